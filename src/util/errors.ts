@@ -1,0 +1,54 @@
+/**
+ * Typed errors. Every failure the node reports carries a code; the HTTP layer maps codes to
+ * status codes in one place (api/server/errors.ts) and the client maps envelopes back to ApiError.
+ */
+export const ErrorCode = {
+  INVALID_INPUT: 'INVALID_INPUT',
+  INVALID_DID: 'INVALID_DID',
+  INVALID_PEER_ID: 'INVALID_PEER_ID',
+  INVALID_MULTIADDR: 'INVALID_MULTIADDR',
+  NOT_FOUND: 'NOT_FOUND',
+  ROUTE_NOT_FOUND: 'ROUTE_NOT_FOUND',
+  METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  WRONG_PASSWORD: 'WRONG_PASSWORD',
+  FORBIDDEN: 'FORBIDDEN',
+  CONFLICT: 'CONFLICT',
+  INSUFFICIENT_BALANCE: 'INSUFFICIENT_BALANCE',
+  EXPIRED: 'EXPIRED',
+  PEER_UNREACHABLE: 'PEER_UNREACHABLE',
+  TIMEOUT: 'TIMEOUT',
+  PROTOCOL: 'PROTOCOL',
+  VERIFICATION_FAILED: 'VERIFICATION_FAILED',
+  CHAIN_INVALID: 'CHAIN_INVALID',
+  CONSENSUS_FAILED: 'CONSENSUS_FAILED',
+  NOT_RUNNING: 'NOT_RUNNING',
+  CONFIG: 'CONFIG',
+  STORAGE: 'STORAGE',
+  INTERNAL: 'INTERNAL'
+} as const
+export type ErrorCode = typeof ErrorCode[keyof typeof ErrorCode]
+
+export class RbtError extends Error {
+  readonly code: ErrorCode
+  readonly details?: unknown
+  constructor (code: ErrorCode, message: string, options?: { cause?: unknown, details?: unknown }) {
+    super(message, options?.cause !== undefined ? { cause: options.cause } : undefined)
+    this.name = 'RbtError'
+    this.code = code
+    this.details = options?.details
+  }
+}
+
+export const invalidInput = (message: string, details?: unknown): RbtError => new RbtError(ErrorCode.INVALID_INPUT, message, { details })
+export const notFound = (message: string): RbtError => new RbtError(ErrorCode.NOT_FOUND, message)
+
+export function isRbtError (e: unknown, code?: ErrorCode): e is RbtError {
+  return e instanceof RbtError && (code === undefined || e.code === code)
+}
+
+/** A readable message for any thrown value, never including a stack. */
+export function errorMessage (e: unknown): string {
+  if (e instanceof Error) return e.message
+  return String(e)
+}
