@@ -1,0 +1,58 @@
+/**
+ * Content addressing as the reference gets it from a default `ipfs add` (kubo v0.21 defaults):
+ * CIDv0, sha2-256, dag-pb nodes carrying UnixFS "file" data, fixed 262,144-byte chunks, a balanced
+ * DAG of at most 174 links per node, and no raw leaves.
+ */
+import * as dagPb from '@ipld/dag-pb'
+import { UnixFS } from 'ipfs-unixfs'
+import { CID } from 'multiformats/cid'
+import { sha256 } from '@noble/hashes/sha2.js'
+import { create as createDigest } from 'multiformats/hashes/digest'
+import { utf8 } from './hash.js'
+
+export const CHUNK_SIZE = 262_144
+export const MAX_LINKS = 174
+const SHA2_256 = 0x12
+
+interface DagNode { cid: CID, fileSize: number, cumulative: number }
+
+function putNode (node: dagPb.PBNode, fileSize: number, childCumulative: number): DagNode {
+  const bytes = dagPb.encode(node)
+  const cid = CID.createV0(createDigest(SHA2_256, sha256(bytes)))
+  return { cid, fileSize, cumulative: bytes.length + childCumulative }
+}
+
+function leaf (chunk: Uint8Array): DagNode {
+  const fs = new UnixFS({ type: 'file', data: chunk })
+  return putNode({ Data: fs.marshal(), Links: [] }, chunk.length, 0)
+}
+
+function parent (children: DagNode[]): DagNode {
+  const fs = new UnixFS({ type: 'file' })
+  for (const c of children) fs.addBlockSize(BigInt(c.fileSize))
+  const links = children.map(c => ({ Hash: c.cid, Name: '', Tsize: c.cumulative }))
+  const fileSize = children.reduce((s, c) => s + c.fileSize, 0)
+  const cum = children.reduce((s, c) => s + c.cumulative, 0)
+  return putNode({ Data: fs.marshal(), Links: links }, fileSize, cum)
+}
+
+/** The CIDv0 (`Qm…`) that a default `ipfs add` gives for this file content. */
+export function cidV0ForContent (content: Uint8Array | string): string {
+  const bytes = typeof content === 'string' ? utf8(content) : content
+  let nodes: DagNode[] = []
+  if (bytes.length <= CHUNK_SIZE) return leaf(bytes).cid.toString()
+  for (let off = 0; off < bytes.length; off += CHUNK_SIZE) nodes.push(leaf(bytes.subarray(off, off + CHUNK_SIZE)))
+  while (nodes.length > 1) {
+    const next: DagNode[] = []
+    for (let i = 0; i < nodes.length; i += MAX_LINKS) next.push(parent(nodes.slice(i, i + MAX_LINKS)))
+    nodes = next
+  }
+  return nodes[0]!.cid.toString()
+}
+
+const CIDV0_RE = /^Qm[1-9A-HJ-NP-Za-km-z]{44}$/
+/** A 46-character base58btc CIDv0, the shape the reference requires of token IDs. */
+export function isCidV0 (s: unknown): s is string {
+  if (typeof s !== 'string' || !CIDV0_RE.test(s)) return false
+  try { return CID.parse(s).version === 0 } catch { return false }
+}
