@@ -1,0 +1,175 @@
+/**
+ * Private keys at rest. Two formats:
+ *
+ * - Reference format (import only, or export for a reference node): PEM `ENCRYPTED PRIVATE KEY`
+ *   whose body is nonce(12) ‖ AES-256-GCM ciphertext ‖ tag(16), key = SHA-256(password).
+ * - Our format (everything we write): PEM `RBT SEALED PRIVATE KEY` whose body is
+ *   "RBS1" ‖ logN ‖ r ‖ p ‖ salt(16) ‖ nonce(12) ‖ ciphertext ‖ tag(16), key = scrypt(password, salt),
+ *   with the header bytes (magic through salt) bound as AES-GCM associated data.
+ *
+ * See docs/decisions/0002-key-sealing.md for the reasoning and the cost parameters.
+ */
+import { createCipheriv, createDecipheriv, createHash, randomBytes, scrypt as scryptCb, scryptSync } from 'node:crypto'
+import { RbtError, ErrorCode } from '../util/errors.js'
+import { concatBytes, utf8 } from './bytes.js'
+import { decodePem, encodePem, PEM_ENCRYPTED_PRIVATE_KEY, PEM_PRIVATE_KEY } from './pem.js'
+
+export const PEM_SEALED_KEY = 'RBT SEALED PRIVATE KEY'
+const MAGIC = utf8('RBS1')
+/** scrypt cost: N = 2^15, r = 8, p = 1 (32 MiB, ~60 ms on a small VM). */
+export const SCRYPT_LOG_N = 15
+export const SCRYPT_R = 8
+export const SCRYPT_P = 1
+const SALT_LEN = 16
+const NONCE_LEN = 12
+const TAG_LEN = 16
+const HEADER_LEN = MAGIC.length + 3 + SALT_LEN
+/** Refuse blobs that ask for absurd scrypt work (a tampered file must not hang the node). */
+const MAX_LOG_N = 20
+
+export interface ScryptParams { logN: number, r: number, p: number }
+const DEFAULT_PARAMS: ScryptParams = { logN: SCRYPT_LOG_N, r: SCRYPT_R, p: SCRYPT_P }
+
+function checkPassword (password: string): void {
+  if (typeof password !== 'string') throw new RbtError(ErrorCode.INVALID_INPUT, 'password must be a string')
+}
+
+function scryptOpts (p: ScryptParams): { N: number, r: number, p: number, maxmem: number } {
+  return { N: 2 ** p.logN, r: p.r, p: p.p, maxmem: 256 * 2 ** p.logN * p.r + 1024 * 1024 }
+}
+
+function deriveKeySync (password: string, salt: Uint8Array, p: ScryptParams): Buffer {
+  return scryptSync(Buffer.from(password, 'utf8'), salt, 32, scryptOpts(p))
+}
+
+async function deriveKey (password: string, salt: Uint8Array, p: ScryptParams): Promise<Buffer> {
+  return await new Promise((resolve, reject) => {
+    scryptCb(Buffer.from(password, 'utf8'), salt, 32, scryptOpts(p), (err, key) => { if (err !== null) reject(err); else resolve(key) })
+  })
+}
+
+function gcmSeal (key: Uint8Array, nonce: Uint8Array, plain: Uint8Array, aad?: Uint8Array): Uint8Array {
+  const c = createCipheriv('aes-256-gcm', key, nonce)
+  if (aad !== undefined) c.setAAD(aad)
+  const ct = Buffer.concat([c.update(plain), c.final()])
+  return concatBytes(ct, c.getAuthTag())
+}
+
+function gcmOpen (key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array, aad?: Uint8Array): Uint8Array {
+  if (sealed.length < TAG_LEN) throw new RbtError(ErrorCode.INVALID_INPUT, 'sealed key is truncated')
+  const d = createDecipheriv('aes-256-gcm', key, nonce)
+  if (aad !== undefined) d.setAAD(aad)
+  d.setAuthTag(sealed.subarray(sealed.length - TAG_LEN))
+  const out = d.update(sealed.subarray(0, sealed.length - TAG_LEN))
+  try {
+    return new Uint8Array(Buffer.concat([out, d.final()]))
+  } catch {
+    out.fill(0)
+    throw new RbtError(ErrorCode.WRONG_PASSWORD, 'wrong password')
+  }
+}
+
+// ---------------------------------------------------------------- reference format
+
+/** Raw reference blob: nonce ‖ ciphertext ‖ tag with key SHA-256(password). */
+export function sealReference (plain: Uint8Array, password: string): Uint8Array {
+  checkPassword(password)
+  const key = createHash('sha256').update(password, 'utf8').digest()
+  const nonce = randomBytes(NONCE_LEN)
+  return concatBytes(nonce, gcmSeal(key, nonce, plain))
+}
+
+export function unsealReference (blob: Uint8Array, password: string): Uint8Array {
+  checkPassword(password)
+  if (blob.length < NONCE_LEN + TAG_LEN) throw new RbtError(ErrorCode.INVALID_INPUT, 'sealed key is truncated')
+  const key = createHash('sha256').update(password, 'utf8').digest()
+  return gcmOpen(key, blob.subarray(0, NONCE_LEN), blob.subarray(NONCE_LEN))
+}
+
+/** A reference-format key file (for handing a key back to a reference node). */
+export function sealReferencePem (plain: Uint8Array, password: string): Uint8Array {
+  if (password === '') return encodePem(PEM_PRIVATE_KEY, plain)
+  return encodePem(PEM_ENCRYPTED_PRIVATE_KEY, sealReference(plain, password))
+}
+
+// ---------------------------------------------------------------- our format
+
+function header (salt: Uint8Array, p: ScryptParams): Uint8Array {
+  return concatBytes(MAGIC, Uint8Array.of(p.logN, p.r, p.p), salt)
+}
+
+function parseOurs (blob: Uint8Array): { head: Uint8Array, salt: Uint8Array, nonce: Uint8Array, sealed: Uint8Array, params: ScryptParams } {
+  if (blob.length < HEADER_LEN + NONCE_LEN + TAG_LEN || !MAGIC.every((v, i) => blob[i] === v)) {
+    throw new RbtError(ErrorCode.INVALID_INPUT, 'sealed key has an unknown format')
+  }
+  const params = { logN: blob[4]!, r: blob[5]!, p: blob[6]! }
+  if (params.logN < 10 || params.logN > MAX_LOG_N || params.r < 1 || params.r > 32 || params.p < 1 || params.p > 16) {
+    throw new RbtError(ErrorCode.INVALID_INPUT, 'sealed key has out-of-range KDF parameters')
+  }
+  return {
+    head: blob.subarray(0, HEADER_LEN),
+    salt: blob.subarray(7, HEADER_LEN),
+    nonce: blob.subarray(HEADER_LEN, HEADER_LEN + NONCE_LEN),
+    sealed: blob.subarray(HEADER_LEN + NONCE_LEN),
+    params
+  }
+}
+
+function requirePassword (password: string): void {
+  checkPassword(password)
+  if (password.length === 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'a non-empty password is required to seal a key')
+}
+
+/** Seal `plain` into a key file in our format (async: scrypt runs off the event loop). */
+export async function sealPrivateKey (plain: Uint8Array, password: string, params: ScryptParams = DEFAULT_PARAMS): Promise<Uint8Array> {
+  requirePassword(password)
+  const salt = randomBytes(SALT_LEN)
+  const head = header(salt, params)
+  const key = await deriveKey(password, salt, params)
+  const nonce = randomBytes(NONCE_LEN)
+  return encodePem(PEM_SEALED_KEY, concatBytes(head, nonce, gcmSeal(key, nonce, plain, head)))
+}
+
+export function sealPrivateKeySync (plain: Uint8Array, password: string, params: ScryptParams = DEFAULT_PARAMS): Uint8Array {
+  requirePassword(password)
+  const salt = randomBytes(SALT_LEN)
+  const head = header(salt, params)
+  const key = deriveKeySync(password, salt, params)
+  const nonce = randomBytes(NONCE_LEN)
+  return encodePem(PEM_SEALED_KEY, concatBytes(head, nonce, gcmSeal(key, nonce, plain, head)))
+}
+
+export type SealFormat = 'rbt' | 'reference' | 'plain'
+
+/** Which format a key file is in, without opening it. */
+export function sealFormat (file: Uint8Array | string): SealFormat {
+  const t = decodePem(file).type
+  if (t === PEM_SEALED_KEY) return 'rbt'
+  if (t === PEM_ENCRYPTED_PRIVATE_KEY) return 'reference'
+  if (t === PEM_PRIVATE_KEY || t === 'EC PRIVATE KEY') return 'plain'
+  throw new RbtError(ErrorCode.INVALID_INPUT, `not a private key file (PEM ${t})`)
+}
+
+/**
+ * Open a key file of any supported format. Wrong password → RbtError(WRONG_PASSWORD).
+ * A plain (unencrypted) reference key file opens with any password, as on the reference node.
+ */
+export async function unsealPrivateKey (file: Uint8Array | string, password: string): Promise<Uint8Array> {
+  checkPassword(password)
+  const block = decodePem(file)
+  const fmt = sealFormat(file)
+  if (fmt === 'plain') return block.bytes
+  if (fmt === 'reference') return unsealReference(block.bytes, password)
+  const b = parseOurs(block.bytes)
+  return gcmOpen(await deriveKey(password, b.salt, b.params), b.nonce, b.sealed, b.head)
+}
+
+export function unsealPrivateKeySync (file: Uint8Array | string, password: string): Uint8Array {
+  checkPassword(password)
+  const block = decodePem(file)
+  const fmt = sealFormat(file)
+  if (fmt === 'plain') return block.bytes
+  if (fmt === 'reference') return unsealReference(block.bytes, password)
+  const b = parseOurs(block.bytes)
+  return gcmOpen(deriveKeySync(password, b.salt, b.params), b.nonce, b.sealed, b.head)
+}
