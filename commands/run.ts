@@ -1,0 +1,65 @@
+import { BaseCommand, UsageError } from '../src/cli/base-command.js'
+
+function intFlag (v: string | undefined, name: string): number | undefined {
+  if (v === undefined || v === '') return undefined
+  if (!/^\d+$/.test(v)) throw new UsageError(`-${name} must be an unsigned integer, got "${v}"`)
+  return Number(v)
+}
+
+export default class Run extends BaseCommand {
+  static override summary = 'Start the node: HTTP API on 20000+n, libp2p on TCP 4002+n'
+  static override description = [
+    'Boots one node process: the HTTP API (bound to 127.0.0.1 unless -host says otherwise) and an embedded',
+    'js-libp2p host (TCP, Noise, Yamux, private network from the swarm key, identify, ping, Kad-DHT, gossipsub).',
+    'Data lives in <-p>/Rubix/MainNet (or TestNet); the encrypted config file, peer key and database are created',
+    'on first start. -grpcPort is accepted for compatibility only: this node serves no gRPC.',
+    'Stops gracefully on SIGINT, SIGTERM or POST /svc/v1/node/shutdown.'
+  ].join('\n')
+
+  static override examples = [
+    '<%= config.bin %> run',
+    '<%= config.bin %> run -p node1 -n 1',
+    '<%= config.bin %> run -p node2 -n 2 -testNet -testNetKey testswarm.key',
+    '<%= config.bin %> run -p node3 -n 3 -port 20103 -swarmPort 4103 -s=false'
+  ]
+
+  async run (): Promise<void> {
+    const f = this.flags
+    const { resolveNodeOptions } = await import('../src/config/node-options.js')
+    const options = resolveNodeOptions({
+      c: f.c,
+      k: f.k,
+      n: intFlag(f.n, 'n'),
+      p: f.p,
+      s: f.s,
+      testNet: f.testNet,
+      testNetKey: f.testNetKey,
+      grpcPort: intFlag(f.grpcPort, 'grpcPort'),
+      port: intFlag(f.port, 'port'),
+      host: f.host,
+      swarmPort: intFlag(f.swarmPort, 'swarmPort'),
+      swarmHost: f.swarmHost,
+      legacyPort: intFlag(f.legacyPort, 'legacyPort'),
+      fullnode: f.fullnode,
+      faucet: f.faucet
+    })
+    const { createLogger } = await import('../src/util/logger.js')
+    const log = createLogger()
+    if (options.grpcPort !== undefined) log.warn(`-grpcPort ${options.grpcPort} ignored: this node serves no gRPC (use the HTTP API)`)
+    const { RbtNode } = await import('../src/node/rbt-node.js')
+    const node = await RbtNode.init({ options, logger: log })
+    let signals = 0
+    const onSignal = (sig: string): void => {
+      signals++
+      if (signals > 1) { log.warn(`${sig} again: exiting now`); process.exit(130) }
+      log.info(`${sig} received`)
+      node.close().catch((e) => { log.error(String(e)) })
+    }
+    process.on('SIGINT', () => { onSignal('SIGINT') })
+    process.on('SIGTERM', () => { onSignal('SIGTERM') })
+    log.info(`node ${options.nodeIndex} ready (data ${options.dataDir})`)
+    await node.closed
+    // Everything is closed; do not wait for stray timers of third-party libraries.
+    process.exit(0)
+  }
+}

@@ -1,0 +1,58 @@
+import { z } from 'zod'
+import { routes, type RouteDef } from './routes.js'
+
+const envelopeSchema = {
+  type: 'object',
+  required: ['status', 'message', 'result'],
+  properties: {
+    status: { type: 'boolean' },
+    message: { type: 'string' },
+    result: {}
+  }
+}
+
+function jsonSchema (s: z.ZodType): Record<string, unknown> {
+  const out = z.toJSONSchema(s, { unrepresentable: 'any', io: 'input' }) as Record<string, unknown>
+  delete out.$schema
+  return out
+}
+
+/** OpenAPI 3.1 document generated from the shared route table. */
+export function buildOpenApi (version: string, table: Record<string, RouteDef> = routes as unknown as Record<string, RouteDef>): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {}
+  for (const [id, r] of Object.entries(table)) {
+    const oaPath = r.path.replace(/:([A-Za-z_]+)/g, '{$1}')
+    const params: unknown[] = []
+    for (const m of r.path.matchAll(/:([A-Za-z_]+)/g)) {
+      params.push({ name: m[1], in: 'path', required: true, schema: { type: 'string' } })
+    }
+    if (r.query !== undefined) {
+      const qs = jsonSchema(r.query) as { properties?: Record<string, unknown>, required?: string[] }
+      for (const [name, schema] of Object.entries(qs.properties ?? {})) {
+        params.push({ name, in: 'query', required: qs.required?.includes(name) ?? false, schema })
+      }
+    }
+    const op: Record<string, unknown> = {
+      operationId: id,
+      summary: r.summary,
+      tags: r.tags,
+      responses: {
+        200: { description: r.async === true ? 'Envelope; for an async operation the first answer is the "Password needed" challenge' : 'Envelope', content: { 'application/json': { schema: envelopeSchema } } },
+        '4XX': { description: 'Envelope with status false', content: { 'application/json': { schema: envelopeSchema } } }
+      }
+    }
+    if (params.length > 0) op.parameters = params
+    if (r.body !== undefined) {
+      op.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(r.body) } } }
+    } else if (r.multipart === true) {
+      op.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object' } } } }
+    }
+    paths[oaPath] ??= {}
+    paths[oaPath][r.method.toLowerCase()] = op
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'rbtnode API', version, description: 'HTTP API of an rbtnode node. Every response is the envelope {status, message, result}.' },
+    paths
+  }
+}

@@ -1,0 +1,123 @@
+import { Hono, type Context } from 'hono'
+import type { z } from 'zod'
+import { ErrorCode, RbtError } from '../../util/errors.js'
+import type { Logger } from '../../util/logger.js'
+import { silentLogger } from '../../util/logger.js'
+import type { Envelope } from '../contract/envelope.js'
+import { fail } from '../contract/envelope.js'
+import { normalizeKeys } from '../contract/normalize-keys.js'
+import { routes, type RouteDef, type RouteId, type ResultOf } from '../contract/routes.js'
+import type { ApiServices } from '../../node/services.js'
+import { toHttpError } from './errors.js'
+import { nodeRoutes } from './routes/v1/node.routes.js'
+import { bootstrapRoutes } from './routes/v1/bootstrap.routes.js'
+import { metaRoutes } from './routes/v1/meta.routes.js'
+
+export interface AppOptions {
+  version: string
+  logger?: Logger
+  /** Largest JSON body accepted, in bytes. */
+  maxJsonBytes?: number
+}
+
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined
+export interface HandlerInput<R extends RouteId> {
+  body: Out<Exclude<(typeof routes)[R]['body' & keyof (typeof routes)[R]], undefined>>
+  query: Out<Exclude<(typeof routes)[R]['query' & keyof (typeof routes)[R]], undefined>>
+  params: Record<string, string>
+  c: Context
+}
+export type Handler<R extends RouteId> = (input: HandlerInput<R>) => Promise<Envelope<ResultOf<R>>>
+
+/** Registers the handler of one route of the shared table, with validation in front of it. */
+export interface Registrar {
+  on: <R extends RouteId>(id: R, handler: Handler<R>) => void
+}
+
+function zodMessage (err: z.ZodError, where: string): string {
+  const issue = err.issues[0]
+  if (issue === undefined) return `Invalid ${where}`
+  const path = issue.path.length > 0 ? issue.path.join('.') : where
+  if (issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined) return `Invalid input: ${path} is required`
+  return `Invalid input: ${path}: ${issue.message}`
+}
+
+async function readJson (c: Context, maxBytes: number): Promise<unknown> {
+  const text = await c.req.text()
+  if (Buffer.byteLength(text) > maxBytes) throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `Request body larger than ${maxBytes} bytes`)
+  if (text.trim() === '') return undefined
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new RbtError(ErrorCode.INVALID_INPUT, 'Invalid input: request body is not valid JSON')
+  }
+}
+
+/** Builds the Hono app. Dependencies are handed in; there are no module singletons. */
+export function createApp (services: ApiServices, opts: AppOptions): Hono {
+  const app = new Hono()
+  const log = opts.logger ?? silentLogger
+  const maxJson = opts.maxJsonBytes ?? 1024 * 1024
+  const table = routes as unknown as Record<RouteId, RouteDef>
+  const registered = new Set<RouteId>()
+
+  const registrar: Registrar = {
+    on (id, handler) {
+      const def = table[id]
+      registered.add(id)
+      app.on(def.method, def.path, async (c) => {
+        let body: unknown
+        if (def.body !== undefined) {
+          const raw = normalizeKeys(await readJson(c, maxJson), def.body)
+          const parsed = def.body.safeParse(raw ?? {})
+          if (!parsed.success) throw new RbtError(ErrorCode.INVALID_INPUT, zodMessage(parsed.error, 'body'))
+          body = parsed.data
+        } else if (def.method === 'POST' && def.multipart !== true) {
+          // routes without a body schema still refuse malformed JSON rather than ignoring it
+          await readJson(c, maxJson)
+        }
+        let query: unknown
+        if (def.query !== undefined) {
+          const raw = normalizeKeys(c.req.query(), def.query)
+          const parsed = def.query.safeParse(raw)
+          if (!parsed.success) throw new RbtError(ErrorCode.INVALID_INPUT, zodMessage(parsed.error, 'query'))
+          query = parsed.data
+        }
+        const env: unknown = await handler({ body, query, params: c.req.param() as Record<string, string>, c } as never)
+        // a handler may answer with its own Response (the OpenAPI document, file downloads)
+        if (env instanceof Response) return env
+        return c.json(env as Envelope<unknown>, 200)
+      })
+    }
+  }
+
+  nodeRoutes(registrar, services)
+  bootstrapRoutes(registrar, services)
+  metaRoutes(registrar, opts.version)
+
+  const missing = (Object.keys(table) as RouteId[]).filter((id) => !registered.has(id))
+  if (missing.length > 0) throw new Error(`routes without a handler: ${missing.join(', ')}`)
+
+  app.notFound((c) => {
+    const path = c.req.path
+    const methods = Object.values(table).filter((r) => pathMatches(r.path, path)).map((r) => r.method)
+    if (methods.length > 0) {
+      c.header('Allow', [...new Set(methods)].join(', '))
+      return c.json(fail(`Method ${c.req.method} not allowed on ${path}; use ${[...new Set(methods)].join(' or ')}`, { code: ErrorCode.METHOD_NOT_ALLOWED }), 405)
+    }
+    return c.json(fail(`Route not found: ${c.req.method} ${path}`, { code: ErrorCode.ROUTE_NOT_FOUND }), 404)
+  })
+
+  app.onError((err, c) => {
+    const { status, envelope } = toHttpError(err)
+    if (status >= 500) log.error(`${c.req.method} ${c.req.path}: ${envelope.message}`)
+    return c.json(envelope, status as 400)
+  })
+
+  return app
+}
+
+function pathMatches (pattern: string, path: string): boolean {
+  const re = new RegExp('^' + pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\\?:[A-Za-z_]+/g, '[^/]+') + '/?$')
+  return re.test(path)
+}

@@ -1,0 +1,40 @@
+import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
+import { fail, type Envelope } from '../contract/envelope.js'
+
+/** The one place where errors become HTTP status codes and envelopes. */
+const statusByCode: Record<ErrorCode, number> = {
+  INVALID_INPUT: 400,
+  INVALID_DID: 400,
+  INVALID_PEER_ID: 400,
+  INVALID_MULTIADDR: 400,
+  NOT_FOUND: 404,
+  ROUTE_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  PAYLOAD_TOO_LARGE: 413,
+  WRONG_PASSWORD: 401,
+  FORBIDDEN: 403,
+  CONFLICT: 409,
+  INSUFFICIENT_BALANCE: 422,
+  EXPIRED: 410,
+  PEER_UNREACHABLE: 502,
+  TIMEOUT: 504,
+  PROTOCOL: 502,
+  VERIFICATION_FAILED: 422,
+  CHAIN_INVALID: 422,
+  CONSENSUS_FAILED: 409,
+  NOT_RUNNING: 503,
+  CONFIG: 500,
+  STORAGE: 500,
+  INTERNAL: 500
+}
+
+export function httpStatusOf (code: ErrorCode): number {
+  return statusByCode[code] ?? 500
+}
+
+export function toHttpError (err: unknown): { status: number, envelope: Envelope<unknown> } {
+  if (err instanceof RbtError) {
+    return { status: httpStatusOf(err.code), envelope: fail(err.message, { code: err.code }) }
+  }
+  return { status: 500, envelope: fail(`Internal error: ${errorMessage(err)}`, { code: ErrorCode.INTERNAL }) }
+}

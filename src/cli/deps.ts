@@ -1,0 +1,29 @@
+import { RbtClient } from '../client/rbt-client.js'
+import { nodeHttpTransport } from '../client/node-http-transport.js'
+import { terminalPrompter, type Prompter } from './prompter.js'
+
+/** What a client command needs from the outside world; tests replace these with stubs. */
+export interface CliDeps {
+  makeClient: (baseUrl: string) => RbtClient
+  prompter: Prompter
+  stdout: (text: string) => void
+  stderr: (text: string) => void
+}
+
+function defaults (): CliDeps {
+  return {
+    makeClient: (baseUrl) => new RbtClient({ baseUrl, transport: nodeHttpTransport() }),
+    prompter: terminalPrompter(),
+    stdout: (t) => { process.stdout.write(t) },
+    stderr: (t) => { process.stderr.write(t) }
+  }
+}
+
+let current: CliDeps = defaults()
+export function cliDeps (): CliDeps { return current }
+/** For tests: replace some dependencies; returns a function that restores the previous ones. */
+export function setCliDeps (partial: Partial<CliDeps>): () => void {
+  const prev = current
+  current = { ...current, ...partial }
+  return () => { current = prev }
+}

@@ -1,0 +1,77 @@
+import { Flags } from '@oclif/core'
+
+/**
+ * One flag set for every subcommand, as the reference CLI parses one Go flag set for all of them:
+ * operators' scripts pass e.g. -testNet or -didType to any subcommand. A flag that does not apply to
+ * a command is accepted and ignored. Defaults that depend on the command are applied by the command.
+ */
+export const globalFlags = {
+  // client connection
+  addr: Flags.string({ description: 'address of the node to talk to', default: 'localhost', helpGroup: 'CONNECTION' }),
+  port: Flags.string({ description: 'API port of the node (client commands: default 20000; run: default 20000+n)', helpGroup: 'CONNECTION' }),
+  json: Flags.boolean({ description: 'print the response envelope as JSON on stdout', default: false, helpGroup: 'OUTPUT' }),
+  fp: Flags.boolean({ description: 'force password entry on the terminal (hidden input)', default: false, helpGroup: 'PASSWORD' }),
+  // run
+  c: Flags.string({ description: 'config file, encrypted with -k (default api_config.json in the working directory)', helpGroup: 'RUN' }),
+  k: Flags.string({ description: 'config file encryption key (documented default TestKeyBasic#2022)', helpGroup: 'RUN' }),
+  n: Flags.string({ description: 'node number: API port 20000+n, swarm port 4002+n', helpGroup: 'RUN' }),
+  p: Flags.string({ description: 'working directory (default ./)', helpGroup: 'RUN' }),
+  s: Flags.boolean({ description: 'start the core at boot (default true; -s=false waits for GET /svc/v1/node/start)', allowNo: true, helpGroup: 'RUN' }),
+  testNet: Flags.boolean({ description: 'run on the test network (test swarm key, TestNet data)', allowNo: true, helpGroup: 'RUN' }),
+  testNetKey: Flags.string({ description: 'test network swarm key file, resolved against the current directory (default testswarm.key; the packaged key when absent)', helpGroup: 'RUN' }),
+  grpcPort: Flags.string({ description: 'accepted for compatibility; this node serves no gRPC', helpGroup: 'RUN' }),
+  host: Flags.string({ description: 'address the HTTP API binds to (default 127.0.0.1)', helpGroup: 'RUN' }),
+  swarmPort: Flags.string({ description: 'libp2p TCP port (default 4002+n)', helpGroup: 'RUN' }),
+  swarmHost: Flags.string({ description: 'address the libp2p host listens on (default 127.0.0.1)', helpGroup: 'RUN' }),
+  legacyPort: Flags.string({ description: 'serve the release-2.6 endpoints on this port (e.g. 1898)', helpGroup: 'RUN' }),
+  fullnode: Flags.boolean({ description: 'run as a fullnode (keeps every chain it learns of, answers sync)', allowNo: true, helpGroup: 'RUN' }),
+  faucet: Flags.boolean({ description: "run as the test network's faucet", allowNo: true, helpGroup: 'RUN' }),
+  // peers and bootstrap
+  peers: Flags.string({ description: 'comma-separated multiaddresses', helpGroup: 'PEERS' }),
+  peerID: Flags.string({ description: 'peer id (12D3KooW...)', helpGroup: 'PEERS' }),
+  // DIDs
+  did: Flags.string({ description: 'DID', helpGroup: 'DID' }),
+  didType: Flags.string({ description: 'DID type: 0 basic, 1 standard, 2 wallet, 4 lite (default 0)', helpGroup: 'DID' }),
+  didSecret: Flags.string({ description: 'DID secret for the image scheme (documented default "My DID Secret")', helpGroup: 'DID' }),
+  privPWD: Flags.string({ description: 'private key password (documented default mypassword)', helpGroup: 'PASSWORD' }),
+  quorumPWD: Flags.string({ description: 'quorum key password (documented default mypassword)', helpGroup: 'PASSWORD' }),
+  imgFile: Flags.string({ description: 'DID image, a 256x256 PNG (default image.png)', helpGroup: 'DID' }),
+  didImgFile: Flags.string({ description: 'DID image file (default did.png)', helpGroup: 'DID' }),
+  privImgFile: Flags.string({ description: 'private share image (default pvtShare.png)', helpGroup: 'DID' }),
+  pubImgFile: Flags.string({ description: 'public share image (default pubShare.png)', helpGroup: 'DID' }),
+  privKeyFile: Flags.string({ description: 'private key file (default pvtKey.pem)', helpGroup: 'DID' }),
+  pubKeyFile: Flags.string({ description: 'public key file (default pubKey.pem)', helpGroup: 'DID' }),
+  mnemonic: Flags.string({ description: 'BIP-39 mnemonic to restore a lite DID', helpGroup: 'DID' }),
+  childPath: Flags.string({ description: 'BIP-32 child index for lite DIDs (default 0)', helpGroup: 'DID' }),
+  // quorums
+  quorumList: Flags.string({ description: 'quorum list file (default quorumlist.json)', helpGroup: 'QUORUM' }),
+  // tokens and transfers
+  token: Flags.string({ description: 'token id', helpGroup: 'TOKENS' }),
+  numTokens: Flags.string({ description: 'number of tokens', helpGroup: 'TOKENS' }),
+  startIndex: Flags.string({ description: 'start index', helpGroup: 'TOKENS' }),
+  senderAddr: Flags.string({ description: 'sender DID', helpGroup: 'TRANSFER' }),
+  receiverAddr: Flags.string({ description: 'receiver DID', helpGroup: 'TRANSFER' }),
+  rbtAmount: Flags.string({ description: 'RBT amount, up to 3 decimals', helpGroup: 'TRANSFER' }),
+  transComment: Flags.string({ description: 'transaction comment (default "Test transaction")', helpGroup: 'TRANSFER' }),
+  transType: Flags.string({ description: 'transaction type (default 2)', helpGroup: 'TRANSFER' }),
+  // FT / NFT
+  ftName: Flags.string({ description: 'FT name', helpGroup: 'ASSETS' }),
+  ftCount: Flags.string({ description: 'number of FTs', helpGroup: 'ASSETS' }),
+  creatorDID: Flags.string({ description: 'FT creator DID', helpGroup: 'ASSETS' }),
+  nft: Flags.string({ description: 'NFT id', helpGroup: 'ASSETS' }),
+  nftValue: Flags.string({ description: 'NFT value', helpGroup: 'ASSETS' }),
+  metadata: Flags.string({ description: 'NFT metadata JSON file', helpGroup: 'ASSETS' }),
+  artifact: Flags.string({ description: 'NFT artifact file', helpGroup: 'ASSETS' }),
+  deployerAddr: Flags.string({ description: 'deployer DID', helpGroup: 'ASSETS' }),
+  executorAddr: Flags.string({ description: 'executor DID', helpGroup: 'ASSETS' }),
+  // services
+  srvName: Flags.string({ description: 'service name (default explorer_service)', helpGroup: 'SERVICE' }),
+  dbAddress: Flags.string({ description: 'database address (default localhost)', helpGroup: 'SERVICE' }),
+  dbName: Flags.string({ description: 'database name (default ExplorerDB)', helpGroup: 'SERVICE' }),
+  dbPassword: Flags.string({ description: 'database password (documented default password)', helpGroup: 'SERVICE' }),
+  dbPort: Flags.string({ description: 'database port (default 1433)', helpGroup: 'SERVICE' }),
+  dbType: Flags.string({ description: 'database type (default SQLServer)', helpGroup: 'SERVICE' }),
+  dbUsername: Flags.string({ description: 'database user (default sa)', helpGroup: 'SERVICE' })
+}
+
+export type GlobalFlags = { [K in keyof typeof globalFlags]: (typeof globalFlags)[K] extends { default: infer D } ? D : unknown }

@@ -1,0 +1,88 @@
+import type { Envelope } from '../api/contract/envelope.js'
+import { buildPath, routes, type BodyOf, type QueryOf, type ResultOf, type RouteDef, type RouteId } from '../api/contract/routes.js'
+import { ApiError } from './api-error.js'
+import type { HttpTransport } from './transport.js'
+
+export interface CallInput<R extends RouteId> {
+  body?: BodyOf<R>
+  query?: QueryOf<R>
+  params?: Record<string, string>
+  timeoutMs?: number
+}
+
+export interface ClientOptions {
+  baseUrl: string
+  transport: HttpTransport
+  timeoutMs?: number
+}
+
+/**
+ * Typed client of the node's HTTP API over the shared route table. The one place where an HTTP
+ * failure becomes an ApiError.
+ */
+export class RbtClient {
+  readonly baseUrl: string
+  private readonly transport: HttpTransport
+  private readonly timeoutMs: number
+
+  constructor (opts: ClientOptions) {
+    this.baseUrl = opts.baseUrl.replace(/\/$/, '')
+    this.transport = opts.transport
+    this.timeoutMs = opts.timeoutMs ?? 10 * 60_000
+  }
+
+  /** The raw envelope (status may be false); throws only when no envelope came back. */
+  async envelope<R extends RouteId>(id: R, input: CallInput<R> = {}): Promise<Envelope<ResultOf<R>> & { httpStatus: number }> {
+    const def = (routes as unknown as Record<RouteId, RouteDef>)[id]
+    let url = this.baseUrl + buildPath(def.path, input.params)
+    if (input.query !== undefined) {
+      const qs = new URLSearchParams()
+      for (const [k, v] of Object.entries(input.query as Record<string, unknown>)) {
+        if (v !== undefined && v !== null) qs.set(k, String(v))
+      }
+      const s = qs.toString()
+      if (s !== '') url += '?' + s
+    }
+    const body = def.method === 'POST' ? JSON.stringify(input.body ?? {}) : undefined
+    let res
+    try {
+      res = await this.transport.request({
+        method: def.method,
+        url,
+        body,
+        headers: body !== undefined ? { 'content-type': 'application/json' } : undefined,
+        timeoutMs: input.timeoutMs ?? this.timeoutMs
+      })
+    } catch (e) {
+      const code = (e as { code?: string }).code
+      const msg = code === 'ECONNREFUSED'
+        ? `cannot reach the node at ${this.baseUrl} (connection refused): is \`rbtnode run\` running on that address and port?`
+        : `request to ${this.baseUrl} failed: ${(e as Error).message}`
+      throw new ApiError(msg, 0, code ?? 'UNREACHABLE')
+    }
+    let env: Envelope<ResultOf<R>>
+    try {
+      env = JSON.parse(res.text)
+    } catch {
+      throw new ApiError(`the node answered HTTP ${res.status} without a JSON envelope`, res.status, 'PROTOCOL')
+    }
+    if (typeof env !== 'object' || env === null || typeof env.status !== 'boolean') {
+      throw new ApiError(`the node answered HTTP ${res.status} without an envelope`, res.status, 'PROTOCOL')
+    }
+    return { ...env, httpStatus: res.status }
+  }
+
+  /** The envelope of a successful call; throws ApiError when status is false. */
+  async call<R extends RouteId>(id: R, input: CallInput<R> = {}): Promise<Envelope<ResultOf<R>>> {
+    const env = await this.envelope(id, input)
+    if (!env.status) {
+      const r = env.result as { code?: string } | null
+      throw new ApiError(env.message, env.httpStatus, r?.code, env.result)
+    }
+    return env
+  }
+
+  async close (): Promise<void> {
+    await this.transport.close?.()
+  }
+}

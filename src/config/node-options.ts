@@ -1,0 +1,108 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { isAbsolute, join, resolve } from 'node:path'
+import { ErrorCode, RbtError } from '../util/errors.js'
+import { DEFAULT_CONFIG_FILE, DEFAULT_CONFIG_KEY, decryptApiConfig, defaultApiConfig, encryptApiConfig, type ApiConfig } from './api-config.js'
+
+/** Everything `rbtnode run` needs, resolved once from flags, the config file and defaults. */
+export interface NodeOptions {
+  nodeIndex: number
+  workDir: string
+  /** per-network data directory inside workDir */
+  dataDir: string
+  configPath: string
+  apiHost: string
+  apiPort: number
+  swarmHost: string
+  swarmPort: number
+  testNet: boolean
+  /** resolved swarm key file, or undefined for the key shipped in the package */
+  swarmKeyPath?: string
+  grpcPort?: number
+  startCore: boolean
+  bootstrap: string[]
+  legacyPort?: number
+  fullnode: boolean
+  faucet: boolean
+  fullnodes: string[]
+  config: ApiConfig
+}
+
+export interface RunFlags {
+  c?: string
+  k?: string
+  n?: number
+  p?: string
+  s?: boolean
+  testNet?: boolean
+  testNetKey?: string
+  grpcPort?: number
+  port?: number
+  host?: string
+  swarmPort?: number
+  swarmHost?: string
+  legacyPort?: number
+  fullnode?: boolean
+  faucet?: boolean
+}
+
+/**
+ * Resolves flags + config file (created encrypted on first start) + defaults into NodeOptions.
+ * `cwd` is where relative paths given on the command line are resolved, as the reference does for
+ * its swarm key files.
+ */
+export function resolveNodeOptions (flags: RunFlags, cwd: string = process.cwd()): NodeOptions {
+  const n = flags.n ?? 0
+  if (!Number.isInteger(n) || n < 0 || n > 9999) throw new RbtError(ErrorCode.CONFIG, `-n must be an unsigned integer below 10000, got ${String(flags.n)}`)
+  const workDir = resolve(cwd, flags.p ?? './')
+  mkdirSync(workDir, { recursive: true })
+  const configFile = flags.c ?? DEFAULT_CONFIG_FILE
+  const configPath = isAbsolute(configFile) ? configFile : join(workDir, configFile)
+  const key = flags.k ?? DEFAULT_CONFIG_KEY
+
+  let config: ApiConfig
+  if (existsSync(configPath)) {
+    config = decryptApiConfig(readFileSync(configPath, 'utf8'), key)
+  } else {
+    config = defaultApiConfig(n, workDir)
+    writeFileSync(configPath, encryptApiConfig(config, key), { mode: 0o600 })
+  }
+
+  const testNet = flags.testNet ?? false
+  let swarmKeyPath: string | undefined
+  const keyName = testNet ? (flags.testNetKey ?? 'testswarm.key') : 'swarm.key'
+  const candidate = resolve(cwd, keyName)
+  if (existsSync(candidate)) swarmKeyPath = candidate
+  else if (testNet && flags.testNetKey !== undefined && flags.testNetKey !== 'testswarm.key') {
+    throw new RbtError(ErrorCode.CONFIG, `swarm key file ${candidate} named by -testNetKey does not exist`)
+  }
+
+  const ours = config.cfg_data.rbtnode ?? {}
+  const dataDir = join(workDir, 'Rubix', testNet ? 'TestNet' : 'MainNet')
+  mkdirSync(dataDir, { recursive: true })
+  const legacyPort = flags.legacyPort ?? ours.legacy_port
+  return {
+    nodeIndex: n,
+    workDir,
+    dataDir,
+    configPath,
+    apiHost: flags.host ?? config.node_address ?? '127.0.0.1',
+    apiPort: checkPort(flags.port ?? config.node_port ?? 20000 + n, 'API port', true),
+    swarmHost: flags.swarmHost ?? ours.swarm_host ?? '127.0.0.1',
+    swarmPort: checkPort(flags.swarmPort ?? config.cfg_data.ports.swarm_port ?? 4002 + n, 'swarm port', true),
+    testNet,
+    swarmKeyPath,
+    grpcPort: flags.grpcPort,
+    startCore: flags.s ?? true,
+    bootstrap: testNet ? (config.cfg_data.test_bootstrap ?? []) : (config.cfg_data.bootstrap ?? []),
+    legacyPort: legacyPort !== undefined && legacyPort > 0 ? checkPort(legacyPort, 'legacy port') : undefined,
+    fullnode: flags.fullnode ?? ours.fullnode ?? false,
+    faucet: flags.faucet ?? ours.faucet ?? false,
+    fullnodes: ours.fullnodes ?? [],
+    config
+  }
+}
+
+function checkPort (p: number, what: string, allowZero = false): number {
+  if (!Number.isInteger(p) || p < (allowZero ? 0 : 1) || p > 65535) throw new RbtError(ErrorCode.CONFIG, `${what} must be an integer in 1..65535, got ${String(p)}`)
+  return p
+}

@@ -1,0 +1,195 @@
+import '../util/polyfill.js'
+import { mkdirSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import type { Server } from 'node:http'
+import { serve } from '@hono/node-server'
+import { createApp } from '../api/server/app.js'
+import type { NodeStatus } from '../api/contract/routes.js'
+import type { NodeOptions } from '../config/node-options.js'
+import { LevelStore } from '../storage/level-store.js'
+import { NodeConfigStore } from '../storage/node-config-store.js'
+import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
+import { createLogger, type Logger } from '../util/logger.js'
+import { dataDirLayout, type DataDirLayout } from './data-dir.js'
+import { BootstrapService } from './bootstrap-service.js'
+import type { ApiServices, NodeApi } from './services.js'
+import { packageVersion } from './version.js'
+import type { P2pHost } from '../p2p/host.js'
+
+export interface RbtNodeInit {
+  options: NodeOptions
+  logger?: Logger
+}
+
+/**
+ * The composition root: builds storage, the HTTP API and the p2p core, and tears them down in
+ * reverse order. Nothing else constructs long-lived services.
+ */
+export class RbtNode {
+  readonly layout: DataDirLayout
+  readonly log: Logger
+  readonly store: LevelStore
+  readonly config: NodeConfigStore
+  readonly version = packageVersion()
+  private server?: Server
+  private host?: P2pHost
+  private coreStarting?: Promise<void>
+  private closing?: Promise<void>
+  private readonly closedDeferred: { promise: Promise<void>, resolve: () => void }
+  private apiAddress = ''
+
+  private constructor (readonly options: NodeOptions, log: Logger) {
+    this.log = log
+    this.layout = dataDirLayout(options.dataDir)
+    for (const d of [this.layout.root, this.layout.dids, this.layout.temp]) mkdirSync(d, { recursive: true })
+    this.store = new LevelStore(this.layout.database)
+    this.config = new NodeConfigStore(this.layout.nodeConfig)
+    let resolve!: () => void
+    this.closedDeferred = { promise: new Promise<void>((r) => { resolve = r }), resolve }
+  }
+
+  /** Resolves once the node has fully stopped (after close or a shutdown request). */
+  get closed (): Promise<void> { return this.closedDeferred.promise }
+
+  static async init ({ options, logger }: RbtNodeInit): Promise<RbtNode> {
+    const node = new RbtNode(options, logger ?? createLogger())
+    try {
+      await node.store.open()
+      await node.config.open(options.bootstrap)
+      await node.listenApi()
+      if (options.startCore) await node.startCore()
+      else node.log.info('core not started (-s=false): call GET /svc/v1/node/start to start it')
+    } catch (e) {
+      await node.close().catch(() => {})
+      throw e
+    }
+    return node
+  }
+
+  get apiUrl (): string { return this.apiAddress }
+
+  private services (): ApiServices {
+    const nodeApi: NodeApi = {
+      status: () => this.status(),
+      startCore: async () => {
+        const already = this.host !== undefined
+        await this.startCore()
+        return already ? 'Core already started' : 'Core started successfully'
+      },
+      requestShutdown: () => { setTimeout(() => { this.close().catch((e) => { this.log.error(`shutdown: ${errorMessage(e)}`) }) }, 20) },
+      peerId: () => this.requireHost().peerId,
+      ping: async (peerId) => {
+        const host = this.requireHost()
+        if (peerId === host.peerId) return { rttMs: 0, message: 'Ping Received' }
+        const rttMs = await host.ping(peerId, { timeoutMs: 10_000 })
+        return { rttMs, message: 'Ping Received' }
+      },
+      addPeer: async (did, peerId, didType) => {
+        await this.config.update((d) => { d.peers[did] = { peerId, didType, updatedAt: Date.now() } })
+      }
+    }
+    return {
+      node: nodeApi,
+      bootstrap: new BootstrapService(this.config, () => this.host === undefined
+        ? undefined
+        : {
+            parse: (a) => { this.parseAddr(a) },
+            dialBootstrap: (a) => {
+              this.host?.dial(a, { timeoutMs: 10_000 })
+                .then((p) => { this.log.info(`connected to bootstrap peer ${p}`) })
+                .catch((e) => { this.log.warn(`bootstrap dial ${a} failed: ${errorMessage(e)}`) })
+            }
+          }, this.log)
+    }
+  }
+
+  private parseAddrFn?: (a: string) => void
+  private parseAddr (a: string): void { this.parseAddrFn?.(a) }
+
+  private requireHost (): P2pHost {
+    if (this.host === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
+    return this.host
+  }
+
+  status (): NodeStatus {
+    return {
+      version: this.version,
+      core_started: this.host !== undefined,
+      peer_id: this.host?.peerId ?? null,
+      listen: this.host?.multiaddrs() ?? [],
+      connected_peers: this.host?.connectedPeers().length ?? 0,
+      test_net: this.options.testNet,
+      api: this.apiAddress,
+      grpc: 'not served: this node has no gRPC interface'
+    }
+  }
+
+  private async listenApi (): Promise<void> {
+    const app = createApp(this.services(), { version: this.version, logger: this.log })
+    const { apiHost, apiPort } = this.options
+    this.server = await new Promise<Server>((resolve, reject) => {
+      const s = serve({ fetch: app.fetch, port: apiPort, hostname: apiHost }, () => { resolve(s as Server) }) as Server
+      s.once('error', (e: NodeJS.ErrnoException) => {
+        reject(new RbtError(ErrorCode.CONFIG, e.code === 'EADDRINUSE'
+          ? `API port ${apiPort} on ${apiHost} is already in use (another node? pick another -n or -port)`
+          : `cannot listen on ${apiHost}:${apiPort}: ${e.message}`, { cause: e }))
+      })
+    })
+    const addr = this.server.address() as AddressInfo
+    const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
+    this.apiAddress = `http://${host}:${addr.port}`
+    this.log.info(`API listening on ${this.apiAddress}/svc/v1`)
+  }
+
+  /** Starts the p2p host and the services that need it; idempotent. */
+  async startCore (): Promise<void> {
+    this.coreStarting ??= this.doStartCore().catch((e) => { this.coreStarting = undefined; throw e })
+    await this.coreStarting
+  }
+
+  private async doStartCore (): Promise<void> {
+    const [hostMod, swarmMod, keyMod] = await Promise.all([import('../p2p/host.js'), import('../p2p/swarm-key.js'), import('../p2p/peer-key.js')])
+    const p2p = { ...hostMod, ...swarmMod, ...keyMod }
+    const keyPath = this.options.swarmKeyPath ?? p2p.defaultSwarmKeyPath(this.options.testNet)
+    const swarmKey = await p2p.loadSwarmKey(keyPath)
+    const peerKey = await p2p.loadOrCreatePeerKey(this.layout.peerKey)
+    this.parseAddrFn = (a) => { p2p.parseMultiaddr(a) }
+    const bootstrap = this.config.data.bootstrap.filter((a) => {
+      try { p2p.parseMultiaddr(a); return true } catch { this.log.warn(`ignoring malformed bootstrap peer ${a}`); return false }
+    })
+    const host = await p2p.createP2pHost({
+      privateKey: peerKey.privateKey,
+      swarmKey,
+      listen: [`/ip4/${this.options.swarmHost}/tcp/${this.options.swarmPort}`],
+      bootstrap,
+      logger: this.log.child('p2p'),
+      gossip: { heartbeatIntervalMs: Number(process.env.RBTNODE_GOSSIP_HEARTBEAT_MS ?? 700) }
+    })
+    await host.start()
+    this.host = host
+    this.log.info(`core started: peer id ${host.peerId}, swarm key ${this.options.swarmKeyPath ?? 'packaged ' + (this.options.testNet ? 'test net' : 'main net') + ' key'}`)
+  }
+
+  /** Graceful stop: API first (no new work), then the core, then storage. */
+  async close (): Promise<void> {
+    this.closing ??= this.doClose()
+    await this.closing
+  }
+
+  private async doClose (): Promise<void> {
+    this.log.info('shutting down')
+    if (this.server !== undefined) {
+      const s = this.server
+      await new Promise<void>((resolve) => {
+        s.close(() => { resolve() })
+        ;(s as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.()
+        setTimeout(() => { (s as unknown as { closeAllConnections?: () => void }).closeAllConnections?.() }, 2000).unref()
+      })
+    }
+    if (this.coreStarting !== undefined) await this.coreStarting.catch(() => {})
+    if (this.host !== undefined) await this.host.stop().catch((e) => { this.log.warn(`p2p stop: ${errorMessage(e)}`) })
+    await this.store.close().catch((e) => { this.log.warn(`storage close: ${errorMessage(e)}`) })
+    this.log.info('stopped')
+    this.closedDeferred.resolve()
+  }
+}
