@@ -1,0 +1,503 @@
+/**
+ * The node's libp2p host: one per process. It owns the transport stack (TCP, pnet, Noise, Yamux),
+ * identify, ping, the Kad-DHT and gossipsub, and offers a small string-based API on top so that
+ * callers above src/p2p never handle libp2p objects. The request/response layer (rpc.ts) uses the
+ * stream plumbing at the bottom of the P2pHost interface.
+ */
+import '../util/polyfill.js'
+import { noise } from '@chainsafe/libp2p-noise'
+import { yamux } from '@chainsafe/libp2p-yamux'
+import { gossipsub, type GossipSub, type Message } from '@libp2p/gossipsub'
+import { identify, type Identify } from '@libp2p/identify'
+import { kadDHT, passthroughMapper, removePrivateAddressesMapper, removePublicAddressesMapper, type KadDHT, type SelectFn, type ValidateFn } from '@libp2p/kad-dht'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromString } from '@libp2p/peer-id'
+import { ping, type Ping } from '@libp2p/ping'
+import { preSharedKey } from '@libp2p/pnet'
+import { tcp } from '@libp2p/tcp'
+import type { Connection, Libp2p, PeerId, PrivateKey, Stream, StreamHandlerOptions } from '@libp2p/interface'
+import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
+import { createLibp2p } from 'libp2p'
+import { CID } from 'multiformats/cid'
+import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
+import { silentLogger, type Logger } from '../util/logger.js'
+import type { Startable, StartableStatus } from '../util/startable.js'
+import { deadline, withDeadline } from './deadline.js'
+import { p2pError } from './errors.js'
+import type { SwarmKey } from './swarm-key.js'
+
+/** DHT protocol id of our private network (kept apart from the public IPFS DHT). */
+export const DEFAULT_DHT_PROTOCOL = '/rbt/kad/1.0.0'
+/** DHT record namespace reserved for this node software: keys look like `/rbt/<kind>/<id>`. */
+export const DHT_NAMESPACE = 'rbt'
+
+export interface GossipOptions {
+  /** Milliseconds between mesh heartbeats. libp2p's default is 1000; small test networks like 100. */
+  heartbeatIntervalMs?: number
+  /** Deliver our own publications to our own subscribers too. Default false. */
+  emitSelf?: boolean
+}
+
+export interface DhtOptions {
+  /** Protocol id, default DEFAULT_DHT_PROTOCOL. */
+  protocol?: string
+  /**
+   * Which peer addresses the DHT keeps: 'private' keeps only private/loopback ones (LAN and test
+   * networks), 'public' only public ones, 'all' keeps everything. Default: 'private' when every
+   * listen address is loopback or private, otherwise 'public'.
+   */
+  addresses?: 'private' | 'public' | 'all'
+  /**
+   * Record validators per key namespace. A put or a received record whose namespace has no
+   * validator is rejected by the DHT. The `rbt` namespace gets a size-only validator unless one is
+   * given here; domain code should supply one that checks signatures.
+   */
+  validators?: Record<string, ValidateFn>
+  selectors?: Record<string, SelectFn>
+}
+
+export interface P2pHostOptions {
+  /** Identity key; an ephemeral Ed25519 key is generated when absent (tests, benchmarks). */
+  privateKey?: PrivateKey
+  /** Private-network key. When null the host joins an open network (development only). */
+  swarmKey: SwarmKey | null
+  /** Listen multiaddrs, default ['/ip4/127.0.0.1/tcp/0']. */
+  listen?: string[]
+  /** Addresses to announce instead of the listen addresses (e.g. behind NAT). */
+  announce?: string[]
+  /** Multiaddrs with /p2p/<id>, dialled in the background after start; failures are only logged. */
+  bootstrap?: string[]
+  dht?: DhtOptions
+  gossip?: GossipOptions
+  /** Per-host inbound connection rate limit; libp2p's default is low enough to reset fast re-dials. */
+  inboundConnectionThreshold?: number
+  maxConnections?: number
+  /** Default deadline for dial, ping and DHT operations, in ms (default 10 000). */
+  defaultTimeoutMs?: number
+  logger?: Logger
+}
+
+export interface TimeoutOptions {
+  timeoutMs?: number
+  signal?: AbortSignal
+}
+
+export interface PubsubMessage {
+  topic: string
+  data: Uint8Array
+  /** Originating peer id when the message is signed (the default policy). */
+  from?: string
+}
+export type PubsubHandler = (msg: PubsubMessage) => void | Promise<void>
+
+export interface ProviderInfo {
+  peerId: string
+  multiaddrs: string[]
+}
+
+export interface FindProvidersOptions extends TimeoutOptions {
+  /** Stop after this many providers (default 20). */
+  limit?: number
+}
+
+export interface ProtocolHandlerOptions {
+  maxInboundStreams?: number
+  maxOutboundStreams?: number
+}
+export type ProtocolHandler = (stream: Stream, connection: Connection) => void | Promise<void>
+
+export interface P2pHost extends Startable {
+  readonly peerId: string
+  readonly status: StartableStatus
+  /** Listen/announce addresses, each ending in /p2p/<peerId>. Empty before start. */
+  multiaddrs: () => string[]
+  /** Connect to a multiaddr (with or without /p2p/) and return the remote peer id. */
+  dial: (addr: string, opts?: TimeoutOptions) => Promise<string>
+  hangUp: (peerId: string) => Promise<void>
+  /** libp2p ping round trip in milliseconds; dials the peer when needed. */
+  ping: (peerId: string, opts?: TimeoutOptions) => Promise<number>
+  connectedPeers: () => string[]
+  isConnected: (peerId: string) => boolean
+  /** Register a handler; returns a function that removes it. The first handler subscribes the topic. */
+  subscribe: (topic: string, handler: PubsubHandler) => () => void
+  /** Publish and return how many peers it was sent to (0 is allowed: single-node networks). */
+  publish: (topic: string, data: Uint8Array) => Promise<number>
+  /** Peers known to subscribe to `topic`. */
+  topicPeers: (topic: string) => string[]
+  /** Store a record in the DHT. Keys are `/namespace/...` strings or their UTF-8 bytes. */
+  putValue: (key: string | Uint8Array, value: Uint8Array, opts?: TimeoutOptions) => Promise<void>
+  /** Fetch the best record for a key; NOT_FOUND when nobody has it. */
+  getValue: (key: string | Uint8Array, opts?: TimeoutOptions) => Promise<Uint8Array>
+  /** Announce that this node provides `cid`. */
+  provide: (cid: string | CID, opts?: TimeoutOptions) => Promise<void>
+  /** Providers of `cid` found before the deadline (an empty list when none). */
+  findProviders: (cid: string | CID, opts?: FindProvidersOptions) => Promise<ProviderInfo[]>
+  /** Number of peers in the DHT routing table. */
+  dhtPeerCount: () => number
+  onPeerConnect: (listener: (peerId: string) => void) => () => void
+  onPeerDisconnect: (listener: (peerId: string) => void) => () => void
+
+  // Stream plumbing for the request/response layer (src/p2p only).
+  handleProtocol: (protocol: string, handler: ProtocolHandler, opts?: ProtocolHandlerOptions) => Promise<void>
+  unhandleProtocol: (protocol: string) => Promise<void>
+  /** Open a stream on an existing or new connection. Errors are RbtErrors naming the peer. */
+  openStream: (peerId: string, protocol: string, opts: { signal: AbortSignal }) => Promise<Stream>
+  /** The underlying node, for code inside src/p2p only. */
+  readonly libp2p: Libp2p<HostServices>
+}
+
+export interface HostServices extends Record<string, unknown> {
+  identify: Identify
+  ping: Ping
+  dht: KadDHT
+  pubsub: GossipSub
+}
+
+const MAX_RBT_RECORD_BYTES = 64 * 1024
+
+const defaultRbtValidator: ValidateFn = (_key, value) => {
+  if (value.byteLength > MAX_RBT_RECORD_BYTES) throw new Error(`record larger than ${MAX_RBT_RECORD_BYTES} bytes`)
+}
+const firstRecordSelector: SelectFn = () => 0
+
+export function parsePeerId (peerId: string): PeerId {
+  try {
+    return peerIdFromString(peerId)
+  } catch (e) {
+    throw new RbtError(ErrorCode.INVALID_PEER_ID, `invalid peer id "${peerId}": ${errorMessage(e)}`, { cause: e })
+  }
+}
+
+export function parseMultiaddr (addr: string): Multiaddr {
+  try {
+    return multiaddr(addr)
+  } catch (e) {
+    throw new RbtError(ErrorCode.INVALID_MULTIADDR, `invalid multiaddr "${addr}": ${errorMessage(e)}`, { cause: e })
+  }
+}
+
+function parseCid (cid: string | CID): CID {
+  if (typeof cid !== 'string') return cid
+  try {
+    return CID.parse(cid)
+  } catch (e) {
+    throw new RbtError(ErrorCode.INVALID_INPUT, `invalid CID "${cid}": ${errorMessage(e)}`, { cause: e })
+  }
+}
+
+function isPrivateListenAddr (addr: string): boolean {
+  const m = /^\/ip4\/([\d.]+)\//.exec(addr) ?? /^\/ip6\/([^/]+)\//.exec(addr)
+  if (m === null) return false
+  const ip = m[1]
+  return ip.startsWith('127.') || ip.startsWith('10.') || ip.startsWith('192.168.') ||
+    /^172\.(1[6-9]|2\d|3[01])\./.test(ip) || ip === '::1' || ip.toLowerCase().startsWith('fd')
+}
+
+function dhtKeyBytes (key: string | Uint8Array): Uint8Array {
+  const bytes = typeof key === 'string' ? new TextEncoder().encode(key) : key
+  const text = new TextDecoder().decode(bytes)
+  if (!/^\/[^/]+\/./.test(text)) {
+    throw new RbtError(ErrorCode.INVALID_INPUT, `DHT key must look like /<namespace>/<name>, got "${text.slice(0, 60)}"`)
+  }
+  return bytes
+}
+
+/** Build a host (not yet started; peerId is already known). */
+export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
+  const log = opts.logger ?? silentLogger
+  const listen = opts.listen ?? ['/ip4/127.0.0.1/tcp/0']
+  for (const a of [...listen, ...(opts.announce ?? []), ...(opts.bootstrap ?? [])]) parseMultiaddr(a)
+  const privateKey = opts.privateKey ?? await generateKeyPair('Ed25519')
+  const defaultTimeoutMs = opts.defaultTimeoutMs ?? 10_000
+  const addrScope = opts.dht?.addresses ?? (listen.every(isPrivateListenAddr) ? 'private' : 'public')
+  const peerInfoMapper = addrScope === 'private'
+    ? removePublicAddressesMapper
+    : addrScope === 'public' ? removePrivateAddressesMapper : passthroughMapper
+
+  if (opts.swarmKey === null) log.warn('no swarm key: joining an open (non-private) network')
+
+  const node = await createLibp2p<HostServices>({
+    start: false,
+    privateKey,
+    addresses: { listen, ...(opts.announce !== undefined ? { announce: opts.announce } : {}) },
+    transports: [tcp()],
+    connectionEncrypters: [noise()],
+    streamMuxers: [yamux()],
+    ...(opts.swarmKey !== null ? { connectionProtector: preSharedKey({ psk: opts.swarmKey.psk }) } : {}),
+    connectionManager: {
+      inboundConnectionThreshold: opts.inboundConnectionThreshold ?? 1000,
+      ...(opts.maxConnections !== undefined ? { maxConnections: opts.maxConnections } : {})
+    },
+    services: {
+      identify: identify(),
+      ping: ping(),
+      dht: kadDHT({
+        protocol: opts.dht?.protocol ?? DEFAULT_DHT_PROTOCOL,
+        clientMode: false,
+        peerInfoMapper,
+        validators: { [DHT_NAMESPACE]: defaultRbtValidator, ...opts.dht?.validators },
+        selectors: { [DHT_NAMESPACE]: firstRecordSelector, ...opts.dht?.selectors }
+      }),
+      pubsub: gossipsub({
+        heartbeatInterval: opts.gossip?.heartbeatIntervalMs ?? 1000,
+        emitSelf: opts.gossip?.emitSelf ?? false,
+        allowPublishToZeroTopicPeers: true
+      })
+    }
+  })
+
+  return new Host(node, log, defaultTimeoutMs, opts.bootstrap ?? [])
+}
+
+class Host implements P2pHost {
+  readonly peerId: string
+  private _status: StartableStatus = 'stopped'
+  private readonly topics = new Map<string, Set<PubsubHandler>>()
+  private readonly bootstrapAbort = new AbortController()
+
+  constructor (
+    readonly libp2p: Libp2p<HostServices>,
+    private readonly log: Logger,
+    private readonly defaultTimeoutMs: number,
+    private readonly bootstrap: string[]
+  ) {
+    this.peerId = libp2p.peerId.toString()
+    libp2p.services.pubsub.addEventListener('message', this.onPubsubMessage)
+  }
+
+  get status (): StartableStatus { return this._status }
+
+  async start (): Promise<void> {
+    if (this._status !== 'stopped') throw new RbtError(ErrorCode.CONFLICT, `p2p host is ${this._status}`)
+    this._status = 'starting'
+    try {
+      await this.libp2p.start()
+    } catch (e) {
+      this._status = 'stopped'
+      await Promise.resolve().then(async () => { await this.libp2p.stop() }).catch(() => {})
+      throw new RbtError(ErrorCode.CONFIG, `cannot start p2p host: ${errorMessage(e)}`, { cause: e })
+    }
+    this._status = 'started'
+    this.log.info(`p2p host ${this.peerId} listening on ${this.multiaddrs().join(', ')}`)
+    for (const addr of this.bootstrap) {
+      this.dial(addr, { signal: this.bootstrapAbort.signal })
+        .then(p => { this.log.info(`connected to bootstrap peer ${p}`) })
+        .catch(e => { if (this._status === 'started') this.log.warn(`bootstrap dial ${addr} failed: ${errorMessage(e)}`) })
+    }
+  }
+
+  async stop (): Promise<void> {
+    if (this._status === 'stopped' || this._status === 'stopping') return
+    this._status = 'stopping'
+    this.bootstrapAbort.abort()
+    try {
+      this.libp2p.services.pubsub.removeEventListener('message', this.onPubsubMessage)
+      await this.libp2p.stop()
+    } finally {
+      this.topics.clear()
+      this._status = 'stopped'
+    }
+  }
+
+  private assertStarted (): void {
+    if (this._status !== 'started') throw new RbtError(ErrorCode.NOT_RUNNING, `p2p host is ${this._status}`)
+  }
+
+  multiaddrs (): string[] {
+    const suffix = `/p2p/${this.peerId}`
+    return this.libp2p.getMultiaddrs().map(ma => {
+      const s = ma.toString()
+      return s.endsWith(suffix) ? s : s + suffix
+    })
+  }
+
+  async dial (addr: string, opts: TimeoutOptions = {}): Promise<string> {
+    this.assertStarted()
+    const ma = parseMultiaddr(addr)
+    return await withDeadline(opts.timeoutMs ?? this.defaultTimeoutMs, opts.signal, async d => {
+      try {
+        const conn = await this.libp2p.dial(ma, { signal: d.signal })
+        return conn.remotePeer.toString()
+      } catch (e) {
+        throw p2pError(e, { peer: addr, op: 'dial', deadline: d })
+      }
+    })
+  }
+
+  async hangUp (peerId: string): Promise<void> {
+    this.assertStarted()
+    await this.libp2p.hangUp(parsePeerId(peerId))
+  }
+
+  async ping (peerId: string, opts: TimeoutOptions = {}): Promise<number> {
+    this.assertStarted()
+    const id = parsePeerId(peerId)
+    if (id.equals(this.libp2p.peerId)) throw new RbtError(ErrorCode.INVALID_INPUT, 'cannot ping our own peer id')
+    return await withDeadline(opts.timeoutMs ?? this.defaultTimeoutMs, opts.signal, async d => {
+      try {
+        return await this.libp2p.services.ping.ping(id, { signal: d.signal })
+      } catch (e) {
+        throw p2pError(e, { peer: peerId, op: 'ping', deadline: d })
+      }
+    })
+  }
+
+  connectedPeers (): string[] {
+    return this.libp2p.getPeers().map(p => p.toString())
+  }
+
+  isConnected (peerId: string): boolean {
+    const id = parsePeerId(peerId)
+    return this.libp2p.getConnections(id).some(c => c.status === 'open')
+  }
+
+  private readonly onPubsubMessage = (evt: CustomEvent<Message>): void => {
+    const msg = evt.detail
+    const handlers = this.topics.get(msg.topic)
+    if (handlers === undefined) return
+    const out: PubsubMessage = { topic: msg.topic, data: msg.data, ...(msg.type === 'signed' ? { from: msg.from.toString() } : {}) }
+    for (const h of handlers) {
+      try {
+        const r: unknown = h(out)
+        if (r instanceof Promise) r.catch((e: unknown) => { this.log.warn(`pubsub handler for ${msg.topic} failed: ${errorMessage(e)}`) })
+      } catch (e) {
+        this.log.warn(`pubsub handler for ${msg.topic} failed: ${errorMessage(e)}`)
+      }
+    }
+  }
+
+  subscribe (topic: string, handler: PubsubHandler): () => void {
+    this.assertStarted()
+    if (topic === '') throw new RbtError(ErrorCode.INVALID_INPUT, 'topic must not be empty')
+    let set = this.topics.get(topic)
+    if (set === undefined) {
+      set = new Set()
+      this.topics.set(topic, set)
+      this.libp2p.services.pubsub.subscribe(topic)
+    }
+    set.add(handler)
+    return () => {
+      const s = this.topics.get(topic)
+      if (s === undefined || !s.delete(handler) || s.size > 0) return
+      this.topics.delete(topic)
+      if (this._status === 'started') this.libp2p.services.pubsub.unsubscribe(topic)
+    }
+  }
+
+  async publish (topic: string, data: Uint8Array): Promise<number> {
+    this.assertStarted()
+    try {
+      const res = await this.libp2p.services.pubsub.publish(topic, data)
+      return res.recipients.length
+    } catch (e) {
+      throw new RbtError(ErrorCode.PROTOCOL, `publish on ${topic} failed: ${errorMessage(e)}`, { cause: e })
+    }
+  }
+
+  topicPeers (topic: string): string[] {
+    return this.libp2p.services.pubsub.getSubscribers(topic).map(p => p.toString())
+  }
+
+  async putValue (key: string | Uint8Array, value: Uint8Array, opts: TimeoutOptions = {}): Promise<void> {
+    this.assertStarted()
+    const k = dhtKeyBytes(key)
+    await withDeadline(opts.timeoutMs ?? this.defaultTimeoutMs, opts.signal, async d => {
+      try {
+        await this.libp2p.contentRouting.put(k, value, { signal: d.signal })
+      } catch (e) {
+        throw this.dhtError(e, 'DHT put', d)
+      }
+    })
+  }
+
+  async getValue (key: string | Uint8Array, opts: TimeoutOptions = {}): Promise<Uint8Array> {
+    this.assertStarted()
+    const k = dhtKeyBytes(key)
+    return await withDeadline(opts.timeoutMs ?? this.defaultTimeoutMs, opts.signal, async d => {
+      try {
+        return await this.libp2p.contentRouting.get(k, { signal: d.signal })
+      } catch (e) {
+        if (e instanceof Error && e.name === 'NotFoundError') {
+          throw new RbtError(ErrorCode.NOT_FOUND, `DHT record ${new TextDecoder().decode(k)} not found`, { cause: e })
+        }
+        throw this.dhtError(e, 'DHT get', d)
+      }
+    })
+  }
+
+  async provide (cid: string | CID, opts: TimeoutOptions = {}): Promise<void> {
+    this.assertStarted()
+    const c = parseCid(cid)
+    await withDeadline(opts.timeoutMs ?? this.defaultTimeoutMs, opts.signal, async d => {
+      try {
+        await this.libp2p.contentRouting.provide(c, { signal: d.signal })
+      } catch (e) {
+        throw this.dhtError(e, `DHT provide ${c.toString()}`, d)
+      }
+    })
+  }
+
+  async findProviders (cid: string | CID, opts: FindProvidersOptions = {}): Promise<ProviderInfo[]> {
+    this.assertStarted()
+    const c = parseCid(cid)
+    const limit = opts.limit ?? 20
+    const found = new Map<string, ProviderInfo>()
+    const d = deadline(opts.timeoutMs ?? this.defaultTimeoutMs, opts.signal)
+    try {
+      for await (const p of this.libp2p.contentRouting.findProviders(c, { signal: d.signal })) {
+        const id = p.id.toString()
+        const prev = found.get(id)
+        const addrs = p.multiaddrs.map(m => m.toString())
+        found.set(id, { peerId: id, multiaddrs: [...new Set([...(prev?.multiaddrs ?? []), ...addrs])] })
+        if (found.size >= limit) break
+      }
+    } catch (e) {
+      // Running out of time is normal for a search: return what was found so far.
+      if (!d.timedOut()) throw this.dhtError(e, `DHT findProviders ${c.toString()}`, d)
+    } finally {
+      d.clear()
+    }
+    return [...found.values()]
+  }
+
+  private dhtError (e: unknown, op: string, d: { timedOut: () => boolean, ms: number }): RbtError {
+    if (e instanceof RbtError) return e
+    if (d.timedOut()) return new RbtError(ErrorCode.TIMEOUT, `${op}: no result within ${d.ms} ms`, { cause: e })
+    return new RbtError(ErrorCode.PEER_UNREACHABLE, `${op} failed: ${errorMessage(e)}`, { cause: e })
+  }
+
+  dhtPeerCount (): number {
+    const dht = this.libp2p.services.dht as unknown as { routingTable?: { size?: number } }
+    return dht.routingTable?.size ?? 0
+  }
+
+  onPeerConnect (listener: (peerId: string) => void): () => void {
+    const fn = (evt: CustomEvent<PeerId>): void => { listener(evt.detail.toString()) }
+    this.libp2p.addEventListener('peer:connect', fn)
+    return () => { this.libp2p.removeEventListener('peer:connect', fn) }
+  }
+
+  onPeerDisconnect (listener: (peerId: string) => void): () => void {
+    const fn = (evt: CustomEvent<PeerId>): void => { listener(evt.detail.toString()) }
+    this.libp2p.addEventListener('peer:disconnect', fn)
+    return () => { this.libp2p.removeEventListener('peer:disconnect', fn) }
+  }
+
+  async handleProtocol (protocol: string, handler: ProtocolHandler, opts: ProtocolHandlerOptions = {}): Promise<void> {
+    const o: StreamHandlerOptions = {}
+    if (opts.maxInboundStreams !== undefined) o.maxInboundStreams = opts.maxInboundStreams
+    if (opts.maxOutboundStreams !== undefined) o.maxOutboundStreams = opts.maxOutboundStreams
+    await this.libp2p.handle(protocol, handler, o)
+  }
+
+  async unhandleProtocol (protocol: string): Promise<void> {
+    await this.libp2p.unhandle(protocol)
+  }
+
+  async openStream (peerId: string, protocol: string, opts: { signal: AbortSignal }): Promise<Stream> {
+    this.assertStarted()
+    const id = parsePeerId(peerId)
+    if (id.equals(this.libp2p.peerId)) throw new RbtError(ErrorCode.INVALID_INPUT, `cannot open ${protocol} to ourselves`)
+    return await this.libp2p.dialProtocol(id, protocol, { signal: opts.signal })
+  }
+}

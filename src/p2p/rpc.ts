@@ -1,0 +1,540 @@
+/**
+ * Request/response over libp2p streams: one stream per request, length-prefixed JSON frames,
+ * a request id in every frame, a deadline on every read and write, typed error frames, and a
+ * paged mode with credit-based flow control for responses of any size. docs/protocol.md
+ * ("Wire framing") is the normative description; keep the two in step.
+ *
+ * The method set is the caller's: declare a type map and hand in an exhaustive handler table.
+ *
+ *   interface NodeMethods {
+ *     'did.resolve': { request: { did: string }, response: { peerId: string } }
+ *     'chain.sync': { request: { token: string }, page: { blocks: Uint8Array[] } }
+ *   }
+ *   const rpc = createRpc<NodeMethods>({ host, handlers: { 'did.resolve': ..., 'chain.sync': ... } })
+ */
+import { randomUUID } from 'node:crypto'
+import { lpStream, type LengthPrefixedStream } from '@libp2p/utils'
+import type { Connection, Stream } from '@libp2p/interface'
+import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
+import { silentLogger, type Logger } from '../util/logger.js'
+import type { Startable, StartableStatus } from '../util/startable.js'
+import { decodeJson, encodeJson } from './codec.js'
+import { deadline, raceAbort, type Deadline } from './deadline.js'
+import { p2pError } from './errors.js'
+import type { P2pHost } from './host.js'
+import { DEFAULT_METHOD_VERSION, rpcProtocolId } from './protocol-id.js'
+
+// ---------------------------------------------------------------------------------------------
+// Method typing
+
+/** A method answering with one response frame. */
+export interface UnarySpec<Req = unknown, Res = unknown> { request: Req, response: Res }
+/** A method answering with a sequence of pages over the same stream. */
+export interface PagedSpec<Req = unknown, Page = unknown> { request: Req, page: Page }
+export type MethodSpec = UnarySpec | PagedSpec
+/** Constraint for method maps; works with interfaces (which have no index signature). */
+export type MethodMapOf<T> = { [K in keyof T]: MethodSpec }
+
+export type UnaryMethods<T> = { [K in keyof T]: T[K] extends { page: unknown } ? never : K }[keyof T] & string
+export type PagedMethods<T> = { [K in keyof T]: T[K] extends { page: unknown } ? K : never }[keyof T] & string
+export type RequestOf<S> = S extends { request: infer R } ? R : never
+export type ResponseOf<S> = S extends { response: infer R } ? R : never
+export type PageOf<S> = S extends { page: infer P } ? P : never
+
+export interface RpcContext {
+  /** Remote peer id. */
+  readonly peerId: string
+  readonly method: string
+  /** Caller-chosen id; the same id on a retried request lets a handler recognise the retry. */
+  readonly requestId: string
+  /** Aborted when the caller goes away, the handler deadline passes, or the rpc layer stops. */
+  readonly signal: AbortSignal
+}
+
+export type RpcHandler<S> = S extends { page: infer P }
+  ? (request: RequestOf<S>, ctx: RpcContext) => AsyncIterable<P> | Promise<AsyncIterable<P>>
+  : (request: RequestOf<S>, ctx: RpcContext) => ResponseOf<S> | Promise<ResponseOf<S>>
+
+/** Exhaustive handler table: a missing method is a compile error. */
+export type RpcHandlers<T> = { [K in keyof T & string]: RpcHandler<T[K]> }
+
+/** Methods every node serves. */
+export interface BuiltinMethods {
+  'rbt.ping': UnarySpec<Record<string, never>, { message: string }>
+}
+export const PING_MESSAGE = 'Ping Received'
+
+export interface CallOptions {
+  /** Deadline for opening the stream, writing the request and reading the (first) answer. */
+  timeoutMs?: number
+  /** Deadline for each following page of a paged answer. */
+  pageTimeoutMs?: number
+  signal?: AbortSignal
+  /** Reuse the id of an earlier attempt when retrying, so idempotent handlers can deduplicate. */
+  requestId?: string
+}
+
+export interface RpcClient<T> {
+  call: <M extends UnaryMethods<T>>(peerId: string, method: M, request: RequestOf<T[M]>, opts?: CallOptions) => Promise<ResponseOf<T[M]>>
+  /** Pages arrive in order; breaking out of the loop cancels the transfer. Errors name the peer. */
+  callPaged: <M extends PagedMethods<T>>(peerId: string, method: M, request: RequestOf<T[M]>, opts?: CallOptions) => AsyncIterable<PageOf<T[M]>>
+}
+
+export interface Rpc<T> extends RpcClient<T>, Startable {
+  readonly status: StartableStatus
+  readonly methods: ReadonlyArray<keyof T & string>
+  protocolId: (method: keyof T & string) => string
+}
+
+export interface RpcLimits {
+  /** Default per-call deadline (ms). Default 10 000. */
+  timeoutMs?: number
+  /** Default deadline per page after the first (ms). Default: timeoutMs. */
+  pageTimeoutMs?: number
+  /** Server: deadline to receive the request frame. Default 10 000. */
+  requestReadTimeoutMs?: number
+  /** Server: deadline for a handler to answer (or to produce each page). Default 60 000. */
+  handlerTimeoutMs?: number
+  /** Server: deadline for each frame write, for waiting on page credit, and for close. Default 10 000. */
+  writeTimeoutMs?: number
+  /** Largest frame body in bytes, both directions. Default 1 MiB. */
+  maxFrameBytes?: number
+  /** Pages the caller lets the server send ahead of consumption. Default 4. */
+  pageWindow?: number
+  /** Concurrent streams per connection and method. Default 256 each. */
+  maxInboundStreams?: number
+  maxOutboundStreams?: number
+}
+
+export interface RpcOptions<T> extends RpcLimits {
+  host: P2pHost
+  handlers: RpcHandlers<T>
+  /** Protocol version per method, default 1.0.0. */
+  versions?: Partial<Record<keyof T & string, string>>
+  logger?: Logger
+}
+
+// ---------------------------------------------------------------------------------------------
+// Frames
+
+export const WIRE_VERSION = 1
+
+interface ReqFrame { t: 'req', v: number, id: string, body: unknown, credit?: number }
+interface ResFrame { t: 'res', ok: true, id: string, body: unknown }
+interface ErrFrame { t: 'err', ok: false, id: string, code: string, message: string }
+interface PageFrame { t: 'page', id: string, seq: number, body: unknown }
+interface EndFrame { t: 'end', id: string, pages: number }
+interface CreditFrame { t: 'credit', id: string, n: number }
+type Frame = ReqFrame | ResFrame | ErrFrame | PageFrame | EndFrame | CreditFrame
+
+function protocolError (message: string, peer: string): RbtError {
+  return new RbtError(ErrorCode.PROTOCOL, message, { details: { peer } })
+}
+
+function isCount (v: unknown): v is number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0
+}
+
+function parseFrame (bytes: Uint8Array, peer: string): Frame {
+  const f = decodeJson(bytes) as Record<string, unknown>
+  if (f === null || typeof f !== 'object' || Array.isArray(f)) throw protocolError(`frame from ${peer} is not an object`, peer)
+  if (typeof f.id !== 'string' || f.id === '' || f.id.length > 128) throw protocolError(`frame from ${peer} has no valid request id`, peer)
+  switch (f.t) {
+    case 'req':
+      if (f.v !== WIRE_VERSION) throw protocolError(`peer ${peer} speaks wire version ${String(f.v)}, we speak ${WIRE_VERSION}`, peer)
+      if (f.credit !== undefined && !(isCount(f.credit) && f.credit > 0)) throw protocolError(`bad credit in request from ${peer}`, peer)
+      return f as unknown as ReqFrame
+    case 'res': return f as unknown as ResFrame
+    case 'err':
+      if (typeof f.code !== 'string' || typeof f.message !== 'string') throw protocolError(`malformed error frame from ${peer}`, peer)
+      return f as unknown as ErrFrame
+    case 'page':
+      if (!isCount(f.seq)) throw protocolError(`page frame from ${peer} lacks a sequence number`, peer)
+      return f as unknown as PageFrame
+    case 'end':
+      if (!isCount(f.pages)) throw protocolError(`end frame from ${peer} lacks a page count`, peer)
+      return f as unknown as EndFrame
+    case 'credit':
+      if (!(isCount(f.n) && f.n > 0)) throw protocolError(`bad credit frame from ${peer}`, peer)
+      return f as unknown as CreditFrame
+    default:
+      throw protocolError(`unknown frame type ${JSON.stringify(f.t)} from ${peer}`, peer)
+  }
+}
+
+function remoteError (f: ErrFrame, peer: string, method: string): RbtError {
+  const known = Object.prototype.hasOwnProperty.call(ErrorCode, f.code)
+  const code = known ? f.code as ErrorCode : ErrorCode.INTERNAL
+  return new RbtError(code, f.message, { details: { peer, method, remote: true, ...(known ? {} : { remoteCode: f.code }) } })
+}
+
+function isAsyncIterable (v: unknown): v is AsyncIterable<unknown> {
+  return v !== null && typeof v === 'object' && typeof (v as Record<symbol, unknown>)[Symbol.asyncIterator] === 'function'
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export function createRpc<T extends MethodMapOf<T>> (opts: RpcOptions<T>): Rpc<T & BuiltinMethods> {
+  return new RpcNode<T & BuiltinMethods>(opts as unknown as RpcOptions<T & BuiltinMethods>)
+}
+
+type AnyHandler = (request: unknown, ctx: RpcContext) => unknown
+
+class RpcNode<T> implements Rpc<T> {
+  private _status: StartableStatus = 'stopped'
+  private readonly host: P2pHost
+  private readonly log: Logger
+  private readonly handlers = new Map<string, AnyHandler>()
+  private readonly protocols = new Map<string, string>()
+  private readonly active = new Set<Stream>()
+  private readonly serverAborts = new Set<AbortController>()
+  private readonly timeoutMs: number
+  private readonly pageTimeoutMs: number
+  private readonly requestReadTimeoutMs: number
+  private readonly handlerTimeoutMs: number
+  private readonly writeTimeoutMs: number
+  private readonly maxFrameBytes: number
+  private readonly pageWindow: number
+  private readonly maxInboundStreams: number
+  private readonly maxOutboundStreams: number
+
+  constructor (opts: RpcOptions<T>) {
+    this.host = opts.host
+    this.log = (opts.logger ?? silentLogger).child('rpc')
+    this.timeoutMs = opts.timeoutMs ?? 10_000
+    this.pageTimeoutMs = opts.pageTimeoutMs ?? this.timeoutMs
+    this.requestReadTimeoutMs = opts.requestReadTimeoutMs ?? 10_000
+    this.handlerTimeoutMs = opts.handlerTimeoutMs ?? 60_000
+    this.writeTimeoutMs = opts.writeTimeoutMs ?? 10_000
+    this.maxFrameBytes = opts.maxFrameBytes ?? 1024 * 1024
+    this.pageWindow = Math.max(1, opts.pageWindow ?? 4)
+    this.maxInboundStreams = opts.maxInboundStreams ?? 256
+    this.maxOutboundStreams = opts.maxOutboundStreams ?? 256
+
+    const builtins: Record<string, AnyHandler> = { 'rbt.ping': () => ({ message: PING_MESSAGE }) }
+    const table: Record<string, unknown> = { ...builtins, ...(opts.handlers as Record<string, unknown>) }
+    const versions = (opts.versions ?? {}) as Record<string, string | undefined>
+    for (const [method, handler] of Object.entries(table)) {
+      if (typeof handler !== 'function') throw new RbtError(ErrorCode.INVALID_INPUT, `rpc handler for ${method} is not a function`)
+      this.protocols.set(method, rpcProtocolId(method, versions[method] ?? DEFAULT_METHOD_VERSION))
+      this.handlers.set(method, handler as AnyHandler)
+    }
+  }
+
+  get status (): StartableStatus { return this._status }
+  get methods (): ReadonlyArray<keyof T & string> { return [...this.handlers.keys()] as Array<keyof T & string> }
+
+  protocolId (method: keyof T & string): string {
+    const p = this.protocols.get(method)
+    if (p === undefined) throw new RbtError(ErrorCode.INVALID_INPUT, `unknown rpc method ${method}`)
+    return p
+  }
+
+  async start (): Promise<void> {
+    if (this._status !== 'stopped') throw new RbtError(ErrorCode.CONFLICT, `rpc is ${this._status}`)
+    this._status = 'starting'
+    const registered: string[] = []
+    try {
+      for (const [method, protocol] of this.protocols) {
+        await this.host.handleProtocol(protocol, (stream, connection) => { void this.serve(method, stream, connection) }, {
+          maxInboundStreams: this.maxInboundStreams,
+          maxOutboundStreams: this.maxOutboundStreams
+        })
+        registered.push(protocol)
+      }
+    } catch (e) {
+      for (const p of registered) await this.host.unhandleProtocol(p).catch(() => {})
+      this._status = 'stopped'
+      throw e
+    }
+    this._status = 'started'
+  }
+
+  async stop (): Promise<void> {
+    if (this._status !== 'started') return
+    this._status = 'stopping'
+    for (const protocol of this.protocols.values()) await this.host.unhandleProtocol(protocol).catch(() => {})
+    const stopped = new RbtError(ErrorCode.NOT_RUNNING, 'rpc layer stopped')
+    for (const ac of this.serverAborts) ac.abort(stopped)
+    for (const s of this.active) s.abort(stopped)
+    this.serverAborts.clear()
+    this.active.clear()
+    this._status = 'stopped'
+  }
+
+  private lp (stream: Stream): LengthPrefixedStream<Stream> {
+    return lpStream(stream, { maxDataLength: this.maxFrameBytes, maxBufferSize: this.maxFrameBytes * (this.pageWindow + 2) + 64 })
+  }
+
+  // ------------------------------------------------------------------------------- server side
+
+  private async serve (method: string, stream: Stream, connection: Connection): Promise<void> {
+    const peer = connection.remotePeer.toString()
+    const op = `rpc ${method} from`
+    const lp = this.lp(stream)
+    const ac = new AbortController()
+    const onClose = (): void => { ac.abort(new RbtError(ErrorCode.PEER_UNREACHABLE, `stream from ${peer} closed`)) }
+    stream.addEventListener('close', onClose)
+    this.serverAborts.add(ac)
+    this.active.add(stream)
+    let id = '-'
+    let iterator: AsyncIterator<unknown> | undefined
+    try {
+      const req = await this.readFrame(lp, this.requestReadTimeoutMs, ac.signal, peer, op)
+      if (req.t !== 'req') throw protocolError(`expected a request frame from ${peer}, got ${req.t}`, peer)
+      id = req.id
+      const handler = this.handlers.get(method) as AnyHandler
+      const ctx: RpcContext = { peerId: peer, method, requestId: id, signal: ac.signal }
+      const result = await this.underDeadline(Promise.resolve().then(() => handler(req.body, ctx)), ac, method)
+      if (!isAsyncIterable(result)) {
+        await this.writeFrame(lp, { t: 'res', ok: true, id, body: result }, ac.signal, method)
+      } else {
+        if (req.credit === undefined) throw protocolError(`${method} answers in pages; call it with callPaged`, peer)
+        iterator = result[Symbol.asyncIterator]()
+        let credit = req.credit
+        let seq = 0
+        for (;;) {
+          while (credit <= 0) {
+            const f = await this.readFrame(lp, this.writeTimeoutMs, ac.signal, peer, op)
+            if (f.t !== 'credit' || f.id !== id) throw protocolError(`expected a credit frame for ${id} from ${peer}`, peer)
+            credit += f.n
+          }
+          const next = await this.underDeadline(iterator.next(), ac, method)
+          if (next.done === true) break
+          await this.writeFrame(lp, { t: 'page', id, seq, body: next.value }, ac.signal, method)
+          seq++
+          credit--
+        }
+        iterator = undefined
+        await this.writeFrame(lp, { t: 'end', id, pages: seq }, ac.signal, method)
+      }
+      await this.closeStream(stream)
+    } catch (e) {
+      if (iterator?.return !== undefined) {
+        iterator.return().catch(() => {}) // do not await: a generator stuck in next() would never settle
+      }
+      await this.answerError(lp, stream, id, method, peer, e, ac.signal)
+    } finally {
+      stream.removeEventListener('close', onClose)
+      this.serverAborts.delete(ac)
+      this.active.delete(stream)
+    }
+  }
+
+  /** Run handler work under the handler deadline; on expiry the handler's signal is aborted too. */
+  private async underDeadline<R> (work: Promise<R>, ac: AbortController, method: string): Promise<R> {
+    const d = deadline(this.handlerTimeoutMs, ac.signal)
+    try {
+      return await raceAbort(work, d.signal)
+    } catch (e) {
+      if (d.timedOut()) {
+        const err = new RbtError(ErrorCode.TIMEOUT, `${method} handler did not finish within ${this.handlerTimeoutMs} ms`)
+        ac.abort(err)
+        throw err
+      }
+      throw e
+    } finally {
+      d.clear()
+    }
+  }
+
+  private async answerError (lp: LengthPrefixedStream<Stream>, stream: Stream, id: string, method: string, peer: string, e: unknown, signal: AbortSignal): Promise<void> {
+    if (signal.aborted || stream.status !== 'open' || stream.writeStatus !== 'writable') {
+      // the caller is gone (or we are stopping): nobody to answer
+      if (stream.status === 'open') stream.abort(e instanceof Error ? e : new Error(String(e)))
+      return
+    }
+    let code: string = ErrorCode.INTERNAL
+    let message = `internal error while handling ${method}`
+    if (e instanceof RbtError) {
+      code = e.code
+      message = e.message
+    } else {
+      this.log.warn(`${method} from ${peer} failed: ${errorMessage(e)}`)
+    }
+    try {
+      await this.writeFrame(lp, { t: 'err', ok: false, id, code, message }, signal, method)
+      await this.closeStream(stream)
+    } catch {
+      stream.abort(e instanceof Error ? e : new Error(String(e)))
+    }
+  }
+
+  private async closeStream (stream: Stream): Promise<void> {
+    const d = deadline(this.writeTimeoutMs)
+    try {
+      await stream.close({ signal: d.signal })
+    } catch (e) {
+      stream.abort(e instanceof Error ? e : new Error(String(e)))
+    } finally {
+      d.clear()
+    }
+  }
+
+  private async writeFrame (lp: LengthPrefixedStream<Stream>, frame: Frame, parent: AbortSignal, method: string): Promise<void> {
+    const bytes = encodeJson(frame)
+    if (bytes.byteLength > this.maxFrameBytes) {
+      const what = frame.t === 'page' ? `page ${frame.seq} of ${method}` : `${method} ${frame.t === 'res' ? 'response' : 'frame'}`
+      throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `${what} is ${bytes.byteLength} bytes, over the ${this.maxFrameBytes}-byte frame limit${frame.t === 'res' ? ' (answer in pages instead)' : ''}`)
+    }
+    const d = deadline(this.writeTimeoutMs, parent)
+    try {
+      await lp.write(bytes, { signal: d.signal })
+    } finally {
+      d.clear()
+    }
+  }
+
+  private async readFrame (lp: LengthPrefixedStream<Stream>, ms: number, parent: AbortSignal | undefined, peer: string, op: string): Promise<Frame> {
+    const d = deadline(ms, parent)
+    try {
+      const buf = await lp.read({ signal: d.signal })
+      return parseFrame(buf.subarray(), peer)
+    } catch (e) {
+      throw p2pError(e, { peer, op, deadline: d })
+    } finally {
+      d.clear()
+    }
+  }
+
+  // ------------------------------------------------------------------------------- client side
+
+  private assertCallable (method: string): string {
+    if (this._status !== 'started') throw new RbtError(ErrorCode.NOT_RUNNING, `rpc is ${this._status}`)
+    const protocol = this.protocols.get(method)
+    if (protocol === undefined) throw new RbtError(ErrorCode.INVALID_INPUT, `unknown rpc method ${method}`)
+    return protocol
+  }
+
+  private encodeRequest (frame: ReqFrame, method: string): Uint8Array {
+    const bytes = encodeJson(frame)
+    if (bytes.byteLength > this.maxFrameBytes) {
+      throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `${method} request is ${bytes.byteLength} bytes, over the ${this.maxFrameBytes}-byte frame limit`)
+    }
+    return bytes
+  }
+
+  /** Open a stream and send the request, all under deadline `d`. */
+  private async open (peerId: string, method: string, protocol: string, payload: Uint8Array, d: Deadline): Promise<{ stream: Stream, lp: LengthPrefixedStream<Stream> }> {
+    let stream: Stream | undefined
+    try {
+      stream = await this.host.openStream(peerId, protocol, { signal: d.signal })
+      this.active.add(stream)
+      const lp = this.lp(stream)
+      await lp.write(payload, { signal: d.signal })
+      return { stream, lp }
+    } catch (e) {
+      if (stream !== undefined) {
+        this.active.delete(stream)
+        stream.abort(e instanceof Error ? e : new Error(String(e)))
+      }
+      throw p2pError(e, { peer: peerId, op: `rpc ${method}`, deadline: d })
+    }
+  }
+
+  async call<M extends UnaryMethods<T>> (peerId: string, method: M, request: RequestOf<T[M]>, opts: CallOptions = {}): Promise<ResponseOf<T[M]>> {
+    const protocol = this.assertCallable(method)
+    const id = opts.requestId ?? randomUUID()
+    const payload = this.encodeRequest({ t: 'req', v: WIRE_VERSION, id, body: request }, method)
+    const d = deadline(opts.timeoutMs ?? this.timeoutMs, opts.signal)
+    let frame: Frame
+    try {
+      const { stream, lp } = await this.open(peerId, method, protocol, payload, d)
+      try {
+        frame = await this.readFrame(lp, d.ms, d.signal, peerId, `rpc ${method}`)
+        if (frame.id !== id) throw protocolError(`peer ${peerId} answered ${method} request ${id} with id ${frame.id}`, peerId)
+        // Our write side is done; closing lets both ends release the stream (stream limits).
+        stream.close({ signal: d.signal }).catch(err => { stream.abort(err instanceof Error ? err : new Error(String(err))) })
+      } catch (e) {
+        stream.abort(e instanceof Error ? e : new Error(String(e)))
+        throw e
+      } finally {
+        this.active.delete(stream)
+      }
+    } finally {
+      d.clear()
+    }
+    if (frame.t === 'res') return frame.body as ResponseOf<T[M]>
+    if (frame.t === 'err') throw remoteError(frame, peerId, method)
+    if (frame.t === 'page') throw protocolError(`${method} answered in pages; use callPaged`, peerId)
+    throw protocolError(`unexpected ${frame.t} frame from ${peerId} for ${method}`, peerId)
+  }
+
+  callPaged<M extends PagedMethods<T>> (peerId: string, method: M, request: RequestOf<T[M]>, opts: CallOptions = {}): AsyncIterable<PageOf<T[M]>> {
+    return this.pages(peerId, method, request, opts) as AsyncIterable<PageOf<T[M]>>
+  }
+
+  private async * pages (peerId: string, method: string, request: unknown, opts: CallOptions): AsyncGenerator<unknown, void, undefined> {
+    const protocol = this.assertCallable(method)
+    const id = opts.requestId ?? randomUUID()
+    const window = this.pageWindow
+    const payload = this.encodeRequest({ t: 'req', v: WIRE_VERSION, id, body: request, credit: window }, method)
+    const first = deadline(opts.timeoutMs ?? this.timeoutMs, opts.signal)
+    let opened: { stream: Stream, lp: LengthPrefixedStream<Stream> }
+    try {
+      opened = await this.open(peerId, method, protocol, payload, first)
+    } catch (e) {
+      first.clear()
+      throw e
+    }
+    const { stream, lp } = opened
+    let finished = false
+    let expected = 0
+    let outstanding = window
+    const op = `rpc ${method}`
+    try {
+      for (;;) {
+        let frame: Frame
+        if (expected === 0) {
+          try {
+            frame = await this.readFrame(lp, first.ms, first.signal, peerId, op)
+          } finally {
+            first.clear()
+          }
+        } else {
+          frame = await this.readFrame(lp, opts.pageTimeoutMs ?? this.pageTimeoutMs, opts.signal, peerId, `${op} page ${expected}`)
+        }
+        if (frame.id !== id) throw protocolError(`peer ${peerId} answered ${method} request ${id} with id ${frame.id}`, peerId)
+        if (frame.t === 'page') {
+          if (frame.seq !== expected) throw protocolError(`${method}: page ${frame.seq} from ${peerId} arrived when ${expected} was due`, peerId)
+          expected++
+          outstanding--
+          yield frame.body
+          if (outstanding <= window / 2) {
+            const grant = window - outstanding
+            await this.writeClientFrame(lp, { t: 'credit', id, n: grant }, opts.signal, peerId, op)
+            outstanding += grant
+          }
+        } else if (frame.t === 'end') {
+          if (frame.pages !== expected) throw protocolError(`${method}: ${peerId} reported ${frame.pages} pages but sent ${expected}`, peerId)
+          finished = true
+          await this.closeStream(stream)
+          return
+        } else if (frame.t === 'err') {
+          finished = true
+          await this.closeStream(stream)
+          throw remoteError(frame, peerId, method)
+        } else if (frame.t === 'res') {
+          throw protocolError(`${method} from ${peerId} answered with a single response; use call`, peerId)
+        } else {
+          throw protocolError(`unexpected ${frame.t} frame from ${peerId} for ${method}`, peerId)
+        }
+      }
+    } finally {
+      first.clear()
+      this.active.delete(stream)
+      if (!finished && stream.status === 'open') stream.abort(new Error('caller stopped reading pages'))
+    }
+  }
+
+  private async writeClientFrame (lp: LengthPrefixedStream<Stream>, frame: Frame, parent: AbortSignal | undefined, peer: string, op: string): Promise<void> {
+    const d = deadline(this.writeTimeoutMs, parent)
+    try {
+      await lp.write(encodeJson(frame), { signal: d.signal })
+    } catch (e) {
+      throw p2pError(e, { peer, op, deadline: d })
+    } finally {
+      d.clear()
+    }
+  }
+}

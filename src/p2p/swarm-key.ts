@@ -1,0 +1,123 @@
+/**
+ * libp2p private-network key files (PSK v1, the format Kubo and the reference network use):
+ *
+ *   /key/swarm/psk/1.0.0/
+ *   /base16/
+ *   <64 hex characters = 32 key bytes>
+ *
+ * Only parsing lives here; reading files is kept separate so the parser is trivially testable.
+ */
+import { existsSync, readFileSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
+
+const HEADER = '/key/swarm/psk/1.0.0/'
+const ENCODING = '/base16/'
+const KEY_BYTES = 32
+
+export interface SwarmKey {
+  /** The 32 raw key bytes. */
+  readonly key: Uint8Array
+  /** Lower-case hex of `key`. */
+  readonly hex: string
+  /** The canonical PSK v1 file bytes, which is what @libp2p/pnet's `preSharedKey({ psk })` expects. */
+  readonly psk: Uint8Array
+}
+
+function configError (message: string, source?: string, cause?: unknown): RbtError {
+  const where = source !== undefined ? ` (${source})` : ''
+  return new RbtError(ErrorCode.CONFIG, `invalid swarm key${where}: ${message}`, cause !== undefined ? { cause } : undefined)
+}
+
+/** Build a SwarmKey from 32 raw bytes. */
+export function swarmKeyFromBytes (key: Uint8Array): SwarmKey {
+  if (key.length !== KEY_BYTES) throw configError(`expected ${KEY_BYTES} key bytes, got ${key.length}`)
+  const hex = Buffer.from(key).toString('hex')
+  const psk = new TextEncoder().encode(`${HEADER}\n${ENCODING}\n${hex}\n`)
+  return { key: Uint8Array.from(key), hex, psk }
+}
+
+/**
+ * Parse the text (or bytes) of a PSK v1 file. Accepts LF or CRLF line ends, a missing final newline,
+ * surrounding blank space and upper- or lower-case hex. Anything else is a CONFIG error that says
+ * what was wrong; `source` (e.g. the file path) is named in the message.
+ */
+export function parseSwarmKey (input: string | Uint8Array, source?: string): SwarmKey {
+  let text: string
+  if (typeof input === 'string') {
+    text = input
+  } else {
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(input)
+    } catch (e) {
+      throw configError('file is not UTF-8 text', source, e)
+    }
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1) // tolerate a byte-order mark
+  const lines = text.trim().split(/\r\n|\n|\r/).map(l => l.trim()).filter(l => l !== '')
+  if (lines.length === 0) throw configError('file is empty', source)
+  if (lines[0] !== HEADER) throw configError(`first line must be "${HEADER}", got "${truncate(lines[0])}"`, source)
+  if (lines.length < 2 || lines[1] !== ENCODING) {
+    throw configError(`second line must be "${ENCODING}" (the only supported encoding), got "${truncate(lines[1] ?? '')}"`, source)
+  }
+  if (lines.length < 3) throw configError('key line is missing', source)
+  if (lines.length > 3) throw configError(`unexpected content after the key line: "${truncate(lines[3])}"`, source)
+  const hex = lines[2]
+  if (!/^[0-9a-fA-F]*$/.test(hex)) throw configError('key line contains non-hex characters', source)
+  if (hex.length !== KEY_BYTES * 2) throw configError(`key must be ${KEY_BYTES * 2} hex characters, got ${hex.length}`, source)
+  return swarmKeyFromBytes(Uint8Array.from(Buffer.from(hex, 'hex')))
+}
+
+/** Read and parse a swarm key file. Missing or unreadable files are CONFIG errors naming the path. */
+export async function loadSwarmKey (path: string): Promise<SwarmKey> {
+  let raw: Uint8Array
+  try {
+    raw = await readFile(path)
+  } catch (e) {
+    throw new RbtError(ErrorCode.CONFIG, `cannot read swarm key file ${path}: ${errorMessage(e)}`, { cause: e })
+  }
+  return parseSwarmKey(raw, path)
+}
+
+/** Render a swarm key in the PSK v1 file format (with a final newline). */
+export function formatSwarmKey (key: SwarmKey): string {
+  return new TextDecoder().decode(key.psk)
+}
+
+function truncate (s: string): string {
+  return s.length > 40 ? `${s.slice(0, 40)}...` : s
+}
+
+let packageRoot: string | undefined
+/** The directory holding this package's package.json, found by walking up from this module. */
+export function findPackageRoot (): string {
+  if (packageRoot !== undefined) return packageRoot
+  let dir = dirname(fileURLToPath(import.meta.url))
+  for (;;) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'assets'))) {
+      packageRoot = dir
+      return dir
+    }
+    const parent = dirname(dir)
+    if (parent === dir) throw new RbtError(ErrorCode.CONFIG, 'cannot locate the package root (package.json with assets/)')
+    dir = parent
+  }
+}
+
+/** Path of the swarm key shipped with the package: `assets/swarm.key` (main net) or `assets/testswarm.key`. */
+export function defaultSwarmKeyPath (testNet: boolean): string {
+  return resolve(findPackageRoot(), 'assets', testNet ? 'testswarm.key' : 'swarm.key')
+}
+
+/** Synchronous variant for start-up code paths that cannot await. */
+export function loadSwarmKeySync (path: string): SwarmKey {
+  let raw: Uint8Array
+  try {
+    raw = readFileSync(path)
+  } catch (e) {
+    throw new RbtError(ErrorCode.CONFIG, `cannot read swarm key file ${path}: ${errorMessage(e)}`, { cause: e })
+  }
+  return parseSwarmKey(raw, path)
+}
