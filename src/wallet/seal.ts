@@ -16,8 +16,8 @@ import { decodePem, encodePem, PEM_ENCRYPTED_PRIVATE_KEY, PEM_PRIVATE_KEY } from
 
 export const PEM_SEALED_KEY = 'RBT SEALED PRIVATE KEY'
 const MAGIC = utf8('RBS1')
-/** scrypt cost: N = 2^15, r = 8, p = 1 (32 MiB, ~60 ms on a small VM). */
-export const SCRYPT_LOG_N = 15
+/** scrypt cost: N = 2^14, r = 8, p = 1 (16 MiB, ~60-70 ms per derivation on a 2-core VM). */
+export const SCRYPT_LOG_N = 14
 export const SCRYPT_R = 8
 export const SCRYPT_P = 1
 const SALT_LEN = 16

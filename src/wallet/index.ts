@@ -1,0 +1,13 @@
+/** Wallet: DIDs, keys, image shares, sealing and signatures. Pure crypto, no I/O. */
+export * from './bytes.js'
+export * from './did-string.js'
+export * from './pem.js'
+export * from './keys.js'
+export * from './signing.js'
+export * from './seal.js'
+export * from './bip39.js'
+export * from './image.js'
+export * from './nlss.js'
+export * from './did-document.js'
+export * from './did-crypto.js'
+export * from './create-did.js'
