@@ -1,0 +1,28 @@
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
+export const BIN = fileURLToPath(new URL('../../../bin/run.js', import.meta.url))
+
+/** Environment for child processes: no interactive terminal, no slow CA bundle loading. */
+export function childEnv (extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra }
+  delete env.NODE_EXTRA_CA_CERTS
+  return env
+}
+
+export interface CliResult { code: number | null, stdout: string, stderr: string }
+
+/** Runs the real `rbtnode` executable with no standard input. */
+export async function runCli (args: string[], opts: { cwd?: string, env?: Record<string, string>, timeoutMs?: number } = {}): Promise<CliResult> {
+  return await new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? ROOT, env: childEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString() })
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+    const t = setTimeout(() => { child.kill('SIGKILL') }, opts.timeoutMs ?? 60_000)
+    child.on('error', reject)
+    child.on('close', (code) => { clearTimeout(t); resolve({ code, stdout, stderr }) })
+  })
+}
