@@ -1,0 +1,11 @@
+/** Pure token-chain domain: encoding, IDs, blocks, contracts and chain validation. */
+export * from './types.js'
+export * from './cbor.js'
+export * from './hash.js'
+export * from './amount.js'
+export * from './cid.js'
+export * from './rac.js'
+export { wholeTokenContent, wholeTokenId, ftTokenPreimage, ftTokenId, nftTokenId, smartContractTokenId, smartContractDescriptor, goIndentedJson, goJsonString, tokenStateHash, KNOWN_LEVEL_LIMITS, MAX_TOKEN_LEVEL, type WholeTokenOptions, type SmartContractSources } from './token-id.js'
+export * from './block.js'
+export * from './contract.js'
+export * from './validate.js'
