@@ -1,0 +1,117 @@
+import { expect } from 'chai'
+import { createECDH, createPublicKey } from 'node:crypto'
+import { secp256k1 } from '@noble/curves/secp256k1.js'
+import { p256 } from '@noble/curves/nist.js'
+import { decodePem, encodePem } from '../../../src/wallet/pem.js'
+import { generateKeyPair, p256PublicPem, p256Pkcs8Der, p256FromPkcs8Der, parsePublicKeyPem, rawPublicPem } from '../../../src/wallet/keys.js'
+import { signHashHex, signMessage, verifyHashHex, verifyMessage, Verifier } from '../../../src/wallet/signing.js'
+import { didFromPublicFiles } from '../../../src/wallet/did-string.js'
+import { goPem, hex, toHex } from './helpers.js'
+
+/**
+ * Live-network signatures (vectors.md §2.5–2.7). The public keys were recovered from each
+ * signature over the first 32 ASCII characters of the hash; each recovered key, written into
+ * pubKey.pem, reproduces the signer's DID, which pins the key, the signing rule and the DID rule.
+ */
+const LIVE = [
+  { name: 'C1 sender', hash: '3f31b49975fce7c24ee6b705e59f097ebc7be998d139cb164d72f565fcee8bff', sig: '304402200ebe7f12a6501ea9334bbac7f3063d6ac3998b9694e051e98170f3683797e04402204a7e4ff6ae418f55598cb1c6d353191cc9870b22c4aad37ea36ddb4164b0d106', key: '02a722ec281afa1389cc2f630c3dc9d67d072d528edd862a859871aac2a3b0affb', did: 'bafybmiaysyb5hbdb6clsk7jncdejxwomxumv3zos5t57f6bwz7numvaina' },
+  { name: 'C2 sender', hash: '2528205ee902d5e537cfb6694ce017931a1cdd6be07e7af2867c803937dc5bb8', sig: '304402202fe718ca168deb42817cce1c758625a96e0f81c8a9d38a31ea874696f5a9cfef022003319304e31a81b5bb05f240f552869c48caf457e7be2d82c0306c0f832303c1', key: '0347214e120eaca93ac838957ccc06c91178a3e27a9cb9dd6a8ef4747d203b999b', did: 'bafybmihsas7ercw2upkuq5mpq2xrauwycxkes6pxxyj52ijfx7sgwsqr6m' },
+  { name: 'S5 executor', hash: '48c36408b85a59525095b95ccb2b0241a33f192a53642d740419fb16f3acd842', sig: '3044022032786c4333d85492ac334f85ac597a67bf468bd20a40f01ba8febdd0aa30f0d1022010851bf1ff50f8b0db6f6cf11f543de27cf97aa8058551327a0e05db1b9bb4ea', key: '044a15aa37f31dbcaa1ab93d742ef1397ef9f76a9a26425cb4d4436ea1f781f977f59b1c16eec61f9c57732c6fc49278b17a939615d07d8a865a326c62620e008a', did: 'bafybmicggfkxfz667vnra3datk5h3y5el24ir7gx7tciciaaoniaxnadwi' },
+  // B1 is high-S (s = 0xd5ad…): the reference produces and accepts these.
+  { name: 'B1 genesis (high-S)', hash: 'dddfeea488ac5b0b0be323d7277023518f29031671f7eccb11639ff88f1f9243', sig: '304502201af02d06758a73f343a783f3077ce01cf5a0bf04655da0214fbf1c5c132eb7f9022100d5ad44f4bd090816649ee016e6521d82d06d0d3eedb775366d97d37ed4100054', key: '02a722ec281afa1389cc2f630c3dc9d67d072d528edd862a859871aac2a3b0affb', did: 'bafybmiaysyb5hbdb6clsk7jncdejxwomxumv3zos5t57f6bwz7numvaina' }
+]
+
+describe('wallet/pem + keys', () => {
+  it('writes Go pem.EncodeToMemory layout', () => {
+    const body = new Uint8Array(100).map((_, i) => i)
+    const pem = Buffer.from(encodePem('PUBLIC KEY', body)).toString()
+    expect(pem).to.equal(Buffer.from(goPem('PUBLIC KEY', body)).toString())
+    const lines = pem.split('\n')
+    expect(lines[0]).to.equal('-----BEGIN PUBLIC KEY-----')
+    expect(lines[1]).to.have.length(64)
+    expect(pem.endsWith('-----END PUBLIC KEY-----\n')).to.equal(true)
+    expect(decodePem(pem.replace(/\n/g, '\r\n')).bytes).to.deep.equal(body)
+  })
+
+  it('P-256 public key is SPKI DER that OpenSSL reads back', () => {
+    const kp = generateKeyPair('p256')
+    const pem = p256PublicPem(kp.publicKey)
+    const ko = createPublicKey(Buffer.from(pem))
+    const jwk = ko.export({ format: 'jwk' })
+    expect(jwk.crv).to.equal('P-256')
+    expect(Buffer.from(jwk.x!, 'base64url').toString('hex')).to.equal(toHex(kp.publicKey.subarray(1, 33)))
+    const parsed = parsePublicKeyPem(pem)
+    expect(parsed.curve).to.equal('p256')
+    expect(parsed.point).to.deep.equal(kp.publicKey)
+  })
+
+  it('P-256 PKCS#8 round trip', () => {
+    const kp = generateKeyPair('p256')
+    expect(p256FromPkcs8Der(p256Pkcs8Der(kp.privateKey)).privateKey).to.deep.equal(kp.privateKey)
+  })
+
+  it('lite public keys: raw 65-byte and 33-byte points', () => {
+    const kp = generateKeyPair('secp256k1')
+    const pem = rawPublicPem('secp256k1', kp.publicKey)
+    expect(decodePem(pem).bytes).to.have.length(65)
+    expect(parsePublicKeyPem(pem)).to.deep.equal({ curve: 'secp256k1', point: kp.publicKey })
+    const ecdh = createECDH('secp256k1'); ecdh.setPrivateKey(Buffer.from(kp.privateKey))
+    const compressed = new Uint8Array(ecdh.getPublicKey(null, 'compressed'))
+    expect(parsePublicKeyPem(goPem('PUBLIC KEY', compressed)).point).to.deep.equal(kp.publicKey)
+    expect(() => parsePublicKeyPem(goPem('PUBLIC KEY', new Uint8Array(65).fill(4)))).to.throw(/not a point/)
+  })
+})
+
+describe('wallet/signing', () => {
+  for (const v of LIVE) {
+    it(`verifies live signature ${v.name} and its key reproduces the DID`, () => {
+      const key = parsePublicKeyPem(goPem('PUBLIC KEY', hex(v.key)))
+      expect(verifyHashHex(key, v.hash, hex(v.sig))).to.equal(true)
+      expect(didFromPublicFiles({ 'pubKey.pem': goPem('PUBLIC KEY', hex(v.key)) })).to.equal(v.did)
+      // a different hash (first 32 chars changed) must fail
+      const other = (v.hash[0] === '0' ? '1' : '0') + v.hash.slice(1)
+      expect(verifyHashHex(key, other, hex(v.sig))).to.equal(false)
+    })
+  }
+
+  it('only the first 32 input bytes are signed', () => {
+    for (const curve of ['p256', 'secp256k1'] as const) {
+      const kp = generateKeyPair(curve)
+      const h = 'ab'.repeat(32)
+      const sig = signHashHex(curve, kp.privateKey, h)
+      const key = { curve, point: kp.publicKey }
+      expect(verifyHashHex(key, h.slice(0, 32) + 'ff'.repeat(16), sig)).to.equal(true)
+      expect(verifyHashHex(key, 'ac' + h.slice(2), sig)).to.equal(false)
+      // independent check: noble over the raw first 32 ASCII bytes, no prehash
+      const impl = curve === 'p256' ? p256 : secp256k1
+      expect(impl.verify(sig, Buffer.from(h.slice(0, 32)), kp.publicKey, { prehash: false, format: 'der', lowS: false })).to.equal(true)
+    }
+  })
+
+  it('accepts high-S signatures for both curves', () => {
+    for (const [curve, impl] of [['p256', p256], ['secp256k1', secp256k1]] as const) {
+      const kp = generateKeyPair(curve)
+      const msg = new Uint8Array(Buffer.from('c0ffee'.repeat(11)))
+      const low = impl.Signature.fromBytes(signMessage(curve, kp.privateKey, msg), 'der')
+      const n = impl.Point.Fn.ORDER
+      const highS = low.s > n / 2n ? low.s : n - low.s
+      const high = new impl.Signature(low.r, highS).toBytes('der')
+      const v = new Verifier({ curve, point: kp.publicKey })
+      expect(v.verify(msg, high)).to.equal(true)
+      expect(v.verify(msg, new impl.Signature(low.r, n - highS).toBytes('der'))).to.equal(true)
+    }
+  })
+
+  it('rejects malformed and tampered signatures without throwing', () => {
+    const kp = generateKeyPair('p256')
+    const msg = new Uint8Array(Buffer.from('00'.repeat(32)))
+    const sig = signMessage('p256', kp.privateKey, msg)
+    const v = new Verifier({ curve: 'p256', point: kp.publicKey })
+    for (let i = 0; i < 4; i++) expect(v.verify(msg, sig)).to.equal(true) // also exercises the precomputed path
+    const t = sig.slice(); t[t.length - 1] ^= 1
+    expect(v.verify(msg, t)).to.equal(false)
+    expect(v.verify(msg, new Uint8Array(70))).to.equal(false)
+    expect(v.verify(msg, Uint8Array.from([...sig, 0]))).to.equal(false)
+    expect(verifyMessage({ curve: 'p256', point: generateKeyPair('p256').publicKey }, msg, sig)).to.equal(false)
+  })
+})
