@@ -193,6 +193,11 @@ function isPrivateListenAddr (addr: string): boolean {
     /^172\.(1[6-9]|2\d|3[01])\./.test(ip) || ip === '::1' || ip.toLowerCase().startsWith('fd')
 }
 
+function isNotFound (e: unknown): boolean {
+  if (e instanceof AggregateError) return e.errors.length > 0 && e.errors.every(isNotFound)
+  return e instanceof Error && e.name === 'NotFoundError'
+}
+
 function dhtKeyBytes (key: string | Uint8Array): Uint8Array {
   const bytes = typeof key === 'string' ? new TextEncoder().encode(key) : key
   const text = new TextDecoder().decode(bytes)
@@ -319,7 +324,12 @@ class Host implements P2pHost {
         const conn = await this.libp2p.dial(ma, { signal: d.signal })
         return conn.remotePeer.toString()
       } catch (e) {
-        throw p2pError(e, { peer: addr, op: 'dial', deadline: d })
+        const err = p2pError(e, { peer: addr, op: 'dial', deadline: d })
+        if (err.code === ErrorCode.PEER_UNREACHABLE || err.code === ErrorCode.TIMEOUT) {
+          // A peer on another private network fails the handshake in exactly this way.
+          throw new RbtError(err.code, `${err.message} (is it up, and does it use the same swarm key?)`, { cause: e, details: err.details })
+        }
+        throw err
       }
     })
   }
@@ -417,7 +427,7 @@ class Host implements P2pHost {
       try {
         return await this.libp2p.contentRouting.get(k, { signal: d.signal })
       } catch (e) {
-        if (e instanceof Error && e.name === 'NotFoundError') {
+        if (isNotFound(e)) {
           throw new RbtError(ErrorCode.NOT_FOUND, `DHT record ${new TextDecoder().decode(k)} not found`, { cause: e })
         }
         throw this.dhtError(e, 'DHT get', d)

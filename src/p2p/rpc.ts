@@ -118,6 +118,8 @@ export interface RpcOptions<T> extends RpcLimits {
 // Frames
 
 export const WIRE_VERSION = 1
+/** Request id used in an error frame when the request itself could not be read. */
+const UNKNOWN_ID = '-'
 
 interface ReqFrame { t: 'req', v: number, id: string, body: unknown, credit?: number }
 interface ResFrame { t: 'res', ok: true, id: string, body: unknown }
@@ -277,10 +279,16 @@ class RpcNode<T> implements Rpc<T> {
     stream.addEventListener('close', onClose)
     this.serverAborts.add(ac)
     this.active.add(stream)
-    let id = '-'
+    let id = UNKNOWN_ID
     let iterator: AsyncIterator<unknown> | undefined
     try {
-      const req = await this.readFrame(lp, this.requestReadTimeoutMs, ac.signal, peer, op)
+      const req = await this.readFrame(lp, this.requestReadTimeoutMs, ac.signal, peer, op).catch(e => {
+        const cause = (e as { cause?: unknown }).cause
+        if (cause instanceof Error && cause.name === 'InvalidDataLengthError') {
+          throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `${method} request is over the ${this.maxFrameBytes}-byte frame limit of peer ${this.host.peerId}`)
+        }
+        throw e
+      })
       if (req.t !== 'req') throw protocolError(`expected a request frame from ${peer}, got ${req.t}`, peer)
       id = req.id
       const handler = this.handlers.get(method) as AnyHandler
@@ -442,7 +450,7 @@ class RpcNode<T> implements Rpc<T> {
       const { stream, lp } = await this.open(peerId, method, protocol, payload, d)
       try {
         frame = await this.readFrame(lp, d.ms, d.signal, peerId, `rpc ${method}`)
-        if (frame.id !== id) throw protocolError(`peer ${peerId} answered ${method} request ${id} with id ${frame.id}`, peerId)
+        if (frame.id !== id && !(frame.t === 'err' && frame.id === UNKNOWN_ID)) throw protocolError(`peer ${peerId} answered ${method} request ${id} with id ${frame.id}`, peerId)
         // Our write side is done; closing lets both ends release the stream (stream limits).
         stream.close({ signal: d.signal }).catch(err => { stream.abort(err instanceof Error ? err : new Error(String(err))) })
       } catch (e) {
@@ -494,7 +502,9 @@ class RpcNode<T> implements Rpc<T> {
         } else {
           frame = await this.readFrame(lp, opts.pageTimeoutMs ?? this.pageTimeoutMs, opts.signal, peerId, `${op} page ${expected}`)
         }
-        if (frame.id !== id) throw protocolError(`peer ${peerId} answered ${method} request ${id} with id ${frame.id}`, peerId)
+        if (frame.id !== id && !(frame.t === 'err' && frame.id === UNKNOWN_ID)) {
+          throw protocolError(`peer ${peerId} answered ${method} request ${id} with id ${frame.id}`, peerId)
+        }
         if (frame.t === 'page') {
           if (frame.seq !== expected) throw protocolError(`${method}: page ${frame.seq} from ${peerId} arrived when ${expected} was due`, peerId)
           expected++

@@ -1,0 +1,161 @@
+import '../../src/util/polyfill.js'
+import { expect } from 'chai'
+import { CID } from 'multiformats/cid'
+import { sha256 } from 'multiformats/hashes/sha2'
+import * as raw from 'multiformats/codecs/raw'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { ErrorCode, RbtError } from '../../src/util/errors.js'
+import { createP2pHost, type P2pHost } from '../../src/p2p/host.js'
+import { defaultSwarmKeyPath, loadSwarmKeySync } from '../../src/p2p/swarm-key.js'
+import { connect, startHosts, stopAll, waitFor } from './helpers.js'
+
+async function expectRbtError (p: Promise<unknown>, code: string): Promise<RbtError> {
+  try {
+    await p
+  } catch (e) {
+    expect(e, String(e)).to.be.instanceOf(RbtError)
+    expect((e as RbtError).code, (e as RbtError).message).to.equal(code)
+    return e as RbtError
+  }
+  return expect.fail(`expected ${code}`)
+}
+
+describe('p2p/host', function () {
+  this.timeout(15_000)
+
+  describe('two hosts, same swarm key', () => {
+    let a: P2pHost, b: P2pHost
+    before(async () => { [a, b] = await startHosts(2) })
+    after(async () => { await stopAll([a, b]) })
+
+    it('reports full multiaddrs ending in /p2p/<id>', () => {
+      const addrs = a.multiaddrs()
+      expect(addrs.length).to.be.greaterThan(0)
+      for (const m of addrs) expect(m).to.match(new RegExp(`^/ip4/127\\.0\\.0\\.1/tcp/\\d+/p2p/${a.peerId}$`))
+    })
+
+    it('connects, fires onPeerConnect and lists the peer', async () => {
+      const seen: string[] = []
+      const off = b.onPeerConnect(p => { seen.push(p) })
+      const remote = await a.dial(b.multiaddrs()[0])
+      expect(remote).to.equal(b.peerId)
+      await waitFor('b to see a connect', () => seen.includes(a.peerId))
+      off()
+      expect(a.connectedPeers()).to.include(b.peerId)
+      expect(b.isConnected(a.peerId)).to.equal(true)
+    })
+
+    it('pings over libp2p and returns a round-trip time', async () => {
+      const rtt = await a.ping(b.peerId)
+      expect(rtt).to.be.a('number')
+      expect(rtt).to.be.at.least(0).and.below(5000)
+      expect(await b.ping(a.peerId)).to.be.a('number')
+    })
+
+    it('names an unknown peer in a clear error', async () => {
+      const stranger = peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString()
+      const err = await expectRbtError(a.ping(stranger, { timeoutMs: 2000 }), ErrorCode.PEER_UNREACHABLE)
+      expect(err.message).to.contain(stranger)
+      await expectRbtError(a.ping('not-a-peer-id'), ErrorCode.INVALID_PEER_ID)
+      await expectRbtError(a.dial('/not/a/multiaddr'), ErrorCode.INVALID_MULTIADDR)
+    })
+
+    it('a closed port is PEER_UNREACHABLE within the deadline', async () => {
+      const stranger = peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString()
+      const t0 = Date.now()
+      await expectRbtError(a.dial(`/ip4/127.0.0.1/tcp/1/p2p/${stranger}`, { timeoutMs: 2000 }), ErrorCode.PEER_UNREACHABLE)
+      expect(Date.now() - t0).to.be.below(2500)
+    })
+
+    it('delivers gossipsub messages from A to B', async () => {
+      const topic = 'rbt-test-topic'
+      const got: Array<{ data: string, from?: string }> = []
+      const off = b.subscribe(topic, m => { got.push({ data: new TextDecoder().decode(m.data), ...(m.from !== undefined ? { from: m.from } : {}) }) })
+      a.subscribe(topic, () => {})
+      await waitFor('A to see B subscribed', () => a.topicPeers(topic).includes(b.peerId))
+      // the mesh forms on the next heartbeat; publish until one arrives rather than sleeping
+      await waitFor('message at B', async () => {
+        await a.publish(topic, new TextEncoder().encode('hello'))
+        return got.length > 0
+      }, 5000, 150)
+      expect(got[0].data).to.equal('hello')
+      expect(got[0].from).to.equal(a.peerId)
+      off()
+    })
+
+    it('publishing with no subscribers is allowed (single-node networks)', async () => {
+      expect(await a.publish('nobody-listens', new Uint8Array([1]))).to.equal(0)
+    })
+  })
+
+  describe('private network', () => {
+    let a: P2pHost, outsider: P2pHost
+    before(async () => {
+      [a] = await startHosts(1)
+      outsider = await createP2pHost({ swarmKey: loadSwarmKeySync(defaultSwarmKeyPath(false)) })
+      await outsider.start()
+    })
+    after(async () => { await stopAll([a, outsider]) })
+
+    it('a host with a different swarm key cannot connect', async () => {
+      // Depending on where the garbled handshake stalls, the dialler sees a reset or its deadline.
+      const t0 = Date.now()
+      for (const [from, to] of [[outsider, a], [a, outsider]]) {
+        try {
+          await from.dial(to.multiaddrs()[0], { timeoutMs: 2000 })
+          expect.fail('dial across swarm keys must fail')
+        } catch (e) {
+          expect(e).to.be.instanceOf(RbtError)
+          expect([ErrorCode.PEER_UNREACHABLE, ErrorCode.TIMEOUT]).to.include((e as RbtError).code)
+          expect((e as RbtError).message).to.contain(to.peerId).and.contain('swarm key')
+        }
+      }
+      expect(Date.now() - t0).to.be.below(4600)
+      expect(a.connectedPeers()).to.not.include(outsider.peerId)
+      expect(outsider.connectedPeers()).to.not.include(a.peerId)
+    })
+  })
+
+  describe('DHT over a line A - B - C', () => {
+    let a: P2pHost, b: P2pHost, c: P2pHost
+    before(async () => {
+      [a, b, c] = await startHosts(3)
+      await connect(a, b)
+      await connect(b, c)
+      await waitFor('routing tables', () => a.dhtPeerCount() >= 1 && b.dhtPeerCount() >= 2 && c.dhtPeerCount() >= 1)
+    })
+    after(async () => { await stopAll([a, b, c]) })
+
+    it('a value put on A is found from C', async () => {
+      expect(a.isConnected(c.peerId)).to.equal(false)
+      const value = new TextEncoder().encode(JSON.stringify({ did: 'bafy-test', peer: a.peerId }))
+      await a.putValue('/rbt/did/bafy-test', value, { timeoutMs: 5000 })
+      const got = await c.getValue('/rbt/did/bafy-test', { timeoutMs: 5000 })
+      expect(new TextDecoder().decode(got)).to.equal(new TextDecoder().decode(value))
+    })
+
+    it('a missing record is NOT_FOUND, a key without namespace is INVALID_INPUT', async () => {
+      await expectRbtError(c.getValue('/rbt/did/nobody', { timeoutMs: 5000 }), ErrorCode.NOT_FOUND)
+      await expectRbtError(c.getValue('no-namespace'), ErrorCode.INVALID_INPUT)
+    })
+
+    it('provide on A, findProviders from C', async () => {
+      const cid = CID.createV1(raw.code, await sha256.digest(new TextEncoder().encode('token-state-1')))
+      await a.provide(cid, { timeoutMs: 5000 })
+      const providers = await c.findProviders(cid.toString(), { timeoutMs: 5000, limit: 1 })
+      expect(providers.map(p => p.peerId)).to.include(a.peerId)
+      const none = await c.findProviders(CID.createV1(raw.code, await sha256.digest(new Uint8Array([9]))), { timeoutMs: 1500 })
+      expect(none).to.deep.equal([])
+    })
+  })
+
+  it('start/stop are guarded and stop is idempotent', async () => {
+    const [h] = await startHosts(1)
+    await expectRbtError(h.start(), ErrorCode.CONFLICT)
+    await h.stop()
+    await h.stop()
+    expect(h.status).to.equal('stopped')
+    await expectRbtError(h.ping(h.peerId), ErrorCode.NOT_RUNNING)
+  })
+})

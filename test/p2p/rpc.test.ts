@@ -1,0 +1,246 @@
+import '../../src/util/polyfill.js'
+import { expect } from 'chai'
+import { createHash } from 'node:crypto'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { ErrorCode, RbtError } from '../../src/util/errors.js'
+import type { P2pHost } from '../../src/p2p/host.js'
+import { createRpc, PING_MESSAGE, type PagedSpec, type Rpc, type BuiltinMethods, type UnarySpec, type RpcContext } from '../../src/p2p/rpc.js'
+import { parseRpcProtocolId, rpcProtocolId } from '../../src/p2p/protocol-id.js'
+import { decodeJson, encodeJson } from '../../src/p2p/codec.js'
+import { connect, startHosts, stopAll, waitFor } from './helpers.js'
+
+interface TestMethods {
+  'test.echo': UnarySpec<{ text: string, bytes?: Uint8Array, repeat?: number }, { text: string, bytes?: Uint8Array, from: string, requestId: string }>
+  'test.fail': UnarySpec<{ code: string, message: string }, never>
+  'test.crash': UnarySpec<Record<string, never>, never>
+  'test.hang': UnarySpec<Record<string, never>, never>
+  'test.chunks': PagedSpec<{ totalBytes: number, pageBytes: number }, { seq: number, data: Uint8Array }>
+  'test.pages-then-fail': PagedSpec<{ pages: number }, { n: number }>
+  'test.endless': PagedSpec<Record<string, never>, { n: number }>
+}
+
+/** Deterministic content: byte i of the whole transfer is (i * 31 + 7) & 0xff. */
+function chunk (offset: number, len: number): Uint8Array {
+  const out = new Uint8Array(len)
+  for (let i = 0; i < len; i++) out[i] = ((offset + i) * 31 + 7) & 0xff
+  return out
+}
+
+function sha (parts: Uint8Array[]): string {
+  const h = createHash('sha256')
+  for (const p of parts) h.update(p)
+  return h.digest('hex')
+}
+
+async function expectRbtError (p: Promise<unknown>, code: string): Promise<RbtError> {
+  try {
+    await p
+  } catch (e) {
+    expect(e, String(e)).to.be.instanceOf(RbtError)
+    expect((e as RbtError).code, (e as RbtError).message).to.equal(code)
+    return e as RbtError
+  }
+  return expect.fail(`expected ${code}`)
+}
+
+describe('p2p/protocol-id and codec', () => {
+  it('builds and parses versioned protocol ids in one place', () => {
+    expect(rpcProtocolId('did.resolve')).to.equal('/rbt/did.resolve/1.0.0')
+    expect(rpcProtocolId('consensus.prepare', '2.1.0')).to.equal('/rbt/consensus.prepare/2.1.0')
+    expect(parseRpcProtocolId('/rbt/did.resolve/1.0.0')).to.deep.equal({ method: 'did.resolve', version: '1.0.0' })
+    expect(parseRpcProtocolId('/ipfs/ping/1.0.0')).to.equal(undefined)
+    expect(parseRpcProtocolId('/rbt/kad/1.0.0')).to.equal(undefined)
+    for (const bad of ['', 'a/b', 'kad', '.x', 'x.', 'has space']) expect(() => rpcProtocolId(bad)).to.throw(RbtError)
+    expect(() => rpcProtocolId('ok', '1.0')).to.throw(RbtError)
+  })
+
+  it('carries bytes as base64 and restores them, including Buffers and nested arrays', () => {
+    const v = { a: new Uint8Array([0, 1, 255]), b: [Buffer.from('hi')], c: { d: 'x', n: 3 } }
+    const text = new TextDecoder().decode(encodeJson(v))
+    expect(text).to.equal('{"a":{"$b64":"AAH/"},"b":[{"$b64":"aGk="}],"c":{"d":"x","n":3}}')
+    const back = decodeJson(encodeJson(v)) as { a: Uint8Array, b: Uint8Array[] }
+    expect(back.a).to.be.instanceOf(Uint8Array)
+    expect([...back.a]).to.deep.equal([0, 1, 255])
+    expect(new TextDecoder().decode(back.b[0])).to.equal('hi')
+    expect(() => decodeJson(new TextEncoder().encode('{nope'))).to.throw(RbtError)
+  })
+})
+
+describe('p2p/rpc', function () {
+  this.timeout(15_000)
+  let a: P2pHost, b: P2pHost, c: P2pHost
+  let ra: Rpc<TestMethods & BuiltinMethods>, rb: Rpc<TestMethods & BuiltinMethods>
+  let rc: Rpc<{ 'test.only-c': UnarySpec<Record<string, never>, { ok: boolean }> } & BuiltinMethods>
+  let hangAborted = 0
+  let endlessStopped = 0
+
+  const handlers = {
+    'test.echo': (req: { text: string, bytes?: Uint8Array, repeat?: number }, ctx: RpcContext) =>
+      ({ ...req, text: req.text.repeat(req.repeat ?? 1), from: ctx.peerId, requestId: ctx.requestId }),
+    'test.fail': (req: { code: string, message: string }): never => { throw new RbtError(req.code as ErrorCode, req.message) },
+    'test.crash': (): never => { throw new Error('secret internal detail') },
+    'test.hang': async (_req: Record<string, never>, ctx: RpcContext): Promise<never> => {
+      return await new Promise<never>((_resolve, reject) => {
+        ctx.signal.addEventListener('abort', () => { hangAborted++; reject(ctx.signal.reason) }, { once: true })
+      })
+    },
+    'test.chunks': async function * (req: { totalBytes: number, pageBytes: number }) {
+      let seq = 0
+      for (let off = 0; off < req.totalBytes; off += req.pageBytes) {
+        yield { seq: seq++, data: chunk(off, Math.min(req.pageBytes, req.totalBytes - off)) }
+      }
+    },
+    'test.pages-then-fail': async function * (req: { pages: number }) {
+      for (let n = 0; n < req.pages; n++) yield { n }
+      throw new RbtError(ErrorCode.CHAIN_INVALID, 'block 3 does not link to block 2')
+    },
+    'test.endless': async function * () {
+      try {
+        for (let n = 0; ; n++) yield { n }
+      } finally {
+        endlessStopped++
+      }
+    }
+  }
+
+  before(async () => {
+    [a, b, c] = await startHosts(3)
+    ra = createRpc<TestMethods>({ host: a, handlers })
+    rb = createRpc<TestMethods>({ host: b, handlers, maxFrameBytes: 512 * 1024 })
+    rc = createRpc<{ 'test.only-c': UnarySpec<Record<string, never>, { ok: boolean }> }>({ host: c, handlers: { 'test.only-c': () => ({ ok: true }) } })
+    await ra.start(); await rb.start(); await rc.start()
+    await connect(a, b)
+  })
+  after(async () => { await stopAll([ra, rb, rc, a, b, c]) })
+
+  it('answers the built-in rbt.ping', async () => {
+    expect(await ra.call(b.peerId, 'rbt.ping', {})).to.deep.equal({ message: PING_MESSAGE })
+    expect(ra.protocolId('rbt.ping')).to.equal('/rbt/rbt.ping/1.0.0')
+    expect(ra.methods).to.include.members(['rbt.ping', 'test.echo', 'test.chunks'])
+  })
+
+  it('round-trips a request with bytes, the caller peer id and the request id', async () => {
+    const res = await ra.call(b.peerId, 'test.echo', { text: 'hi', bytes: new Uint8Array([1, 2, 3]) }, { requestId: 'retry-42' })
+    expect(res.text).to.equal('hi')
+    expect(res.bytes).to.be.instanceOf(Uint8Array)
+    expect([...(res.bytes ?? [])]).to.deep.equal([1, 2, 3])
+    expect(res.from).to.equal(a.peerId)
+    expect(res.requestId).to.equal('retry-42')
+  })
+
+  it('re-throws a handler RbtError with its code on the caller', async () => {
+    const err = await expectRbtError(ra.call(b.peerId, 'test.fail', { code: ErrorCode.INSUFFICIENT_BALANCE, message: 'need 5 RBT' }), ErrorCode.INSUFFICIENT_BALANCE)
+    expect(err.message).to.equal('need 5 RBT')
+    expect(err.details).to.deep.include({ peer: b.peerId, method: 'test.fail', remote: true })
+  })
+
+  it('turns an unexpected handler exception into INTERNAL without leaking its message', async () => {
+    const err = await expectRbtError(ra.call(b.peerId, 'test.crash', {}), ErrorCode.INTERNAL)
+    expect(err.message).to.not.contain('secret')
+  })
+
+  it('a handler that never answers gives TIMEOUT within the deadline, and the handler is told', async () => {
+    const before = hangAborted
+    const t0 = Date.now()
+    const err = await expectRbtError(ra.call(b.peerId, 'test.hang', {}, { timeoutMs: 300 }), ErrorCode.TIMEOUT)
+    const took = Date.now() - t0
+    expect(took).to.be.at.least(250).and.below(1500)
+    expect(err.message).to.contain(b.peerId).and.contain('300 ms')
+    await waitFor('server handler to see the abort', () => hangAborted > before, 3000)
+  })
+
+  it('an unknown peer gives PEER_UNREACHABLE naming it; a bad id gives INVALID_PEER_ID', async () => {
+    const stranger = peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString()
+    const err = await expectRbtError(ra.call(stranger, 'rbt.ping', {}, { timeoutMs: 2000 }), ErrorCode.PEER_UNREACHABLE)
+    expect(err.message).to.contain(stranger)
+    await expectRbtError(ra.call('garbage', 'rbt.ping', {}), ErrorCode.INVALID_PEER_ID)
+  })
+
+  it('a method the peer does not serve gives PROTOCOL', async () => {
+    await connect(c, a)
+    const err = await expectRbtError(rc.call(a.peerId, 'test.only-c', {}), ErrorCode.PROTOCOL)
+    expect(err.message).to.contain(a.peerId)
+    expect(await rc.call(a.peerId, 'rbt.ping', {})).to.deep.equal({ message: PING_MESSAGE })
+  })
+
+  it('frames over the limit are PAYLOAD_TOO_LARGE: response (suggesting pages), request at the server, request at the caller', async () => {
+    const res = await expectRbtError(ra.call(b.peerId, 'test.echo', { text: 'x', repeat: 600 * 1024 }), ErrorCode.PAYLOAD_TOO_LARGE)
+    expect(res.message).to.contain('pages')
+    const big = 'x'.repeat(600 * 1024)
+    const atServer = await expectRbtError(ra.call(b.peerId, 'test.echo', { text: big }), ErrorCode.PAYLOAD_TOO_LARGE)
+    expect(atServer.message).to.contain(b.peerId)
+    await expectRbtError(rb.call(a.peerId, 'test.echo', { text: big }), ErrorCode.PAYLOAD_TOO_LARGE)
+    expect((await ra.call(b.peerId, 'test.echo', { text: 'still fine' })).text).to.equal('still fine')
+  })
+
+  it('streams 5 MB in pages over one stream, complete and in order', async () => {
+    const total = 5 * 1024 * 1024
+    const pageBytes = 256 * 1024
+    const got: Uint8Array[] = []
+    let expectSeq = 0
+    for await (const page of ra.callPaged(b.peerId, 'test.chunks', { totalBytes: total, pageBytes })) {
+      expect(page.seq).to.equal(expectSeq++)
+      got.push(page.data)
+    }
+    expect(expectSeq).to.equal(total / pageBytes)
+    expect(got.reduce((n, p) => n + p.length, 0)).to.equal(total)
+    expect(sha(got)).to.equal(sha([chunk(0, total)]))
+  })
+
+  it('a slow consumer does not overflow buffers (credit flow control)', async () => {
+    let n = 0
+    for await (const page of rb.callPaged(a.peerId, 'test.chunks', { totalBytes: 3 * 300 * 1024, pageBytes: 300 * 1024 })) {
+      expect(page.seq).to.equal(n++)
+      await new Promise(resolve => setTimeout(resolve, 30))
+    }
+    expect(n).to.equal(3)
+  })
+
+  it('an empty paged answer ends cleanly', async () => {
+    const pages: unknown[] = []
+    for await (const p of ra.callPaged(b.peerId, 'test.chunks', { totalBytes: 0, pageBytes: 10 })) pages.push(p)
+    expect(pages).to.deep.equal([])
+  })
+
+  it('an error after some pages arrives after those pages, with its code', async () => {
+    const seen: number[] = []
+    try {
+      for await (const p of ra.callPaged(b.peerId, 'test.pages-then-fail', { pages: 3 })) seen.push(p.n)
+      expect.fail('should throw')
+    } catch (e) {
+      expect((e as RbtError).code).to.equal(ErrorCode.CHAIN_INVALID)
+    }
+    expect(seen).to.deep.equal([0, 1, 2])
+  })
+
+  it('breaking out of a paged call cancels the producer', async () => {
+    const before = endlessStopped
+    let n = 0
+    for await (const p of ra.callPaged(b.peerId, 'test.endless', {})) {
+      expect(p.n).to.equal(n++)
+      if (n === 10) break
+    }
+    await waitFor('producer to stop', () => endlessStopped > before, 3000)
+  })
+
+  it('200 sequential requests do not exhaust stream limits', async () => {
+    for (let i = 0; i < 200; i++) {
+      const res = await ra.call(b.peerId, 'test.echo', { text: `n${i}` })
+      expect(res.text).to.equal(`n${i}`)
+    }
+    const conns = a.libp2p.getConnections(b.libp2p.peerId)
+    expect(conns.length).to.equal(1)
+    await waitFor('streams to close', () => conns[0].streams.filter(s => s.protocol?.startsWith('/rbt/test') === true).length === 0, 3000)
+  })
+
+  it('serves 64 concurrent requests on one connection', async () => {
+    const all = await Promise.all(Array.from({ length: 64 }, async (_, i) => await rb.call(a.peerId, 'test.echo', { text: String(i) })))
+    expect(all.map(r => r.text)).to.deep.equal(Array.from({ length: 64 }, (_, i) => String(i)))
+  })
+
+  it('refuses calls when stopped', async () => {
+    const r = createRpc<Record<never, never>>({ host: a, handlers: {} })
+    await expectRbtError(r.call(b.peerId, 'rbt.ping', {}), ErrorCode.NOT_RUNNING)
+  })
+})
