@@ -40,7 +40,8 @@ export function keyPairFromPrivate (curve: Curve, privateKey: Uint8Array): KeyPa
   if (!(privateKey instanceof Uint8Array) || privateKey.length !== 32 || !impl.utils.isValidSecretKey(privateKey)) {
     throw new RbtError(ErrorCode.INVALID_INPUT, `invalid ${curve} private key`)
   }
-  return { curve, privateKey, publicKey: impl.getPublicKey(privateKey, false) }
+  // Copy: callers may wipe the buffer they passed in.
+  return { curve, privateKey: privateKey.slice(), publicKey: impl.getPublicKey(privateKey, false) }
 }
 
 /** Parse and validate a SEC1 point (33 or 65 bytes); returns the uncompressed form. */
