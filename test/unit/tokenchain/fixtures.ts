@@ -1,0 +1,137 @@
+/**
+ * Test fixtures: real P-256 keys (generated with node:crypto) per fake DID, an owner key and a
+ * quorum key each, and a builder for signed test-token chains.
+ *
+ * Mode "raw" signs as the reference does: ECDSA over the leftmost 32 bytes of the ASCII hex string
+ * used directly as the digest (no further hashing); noble-curves does the raw ECDSA because
+ * node:crypto always hashes its input. Mode "node-sha256" uses node:crypto sign/verify with cached
+ * KeyObjects over the same 32 bytes (hashed with SHA-256 first): not wire-compatible, used only to
+ * measure node:crypto speed in the benchmark.
+ */
+import crypto, { type KeyObject } from 'node:crypto'
+import { p256 } from '@noble/curves/nist.js'
+import {
+  createBlock, createContract, createRac, encodeBlockEnvelope, encodeContractEnvelope, encodeRacEnvelope,
+  nextTokenEntry, racTokenContent, racTokenId, setSignature, testTokenGenesis, withContractSignature,
+  blockIdFor, ContractType, PledgeMode, RacType, TokenType, TransactionType,
+  type Block, type BlockContent, type SignatureVerifier, type SignerRole
+} from '../../../src/tokenchain/index.js'
+
+const B32 = 'abcdefghijklmnopqrstuvwxyz234567'
+
+interface KeyPair { priv: Uint8Array, pub: Uint8Array, privKey: KeyObject, pubKey: KeyObject }
+
+function newKeyPair (): KeyPair {
+  const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  const jwk = privateKey.export({ format: 'jwk' })
+  const b = (s: string | undefined): Buffer => Buffer.from(s!, 'base64url')
+  const pub = new Uint8Array(Buffer.concat([Buffer.from([4]), b(jwk.x), b(jwk.y)]))
+  return { priv: new Uint8Array(b(jwk.d)), pub, privKey: privateKey, pubKey: publicKey }
+}
+
+export type SignMode = 'raw' | 'node-sha256'
+
+export class KeyRing {
+  private readonly keys = new Map<string, { owner: KeyPair, quorum: KeyPair }>()
+  private counter = 0
+  verifyCalls = 0
+  constructor (readonly mode: SignMode = 'raw') {}
+
+  /** A fresh DID-shaped identifier with its own owner and quorum keys. */
+  newDid (): string {
+    const bytes = crypto.randomBytes(52)
+    let s = 'bafybmi'
+    for (const x of bytes) s += B32[x % 32]
+    this.counter++
+    this.keys.set(s, { owner: newKeyPair(), quorum: newKeyPair() })
+    return s
+  }
+
+  private pair (did: string, role: SignerRole): KeyPair {
+    const k = this.keys.get(did)
+    if (k === undefined) throw new Error(`no key for ${did}`)
+    return role === 'quorum' ? k.quorum : k.owner
+  }
+
+  sign (did: string, messageAsciiHex: string, role: SignerRole = 'owner'): string {
+    const msg = Buffer.from(messageAsciiHex, 'ascii').subarray(0, 32)
+    const k = this.pair(did, role)
+    if (this.mode === 'node-sha256') return crypto.sign('sha256', msg, k.privKey).toString('hex')
+    const sig = p256.sign(msg, k.priv, { prehash: false, format: 'der' })
+    return Buffer.from(sig).toString('hex')
+  }
+
+  readonly verifier: SignatureVerifier = {
+    verify: async (did, messageAsciiHex, signatureHex, role = 'owner') => {
+      this.verifyCalls++
+      const k = this.keys.get(did)
+      if (k === undefined) return false
+      const kp = role === 'quorum' ? k.quorum : k.owner
+      const msg = Buffer.from(messageAsciiHex, 'ascii').subarray(0, 32)
+      const sig = Buffer.from(signatureHex, 'hex')
+      if (this.mode === 'node-sha256') return crypto.verify('sha256', msg, kp.pubKey, sig)
+      try {
+        return p256.verify(sig, msg, kp.pub, { prehash: false, format: 'der', lowS: false })
+      } catch {
+        return false
+      }
+    }
+  }
+}
+
+export interface TestChain {
+  tokenId: string
+  tokenContent: string
+  owners: string[]
+  quorums: string[]
+  blocks: Block[]
+  envelopes: Uint8Array[]
+}
+
+/** Content of a transfer block from `sender` to `receiver`, signed by sender and quorums. */
+export function transferBlock (ring: KeyRing, tokenId: string, previous: Block, sender: string, receiver: string, quorums: string[], epoch = 1_700_000_000): Block {
+  const prevId = blockIdFor(previous, tokenId)
+  let contract = createContract({
+    type: ContractType.RBT_DIRECT,
+    pledgeMode: PledgeMode.PERIODIC,
+    transInfo: { sender, receiver, comment: 'test', transTokens: { [tokenId]: { tokenType: TokenType.TEST_RBT, tokenValue: 1, owner: sender, blockId: prevId } } },
+    totalRbts: 1
+  })
+  const senderSig = ring.sign(sender, contract.hash)
+  contract = withContractSignature(contract, sender, senderSig)
+  const env = encodeContractEnvelope(contract)
+  const tid = crypto.createHash('sha3-256').update(env).digest('hex')
+  const content: BlockContent = {
+    transactionType: TransactionType.TRANSFERRED,
+    owner: receiver,
+    transInfo: { sender, receiver, comment: 'test', tid, tokens: { [tokenId]: nextTokenEntry(previous, tokenId) } },
+    smartContract: env,
+    quorumSignatures: quorums.map(q => ({ did: q, hash: '', signType: '0', signature: '', privSignature: ring.sign(q, tid, 'quorum') })),
+    pledgeDetails: { [quorums[0]!]: [{ token: 'QmPledgeTokenPlaceholder000000000000000000000', tokenType: TokenType.TEST_RBT, tokenBlockId: prevId }] },
+    tokenValue: 1,
+    childTokens: [],
+    initiatorSignature: { hash: contract.hash, signType: 0, initiatorDid: sender, privSignature: senderSig, nlssShareSignature: '' },
+    epoch
+  }
+  let block = createBlock(content)
+  for (const q of quorums) block = setSignature(block, q, ring.sign(q, block.hash, 'quorum'))
+  return block
+}
+
+/** A test-token chain: genesis by owners[0], then transfers owners[i-1] → owners[i]. */
+export function buildTestTokenChain (ring: KeyRing, transfers: number, quorumCount = 5): TestChain {
+  const owners = Array.from({ length: transfers + 1 }, () => ring.newDid())
+  const quorums = Array.from({ length: quorumCount }, () => ring.newDid())
+  const rac = createRac({ type: RacType.TEST_TOKEN, version: 1, did: owners[0]!, tokenNumber: 0, totalSupply: 1, timestamp: '2025-01-01 00:00:00 +0000 UTC' })
+  rac.signature = ring.sign(owners[0]!, rac.hash)
+  const racEnv = encodeRacEnvelope(rac)
+  const tokenId = racTokenId(racEnv)
+  let block = createBlock(testTokenGenesis({ tokenId, owner: owners[0]!, comment: 'test token' }))
+  block = setSignature(block, owners[0]!, ring.sign(owners[0]!, block.hash))
+  const blocks = [block]
+  for (let i = 1; i <= transfers; i++) {
+    block = transferBlock(ring, tokenId, block, owners[i - 1]!, owners[i]!, quorums)
+    blocks.push(block)
+  }
+  return { tokenId, tokenContent: racTokenContent(racEnv), owners, quorums, blocks, envelopes: blocks.map(encodeBlockEnvelope) }
+}
