@@ -1,6 +1,5 @@
-import type { Hook } from '@oclif/core'
+import { Errors, type Hook } from '@oclif/core'
 import { normaliseArgv, type FlagInfo } from './go-flags.js'
-import { formatLine } from '../util/logger.js'
 
 /** oclif preparse hook: rewrites Go-style flags before oclif parses them. */
 const hook: Hook<'preparse'> = async function ({ argv, options }) {
@@ -10,8 +9,8 @@ const hook: Hook<'preparse'> = async function ({ argv, options }) {
   try {
     return normaliseArgv(argv, flags)
   } catch (e) {
-    process.stderr.write(formatLine('ERROR', (e as Error).message) + '\n')
-    process.exit(2)
+    // a usage error: the command's catch turns it into one [ERROR] line and exit code 2
+    throw new Errors.CLIError((e as Error).message, { exit: 2 })
   }
 }
 export default hook

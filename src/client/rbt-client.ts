@@ -74,10 +74,10 @@ export class RbtClient {
 
   /** The envelope of a successful call; throws ApiError when status is false. */
   async call<R extends RouteId>(id: R, input: CallInput<R> = {}): Promise<Envelope<ResultOf<R>>> {
-    const env = await this.envelope(id, input)
+    const { httpStatus, ...env } = await this.envelope(id, input)
     if (!env.status) {
       const r = env.result as { code?: string } | null
-      throw new ApiError(env.message, env.httpStatus, r?.code, env.result)
+      throw new ApiError(env.message, httpStatus, r?.code, env.result)
     }
     return env
   }

@@ -1,0 +1,57 @@
+import { Config } from '@oclif/core'
+import { RbtClient } from '../../src/client/rbt-client.js'
+import type { HttpRequest, HttpTransport } from '../../src/client/transport.js'
+import { setCliDeps } from '../../src/cli/deps.js'
+import type { Prompter } from '../../src/cli/prompter.js'
+import { ROOT } from '../helpers/cli.js'
+
+export interface Recorded { method: string, url: string, body?: unknown }
+export type Responder = (req: Recorded) => { status?: number, body: unknown }
+
+let config: Config | undefined
+async function loadConfig (): Promise<Config> {
+  config ??= await Config.load(ROOT)
+  return config
+}
+
+/**
+ * Runs a command in-process with a stub HTTP transport behind the real client and a stub prompter.
+ * Returns what the command wrote and the exit code it asked for.
+ */
+export async function runCommand (argv: string[], respond: Responder, prompter?: Partial<Prompter>): Promise<{ code: number, stdout: string, stderr: string, requests: Recorded[] }> {
+  const requests: Recorded[] = []
+  const transport: HttpTransport = {
+    request: async (req: HttpRequest) => {
+      const rec: Recorded = { method: req.method, url: req.url, body: req.body !== undefined ? JSON.parse(String(req.body)) : undefined }
+      requests.push(rec)
+      const r = respond(rec)
+      return { status: r.status ?? 200, text: JSON.stringify(r.body) }
+    }
+  }
+  let stdout = ''
+  let stderr = ''
+  const restore = setCliDeps({
+    makeClient: (baseUrl) => new RbtClient({ baseUrl, transport }),
+    stdout: (t) => { stdout += t },
+    stderr: (t) => { stderr += t },
+    prompter: { interactive: false, password: async () => { throw new Error('no prompt expected') }, ...prompter }
+  })
+  const cfg = await loadConfig()
+  let code = 0
+  const exit = process.exit
+  try {
+    const [id, ...args] = argv
+    const cmd = cfg.findCommand(id)
+    if (cmd === undefined) throw new Error(`no command ${id}`)
+    const C = await cmd.load()
+    await C.run(args, cfg)
+  } catch (e) {
+    const err = e as { oclif?: { exit?: number }, message: string }
+    if (err.oclif?.exit !== undefined) code = err.oclif.exit
+    else { code = -1; stderr += `UNCAUGHT ${err.message}` }
+  } finally {
+    process.exit = exit
+    restore()
+  }
+  return { code, stdout, stderr, requests }
+}

@@ -1,0 +1,68 @@
+import { expect } from 'chai'
+import { createCipheriv, createHash } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { decryptApiConfig, defaultApiConfig, encryptApiConfig } from '../../../src/config/api-config.js'
+import { resolveNodeOptions } from '../../../src/config/node-options.js'
+import { RbtError } from '../../../src/util/errors.js'
+
+describe('config: encrypted api_config.json', () => {
+  it('reads a file built independently the way the reference writes it', () => {
+    const nonce = Buffer.from('000102030405060708090a0b', 'hex')
+    const key = createHash('sha256').update(Buffer.concat([nonce, Buffer.from('TestKeyBasic#2022')])).digest()
+    const c = createCipheriv('aes-256-gcm', key, nonce)
+    const plain = JSON.stringify({ node_address: 'localhost', node_port: 20005, dir_path: './', cfg_data: { ports: { sender_port: 21005, receiver_port: 27000, ipfs_port: 5007, swarm_port: 4007, ipfs_api_port: 8086 }, bootstrap: ['/ip4/1.2.3.4/tcp/4001/p2p/12D3KooWPhZEYEw4jG3kSRuwgMEHcVt7KMkm1ui2ddu4fgSgwvDq'], test_bootstrap: [] } })
+    const data = Buffer.concat([c.update(plain), c.final(), c.getAuthTag()])
+    const file = JSON.stringify({ rand: nonce.toString('base64'), data: data.toString('base64') })
+    const cfg = decryptApiConfig(file, 'TestKeyBasic#2022')
+    expect(cfg.node_port).to.equal(20005)
+    expect(cfg.cfg_data.ports.swarm_port).to.equal(4007)
+  })
+
+  it('round-trips and refuses a wrong key or a damaged file', () => {
+    const cfg = defaultApiConfig(3, '/x')
+    const text = encryptApiConfig(cfg, 'k1')
+    expect(decryptApiConfig(text, 'k1')).to.deep.equal(cfg)
+    expect(() => decryptApiConfig(text, 'k2')).to.throw(RbtError, /wrong -k key/)
+    expect(() => decryptApiConfig('{"rand":"AAAA","data":"AAAA"}', 'k1')).to.throw(RbtError, /damaged/)
+    expect(() => decryptApiConfig('not json', 'k1')).to.throw(RbtError, /not valid JSON/)
+  })
+
+  it('uses the reference port defaults for node n', () => {
+    const c = defaultApiConfig(2, '/x')
+    expect(c.node_port).to.equal(20002)
+    expect(c.cfg_data.ports).to.deep.equal({ sender_port: 21002, receiver_port: 24000, ipfs_port: 5004, swarm_port: 4004, ipfs_api_port: 8083 })
+  })
+})
+
+describe('config: resolveNodeOptions', () => {
+  let dir = ''
+  beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'rbtnode-cfg-')) })
+  afterEach(() => { rmSync(dir, { recursive: true, force: true }) })
+
+  it('creates the encrypted config on first start and reads it back', () => {
+    const o = resolveNodeOptions({ p: 'node4', n: 4 }, dir)
+    expect(o.apiPort).to.equal(20004)
+    expect(o.swarmPort).to.equal(4006)
+    expect(o.apiHost).to.equal('127.0.0.1')
+    expect(o.startCore).to.equal(true)
+    expect(o.dataDir).to.equal(join(dir, 'node4', 'Rubix', 'MainNet'))
+    const text = readFileSync(join(dir, 'node4', 'api_config.json'), 'utf8')
+    expect(text).to.not.match(/20004/) // encrypted at rest
+    expect(decryptApiConfig(text, 'TestKeyBasic#2022').node_port).to.equal(20004)
+    // flags win over the file
+    expect(resolveNodeOptions({ p: 'node4', n: 4, port: 1234, s: false }, dir)).to.include({ apiPort: 1234, startCore: false })
+  })
+
+  it('resolves -testNetKey against the current directory, and falls back to the packaged key', () => {
+    writeFileSync(join(dir, 'mine.key'), '/key/swarm/psk/1.0.0/\n/base16/\n' + 'ab'.repeat(32))
+    expect(resolveNodeOptions({ p: 'a', testNet: true, testNetKey: 'mine.key' }, dir).swarmKeyPath).to.equal(join(dir, 'mine.key'))
+    expect(resolveNodeOptions({ p: 'b', testNet: true }, dir).swarmKeyPath).to.equal(undefined)
+    expect(() => resolveNodeOptions({ p: 'c', testNet: true, testNetKey: 'missing.key' }, dir)).to.throw(RbtError, /does not exist/)
+  })
+
+  it('rejects a bad node number', () => {
+    expect(() => resolveNodeOptions({ p: 'x', n: -1 }, dir)).to.throw(RbtError, /-n must be/)
+  })
+})

@@ -1,0 +1,78 @@
+import { expect } from 'chai'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { LevelStore } from '../../../src/storage/level-store.js'
+import { NodeConfigStore } from '../../../src/storage/node-config-store.js'
+import { RbtError } from '../../../src/util/errors.js'
+
+describe('storage: LevelStore', () => {
+  let dir = ''
+  let store: LevelStore
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'rbtnode-level-'))
+    store = new LevelStore(join(dir, 'db'))
+    await store.open()
+  })
+  afterEach(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }) })
+
+  it('applies a batch across collections atomically', async () => {
+    await store.batch([
+      { type: 'put', collection: 'tokens', key: 't1', value: { status: 'Locked' } },
+      { type: 'put', collection: 'blocks', key: 't1/0', value: { n: 0 } },
+      { type: 'put', collection: 'txs', key: 'tx1', value: { id: 'tx1' } }
+    ])
+    expect(await store.collection('tokens').get('t1')).to.deep.equal({ status: 'Locked' })
+    // a batch that fails validation writes nothing
+    try {
+      await store.batch([
+        { type: 'put', collection: 'tokens', key: 't1', value: { status: 'Free' } },
+        { type: 'put', collection: 'Bad Name', key: 'x', value: 1 }
+      ])
+      expect.fail('should throw')
+    } catch (e) { expect((e as Error).message).to.match(/bad collection name/) }
+    expect(await store.collection('tokens').get('t1')).to.deep.equal({ status: 'Locked' })
+  })
+
+  it('iterates ranges and prefixes in key order, isolated per collection', async () => {
+    const c = store.collection<number>('blocks')
+    await store.batch(['a/2', 'a/1', 'b/1', 'a/3'].map((k, i) => ({ type: 'put' as const, collection: 'blocks', key: k, value: i })))
+    await store.collection('other').put('a/9', 9)
+    const keys: string[] = []
+    for await (const k of c.keys({ prefix: 'a/' })) keys.push(k)
+    expect(keys).to.deep.equal(['a/1', 'a/2', 'a/3'])
+    expect(await c.count({ prefix: 'a/' })).to.equal(3)
+    const rev: string[] = []
+    for await (const [k] of c.entries({ prefix: 'a/', reverse: true, limit: 2 })) rev.push(k)
+    expect(rev).to.deep.equal(['a/3', 'a/2'])
+    expect(await c.get('missing')).to.equal(undefined)
+  })
+
+  it('refuses a second opener with a clear message', async () => {
+    const other = new LevelStore(join(dir, 'db'))
+    try {
+      await other.open()
+      expect.fail('should throw')
+    } catch (e) {
+      expect(e).to.be.instanceOf(RbtError)
+      expect((e as Error).message).to.match(/in use by another process/)
+    }
+  })
+})
+
+describe('storage: NodeConfigStore', () => {
+  it('seeds bootstrap once and persists updates', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rbtnode-ncfg-'))
+    try {
+      const a = new NodeConfigStore(join(dir, 'node.json'))
+      await a.open(['/ip4/1.1.1.1/tcp/1'])
+      await a.update((d) => { d.bootstrap.push('/ip4/2.2.2.2/tcp/2'); d.peers.x = { peerId: 'p', updatedAt: 1 } })
+      await Promise.all([1, 2, 3].map(async (i) => { await a.update((d) => { d.settings['k' + i] = i }) }))
+      const b = new NodeConfigStore(join(dir, 'node.json'))
+      await b.open(['/ip4/9.9.9.9/tcp/9'])
+      expect(b.data.bootstrap).to.deep.equal(['/ip4/1.1.1.1/tcp/1', '/ip4/2.2.2.2/tcp/2'])
+      expect(b.data.peers.x.peerId).to.equal('p')
+      expect(b.data.settings).to.include({ k1: 1, k2: 2, k3: 3 })
+    } finally { rmSync(dir, { recursive: true, force: true }) }
+  })
+})
