@@ -1,5 +1,6 @@
 import type { Envelope } from '../api/contract/envelope.js'
-import { buildPath, routes, type BodyOf, type QueryOf, type ResultOf, type RouteDef, type RouteId } from '../api/contract/routes.js'
+import { buildPath, paths, type RouteId } from '../api/contract/paths.js'
+import type { BodyOf, QueryOf, ResultOf } from '../api/contract/routes.js'
 import { ApiError } from './api-error.js'
 import type { HttpTransport } from './transport.js'
 
@@ -33,7 +34,7 @@ export class RbtClient {
 
   /** The raw envelope (status may be false); throws only when no envelope came back. */
   async envelope<R extends RouteId>(id: R, input: CallInput<R> = {}): Promise<Envelope<ResultOf<R>> & { httpStatus: number }> {
-    const def = (routes as unknown as Record<RouteId, RouteDef>)[id]
+    const def = paths[id]
     let url = this.baseUrl + buildPath(def.path, input.params)
     if (input.query !== undefined) {
       const qs = new URLSearchParams()

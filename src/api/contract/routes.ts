@@ -1,15 +1,14 @@
 import { z } from 'zod'
 import { didString, multiaddrString, peerIdString, peersBody } from './schemas.js'
+import { paths, type RouteId } from './paths.js'
 
 /**
- * The one table of HTTP routes shared by the server (validation, routing, OpenAPI) and the client.
- * A route is data: method, path (Hono syntax for params), schemas for body/query/params.
+ * The one table of HTTP routes shared by the server (validation, routing, OpenAPI) and the client:
+ * method and path come from paths.ts, the schemas for body and query are declared here once.
  */
 export type Method = 'GET' | 'POST'
 
-export interface RouteDef<B extends z.ZodType | undefined = z.ZodType | undefined, Q extends z.ZodType | undefined = z.ZodType | undefined> {
-  method: Method
-  path: string
+interface RouteSpec<B extends z.ZodType | undefined = z.ZodType | undefined, Q extends z.ZodType | undefined = z.ZodType | undefined> {
   summary: string
   body?: B
   query?: Q
@@ -20,40 +19,43 @@ export interface RouteDef<B extends z.ZodType | undefined = z.ZodType | undefine
   tags: string[]
 }
 
-function route<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined> (def: RouteDef<B, Q>): RouteDef<B, Q> {
+export interface RouteDef<B extends z.ZodType | undefined = z.ZodType | undefined, Q extends z.ZodType | undefined = z.ZodType | undefined> extends RouteSpec<B, Q> {
+  method: Method
+  path: string
+}
+
+function route<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined> (def: RouteSpec<B, Q>): RouteSpec<B, Q> {
   return def
 }
 
-export const routes = {
+const specs = {
   // ---- node
-  nodeStart: route({ method: 'GET', path: '/svc/v1/node/start', summary: 'Starts the core (p2p host and services)', tags: ['node'] }),
-  nodeShutdown: route({ method: 'POST', path: '/svc/v1/node/shutdown', summary: 'Shuts the node down gracefully', tags: ['node'] }),
-  nodePeerId: route({ method: 'GET', path: '/svc/v1/node/peer_id', summary: "This node's peer id (in result and in message)", tags: ['node'] }),
+  nodeStart: route({ summary: 'Starts the core (p2p host and services)', tags: ['node'] }),
+  nodeShutdown: route({ summary: 'Shuts the node down gracefully', tags: ['node'] }),
+  nodePeerId: route({ summary: "This node's peer id (in result and in message)", tags: ['node'] }),
   nodePing: route({
-    method: 'GET',
-    path: '/svc/v1/node/ping',
     summary: 'Pings a peer with a real libp2p round trip',
     query: z.object({ peerID: peerIdString }),
     tags: ['node']
   }),
   nodeAddPeers: route({
-    method: 'POST',
-    path: '/svc/v1/node/add_peers',
     summary: "Maps a peer's DID to its peer id (persisted)",
     body: z.object({ DID: didString, PeerID: peerIdString, DIDType: z.number().int().min(0).max(4).optional() }),
     tags: ['node']
   }),
-  nodeStatus: route({ method: 'GET', path: '/svc/v1/node/status', summary: 'Node status: core, peer id, listen addresses, connected peers', tags: ['node'] }),
+  nodeStatus: route({ summary: 'Node status: core, peer id, listen addresses, connected peers', tags: ['node'] }),
   // ---- bootstrap
-  bootstrapAdd: route({ method: 'POST', path: '/svc/v1/bootstrap/add', summary: 'Adds bootstrap peers and dials them', body: peersBody, tags: ['bootstrap'] }),
-  bootstrapRemove: route({ method: 'POST', path: '/svc/v1/bootstrap/remove', summary: 'Removes bootstrap peers', body: peersBody, tags: ['bootstrap'] }),
-  bootstrapList: route({ method: 'GET', path: '/svc/v1/bootstrap', summary: 'Lists bootstrap peers', tags: ['bootstrap'] }),
-  bootstrapRemoveAll: route({ method: 'POST', path: '/svc/v1/bootstrap/remove_all', summary: 'Removes all bootstrap peers', tags: ['bootstrap'] }),
+  bootstrapAdd: route({ summary: 'Adds bootstrap peers and dials them', body: peersBody, tags: ['bootstrap'] }),
+  bootstrapRemove: route({ summary: 'Removes bootstrap peers', body: peersBody, tags: ['bootstrap'] }),
+  bootstrapList: route({ summary: 'Lists bootstrap peers', tags: ['bootstrap'] }),
+  bootstrapRemoveAll: route({ summary: 'Removes all bootstrap peers', tags: ['bootstrap'] }),
   // ---- meta
-  openapi: route({ method: 'GET', path: '/svc/v1/openapi.json', summary: 'This API as an OpenAPI 3 document', tags: ['meta'] })
-} as const
+  openapi: route({ summary: 'This API as an OpenAPI 3 document', tags: ['meta'] })
+} as const satisfies Record<RouteId, RouteSpec>
 
-export type RouteId = keyof typeof routes
+type Routes = { [K in RouteId]: (typeof specs)[K] & (typeof paths)[K] }
+export const routes: Routes = Object.fromEntries(Object.entries(specs).map(([id, spec]) => [id, { ...spec, ...paths[id as RouteId] }])) as unknown as Routes
+export type { RouteId }
 export type BodyOf<R extends RouteId> = (typeof routes)[R] extends RouteDef<infer B, any> ? (B extends z.ZodType ? z.input<B> : undefined) : undefined
 export type QueryOf<R extends RouteId> = (typeof routes)[R] extends RouteDef<any, infer Q> ? (Q extends z.ZodType ? z.input<Q> : undefined) : undefined
 
@@ -85,12 +87,4 @@ export interface NodeStatus {
 }
 
 export { multiaddrString }
-
-/** Fill `:name` params of a route path. */
-export function buildPath (path: string, params: Record<string, string> = {}): string {
-  return path.replace(/:([A-Za-z_]+)/g, (_m, name: string) => {
-    const v = params[name]
-    if (v === undefined) throw new Error(`missing path parameter ${name}`)
-    return encodeURIComponent(v)
-  })
-}
+export { buildPath } from './paths.js'

@@ -1,0 +1,28 @@
+/**
+ * Paths and methods of every route, with no runtime dependencies: the CLI client imports this
+ * (fast start-up); routes.ts adds the schemas the server validates with and OpenAPI documents.
+ */
+export const paths = {
+  nodeStart: { method: 'GET', path: '/svc/v1/node/start' },
+  nodeShutdown: { method: 'POST', path: '/svc/v1/node/shutdown' },
+  nodePeerId: { method: 'GET', path: '/svc/v1/node/peer_id' },
+  nodePing: { method: 'GET', path: '/svc/v1/node/ping' },
+  nodeAddPeers: { method: 'POST', path: '/svc/v1/node/add_peers' },
+  nodeStatus: { method: 'GET', path: '/svc/v1/node/status' },
+  bootstrapAdd: { method: 'POST', path: '/svc/v1/bootstrap/add' },
+  bootstrapRemove: { method: 'POST', path: '/svc/v1/bootstrap/remove' },
+  bootstrapList: { method: 'GET', path: '/svc/v1/bootstrap' },
+  bootstrapRemoveAll: { method: 'POST', path: '/svc/v1/bootstrap/remove_all' },
+  openapi: { method: 'GET', path: '/svc/v1/openapi.json' }
+} as const
+
+export type RouteId = keyof typeof paths
+
+/** Fill `:name` params of a route path. */
+export function buildPath (path: string, params: Record<string, string> = {}): string {
+  return path.replace(/:([A-Za-z_]+)/g, (_m, name: string) => {
+    const v = params[name]
+    if (v === undefined) throw new Error(`missing path parameter ${name}`)
+    return encodeURIComponent(v)
+  })
+}
