@@ -239,6 +239,9 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
       dht: kadDHT({
         protocol: opts.dht?.protocol ?? DEFAULT_DHT_PROTOCOL,
         clientMode: false,
+        // a node alone on the network (development) answers from its own store instead of
+        // waiting for peers until the deadline
+        allowQueryWithZeroPeers: true,
         peerInfoMapper,
         validators: { [DHT_NAMESPACE]: defaultRbtValidator, ...opts.dht?.validators },
         selectors: { [DHT_NAMESPACE]: firstRecordSelector, ...opts.dht?.selectors }

@@ -150,6 +150,22 @@ describe('p2p/host', function () {
     })
   })
 
+  it('a lone host answers DHT operations from its own store without waiting for peers', async () => {
+    const [h] = await startHosts(1)
+    try {
+      const t0 = Date.now()
+      await h.putValue('/rbt/did/alone', new Uint8Array([7]))
+      expect([...await h.getValue('/rbt/did/alone')]).to.deep.equal([7])
+      await expectRbtError(h.getValue('/rbt/did/nobody'), ErrorCode.NOT_FOUND)
+      const cid = CID.createV1(raw.code, await sha256.digest(new Uint8Array([1, 2, 3])))
+      await h.provide(cid)
+      expect((await h.findProviders(cid)).map(p => p.peerId)).to.deep.equal([h.peerId])
+      expect(Date.now() - t0).to.be.below(2000)
+    } finally {
+      await h.stop()
+    }
+  })
+
   it('start/stop are guarded and stop is idempotent', async () => {
     const [h] = await startHosts(1)
     await expectRbtError(h.start(), ErrorCode.CONFLICT)
