@@ -6,7 +6,7 @@
  * envelope  = canonical CBOR {"1": bstr(content), "2": bstr(cbor({did: hexSig}))}; "2" absent when unsigned
  * block ID  = `<blockNumber>-<hash>` where blockNumber is the decimal string of the token's entry
  */
-import { decodeCbor, encodeCbor, float, isCanonicalCbor, isCborObject, numberOf, type CborObject, type CborValue } from './cbor.js'
+import { decodeCbor, encodeCbor, equalBytes, float, isCborObject, numberOf, type CborObject, type CborValue } from './cbor.js'
 import { isHashHex, sha3Hex } from './hash.js'
 import { TokenType, TransactionType } from './types.js'
 import { RbtError, ErrorCode } from '../util/errors.js'
@@ -434,7 +434,7 @@ export function decodeBlockEnvelope (envelopeBytes: Uint8Array): DecodedBlock {
     signatures,
     envelopeBytes: envelopeBytes.slice(),
     raw,
-    canonical: isCanonicalCbor(contentBytes)
+    canonical: equalBytes(encodeCbor(raw), contentBytes)
   }
 }
 

@@ -46,7 +46,7 @@ class Writer {
   private buf: Uint8Array
   private view: DataView
   len = 0
-  constructor (size = 256) {
+  constructor (size = 64) {
     this.buf = new Uint8Array(size)
     this.view = new DataView(this.buf.buffer)
   }
@@ -123,8 +123,23 @@ function compareKeys (a: Uint8Array, b: Uint8Array): number {
   return 0
 }
 
+// Encoded text keys repeat constantly ("1".."13", DIDs, token IDs): keep a bounded memo.
+const keyMemo = new Map<string, Uint8Array>()
+function encodeKey (k: CborValue, depth: number): Uint8Array {
+  if (typeof k !== 'string') return encodeCbor(k, depth)
+  let b = keyMemo.get(k)
+  if (b === undefined) {
+    const w = new Writer(k.length + 9)
+    writeValue(w, k, depth)
+    b = w.result()
+    if (keyMemo.size >= 4096) keyMemo.clear()
+    keyMemo.set(k, b)
+  }
+  return b
+}
+
 function writeMap (w: Writer, entries: Array<[CborValue, CborValue]>, depth: number): void {
-  const encoded = entries.map(([k, v]) => ({ key: encodeCbor(k, depth + 1), value: v }))
+  const encoded = entries.map(([k, v]) => ({ key: encodeKey(k, depth + 1), value: v }))
   encoded.sort((x, y) => compareKeys(x.key, y.key))
   for (let i = 1; i < encoded.length; i++) {
     if (compareKeys(encoded[i - 1]!.key, encoded[i]!.key) === 0) throw cborError('duplicate map key')
