@@ -7,7 +7,7 @@
  * block ID  = `<blockNumber>-<hash>` where blockNumber is the decimal string of the token's entry
  */
 import { decodeCbor, encodeCbor, equalBytes, float, isCborObject, numberOf, type CborObject, type CborValue } from './cbor.js'
-import { isHashHex, sha3Hex } from './hash.js'
+import { sha3Hex } from './hash.js'
 import { TokenType, TransactionType } from './types.js'
 import { RbtError, ErrorCode } from '../util/errors.js'
 
