@@ -1,0 +1,295 @@
+/**
+ * The write side of token storage. A `LedgerChange` names every record one state change touches
+ * (token records, chain blocks, transaction records, token contents); `commit` turns it into one
+ * atomic, synced LevelDB batch together with the owner-index and balance updates it implies.
+ *
+ * Commits are serialised in-process, and the current token records are read inside that critical
+ * section, so balance deltas never race and `expect` preconditions (compare-and-set on status,
+ * owner or latest block) hold at the moment of the write. A crash before the batch lands leaves
+ * the old state; after, the new one: there is no in-between on disk.
+ */
+import type { BatchOp, KvStore } from './kv-store.js'
+import { ErrorCode, RbtError } from '../util/errors.js'
+import {
+  Collections, blockKey, emptyBalance, familyOf, mintIndexKey, ownerKey, txByDidKey,
+  type BalanceRecord, type BlockRecord, type OwnerIndexEntry, type TokenRecord, type TokenStatus, type TransactionRecord
+} from './token-records.js'
+
+export interface TokenPrecondition {
+  /** The stored token must exist (true) or must not exist (false). */
+  exists?: boolean
+  status?: readonly TokenStatus[]
+  owner?: string
+  latestBlockId?: string
+}
+
+export interface StoredBlockInput {
+  record: Omit<BlockRecord, 'bodyKey'>
+  /** The envelope exactly as received or built. */
+  envelope: Uint8Array
+}
+
+export interface LedgerChange {
+  tokens?: Array<{ record: TokenRecord, expect?: TokenPrecondition }>
+  blocks?: StoredBlockInput[]
+  transactions?: TransactionRecord[]
+  /** Token content (RAC hex text) by token id. */
+  contents?: Record<string, string>
+  /** Mint indexes claimed by this change: `did` + `index` → token id; a taken index is a conflict. */
+  mintIndexes?: Array<{ did: string, index: number, tokenId: string }>
+  /** Roles of DIDs in the transactions, for the per-DID transaction index. Default: initiator and receiver. */
+  txParticipants?: Array<{ txId: string, did: string, role: string, epoch: number }>
+}
+
+export interface CommitResult { ops: number }
+
+/** Key of a stored envelope: block hash plus a digest of the exact envelope bytes. */
+export const bodyKeyOf = (hash: string, envelopeDigestHex: string): string => `${hash}-${envelopeDigestHex.slice(0, 16)}`
+
+type Digest = (b: Uint8Array) => string
+
+export class TokenLedger {
+  private tail: Promise<unknown> = Promise.resolve()
+
+  constructor (private readonly store: KvStore, private readonly digest: Digest) {}
+
+  /** Runs `fn` alone: no other commit or exclusive section interleaves with it. */
+  async exclusive<T> (fn: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(fn, fn)
+    this.tail = run.catch(() => {})
+    return await run
+  }
+
+  /** Throws CONFLICT when an index in [start, start+count) was already minted for `did`. */
+  async checkMintIndexesFree (did: string, start: number, count: number): Promise<void> {
+    const col = this.store.collection<string>(Collections.mintIndex)
+    for await (const [k, v] of col.entries({ gte: mintIndexKey(did, start), lt: mintIndexKey(did, start + count), limit: 1 })) {
+      const index = Number(k.slice(k.lastIndexOf('/') + 1))
+      throw new RbtError(ErrorCode.CONFLICT, `token index ${index} was already minted for ${did} (token ${v}); choose another start_index`)
+    }
+  }
+
+  async commit (change: LedgerChange): Promise<CommitResult> {
+    return await this.exclusive(async () => await this.commitUnlocked(change))
+  }
+
+  /** Commit from inside an `exclusive` section (the caller already holds the lock). */
+  async commitUnlocked (change: LedgerChange): Promise<CommitResult> {
+    const ops: BatchOp[] = []
+    const now = Date.now()
+    const tokenChanges = change.tokens ?? []
+    const ids = tokenChanges.map((t) => t.record.tokenId)
+    if (new Set(ids).size !== ids.length) throw new RbtError(ErrorCode.INTERNAL, 'a ledger change names the same token twice')
+    const tokensCol = this.store.collection<TokenRecord>(Collections.tokens)
+    const before = ids.length > 0 ? await tokensCol.getMany(ids) : []
+
+    // preconditions
+    tokenChanges.forEach(({ record, expect }, i) => {
+      const old = before[i]
+      if (expect === undefined) return
+      const fail = (why: string): never => { throw new RbtError(ErrorCode.CONFLICT, `token ${record.tokenId} ${why}`, { details: { tokenId: record.tokenId } }) }
+      if (expect.exists === true && old === undefined) fail('is not stored on this node')
+      if (expect.exists === false && old !== undefined) fail('already exists')
+      if (expect.status !== undefined && (old === undefined || !expect.status.includes(old.status))) fail(`is ${old?.status ?? 'absent'}, expected ${expect.status.join(' or ')}`)
+      if (expect.owner !== undefined && old?.owner !== expect.owner) fail(`is owned by ${old?.owner ?? 'nobody'}, not ${expect.owner}`)
+      if (expect.latestBlockId !== undefined && old?.latestBlockId !== expect.latestBlockId) fail(`is at block ${old?.latestBlockId ?? '(none)'}, expected ${expect.latestBlockId}`)
+    })
+
+    if (change.mintIndexes !== undefined && change.mintIndexes.length > 0) {
+      const col = this.store.collection<string>(Collections.mintIndex)
+      const keys = change.mintIndexes.map((m) => mintIndexKey(m.did, m.index))
+      const taken = await col.getMany(keys)
+      const clash = taken.findIndex((v) => v !== undefined)
+      if (clash >= 0) {
+        const m = change.mintIndexes[clash]!
+        throw new RbtError(ErrorCode.CONFLICT, `token index ${m.index} was already minted for ${m.did} (token ${taken[clash]!}); choose another start_index`)
+      }
+      change.mintIndexes.forEach((m, i) => ops.push({ type: 'put', collection: Collections.mintIndex, key: keys[i]!, value: m.tokenId }))
+    }
+
+    // balances and owner index
+    const deltas = new Map<string, BalanceRecord>()
+    const touch = (did: string): BalanceRecord => {
+      let b = deltas.get(did)
+      if (b === undefined) { b = emptyBalance(did); deltas.set(did, b) }
+      return b
+    }
+    const apply = (r: TokenRecord, sign: 1 | -1): void => {
+      const b = touch(r.owner)
+      const fam = familyOf(r.kind)
+      const sums = (b.sums[fam] ??= {})
+      const counts = (b.counts[fam] ??= {})
+      sums[r.status] = (sums[r.status] ?? 0) + sign * r.value
+      counts[r.status] = (counts[r.status] ?? 0) + sign
+      if (fam === 'ft' && r.status === 'Free') {
+        const g = `${r.ftName ?? ''}\u0000${r.creator ?? ''}`
+        const cur = (b.ftGroups[g] ??= { name: r.ftName ?? '', creator: r.creator ?? '', count: 0, value: 0 })
+        cur.count += sign
+        cur.value += sign * r.value
+      }
+    }
+    tokenChanges.forEach(({ record }, i) => {
+      const old = before[i]
+      const rec: TokenRecord = { ...record, createdAt: old?.createdAt ?? record.createdAt ?? now, updatedAt: now }
+      if (old !== undefined) {
+        apply(old, -1)
+        const k = ownerKey(old.owner, familyOf(old.kind), old.status, old.tokenId)
+        const nk = ownerKey(rec.owner, familyOf(rec.kind), rec.status, rec.tokenId)
+        if (k !== nk) ops.push({ type: 'del', collection: Collections.ownerIndex, key: k })
+      }
+      apply(rec, 1)
+      const entry: OwnerIndexEntry = { value: rec.value, tokenType: rec.tokenType, kind: rec.kind }
+      ops.push({ type: 'put', collection: Collections.ownerIndex, key: ownerKey(rec.owner, familyOf(rec.kind), rec.status, rec.tokenId), value: entry })
+      ops.push({ type: 'put', collection: Collections.tokens, key: rec.tokenId, value: rec })
+    })
+    if (deltas.size > 0) {
+      const dids = [...deltas.keys()]
+      const stored = await this.store.collection<BalanceRecord>(Collections.balances).getMany(dids)
+      dids.forEach((did, i) => {
+        const merged = mergeBalance(stored[i] ?? emptyBalance(did), deltas.get(did)!)
+        merged.updatedAt = now
+        ops.push({ type: 'put', collection: Collections.balances, key: did, value: merged })
+      })
+    }
+
+    // blocks: one body per distinct envelope, one summary per token entry
+    const seenBodies = new Set<string>()
+    for (const b of change.blocks ?? []) {
+      const bodyKey = bodyKeyOf(b.record.hash, this.digest(b.envelope))
+      if (!seenBodies.has(bodyKey)) {
+        seenBodies.add(bodyKey)
+        ops.push({ type: 'put', collection: Collections.blockBodies, key: bodyKey, value: Buffer.from(b.envelope).toString('base64') })
+      }
+      ops.push({ type: 'put', collection: Collections.blocks, key: blockKey(b.record.tokenId, b.record.number), value: { ...b.record, bodyKey } })
+    }
+
+    for (const [tokenId, text] of Object.entries(change.contents ?? {})) {
+      ops.push({ type: 'put', collection: Collections.tokenContent, key: tokenId, value: text })
+    }
+
+    const participants = change.txParticipants ?? (change.transactions ?? []).flatMap((t) => {
+      const list = [{ txId: t.txId, did: t.initiator, role: 'initiator', epoch: t.epoch }]
+      if (t.receiver !== undefined && t.receiver !== t.initiator) list.push({ txId: t.txId, did: t.receiver, role: 'receiver', epoch: t.epoch })
+      return list
+    })
+    for (const t of change.transactions ?? []) {
+      ops.push({ type: 'put', collection: Collections.transactions, key: t.txId, value: { ...t, updatedAt: now } })
+    }
+    for (const p of participants) {
+      ops.push({ type: 'put', collection: Collections.txByDid, key: txByDidKey(p.did, p.epoch, p.txId), value: { role: p.role } })
+    }
+
+    await this.store.batch(ops, { sync: true })
+    return { ops: ops.length }
+  }
+}
+
+function mergeBalance (base: BalanceRecord, delta: BalanceRecord): BalanceRecord {
+  const out: BalanceRecord = structuredClone(base)
+  for (const part of ['sums', 'counts'] as const) {
+    for (const [fam, byStatus] of Object.entries(delta[part])) {
+      const target = (out[part][fam as keyof BalanceRecord['sums']] ??= {})
+      for (const [st, v] of Object.entries(byStatus ?? {})) {
+        const next = (target[st as TokenStatus] ?? 0) + (v ?? 0)
+        if (next === 0) delete target[st as TokenStatus]
+        else target[st as TokenStatus] = next
+      }
+    }
+  }
+  for (const [k, g] of Object.entries(delta.ftGroups)) {
+    const cur = out.ftGroups[k] ?? { name: g.name, creator: g.creator, count: 0, value: 0 }
+    cur.count += g.count
+    cur.value += g.value
+    if (cur.count === 0) delete out.ftGroups[k]
+    else out.ftGroups[k] = cur
+  }
+  return out
+}
+
+export interface AuditReport {
+  tokens: number
+  blocks: number
+  transactions: number
+  problems: string[]
+}
+
+/**
+ * Walks every token collection and checks that they agree: each token's latest block is stored and
+ * is the last of its chain, every stored block belongs to a stored token, the owner index holds
+ * exactly one entry per token, each token's transaction record exists and names it, and the
+ * balance records equal the sums recomputed from the token records.
+ */
+export async function auditLedger (store: KvStore): Promise<AuditReport> {
+  const problems: string[] = []
+  const tokens = new Map<string, TokenRecord>()
+  for await (const [k, v] of store.collection<TokenRecord>(Collections.tokens).entries()) {
+    if (k !== v.tokenId) problems.push(`token key ${k} holds ${v.tokenId}`)
+    tokens.set(k, v)
+  }
+  const lastBlock = new Map<string, BlockRecord>()
+  let blocks = 0
+  const bodies = store.collection<string>(Collections.blockBodies)
+  const bodyKeys = new Set<string>()
+  for await (const [k, b] of store.collection<BlockRecord>(Collections.blocks).entries()) {
+    blocks++
+    if (!tokens.has(b.tokenId)) problems.push(`block ${k} belongs to no stored token`)
+    const prev = lastBlock.get(b.tokenId)
+    if (prev === undefined ? b.number !== 0 : b.number !== prev.number + 1) problems.push(`chain of ${b.tokenId} has a gap before block ${b.number}`)
+    lastBlock.set(b.tokenId, b)
+    bodyKeys.add(b.bodyKey)
+  }
+  const keys = [...bodyKeys]
+  const present = keys.length > 0 ? await bodies.getMany(keys) : []
+  keys.forEach((k, i) => { if (present[i] === undefined) problems.push(`block body ${k} is missing`) })
+
+  const txCol = store.collection<TransactionRecord>(Collections.transactions)
+  const txIds = [...new Set([...tokens.values()].map((t) => t.txId).filter((x): x is string => x !== undefined))]
+  const txs = txIds.length > 0 ? await txCol.getMany(txIds) : []
+  const txById = new Map(txIds.map((id, i) => [id, txs[i]]))
+  const txTokens = new Map<string, Set<string>>()
+  for (const [id, t] of txById) if (t !== undefined) txTokens.set(id, new Set(t.tokens))
+
+  const ownerEntries = new Set<string>()
+  for await (const k of store.collection(Collections.ownerIndex).keys()) ownerEntries.add(k)
+
+  const expected = new Map<string, BalanceRecord>()
+  for (const t of tokens.values()) {
+    const last = lastBlock.get(t.tokenId)
+    if (last === undefined) problems.push(`token ${t.tokenId} has no chain`)
+    else if (last.blockId !== t.latestBlockId || last.number !== t.latestBlockNumber) problems.push(`token ${t.tokenId} says latest block ${t.latestBlockId}, the chain ends at ${last.blockId}`)
+    if (t.txId !== undefined) {
+      if (txById.get(t.txId) === undefined) problems.push(`token ${t.tokenId} names missing transaction ${t.txId}`)
+      else if (txTokens.get(t.txId)?.has(t.tokenId) !== true) problems.push(`transaction ${t.txId} does not list token ${t.tokenId}`)
+    }
+    const ok = ownerKey(t.owner, familyOf(t.kind), t.status, t.tokenId)
+    if (!ownerEntries.delete(ok)) problems.push(`owner index lacks ${ok}`)
+    let b = expected.get(t.owner)
+    if (b === undefined) { b = emptyBalance(t.owner); expected.set(t.owner, b) }
+    const fam = familyOf(t.kind)
+    const s = (b.sums[fam] ??= {}); s[t.status] = (s[t.status] ?? 0) + t.value
+    const c = (b.counts[fam] ??= {}); c[t.status] = (c[t.status] ?? 0) + 1
+  }
+  for (const k of ownerEntries) problems.push(`owner index entry ${k} matches no token state`)
+
+  const stored = new Map<string, BalanceRecord>()
+  for await (const [k, v] of store.collection<BalanceRecord>(Collections.balances).entries()) stored.set(k, v)
+  for (const did of new Set([...expected.keys(), ...stored.keys()])) {
+    const want = expected.get(did) ?? emptyBalance(did)
+    const have = stored.get(did) ?? emptyBalance(did)
+    for (const part of ['sums', 'counts'] as const) {
+      const fams = new Set([...Object.keys(want[part]), ...Object.keys(have[part])])
+      for (const fam of fams) {
+        const w = want[part][fam as 'rbt'] ?? {}
+        const h = have[part][fam as 'rbt'] ?? {}
+        for (const st of new Set([...Object.keys(w), ...Object.keys(h)])) {
+          const wv = w[st as TokenStatus] ?? 0
+          const hv = h[st as TokenStatus] ?? 0
+          if (wv !== hv) problems.push(`balance of ${did} ${fam}/${st} ${part}: stored ${hv}, tokens say ${wv}`)
+        }
+      }
+    }
+  }
+  let transactions = 0
+  for await (const _k of txCol.keys()) transactions++
+  return { tokens: tokens.size, blocks, transactions, problems }
+}
