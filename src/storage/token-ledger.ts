@@ -39,6 +39,8 @@ export interface LedgerChange {
   mintIndexes?: Array<{ did: string, index: number, tokenId: string }>
   /** Roles of DIDs in the transactions, for the per-DID transaction index. Default: initiator and receiver. */
   txParticipants?: Array<{ txId: string, did: string, role: string, epoch: number }>
+  /** Further puts/deletes in other collections (e.g. consensus records) that must land in the same batch. */
+  extra?: BatchOp[]
 }
 
 export interface CommitResult { ops: number }
@@ -179,6 +181,10 @@ export class TokenLedger {
       ops.push({ type: 'put', collection: Collections.txByDid, key: txByDidKey(p.did, p.epoch, p.txId), value: { role: p.role } })
     }
 
+    for (const op of change.extra ?? []) {
+      if ((Object.values(Collections) as string[]).includes(op.collection)) throw new RbtError(ErrorCode.INTERNAL, `extra ops may not write the token collection ${op.collection}`)
+      ops.push(op)
+    }
     await this.store.batch(ops, { sync: true })
     return { ops: ops.length }
   }
