@@ -1,0 +1,65 @@
+/**
+ * Messages of the transfer protocol (docs/protocol.md, "Transfer"). Bytes travel as Uint8Array;
+ * the rpc layer encodes them. Every message names the transaction id, and every handler is
+ * idempotent by it.
+ */
+import type { CreditSignature, PledgeToken } from '../tokenchain/block.js'
+
+/** Chain material a validator needs: the token's whole chain, and for part tokens its ancestors. */
+export interface ChainBundle {
+  /** tokenId → block envelopes, genesis first */
+  chains: Record<string, Uint8Array[]>
+  /** tokenId → hex RAC token content, for RAC-backed tokens */
+  contents: Record<string, string>
+}
+
+export interface PrepareRequest {
+  txid: string
+  quorumDid: string
+  /** contract envelope, signed by the sender */
+  contract: Uint8Array
+  bundle: ChainBundle
+  /** the sender's peer, asked for the outcome when this quorum hears nothing */
+  senderPeer: string
+  epoch: number
+}
+
+export type PrepareReply =
+  | { vote: 'yes', quorumDid: string, credit: CreditSignature, pledge: PledgeToken[], pledgeMilli: number }
+  | { vote: 'no', quorumDid: string, reason: string, conflict?: boolean }
+
+export interface SignRequest { txid: string, quorumDid: string, block: Uint8Array }
+export interface SignReply { quorumDid: string, signature: string }
+
+export interface FinalizeRequest { txid: string, quorumDid: string, block: Uint8Array }
+export interface AbortRequest { txid: string, quorumDid: string, reason: string }
+
+export interface DeliverRequest {
+  txid: string
+  receiver: string
+  contract: Uint8Array
+  /** the new block, fully signed */
+  block: Uint8Array
+  /** whole chains including the new block, plus ancestors of part tokens */
+  bundle: ChainBundle
+  memo: string
+  epoch: number
+}
+export interface DeliverReply { txid: string, accepted: true }
+
+export type OutcomeState = 'PREPARING' | 'COMMITTING' | 'COMMITTED' | 'ABORTED' | 'UNKNOWN'
+export interface OutcomeRequest { txid: string }
+export interface OutcomeReply { txid: string, state: OutcomeState, block?: Uint8Array }
+
+/** How consensus reaches other DIDs; the node routes local DIDs to local handlers. */
+export interface ConsensusTransport {
+  prepare: (req: PrepareRequest) => Promise<PrepareReply>
+  sign: (req: SignRequest) => Promise<SignReply>
+  finalize: (req: FinalizeRequest) => Promise<void>
+  abort: (req: AbortRequest) => Promise<void>
+  deliver: (req: DeliverRequest) => Promise<DeliverReply>
+  /** can the receiver DID be reached (resolves its peer and asks it)? */
+  probeReceiver: (did: string) => Promise<void>
+  /** asks the sender's node for a transaction's outcome */
+  outcome: (senderPeer: string, req: OutcomeRequest) => Promise<OutcomeReply>
+}

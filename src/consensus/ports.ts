@@ -1,0 +1,87 @@
+/**
+ * What consensus needs from the rest of the node. Consensus is domain code: it never sees libp2p,
+ * HTTP or the storage engine, only these interfaces. The node implements them.
+ */
+import type { SignatureVerifier } from '../tokenchain/validate.js'
+
+export type TokenStatus = 'Free' | 'Locked' | 'Pledged' | 'Transferred' | 'Burnt'
+
+/** A token as the ledger keeps it. Values are integer milli-RBT. */
+export interface TokenState {
+  tokenId: string
+  /** reference token type code (tokenchain TokenType) */
+  tokenType: number
+  valueMilli: number
+  owner: string
+  status: TokenStatus
+  /** `<n>-<hash>` of the latest block of this token's chain */
+  latestBlockId: string
+  /** part tokens: the token they were split from */
+  parentId?: string
+  /** hex RAC token content for RAC-backed tokens (test RBT, parts) */
+  content?: string
+  /** transaction that last changed the token */
+  txid?: string
+  updatedAt: number
+}
+
+export interface TransactionRecord {
+  txid: string
+  tokenType: 'rbt' | 'ft' | 'nft' | 'smartContract'
+  sender: string
+  receiver: string
+  amountMilli: number
+  tokens: string[]
+  quorums: string[]
+  memo: string
+  epoch: number
+  /** role of this node's DID in the transaction */
+  role: 'sender' | 'receiver' | 'quorum'
+  blockId?: string
+  status: 'committed' | 'pending'
+}
+
+/** Collects the writes of one atomic commit. */
+export interface LedgerWriter {
+  putToken: (t: TokenState) => void
+  /** stores a chain block envelope at its position in the token's chain */
+  putBlock: (tokenId: string, blockNumber: number, envelope: Uint8Array) => void
+  putTransaction: (t: TransactionRecord) => void
+  /** consensus's own records (outgoing, ledger entries, pledges, incoming) */
+  putRecord: (collection: ConsensusCollection, key: string, value: unknown) => void
+  delRecord: (collection: ConsensusCollection, key: string) => void
+}
+
+export type ConsensusCollection = 'cs-outgoing' | 'cs-votes' | 'cs-states' | 'cs-pledges' | 'cs-incoming' | 'cs-contents'
+
+export interface Ledger {
+  token: (tokenId: string) => Promise<TokenState | undefined>
+  tokensOf: (did: string, status?: TokenStatus) => Promise<TokenState[]>
+  /** all block envelopes of a token's chain, genesis first (empty when unknown) */
+  chain: (tokenId: string) => Promise<Uint8Array[]>
+  record: <T>(collection: ConsensusCollection, key: string) => Promise<T | undefined>
+  records: <T>(collection: ConsensusCollection) => AsyncIterable<[string, T]>
+  /** applies everything `build` wrote, atomically and durably */
+  commit: (build: (w: LedgerWriter) => void) => Promise<void>
+}
+
+/** Signs as one DID. `signHash` gives the DID's transaction signature, `pvtSign` a plain key signature. */
+export interface ConsensusSigner {
+  readonly did: string
+  /** signature over an ASCII hex hash: key signature plus, for image-share DIDs, the share signature */
+  signHash: (hashHex: string) => Promise<{ keySig: string, shareSig: string, signType: 0 | 1 }>
+  /** DER key signature (hex) over the ASCII bytes of `message` */
+  pvtSign: (message: string) => Promise<string>
+}
+
+/** Network-wide record that a token state was spent (a DHT record in the node). */
+export interface SpentMarker { txid: string, blockId: string, quorum: string }
+export interface SpentMarkers {
+  lookup: (stateHash: string) => Promise<SpentMarker | undefined>
+  publish: (stateHash: string, marker: SpentMarker) => Promise<void>
+}
+
+export type Verifier = SignatureVerifier
+
+export interface Clock { now: () => number }
+export const systemClock: Clock = { now: () => Date.now() }

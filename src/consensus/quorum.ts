@@ -1,0 +1,355 @@
+import { decodeBlockEnvelope, formatBlockId, type PledgeToken } from '../tokenchain/block.js'
+import { decodeContract } from '../tokenchain/contract.js'
+import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
+import { tokenStateHash } from '../tokenchain/token-id.js'
+import type { VerifiedBlockCache } from '../tokenchain/validate.js'
+import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
+import type { Logger } from '../util/logger.js'
+import { silentLogger } from '../util/logger.js'
+import { validateBundleToken } from './bundle.js'
+import { splitToken } from './part-split.js'
+import { KeyedMutex } from './keyed-mutex.js'
+import type { AbortRequest, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest } from './messages.js'
+import type { Clock, ConsensusSigner, Ledger, SpentMarkers, TokenState, Verifier } from './ports.js'
+import { systemClock } from './ports.js'
+import { stateKey, type PledgeRecord, type VoteRecord } from './records.js'
+
+export interface QuorumOptions {
+  ledger: Ledger
+  verifier: Verifier
+  /** signer of a quorum DID set up on this node, or undefined */
+  signerFor: (quorumDid: string) => ConsensusSigner | undefined
+  /** the quorum DID's own key (to split a token so it pledges exactly its share); optional */
+  ownerSignerFor?: (quorumDid: string) => ConsensusSigner | undefined
+  markers?: SpentMarkers
+  transport?: Pick<ConsensusTransport, 'outcome'>
+  clock?: Clock
+  logger?: Logger
+  fault?: (step: string) => void
+  /** how long a commit keeps the pledge when the tokens do not move on (reference: 7 days) */
+  pledgePeriodMs?: number
+  /** a vote with no word from its sender for this long asks the sender for the outcome */
+  staleVoteMs?: number
+  /** deadline of the DHT spent-marker lookup */
+  markerTimeoutMs?: number
+}
+
+class BoundedCache implements VerifiedBlockCache {
+  private readonly set = new Set<string>()
+  constructor (private readonly max: number) {}
+  has (k: string): boolean { return this.set.has(k) }
+  add (k: string): void {
+    if (this.set.size >= this.max) { const first = this.set.values().next().value; if (first !== undefined) this.set.delete(first) }
+    this.set.add(k)
+  }
+}
+
+const voteKey = (quorumDid: string, txid: string): string => `${quorumDid}/${txid}`
+
+/**
+ * A quorum's side. PREPARE validates the contract, the sender's signature and every token's whole
+ * chain, checks the token states were never voted for another transaction (durable ledger) nor spent
+ * on the network (DHT marker), locks the pledge and answers a signed vote. SIGN signs the final
+ * block of a transaction it voted for; FINALIZE records the commit and keeps the pledge; ABORT
+ * releases. Every handler is idempotent by transaction id.
+ */
+export class QuorumService {
+  private readonly ledger: Ledger
+  private readonly clock: Clock
+  private readonly log: Logger
+  private readonly locks = new KeyedMutex()
+  private readonly cache = new BoundedCache(100_000)
+
+  constructor (private readonly opts: QuorumOptions) {
+    this.ledger = opts.ledger
+    this.clock = opts.clock ?? systemClock
+    this.log = opts.logger ?? silentLogger
+  }
+
+  private fault (step: string): void { this.opts.fault?.(step) }
+
+  async prepare (req: PrepareRequest): Promise<PrepareReply> {
+    const { quorumDid, txid } = req
+    const no = (reason: string, conflict = false): PrepareReply => ({ vote: 'no', quorumDid, reason, conflict })
+    const signer = this.opts.signerFor(quorumDid)
+    if (signer === undefined) return no('Quorum is not setup')
+    return await this.locks.run(quorumDid, async () => {
+      const existing = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
+      if (existing !== undefined && existing.state !== 'RELEASED') {
+        return { vote: 'yes', quorumDid, credit: existing.credit, pledge: existing.pledge, pledgeMilli: existing.pledgeMilli }
+      }
+      // 1. contract and the sender's signature
+      let contract
+      try { contract = decodeContract(req.contract) } catch (e) { return no(`contract does not decode: ${errorMessage(e)}`) }
+      if (contract.transactionId !== txid) return no('transaction id is not the hash of the contract')
+      const ti = contract.content.transInfo
+      const sender = ti.sender
+      const receiver = ti.receiver
+      if (sender === undefined || receiver === undefined) return no('contract names no sender or receiver')
+      if (sender === quorumDid || receiver === quorumDid) return no('a quorum does not validate its own transaction')
+      const keySig = contract.keySignatures[sender]
+      if (keySig === undefined) return no('contract is not signed by the sender')
+      const shareSig = contract.shareSignatures[sender] ?? ''
+      const sigOk = shareSig !== ''
+        ? await this.opts.verifier.verifyNlss?.(sender, contract.hash, shareSig, keySig, 'owner').catch(() => false) ?? false
+        : await this.opts.verifier.verify(sender, contract.hash, keySig, 'owner').catch(() => false)
+      if (!sigOk) return no('sender signature on the contract does not verify')
+      const tokens = Object.entries(ti.transTokens ?? {})
+      if (tokens.length === 0) return no('contract transfers no token')
+      // 2. every token: whole chain valid, owned by the sender at the stated block, value as stated
+      let totalMilli = 0
+      const states: string[] = []
+      try {
+        for (const [tokenId, t] of tokens) {
+          const tip = await validateBundleToken(req.bundle, tokenId, this.opts.verifier, this.cache)
+          if (tip.burnt) return no(`token ${tokenId} is burnt`)
+          if (tip.owner !== sender) return no(`token ${tokenId} belongs to ${tip.owner}, not the sender`)
+          if (tip.blockId !== t.blockId) return no(`token ${tokenId}: the contract spends block ${String(t.blockId)}, the chain ends at ${tip.blockId}`)
+          const v = floatToMilliExact(t.tokenValue)
+          const chainValue = tip.value !== undefined ? floatToMilliExact(tip.value) : undefined
+          if (v === undefined || v <= 0) return no(`token ${tokenId}: bad value ${t.tokenValue}`)
+          if (chainValue !== undefined && chainValue !== v) return no(`token ${tokenId}: contract says ${t.tokenValue} RBT, the chain says ${String(tip.value)}`)
+          totalMilli += v
+          states.push(stateKey(tokenId, tip.blockId))
+        }
+      } catch (e) {
+        return no(errorMessage(e))
+      }
+      if (floatToMilliExact(contract.content.totalRbts) !== totalMilli) return no('contract total does not match its tokens')
+      // 3. double spend: our own ledger first (durable), then the network marker
+      for (const s of states) {
+        const held = await this.ledger.record<{ txid: string }>('cs-states', `${quorumDid}/${s}`)
+        if (held !== undefined && held.txid !== txid) {
+          const other = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, held.txid))
+          if (other !== undefined && other.state !== 'RELEASED') return no(`token state ${s} is held by transaction ${held.txid}`, true)
+        }
+      }
+      if (this.opts.markers !== undefined) {
+        for (const s of states) {
+          const [tokenId, blockId] = s.split('@')
+          const hash = tokenStateHash(tokenId, blockId)
+          const marker = await withTimeout(this.opts.markers.lookup(hash), this.opts.markerTimeoutMs ?? 2000).catch(() => undefined)
+          if (marker !== undefined && marker.txid !== txid) return no(`Token state is exhausted, token ${tokenId} is being double spent (spent by ${marker.txid})`, true)
+        }
+      }
+      // 4. pledge
+      const share = pledgePerQuorum(totalMilli)
+      const pledgeTokens = await this.pledgeTokens(quorumDid, share)
+      if (pledgeTokens === undefined) return no(`insufficient quorum liquidity: ${share / 1000} RBT to pledge`)
+      const pledge: PledgeToken[] = pledgeTokens.map((t) => ({ token: t.tokenId, tokenType: t.tokenType, tokenBlockId: t.latestBlockId }))
+      const pledgeMilli = pledgeTokens.reduce((s, t) => s + t.valueMilli, 0)
+      // 5. vote: a credit signature over the transaction id
+      const sig = await signer.signHash(txid)
+      const credit = { did: quorumDid, hash: txid, signType: sig.signType === 1 ? '1' : '0', signature: sig.shareSig, privSignature: sig.keySig }
+      const now = this.clock.now()
+      const vote: VoteRecord = {
+        txid, quorumDid, state: 'RESERVED', sender, receiver, senderPeer: req.senderPeer, amountMilli: totalMilli,
+        states, pledge, pledgeMilli, credit, createdAt: now, updatedAt: now
+      }
+      await this.ledger.commit((w) => {
+        for (const t of pledgeTokens) w.putToken({ ...t, status: 'Locked', txid, updatedAt: now })
+        for (const s of states) w.putRecord('cs-states', `${quorumDid}/${s}`, { txid })
+        w.putRecord('cs-votes', voteKey(quorumDid, txid), vote)
+      })
+      this.fault('quorum-reserved')
+      return { vote: 'yes', quorumDid, credit, pledge, pledgeMilli }
+    })
+  }
+
+  /** Free tokens of the quorum covering `share`; a larger token is split so exactly the share is pledged. */
+  private async pledgeTokens (quorumDid: string, share: number): Promise<TokenState[] | undefined> {
+    const free = (await this.ledger.tokensOf(quorumDid, 'Free')).filter((t) => t.owner === quorumDid)
+    const exact = free.find((t) => t.valueMilli === share)
+    if (exact !== undefined) return [exact]
+    const owner = this.opts.ownerSignerFor?.(quorumDid)
+    const bigger = free.filter((t) => t.valueMilli > share).sort((a, b) => a.valueMilli - b.valueMilli)[0]
+    if (owner !== undefined && bigger !== undefined) {
+      const chain = await this.ledger.chain(bigger.tokenId)
+      const res = await splitToken(bigger, chain[chain.length - 1], share, owner, this.clock.now())
+      await this.ledger.commit((w) => {
+        w.putToken(res.parent)
+        w.putBlock(bigger.tokenId, res.burnBlock.number, res.burnBlock.envelope)
+        for (const p of res.parts) { w.putToken(p.token); w.putBlock(p.token.tokenId, 0, p.genesis) }
+      })
+      return [res.parts[0].token]
+    }
+    return pickPledge(free, share)
+  }
+
+  async sign (req: SignRequest): Promise<SignReply> {
+    const { quorumDid, txid } = req
+    const signer = this.opts.signerFor(quorumDid)
+    if (signer === undefined) throw new RbtError(ErrorCode.FORBIDDEN, 'Quorum is not setup')
+    return await this.locks.run(quorumDid, async () => {
+      const vote = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
+      if (vote === undefined || vote.state === 'RELEASED') throw new RbtError(ErrorCode.CONFLICT, `no reservation for transaction ${txid}`)
+      const block = decodeBlockEnvelope(req.block)
+      if (vote.signature !== undefined) {
+        if (vote.blockHash === block.hash) return { quorumDid, signature: vote.signature }
+        throw new RbtError(ErrorCode.CONFLICT, `already signed another block for transaction ${txid}`)
+      }
+      const c = block.content
+      if (c.transInfo.tid !== txid) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block is for another transaction')
+      if (c.owner !== vote.receiver || c.transInfo.sender !== vote.sender || c.transInfo.receiver !== vote.receiver) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block moves the tokens to someone else than the contract says')
+      const spent = new Set(vote.states)
+      const entries = Object.entries(c.transInfo.tokens)
+      if (entries.length !== spent.size) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block carries other tokens than the contract')
+      for (const [tokenId, e] of entries) {
+        if (!spent.has(stateKey(tokenId, e.previousBlockId))) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `block does not continue token ${tokenId} from the state this quorum validated`)
+      }
+      const mine = c.pledgeDetails?.[quorumDid]
+      const flat = (ps: readonly PledgeToken[]): string => ps.map((x) => `${x.token}|${x.tokenType}|${x.tokenBlockId}`).join(',')
+      if (mine === undefined || flat(mine) !== flat(vote.pledge)) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block misstates this quorum\'s pledge')
+      if (!(c.quorumSignatures ?? []).some((cr) => cr.did === quorumDid && cr.privSignature === vote.credit.privSignature)) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block lacks this quorum\'s credit signature')
+      const signature = await signer.pvtSign(block.hash)
+      const now = this.clock.now()
+      await this.ledger.commit((w) => { w.putRecord('cs-votes', voteKey(quorumDid, txid), { ...vote, state: 'SIGNED', blockHash: block.hash, signature, updatedAt: now }) })
+      this.fault('quorum-signed')
+      return { quorumDid, signature }
+    })
+  }
+
+  async finalize (req: FinalizeRequest): Promise<void> {
+    const { quorumDid, txid } = req
+    await this.locks.run(quorumDid, async () => {
+      const vote = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
+      if (vote === undefined || vote.state === 'COMMITTED') return
+      if (vote.state === 'RELEASED') { this.log.warn(`finalize for released transaction ${txid} ignored`); return }
+      const block = decodeBlockEnvelope(req.block)
+      if (vote.blockHash !== undefined && vote.blockHash !== block.hash) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'finalized block is not the one this quorum signed')
+      if (block.content.transInfo.tid !== txid || block.signatures[quorumDid] === undefined) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'finalized block does not carry this quorum\'s signature')
+      await this.commitVote(vote, req.block)
+    })
+  }
+
+  private async commitVote (vote: VoteRecord, blockBytes: Uint8Array): Promise<void> {
+    const block = decodeBlockEnvelope(blockBytes)
+    const now = this.clock.now()
+    const tokens = await Promise.all(vote.pledge.map(async (p) => await this.ledger.token(p.token)))
+    const newBlockIds = Object.entries(block.content.transInfo.tokens).map(([id, e]) => `${id}@${formatBlockId(e.blockNumber, block.hash)}`)
+    const pledge: PledgeRecord = { txid: vote.txid, quorumDid: vote.quorumDid, tokens: vote.pledge.map((p) => p.token), newBlockIds, releaseAt: now + (this.opts.pledgePeriodMs ?? 7 * 24 * 3600_000) }
+    await this.ledger.commit((w) => {
+      for (const t of tokens) if (t !== undefined && t.status === 'Locked' && t.txid === vote.txid) w.putToken({ ...t, status: 'Pledged', updatedAt: now })
+      for (const [id, e] of Object.entries(block.content.transInfo.tokens)) w.putBlock(id, Number(e.blockNumber), blockBytes)
+      w.putRecord('cs-votes', voteKey(vote.quorumDid, vote.txid), { ...vote, state: 'COMMITTED', blockHash: block.hash, updatedAt: now })
+      w.putRecord('cs-pledges', voteKey(vote.quorumDid, vote.txid), pledge)
+      w.putTransaction({
+        txid: vote.txid, tokenType: 'rbt', sender: vote.sender, receiver: vote.receiver, amountMilli: vote.amountMilli,
+        tokens: vote.states.map((s) => s.split('@')[0]), quorums: Object.keys(block.signatures), memo: block.content.transInfo.comment ?? '',
+        epoch: block.content.epoch ?? Math.floor(now / 1000), role: 'quorum', blockId: newBlockIds[0]?.split('@')[1], status: 'committed'
+      })
+    })
+    this.fault('quorum-committed')
+    if (this.opts.markers !== undefined) {
+      for (const s of vote.states) {
+        const [tokenId, blockId] = s.split('@')
+        this.opts.markers.publish(tokenStateHash(tokenId, blockId), { txid: vote.txid, blockId: formatBlockId(block.content.transInfo.tokens[tokenId]?.blockNumber ?? '0', block.hash), quorum: vote.quorumDid })
+          .catch((e) => { this.log.debug(`spent marker for ${tokenId}: ${errorMessage(e)}`) })
+      }
+    }
+  }
+
+  async abort (req: AbortRequest): Promise<void> {
+    await this.locks.run(req.quorumDid, async () => {
+      const vote = await this.ledger.record<VoteRecord>('cs-votes', voteKey(req.quorumDid, req.txid))
+      if (vote === undefined || vote.state === 'RELEASED') return
+      if (vote.state === 'COMMITTED') { this.log.warn(`abort for committed transaction ${req.txid} ignored`); return }
+      await this.release(vote, req.reason)
+    })
+  }
+
+  private async release (vote: VoteRecord, reason: string): Promise<void> {
+    const now = this.clock.now()
+    const tokens = await Promise.all(vote.pledge.map(async (p) => await this.ledger.token(p.token)))
+    await this.ledger.commit((w) => {
+      for (const t of tokens) if (t !== undefined && t.status === 'Locked' && t.txid === vote.txid) w.putToken({ ...t, status: 'Free', updatedAt: now })
+      for (const s of vote.states) w.delRecord('cs-states', `${vote.quorumDid}/${s}`)
+      w.putRecord('cs-votes', voteKey(vote.quorumDid, vote.txid), { ...vote, state: 'RELEASED', reason, updatedAt: now })
+    })
+    this.fault('quorum-released')
+  }
+
+  /** Is `quorumDid` set up here? */
+  isSetUp (quorumDid: string): boolean { return this.opts.signerFor(quorumDid) !== undefined }
+
+  /**
+   * Periodic duty: votes with no word from their sender ask it for the outcome (COMMITTING or
+   * COMMITTED → commit, ABORTED or unknown → release, unreachable → ask again later); pledges whose
+   * period ended are released.
+   */
+  async sweep (): Promise<void> {
+    const now = this.clock.now()
+    const stale = now - (this.opts.staleVoteMs ?? 30_000)
+    const votes: VoteRecord[] = []
+    for await (const [, v] of this.ledger.records<VoteRecord>('cs-votes')) if ((v.state === 'RESERVED' || v.state === 'SIGNED') && v.updatedAt <= stale) votes.push(v)
+    for (const v of votes) {
+      if (this.opts.transport === undefined) break
+      try {
+        const out = await this.opts.transport.outcome(v.senderPeer, { txid: v.txid })
+        await this.locks.run(v.quorumDid, async () => {
+          const cur = await this.ledger.record<VoteRecord>('cs-votes', voteKey(v.quorumDid, v.txid))
+          if (cur === undefined || (cur.state !== 'RESERVED' && cur.state !== 'SIGNED')) return
+          if ((out.state === 'COMMITTING' || out.state === 'COMMITTED') && out.block !== undefined) {
+            const b = decodeBlockEnvelope(out.block)
+            if (cur.state === 'SIGNED' && b.signatures[v.quorumDid] !== undefined && b.hash === cur.blockHash) await this.commitVote(cur, out.block)
+            else await this.release(cur, 'not among the signers of the committed block')
+          } else if (out.state === 'ABORTED' || out.state === 'UNKNOWN') {
+            await this.release(cur, `sender reports ${out.state}`)
+          }
+        })
+      } catch (e) {
+        this.log.debug(`outcome of ${v.txid} from ${v.senderPeer}: ${errorMessage(e)}`)
+      }
+    }
+    await this.unpledge((p) => p.releaseAt <= now)
+  }
+
+  /** Tokens that moved on again release the pledges that backed their previous state. */
+  async tokensMovedOn (spentStates: readonly string[]): Promise<void> {
+    const set = new Set(spentStates)
+    await this.unpledge((p) => p.newBlockIds.some((s) => set.has(s)))
+  }
+
+  private async unpledge (due: (p: PledgeRecord) => boolean): Promise<void> {
+    const todo: PledgeRecord[] = []
+    for await (const [, p] of this.ledger.records<PledgeRecord>('cs-pledges')) if (due(p)) todo.push(p)
+    for (const p of todo) {
+      await this.locks.run(p.quorumDid, async () => {
+        const tokens = await Promise.all(p.tokens.map(async (id) => await this.ledger.token(id)))
+        const now = this.clock.now()
+        await this.ledger.commit((w) => {
+          for (const t of tokens) if (t !== undefined && t.status === 'Pledged' && t.txid === p.txid) w.putToken({ ...t, status: 'Free', updatedAt: now })
+          w.delRecord('cs-pledges', voteKey(p.quorumDid, p.txid))
+        })
+      })
+    }
+  }
+
+  /** Pledged totals for reporting. */
+  async pledgeSummary (): Promise<Array<{ quorumDid: string, txid: string, tokens: string[] }>> {
+    const out: Array<{ quorumDid: string, txid: string, tokens: string[] }> = []
+    for await (const [, p] of this.ledger.records<PledgeRecord>('cs-pledges')) out.push({ quorumDid: p.quorumDid, txid: p.txid, tokens: p.tokens })
+    return out
+  }
+}
+
+/** The smallest single token covering `share`, or else the largest tokens first until covered. */
+function pickPledge (free: TokenState[], share: number): TokenState[] | undefined {
+  const single = free.filter((t) => t.valueMilli >= share).sort((a, b) => a.valueMilli - b.valueMilli)[0]
+  if (single !== undefined) return [single]
+  const out: TokenState[] = []
+  let sum = 0
+  for (const t of [...free].sort((a, b) => b.valueMilli - a.valueMilli)) {
+    out.push(t); sum += t.valueMilli
+    if (sum >= share) return out
+  }
+  return undefined
+}
+
+async function withTimeout<T> (p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    return await Promise.race([p, new Promise<T>((_resolve, reject) => { timer = setTimeout(() => { reject(new RbtError(ErrorCode.TIMEOUT, 'marker lookup timed out')) }, ms) })])
+  } finally { clearTimeout(timer) }
+}
+

@@ -1,0 +1,62 @@
+import type { CreditSignature, PledgeToken } from '../tokenchain/block.js'
+
+/** Sender's durable record of one outgoing transfer (collection cs-outgoing, key txid). */
+export interface OutgoingRecord {
+  txid: string
+  state: 'PREPARING' | 'COMMITTING' | 'COMMITTED' | 'ABORTED'
+  sender: string
+  receiver: string
+  amountMilli: number
+  memo: string
+  epoch: number
+  tokens: string[]
+  /** base64 contract envelope */
+  contract: string
+  asked: string[]
+  yes: string[]
+  signers: string[]
+  /** base64 fully signed block, from COMMITTING on */
+  block?: string
+  /** quorums told the outcome */
+  notified: string[]
+  reason?: string
+  createdAt: number
+  updatedAt: number
+}
+
+/** A quorum's durable record of its vote on one transaction (cs-votes, key `<quorumDid>/<txid>`). */
+export interface VoteRecord {
+  txid: string
+  quorumDid: string
+  state: 'RESERVED' | 'SIGNED' | 'COMMITTED' | 'RELEASED'
+  sender: string
+  receiver: string
+  senderPeer: string
+  amountMilli: number
+  /** token states this vote holds: `<tokenId>@<blockId>` */
+  states: string[]
+  pledge: PledgeToken[]
+  pledgeMilli: number
+  credit: CreditSignature
+  blockHash?: string
+  signature?: string
+  reason?: string
+  createdAt: number
+  updatedAt: number
+}
+
+/** A quorum's pledge kept after a commit (cs-pledges, key `<quorumDid>/<txid>`). */
+export interface PledgeRecord {
+  txid: string
+  quorumDid: string
+  tokens: string[]
+  /** token block ids created by the transaction: when any moves on, the pledge is released */
+  newBlockIds: string[]
+  releaseAt: number
+}
+
+export interface IncomingRecord { txid: string, receiver: string, sender: string, at: number }
+
+export const b64 = (b: Uint8Array): string => Buffer.from(b).toString('base64')
+export const unb64 = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'base64'))
+export const stateKey = (tokenId: string, blockId: string): string => `${tokenId}@${blockId}`

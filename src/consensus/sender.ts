@@ -1,0 +1,348 @@
+import { createBlock, decodeBlockEnvelope, encodeBlockEnvelope, formatBlockId, nextTokenEntry, setSignature, type BlockContent, type Block } from '../tokenchain/block.js'
+import { createContract, decodeContract, encodeContractEnvelope, transactionId, withContractSignature } from '../tokenchain/contract.js'
+import { ContractType, PledgeMode, TransactionType } from '../tokenchain/types.js'
+import { tokenStateHash } from '../tokenchain/token-id.js'
+import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
+import type { Logger } from '../util/logger.js'
+import { silentLogger } from '../util/logger.js'
+import { buildBundle } from './bundle.js'
+import { KeyedMutex } from './keyed-mutex.js'
+import type { ConsensusTransport, PrepareReply } from './messages.js'
+import { splitToken } from './part-split.js'
+import type { Clock, ConsensusSigner, Ledger, TokenState } from './ports.js'
+import { systemClock } from './ports.js'
+import { MIN_QUORUM_SIGNATURES, selectQuorums } from './quorum-selection.js'
+import { b64, unb64, type OutgoingRecord } from './records.js'
+import { selectTokens } from './token-selection.js'
+
+export interface TransferInput {
+  sender: string
+  receiver: string
+  amountMilli: number
+  memo: string
+  /** quorum DIDs to choose from (the node's quorum list) */
+  quorums: string[]
+}
+
+export interface TransferResult { txid: string, blockId: string, quorums: string[], delivered: boolean }
+
+export interface SenderOptions {
+  ledger: Ledger
+  transport: ConsensusTransport
+  /** this node's peer id, given to quorums so they can ask for an outcome */
+  selfPeer: string
+  clock?: Clock
+  logger?: Logger
+  /** test builds only: called after each durable step; may end the process */
+  fault?: (step: string) => void
+  prepareTimeoutMs?: number
+  deliverAttempts?: number
+}
+
+type Vote = Extract<PrepareReply, { vote: 'yes' }>
+
+/**
+ * The sender's side of a transfer: select and lock tokens, gather 5 quorum votes with pledges,
+ * have the chosen quorums sign the new block, record the decision (COMMITTING), deliver to the
+ * receiver, record COMMITTED and tell the quorums. Every step is durable; `recover()` finishes or
+ * undoes whatever a crash interrupted.
+ */
+export class TransferSender {
+  private readonly ledger: Ledger
+  private readonly transport: ConsensusTransport
+  private readonly clock: Clock
+  private readonly log: Logger
+  private readonly locks = new KeyedMutex()
+
+  constructor (private readonly opts: SenderOptions) {
+    this.ledger = opts.ledger
+    this.transport = opts.transport
+    this.clock = opts.clock ?? systemClock
+    this.log = opts.logger ?? silentLogger
+  }
+
+  private fault (step: string): void { this.opts.fault?.(step) }
+
+  async transfer (input: TransferInput, signer: ConsensusSigner, progress: (msg: string) => void = () => {}): Promise<TransferResult> {
+    const { sender, receiver, amountMilli } = input
+    if (signer.did !== sender) throw new RbtError(ErrorCode.FORBIDDEN, `signer ${signer.did} is not the sender ${sender}`)
+    if (sender === receiver) throw new RbtError(ErrorCode.INVALID_INPUT, 'sender and receiver are the same DID')
+    if (!Number.isInteger(amountMilli) || amountMilli <= 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'amount must be at least 0.001 RBT')
+
+    // Receiver reachable before anything is locked: an unknown receiver fails fast and cleanly.
+    await this.transport.probeReceiver(receiver)
+
+    const rec = await this.locks.run(sender, async () => await this.lockTokens(input, signer))
+    this.fault('locked')
+    progress(`tokens locked, transaction ${rec.txid}`)
+    try {
+      return await this.runConsensus(rec, progress)
+    } catch (e) {
+      const current = await this.ledger.record<OutgoingRecord>('cs-outgoing', rec.txid)
+      if (current?.state === 'PREPARING') await this.abort(current, errorMessage(e))
+      throw e
+    }
+  }
+
+  private async lockTokens (input: TransferInput, signer: ConsensusSigner): Promise<OutgoingRecord> {
+    const now = this.clock.now()
+    let free = (await this.ledger.tokensOf(input.sender, 'Free')).filter((t) => t.owner === input.sender)
+    let sel = selectTokens(free, input.amountMilli)
+    if (sel.split !== undefined) {
+      const { token, partMilli } = sel.split
+      const chain = await this.ledger.chain(token.tokenId)
+      const res = await splitToken(token, chain[chain.length - 1], partMilli, signer, now)
+      await this.ledger.commit((w) => {
+        w.putToken(res.parent)
+        w.putBlock(token.tokenId, res.burnBlock.number, res.burnBlock.envelope)
+        for (const p of res.parts) { w.putToken(p.token); w.putBlock(p.token.tokenId, 0, p.genesis) }
+      })
+      this.fault('split')
+      free = (await this.ledger.tokensOf(input.sender, 'Free')).filter((t) => t.owner === input.sender)
+      sel = { use: [...sel.use, res.parts[0].token] }
+    }
+    const tokens = sel.use
+    const transTokens: Record<string, { tokenType: number, tokenValue: number, owner: string, blockId: string }> = {}
+    for (const t of tokens) transTokens[t.tokenId] = { tokenType: t.tokenType, tokenValue: t.valueMilli / 1000, owner: input.sender, blockId: t.latestBlockId }
+    let contract = createContract({
+      type: ContractType.RBT_DIRECT,
+      pledgeMode: PledgeMode.PERIODIC,
+      transInfo: { sender: input.sender, receiver: input.receiver, comment: input.memo, transTokens },
+      totalRbts: input.amountMilli / 1000
+    })
+    const sig = await signer.signHash(contract.hash)
+    contract = withContractSignature(contract, input.sender, sig.keySig, sig.shareSig)
+    const envelope = encodeContractEnvelope(contract)
+    const txid = transactionId(envelope)
+    const anchor = tokens.map((t) => tokenStateHash(t.tokenId, t.latestBlockId)).sort()[0]
+    const asked = selectQuorums(input.quorums, anchor, [input.sender, input.receiver])
+    if (asked.length < MIN_QUORUM_SIGNATURES) {
+      throw new RbtError(ErrorCode.CONSENSUS_FAILED, `not enough quorums: ${asked.length} usable in the quorum list, ${MIN_QUORUM_SIGNATURES} needed (add quorums with addquorum)`)
+    }
+    const rec: OutgoingRecord = {
+      txid,
+      state: 'PREPARING',
+      sender: input.sender,
+      receiver: input.receiver,
+      amountMilli: input.amountMilli,
+      memo: input.memo,
+      epoch: Math.floor(now / 1000),
+      tokens: tokens.map((t) => t.tokenId),
+      contract: b64(envelope),
+      asked,
+      yes: [],
+      signers: [],
+      notified: [],
+      createdAt: now,
+      updatedAt: now
+    }
+    // tokens may have changed while the contract was signed (a prompt can take minutes)
+    const fresh = await Promise.all(tokens.map(async (t) => await this.ledger.token(t.tokenId)))
+    for (const [i, f] of fresh.entries()) {
+      if (f === undefined || f.status !== 'Free' || f.owner !== input.sender || f.latestBlockId !== tokens[i].latestBlockId) {
+        throw new RbtError(ErrorCode.CONFLICT, `token ${tokens[i].tokenId} changed while the transfer was prepared; retry`)
+      }
+    }
+    await this.ledger.commit((w) => {
+      for (const t of fresh as TokenState[]) w.putToken({ ...t, status: 'Locked', txid, updatedAt: now })
+      w.putRecord('cs-outgoing', txid, rec)
+    })
+    return rec
+  }
+
+  private async runConsensus (rec: OutgoingRecord, progress: (msg: string) => void): Promise<TransferResult> {
+    const contract = unb64(rec.contract)
+    const bundle = await buildBundle(this.ledger, rec.tokens)
+    const prepare = async (quorumDid: string): Promise<PrepareReply> => {
+      try {
+        return await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle, senderPeer: this.opts.selfPeer, epoch: rec.epoch })
+      } catch (e) {
+        return { vote: 'no', quorumDid, reason: `unreachable: ${errorMessage(e)}` }
+      }
+    }
+    // The anchor (first-ranked reachable quorum) is asked alone first: two transactions spending the
+    // same token state meet there, and the loser stops before it reserves anything elsewhere.
+    const replies: PrepareReply[] = []
+    let rest = rec.asked
+    for (let i = 0; i < rec.asked.length; i++) {
+      const r = await prepare(rec.asked[i])
+      replies.push(r)
+      rest = rec.asked.slice(i + 1)
+      if (r.vote === 'yes') break
+      if (r.conflict === true) throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${r.quorumDid}: ${r.reason}`)
+      if (replies.filter((x) => x.vote === 'no').length > rec.asked.length - MIN_QUORUM_SIGNATURES) break
+    }
+    replies.push(...await Promise.all(rest.map(prepare)))
+    const yes = rec.asked.map((d) => replies.find((r) => r.quorumDid === d)).filter((r): r is Vote => r?.vote === 'yes')
+    await this.update(rec, { yes: yes.map((v) => v.quorumDid) })
+    this.fault('voted')
+    if (yes.length < MIN_QUORUM_SIGNATURES) {
+      const reasons = replies.filter((r) => r.vote === 'no').map((r) => `${r.quorumDid.slice(0, 16)}…: ${(r as { reason: string }).reason}`)
+      throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${yes.length} of ${rec.asked.length} quorums agreed, ${MIN_QUORUM_SIGNATURES} needed (${reasons.join('; ')})`)
+    }
+    progress(`${yes.length} quorums validated and pledged`)
+    const chosen = yes.slice(0, MIN_QUORUM_SIGNATURES)
+    let block = await this.buildBlock(rec, contract, chosen)
+    const unsigned = encodeBlockEnvelope(block)
+    const sigs = await Promise.all(chosen.map(async (v) => {
+      try {
+        return await this.transport.sign({ txid: rec.txid, quorumDid: v.quorumDid, block: unsigned })
+      } catch (e) {
+        return new RbtError(ErrorCode.CONSENSUS_FAILED, `${v.quorumDid} did not sign: ${errorMessage(e)}`)
+      }
+    }))
+    const failed = sigs.filter((s): s is RbtError => s instanceof RbtError)
+    if (failed.length > 0) throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${failed.map((f) => f.message).join('; ')}`)
+    for (const s of sigs as Array<{ quorumDid: string, signature: string }>) block = setSignature(block, s.quorumDid, s.signature)
+    const signed = encodeBlockEnvelope(block)
+    // The decision point: from here on the transfer completes, whatever happens.
+    await this.update(rec, { state: 'COMMITTING', block: b64(signed), signers: chosen.map((v) => v.quorumDid) })
+    this.fault('committing')
+    progress('quorums signed the block, delivering to the receiver')
+    const done = await this.complete(rec.txid, true)
+    return done
+  }
+
+  private async buildBlock (rec: OutgoingRecord, contract: Uint8Array, chosen: Vote[]): Promise<Block> {
+    const c = decodeContract(contract)
+    const tokens: BlockContent['transInfo']['tokens'] = {}
+    for (const id of rec.tokens) {
+      const chain = await this.ledger.chain(id)
+      tokens[id] = nextTokenEntry(decodeBlockEnvelope(chain[chain.length - 1]), id)
+    }
+    const pledgeDetails: Record<string, Vote['pledge']> = {}
+    for (const v of chosen) pledgeDetails[v.quorumDid] = v.pledge
+    const keySig = c.keySignatures[rec.sender] ?? ''
+    const shareSig = c.shareSignatures[rec.sender] ?? ''
+    return createBlock({
+      transactionType: TransactionType.TRANSFERRED,
+      owner: rec.receiver,
+      transInfo: { sender: rec.sender, receiver: rec.receiver, comment: rec.memo, tid: rec.txid, tokens },
+      smartContract: contract,
+      quorumSignatures: chosen.map((v) => v.credit),
+      pledgeDetails,
+      childTokens: [],
+      initiatorSignature: { hash: c.hash, signType: shareSig === '' ? 0 : 1, initiatorDid: rec.sender, privSignature: keySig, nlssShareSignature: shareSig },
+      epoch: rec.epoch
+    })
+  }
+
+  /**
+   * Finishes a COMMITTING transfer: deliver to the receiver (idempotent there), then record
+   * COMMITTED and tell the quorums. With `wait`, delivery is retried a few times before giving up
+   * for now (recover() retries later); the tokens are the receiver's either way.
+   */
+  async complete (txid: string, wait: boolean): Promise<TransferResult> {
+    const rec = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+    if (rec === undefined || rec.block === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `no committed transfer ${txid}`)
+    const block = unb64(rec.block)
+    const decoded = decodeBlockEnvelope(block)
+    const blockId = formatBlockId(decoded.content.transInfo.tokens[rec.tokens[0]].blockNumber, decoded.hash)
+    if (rec.state === 'COMMITTING') {
+      const bundle = await buildBundle(this.ledger, rec.tokens)
+      for (const id of rec.tokens) {
+        const chain = bundle.chains[id]
+        const last = chain[chain.length - 1]
+        if (decodeBlockEnvelope(last).hash !== decoded.hash) bundle.chains[id] = [...chain, block]
+      }
+      const attempts = wait ? (this.opts.deliverAttempts ?? 3) : 1
+      let delivered = false
+      let lastErr: unknown
+      for (let i = 0; i < attempts && !delivered; i++) {
+        try {
+          await this.transport.deliver({ txid, receiver: rec.receiver, contract: unb64(rec.contract), block, bundle, memo: rec.memo, epoch: rec.epoch })
+          delivered = true
+        } catch (e) {
+          lastErr = e
+          if (i + 1 < attempts) await new Promise((resolve) => setTimeout(resolve, 200 * (i + 1)))
+        }
+      }
+      if (!delivered) {
+        this.log.warn(`transfer ${txid}: delivery to ${rec.receiver} failed (${errorMessage(lastErr)}); will retry`)
+        return { txid, blockId, quorums: rec.signers, delivered: false }
+      }
+      this.fault('delivered')
+      const now = this.clock.now()
+      const tokenRecs = await Promise.all(rec.tokens.map(async (id) => await this.ledger.token(id)))
+      const n = Number(decoded.content.transInfo.tokens[rec.tokens[0]].blockNumber)
+      await this.ledger.commit((w) => {
+        for (const t of tokenRecs) {
+          if (t === undefined) continue
+          const number = Number(decoded.content.transInfo.tokens[t.tokenId].blockNumber)
+          w.putBlock(t.tokenId, number, block)
+          // a receiver on this node already owns the token record; do not overwrite it
+          if (t.owner === rec.sender) w.putToken({ ...t, status: 'Transferred', owner: rec.receiver, latestBlockId: formatBlockId(number, decoded.hash), txid, updatedAt: now })
+        }
+        w.putTransaction({ txid, tokenType: 'rbt', sender: rec.sender, receiver: rec.receiver, amountMilli: rec.amountMilli, tokens: rec.tokens, quorums: rec.signers, memo: rec.memo, epoch: rec.epoch, role: 'sender', blockId: formatBlockId(n, decoded.hash), status: 'committed' })
+        w.putRecord('cs-outgoing', txid, { ...rec, state: 'COMMITTED', updatedAt: now })
+      })
+      this.fault('committed')
+    }
+    void this.notifyQuorums(txid).catch((e) => { this.log.warn(`transfer ${txid}: telling quorums failed: ${errorMessage(e)}`) })
+    return { txid, blockId, quorums: rec.signers, delivered: true }
+  }
+
+  /** FINALIZE to the signers, ABORT to quorums that voted but were not chosen; retried by recover(). */
+  async notifyQuorums (txid: string): Promise<void> {
+    const rec = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+    if (rec === undefined || rec.state !== 'COMMITTED' || rec.block === undefined) return
+    const block = unb64(rec.block)
+    const pending = rec.asked.filter((q) => !rec.notified.includes(q))
+    const ok = await Promise.all(pending.map(async (q) => {
+      try {
+        if (rec.signers.includes(q)) await this.transport.finalize({ txid, quorumDid: q, block })
+        else await this.transport.abort({ txid, quorumDid: q, reason: 'not chosen' })
+        return q
+      } catch { return undefined }
+    }))
+    const done = ok.filter((q): q is string => q !== undefined)
+    if (done.length > 0) {
+      const latest = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+      if (latest !== undefined) await this.update(latest, { notified: [...new Set([...latest.notified, ...done])] })
+    }
+  }
+
+  private async abort (rec: OutgoingRecord, reason: string): Promise<void> {
+    const now = this.clock.now()
+    const tokens = await Promise.all(rec.tokens.map(async (id) => await this.ledger.token(id)))
+    await this.ledger.commit((w) => {
+      for (const t of tokens) if (t !== undefined && t.status === 'Locked' && t.txid === rec.txid) w.putToken({ ...t, status: 'Free', updatedAt: now })
+      w.putRecord('cs-outgoing', rec.txid, { ...rec, state: 'ABORTED', reason, updatedAt: now })
+    })
+    this.fault('aborted')
+    await Promise.all(rec.asked.map(async (q) => {
+      await this.transport.abort({ txid: rec.txid, quorumDid: q, reason }).catch(() => {})
+    }))
+  }
+
+  /** What a quorum asking about `txid` is told. */
+  async outcome (txid: string): Promise<{ state: OutgoingRecord['state'] | 'UNKNOWN', block?: Uint8Array }> {
+    const rec = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+    if (rec === undefined) return { state: 'UNKNOWN' }
+    return { state: rec.state, block: rec.block !== undefined ? unb64(rec.block) : undefined }
+  }
+
+  /**
+   * After a restart (and periodically): PREPARING transfers are aborted (nothing was decided),
+   * COMMITTING ones are delivered and committed, COMMITTED ones finish telling their quorums.
+   */
+  async recover (opts: { staleMs?: number } = {}): Promise<void> {
+    const staleBefore = this.clock.now() - (opts.staleMs ?? 0)
+    const recs: OutgoingRecord[] = []
+    for await (const [, r] of this.ledger.records<OutgoingRecord>('cs-outgoing')) recs.push(r)
+    for (const r of recs) {
+      try {
+        if (r.state === 'PREPARING' && r.updatedAt <= staleBefore) await this.abort(r, 'interrupted before the decision; aborted on recovery')
+        else if (r.state === 'COMMITTING') await this.complete(r.txid, false)
+        else if (r.state === 'COMMITTED' && r.notified.length < r.asked.length) await this.notifyQuorums(r.txid)
+      } catch (e) {
+        this.log.warn(`recovery of transfer ${r.txid}: ${errorMessage(e)}`)
+      }
+    }
+  }
+
+  private async update (rec: OutgoingRecord, patch: Partial<OutgoingRecord>): Promise<void> {
+    Object.assign(rec, patch, { updatedAt: this.clock.now() })
+    await this.ledger.commit((w) => { w.putRecord('cs-outgoing', rec.txid, rec) })
+  }
+}

@@ -1,0 +1,180 @@
+import { createBlock, encodeBlockEnvelope, formatBlockId, setSignature, testTokenGenesis } from '../../../src/tokenchain/block.js'
+import { createRac, encodeRacEnvelope, racTokenContent, racTokenId } from '../../../src/tokenchain/rac.js'
+import { RacType, TokenType } from '../../../src/tokenchain/types.js'
+import { createDid, didDocumentOf } from '../../../src/wallet/create-did.js'
+import { DidSigner, QuorumSigner } from '../../../src/wallet/did-crypto.js'
+import type { DidDocument } from '../../../src/wallet/did-document.js'
+import type { ConsensusSigner, ConsensusCollection, Ledger, LedgerWriter, SpentMarker, SpentMarkers, TokenState, TokenStatus, TransactionRecord } from '../../../src/consensus/ports.js'
+import type { ConsensusTransport } from '../../../src/consensus/messages.js'
+import { TransferSender } from '../../../src/consensus/sender.js'
+import { QuorumService } from '../../../src/consensus/quorum.js'
+import { TransferReceiver } from '../../../src/consensus/receiver.js'
+import { ownerSigner, quorumSigner, walletVerifier } from '../../../src/consensus/wallet-adapters.js'
+import { ErrorCode, RbtError } from '../../../src/util/errors.js'
+
+/** In-memory ledger with the same atomicity contract: a commit applies all its writes or none. */
+export class MemoryLedger implements Ledger {
+  tokens = new Map<string, TokenState>()
+  blocks = new Map<string, Uint8Array[]>()
+  txs = new Map<string, TransactionRecord>()
+  recs = new Map<string, Map<string, unknown>>()
+  failNextCommit = false
+
+  clone (): MemoryLedger {
+    const c = new MemoryLedger()
+    c.tokens = new Map([...this.tokens].map(([k, v]) => [k, { ...v }]))
+    c.blocks = new Map([...this.blocks].map(([k, v]) => [k, [...v]]))
+    c.txs = new Map(this.txs)
+    c.recs = new Map([...this.recs].map(([k, v]) => [k, new Map([...v].map(([a, b]) => [a, structuredClone(b)]))]))
+    return c
+  }
+
+  async token (id: string): Promise<TokenState | undefined> { const t = this.tokens.get(id); return t === undefined ? undefined : { ...t } }
+  async tokensOf (did: string, status?: TokenStatus): Promise<TokenState[]> {
+    return [...this.tokens.values()].filter((t) => t.owner === did && (status === undefined || t.status === status)).map((t) => ({ ...t }))
+  }
+
+  async chain (id: string): Promise<Uint8Array[]> { return [...(this.blocks.get(id) ?? [])] }
+  async record<T> (c: ConsensusCollection, k: string): Promise<T | undefined> { const v = this.recs.get(c)?.get(k); return v === undefined ? undefined : structuredClone(v) as T }
+  async * records<T> (c: ConsensusCollection): AsyncIterable<[string, T]> { for (const [k, v] of [...(this.recs.get(c) ?? new Map())]) yield [k, structuredClone(v) as T] }
+  async commit (build: (w: LedgerWriter) => void): Promise<void> {
+    const ops: Array<() => void> = []
+    build({
+      putToken: (t) => ops.push(() => this.tokens.set(t.tokenId, { ...t })),
+      putBlock: (id, n, env) => ops.push(() => { const c = this.blocks.get(id) ?? []; c[n] = env; this.blocks.set(id, c) }),
+      putTransaction: (t) => ops.push(() => this.txs.set(`${t.role}/${t.txid}`, t)),
+      putRecord: (c, k, v) => ops.push(() => { const m = this.recs.get(c) ?? new Map(); m.set(k, structuredClone(v)); this.recs.set(c, m) }),
+      delRecord: (c, k) => ops.push(() => { this.recs.get(c)?.delete(k) })
+    })
+    if (this.failNextCommit) { this.failNextCommit = false; throw new Error('injected commit failure') }
+    for (const op of ops) op()
+  }
+}
+
+export interface SimDid { did: string, doc: DidDocument, owner: ConsensusSigner, quorum: ConsensusSigner }
+
+export class SimNode {
+  ledger = new MemoryLedger()
+  dids = new Map<string, SimDid>()
+  sender!: TransferSender
+  quorum!: QuorumService
+  receiver!: TransferReceiver
+  down = false
+  fault?: (step: string) => void
+  constructor (readonly name: string, readonly net: SimNet) {}
+}
+
+/** Several simulated nodes whose transport is a direct call (a unit-test stand-in for libp2p). */
+export class SimNet {
+  nodes: SimNode[] = []
+  docs = new Map<string, DidDocument>()
+  markers = new Map<string, SpentMarker>()
+  quorumDids: string[] = []
+  now = 1_700_000_000_000
+
+  clock = { now: () => this.now }
+
+  nodeOf (did: string): SimNode {
+    const n = this.nodes.find((x) => x.dids.has(did))
+    if (n === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `unknown DID ${did}`)
+    if (n.down) throw new RbtError(ErrorCode.PEER_UNREACHABLE, `${n.name} is down`)
+    return n
+  }
+
+  transportFor (_from: SimNode): ConsensusTransport {
+    return {
+      prepare: async (r) => await this.nodeOf(r.quorumDid).quorum.prepare(structuredClone(r)),
+      sign: async (r) => await this.nodeOf(r.quorumDid).quorum.sign(r),
+      finalize: async (r) => { await this.nodeOf(r.quorumDid).quorum.finalize(r) },
+      abort: async (r) => { await this.nodeOf(r.quorumDid).quorum.abort(r) },
+      deliver: async (r) => await this.nodeOf(r.receiver).receiver.deliver(structuredClone(r)),
+      probeReceiver: async (did) => { this.nodeOf(did) },
+      outcome: async (peer, r) => {
+        const n = this.nodes.find((x) => x.name === peer)
+        if (n === undefined || n.down) throw new RbtError(ErrorCode.PEER_UNREACHABLE, `${peer} unreachable`)
+        return { txid: r.txid, ...(await n.sender.outcome(r.txid)) }
+      }
+    }
+  }
+
+  markerStore (): SpentMarkers {
+    return {
+      lookup: async (h) => this.markers.get(h),
+      publish: async (h, m) => { this.markers.set(h, m) }
+    }
+  }
+
+  addNode (name: string, ledger?: MemoryLedger): SimNode {
+    const n = new SimNode(name, this)
+    if (ledger !== undefined) n.ledger = ledger
+    const verifier = walletVerifier(async (did) => {
+      const d = this.docs.get(did)
+      if (d === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `no document for ${did}`)
+      return d
+    })
+    const fault = (s: string): void => { n.fault?.(s) }
+    n.sender = new TransferSender({ ledger: n.ledger, transport: this.transportFor(n), selfPeer: name, clock: this.clock, fault, deliverAttempts: 1 })
+    n.quorum = new QuorumService({
+      ledger: n.ledger, verifier, signerFor: (d) => this.quorumDids.includes(d) && n.dids.has(d) ? n.dids.get(d)!.quorum : undefined,
+      ownerSignerFor: (d) => n.dids.get(d)?.owner,
+      markers: this.markerStore(), transport: this.transportFor(n), clock: this.clock, fault, pledgePeriodMs: 60_000, staleVoteMs: 1000
+    })
+    n.receiver = new TransferReceiver({ ledger: n.ledger, verifier, isLocalDid: async (d) => n.dids.has(d), trustedQuorums: async () => [], clock: this.clock, fault })
+    this.nodes.push(n)
+    return n
+  }
+
+  async addDid (node: SimNode): Promise<SimDid> {
+    const created = await createDid({ type: 4, password: 'pw' })
+    const doc = didDocumentOf(created)
+    const local = { doc, pvtKey: created.privateFiles['pvtKey.pem'] }
+    const owner = ownerSigner(new DidSigner(local, async () => ({ password: 'pw' })))
+    const quorum = quorumSigner(await QuorumSigner.open(local, { privatePassword: 'pw' }))
+    const d: SimDid = { did: created.did, doc, owner, quorum }
+    node.dids.set(d.did, d)
+    this.docs.set(d.did, doc)
+    return d
+  }
+
+  /** Mints `count` whole test tokens for `did`, each with a signed RAC and a signed genesis. */
+  async mint (node: SimNode, did: string, count: number): Promise<string[]> {
+    const signer = node.dids.get(did)!.owner
+    const ids: string[] = []
+    for (let i = 0; i < count; i++) {
+      const rac = createRac({ type: RacType.TEST_TOKEN, version: 1, did, tokenNumber: i, totalSupply: 1, timestamp: `${this.now}-${Math.random()}` })
+      rac.signature = await signer.pvtSign(rac.hash)
+      const env = encodeRacEnvelope(rac)
+      const tokenId = racTokenId(env)
+      let g = createBlock(testTokenGenesis({ tokenId, owner: did }))
+      g = setSignature(g, did, await signer.pvtSign(g.hash))
+      await node.ledger.commit((w) => {
+        w.putBlock(tokenId, 0, encodeBlockEnvelope(g))
+        w.putToken({ tokenId, tokenType: TokenType.TEST_RBT, valueMilli: 1000, owner: did, status: 'Free', latestBlockId: formatBlockId(0, g.hash), content: racTokenContent(env), updatedAt: this.now })
+      })
+      ids.push(tokenId)
+    }
+    return ids
+  }
+
+  /** A network of 7 quorum nodes (each one quorum DID with `stake` tokens) and two user nodes. */
+  static async standard (stake = 3): Promise<{ net: SimNet, a: SimNode, b: SimNode, alice: SimDid, bob: SimDid, quorums: SimNode[] }> {
+    const net = new SimNet()
+    const quorums: SimNode[] = []
+    for (let i = 0; i < 7; i++) {
+      const q = net.addNode(`q${i}`)
+      const d = await net.addDid(q)
+      net.quorumDids.push(d.did)
+      await net.mint(q, d.did, stake)
+      quorums.push(q)
+    }
+    const a = net.addNode('A')
+    const b = net.addNode('B')
+    const alice = await net.addDid(a)
+    const bob = await net.addDid(b)
+    return { net, a, b, alice, bob, quorums }
+  }
+}
+
+export async function balance (n: SimNode, did: string): Promise<number> {
+  return (await n.ledger.tokensOf(did, 'Free')).reduce((s, t) => s + t.valueMilli, 0)
+}
