@@ -15,6 +15,13 @@ import { BootstrapService } from './bootstrap-service.js'
 import type { ApiServices, NodeApi } from './services.js'
 import { packageVersion } from './version.js'
 import type { P2pHost } from '../p2p/host.js'
+import type { Rpc } from '../p2p/rpc.js'
+import { DidStore } from './identity/did-store.js'
+import { IdentityService } from './identity/identity-service.js'
+import { createIdentityApi } from './identity/identity-api.js'
+import type { IdentityMethods } from './identity/did-network.js'
+import type { DidNetwork, PeerKeys } from './identity/identity-service.js'
+import { TwoStepEngine } from './signing/two-step.js'
 
 export interface RbtNodeInit {
   options: NodeOptions
@@ -37,6 +44,13 @@ export class RbtNode {
   private closing?: Promise<void>
   private readonly closedDeferred: { promise: Promise<void>, resolve: () => void }
   private apiAddress = ''
+  /** Every signing operation's two-step flow. */
+  readonly signing: TwoStepEngine
+  readonly identity: IdentityService
+  private rpc?: Rpc<IdentityMethods>
+  private didNetwork?: DidNetwork
+  private peerKeys?: PeerKeys
+  private republishTimer?: NodeJS.Timeout
 
   private constructor (readonly options: NodeOptions, log: Logger) {
     this.log = log
@@ -44,6 +58,18 @@ export class RbtNode {
     for (const d of [this.layout.root, this.layout.dids, this.layout.temp]) mkdirSync(d, { recursive: true })
     this.store = new LevelStore(this.layout.database)
     this.config = new NodeConfigStore(this.layout.nodeConfig)
+    this.signing = new TwoStepEngine({ logger: log.child('signing') })
+    this.identity = new IdentityService({
+      store: new DidStore(this.layout.dids, this.store),
+      kv: this.store,
+      peers: {
+        get: (did) => this.config.data.peers[did],
+        set: async (did, peerId, didType) => { await this.config.update((d) => { d.peers[did] = { peerId, ...(didType !== undefined ? { didType } : {}), updatedAt: Date.now() } }) }
+      },
+      network: () => this.didNetwork,
+      peerKeys: () => this.peerKeys,
+      logger: log.child('identity')
+    })
     let resolve!: () => void
     this.closedDeferred = { promise: new Promise<void>((r) => { resolve = r }), resolve }
   }
@@ -56,6 +82,7 @@ export class RbtNode {
     try {
       await node.store.open()
       await node.config.open(options.bootstrap)
+      await node.identity.open()
       await node.listenApi()
       if (options.startCore) await node.startCore()
       else node.log.info('core not started (-s=false): call GET /svc/v1/node/start to start it')
@@ -88,8 +115,11 @@ export class RbtNode {
         await this.config.update((d) => { d.peers[did] = { peerId, didType, updatedAt: Date.now() } })
       }
     }
+    const identityApi = createIdentityApi(this.identity, this.signing, () => this.host !== undefined)
     return {
       node: nodeApi,
+      identity: identityApi,
+      signing: identityApi,
       bootstrap: new BootstrapService(this.config, () => this.host === undefined
         ? undefined
         : {
@@ -166,8 +196,35 @@ export class RbtNode {
       gossip: { heartbeatIntervalMs: Number(process.env.RBTNODE_GOSSIP_HEARTBEAT_MS ?? 700) }
     })
     await host.start()
+    await this.startIdentityNetwork(host, peerKey.privateKey)
     this.host = host
     this.log.info(`core started: peer id ${host.peerId}, swarm key ${this.options.swarmKeyPath ?? 'packaged ' + (this.options.testNet ? 'test net' : 'main net') + ' key'}`)
+  }
+
+  /** Identity over the network: document rpc, announcement gossip, DHT records, periodic re-announce. */
+  private async startIdentityNetwork (host: P2pHost, privateKey: import('@libp2p/interface').PrivateKey): Promise<void> {
+    const [rpcMod, netMod] = await Promise.all([import('../p2p/rpc.js'), import('./identity/did-network.js')])
+    const rpc = rpcMod.createRpc<IdentityMethods>({ host, handlers: netMod.identityRpcHandlers(this.identity), logger: this.log.child('rpc') })
+    await rpc.start()
+    this.rpc = rpc as unknown as Rpc<IdentityMethods>
+    this.peerKeys = netMod.peerKeys(host.peerId, privateKey)
+    this.didNetwork = netMod.createDidNetwork(host, rpc, this.log.child('did-net'))
+    host.subscribe(netMod.DID_TOPIC, async (msg) => {
+      try {
+        if (await this.identity.receiveAnnouncement(msg.data, msg.from)) this.log.debug(`learned a DID announcement from ${msg.from ?? 'unknown'}`)
+      } catch (e) {
+        this.log.debug(`ignoring a DID announcement: ${errorMessage(e)}`)
+      }
+    })
+    const republish = (): void => {
+      this.identity.republishAll()
+        .then((n) => { if (n > 0) this.log.info(`announced ${n} local DID(s)`) })
+        .catch((e) => { this.log.warn(`re-announcing DIDs failed: ${errorMessage(e)}`) })
+    }
+    // once connections to bootstrap peers have had a moment to form, then every 20 minutes
+    setTimeout(republish, 1500).unref()
+    this.republishTimer = setInterval(republish, 20 * 60_000)
+    this.republishTimer.unref()
   }
 
   /** Graceful stop: API first (no new work), then the core, then storage. */
@@ -187,6 +244,10 @@ export class RbtNode {
       })
     }
     if (this.coreStarting !== undefined) await this.coreStarting.catch(() => {})
+    this.signing.stop()
+    if (this.republishTimer !== undefined) clearInterval(this.republishTimer)
+    this.didNetwork = undefined
+    if (this.rpc !== undefined) await this.rpc.stop().catch((e) => { this.log.warn(`rpc stop: ${errorMessage(e)}`) })
     if (this.host !== undefined) await this.host.stop().catch((e) => { this.log.warn(`p2p stop: ${errorMessage(e)}`) })
     await this.store.close().catch((e) => { this.log.warn(`storage close: ${errorMessage(e)}`) })
     this.log.info('stopped')

@@ -1,4 +1,5 @@
-import type { NodeStatus } from '../api/contract/routes.js'
+import type { DidPublicInfo, NodeStatus } from '../api/contract/routes.js'
+import type { Envelope } from '../api/contract/envelope.js'
 
 /**
  * What the HTTP layer may ask of the node. The server imports these types only; the composition
@@ -23,7 +24,45 @@ export interface BootstrapApi {
   removeAll: () => Promise<string[]>
 }
 
+/** Fields of a DID creation (JSON body or the multipart did_config), plus uploaded files by canonical name. */
+export interface DidCreateInput {
+  type?: number
+  password?: string
+  quorum_password?: string
+  secret?: string
+  public_key?: string
+  private_key?: string
+  mnemonic?: string
+  childPath?: number
+  files?: Record<string, Uint8Array>
+}
+
+export interface DidSetupInput {
+  type: number
+  password?: string
+  quorum_password?: string
+  files: Record<string, Uint8Array>
+}
+
+export interface IdentityApi {
+  create: (input: DidCreateInput) => Promise<{ did: string, peer_id: string | null }>
+  setup: (input: DidSetupInput) => Promise<{ did: string, peer_id: string | null }>
+  list: () => Promise<string[]>
+  /** Two-step: the challenge first, the final envelope through SigningApi.complete. */
+  register: (did: string) => Promise<Envelope<unknown>>
+  signArbitrary: (did: string, msg: string) => Promise<Envelope<unknown>>
+  verifyArbitrary: (did: string, msg: string, signature: string) => Promise<boolean>
+  publicInfo: (did: string) => Promise<DidPublicInfo>
+  resolve: (did: string) => Promise<{ did: string, peer_id: string, did_type: number | null, source: string }>
+}
+
+export interface SigningApi {
+  complete: (id: string, answer: { password?: string, signature?: string, pixels?: string }) => Promise<Envelope<unknown>>
+}
+
 export interface ApiServices {
   node: NodeApi
   bootstrap: BootstrapApi
+  identity: IdentityApi
+  signing: SigningApi
 }

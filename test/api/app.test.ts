@@ -3,6 +3,7 @@ import { createApp } from '../../src/api/server/app.js'
 import { routes } from '../../src/api/contract/routes.js'
 import type { ApiServices } from '../../src/node/services.js'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
+import { unusedIdentity } from './stub-identity.js'
 
 const PEER = '12D3KooWPhZEYEw4jG3kSRuwgMEHcVt7KMkm1ui2ddu4fgSgwvDq'
 const DID = 'bafybmi' + 'b'.repeat(52)
@@ -23,6 +24,7 @@ function stubServices (): ApiServices & { calls: unknown[] } {
       },
       addPeer: async (did, peerId, didType) => { calls.push({ did, peerId, didType }) }
     },
+    ...unusedIdentity(),
     bootstrap: {
       list: async () => boot,
       add: async (p) => { boot = [...new Set([...boot, ...p])]; return boot },

@@ -13,7 +13,17 @@ export const paths = {
   bootstrapRemove: { method: 'POST', path: '/svc/v1/bootstrap/remove' },
   bootstrapList: { method: 'GET', path: '/svc/v1/bootstrap' },
   bootstrapRemoveAll: { method: 'POST', path: '/svc/v1/bootstrap/remove_all' },
-  openapi: { method: 'GET', path: '/svc/v1/openapi.json' }
+  openapi: { method: 'GET', path: '/svc/v1/openapi.json' },
+  didCreate: { method: 'POST', path: '/svc/v1/dids/create' },
+  didList: { method: 'GET', path: '/svc/v1/dids' },
+  didSetup: { method: 'POST', path: '/svc/v1/dids/setup' },
+  didRegister: { method: 'POST', path: '/svc/v1/dids/:did/register' },
+  didPublicKey: { method: 'GET', path: '/svc/v1/dids/:did/public_key' },
+  didResolve: { method: 'GET', path: '/svc/v1/dids/:did/resolve' },
+  signatureComplete: { method: 'POST', path: '/svc/v1/signature' },
+  signatureArbitrary: { method: 'POST', path: '/svc/v1/signature/arbitrary' },
+  signatureVerify: { method: 'GET', path: '/svc/v1/signature/verify' },
+  legacySignatureResponse: { method: 'POST', path: '/api/signature-response' }
 } as const
 
 export type RouteId = keyof typeof paths

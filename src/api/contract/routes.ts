@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { didString, multiaddrString, peerIdString, peersBody } from './schemas.js'
+import { didCreateBody, didString, multiaddrString, peerIdString, peersBody, signatureBody } from './schemas.js'
 import { paths, type RouteId } from './paths.js'
 
 /**
@@ -50,7 +50,36 @@ const specs = {
   bootstrapList: route({ summary: 'Lists bootstrap peers', tags: ['bootstrap'] }),
   bootstrapRemoveAll: route({ summary: 'Removes all bootstrap peers', tags: ['bootstrap'] }),
   // ---- meta
-  openapi: route({ summary: 'This API as an OpenAPI 3 document', tags: ['meta'] })
+  openapi: route({ summary: 'This API as an OpenAPI 3 document', tags: ['meta'] }),
+  // ---- DIDs and signatures
+  didCreate: route({
+    summary: 'Creates a DID. JSON body, or multipart/form-data with a did_config JSON field plus files (image.png, did.png, pubShare.png, pubKey.pem, pvtKey.pem)',
+    body: didCreateBody,
+    multipart: true,
+    tags: ['dids']
+  }),
+  didList: route({ summary: 'All DIDs hosted on this node', tags: ['dids'] }),
+  didSetup: route({
+    summary: 'Sets a DID up from existing key files (multipart/form-data: did_config JSON field plus files)',
+    multipart: true,
+    tags: ['dids']
+  }),
+  didRegister: route({ summary: 'Announces the DID → peer mapping (gossip and DHT), signed by the DID', async: true, tags: ['dids'] }),
+  didPublicKey: route({ summary: "A DID's public document summary (type, public keys), local or fetched from the network", tags: ['dids'] }),
+  didResolve: route({ summary: 'The peer hosting a DID (local, peer map, or DHT record)', tags: ['dids'] }),
+  signatureComplete: route({ summary: 'Completes an operation waiting for a password or signature', body: signatureBody, tags: ['signatures'] }),
+  signatureArbitrary: route({
+    summary: 'Signs an arbitrary message with a DID',
+    body: z.object({ signer_did: didString, msg_to_sign: z.string().max(64 * 1024) }),
+    async: true,
+    tags: ['signatures']
+  }),
+  signatureVerify: route({
+    summary: 'Verifies an arbitrary-message signature (status false when it does not verify)',
+    query: z.object({ signer_did: didString, signed_msg: z.string().max(64 * 1024), signature: z.string().min(1, 'signature is required').max(2048) }),
+    tags: ['signatures']
+  }),
+  legacySignatureResponse: route({ summary: 'Legacy form of POST /svc/v1/signature', body: signatureBody, tags: ['legacy'] })
 } as const satisfies Record<RouteId, RouteSpec>
 
 type Routes = { [K in RouteId]: (typeof specs)[K] & (typeof paths)[K] }
@@ -72,6 +101,24 @@ export interface ResultTypes {
   bootstrapList: { peers: string[] }
   bootstrapRemoveAll: { peers: string[] }
   openapi: unknown
+  didCreate: { did: string, peer_id: string | null }
+  didList: string[]
+  didSetup: { did: string, peer_id: string | null }
+  didRegister: unknown
+  didPublicKey: DidPublicInfo
+  didResolve: { did: string, peer_id: string, did_type: number | null, source: string }
+  signatureComplete: unknown
+  signatureArbitrary: unknown
+  signatureVerify: null
+  legacySignatureResponse: unknown
+}
+
+export interface DidPublicInfo {
+  did: string
+  did_type: number
+  public_key: string
+  quorum_public_key: string | null
+  source: 'local' | 'network'
 }
 export type ResultOf<R extends RouteId> = R extends keyof ResultTypes ? ResultTypes[R] : unknown
 

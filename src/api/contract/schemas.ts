@@ -19,3 +19,27 @@ export const peersBody = z.object({
 })
 
 export const emptyBody = z.object({}).optional()
+
+/** POST /svc/v1/dids/create (JSON form; the multipart form carries the same fields in did_config). */
+export const didCreateBody = z.object({
+  type: z.number().int().min(0).max(4).optional().describe('DID type: 0 basic, 1 standard, 2 wallet, 4 lite (default 4 for JSON bodies)'),
+  password: z.string().max(1024).optional().describe('private key password (default mypassword)'),
+  quorum_password: z.string().max(1024).optional(),
+  secret: z.string().max(1024).optional().describe('image secret for types 0 and 1'),
+  public_key: z.string().regex(/^[0-9a-fA-F]*$/, 'public_key must be hex').max(1024).optional(),
+  private_key: z.string().max(4096).optional().describe("path of an existing private key file on the node's disk"),
+  mnemonic: z.string().max(1024).optional(),
+  childPath: z.number().int().min(0).max(0xffffffff).optional()
+})
+
+/** POST /svc/v1/signature and the legacy /api/signature-response. */
+export const signatureBody = z.object({
+  id: z.string().min(1, 'id is required').max(128),
+  mode: z.number().int().optional(),
+  password: z.string().max(1024).optional(),
+  signature: z.union([
+    z.string().max(4096),
+    z.object({ Pixels: z.string().max(4096).optional(), Signature: z.string().max(4096).optional() })
+  ]).optional(),
+  pixels: z.string().max(4096).optional()
+})

@@ -12,6 +12,8 @@ import { toHttpError } from './errors.js'
 import { nodeRoutes } from './routes/v1/node.routes.js'
 import { bootstrapRoutes } from './routes/v1/bootstrap.routes.js'
 import { metaRoutes } from './routes/v1/meta.routes.js'
+import { didRoutes, signatureRoutes } from './routes/v1/dids.routes.js'
+import { isMultipart } from './multipart.js'
 
 export interface AppOptions {
   version: string
@@ -67,7 +69,10 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
       registered.add(id)
       app.on(def.method, def.path, async (c) => {
         let body: unknown
-        if (def.body !== undefined) {
+        const multipartUpload = def.multipart === true && isMultipart(c)
+        if (multipartUpload) {
+          // the route reads the upload itself (parseUpload, with its own size limits)
+        } else if (def.body !== undefined) {
           const raw = normalizeKeys(await readJson(c, maxJson), def.body)
           const parsed = def.body.safeParse(raw ?? {})
           if (!parsed.success) throw new RbtError(ErrorCode.INVALID_INPUT, zodMessage(parsed.error, 'body'))
@@ -94,6 +99,8 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
   nodeRoutes(registrar, services)
   bootstrapRoutes(registrar, services)
   metaRoutes(registrar, opts.version)
+  didRoutes(registrar, services)
+  signatureRoutes(registrar, services)
 
   const missing = (Object.keys(table) as RouteId[]).filter((id) => !registered.has(id))
   if (missing.length > 0) throw new Error(`routes without a handler: ${missing.join(', ')}`)

@@ -1,0 +1,533 @@
+/**
+ * Identity: creating and importing DIDs, signing with them through a prompt (the two-step flow),
+ * announcing DID → peer mappings, resolving remote DIDs and verifying their signatures.
+ *
+ * Pure domain code: the network is reached through the narrow `DidNetwork` interface and the
+ * peer key through `PeerKeys`; both are provided by the node layer once the core runs.
+ */
+import { randomBytes } from 'node:crypto'
+import { readFile, stat } from 'node:fs/promises'
+import type { Collection, KvStore } from '../../storage/kv-store.js'
+import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
+import { silentLogger, type Logger } from '../../util/logger.js'
+import { bytesToHex, sha3Hex, utf8 } from '../../wallet/bytes.js'
+import { createDid, type CreateDidInput } from '../../wallet/create-did.js'
+import { DidSigner, openKeyFile, verifyDidSignature, verifyPvtSignature, type LocalDid, type SignAnswer, type SignPrompt, type SignRequest } from '../../wallet/did-crypto.js'
+import { assertDidType, checkDidDocument, decodeDidDocument, DidFile, DidType, encodeDidDocument, type DidDocument } from '../../wallet/did-document.js'
+import { didFromPublicFiles, isValidDid } from '../../wallet/did-string.js'
+import { readDidImage, readShareImage } from '../../wallet/image.js'
+import { p256Pkcs8Der, p256PublicPem, parsePublicKeyPem, generateKeyPair, type Curve, type KeyPair } from '../../wallet/keys.js'
+import { DID_HEAD_LEN, SHARE_HEAD_LEN, shareSign, shareVerify } from '../../wallet/nlss.js'
+import { encodePem, PEM_PRIVATE_KEY } from '../../wallet/pem.js'
+import { sealPrivateKey } from '../../wallet/seal.js'
+import {
+  announcementDigest, decodeAnnouncement, isDidSigned, preferAnnouncement, type DidAnnouncement
+} from './announcement.js'
+import { DidStore, type DidRecord } from './did-store.js'
+
+/** How the identity service reaches other nodes. Implemented by the node layer over libp2p. */
+export interface DidNetwork {
+  /** Publishes over gossip and stores the DHT record; failures of either half are reported, not thrown. */
+  announce: (a: DidAnnouncement) => Promise<{ gossipPeers: number, dht: boolean }>
+  /** The DHT record of a DID, if any node holds one. */
+  lookup: (did: string) => Promise<DidAnnouncement | undefined>
+  /** A DID's encoded public document, from the given peer. */
+  fetchDocument: (peerId: string, did: string) => Promise<Uint8Array>
+  connectedPeers: () => string[]
+}
+
+/** This node's libp2p identity key, and verification of other peers' keys. */
+export interface PeerKeys {
+  readonly peerId: string
+  sign: (data: Uint8Array) => Promise<Uint8Array>
+  verify: (peerId: string, data: Uint8Array, signature: Uint8Array) => Promise<boolean>
+}
+
+/** The DID → peer map also written by POST /node/add_peers. */
+export interface PeerBook {
+  get: (did: string) => { peerId: string, didType?: number } | undefined
+  set: (did: string, peerId: string, didType?: number) => Promise<void>
+}
+
+export interface CreateRequest {
+  type: DidType
+  password?: string
+  quorumPassword?: string
+  secret?: string
+  /** hex public key: binds the DID to an external key (lite secp256k1, or standard P-256). */
+  publicKeyHex?: string
+  /** An existing private key file's bytes (types 0 and 4). */
+  privateKey?: Uint8Array
+  mnemonic?: string
+  childPath?: number
+  /** Uploaded files by canonical name: image.png, did.png, pubShare.png, pubKey.pem. */
+  files?: Record<string, Uint8Array>
+}
+
+export interface SetupRequest {
+  type: DidType
+  password?: string
+  quorumPassword?: string
+  files: Record<string, Uint8Array>
+}
+
+export interface IdentityOptions {
+  store: DidStore
+  kv: KvStore
+  peers: PeerBook
+  network: () => DidNetwork | undefined
+  peerKeys: () => PeerKeys | undefined
+  logger?: Logger
+}
+
+interface KnownAnnouncement { announcement: DidAnnouncement, verifiedAt: number }
+
+export const DEFAULT_PASSWORD = 'mypassword'
+/** Largest private key file read from the node's disk (`private_key` path). */
+export const MAX_KEY_FILE_BYTES = 16 * 1024
+
+const bad = (m: string): RbtError => new RbtError(ErrorCode.INVALID_INPUT, m)
+
+function invalidDid (_did: unknown): RbtError {
+  return new RbtError(ErrorCode.INVALID_DID, 'Invalid DID')
+}
+
+function toB64 (b: Uint8Array): string { return Buffer.from(b).toString('base64') }
+function fromB64 (s: string, what: string): Uint8Array {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s)) throw bad(`${what} must be base64`)
+  return new Uint8Array(Buffer.from(s, 'base64'))
+}
+
+async function sealKey (kp: KeyPair, password: string): Promise<Uint8Array> {
+  const plain = kp.curve === 'p256' ? p256Pkcs8Der(kp.privateKey) : kp.privateKey.slice()
+  try { return await sealPrivateKey(plain, password) } finally { plain.fill(0) }
+}
+
+function samePoint (a: Uint8Array, b: Uint8Array): boolean {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0
+}
+
+export class IdentityService {
+  readonly store: DidStore
+  private readonly known: Collection<KnownAnnouncement>
+  private readonly log: Logger
+  private readonly inflightDocs = new Map<string, Promise<DidDocument>>()
+
+  constructor (private readonly opts: IdentityOptions) {
+    this.store = opts.store
+    this.known = opts.kv.collection<KnownAnnouncement>('did-announcements')
+    this.log = opts.logger ?? silentLogger
+  }
+
+  async open (): Promise<void> { await this.store.open() }
+
+  private ownPeerId (): string | undefined { return this.opts.peerKeys()?.peerId }
+
+  // ------------------------------------------------------------------ create
+
+  /** Creates a DID of any supported type; the result is stored and announced (best effort). */
+  async create (req: CreateRequest): Promise<{ did: string, peerId: string | null }> {
+    const type = assertDidType(req.type)
+    if (type === DidType.CHILD) throw bad('child DIDs (type 3) are not supported')
+    const files = req.files ?? {}
+    const password = req.password ?? DEFAULT_PASSWORD
+    const input: CreateDidInput = { type, password, quorumPassword: req.quorumPassword ?? password }
+    if (req.secret !== undefined) input.secret = req.secret
+    if (files[DidFile.IMAGE] !== undefined) input.image = files[DidFile.IMAGE]
+    if (req.privateKey !== undefined) input.privateKey = req.privateKey
+    if (req.mnemonic !== undefined) input.mnemonic = req.mnemonic
+    if (req.childPath !== undefined) input.childPath = req.childPath
+    switch (type) {
+      case DidType.BASIC:
+        if (req.publicKeyHex !== undefined) throw bad('a basic DID keeps its key on the node: public_key applies to lite (4) and standard (1) DIDs')
+        break
+      case DidType.STANDARD:
+        if (files[DidFile.IMAGE] === undefined) throw bad('a standard DID needs a 256x256 PNG image (image.png)')
+        if (files[DidFile.PUB_KEY] !== undefined) input.publicKeyPem = files[DidFile.PUB_KEY]
+        else if (req.publicKeyHex !== undefined) input.publicKeyHex = req.publicKeyHex
+        else throw bad('a standard DID needs the client public key (pubKey.pem upload or public_key hex)')
+        break
+      case DidType.WALLET:
+        input.publicFiles = {}
+        for (const n of [DidFile.DID_IMAGE, DidFile.PUB_SHARE, DidFile.PUB_KEY]) {
+          if (files[n] === undefined) throw bad(`a wallet DID needs ${n} (upload did.png, pubShare.png and pubKey.pem)`)
+          input.publicFiles[n] = files[n]
+        }
+        break
+      case DidType.LITE:
+        if (req.publicKeyHex !== undefined) {
+          if (req.mnemonic !== undefined || req.privateKey !== undefined) throw bad('give only one of public_key, private_key and mnemonic')
+          input.publicKeyHex = req.publicKeyHex
+        } else if (req.privateKey !== undefined && req.mnemonic !== undefined) {
+          throw bad('give only one of private_key and mnemonic')
+        }
+        break
+    }
+    const created = await createDid(input)
+    const doc: DidDocument = { did: created.did, type, files: created.publicFiles }
+    // Sign the announcement now, while the password is at hand, when the node holds the key.
+    let announcement: DidAnnouncement | undefined
+    const peerId = this.ownPeerId()
+    const pvtKey = created.privateFiles[DidFile.PVT_KEY]
+    if (peerId !== undefined) {
+      if (pvtKey !== undefined) {
+        const local: LocalDid = { doc, pvtKey }
+        announcement = await this.signAnnouncement(new DidSigner(local, async () => ({ password })), created.did, type, peerId)
+      } else {
+        announcement = await this.hostingClaim(created.did, type)
+      }
+    }
+    await this.store.add(created.did, type, created.publicFiles, created.privateFiles, announcement)
+    this.log.info(`DID ${created.did} (type ${type}) created`)
+    if (announcement !== undefined) this.publishInBackground(announcement)
+    return { did: created.did, peerId: peerId ?? null }
+  }
+
+  /** Reads a key file named by path on the node's disk (the `private_key` option). */
+  async readKeyFile (path: string): Promise<Uint8Array> {
+    if (typeof path !== 'string' || path === '' || path.includes('\0')) throw bad('private_key must be a file path')
+    let st
+    try {
+      st = await stat(path)
+    } catch {
+      throw bad('private_key: cannot read the key file at the given path')
+    }
+    if (!st.isFile()) throw bad('private_key: the path is not a regular file')
+    if (st.size > MAX_KEY_FILE_BYTES) throw bad(`private_key: key file larger than ${MAX_KEY_FILE_BYTES} bytes`)
+    return new Uint8Array(await readFile(path))
+  }
+
+  // ------------------------------------------------------------------ setup from files
+
+  /**
+   * Sets a DID up from existing files (a DID made elsewhere, e.g. by a reference node). Every file
+   * is checked: images decode at the right size, the private share matches the public images,
+   * private keys open with the given passwords and match the public keys. Keys are re-sealed in
+   * this node's format.
+   */
+  async setup (req: SetupRequest): Promise<{ did: string, peerId: string | null }> {
+    const type = assertDidType(req.type)
+    if (type === DidType.CHILD) throw bad('child DIDs (type 3) are not supported')
+    const f = req.files
+    const password = req.password ?? DEFAULT_PASSWORD
+    const quorumPassword = req.quorumPassword !== undefined && req.quorumPassword !== '' ? req.quorumPassword : password
+    const pub: Record<string, Uint8Array> = {}
+    const pvt: Record<string, Uint8Array> = {}
+    const need = (n: string): Uint8Array => {
+      const b = f[n]
+      if (b === undefined) throw bad(`a type ${type} DID setup needs ${n}`)
+      return b
+    }
+    const openMatching = async (curve: Curve, file: Uint8Array, pwd: string, pubPem: Uint8Array, what: string): Promise<KeyPair> => {
+      const kp = await openKeyFile(curve, file, pwd)
+      const pk = parsePublicKeyPem(pubPem)
+      if (pk.curve !== curve || !samePoint(pk.point, kp.publicKey)) throw bad(`${what} does not match its public key`)
+      return kp
+    }
+
+    if (type !== DidType.LITE) {
+      pub[DidFile.DID_IMAGE] = need(DidFile.DID_IMAGE)
+      pub[DidFile.PUB_SHARE] = need(DidFile.PUB_SHARE)
+      const didStream = readDidImage(pub[DidFile.DID_IMAGE], 'did.png')
+      const pubStream = readShareImage(pub[DidFile.PUB_SHARE], 'pubShare.png')
+      if (type !== DidType.WALLET) {
+        pvt[DidFile.PVT_SHARE] = need(DidFile.PVT_SHARE)
+        const pvtStream = readShareImage(pvt[DidFile.PVT_SHARE], 'pvtShare.png')
+        const probe = bytesToHex(randomBytes(32))
+        const s = shareSign(probe, pvtStream.subarray(0, SHARE_HEAD_LEN))
+        if (shareVerify(probe, s.shareSig, didStream.subarray(0, DID_HEAD_LEN), pubStream.subarray(0, SHARE_HEAD_LEN)) === null) {
+          throw bad('pvtShare.png does not belong to did.png and pubShare.png')
+        }
+      }
+      if (type === DidType.BASIC && f[DidFile.PUB_KEY] === undefined && f[DidFile.PVT_KEY] === undefined) {
+        // as the reference: a basic DID set up without keys gets a new pair
+        const kp = generateKeyPair('p256')
+        pub[DidFile.PUB_KEY] = p256PublicPem(kp.publicKey)
+        pvt[DidFile.PVT_KEY] = await sealKey(kp, password)
+      } else {
+        pub[DidFile.PUB_KEY] = need(DidFile.PUB_KEY)
+        if (parsePublicKeyPem(pub[DidFile.PUB_KEY]).curve !== 'p256') throw bad('pubKey.pem must be a P-256 key for this DID type')
+        if (type === DidType.BASIC) {
+          pvt[DidFile.PVT_KEY] = await sealKey(await openMatching('p256', need(DidFile.PVT_KEY), password, pub[DidFile.PUB_KEY], 'pvtKey.pem'), password)
+        }
+      }
+      if (f[DidFile.QUORUM_PUB_KEY] !== undefined || f[DidFile.QUORUM_PVT_KEY] !== undefined) {
+        pub[DidFile.QUORUM_PUB_KEY] = need(DidFile.QUORUM_PUB_KEY)
+        const qk = await openMatching('p256', need(DidFile.QUORUM_PVT_KEY), quorumPassword, pub[DidFile.QUORUM_PUB_KEY], 'quorumPrivKey.pem')
+        pvt[DidFile.QUORUM_PVT_KEY] = await sealKey(qk, quorumPassword)
+      } else {
+        const q = generateKeyPair('p256')
+        pub[DidFile.QUORUM_PUB_KEY] = p256PublicPem(q.publicKey)
+        pvt[DidFile.QUORUM_PVT_KEY] = await sealKey(q, quorumPassword)
+      }
+    } else {
+      pub[DidFile.PUB_KEY] = need(DidFile.PUB_KEY)
+      if (parsePublicKeyPem(pub[DidFile.PUB_KEY]).curve !== 'secp256k1') throw bad('pubKey.pem of a lite DID must be a secp256k1 key')
+      if (f[DidFile.PVT_KEY] !== undefined) {
+        pvt[DidFile.PVT_KEY] = await sealKey(await openMatching('secp256k1', f[DidFile.PVT_KEY], password, pub[DidFile.PUB_KEY], 'pvtKey.pem'), password)
+      }
+    }
+    const did = didFromPublicFiles(pub)
+    checkDidDocument({ did, type, files: pub })
+    const peerId = this.ownPeerId()
+    let announcement: DidAnnouncement | undefined
+    if (peerId !== undefined) {
+      announcement = pvt[DidFile.PVT_KEY] !== undefined
+        ? await this.signAnnouncement(new DidSigner({ doc: { did, type, files: pub }, pvtKey: pvt[DidFile.PVT_KEY] }, async () => ({ password })), did, type, peerId)
+        : await this.hostingClaim(did, type)
+    }
+    await this.store.add(did, type, pub, pvt, announcement)
+    this.log.info(`DID ${did} (type ${type}) set up from files`)
+    if (announcement !== undefined) this.publishInBackground(announcement)
+    return { did, peerId: peerId ?? null }
+  }
+
+  async list (): Promise<string[]> {
+    return (await this.store.list()).map((r) => r.did)
+  }
+
+  async isLocal (did: string): Promise<boolean> { return await this.store.has(did) }
+
+  async record (did: string): Promise<DidRecord | undefined> { return await this.store.get(did) }
+
+  // ------------------------------------------------------------------ signing
+
+  /**
+   * A signer for a local DID bound to a prompt (usually the two-step engine's). Every answer is
+   * checked before the signer uses it: a password must open the key (WRONG_PASSWORD otherwise),
+   * an external signature must verify (VERIFICATION_FAILED otherwise). An engine prompt keeps the
+   * challenge open when a check fails; the key is opened once per password.
+   */
+  async signerFor (did: string, prompt: SignPrompt): Promise<DidSigner> {
+    if (!isValidDid(did)) throw invalidDid(did)
+    const local = await this.store.local(did)
+    if (local === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `DID ${did} is not on this node`)
+    const doc = local.doc
+    const withCheck = prompt as (req: SignRequest, opts?: { validate?: (a: SignAnswer) => Promise<void> }) => Promise<SignAnswer>
+    const checked: SignPrompt = async (req) => await withCheck(req, {
+      validate: async (ans) => {
+        if (req.kind === 'password') {
+          if (local.pvtKey === undefined) throw new RbtError(ErrorCode.INTERNAL, `no private key held for ${did}`)
+          const kp = await openKeyFile(doc.type === DidType.LITE ? 'secp256k1' : 'p256', local.pvtKey, ans.password ?? '')
+          const pk = parsePublicKeyPem(doc.files[DidFile.PUB_KEY]!)
+          if (!samePoint(pk.point, kp.publicKey)) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `the private key of ${did} does not match its public key`)
+          // hand the opened key to the signer so it is not derived a second time
+          local.pvtKey = encodePem(PEM_PRIVATE_KEY, kp.curve === 'p256' ? p256Pkcs8Der(kp.privateKey) : kp.privateKey)
+          return
+        }
+        const sig = ans.signature ?? new Uint8Array(0)
+        const hash = req.hash ?? ''
+        const good = doc.type === DidType.WALLET && !req.onlyPrivKey
+          ? verifyDidSignature(doc, hash, { shareSig: ans.pixels ?? new Uint8Array(0), keySig: sig })
+          : verifyPvtSignature(doc, utf8(hash), sig)
+        if (!good) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'the signature does not verify against the DID; sign the given hash and try again')
+      }
+    })
+    return new DidSigner(local, checked)
+  }
+
+  /** The text an arbitrary message is signed as: ASCII hex of its SHA3-256, as every Rubix signature. */
+  static arbitraryDigest (msg: string): string { return sha3Hex(utf8(msg)) }
+
+  /** Signs an arbitrary message (`PvtSign` over its SHA3 hex). Returns base64 DER. */
+  async signArbitrary (did: string, msg: string, prompt: SignPrompt): Promise<string> {
+    const signer = await this.signerFor(did, prompt)
+    return toB64(await signer.pvtSign(IdentityService.arbitraryDigest(msg)))
+  }
+
+  /** Verifies an arbitrary-message signature with the DID's public document (fetched if remote). */
+  async verifyArbitrary (did: string, msg: string, signatureB64: string): Promise<boolean> {
+    if (!isValidDid(did)) throw invalidDid(did)
+    const sig = fromB64(signatureB64.trim(), 'signature')
+    if (sig.length === 0) throw bad('signature is empty')
+    const doc = await this.documentOf(did)
+    return verifyPvtSignature(doc, IdentityService.arbitraryDigest(msg), sig)
+  }
+
+  // ------------------------------------------------------------------ announcements
+
+  private async signAnnouncement (signer: DidSigner, did: string, type: DidType, peerId: string): Promise<DidAnnouncement> {
+    const time = new Date().toISOString()
+    const base = { peer_id: peerId, did, did_type: type, time }
+    const sig = await signer.pvtSign(announcementDigest(base))
+    return { ...base, signature: toB64(sig) }
+  }
+
+  private async hostingClaim (did: string, type: DidType): Promise<DidAnnouncement | undefined> {
+    const keys = this.opts.peerKeys()
+    if (keys === undefined) return undefined
+    const base = { peer_id: keys.peerId, did, did_type: type, time: new Date().toISOString() }
+    return { ...base, signature: '', peer_signature: toB64(await keys.sign(utf8(announcementDigest(base)))) }
+  }
+
+  /**
+   * Registers a local DID with the network: signs the announcement with the DID (through the
+   * prompt), stores it and publishes it over gossip and the DHT.
+   */
+  async register (did: string, prompt: SignPrompt): Promise<{ gossipPeers: number, dht: boolean }> {
+    if (!isValidDid(did)) throw invalidDid(did)
+    const rec = await this.store.get(did)
+    if (rec === undefined) throw new RbtError(ErrorCode.NOT_FOUND, 'DID is not local, cannot register')
+    const peerId = this.ownPeerId()
+    const net = this.opts.network()
+    if (peerId === undefined || net === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
+    const a = await this.signAnnouncement(await this.signerFor(did, prompt), did, rec.type, peerId)
+    await this.store.setAnnouncement(did, a)
+    return await net.announce(a)
+  }
+
+  private publishInBackground (a: DidAnnouncement): void {
+    const net = this.opts.network()
+    if (net === undefined) return
+    net.announce(a)
+      .then((r) => { this.log.debug(`announced ${a.did}: gossip to ${r.gossipPeers} peers, DHT ${r.dht ? 'stored' : 'not stored'}`) })
+      .catch((e) => { this.log.warn(`announcing ${a.did} failed: ${errorMessage(e)}`) })
+  }
+
+  /**
+   * Publishes every local DID again (at core start and periodically, so DHT records stay alive
+   * and late nodes find them). DIDs without a current announcement for this peer get a hosting claim.
+   */
+  async republishAll (): Promise<number> {
+    const peerId = this.ownPeerId()
+    const net = this.opts.network()
+    if (peerId === undefined || net === undefined) return 0
+    let n = 0
+    for (const rec of await this.store.list()) {
+      let a = rec.announcement
+      if (a === undefined || a.peer_id !== peerId) {
+        a = await this.hostingClaim(rec.did, rec.type)
+        if (a === undefined) continue
+        await this.store.setAnnouncement(rec.did, a)
+      }
+      try {
+        await net.announce(a)
+        n++
+      } catch (e) {
+        this.log.warn(`re-announcing ${rec.did} failed: ${errorMessage(e)}`)
+      }
+    }
+    return n
+  }
+
+  /** Checks an announcement's signature. A DID-signed one needs the DID document (fetched from the announcing peer). */
+  async verifyAnnouncement (a: DidAnnouncement): Promise<boolean> {
+    const digest = announcementDigest(a)
+    if (isDidSigned(a)) {
+      const doc = await this.documentOf(a.did, a.peer_id)
+      if (doc.type !== a.did_type) return false
+      return verifyPvtSignature(doc, digest, fromB64(a.signature, 'signature'))
+    }
+    const keys = this.opts.peerKeys()
+    if (keys === undefined || a.peer_signature === undefined) return false
+    return await keys.verify(a.peer_id, utf8(digest), fromB64(a.peer_signature, 'peer_signature'))
+  }
+
+  /**
+   * Handles an announcement received from the network (gossip). It is stored only when it
+   * verifies and is preferable to what is known. `from` is the gossip originator, which must be
+   * the announced peer for a hosting claim. Returns whether it was stored.
+   */
+  async receiveAnnouncement (bytes: Uint8Array, from?: string): Promise<boolean> {
+    const a = decodeAnnouncement(bytes)
+    if (!isDidSigned(a) && from !== undefined && from !== a.peer_id) return false
+    if (await this.store.has(a.did)) return false
+    const prev = await this.known.get(a.did)
+    if (prev !== undefined && preferAnnouncement(prev.announcement, a) === prev.announcement) return false
+    if (!await this.verifyAnnouncement(a)) {
+      this.log.warn(`dropping announcement of ${a.did} by ${a.peer_id}: signature does not verify`)
+      return false
+    }
+    await this.remember(a)
+    return true
+  }
+
+  private async remember (a: DidAnnouncement): Promise<void> {
+    await this.known.put(a.did, { announcement: a, verifiedAt: Date.now() })
+    await this.opts.peers.set(a.did, a.peer_id, a.did_type)
+  }
+
+  /** The announcement this node would serve for a DID (local or verified remote). */
+  async announcementOf (did: string): Promise<DidAnnouncement | undefined> {
+    const rec = await this.store.get(did)
+    if (rec?.announcement !== undefined) return rec.announcement
+    return (await this.known.get(did))?.announcement
+  }
+
+  /**
+   * The peer hosting a DID: this node for local DIDs, then the peer map (announcements and
+   * add_peers), then the DHT record (verified before use). NOT_FOUND when nobody knows.
+   */
+  async resolvePeer (did: string): Promise<{ peerId: string, didType?: number, source: 'local' | 'peers' | 'dht' }> {
+    if (!isValidDid(did)) throw invalidDid(did)
+    const rec = await this.store.get(did)
+    const own = this.ownPeerId()
+    if (rec !== undefined && own !== undefined) return { peerId: own, didType: rec.type, source: 'local' }
+    const entry = this.opts.peers.get(did)
+    if (entry !== undefined) return { peerId: entry.peerId, ...(entry.didType !== undefined ? { didType: entry.didType } : {}), source: 'peers' }
+    const net = this.opts.network()
+    if (net === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
+    const a = await net.lookup(did)
+    if (a === undefined || a.did !== did) throw new RbtError(ErrorCode.NOT_FOUND, `DID ${did} could not be resolved: no peer announces it`)
+    if (!await this.verifyAnnouncement(a)) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `the DHT record of ${did} does not verify`)
+    await this.remember(a)
+    return { peerId: a.peer_id, didType: a.did_type, source: 'dht' }
+  }
+
+  // ------------------------------------------------------------------ documents
+
+  /** A local DID's public document, encoded (what peers fetch); cached remote ones are served too. */
+  async encodedDocument (did: string): Promise<Uint8Array> {
+    const doc = await this.store.document(did) ?? await this.store.remoteDocument(did)
+    if (doc === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `DID ${did} is not known here`)
+    return encodeDidDocument(doc)
+  }
+
+  /**
+   * The public document of any DID: local, cached, or fetched from the network (hint peer first,
+   * then the resolved host, then connected peers). A fetched document must hash to its DID.
+   */
+  async documentOf (did: string, hintPeer?: string): Promise<DidDocument> {
+    if (!isValidDid(did)) throw invalidDid(did)
+    const local = await this.store.document(did)
+    if (local !== undefined) return local
+    const cached = await this.store.remoteDocument(did)
+    if (cached !== undefined) return cached
+    let p = this.inflightDocs.get(did)
+    if (p === undefined) {
+      p = this.fetchDocument(did, hintPeer).finally(() => { this.inflightDocs.delete(did) })
+      this.inflightDocs.set(did, p)
+    }
+    return await p
+  }
+
+  private async fetchDocument (did: string, hintPeer?: string): Promise<DidDocument> {
+    const net = this.opts.network()
+    if (net === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
+    const tried = new Set<string>()
+    const own = this.ownPeerId()
+    const candidates: Array<() => Promise<string | undefined>> = [
+      async () => hintPeer,
+      async () => (await this.resolvePeer(did).catch(() => undefined))?.peerId,
+      ...net.connectedPeers().map((p) => async () => p)
+    ]
+    let lastErr: unknown
+    for (const next of candidates) {
+      const peer = await next()
+      if (peer === undefined || peer === own || tried.has(peer)) continue
+      tried.add(peer)
+      try {
+        const doc = decodeDidDocument(await net.fetchDocument(peer, did))
+        if (doc.did !== did) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `peer ${peer} answered with the document of another DID`)
+        checkDidDocument(doc)
+        await this.store.putRemoteDocument(doc)
+        return doc
+      } catch (e) {
+        lastErr = e
+        this.log.debug(`fetching the document of ${did} from ${peer} failed: ${errorMessage(e)}`)
+      }
+    }
+    throw new RbtError(ErrorCode.NOT_FOUND, `the public document of DID ${did} could not be fetched from the network${lastErr !== undefined ? ': ' + errorMessage(lastErr) : ''}`)
+  }
+}
+
