@@ -9,6 +9,30 @@ export interface CallInput<R extends RouteId> {
   query?: QueryOf<R>
   params?: Record<string, string>
   timeoutMs?: number
+  /** multipart/form-data upload instead of a JSON body (routes marked multipart). */
+  form?: FormInput
+}
+
+export interface FormInput {
+  fields?: Record<string, string>
+  /** Files by form field name. */
+  files?: Record<string, { filename: string, data: Uint8Array }>
+}
+
+/** A multipart/form-data body, built by hand (no FormData: keeps CLI start-up free of undici). */
+export function encodeMultipart (form: FormInput): { body: Uint8Array, contentType: string } {
+  const boundary = '----rbtnode' + Math.random().toString(16).slice(2) + Date.now().toString(16)
+  const parts: Buffer[] = []
+  const esc = (s: string): string => s.replace(/["\r\n]/g, '_')
+  for (const [name, value] of Object.entries(form.fields ?? {})) {
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${esc(name)}"\r\n\r\n`), Buffer.from(value, 'utf8'), Buffer.from('\r\n'))
+  }
+  for (const [name, f] of Object.entries(form.files ?? {})) {
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${esc(name)}"; filename="${esc(f.filename)}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+      Buffer.from(f.data.buffer, f.data.byteOffset, f.data.byteLength), Buffer.from('\r\n'))
+  }
+  parts.push(Buffer.from(`--${boundary}--\r\n`))
+  return { body: new Uint8Array(Buffer.concat(parts)), contentType: `multipart/form-data; boundary=${boundary}` }
 }
 
 export interface ClientOptions {
@@ -44,14 +68,23 @@ export class RbtClient {
       const s = qs.toString()
       if (s !== '') url += '?' + s
     }
-    const body = def.method === 'POST' ? JSON.stringify(input.body ?? {}) : undefined
+    let body: string | Uint8Array | undefined
+    let contentType: string | undefined
+    if (input.form !== undefined) {
+      const mp = encodeMultipart(input.form)
+      body = mp.body
+      contentType = mp.contentType
+    } else if (def.method === 'POST') {
+      body = JSON.stringify(input.body ?? {})
+      contentType = 'application/json'
+    }
     let res
     try {
       res = await this.transport.request({
         method: def.method,
         url,
         body,
-        headers: body !== undefined ? { 'content-type': 'application/json' } : undefined,
+        headers: contentType !== undefined ? { 'content-type': contentType } : undefined,
         timeoutMs: input.timeoutMs ?? this.timeoutMs
       })
     } catch (e) {

@@ -14,6 +14,11 @@ import { dataDirLayout, type DataDirLayout } from './data-dir.js'
 import { BootstrapService } from './bootstrap-service.js'
 import type { ApiServices, NodeApi } from './services.js'
 import { packageVersion } from './version.js'
+import { TokenLedger } from '../storage/token-ledger.js'
+import { levelTokenRepositories } from '../storage/token-repositories.js'
+import { sha3Hex } from '../tokenchain/hash.js'
+import { TokenService, didSignatureVerifier } from '../tokens/index.js'
+import { createTokenApi } from './token-api.js'
 import type { P2pHost } from '../p2p/host.js'
 import type { Rpc } from '../p2p/rpc.js'
 import { DidStore } from './identity/did-store.js'
@@ -47,6 +52,8 @@ export class RbtNode {
   /** Every signing operation's two-step flow. */
   readonly signing: TwoStepEngine
   readonly identity: IdentityService
+  /** Tokens, chains and balances. */
+  readonly tokens: TokenService
   private rpc?: Rpc<IdentityMethods>
   private didNetwork?: DidNetwork
   private peerKeys?: PeerKeys
@@ -69,6 +76,13 @@ export class RbtNode {
       network: () => this.didNetwork,
       peerKeys: () => this.peerKeys,
       logger: log.child('identity')
+    })
+    this.tokens = new TokenService({
+      ledger: new TokenLedger(this.store, sha3Hex),
+      repos: levelTokenRepositories(this.store),
+      verifier: didSignatureVerifier({ resolve: async (did) => await this.identity.documentOf(did).catch(() => undefined) }),
+      localMint: { allowed: options.testNet, refusal: 'Local RBT generation is available only on a test network: start the node with -testNet' },
+      testNet: options.testNet
     })
     let resolve!: () => void
     this.closedDeferred = { promise: new Promise<void>((r) => { resolve = r }), resolve }
@@ -119,6 +133,7 @@ export class RbtNode {
     return {
       node: nodeApi,
       identity: identityApi,
+      tokens: createTokenApi(this.tokens, this.identity, this.signing),
       signing: identityApi,
       bootstrap: new BootstrapService(this.config, () => this.host === undefined
         ? undefined
@@ -180,6 +195,7 @@ export class RbtNode {
   private async doStartCore (): Promise<void> {
     const [hostMod, swarmMod, keyMod] = await Promise.all([import('../p2p/host.js'), import('../p2p/swarm-key.js'), import('../p2p/peer-key.js')])
     const p2p = { ...hostMod, ...swarmMod, ...keyMod }
+    const didNet = await import('./identity/did-network.js')
     const keyPath = this.options.swarmKeyPath ?? p2p.defaultSwarmKeyPath(this.options.testNet)
     const swarmKey = await p2p.loadSwarmKey(keyPath)
     const peerKey = await p2p.loadOrCreatePeerKey(this.layout.peerKey)
@@ -193,7 +209,8 @@ export class RbtNode {
       listen: [`/ip4/${this.options.swarmHost}/tcp/${this.options.swarmPort}`],
       bootstrap,
       logger: this.log.child('p2p'),
-      gossip: { heartbeatIntervalMs: Number(process.env.RBTNODE_GOSSIP_HEARTBEAT_MS ?? 700) }
+      gossip: { heartbeatIntervalMs: Number(process.env.RBTNODE_GOSSIP_HEARTBEAT_MS ?? 700) },
+      dht: { validators: { rbt: didNet.validateRbtRecord }, selectors: { rbt: didNet.selectRbtRecord } }
     })
     await host.start()
     await this.startIdentityNetwork(host, peerKey.privateKey)

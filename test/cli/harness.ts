@@ -22,7 +22,9 @@ export async function runCommand (argv: string[], respond: Responder, prompter?:
   const requests: Recorded[] = []
   const transport: HttpTransport = {
     request: async (req: HttpRequest) => {
-      const rec: Recorded = { method: req.method, url: req.url, body: req.body !== undefined ? JSON.parse(String(req.body)) : undefined }
+      const text = req.body === undefined ? undefined : typeof req.body === 'string' ? req.body : Buffer.from(req.body).toString('latin1')
+      const multipart = /^multipart\//.test(req.headers?.['content-type'] ?? '')
+      const rec: Recorded = { method: req.method, url: req.url, body: text === undefined ? undefined : multipart ? text : JSON.parse(text) }
       requests.push(rec)
       const r = respond(rec)
       return { status: r.status ?? 200, text: JSON.stringify(r.body) }

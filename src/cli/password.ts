@@ -1,0 +1,60 @@
+/**
+ * Passwords on the command line: the flag, or (with -fp) a hidden prompt. Without a terminal a
+ * forced prompt cannot be shown: the flag must be given, and the error names it.
+ */
+import type { RbtClient } from '../client/rbt-client.js'
+import type { Envelope, PendingSignature } from '../api/contract/envelope.js'
+import { ApiError } from '../client/api-error.js'
+import { UsageError, type BaseFlags } from './base-command.js'
+import { cliDeps } from './deps.js'
+
+/** The documented default private/quorum key password. */
+export const DEFAULT_KEY_PASSWORD = 'mypassword'
+
+export type PasswordFlag = 'privPWD' | 'quorumPWD'
+
+export async function passwordFrom (flags: BaseFlags, name: PasswordFlag, what: string): Promise<string> {
+  const given = flags[name]
+  if (flags.fp !== true) return given !== undefined && given !== '' ? given : DEFAULT_KEY_PASSWORD
+  const prompter = cliDeps().prompter
+  if (!prompter.interactive) {
+    if (given !== undefined && given !== '') return given
+    throw new UsageError(`-fp asks for the ${what} on the terminal, but there is no terminal: pass it with -${name}`)
+  }
+  const pwd = await prompter.password(`Enter the ${what}`)
+  if (pwd === '') throw new UsageError(`the ${what} must not be empty`)
+  return pwd
+}
+
+function pending (env: Envelope<unknown>): PendingSignature | undefined {
+  const r = env.result as Partial<PendingSignature> | null
+  if (env.status && r !== null && typeof r === 'object' && typeof r.id === 'string' && typeof r.only_priv_key === 'boolean') return r as PendingSignature
+  return undefined
+}
+
+/**
+ * Drives the two-step flow of an asynchronous call: answers "Password needed" challenges with
+ * the private-key password (prompting again after a wrong one when prompting) until the final
+ * envelope arrives. Challenges for an external signature cannot be answered by this CLI.
+ */
+export async function completeTwoStep (client: RbtClient, first: Envelope<unknown>, flags: BaseFlags): Promise<Envelope<unknown>> {
+  let env = first
+  let password: string | undefined
+  for (let round = 0; round < 32; round++) {
+    const ch = pending(env)
+    if (ch === undefined) return env
+    if (ch.hash !== null) {
+      throw new UsageError(`the DID's key is held outside the node: sign the hash ${ch.hash} (base64) with it and POST {id: "${ch.id}", signature} to /svc/v1/signature`)
+    }
+    password ??= await passwordFrom(flags, 'privPWD', 'private key password')
+    try {
+      env = await client.call('signatureComplete', { body: { id: ch.id, password } })
+    } catch (e) {
+      const retry = e instanceof ApiError && e.code === 'WRONG_PASSWORD' && flags.fp === true && cliDeps().prompter.interactive
+      if (!retry) throw e
+      cliDeps().stderr('wrong password, try again\n')
+      password = undefined
+    }
+  }
+  throw new UsageError('too many signature rounds')
+}
