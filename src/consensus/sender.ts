@@ -37,6 +37,8 @@ export interface SenderOptions {
   fault?: (step: string) => void
   prepareTimeoutMs?: number
   deliverAttempts?: number
+  /** told once a transfer is committed, with the token states it spent (`<tokenId>@<blockId>`) */
+  onCommitted?: (txid: string, spentStates: string[]) => void
 }
 
 type Vote = Extract<PrepareReply, { vote: 'yes' }>
@@ -277,6 +279,9 @@ export class TransferSender {
         w.putRecord('cs-outgoing', txid, { ...rec, state: 'COMMITTED', updatedAt: now })
       })
       this.fault('committed')
+      const contract = decodeContract(unb64(rec.contract))
+      const spent = Object.entries(contract.content.transInfo.transTokens ?? {}).map(([id, t]) => `${id}@${t.blockId ?? ''}`)
+      try { this.opts.onCommitted?.(txid, spent) } catch (e) { this.log.debug(`onCommitted: ${errorMessage(e)}`) }
     }
     void this.notifyQuorums(txid).catch((e) => { this.log.warn(`transfer ${txid}: telling quorums failed: ${errorMessage(e)}`) })
     return { txid, blockId, quorums: rec.signers, delivered: true }

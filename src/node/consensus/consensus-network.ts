@@ -1,0 +1,96 @@
+/**
+ * The consensus protocol's rpc methods (docs/protocol.md, "Transfer") and the transport that routes
+ * each message either to a local service (the DID is hosted here) or to the peer hosting the DID.
+ */
+import type { RpcClient, RpcHandlers, UnarySpec } from '../../p2p/rpc.js'
+import type {
+  AbortRequest, ConsensusTransport, DeliverReply, DeliverRequest, FinalizeRequest, OutcomeReply, OutcomeRequest,
+  PrepareReply, PrepareRequest, SignReply, SignRequest
+} from '../../consensus/messages.js'
+import { ErrorCode, RbtError } from '../../util/errors.js'
+import { isValidDid } from '../../wallet/did-string.js'
+import type { ConsensusService } from './consensus-service.js'
+
+export interface ConsensusMethods {
+  'cs.prepare': UnarySpec<PrepareRequest, PrepareReply>
+  'cs.sign': UnarySpec<SignRequest, SignReply>
+  'cs.finalize': UnarySpec<FinalizeRequest, { ok: true }>
+  'cs.abort': UnarySpec<AbortRequest, { ok: true }>
+  'cs.deliver': UnarySpec<DeliverRequest, DeliverReply>
+  'cs.outcome': UnarySpec<OutcomeRequest, OutcomeReply>
+  'cs.probe': UnarySpec<{ did: string }, { hosted: boolean }>
+  'quorum.status': UnarySpec<{ did: string }, { setup: boolean }>
+  'faucet.request': UnarySpec<{ did: string, count: number }, { txid: string, count: number }>
+}
+
+const TXID_RE = /^[0-9a-f]{64}$/
+
+function need (cond: boolean, what: string): void {
+  if (!cond) throw new RbtError(ErrorCode.INVALID_INPUT, `malformed consensus message: ${what}`)
+}
+const isBytes = (v: unknown): v is Uint8Array => v instanceof Uint8Array
+function checkTx (r: { txid?: unknown }): void { need(typeof r?.txid === 'string' && TXID_RE.test(r.txid), 'txid') }
+function checkDid (v: unknown, what: string): void { need(typeof v === 'string' && isValidDid(v), what) }
+function checkBundle (b: unknown): void {
+  const x = b as { chains?: unknown, contents?: unknown }
+  need(x !== null && typeof x === 'object' && typeof x.chains === 'object' && x.chains !== null && typeof x.contents === 'object' && x.contents !== null, 'bundle')
+  for (const chain of Object.values(x.chains as Record<string, unknown>)) need(Array.isArray(chain) && chain.every(isBytes), 'bundle chain')
+  for (const c of Object.values(x.contents as Record<string, unknown>)) need(typeof c === 'string', 'bundle content')
+}
+
+/** Handlers of peers' consensus messages: shapes checked at the boundary, then the domain decides. */
+export function consensusRpcHandlers (svc: () => ConsensusService): RpcHandlers<ConsensusMethods> {
+  return {
+    'cs.prepare': async (r) => {
+      checkTx(r); checkDid(r.quorumDid, 'quorumDid'); need(isBytes(r.contract), 'contract'); checkBundle(r.bundle)
+      need(typeof r.senderPeer === 'string', 'senderPeer')
+      return await svc().quorum.prepare(r)
+    },
+    'cs.sign': async (r) => { checkTx(r); checkDid(r.quorumDid, 'quorumDid'); need(isBytes(r.block), 'block'); return await svc().quorum.sign(r) },
+    'cs.finalize': async (r) => { checkTx(r); checkDid(r.quorumDid, 'quorumDid'); need(isBytes(r.block), 'block'); await svc().quorum.finalize(r); return { ok: true as const } },
+    'cs.abort': async (r) => { checkTx(r); checkDid(r.quorumDid, 'quorumDid'); await svc().quorum.abort({ ...r, reason: String(r.reason ?? '') }); return { ok: true as const } },
+    'cs.deliver': async (r) => {
+      checkTx(r); checkDid(r.receiver, 'receiver'); need(isBytes(r.contract) && isBytes(r.block), 'contract/block'); checkBundle(r.bundle)
+      return await svc().receiver.deliver({ ...r, memo: String(r.memo ?? ''), epoch: Number(r.epoch ?? 0) })
+    },
+    'cs.outcome': async (r) => { checkTx(r); return { txid: r.txid, ...(await svc().sender.outcome(r.txid)) } },
+    'cs.probe': async (r) => { checkDid(r?.did, 'did'); return { hosted: await svc().hosts(r.did) } },
+    'quorum.status': async (r) => { checkDid(r?.did, 'did'); return { setup: svc().quorum.isSetUp(r.did) } },
+    'faucet.request': async (r) => {
+      checkDid(r?.did, 'did'); need(Number.isSafeInteger(r.count) && r.count > 0 && r.count <= 100, 'count')
+      return await svc().serveFaucet(r.did, r.count)
+    }
+  }
+}
+
+export interface PeerResolver {
+  isLocal: (did: string) => Promise<boolean>
+  peerOf: (did: string) => Promise<string>
+}
+
+/** Routes consensus messages: local DIDs to the local services, others to their peer over rpc. */
+export function consensusTransport (svc: () => ConsensusService, rpc: () => RpcClient<ConsensusMethods> | undefined, peers: PeerResolver, timeoutMs = 30_000): ConsensusTransport {
+  const remote = async <M extends keyof ConsensusMethods & string>(did: string, method: M, req: ConsensusMethods[M]['request']): Promise<ConsensusMethods[M]['response']> => {
+    const client = rpc()
+    if (client === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: the p2p host is down')
+    const peer = await peers.peerOf(did)
+    return await client.call(peer, method as never, req as never, { timeoutMs }) as ConsensusMethods[M]['response']
+  }
+  return {
+    prepare: async (r) => await peers.isLocal(r.quorumDid) ? await svc().quorum.prepare(r) : await remote(r.quorumDid, 'cs.prepare', r),
+    sign: async (r) => await peers.isLocal(r.quorumDid) ? await svc().quorum.sign(r) : await remote(r.quorumDid, 'cs.sign', r),
+    finalize: async (r) => { if (await peers.isLocal(r.quorumDid)) await svc().quorum.finalize(r); else await remote(r.quorumDid, 'cs.finalize', r) },
+    abort: async (r) => { if (await peers.isLocal(r.quorumDid)) await svc().quorum.abort(r); else await remote(r.quorumDid, 'cs.abort', r) },
+    deliver: async (r) => await peers.isLocal(r.receiver) ? await svc().receiver.deliver(r) : await remote(r.receiver, 'cs.deliver', r),
+    probeReceiver: async (did) => {
+      if (await peers.isLocal(did)) return
+      const res = await remote(did, 'cs.probe', { did })
+      if (!res.hosted) throw new RbtError(ErrorCode.NOT_FOUND, `receiver ${did} is not hosted on the peer it was announced on`)
+    },
+    outcome: async (peer, r) => {
+      const client = rpc()
+      if (client === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started')
+      return await client.call(peer, 'cs.outcome', r, { timeoutMs: 10_000 })
+    }
+  }
+}

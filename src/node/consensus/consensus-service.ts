@@ -1,0 +1,136 @@
+import { QuorumService } from '../../consensus/quorum.js'
+import { TransferReceiver } from '../../consensus/receiver.js'
+import { TransferSender, type TransferResult } from '../../consensus/sender.js'
+import type { ConsensusSigner, Ledger, SpentMarkers } from '../../consensus/ports.js'
+import type { ConsensusTransport } from '../../consensus/messages.js'
+import { ownerSigner, quorumSigner } from '../../consensus/wallet-adapters.js'
+import type { SignatureVerifier } from '../../tokenchain/validate.js'
+import { DidSigner, QuorumSigner, type SignPrompt } from '../../wallet/did-crypto.js'
+import { DidType } from '../../wallet/did-document.js'
+import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
+import type { Logger } from '../../util/logger.js'
+import type { IdentityService } from '../identity/identity-service.js'
+import type { QuorumRegistry } from './quorum-registry.js'
+
+export interface ConsensusServiceOptions {
+  ledger: Ledger
+  verifier: SignatureVerifier
+  identity: IdentityService
+  registry: QuorumRegistry
+  transport: ConsensusTransport
+  markers?: SpentMarkers
+  selfPeer: () => string
+  log: Logger
+  /** periodic quorum duty (outcome queries, unpledging) and sender recovery, ms; 0 = off */
+  sweepIntervalMs?: number
+  pledgePeriodMs?: number
+  staleVoteMs?: number
+  fault?: (step: string) => void
+  onCommitted?: (txid: string, spent: string[]) => void
+  /** the faucet's duty: mint `count` test RBT to its own DID and transfer them to `did` */
+  faucet?: (did: string, count: number) => Promise<{ txid: string, count: number }>
+}
+
+/** Sender, quorum and receiver roles of one node, and the quorum setups of its DIDs. */
+export class ConsensusService {
+  readonly sender: TransferSender
+  readonly quorum: QuorumService
+  readonly receiver: TransferReceiver
+  private readonly quorumSigners = new Map<string, { quorum: ConsensusSigner, owner: ConsensusSigner }>()
+  private timer?: NodeJS.Timeout
+  private sweeping = false
+
+  constructor (private readonly opts: ConsensusServiceOptions) {
+    const { ledger, verifier, transport, log } = opts
+    this.sender = new TransferSender({
+      ledger, transport, selfPeer: opts.selfPeer(), logger: log.child('sender'), fault: opts.fault,
+      onCommitted: opts.onCommitted
+    })
+    this.quorum = new QuorumService({
+      ledger, verifier, markers: opts.markers, transport, logger: log.child('quorum'), fault: opts.fault,
+      signerFor: (did) => this.quorumSigners.get(did)?.quorum,
+      ownerSignerFor: (did) => this.quorumSigners.get(did)?.owner,
+      pledgePeriodMs: opts.pledgePeriodMs,
+      staleVoteMs: opts.staleVoteMs
+    })
+    this.receiver = new TransferReceiver({
+      ledger, verifier, fault: opts.fault,
+      isLocalDid: async (did) => await opts.identity.isLocal(did),
+      trustedQuorums: async () => opts.registry.list()
+    })
+  }
+
+  /** Reopens persisted quorum setups, finishes interrupted transfers and starts the periodic duty. */
+  async start (): Promise<void> {
+    for (const s of await this.opts.registry.loadSetups().catch((e) => { this.opts.log.error(`quorum setups unreadable: ${errorMessage(e)}`); return [] })) {
+      try {
+        await this.openQuorum(s.did, s.password, s.privPassword)
+        this.opts.log.info(`quorum ${s.did} set up again from its saved setup`)
+      } catch (e) {
+        this.opts.log.error(`quorum ${s.did} could not be set up again: ${errorMessage(e)}`)
+      }
+    }
+    await this.sender.recover().catch((e) => { this.opts.log.warn(`transfer recovery: ${errorMessage(e)}`) })
+    const every = this.opts.sweepIntervalMs ?? 5000
+    if (every > 0) {
+      this.timer = setInterval(() => { void this.sweep() }, every)
+      this.timer.unref()
+    }
+  }
+
+  async sweep (): Promise<void> {
+    if (this.sweeping) return
+    this.sweeping = true
+    try {
+      await this.sender.recover({ staleMs: 60_000 })
+      await this.quorum.sweep()
+    } catch (e) {
+      this.opts.log.debug(`sweep: ${errorMessage(e)}`)
+    } finally { this.sweeping = false }
+  }
+
+  stop (): void { if (this.timer !== undefined) clearInterval(this.timer) }
+
+  private async openQuorum (did: string, password: string, privPassword: string): Promise<void> {
+    const local = await this.opts.identity.store.local(did)
+    if (local === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `DID ${did} is not on this node`)
+    const q = await QuorumSigner.open(local, { quorumPassword: password, privatePassword: privPassword })
+    let owner: ConsensusSigner | undefined
+    if (local.pvtKey !== undefined && (local.doc.type === DidType.BASIC || local.doc.type === DidType.LITE)) {
+      const ownerLocal = { ...local }
+      const s = new DidSigner(ownerLocal, async () => ({ password: privPassword }))
+      // checks the private password now rather than at the first pledge
+      await s.pvtSign('0'.repeat(64)).catch((e) => { throw new RbtError(ErrorCode.WRONG_PASSWORD, `priv_password does not open the private key of ${did}: ${errorMessage(e)}`) })
+      owner = ownerSigner(s)
+    }
+    this.quorumSigners.set(did, { quorum: quorumSigner(q), owner: owner ?? quorumSigner(q) })
+  }
+
+  /** POST /svc/v1/quorums/setup: this node's DID becomes a quorum, also after restarts. */
+  async setupQuorum (did: string, password: string, privPassword: string): Promise<void> {
+    if (!await this.opts.identity.isLocal(did)) throw new RbtError(ErrorCode.NOT_FOUND, `Failed to setup quorum, DID ${did} is not on this node`)
+    try {
+      await this.openQuorum(did, password, privPassword)
+    } catch (e) {
+      if (e instanceof RbtError && (e.code === ErrorCode.WRONG_PASSWORD || e.code === ErrorCode.INVALID_INPUT)) {
+        throw new RbtError(e.code === ErrorCode.INVALID_INPUT ? ErrorCode.INVALID_INPUT : ErrorCode.WRONG_PASSWORD, `Failed to setup quorum, ${e.message}`)
+      }
+      throw e
+    }
+    await this.opts.registry.saveSetup({ did, password, privPassword })
+  }
+
+  isQuorumSetUp (did: string): boolean { return this.quorumSigners.has(did) }
+  quorumSignerOf (did: string): ConsensusSigner | undefined { return this.quorumSigners.get(did)?.quorum }
+  async hosts (did: string): Promise<boolean> { return await this.opts.identity.isLocal(did) }
+
+  async transfer (req: { initiator: string, owner: string, amountMilli: number, memo: string }, prompt: SignPrompt, progress?: (m: string) => void): Promise<TransferResult> {
+    const signer = ownerSigner(await this.opts.identity.signerFor(req.initiator, prompt))
+    return await this.sender.transfer({ sender: req.initiator, receiver: req.owner, amountMilli: req.amountMilli, memo: req.memo, quorums: this.opts.registry.list() }, signer, progress)
+  }
+
+  async serveFaucet (did: string, count: number): Promise<{ txid: string, count: number }> {
+    if (this.opts.faucet === undefined) throw new RbtError(ErrorCode.FORBIDDEN, 'this node is not the test network faucet')
+    return await this.opts.faucet(did, count)
+  }
+}

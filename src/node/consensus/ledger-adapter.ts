@@ -1,0 +1,124 @@
+import { decodeBlockEnvelope, formatBlockId, type Block } from '../../tokenchain/block.js'
+import { floatToMilliExact } from '../../tokenchain/amount.js'
+import { TokenType, TransactionType } from '../../tokenchain/types.js'
+import type { BatchOp, KvStore } from '../../storage/kv-store.js'
+import type { TokenLedger, LedgerChange, StoredBlockInput } from '../../storage/token-ledger.js'
+import type { TokenRepositories } from '../../storage/token-repositories.js'
+import type { BlockRecord, TokenKindName, TokenRecord, TransactionRecord as StoredTx } from '../../storage/token-records.js'
+import type { ConsensusCollection, Ledger, LedgerWriter, TokenState, TokenStatus, TransactionRecord } from '../../consensus/ports.js'
+
+const kindOf = (tokenType: number): TokenKindName =>
+  tokenType === TokenType.PART || tokenType === TokenType.TEST_PART ? 'part' : 'rbt'
+
+function toState (r: TokenRecord, content?: string): TokenState {
+  return {
+    tokenId: r.tokenId,
+    tokenType: r.tokenType,
+    valueMilli: r.value,
+    owner: r.owner,
+    status: r.status as TokenStatus,
+    latestBlockId: r.latestBlockId,
+    parentId: r.parent,
+    content,
+    txid: r.txId,
+    updatedAt: r.updatedAt
+  }
+}
+
+function blockRecord (tokenId: string, b: Block): Omit<BlockRecord, 'bodyKey'> {
+  const e = b.content.transInfo.tokens[tokenId]
+  const number = Number(e?.blockNumber ?? 0)
+  const t = b.content.transInfo
+  const rec: Omit<BlockRecord, 'bodyKey'> = {
+    tokenId, number, blockId: formatBlockId(number, b.hash), hash: b.hash, transactionType: b.content.transactionType,
+    owner: b.content.owner, signers: Object.keys(b.signatures).sort(), storedAt: Date.now()
+  }
+  if (t.tid !== undefined) rec.txId = t.tid
+  if (t.sender !== undefined) rec.sender = t.sender
+  if (t.receiver !== undefined) rec.receiver = t.receiver
+  if (t.comment !== undefined) rec.comment = t.comment
+  const v = b.content.tokenValue !== undefined ? floatToMilliExact(b.content.tokenValue) : undefined
+  if (v !== undefined) rec.value = v
+  if (b.content.childTokens.length > 0) rec.childTokens = [...b.content.childTokens]
+  if (b.content.epoch !== undefined) rec.epoch = b.content.epoch
+  return rec
+}
+
+const kindOfTx = (role: TransactionRecord['role']): StoredTx['kind'] => role === 'sender' ? 'transfer' : role === 'receiver' ? 'receive' : 'pledge'
+
+/**
+ * The consensus Ledger port over the node's token storage: token records, chains and transactions
+ * go through TokenLedger (which keeps the owner index and balances in the same batch); consensus's
+ * own records ride in the same atomic batch as extra operations.
+ */
+export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: TokenRepositories): Ledger {
+  const recordCol = (c: ConsensusCollection): ReturnType<KvStore['collection']> => store.collection(c)
+  return {
+    token: async (id) => {
+      const r = await repos.tokens.get(id)
+      return r === undefined ? undefined : toState(r, await repos.tokens.content(id))
+    },
+    tokensOf: async (did, status) => {
+      const entries = await repos.owners.list(did, 'rbt', status)
+      const recs = await repos.tokens.getMany(entries.map((e) => e.tokenId))
+      const out: TokenState[] = []
+      for (const r of recs) if (r !== undefined) out.push(toState(r, await repos.tokens.content(r.tokenId)))
+      return out
+    },
+    chain: async (id) => await repos.blocks.envelopes(await repos.blocks.chain(id)),
+    record: async <T>(c: ConsensusCollection, key: string) => {
+      if (c === 'cs-contents') return await repos.tokens.content(key) as T | undefined
+      return await recordCol(c).get(key) as T | undefined
+    },
+    records: <T>(c: ConsensusCollection) => recordCol(c).entries() as AsyncIterable<[string, T]>,
+    commit: async (build) => {
+      const tokens = new Map<string, TokenRecord>()
+      const blocks: StoredBlockInput[] = []
+      const transactions: StoredTx[] = []
+      const contents: Record<string, string> = {}
+      const extra: BatchOp[] = []
+      const participants: NonNullable<LedgerChange['txParticipants']> = []
+      const existing = new Map<string, Promise<TokenRecord | undefined>>()
+      const pendingTokens: TokenState[] = []
+      const w: LedgerWriter = {
+        putToken: (t) => { pendingTokens.push(t) },
+        putBlock: (tokenId, _n, envelope) => {
+          const b = decodeBlockEnvelope(envelope)
+          blocks.push({ record: blockRecord(tokenId, b), envelope })
+        },
+        putTransaction: (t) => {
+          const now = Date.now()
+          transactions.push({
+            txId: t.txid, kind: kindOfTx(t.role), transactionType: TransactionType.TRANSFERRED, initiator: t.sender, receiver: t.receiver,
+            tokens: t.tokens, amount: t.amountMilli, comment: t.memo, status: t.status, blockIds: t.blockId !== undefined ? [t.blockId] : [],
+            epoch: t.epoch, createdAt: now, updatedAt: now, extra: { quorums: t.quorums, role: t.role, tokenType: t.tokenType }
+          })
+          participants.push({ txId: t.txid, did: t.sender, role: 'sender', epoch: t.epoch }, { txId: t.txid, did: t.receiver, role: 'receiver', epoch: t.epoch })
+          if (t.role === 'quorum') for (const q of t.quorums) participants.push({ txId: t.txid, did: q, role: 'quorum', epoch: t.epoch })
+        },
+        putRecord: (c, key, value) => {
+          if (c === 'cs-contents') contents[key] = value as string
+          else extra.push({ type: 'put', collection: c, key, value })
+        },
+        delRecord: (c, key) => { if (c !== 'cs-contents') extra.push({ type: 'del', collection: c, key }) }
+      }
+      build(w)
+      for (const t of pendingTokens) {
+        if (!existing.has(t.tokenId)) existing.set(t.tokenId, repos.tokens.get(t.tokenId))
+        const old = await existing.get(t.tokenId)
+        const num = Number(t.latestBlockId.split('-')[0])
+        tokens.set(t.tokenId, {
+          tokenId: t.tokenId, kind: kindOf(t.tokenType), tokenType: t.tokenType, value: t.valueMilli, owner: t.owner, status: t.status,
+          parent: t.parentId, latestBlockId: t.latestBlockId, latestBlockNumber: num, txId: t.txid ?? old?.txId,
+          createdAt: old?.createdAt ?? t.updatedAt, updatedAt: t.updatedAt
+        })
+        if (t.content !== undefined) contents[t.tokenId] = t.content
+      }
+      await ledger.commit({
+        tokens: [...tokens.values()].map((record) => ({ record })),
+        blocks, transactions, contents, extra,
+        txParticipants: participants
+      })
+    }
+  }
+}
