@@ -60,7 +60,10 @@ export interface SigningApi {
   complete: (id: string, answer: { password?: string, signature?: string, pixels?: string }) => Promise<Envelope<unknown>>
 }
 
+export type { TokenApi } from './token-api.js'
+
 export interface ApiServices {
+  tokens: import('./token-api.js').TokenApi
   node: NodeApi
   bootstrap: BootstrapApi
   identity: IdentityApi

@@ -50,6 +50,7 @@ export function createTokenApi (tokens: TokenService, identity: TokenIdentityPor
       const req = { did: input.did, count: input.number_of_tokens, startIndex: input.start_index ?? 0 }
       tokens.checkMintRequest(req)
       const mode = await localType(req.did)
+      await tokens.precheckMint(req)
       return await twoStep.start(req.did, mode, async (prompt) => {
         const didSigner = await identity.signerFor(req.did, prompt)
         const signer: TokenSigner = { did: req.did, sign: async (h) => bytesToHex(await didSigner.pvtSign(h)) }

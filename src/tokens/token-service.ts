@@ -190,6 +190,12 @@ export class TokenService {
     if (req.startIndex + req.count > Number.MAX_SAFE_INTEGER) throw new RbtError(ErrorCode.INVALID_INPUT, 'start_index is too large')
   }
 
+  /** Everything that can be checked before a password is asked for: input, mode, free indexes. */
+  async precheckMint (req: MintRequest): Promise<void> {
+    this.checkMintRequest(req)
+    await this.ledger.checkMintIndexesFree(req.did, req.startIndex, req.count)
+  }
+
   /**
    * Mints `count` whole test RBT for `did`, numbered from `startIndex`: each token is a RAC block
    * (type test token, number = its index) signed by the owner, whose hex text is the token content

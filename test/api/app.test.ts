@@ -4,6 +4,7 @@ import { routes } from '../../src/api/contract/routes.js'
 import type { ApiServices } from '../../src/node/services.js'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import { unusedIdentity } from './stub-identity.js'
+import { unusedTokens } from './stub-tokens.js'
 
 const PEER = '12D3KooWPhZEYEw4jG3kSRuwgMEHcVt7KMkm1ui2ddu4fgSgwvDq'
 const DID = 'bafybmi' + 'b'.repeat(52)
@@ -25,6 +26,7 @@ function stubServices (): ApiServices & { calls: unknown[] } {
       addPeer: async (did, peerId, didType) => { calls.push({ did, peerId, didType }) }
     },
     ...unusedIdentity(),
+    ...unusedTokens(),
     bootstrap: {
       list: async () => boot,
       add: async (p) => { boot = [...new Set([...boot, ...p])]; return boot },

@@ -15,6 +15,7 @@ import { TwoStepEngine } from '../../src/node/signing/two-step.js'
 import { verifyPvtSignature } from '../../src/wallet/did-crypto.js'
 import { sha3Hex } from '../../src/wallet/bytes.js'
 import { unusedIdentity } from './stub-identity.js'
+import { unusedTokens } from './stub-tokens.js'
 import { MNEMONIC, liteDidByHand, testPng, walletAnswer, walletMaterial } from '../helpers/identity.js'
 
 const PEER = '12D3KooWPhZEYEw4jG3kSRuwgMEHcVt7KMkm1ui2ddu4fgSgwvDq'
@@ -68,7 +69,8 @@ async function harness (): Promise<Harness> {
     node: { status: () => ({}) as never, startCore: async () => '', requestShutdown: () => {}, peerId: () => PEER, ping: async () => ({ rttMs: 0, message: '' }), addPeer: async () => {} },
     bootstrap: { list: async () => [], add: async () => [], remove: async () => [], removeAll: async () => [] },
     identity: api,
-    signing: api
+    signing: api,
+    ...unusedTokens()
   }
   void stub
   const app = createApp(services, { version: 't' })

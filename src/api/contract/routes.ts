@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { didCreateBody, didString, multiaddrString, peerIdString, peersBody, signatureBody } from './schemas.js'
 import { paths, type RouteId } from './paths.js'
+import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtResult, NftBalanceResult, RbtBalanceResult, TokenChainResult, TokenListItemResult } from './token-results.js'
 
 /**
  * The one table of HTTP routes shared by the server (validation, routing, OpenAPI) and the client:
@@ -51,6 +52,37 @@ const specs = {
   bootstrapRemoveAll: route({ summary: 'Removes all bootstrap peers', tags: ['bootstrap'] }),
   // ---- meta
   openapi: route({ summary: 'This API as an OpenAPI 3 document', tags: ['meta'] }),
+  // ---- tokens and balances
+  tokensGenerateLocalRbt: route({
+    summary: 'Mints whole test RBT for a DID hosted here (test network only); two-step',
+    body: z.object({
+      did: didString,
+      number_of_tokens: z.number({ error: 'Invalid RBT amount, tokens generated should be a whole number and greater than 0' })
+        .refine(Number.isInteger, 'Invalid RBT amount, tokens generated should be a whole number and greater than 0')
+        .refine((n) => n > 0, 'Invalid RBT amount, tokens generated should be a whole number and greater than 0'),
+      start_index: z.number({ error: 'start_index must be a whole number' }).refine(Number.isInteger, 'start_index must be a whole number').refine((n) => n >= 0, 'start_index must be 0 or greater').optional()
+    }),
+    async: true,
+    tags: ['tokens']
+  }),
+  tokensList: route({
+    summary: 'Tokens of one type a DID holds on this node (rbt includes part tokens)',
+    query: z.object({ did: didString, type: z.string().optional().describe('rbt (default), ft, nft or smartContract') }),
+    tags: ['tokens']
+  }),
+  tokenChain: route({
+    summary: 'The chain of a token, oldest block first, with readable fields and base64 envelopes; paged by block_id',
+    query: z.object({
+      block_id: z.string().max(200).optional().describe('return the blocks after this block id'),
+      limit: z.coerce.number().int().min(1).max(10_000).optional()
+    }),
+    tags: ['tokens']
+  }),
+  didBalances: route({ summary: 'RBT, FT and NFT balances of a DID', tags: ['balances'] }),
+  didBalancesRbt: route({ summary: 'RBT balance of a DID: free (balance), locked, pledged, pinned', tags: ['balances'] }),
+  didBalancesFt: route({ summary: 'Free FTs of a DID grouped by name and creator', tags: ['balances'] }),
+  didBalancesNft: route({ summary: 'Free NFTs of a DID', tags: ['balances'] }),
+  legacyGetAccountInfo: route({ summary: 'Legacy account info: RBT free, pledged, locked and pinned (also as account_info)', query: z.object({ did: didString }), tags: ['legacy'] }),
   // ---- DIDs and signatures
   didCreate: route({
     summary: 'Creates a DID. JSON body, or multipart/form-data with a did_config JSON field plus files (image.png, did.png, pubShare.png, pubKey.pem, pvtKey.pem)',
@@ -101,6 +133,14 @@ export interface ResultTypes {
   bootstrapList: { peers: string[] }
   bootstrapRemoveAll: { peers: string[] }
   openapi: unknown
+  tokensGenerateLocalRbt: MintLocalRbtResult | import('./envelope.js').PendingSignature
+  tokensList: TokenListItemResult[]
+  tokenChain: TokenChainResult
+  didBalances: BalancesResult
+  didBalancesRbt: RbtBalanceResult
+  didBalancesFt: FtBalanceResult[]
+  didBalancesNft: NftBalanceResult[]
+  legacyGetAccountInfo: AccountInfoResult[]
   didCreate: { did: string, peer_id: string | null }
   didList: string[]
   didSetup: { did: string, peer_id: string | null }
@@ -135,3 +175,4 @@ export interface NodeStatus {
 
 export { multiaddrString }
 export { buildPath } from './paths.js'
+export type * from './token-results.js'

@@ -12,6 +12,8 @@ import { toHttpError } from './errors.js'
 import { nodeRoutes } from './routes/v1/node.routes.js'
 import { bootstrapRoutes } from './routes/v1/bootstrap.routes.js'
 import { metaRoutes } from './routes/v1/meta.routes.js'
+import { tokenRoutes } from './routes/v1/tokens.routes.js'
+import { legacyAccountRoutes } from './routes/legacy/account.routes.js'
 import { didRoutes, signatureRoutes } from './routes/v1/dids.routes.js'
 import { isMultipart } from './multipart.js'
 
@@ -99,6 +101,8 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
   nodeRoutes(registrar, services)
   bootstrapRoutes(registrar, services)
   metaRoutes(registrar, opts.version)
+  tokenRoutes(registrar, services)
+  legacyAccountRoutes(registrar, services)
   didRoutes(registrar, services)
   signatureRoutes(registrar, services)
 

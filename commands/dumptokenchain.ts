@@ -1,0 +1,50 @@
+import { BaseCommand, UsageError } from '../src/cli/base-command.js'
+import type { Envelope } from '../src/api/contract/envelope.js'
+import type { ResultOf } from '../src/api/contract/routes.js'
+
+type Dump = ResultOf<'tokenChain'>
+
+export default class DumpTokenChain extends BaseCommand {
+  static override summary = 'Print the chain of a token: number, id, type, owner, signers, transaction id and time of every block'
+  static override examples = ['<%= config.bin %> dumptokenchain -token Qm...', '<%= config.bin %> dumptokenchain -token Qm... --json']
+
+  async run (): Promise<void> {
+    const token = this.requireFlag('token', 'the token id (46 characters starting with Qm)')
+    if (!/^Qm[1-9A-HJ-NP-Za-km-z]{44}$/.test(token)) throw new UsageError(`-token must be a token id of 46 characters starting with Qm, got "${token}"`)
+    const client = this.client()
+    // follow the pages so the whole chain is printed
+    let env: Envelope<Dump> = await client.call('tokenChain', { params: { token_id: token } })
+    const first = env.result!
+    const blocks = [...first.blocks]
+    let next = first.next_block_id
+    while (next !== '') {
+      env = await client.call('tokenChain', { params: { token_id: token }, query: { block_id: next } })
+      blocks.push(...env.result!.blocks)
+      next = env.result!.next_block_id
+    }
+    const all: Envelope<Dump> = { ...env, result: { ...first, blocks, next_block_id: '' } }
+    this.finish(all, (d) => render(d))
+  }
+}
+
+function render (d: Dump): string {
+  const lines = [
+    `token    ${d.token_id}`,
+    `kind     ${d.kind} (token type ${d.token_type}), value ${d.value}, status ${d.status}`,
+    `owner    ${d.owner}`,
+    `blocks   ${d.length}`
+  ]
+  for (const b of d.blocks) {
+    lines.push('', `block ${b.number}  ${b.block_id}`)
+    lines.push(`  type     ${b.type} ${b.type_name}`)
+    lines.push(`  owner    ${b.owner}`)
+    if (b.sender !== undefined) lines.push(`  sender   ${b.sender}`)
+    lines.push(`  signers  ${b.signers.length === 0 ? '(none)' : b.signers.join(', ')}`)
+    lines.push(`  tx id    ${b.tx_id === '' ? '-' : b.tx_id}`)
+    if (b.value !== undefined) lines.push(`  value    ${b.value}`)
+    if (b.child_tokens !== undefined) lines.push(`  children ${b.child_tokens.join(', ')}`)
+    if (b.comment !== undefined) lines.push(`  comment  ${b.comment}`)
+    lines.push(`  time     ${b.time === '' ? '-' : b.time}`)
+  }
+  return lines.join('\n')
+}

@@ -1,0 +1,31 @@
+import { BaseCommand, UsageError } from '../src/cli/base-command.js'
+import { completeTwoStep } from '../src/cli/password.js'
+import type { Envelope } from '../src/api/contract/envelope.js'
+import type { MintLocalRbtResult } from '../src/api/contract/token-results.js'
+
+function wholeNumber (v: string | undefined, flag: string, min: number, dflt?: number): number {
+  if (v === undefined || v === '') {
+    if (dflt !== undefined) return dflt
+    throw new UsageError(`-${flag} is required`)
+  }
+  if (!/^\d+$/.test(v.trim()) || Number(v) < min || !Number.isSafeInteger(Number(v))) throw new UsageError(`-${flag} must be a whole number${min > 0 ? ' greater than 0' : ''}, got "${v}"`)
+  return Number(v)
+}
+
+export default class GenerateTestRbt extends BaseCommand {
+  static override summary = 'Mint whole test RBT for a DID hosted on a test-network node (asks for the DID\'s private key password); prints the token ids'
+  static override examples = [
+    '<%= config.bin %> generatetestrbt -did bafybmi... -numTokens 10',
+    '<%= config.bin %> generatetestrbt -did bafybmi... -numTokens 10 -startIndex 100 -fp'
+  ]
+
+  async run (): Promise<void> {
+    const did = this.requireFlag('did', 'the DID that receives the tokens')
+    const count = wholeNumber(this.flags.numTokens, 'numTokens', 1)
+    const start = wholeNumber(this.flags.startIndex, 'startIndex', 0, 0)
+    const client = this.client()
+    const first = await client.call('tokensGenerateLocalRbt', { body: { did, number_of_tokens: count, start_index: start } })
+    const env = await completeTwoStep(client, first, this.flags) as Envelope<MintLocalRbtResult>
+    this.finish(env, (r) => r.token_ids.join('\n'))
+  }
+}
