@@ -33,8 +33,8 @@ function tokenSigner (d: CreatedDid): TokenSigner {
   return { did: d.did, sign: async (h) => bytesToHex(await s.pvtSign(h)) }
 }
 
-async function service (dir: string, docs: CreatedDid[]): Promise<{ store: LevelStore, svc: TokenService }> {
-  const store = new LevelStore(join(dir, 'db'))
+async function service (dbDir: string, docs: CreatedDid[]): Promise<{ store: LevelStore, svc: TokenService }> {
+  const store = new LevelStore(dbDir)
   await store.open()
   const svc = new TokenService({
     ledger: new TokenLedger(store, sha3Hex),
@@ -66,7 +66,8 @@ export async function run (): Promise<Record<string, string | number>> {
   const dir = mkdtempSync(join(tmpdir(), 'rbtnode-bench-tokens-'))
   try {
     const owner = await createDid({ type: 0, password: PASSWORD })
-    const { store, svc } = await service(dir, [owner])
+    // the database sits where a test-net node started with -p <dir> keeps it, so the HTTP part reads these tokens
+    const { store, svc } = await service(join(dir, 'Rubix', 'TestNet', 'db'), [owner])
     const signer = tokenSigner(owner)
     await svc.mintLocalRbt({ did: owner.did, count: 10, startIndex: 1_000_000 }, signer) // warm-up (opens the key)
     let t = performance.now()
@@ -95,7 +96,7 @@ export async function run (): Promise<Record<string, string | number>> {
     const { chain, dids } = await realChain(1000)
     const dir2 = mkdtempSync(join(tmpdir(), 'rbtnode-bench-chain-'))
     try {
-      const s2 = await service(dir2, dids)
+      const s2 = await service(join(dir2, 'db'), dids)
       t = performance.now()
       const r = await s2.svc.ingestChain(chain.tokenId, chain.envelopes, { status: 'Free', tokenContent: chain.tokenContent })
       out.ingest_1000_block_chain_ms = Math.round(performance.now() - t)
@@ -103,15 +104,18 @@ export async function run (): Promise<Record<string, string | number>> {
       await s2.store.close()
     } finally { rmSync(dir2, { recursive: true, force: true }) }
 
-    // GET balance over HTTP against a real node
-    const node = await new NodeProcess({ extraArgs: ['-testNet'] }).start()
+    // GET balance over HTTP against a real node holding the 10,010 tokens minted above
+    const node = await new NodeProcess({ dir, extraArgs: ['-testNet'] }).start()
     try {
       const pool = new Pool(node.url, { connections: 32, pipelining: 1 })
       const path = `/svc/v1/dids/${owner.did}/balances`
       const until = performance.now() + 3000
       let count = 0
       const hl: number[] = []
-      await Promise.all(Array.from({ length: 64 }, async () => {
+      const check = await pool.request({ method: 'GET', path })
+      const body = await check.body.json() as { result: { rbt_balance: Array<{ balance: number }> } }
+      if (body.result.rbt_balance[0]!.balance !== 10_010) throw new Error(`node reports ${body.result.rbt_balance[0]!.balance} RBT`)
+      await Promise.all(Array.from({ length: 32 }, async () => {
         while (performance.now() < until) {
           const t0 = performance.now()
           const res = await pool.request({ method: 'GET', path })
@@ -124,7 +128,7 @@ export async function run (): Promise<Record<string, string | number>> {
       out.get_balance_req_per_s = Math.round(count / 3)
       out.get_balance_p50_ms = +median(hl).toFixed(2)
       await pool.close()
-    } finally { await node.dispose() }
+    } finally { await node.stop() }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

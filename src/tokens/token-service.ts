@@ -159,6 +159,15 @@ function blockRecordOf (tokenId: string, b: Block, storedAt: number): Omit<Block
   return rec
 }
 
+function rbtOf (b: BalanceRecord | undefined): RbtBalance {
+  const s = b?.sums.rbt ?? {}
+  return { balance: rbt(s.Free), locked: rbt(s.Locked), pledged: rbt(s.Pledged), pinned: rbt(s.PinnedAsService) }
+}
+
+function ftOf (b: BalanceRecord | undefined): FtBalanceItem[] {
+  return Object.values(b?.ftGroups ?? {}).map((g) => ({ name: g.name, creator: g.creator, count: g.count, value: rbt(g.value) }))
+}
+
 export class TokenService {
   private readonly ledger: TokenLedger
   private readonly repos: TokenRepositories
@@ -416,25 +425,29 @@ export class TokenService {
   }
 
   async rbtBalance (did: string): Promise<RbtBalance> {
-    const b = await this.balanceRecord(did)
-    const s = b?.sums.rbt ?? {}
-    return { balance: rbt(s.Free), locked: rbt(s.Locked), pledged: rbt(s.Pledged), pinned: rbt(s.PinnedAsService) }
+    return rbtOf(await this.balanceRecord(did))
   }
 
   async ftBalance (did: string): Promise<FtBalanceItem[]> {
-    const b = await this.balanceRecord(did)
-    return Object.values(b?.ftGroups ?? {}).map((g) => ({ name: g.name, creator: g.creator, count: g.count, value: rbt(g.value) }))
+    return ftOf(await this.balanceRecord(did))
   }
 
   async nftBalance (did: string): Promise<NftBalanceItem[]> {
     if (!isDid(did)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID')
-    const list = await this.repos.owners.list(did, 'nft', TokenStatus.Free)
-    return list.map((t) => ({ nft_id: t.tokenId, value: rbt(t.value) }))
+    const b = await this.repos.balances.get(did)
+    return await this.nftOf(did, b)
   }
 
+  /** One balance-record read; the NFT list is scanned only when the record counts free NFTs. */
   async balances (did: string): Promise<Balances> {
-    const [r, ft, nft] = await Promise.all([this.rbtBalance(did), this.ftBalance(did), this.nftBalance(did)])
-    return { did, rbt_balance: [r], ft_balance: ft, nft_balance: nft }
+    const b = await this.balanceRecord(did)
+    return { did, rbt_balance: [rbtOf(b)], ft_balance: ftOf(b), nft_balance: await this.nftOf(did, b) }
+  }
+
+  private async nftOf (did: string, b: BalanceRecord | undefined): Promise<NftBalanceItem[]> {
+    if ((b?.counts.nft?.Free ?? 0) === 0) return []
+    const list = await this.repos.owners.list(did, 'nft', TokenStatus.Free)
+    return list.map((t) => ({ nft_id: t.tokenId, value: rbt(t.value) }))
   }
 
   async accountInfo (did: string, didType: number): Promise<AccountInfo> {
