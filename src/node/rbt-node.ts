@@ -27,6 +27,25 @@ import { createIdentityApi } from './identity/identity-api.js'
 import type { IdentityMethods } from './identity/did-network.js'
 import type { DidNetwork, PeerKeys } from './identity/identity-service.js'
 import { TwoStepEngine } from './signing/two-step.js'
+import { join } from 'node:path'
+import { QuorumRegistry } from './consensus/quorum-registry.js'
+import { createConsensusApi } from './consensus/consensus-api.js'
+import type { ConsensusService } from './consensus/consensus-service.js'
+import type { ConsensusMethods } from './consensus/consensus-network.js'
+import type { Faucet } from './consensus/faucet.js'
+import type { TokenRepositories } from '../storage/token-repositories.js'
+import { sha3Hex as sha3 } from '../tokenchain/hash.js'
+
+/** Gossipsub topic where senders announce committed transfers (spent token states). */
+export const TXN_TOPIC = '/rbt/txn/1.0.0'
+const FAUCET_KEY = (testNet: boolean): string => `/rbt/faucet/${testNet ? 'testnet' : 'mainnet'}`
+
+/** Test builds only (RBTNODE_TEST_HOOKS=1): RBTNODE_FAULT=<step> kills the process right after that durable step. */
+function faultHook (): ((step: string) => void) | undefined {
+  if (process.env.RBTNODE_TEST_HOOKS !== '1' || process.env.RBTNODE_FAULT === undefined) return undefined
+  const steps = new Set(process.env.RBTNODE_FAULT.split(','))
+  return (step) => { if (steps.has(step)) { process.stderr.write(`fault hook: killed at ${step}\n`); process.kill(process.pid, 'SIGKILL') } }
+}
 
 export interface RbtNodeInit {
   options: NodeOptions
@@ -54,7 +73,12 @@ export class RbtNode {
   readonly identity: IdentityService
   /** Tokens, chains and balances. */
   readonly tokens: TokenService
-  private rpc?: Rpc<IdentityMethods>
+  private rpc?: Rpc<IdentityMethods & ConsensusMethods>
+  readonly tokenLedger: TokenLedger
+  readonly repos: TokenRepositories
+  readonly registry: QuorumRegistry
+  private consensus?: ConsensusService
+  private faucet?: Faucet
   private didNetwork?: DidNetwork
   private peerKeys?: PeerKeys
   private republishTimer?: NodeJS.Timeout
@@ -77,9 +101,12 @@ export class RbtNode {
       peerKeys: () => this.peerKeys,
       logger: log.child('identity')
     })
+    this.tokenLedger = new TokenLedger(this.store, sha3Hex)
+    this.repos = levelTokenRepositories(this.store)
+    this.registry = new QuorumRegistry(this.config, this.store, join(this.layout.root, 'quorum.secret'))
     this.tokens = new TokenService({
-      ledger: new TokenLedger(this.store, sha3Hex),
-      repos: levelTokenRepositories(this.store),
+      ledger: this.tokenLedger,
+      repos: this.repos,
       verifier: didSignatureVerifier({ resolve: async (did) => await this.identity.documentOf(did).catch(() => undefined) }),
       localMint: { allowed: options.testNet, refusal: 'Local RBT generation is available only on a test network: start the node with -testNet' },
       testNet: options.testNet
@@ -130,7 +157,26 @@ export class RbtNode {
       }
     }
     const identityApi = createIdentityApi(this.identity, this.signing, () => this.host !== undefined)
+    const consensusApi = createConsensusApi({
+      service: () => this.requireConsensus(),
+      registry: this.registry,
+      repos: this.repos,
+      identity: { record: async (did) => await this.identity.record(did), isLocal: async (did) => await this.identity.isLocal(did) },
+      twoStep: this.signing,
+      remoteQuorumStatus: async (did) => {
+        const rpc = this.rpc
+        if (rpc === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started')
+        const { peerId } = await this.identity.resolvePeer(did)
+        try {
+          return (await rpc.call(peerId, 'quorum.status', { did }, { timeoutMs: 10_000 })).setup
+        } catch (e) {
+          throw new RbtError(ErrorCode.PEER_UNREACHABLE, `Quorum Connection Error: ${errorMessage(e)}`)
+        }
+      },
+      requestFaucet: async (did, count, prompt) => await this.requestFaucet(did, count, prompt)
+    })
     return {
+      consensus: consensusApi,
       node: nodeApi,
       identity: identityApi,
       tokens: createTokenApi(this.tokens, this.identity, this.signing),
@@ -150,6 +196,28 @@ export class RbtNode {
 
   private parseAddrFn?: (a: string) => void
   private parseAddr (a: string): void { this.parseAddrFn?.(a) }
+
+  private requireConsensus (): ConsensusService {
+    if (this.consensus === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
+    return this.consensus
+  }
+
+  /** Asks the test network's faucet (this node, or the peer named by the faucet DHT record). */
+  private async requestFaucet (did: string, count: number, prompt: import('../wallet/did-crypto.js').SignPrompt): Promise<{ txid: string, count: number }> {
+    // the asker proves it controls the DID before anything is asked of the faucet
+    const signer = await this.identity.signerFor(did, prompt)
+    await signer.pvtSign(sha3(new TextEncoder().encode(`faucet|${did}|${count}`)))
+    if (this.faucet !== undefined) return await this.faucet.serve(did, count)
+    const host = this.requireHost()
+    const rpc = this.rpc!
+    let peer: string
+    try {
+      peer = (JSON.parse(new TextDecoder().decode(await host.getValue(FAUCET_KEY(this.options.testNet), { timeoutMs: 10_000 }))) as { peerId: string }).peerId
+    } catch (e) {
+      throw new RbtError(ErrorCode.NOT_FOUND, `no faucet found on this network (${errorMessage(e)}); a faucet is a test-network node started with -faucet`)
+    }
+    return await rpc.call(peer, 'faucet.request', { did, count }, { timeoutMs: 120_000 })
+  }
 
   private requireHost (): P2pHost {
     if (this.host === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
@@ -215,15 +283,23 @@ export class RbtNode {
     await host.start()
     await this.startIdentityNetwork(host, peerKey.privateKey)
     this.host = host
+    await this.startConsensus(host)
     this.log.info(`core started: peer id ${host.peerId}, swarm key ${this.options.swarmKeyPath ?? 'packaged ' + (this.options.testNet ? 'test net' : 'main net') + ' key'}`)
   }
 
   /** Identity over the network: document rpc, announcement gossip, DHT records, periodic re-announce. */
   private async startIdentityNetwork (host: P2pHost, privateKey: import('@libp2p/interface').PrivateKey): Promise<void> {
-    const [rpcMod, netMod] = await Promise.all([import('../p2p/rpc.js'), import('./identity/did-network.js')])
-    const rpc = rpcMod.createRpc<IdentityMethods>({ host, handlers: netMod.identityRpcHandlers(this.identity), logger: this.log.child('rpc') })
+    const [rpcMod, netMod, csNet] = await Promise.all([import('../p2p/rpc.js'), import('./identity/did-network.js'), import('./consensus/consensus-network.js')])
+    const rpc = rpcMod.createRpc<IdentityMethods & ConsensusMethods>({
+      host,
+      handlers: { ...netMod.identityRpcHandlers(this.identity), ...csNet.consensusRpcHandlers(() => this.requireConsensus()) },
+      logger: this.log.child('rpc'),
+      // whole token chains travel in consensus messages
+      maxFrameBytes: 64 * 1024 * 1024,
+      handlerTimeoutMs: 120_000
+    })
     await rpc.start()
-    this.rpc = rpc as unknown as Rpc<IdentityMethods>
+    this.rpc = rpc as unknown as Rpc<IdentityMethods & ConsensusMethods>
     this.peerKeys = netMod.peerKeys(host.peerId, privateKey)
     this.didNetwork = netMod.createDidNetwork(host, rpc, this.log.child('did-net'))
     host.subscribe(netMod.DID_TOPIC, async (msg) => {
@@ -244,6 +320,63 @@ export class RbtNode {
     this.republishTimer.unref()
   }
 
+  /** Transfers and quorum duty: sender, quorum and receiver roles over the rpc, spent markers, finality gossip. */
+  private async startConsensus (host: P2pHost): Promise<void> {
+    const [svcMod, netMod, ledgerMod, markersMod, faucetMod] = await Promise.all([
+      import('./consensus/consensus-service.js'), import('./consensus/consensus-network.js'), import('./consensus/ledger-adapter.js'),
+      import('./consensus/spent-markers.js'), import('./consensus/faucet.js')
+    ])
+    const verifier = didSignatureVerifier({ resolve: async (did) => await this.identity.documentOf(did).catch(() => undefined) })
+    const env = (name: string): number | undefined => process.env[name] !== undefined ? Number(process.env[name]) : undefined
+    const transport = netMod.consensusTransport(() => this.requireConsensus(), () => this.rpc, {
+      isLocal: async (did) => await this.identity.isLocal(did),
+      peerOf: async (did) => (await this.identity.resolvePeer(did)).peerId
+    })
+    const svc: ConsensusService = new svcMod.ConsensusService({
+      ledger: ledgerMod.consensusLedger(this.store, this.tokenLedger, this.repos),
+      verifier,
+      identity: this.identity,
+      registry: this.registry,
+      transport,
+      markers: markersMod.dhtSpentMarkers(() => this.host, verifier, (did) => svc.quorumSignerOf(did)),
+      selfPeer: () => host.peerId,
+      log: this.log.child('consensus'),
+      sweepIntervalMs: env('RBTNODE_SWEEP_MS'),
+      pledgePeriodMs: env('RBTNODE_PLEDGE_PERIOD_MS'),
+      staleVoteMs: env('RBTNODE_STALE_VOTE_MS'),
+      fault: faultHook(),
+      onCommitted: (txid, spent) => {
+        host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid, spent }))).catch(() => {})
+        svc.quorum.tokensMovedOn(spent).catch(() => {})
+      },
+      faucet: this.options.faucet ? async (did, count) => await this.faucet!.serve(did, count) : undefined
+    })
+    host.subscribe(TXN_TOPIC, async (msg) => {
+      try {
+        const m = JSON.parse(new TextDecoder().decode(msg.data)) as { spent?: unknown }
+        if (Array.isArray(m.spent) && m.spent.every((x) => typeof x === 'string')) await svc.quorum.tokensMovedOn(m.spent as string[])
+      } catch (e) {
+        this.log.debug(`ignoring a transaction announcement: ${errorMessage(e)}`)
+      }
+    })
+    this.consensus = svc
+    await svc.start()
+    if (this.options.faucet) {
+      if (!this.options.testNet) this.log.warn('-faucet ignored: a faucet runs only on a test network (-testNet)')
+      else {
+        this.faucet = new faucetMod.Faucet({ identity: this.identity, tokens: this.tokens, registry: this.registry, config: this.config, consensus: () => this.requireConsensus(), log: this.log.child('faucet') })
+        const did = await this.faucet.did()
+        const publish = (): void => {
+          host.putValue(FAUCET_KEY(true), new TextEncoder().encode(JSON.stringify({ peerId: host.peerId, did })), { timeoutMs: 15_000 })
+            .catch((e) => { this.log.debug(`faucet record: ${errorMessage(e)}`) })
+        }
+        setTimeout(publish, 1500).unref()
+        setInterval(publish, 10 * 60_000).unref()
+        this.log.info(`faucet ready: DID ${did}`)
+      }
+    }
+  }
+
   /** Graceful stop: API first (no new work), then the core, then storage. */
   async close (): Promise<void> {
     this.closing ??= this.doClose()
@@ -262,6 +395,7 @@ export class RbtNode {
     }
     if (this.coreStarting !== undefined) await this.coreStarting.catch(() => {})
     this.signing.stop()
+    this.consensus?.stop()
     if (this.republishTimer !== undefined) clearInterval(this.republishTimer)
     this.didNetwork = undefined
     if (this.rpc !== undefined) await this.rpc.stop().catch((e) => { this.log.warn(`rpc stop: ${errorMessage(e)}`) })

@@ -63,6 +63,7 @@ export interface SigningApi {
 export type { TokenApi } from './token-api.js'
 
 export interface ApiServices {
+  consensus: import('./consensus/consensus-api.js').ConsensusApi
   tokens: import('./token-api.js').TokenApi
   node: NodeApi
   bootstrap: BootstrapApi

@@ -5,6 +5,7 @@ import type { ApiServices } from '../../src/node/services.js'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import { unusedIdentity } from './stub-identity.js'
 import { unusedTokens } from './stub-tokens.js'
+import { unusedConsensus } from './stub-consensus.js'
 
 const PEER = '12D3KooWPhZEYEw4jG3kSRuwgMEHcVt7KMkm1ui2ddu4fgSgwvDq'
 const DID = 'bafybmi' + 'b'.repeat(52)
@@ -26,6 +27,7 @@ function stubServices (): ApiServices & { calls: unknown[] } {
       addPeer: async (did, peerId, didType) => { calls.push({ did, peerId, didType }) }
     },
     ...unusedIdentity(),
+    ...unusedConsensus(),
     ...unusedTokens(),
     bootstrap: {
       list: async () => boot,

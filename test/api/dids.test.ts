@@ -16,6 +16,7 @@ import { verifyPvtSignature } from '../../src/wallet/did-crypto.js'
 import { sha3Hex } from '../../src/wallet/bytes.js'
 import { unusedIdentity } from './stub-identity.js'
 import { unusedTokens } from './stub-tokens.js'
+import { unusedConsensus } from './stub-consensus.js'
 import { MNEMONIC, liteDidByHand, testPng, walletAnswer, walletMaterial } from '../helpers/identity.js'
 
 const PEER = '12D3KooWPhZEYEw4jG3kSRuwgMEHcVt7KMkm1ui2ddu4fgSgwvDq'
@@ -70,6 +71,7 @@ async function harness (): Promise<Harness> {
     bootstrap: { list: async () => [], add: async () => [], remove: async () => [], removeAll: async () => [] },
     identity: api,
     signing: api,
+    ...unusedConsensus(),
     ...unusedTokens()
   }
   void stub

@@ -6,6 +6,7 @@ import { TwoStepEngine } from '../../src/node/signing/two-step.js'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import { tokenEnv, type TokenEnv } from '../unit/tokens/helpers.js'
 import { unusedIdentity } from './stub-identity.js'
+import { unusedConsensus } from './stub-consensus.js'
 
 const PASSWORD = 'pw'
 
@@ -44,7 +45,8 @@ describe('api: token and balance routes', function () {
       bootstrap: { list: async () => [], add: async () => [], remove: async () => [], removeAll: async () => [] },
       identity: stub.identity,
       signing: { complete: async (id, ans) => await engine.complete(id, ans) },
-      tokens: createTokenApi(env.service, identity as never, engine)
+      tokens: createTokenApi(env.service, identity as never, engine),
+      ...unusedConsensus()
     }
     app = createApp(services, { version: 't' })
   })

@@ -31,7 +31,21 @@ export const paths = {
   signatureComplete: { method: 'POST', path: '/svc/v1/signature' },
   signatureArbitrary: { method: 'POST', path: '/svc/v1/signature/arbitrary' },
   signatureVerify: { method: 'GET', path: '/svc/v1/signature/verify' },
-  legacySignatureResponse: { method: 'POST', path: '/api/signature-response' }
+  legacySignatureResponse: { method: 'POST', path: '/api/signature-response' },
+  quorumsAdd: { method: 'POST', path: '/svc/v1/quorums/add' },
+  quorumsList: { method: 'GET', path: '/svc/v1/quorums' },
+  quorumsRemoveAll: { method: 'GET', path: '/svc/v1/quorums/remove_all' },
+  quorumsSetup: { method: 'POST', path: '/svc/v1/quorums/setup' },
+  quorumsStatus: { method: 'GET', path: '/svc/v1/quorums/status' },
+  txInitiate: { method: 'POST', path: '/svc/v1/tx' },
+  txList: { method: 'GET', path: '/svc/v1/tx' },
+  txGet: { method: 'GET', path: '/svc/v1/tx/:tx_id' },
+  txByDid: { method: 'GET', path: '/svc/v1/tx/:did/:token_type' },
+  tokensFaucet: { method: 'POST', path: '/svc/v1/tokens/generate_faucet_test' },
+  legacyInitiateRbtTransfer: { method: 'POST', path: '/api/initiate-rbt-transfer' },
+  legacyGetByTxnId: { method: 'GET', path: '/api/get-by-txnId' },
+  legacyGetByComment: { method: 'GET', path: '/api/get-by-comment' },
+  legacyGetByDid: { method: 'GET', path: '/api/get-by-did' }
 } as const
 
 export type RouteId = keyof typeof paths

@@ -111,7 +111,63 @@ const specs = {
     query: z.object({ signer_did: didString, signed_msg: z.string().max(64 * 1024), signature: z.string().min(1, 'signature is required').max(2048) }),
     tags: ['signatures']
   }),
-  legacySignatureResponse: route({ summary: 'Legacy form of POST /svc/v1/signature', body: signatureBody, tags: ['legacy'] })
+  legacySignatureResponse: route({ summary: 'Legacy form of POST /svc/v1/signature', body: signatureBody, tags: ['legacy'] }),
+  // ---- quorums
+  quorumsAdd: route({ summary: 'Adds one quorum DID to the quorum list (call once per quorum)', body: z.object({ did: didString }), tags: ['quorums'] }),
+  quorumsList: route({ summary: 'Lists the configured quorums', tags: ['quorums'] }),
+  quorumsRemoveAll: route({ summary: 'Removes all quorums from the list', tags: ['quorums'] }),
+  quorumsSetup: route({
+    summary: "Sets the node's own DID up as a quorum (survives restarts, sealed at rest)",
+    body: z.object({ did: didString, password: z.string().max(1024), priv_password: z.string().max(1024).optional() }),
+    tags: ['quorums']
+  }),
+  quorumsStatus: route({ summary: 'Asks a quorum over the network whether it is reachable and set up', query: z.object({ quorumAddress: didString }), tags: ['quorums'] }),
+  // ---- transactions
+  txInitiate: route({
+    summary: 'One transaction endpoint: RBT (and later FT, NFT, smart contract) transfers; async (two-step)',
+    body: z.object({
+      initiator: didString,
+      owner: didString,
+      tokens: z.object({
+        rbt: z.union([z.number(), z.string()]).optional(),
+        ft: z.array(z.object({ ftName: z.string(), numberOfFts: z.number().int().positive(), creatorDID: didString })).optional(),
+        nft: z.array(z.object({ nftId: z.string(), value: z.number(), data: z.string().optional(), parentNFTId: z.string().optional() })).optional(),
+        smartContract: z.array(z.object({ smartContractId: z.string(), value: z.number(), data: z.string().optional() })).optional(),
+        transferNftOwnership: z.boolean().optional()
+      }),
+      memo: z.string().max(4096).optional()
+    }),
+    async: true,
+    tags: ['transactions']
+  }),
+  txList: route({ summary: 'All transactions known to the node', tags: ['transactions'] }),
+  txGet: route({ summary: 'One transaction', tags: ['transactions'] }),
+  txByDid: route({
+    summary: 'Transactions of a DID by token type (rbt, ft, nft, smartContract), with optional filters',
+    query: z.object({
+      latest: z.coerce.number().int().positive('latest must be a positive integer').optional(),
+      start_date: z.string().optional(),
+      end_date: z.string().optional(),
+      start_epoch: z.coerce.number().int('start_epoch must be an integer').optional(),
+      end_epoch: z.coerce.number().int('end_epoch must be an integer').optional()
+    }),
+    tags: ['transactions']
+  }),
+  tokensFaucet: route({
+    summary: "Asks the test network's faucet for test RBT, transferred through consensus; async",
+    body: z.object({ did: didString, token_count: z.number().int().positive().max(100) }),
+    async: true,
+    tags: ['tokens']
+  }),
+  legacyInitiateRbtTransfer: route({
+    summary: 'Legacy RBT transfer (tokenCOunt spelled so); async',
+    body: z.object({ comment: z.string().max(4096).optional(), receiver: didString, sender: didString, tokenCOunt: z.union([z.number(), z.string()]), type: z.number().int().optional() }),
+    async: true,
+    tags: ['legacy']
+  }),
+  legacyGetByTxnId: route({ summary: 'Legacy: transaction by id', query: z.object({ txnID: z.string().min(1) }), tags: ['legacy'] }),
+  legacyGetByComment: route({ summary: 'Legacy: transactions by comment', query: z.object({ Comment: z.string() }), tags: ['legacy'] }),
+  legacyGetByDid: route({ summary: 'Legacy: transactions of a DID as sender or receiver', query: z.object({ DID: didString, Role: z.enum(['Sender', 'Receiver']) }), tags: ['legacy'] })
 } as const satisfies Record<RouteId, RouteSpec>
 
 type Routes = { [K in RouteId]: (typeof specs)[K] & (typeof paths)[K] }
@@ -151,6 +207,36 @@ export interface ResultTypes {
   signatureArbitrary: unknown
   signatureVerify: null
   legacySignatureResponse: unknown
+  quorumsAdd: null
+  quorumsList: string[]
+  quorumsRemoveAll: null
+  quorumsSetup: null
+  quorumsStatus: null
+  txInitiate: { transactionID: string, mintedNFTChildren: null } | import('./envelope.js').PendingSignature
+  txList: TxResult[]
+  txGet: TxResult
+  txByDid: TxResult[]
+  tokensFaucet: unknown
+  legacyInitiateRbtTransfer: unknown
+  legacyGetByTxnId: TxResult
+  legacyGetByComment: TxResult[]
+  legacyGetByDid: TxResult[]
+}
+
+/** A transaction as the API shows it. */
+export interface TxResult {
+  transactionID: string
+  transaction_type: string
+  token_type: string
+  sender: string
+  receiver: string
+  amount: number
+  tokens: string[]
+  quorums: string[]
+  memo: string
+  epoch: number
+  block_ids: string[]
+  status: string
 }
 
 export interface DidPublicInfo {

@@ -16,6 +16,9 @@ import { tokenRoutes } from './routes/v1/tokens.routes.js'
 import { legacyAccountRoutes } from './routes/legacy/account.routes.js'
 import { didRoutes, signatureRoutes } from './routes/v1/dids.routes.js'
 import { isMultipart } from './multipart.js'
+import { quorumRoutes } from './routes/v1/quorums.routes.js'
+import { txRoutes } from './routes/v1/tx.routes.js'
+import { legacyTxRoutes } from './routes/legacy/tx.routes.js'
 
 export interface AppOptions {
   version: string
@@ -105,6 +108,9 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
   legacyAccountRoutes(registrar, services)
   didRoutes(registrar, services)
   signatureRoutes(registrar, services)
+  quorumRoutes(registrar, services)
+  txRoutes(registrar, services)
+  legacyTxRoutes(registrar, services)
 
   const missing = (Object.keys(table) as RouteId[]).filter((id) => !registered.has(id))
   if (missing.length > 0) throw new Error(`routes without a handler: ${missing.join(', ')}`)

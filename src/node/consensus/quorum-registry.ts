@@ -49,6 +49,22 @@ export class QuorumRegistry {
     return this.secret
   }
 
+  /** Seals a small secret (e.g. the faucet DID's password) with the node secret. */
+  sealText (label: string, text: string): string {
+    const nonce = randomBytes(12)
+    const c = createCipheriv('aes-256-gcm', this.key(), nonce)
+    c.setAAD(Buffer.from(label))
+    return Buffer.concat([nonce, c.update(text, 'utf8'), c.final(), c.getAuthTag()]).toString('base64')
+  }
+
+  unsealText (label: string, sealed: string): string {
+    const b = Buffer.from(sealed, 'base64')
+    const d = createDecipheriv('aes-256-gcm', this.key(), b.subarray(0, 12))
+    d.setAAD(Buffer.from(label))
+    d.setAuthTag(b.subarray(b.length - 16))
+    return Buffer.concat([d.update(b.subarray(12, b.length - 16)), d.final()]).toString('utf8')
+  }
+
   async saveSetup (s: QuorumSetupSecret): Promise<void> {
     const nonce = randomBytes(12)
     const c = createCipheriv('aes-256-gcm', this.key(), nonce)

@@ -1,0 +1,30 @@
+import { ok } from '../../../contract/envelope.js'
+import type { ApiServices } from '../../../../node/services.js'
+import { ErrorCode, RbtError } from '../../../../util/errors.js'
+import type { Registrar } from '../../app.js'
+
+const TOKEN_TYPES = new Set(['rbt', 'ft', 'nft', 'smartcontract'])
+
+export function txRoutes (r: Registrar, s: ApiServices): void {
+  r.on('txInitiate', async ({ body }) => {
+    const t = body.tokens
+    const rbt = t.rbt ?? 0
+    return await s.consensus.transfer({
+      initiator: body.initiator,
+      owner: body.owner,
+      rbt,
+      memo: body.memo,
+      hasFt: (t.ft?.length ?? 0) > 0,
+      hasNft: (t.nft?.length ?? 0) > 0,
+      hasSmartContract: (t.smartContract?.length ?? 0) > 0
+    })
+  })
+  r.on('txList', async () => ok('Got all transactions', await s.consensus.transactions()))
+  r.on('txGet', async ({ params }) => ok('Got the transaction', await s.consensus.transaction(params.tx_id)))
+  r.on('txByDid', async ({ params, query }) => {
+    if (!TOKEN_TYPES.has(params.token_type.toLowerCase())) throw new RbtError(ErrorCode.INVALID_INPUT, 'token_type must be one of rbt, ft, nft, smartContract')
+    if (!/^bafybmi[a-z2-7]{52}$/.test(params.did)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID')
+    return ok('Got transactions', await s.consensus.byDid(params.did, params.token_type, query))
+  })
+  r.on('tokensFaucet', async ({ body }) => await s.consensus.faucet(body.did, body.token_count))
+}

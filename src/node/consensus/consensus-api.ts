@@ -1,0 +1,168 @@
+/**
+ * The node's transaction and quorum API: binds the consensus service to identity, the two-step
+ * engine and the token repositories, and maps records onto the HTTP contract's shapes.
+ */
+import { ok, type Envelope, type PendingSignature } from '../../api/contract/envelope.js'
+import { parseTransferAmount } from '../../tokenchain/amount.js'
+import type { TokenRepositories } from '../../storage/token-repositories.js'
+import type { TransactionRecord } from '../../storage/token-records.js'
+import { ErrorCode, RbtError } from '../../util/errors.js'
+import { isValidDid } from '../../wallet/did-string.js'
+import type { SignPrompt } from '../../wallet/did-crypto.js'
+import type { ConsensusService } from './consensus-service.js'
+import type { QuorumRegistry } from './quorum-registry.js'
+
+export interface TxView {
+  transactionID: string
+  transaction_type: string
+  token_type: string
+  sender: string
+  receiver: string
+  amount: number
+  tokens: string[]
+  quorums: string[]
+  memo: string
+  epoch: number
+  block_ids: string[]
+  status: string
+}
+
+export interface TxFilters {
+  latest?: number
+  start_date?: string
+  end_date?: string
+  start_epoch?: number
+  end_epoch?: number
+}
+
+export interface TransferBody {
+  initiator: string
+  owner: string
+  rbt: number | string
+  memo?: string
+  hasFt?: boolean
+  hasNft?: boolean
+  hasSmartContract?: boolean
+}
+
+export interface TransferOutcome { transactionID: string, mintedNFTChildren: null }
+
+export interface ConsensusApi {
+  quorumsAdd: (did: string) => Promise<void>
+  quorumsList: () => string[]
+  quorumsRemoveAll: () => Promise<void>
+  quorumsSetup: (did: string, password: string, privPassword: string) => Promise<void>
+  quorumStatus: (did: string) => Promise<boolean>
+  transfer: (body: TransferBody) => Promise<Envelope<TransferOutcome | PendingSignature>>
+  transactions: () => Promise<TxView[]>
+  transaction: (txid: string) => Promise<TxView>
+  byDid: (did: string, tokenType: string, f: TxFilters) => Promise<TxView[]>
+  byComment: (comment: string) => Promise<TxView[]>
+  byDidRole: (did: string, role: 'Sender' | 'Receiver') => Promise<TxView[]>
+  faucet: (did: string, count: number) => Promise<Envelope<unknown>>
+}
+
+export interface ConsensusApiDeps {
+  service: () => ConsensusService
+  registry: QuorumRegistry
+  repos: TokenRepositories
+  identity: { record: (did: string) => Promise<{ type: number } | undefined>, isLocal: (did: string) => Promise<boolean> }
+  twoStep: { start: <T>(did: string, mode: number, op: (prompt: SignPrompt) => Promise<Envelope<T>>) => Promise<Envelope<T | PendingSignature>> }
+  remoteQuorumStatus: (did: string) => Promise<boolean>
+  requestFaucet: (did: string, count: number, prompt: SignPrompt) => Promise<{ txid: string, count: number }>
+}
+
+const TRANSFER_KINDS = new Set(['transfer', 'receive', 'pledge'])
+
+export function txView (t: TransactionRecord): TxView {
+  const extra = (t.extra ?? {}) as { quorums?: string[], tokenType?: string }
+  return {
+    transactionID: t.txId,
+    transaction_type: t.kind,
+    token_type: extra.tokenType ?? (TRANSFER_KINDS.has(t.kind) ? 'rbt' : t.kind),
+    sender: t.initiator,
+    receiver: t.receiver ?? '',
+    amount: t.amount / 1000,
+    tokens: t.tokens,
+    quorums: extra.quorums ?? [],
+    memo: t.comment ?? '',
+    epoch: t.epoch,
+    block_ids: t.blockIds,
+    status: t.status
+  }
+}
+
+const DATE_RE = /^\d{4}-\d{2}-\d{2}$/
+function dayStart (s: string, what: string): number {
+  const ms = Date.parse(`${s}T00:00:00Z`)
+  if (!DATE_RE.test(s) || Number.isNaN(ms)) throw new RbtError(ErrorCode.INVALID_INPUT, `${what} must be in YYYY-MM-DD format`)
+  return Math.floor(ms / 1000)
+}
+
+/** Applies the platform-1.0.3 filters: inclusive date (UTC) and epoch ranges, then the N most recent. */
+export function applyTxFilters (list: TxView[], f: TxFilters): TxView[] {
+  let lo = -Infinity
+  let hi = Infinity
+  if (f.start_date !== undefined) lo = Math.max(lo, dayStart(f.start_date, 'start_date'))
+  if (f.end_date !== undefined) hi = Math.min(hi, dayStart(f.end_date, 'end_date') + 86_399)
+  if (f.start_epoch !== undefined) lo = Math.max(lo, f.start_epoch)
+  if (f.end_epoch !== undefined) hi = Math.min(hi, f.end_epoch)
+  let out = list.filter((t) => t.epoch >= lo && t.epoch <= hi).sort((a, b) => b.epoch - a.epoch || (a.transactionID < b.transactionID ? -1 : 1))
+  if (f.latest !== undefined) out = out.slice(0, f.latest)
+  return out
+}
+
+export function createConsensusApi (d: ConsensusApiDeps): ConsensusApi {
+  const localMode = async (did: string): Promise<number> => {
+    const rec = await d.identity.record(did)
+    if (rec === undefined) throw new RbtError(ErrorCode.FORBIDDEN, `DID does not have an access: ${did} is not hosted on this node`)
+    return rec.type
+  }
+  const view = async (txid: string): Promise<TxView> => {
+    const t = await d.repos.transactions.get(txid)
+    if (t === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `failed to get transactions details for tx: ${txid}`)
+    return txView(t)
+  }
+  const all = async (): Promise<TxView[]> => (await d.repos.transactions.list()).map(txView)
+  return {
+    quorumsAdd: async (did) => { await d.registry.add([did]) },
+    quorumsList: () => d.registry.list(),
+    quorumsRemoveAll: async () => { await d.registry.removeAll() },
+    quorumsSetup: async (did, password, priv) => { await d.service().setupQuorum(did, password, priv) },
+    quorumStatus: async (did) => await d.identity.isLocal(did) ? d.service().isQuorumSetUp(did) : await d.remoteQuorumStatus(did),
+    transfer: async (body) => {
+      if (body.hasFt === true || body.hasNft === true || body.hasSmartContract === true) {
+        throw new RbtError(ErrorCode.INVALID_INPUT, 'FT, NFT and smart-contract transactions are not available on this node yet; send tokens.rbt only')
+      }
+      if (!isValidDid(body.initiator)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID: initiator')
+      if (!isValidDid(body.owner)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID: owner')
+      if (body.initiator === body.owner) throw new RbtError(ErrorCode.INVALID_INPUT, 'sender and receiver are the same DID')
+      const amountMilli = parseTransferAmount(body.rbt)
+      const mode = await localMode(body.initiator)
+      return await d.twoStep.start(body.initiator, mode, async (prompt) => {
+        const r = await d.service().transfer({ initiator: body.initiator, owner: body.owner, amountMilli, memo: body.memo ?? '' }, prompt)
+        const msg = r.delivered
+          ? `Transaction ${r.txid} completed successfully`
+          : `Transaction ${r.txid} committed; delivery to the receiver is pending and is retried in the background`
+        return ok<TransferOutcome>(msg, { transactionID: r.txid, mintedNFTChildren: null })
+      })
+    },
+    transactions: all,
+    transaction: view,
+    byDid: async (did, tokenType, f) => {
+      const type = tokenType.toLowerCase() === 'smartcontract' ? 'smartContract' : tokenType.toLowerCase()
+      const list = (await d.repos.transactions.byDid(did)).map(txView).filter((t) => t.token_type === type)
+      return applyTxFilters(list, f)
+    },
+    byComment: async (comment) => (await all()).filter((t) => t.memo === comment),
+    byDidRole: async (did, role) => (await d.repos.transactions.byDid(did)).map(txView).filter((t) => role === 'Sender' ? t.sender === did : t.receiver === did),
+    faucet: async (did, count) => {
+      if (!Number.isSafeInteger(count) || count <= 0 || count > 100) throw new RbtError(ErrorCode.INVALID_INPUT, 'token_count must be a whole number from 1 to 100')
+      const mode = await localMode(did)
+      return await d.twoStep.start(did, mode, async (prompt) => {
+        const r = await d.requestFaucet(did, count, prompt)
+        return ok(`Faucet sent ${r.count} test RBT in transaction ${r.txid}`, { transactionID: r.txid, count: r.count })
+      })
+    }
+  }
+}

@@ -1,0 +1,27 @@
+import { expect } from 'chai'
+import { quorumNetwork, mintRbt, rbtBalance, transfer, USER_PASSWORD, type QuorumNetwork } from '../helpers/quorum-network.js'
+
+describe('e2e: RBT transfers through 7 quorum nodes', function () {
+  this.timeout(240_000)
+  let net: QuorumNetwork
+
+  before(async () => {
+    net = await quorumNetwork()
+    await mintRbt(net.a.client, net.alice, 2, 0, USER_PASSWORD)
+  })
+
+  it('shuttles whole and part amounts between two nodes with exact balances', async () => {
+    const { a, b, alice, bob } = net
+    const step = async (from: typeof a, s: string, r: string, amt: number, expA: number, expB: number): Promise<void> => {
+      const out = await transfer(from.client, s, r, amt, USER_PASSWORD)
+      expect(out.status, out.message).to.equal(true)
+      expect(out.message).to.match(/^Transaction [0-9a-f]{64} completed successfully$/)
+      expect(Math.round(await rbtBalance(a.client, alice) * 1000)).to.equal(Math.round(expA * 1000))
+      expect(Math.round(await rbtBalance(b.client, bob) * 1000)).to.equal(Math.round(expB * 1000))
+    }
+    await step(a, alice, bob, 0.5, 1.5, 0.5)
+    await step(a, alice, bob, 1.499, 0.001, 1.999)
+    for (let i = 1; i <= 4; i++) await step(b, bob, alice, 0.25, 0.001 + 0.25 * i, 1.999 - 0.25 * i)
+    await step(a, alice, bob, 1, 0.001, 1.999)
+  })
+})
