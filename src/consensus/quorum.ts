@@ -96,6 +96,15 @@ export class QuorumService {
       if (!sigOk) return no('sender signature on the contract does not verify')
       const tokens = Object.entries(ti.transTokens ?? {})
       if (tokens.length === 0) return no('contract transfers no token')
+      const tStart = Date.now()
+      // the network marker lookup runs while the chains are validated
+      const markers = this.opts.markers
+      const markerLookups = markers === undefined
+        ? []
+        : tokens.map(([tokenId, t]) => ({
+          tokenId,
+          found: withTimeout(markers.lookup(tokenStateHash(tokenId, t.blockId ?? '')), this.opts.markerTimeoutMs ?? 1000).catch(() => undefined)
+        }))
       // 2. every token: whole chain valid, owned by the sender at the stated block, value as stated
       let totalMilli = 0
       const states: string[] = []
@@ -116,6 +125,7 @@ export class QuorumService {
         return no(errorMessage(e))
       }
       if (floatToMilliExact(contract.content.totalRbts) !== totalMilli) return no('contract total does not match its tokens')
+      const tValid = Date.now()
       // 3. double spend: our own ledger first (durable), then the network marker
       for (const s of states) {
         const held = await this.ledger.record<{ txid: string }>('cs-states', `${quorumDid}/${s}`)
@@ -124,14 +134,11 @@ export class QuorumService {
           if (other !== undefined && other.state !== 'RELEASED') return no(`token state ${s} is held by transaction ${held.txid}`, true)
         }
       }
-      if (this.opts.markers !== undefined) {
-        for (const s of states) {
-          const [tokenId, blockId] = s.split('@')
-          const hash = tokenStateHash(tokenId, blockId)
-          const marker = await withTimeout(this.opts.markers.lookup(hash), this.opts.markerTimeoutMs ?? 2000).catch(() => undefined)
-          if (marker !== undefined && marker.txid !== txid) return no(`Token state is exhausted, token ${tokenId} is being double spent (spent by ${marker.txid})`, true)
-        }
+      for (const { tokenId, found } of markerLookups) {
+        const marker = await found
+        if (marker !== undefined && marker.txid !== txid) return no(`Token state is exhausted, token ${tokenId} is being double spent (spent by ${marker.txid})`, true)
       }
+      this.log.debug(`prepare ${txid.slice(0, 12)}: validation ${tValid - tStart} ms, markers +${Date.now() - tValid} ms`)
       // 4. pledge
       const share = pledgePerQuorum(totalMilli)
       const pledgeTokens = await this.pledgeTokens(quorumDid, share)

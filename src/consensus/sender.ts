@@ -71,10 +71,12 @@ export class TransferSender {
     if (sender === receiver) throw new RbtError(ErrorCode.INVALID_INPUT, 'sender and receiver are the same DID')
     if (!Number.isInteger(amountMilli) || amountMilli <= 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'amount must be at least 0.001 RBT')
 
+    const t0 = Date.now()
     // Receiver reachable before anything is locked: an unknown receiver fails fast and cleanly.
     await this.transport.probeReceiver(receiver)
-
+    const t1 = Date.now()
     const rec = await this.locks.run(sender, async () => await this.lockTokens(input, signer))
+    this.log.debug(`transfer ${rec.txid.slice(0, 12)}: probe ${t1 - t0} ms, lock+sign ${Date.now() - t1} ms`)
     this.fault('locked')
     progress(`tokens locked, transaction ${rec.txid}`)
     try {
@@ -175,6 +177,8 @@ export class TransferSender {
       if (replies.filter((x) => x.vote === 'no').length > rec.asked.length - MIN_QUORUM_SIGNATURES) break
     }
     replies.push(...await Promise.all(rest.map(prepare)))
+    const tPrepared = Date.now()
+    this.log.debug(`transfer ${rec.txid.slice(0, 12)}: prepare round ${tPrepared - rec.updatedAt} ms`)
     const yes = rec.asked.map((d) => replies.find((r) => r.quorumDid === d)).filter((r): r is Vote => r?.vote === 'yes')
     await this.update(rec, { yes: yes.map((v) => v.quorumDid) })
     this.fault('voted')
@@ -197,6 +201,7 @@ export class TransferSender {
     if (failed.length > 0) throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${failed.map((f) => f.message).join('; ')}`)
     for (const s of sigs as Array<{ quorumDid: string, signature: string }>) block = setSignature(block, s.quorumDid, s.signature)
     const signed = encodeBlockEnvelope(block)
+    this.log.debug(`transfer ${rec.txid.slice(0, 12)}: sign round ${Date.now() - tPrepared} ms`)
     // The decision point: from here on the transfer completes, whatever happens.
     await this.update(rec, { state: 'COMMITTING', block: b64(signed), signers: chosen.map((v) => v.quorumDid) })
     this.fault('committing')
@@ -264,6 +269,7 @@ export class TransferSender {
         return { txid, blockId, quorums: rec.signers, delivered: false }
       }
       this.fault('delivered')
+      this.log.debug(`transfer ${txid.slice(0, 12)}: delivered ${Date.now() - rec.updatedAt} ms after the decision`)
       const now = this.clock.now()
       const tokenRecs = await Promise.all(rec.tokens.map(async (id) => await this.ledger.token(id)))
       const n = Number(decoded.content.transInfo.tokens[rec.tokens[0]].blockNumber)

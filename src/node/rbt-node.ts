@@ -332,13 +332,22 @@ export class RbtNode {
       isLocal: async (did) => await this.identity.isLocal(did),
       peerOf: async (did) => (await this.identity.resolvePeer(did)).peerId
     })
+    const markers = markersMod.nodeSpentMarkers({
+      host: () => this.host,
+      verifier,
+      signerFor: (did) => svc.quorumSignerOf(did),
+      local: this.store.collection('spent-markers'),
+      dhtTimeoutMs: env('RBTNODE_MARKER_TIMEOUT_MS'),
+      log: this.log.child('markers')
+    })
+    host.subscribe(markersMod.SPENT_TOPIC, async (msg) => { await markers.receive(msg.data).catch(() => {}) })
     const svc: ConsensusService = new svcMod.ConsensusService({
       ledger: ledgerMod.consensusLedger(this.store, this.tokenLedger, this.repos),
       verifier,
       identity: this.identity,
       registry: this.registry,
       transport,
-      markers: markersMod.dhtSpentMarkers(() => this.host, verifier, (did) => svc.quorumSignerOf(did)),
+      markers,
       selfPeer: () => host.peerId,
       log: this.log.child('consensus'),
       sweepIntervalMs: env('RBTNODE_SWEEP_MS'),

@@ -23,5 +23,6 @@ describe('e2e: RBT transfers through 7 quorum nodes', function () {
     await step(a, alice, bob, 1.499, 0.001, 1.999)
     for (let i = 1; i <= 4; i++) await step(b, bob, alice, 0.25, 0.001 + 0.25 * i, 1.999 - 0.25 * i)
     await step(a, alice, bob, 1, 0.001, 1.999)
+    if (process.env.E2E_LOG_LEVEL === 'DEBUG') console.log(net.a.logs.split('\n').filter((l) => /transfer /.test(l)).slice(-12).join('\n')); console.log(net.quorums[3].logs.split('\n').filter((l) => /prepare|consensus/.test(l)).slice(-20).join('\n'))
   })
 })

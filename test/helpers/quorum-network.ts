@@ -9,6 +9,7 @@ export const QUORUM_PASSWORD = 'quorum-pw'
 
 /** Environment of every node of the fixture: fast sweeps, short pledge period, test hooks on. */
 export const FIXTURE_ENV: Record<string, string> = {
+  RBTNODE_LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'INFO',
   RBTNODE_SWEEP_MS: '1000',
   RBTNODE_STALE_VOTE_MS: '3000',
   RBTNODE_PLEDGE_PERIOD_MS: '600000',

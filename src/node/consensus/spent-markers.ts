@@ -1,45 +1,82 @@
 import { sha3Hex } from '../../tokenchain/hash.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
 import type { SpentMarker, SpentMarkers, ConsensusSigner } from '../../consensus/ports.js'
-import { ErrorCode, RbtError } from '../../util/errors.js'
+import type { Collection } from '../../storage/kv-store.js'
+import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
+import type { Logger } from '../../util/logger.js'
 import type { P2pHost } from '../../p2p/host.js'
 
 /** DHT key of the network-wide "this token state is spent" record. */
 export const spentKey = (stateHash: string): string => `/rbt/spent/${stateHash}`
+/** Gossipsub topic on which quorums also spread their spent markers. */
+export const SPENT_TOPIC = '/rbt/spent/1.0.0'
 
 interface MarkerRecord extends SpentMarker { sig: string }
 
 const digest = (stateHash: string, m: SpentMarker): string => sha3Hex(new TextEncoder().encode(`${stateHash}|${m.txid}|${m.blockId}|${m.quorum}`))
 
+function parse (bytes: Uint8Array): MarkerRecord | undefined {
+  try {
+    const r = JSON.parse(new TextDecoder().decode(bytes)) as MarkerRecord
+    return typeof r.txid === 'string' && typeof r.blockId === 'string' && typeof r.quorum === 'string' && typeof r.sig === 'string' ? r : undefined
+  } catch { return undefined }
+}
+
+export interface NodeSpentMarkers extends SpentMarkers {
+  /** a marker received by gossip: kept after its signature verifies */
+  receive: (bytes: Uint8Array) => Promise<void>
+}
+
 /**
- * Spent markers as DHT records, signed by the quorum that publishes them and verified on read, so
- * a forged record cannot block a token.
+ * Spent markers signed by the quorum that publishes them and verified on read, so a forged record
+ * cannot block a token. Kept locally (own commits and gossip), in the DHT (for nodes that were
+ * offline), and spread over gossipsub. A lookup answers from the local set at once and asks the
+ * DHT for a bounded time.
  */
-export function dhtSpentMarkers (host: () => P2pHost | undefined, verifier: SignatureVerifier, signerFor: (did: string) => ConsensusSigner | undefined): SpentMarkers {
+export function nodeSpentMarkers (opts: {
+  host: () => P2pHost | undefined
+  verifier: SignatureVerifier
+  signerFor: (did: string) => ConsensusSigner | undefined
+  local: Collection<MarkerRecord & { stateHash: string }>
+  dhtTimeoutMs?: number
+  log: Logger
+}): NodeSpentMarkers {
+  const verified = async (stateHash: string, r: MarkerRecord): Promise<boolean> =>
+    await opts.verifier.verify(r.quorum, digest(stateHash, r), r.sig, 'quorum').catch(() => false)
   return {
     lookup: async (stateHash) => {
-      const h = host()
+      const mine = await opts.local.get(stateHash)
+      if (mine !== undefined) return { txid: mine.txid, blockId: mine.blockId, quorum: mine.quorum }
+      const h = opts.host()
       if (h === undefined) return undefined
       let bytes: Uint8Array
       try {
-        bytes = await h.getValue(spentKey(stateHash), { timeoutMs: 2000 })
+        bytes = await h.getValue(spentKey(stateHash), { timeoutMs: opts.dhtTimeoutMs ?? 400 })
       } catch (e) {
         if (e instanceof RbtError && (e.code === ErrorCode.NOT_FOUND || e.code === ErrorCode.TIMEOUT)) return undefined
         throw e
       }
-      let rec: MarkerRecord
-      try { rec = JSON.parse(new TextDecoder().decode(bytes)) as MarkerRecord } catch { return undefined }
-      if (typeof rec.txid !== 'string' || typeof rec.blockId !== 'string' || typeof rec.quorum !== 'string' || typeof rec.sig !== 'string') return undefined
-      const okSig = await verifier.verify(rec.quorum, digest(stateHash, rec), rec.sig, 'quorum').catch(() => false)
-      return okSig ? { txid: rec.txid, blockId: rec.blockId, quorum: rec.quorum } : undefined
+      const rec = parse(bytes)
+      if (rec === undefined || !await verified(stateHash, rec)) return undefined
+      await opts.local.put(stateHash, { ...rec, stateHash })
+      return { txid: rec.txid, blockId: rec.blockId, quorum: rec.quorum }
     },
     publish: async (stateHash, m) => {
-      const h = host()
-      const signer = signerFor(m.quorum)
-      if (h === undefined || signer === undefined) return
-      const sig = await signer.pvtSign(digest(stateHash, m))
-      const rec: MarkerRecord = { ...m, sig }
-      await h.putValue(spentKey(stateHash), new TextEncoder().encode(JSON.stringify(rec)), { timeoutMs: 15_000 })
+      const signer = opts.signerFor(m.quorum)
+      if (signer === undefined) return
+      const rec: MarkerRecord = { ...m, sig: await signer.pvtSign(digest(stateHash, m)) }
+      await opts.local.put(stateHash, { ...rec, stateHash })
+      const h = opts.host()
+      if (h === undefined) return
+      const bytes = new TextEncoder().encode(JSON.stringify(rec))
+      h.publish(SPENT_TOPIC, new TextEncoder().encode(JSON.stringify({ stateHash, ...rec }))).catch(() => {})
+      await h.putValue(spentKey(stateHash), bytes, { timeoutMs: 15_000 }).catch((e) => { opts.log.debug(`DHT spent marker ${stateHash}: ${errorMessage(e)}`) })
+    },
+    receive: async (bytes) => {
+      const r = parse(bytes) as (MarkerRecord & { stateHash?: unknown }) | undefined
+      if (r === undefined || typeof r.stateHash !== 'string' || !/^Qm[1-9A-HJ-NP-Za-km-z]{44}$/.test(r.stateHash)) return
+      if (await opts.local.get(r.stateHash) !== undefined) return
+      if (await verified(r.stateHash, r)) await opts.local.put(r.stateHash, { txid: r.txid, blockId: r.blockId, quorum: r.quorum, sig: r.sig, stateHash: r.stateHash })
     }
   }
 }
