@@ -77,6 +77,9 @@ export interface ConsensusSigner {
 /** Network-wide record that a token state was spent (a DHT record in the node). */
 export interface SpentMarker { txid: string, blockId: string, quorum: string }
 export interface SpentMarkers {
+  /** markers this node already holds (its own commits, gossip): answers at once */
+  known: (stateHash: string) => Promise<SpentMarker | undefined>
+  /** asks the network (DHT); may take a while */
   lookup: (stateHash: string) => Promise<SpentMarker | undefined>
   publish: (stateHash: string, marker: SpentMarker) => Promise<void>
 }

@@ -32,6 +32,8 @@ export interface QuorumOptions {
   staleVoteMs?: number
   /** deadline of the DHT spent-marker lookup */
   markerTimeoutMs?: number
+  /** how long SIGN waits for a DHT lookup still running (longer lookups are not waited for) */
+  markerSignWaitMs?: number
 }
 
 class BoundedCache implements VerifiedBlockCache {
@@ -59,6 +61,8 @@ export class QuorumService {
   private readonly log: Logger
   private readonly locks = new KeyedMutex()
   private readonly cache = new BoundedCache(100_000)
+  /** background DHT spent-marker lookups per vote: resolve to a refusal reason or undefined */
+  private readonly networkChecks = new Map<string, Promise<string | undefined>>()
 
   constructor (private readonly opts: QuorumOptions) {
     this.ledger = opts.ledger
@@ -101,10 +105,7 @@ export class QuorumService {
       const markers = this.opts.markers
       const markerLookups = markers === undefined
         ? []
-        : tokens.map(([tokenId, t]) => ({
-          tokenId,
-          found: withTimeout(markers.lookup(tokenStateHash(tokenId, t.blockId ?? '')), this.opts.markerTimeoutMs ?? 1000).catch(() => undefined)
-        }))
+        : tokens.map(([tokenId, t]) => ({ tokenId, found: markers.known(tokenStateHash(tokenId, t.blockId ?? '')).catch(() => undefined) }))
       // 2. every token: whole chain valid, owned by the sender at the stated block, value as stated
       let totalMilli = 0
       const states: string[] = []
@@ -138,7 +139,9 @@ export class QuorumService {
         const marker = await found
         if (marker !== undefined && marker.txid !== txid) return no(`Token state is exhausted, token ${tokenId} is being double spent (spent by ${marker.txid})`, true)
       }
-      this.log.debug(`prepare ${txid.slice(0, 12)}: validation ${tValid - tStart} ms, markers +${Date.now() - tValid} ms`)
+      this.log.debug(`prepare ${txid.slice(0, 12)}: validation ${tValid - tStart} ms, known markers +${Date.now() - tValid} ms`)
+      // the network's markers are asked in the background; SIGN waits for the answer (bounded)
+      if (markers !== undefined) this.networkChecks.set(voteKey(quorumDid, txid), this.networkCheck(markers, states, txid))
       // 4. pledge
       const share = pledgePerQuorum(totalMilli)
       const pledgeTokens = await this.pledgeTokens(quorumDid, share)
@@ -183,6 +186,15 @@ export class QuorumService {
     return pickPledge(free, share)
   }
 
+  private async networkCheck (markers: SpentMarkers, states: readonly string[], txid: string): Promise<string | undefined> {
+    const found = await Promise.all(states.map(async (s) => {
+      const [tokenId, blockId] = s.split('@')
+      return { tokenId, m: await withTimeout(markers.lookup(tokenStateHash(tokenId, blockId)), this.opts.markerTimeoutMs ?? 2000).catch(() => undefined) }
+    }))
+    const hit = found.find((f) => f.m !== undefined && f.m.txid !== txid)
+    return hit === undefined ? undefined : `Token state is exhausted, token ${hit.tokenId} is being double spent (spent by ${hit.m!.txid})`
+  }
+
   async sign (req: SignRequest): Promise<SignReply> {
     const { quorumDid, txid } = req
     const signer = this.opts.signerFor(quorumDid)
@@ -208,6 +220,16 @@ export class QuorumService {
       const flat = (ps: readonly PledgeToken[]): string => ps.map((x) => `${x.token}|${x.tokenType}|${x.tokenBlockId}`).join(',')
       if (mine === undefined || flat(mine) !== flat(vote.pledge)) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block misstates this quorum\'s pledge')
       if (!(c.quorumSignatures ?? []).some((cr) => cr.did === quorumDid && cr.privSignature === vote.credit.privSignature)) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block lacks this quorum\'s credit signature')
+      // a state found spent on the network (other quorum set) is never signed for
+      const key = voteKey(quorumDid, txid)
+      const markers = this.opts.markers
+      const pendingCheck = this.networkChecks.get(key) ?? (markers !== undefined ? this.networkCheck(markers, vote.states, txid) : Promise.resolve(undefined))
+      this.networkChecks.delete(key)
+      const conflict = await withTimeout(pendingCheck, this.opts.markerSignWaitMs ?? 250).catch(() => undefined)
+      if (conflict !== undefined) {
+        await this.release(vote, conflict)
+        throw new RbtError(ErrorCode.CONFLICT, conflict)
+      }
       const signature = await signer.pvtSign(block.hash)
       const now = this.clock.now()
       await this.ledger.commit((w) => { w.putRecord('cs-votes', voteKey(quorumDid, txid), { ...vote, state: 'SIGNED', blockHash: block.hash, signature, updatedAt: now }) })

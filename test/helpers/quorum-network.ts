@@ -75,10 +75,18 @@ export async function quorumNetwork (): Promise<QuorumNetwork> {
   return await shared
 }
 
-after(async function () {
-  this.timeout(60_000)
+// closes the shared network once per mocha run (benchmarks close it themselves)
+if (typeof after === 'function') {
+  after(async function () {
+    this.timeout(60_000)
+    if (shared !== undefined) await (await shared).close()
+  })
+}
+
+export async function closeQuorumNetwork (): Promise<void> {
   if (shared !== undefined) await (await shared).close()
-})
+  shared = undefined
+}
 
 async function build (): Promise<QuorumNetwork> {
   const opts = (i: number): NodeProcessOptions => ({ n: i, extraArgs: ['-testNet'], env: FIXTURE_ENV })

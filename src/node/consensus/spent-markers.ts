@@ -44,14 +44,16 @@ export function nodeSpentMarkers (opts: {
   const verified = async (stateHash: string, r: MarkerRecord): Promise<boolean> =>
     await opts.verifier.verify(r.quorum, digest(stateHash, r), r.sig, 'quorum').catch(() => false)
   return {
-    lookup: async (stateHash) => {
+    known: async (stateHash) => {
       const mine = await opts.local.get(stateHash)
-      if (mine !== undefined) return { txid: mine.txid, blockId: mine.blockId, quorum: mine.quorum }
+      return mine === undefined ? undefined : { txid: mine.txid, blockId: mine.blockId, quorum: mine.quorum }
+    },
+    lookup: async (stateHash) => {
       const h = opts.host()
       if (h === undefined) return undefined
       let bytes: Uint8Array
       try {
-        bytes = await h.getValue(spentKey(stateHash), { timeoutMs: opts.dhtTimeoutMs ?? 400 })
+        bytes = await h.getValue(spentKey(stateHash), { timeoutMs: opts.dhtTimeoutMs ?? 2000 })
       } catch (e) {
         if (e instanceof RbtError && (e.code === ErrorCode.NOT_FOUND || e.code === ErrorCode.TIMEOUT)) return undefined
         throw e

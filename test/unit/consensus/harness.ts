@@ -99,6 +99,7 @@ export class SimNet {
 
   markerStore (): SpentMarkers {
     return {
+      known: async (h) => this.markers.get(h),
       lookup: async (h) => this.markers.get(h),
       publish: async (h, m) => { this.markers.set(h, m) }
     }

@@ -1,0 +1,54 @@
+import '../src/util/polyfill.js'
+import { performance } from 'node:perf_hooks'
+import { closeQuorumNetwork, createLiteDid, mintRbt, quorumNetwork, transfer, USER_PASSWORD } from '../test/helpers/quorum-network.js'
+import { isMain, ms, percentile } from './stats.js'
+import { waitFor } from '../test/helpers/wait.js'
+
+/**
+ * 1-RBT transfers through 7 quorum nodes, all real processes on this machine: latency over
+ * sequential transfers (the whole two-step flow as a client sees it), then throughput with
+ * 4 independent sender → receiver pairs running at once.
+ */
+export async function run (): Promise<Record<string, string | number>> {
+  const N = Number(process.env.BENCH_TRANSFERS ?? 100)
+  const PER_PAIR = Number(process.env.BENCH_PAIR_TRANSFERS ?? 20)
+  const net = await quorumNetwork()
+  try {
+    const { a, b, alice, bob } = net
+    await mintRbt(a.client, alice, N + 5, 10_000, USER_PASSWORD)
+    // warm-up: DID documents fetched, chains cached
+    for (let i = 0; i < 3; i++) await transfer(a.client, alice, bob, 1, USER_PASSWORD)
+    const lat: number[] = []
+    for (let i = 0; i < N; i++) {
+      const t = performance.now()
+      const out = await transfer(a.client, alice, bob, 1, USER_PASSWORD)
+      if (!out.status) throw new Error(`transfer ${i} failed: ${out.message}`)
+      lat.push(performance.now() - t)
+    }
+    const senders = await Promise.all([0, 1, 2, 3].map(async () => await createLiteDid(a.client, USER_PASSWORD)))
+    const receivers = await Promise.all([0, 1, 2, 3].map(async () => await createLiteDid(b.client, USER_PASSWORD)))
+    for (const [i, s] of senders.entries()) await mintRbt(a.client, s, PER_PAIR, 20_000 + i * 1000, USER_PASSWORD)
+    await waitFor(async () => {
+      for (const r of receivers) if (!(await a.client.envelope('didResolve', { params: { did: r } })).status) return false
+      return true
+    }, { timeoutMs: 30_000, what: 'the receivers to resolve' })
+    const t0 = performance.now()
+    let okCount = 0
+    await Promise.all(senders.map(async (s, i) => {
+      for (let k = 0; k < PER_PAIR; k++) {
+        const out = await transfer(a.client, s, receivers[i], 1, USER_PASSWORD)
+        if (out.status) okCount++
+      }
+    }))
+    const secs = (performance.now() - t0) / 1000
+    return {
+      [`1-RBT transfer latency p50 (${N} sequential)`]: ms(percentile(lat, 50)),
+      [`1-RBT transfer latency p99 (${N} sequential)`]: ms(percentile(lat, 99)),
+      'throughput, 4 pairs at once': `${(okCount / secs).toFixed(1)} transfers/s (${okCount}/${4 * PER_PAIR} ok in ${secs.toFixed(1)} s)`
+    }
+  } finally {
+    await closeQuorumNetwork()
+  }
+}
+
+if (isMain(import.meta.url)) console.log(await run())
