@@ -1,0 +1,114 @@
+import { expect } from 'chai'
+import { createApp } from '../../src/api/server/app.js'
+import { applyTxFilters, createConsensusApi, type TxView } from '../../src/node/consensus/consensus-api.js'
+import type { ApiServices } from '../../src/node/services.js'
+import { ErrorCode, RbtError } from '../../src/util/errors.js'
+import { unusedIdentity } from './stub-identity.js'
+import { unusedTokens } from './stub-tokens.js'
+
+const ALICE = 'bafybmi' + 'a'.repeat(52)
+const BOB = 'bafybmi' + 'b'.repeat(52)
+
+function view (id: string, epoch: number, over: Partial<TxView> = {}): TxView {
+  return { transactionID: id, transaction_type: 'transfer', token_type: 'rbt', sender: ALICE, receiver: BOB, amount: 1, tokens: [], quorums: [], memo: '', epoch, block_ids: [], status: 'committed', ...over }
+}
+
+describe('api: transaction and quorum routes', () => {
+  const started: unknown[] = []
+  const quorums: string[] = []
+  const consensus = createConsensusApi({
+    service: () => { throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started') },
+    registry: {
+      list: () => [...quorums],
+      add: async (d: string[]) => { for (const x of d) { if (quorums.includes(x)) throw new RbtError(ErrorCode.CONFLICT, `Failed to add quorums, quorum ${x} already exists`); quorums.push(x) } return quorums },
+      removeAll: async () => { quorums.length = 0 }
+    } as never,
+    repos: { transactions: { get: async () => undefined, list: async () => [], byDid: async () => [] } } as never,
+    identity: { record: async (did) => did === ALICE ? { type: 4 } : undefined, isLocal: async (did) => did === ALICE },
+    twoStep: { start: async (did, mode) => { started.push({ did, mode }); return { status: true, message: 'Password needed', result: { id: 'x', mode, hash: null, only_priv_key: false } } } },
+    remoteQuorumStatus: async () => true,
+    requestFaucet: async () => ({ txid: 't', count: 1 })
+  })
+  const services = { ...unusedIdentity(), ...unusedTokens(), consensus, node: {} as never, bootstrap: {} as never } as unknown as ApiServices
+  const app = createApp(services, { version: 't' })
+  const post = async (path: string, body: unknown): Promise<{ status: number, env: { status: boolean, message: string, result: unknown } }> => {
+    const res = await app.request(path, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+    return { status: res.status, env: await res.json() as never }
+  }
+
+  it('POST /svc/v1/tx starts the two-step flow for a valid RBT transfer', async () => {
+    const r = await post('/svc/v1/tx', { initiator: ALICE, owner: BOB, tokens: { rbt: 1.5 }, memo: 'm' })
+    expect(r.status).to.equal(200)
+    expect(r.env.message).to.equal('Password needed')
+    expect(started).to.deep.equal([{ did: ALICE, mode: 4 }])
+  })
+
+  it('refuses bad transfers with 4xx and starts nothing', async () => {
+    started.length = 0
+    const cases: Array<[unknown, number, RegExp]> = [
+      [{ initiator: ALICE, owner: BOB, tokens: { rbt: 1.2345 } }, 400, /3 decimal/],
+      [{ initiator: ALICE, owner: BOB, tokens: { rbt: 0 } }, 400, /below the minimum 0\.001/],
+      [{ initiator: ALICE, owner: BOB, tokens: { rbt: -1 } }, 400, /.+/],
+      [{ initiator: 'nope', owner: BOB, tokens: { rbt: 1 } }, 400, /Invalid DID/],
+      [{ initiator: ALICE, owner: ALICE, tokens: { rbt: 1 } }, 400, /same DID/],
+      [{ initiator: BOB, owner: ALICE, tokens: { rbt: 1 } }, 403, /not hosted on this node/],
+      [{ initiator: ALICE, owner: BOB }, 400, /tokens is required/],
+      [{ initiator: ALICE, owner: BOB, tokens: { rbt: 1, nft: [{ nftId: 'x', value: 1 }] } }, 400, /not available/],
+      ['{"initiator":', 400, /not valid JSON/]
+    ]
+    for (const [body, status, re] of cases) {
+      const r = await post('/svc/v1/tx', body)
+      expect(r.status, JSON.stringify(body)).to.equal(status)
+      expect(r.env.status).to.equal(false)
+      expect(r.env.message, JSON.stringify(body)).to.match(re)
+    }
+    expect(started).to.have.length(0)
+  })
+
+  it('legacy initiate-rbt-transfer uses the same rules (tokenCOunt spelled so)', async () => {
+    started.length = 0
+    let r = await post('/api/initiate-rbt-transfer', { comment: 'c', receiver: BOB, sender: ALICE, tokenCOunt: 2, type: 2 })
+    expect(r.env.message).to.equal('Password needed')
+    r = await post('/api/initiate-rbt-transfer', { comment: 'c', receiver: BOB, sender: ALICE, tokenCOunt: 0.0001, type: 2 })
+    expect(r.status).to.equal(400)
+    expect(started).to.have.length(1)
+  })
+
+  it('quorums add / list / duplicate / remove_all', async () => {
+    expect((await post('/svc/v1/quorums/add', { did: ALICE })).env.message).to.equal('Quorums added successfully')
+    const dup = await post('/svc/v1/quorums/add', { DID: ALICE })
+    expect(dup.status).to.equal(409)
+    expect(dup.env.message).to.match(/already exists/)
+    expect((await post('/svc/v1/quorums/add', { did: 'x' })).status).to.equal(400)
+    const list = await (await app.request('/svc/v1/quorums')).json() as { result: string[] }
+    expect(list.result).to.deep.equal([ALICE])
+    expect((await app.request('/svc/v1/quorums/remove_all')).status).to.equal(200)
+    expect(quorums).to.have.length(0)
+  })
+
+  it('quorum status asks the network for a remote DID; bad DID → 400', async () => {
+    const ok = await (await app.request(`/svc/v1/quorums/status?quorumAddress=${BOB}`)).json() as { status: boolean, message: string }
+    expect(ok).to.include({ status: true, message: 'Quorum is setup' })
+    expect((await app.request('/svc/v1/quorums/status?quorumAddress=zz')).status).to.equal(400)
+  })
+
+  it('transaction queries validate their inputs', async () => {
+    expect((await app.request(`/svc/v1/tx/${ALICE}/gold`)).status).to.equal(400)
+    expect((await app.request(`/svc/v1/tx/${ALICE}/rbt?latest=0`)).status).to.equal(400)
+    expect((await app.request(`/svc/v1/tx/${ALICE}/rbt?start_epoch=abc`)).status).to.equal(400)
+    expect((await app.request(`/svc/v1/tx/${ALICE}/rbt?start_date=2026-13-40`)).status).to.equal(400)
+    expect((await app.request(`/svc/v1/tx/${ALICE}/rbt?latest=2`)).status).to.equal(200)
+    const missing = await app.request('/svc/v1/tx/' + 'ab'.repeat(32))
+    expect(missing.status).to.equal(404)
+    expect((await app.request('/api/get-by-did?DID=' + ALICE + '&Role=Thief')).status).to.equal(400)
+  })
+
+  it('date filters are inclusive UTC days; epoch filters inclusive; latest takes the most recent', () => {
+    const day = Date.parse('2026-11-20T00:00:00Z') / 1000
+    const list = [view('a', day - 1), view('b', day), view('c', day + 86_399), view('d', day + 86_400)]
+    expect(applyTxFilters(list, { start_date: '2026-11-20', end_date: '2026-11-20' }).map((t) => t.transactionID)).to.deep.equal(['c', 'b'])
+    expect(applyTxFilters(list, { start_epoch: day, end_epoch: day }).map((t) => t.transactionID)).to.deep.equal(['b'])
+    expect(applyTxFilters(list, { latest: 2 }).map((t) => t.transactionID)).to.deep.equal(['d', 'c'])
+    expect(() => applyTxFilters(list, { start_date: '20-11-2026' })).to.throw(/YYYY-MM-DD/)
+  })
+})
