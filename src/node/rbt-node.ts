@@ -316,6 +316,13 @@ export class RbtNode {
     }
     // once connections to bootstrap peers have had a moment to form, then every 20 minutes
     setTimeout(republish, 1500).unref()
+    // a node that started alone announces again when its first peers arrive
+    let lastRepublish = 0
+    host.onPeerConnect(() => {
+      if (Date.now() - lastRepublish < 10_000) return
+      lastRepublish = Date.now()
+      setTimeout(republish, 1000).unref()
+    })
     this.republishTimer = setInterval(republish, 20 * 60_000)
     this.republishTimer.unref()
   }

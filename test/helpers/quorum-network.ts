@@ -89,7 +89,8 @@ export async function closeQuorumNetwork (): Promise<void> {
 }
 
 async function build (): Promise<QuorumNetwork> {
-  const opts = (i: number): NodeProcessOptions => ({ n: i, extraArgs: ['-testNet'], env: FIXTURE_ENV })
+  // quorum node 0 is also the test network's faucet
+  const opts = (i: number): NodeProcessOptions => ({ n: i, extraArgs: i === 0 ? ['-testNet', '-faucet'] : ['-testNet'], env: FIXTURE_ENV })
   const quorums = await Promise.all(Array.from({ length: 7 }, async (_, i) => await new NodeProcess(opts(i)).start()))
   const [a, b] = await Promise.all([new NodeProcess(opts(7)).start(), new NodeProcess(opts(8)).start()])
   const seed = quorums[0].multiaddr

@@ -41,16 +41,19 @@ function checkBundle (b: unknown): void {
 /** Handlers of peers' consensus messages: shapes checked at the boundary, then the domain decides. */
 export function consensusRpcHandlers (svc: () => ConsensusService): RpcHandlers<ConsensusMethods> {
   return {
-    'cs.prepare': async (r) => {
+    'cs.prepare': async (r, ctx) => {
       checkTx(r); checkDid(r.quorumDid, 'quorumDid'); need(isBytes(r.contract), 'contract'); checkBundle(r.bundle)
       need(typeof r.senderPeer === 'string', 'senderPeer')
+      // the calling peer hosts the sender's DID: fetch its public document from there
+      await svc().learnInitiator(r.contract, ctx.peerId)
       return await svc().quorum.prepare(r)
     },
     'cs.sign': async (r) => { checkTx(r); checkDid(r.quorumDid, 'quorumDid'); need(isBytes(r.block), 'block'); return await svc().quorum.sign(r) },
     'cs.finalize': async (r) => { checkTx(r); checkDid(r.quorumDid, 'quorumDid'); need(isBytes(r.block), 'block'); await svc().quorum.finalize(r); return { ok: true as const } },
     'cs.abort': async (r) => { checkTx(r); checkDid(r.quorumDid, 'quorumDid'); await svc().quorum.abort({ ...r, reason: String(r.reason ?? '') }); return { ok: true as const } },
-    'cs.deliver': async (r) => {
+    'cs.deliver': async (r, ctx) => {
       checkTx(r); checkDid(r.receiver, 'receiver'); need(isBytes(r.contract) && isBytes(r.block), 'contract/block'); checkBundle(r.bundle)
+      await svc().learnInitiator(r.contract, ctx.peerId)
       return await svc().receiver.deliver({ ...r, memo: String(r.memo ?? ''), epoch: Number(r.epoch ?? 0) })
     },
     'cs.outcome': async (r) => { checkTx(r); return { txid: r.txid, ...(await svc().sender.outcome(r.txid)) } },

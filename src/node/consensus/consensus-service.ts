@@ -4,6 +4,7 @@ import { TransferSender, type TransferResult } from '../../consensus/sender.js'
 import type { ConsensusSigner, Ledger, SpentMarkers } from '../../consensus/ports.js'
 import type { ConsensusTransport } from '../../consensus/messages.js'
 import { ownerSigner, quorumSigner } from '../../consensus/wallet-adapters.js'
+import { decodeContract } from '../../tokenchain/contract.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
 import { DidSigner, QuorumSigner, type SignPrompt } from '../../wallet/did-crypto.js'
 import { DidType } from '../../wallet/did-document.js'
@@ -118,6 +119,16 @@ export class ConsensusService {
       throw e
     }
     await this.opts.registry.saveSetup({ did, password, privPassword })
+  }
+
+  /** Fetches (and caches) the public document of a contract's sender from the peer that sent it. */
+  async learnInitiator (contract: Uint8Array, peerId: string): Promise<void> {
+    try {
+      const sender = decodeContract(contract).content.transInfo.sender
+      if (sender !== undefined) await this.opts.identity.documentOf(sender, peerId)
+    } catch (e) {
+      this.opts.log.debug(`document of the sender via ${peerId}: ${errorMessage(e)}`)
+    }
   }
 
   isQuorumSetUp (did: string): boolean { return this.quorumSigners.has(did) }
