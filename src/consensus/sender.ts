@@ -13,7 +13,7 @@ import type { Clock, ConsensusSigner, Ledger, TokenState } from './ports.js'
 import { systemClock } from './ports.js'
 import { MIN_QUORUM_SIGNATURES, selectQuorums } from './quorum-selection.js'
 import { b64, unb64, type OutgoingRecord } from './records.js'
-import { selectTokens } from './token-selection.js'
+import { selectTokens } from '../tokens/select.js'
 
 export interface TransferInput {
   sender: string
@@ -90,22 +90,22 @@ export class TransferSender {
 
   private async lockTokens (input: TransferInput, signer: ConsensusSigner): Promise<OutgoingRecord> {
     const now = this.clock.now()
-    let free = (await this.ledger.tokensOf(input.sender, 'Free')).filter((t) => t.owner === input.sender)
-    let sel = selectTokens(free, input.amountMilli)
+    const free = (await this.ledger.tokensOf(input.sender, 'Free')).filter((t) => t.owner === input.sender)
+    const byId = new Map(free.map((t) => [t.tokenId, t]))
+    const sel = selectTokens(free.map((t) => ({ tokenId: t.tokenId, value: t.valueMilli })), input.amountMilli)
+    let tokens = sel.take.map((h) => byId.get(h.tokenId)!)
     if (sel.split !== undefined) {
-      const { token, partMilli } = sel.split
+      const token = byId.get(sel.split.token.tokenId)!
       const chain = await this.ledger.chain(token.tokenId)
-      const res = await splitToken(token, chain[chain.length - 1], partMilli, signer, now)
+      const res = await splitToken(token, chain[chain.length - 1], sel.split.need, signer, now)
       await this.ledger.commit((w) => {
         w.putToken(res.parent)
         w.putBlock(token.tokenId, res.burnBlock.number, res.burnBlock.envelope)
         for (const p of res.parts) { w.putToken(p.token); w.putBlock(p.token.tokenId, 0, p.genesis) }
       })
       this.fault('split')
-      free = (await this.ledger.tokensOf(input.sender, 'Free')).filter((t) => t.owner === input.sender)
-      sel = { use: [...sel.use, res.parts[0].token] }
+      tokens = [...tokens, res.parts[0].token]
     }
-    const tokens = sel.use
     const transTokens: Record<string, { tokenType: number, tokenValue: number, owner: string, blockId: string }> = {}
     for (const t of tokens) transTokens[t.tokenId] = { tokenType: t.tokenType, tokenValue: t.valueMilli / 1000, owner: input.sender, blockId: t.latestBlockId }
     let contract = createContract({

@@ -9,7 +9,8 @@ import type { ConsensusTransport } from '../../../src/consensus/messages.js'
 import { TransferSender } from '../../../src/consensus/sender.js'
 import { QuorumService } from '../../../src/consensus/quorum.js'
 import { TransferReceiver } from '../../../src/consensus/receiver.js'
-import { ownerSigner, quorumSigner, walletVerifier } from '../../../src/consensus/wallet-adapters.js'
+import { ownerSigner, quorumSigner } from '../../../src/consensus/wallet-adapters.js'
+import { didSignatureVerifier } from '../../../src/tokens/verifier.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
 
 /** In-memory ledger with the same atomicity contract: a commit applies all its writes or none. */
@@ -108,11 +109,7 @@ export class SimNet {
   addNode (name: string, ledger?: MemoryLedger): SimNode {
     const n = new SimNode(name, this)
     if (ledger !== undefined) n.ledger = ledger
-    const verifier = walletVerifier(async (did) => {
-      const d = this.docs.get(did)
-      if (d === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `no document for ${did}`)
-      return d
-    })
+    const verifier = didSignatureVerifier({ resolve: async (did) => this.docs.get(did) })
     const fault = (s: string): void => { n.fault?.(s) }
     n.sender = new TransferSender({ ledger: n.ledger, transport: this.transportFor(n), selfPeer: name, clock: this.clock, fault, deliverAttempts: 1 })
     n.quorum = new QuorumService({

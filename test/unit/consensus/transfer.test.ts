@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { validateChain } from '../../../src/tokenchain/validate.js'
-import { walletVerifier } from '../../../src/consensus/wallet-adapters.js'
+import { didSignatureVerifier } from '../../../src/tokens/verifier.js'
 import type { OutgoingRecord, VoteRecord } from '../../../src/consensus/records.js'
 import { RbtError } from '../../../src/util/errors.js'
 import { SimNet, balance, type SimNode } from './harness.js'
@@ -36,7 +36,7 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     await send(a, alice, bob, 1000)
     expect(await balance(a, alice.did)).to.equal(1)
     expect(await balance(b, bob.did)).to.equal(1999)
-    const verifier = walletVerifier(async (d) => net.docs.get(d)!)
+    const verifier = didSignatureVerifier({ resolve: async (d) => net.docs.get(d) })
     for (const t of await b.ledger.tokensOf(bob.did, 'Free')) {
       const res = await validateChain(await b.ledger.chain(t.tokenId), { tokenId: t.tokenId, verifier, tokenContent: t.content })
       expect(res.tip.owner).to.equal(bob.did)
