@@ -3,6 +3,7 @@
  * engine and the token repositories, and maps records onto the HTTP contract's shapes.
  */
 import { ok, type Envelope, type PendingSignature } from '../../api/contract/envelope.js'
+import type { TxResult } from '../../api/contract/routes.js'
 import { parseTransferAmount } from '../../tokenchain/amount.js'
 import type { TokenRepositories } from '../../storage/token-repositories.js'
 import type { TransactionRecord } from '../../storage/token-records.js'
@@ -12,20 +13,8 @@ import type { SignPrompt } from '../../wallet/did-crypto.js'
 import type { ConsensusService } from './consensus-service.js'
 import type { QuorumRegistry } from './quorum-registry.js'
 
-export interface TxView {
-  transactionID: string
-  transaction_type: string
-  token_type: string
-  sender: string
-  receiver: string
-  amount: number
-  tokens: string[]
-  quorums: string[]
-  memo: string
-  epoch: number
-  block_ids: string[]
-  status: string
-}
+/** A transaction as the API shows it (the contract's TxResult). */
+export type TxView = TxResult
 
 export interface TxFilters {
   latest?: number
