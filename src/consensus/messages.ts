@@ -4,6 +4,7 @@
  * idempotent by it.
  */
 import type { CreditSignature, PledgeToken } from '../tokenchain/block.js'
+import type { NftOp } from './nft.js'
 
 /** Chain material a validator needs: the token's whole chain, and for part tokens its ancestors. */
 export interface ChainBundle {
@@ -22,6 +23,8 @@ export interface PrepareRequest {
   /** the sender's peer, asked for the outcome when this quorum hears nothing */
   senderPeer: string
   epoch: number
+  /** NFT transactions: the operation (the contract carries the NFT id, value and data) */
+  nft?: NftOp
 }
 
 export type PrepareReply =

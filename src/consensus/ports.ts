@@ -4,7 +4,8 @@
  */
 import type { SignatureVerifier } from '../tokenchain/validate.js'
 
-export type TokenStatus = 'Free' | 'Locked' | 'Pledged' | 'Transferred' | 'Burnt'
+/** 'Generated': an NFT created on this node and not yet deployed */
+export type TokenStatus = 'Free' | 'Locked' | 'Pledged' | 'Transferred' | 'Burnt' | 'Generated'
 
 /** A token as the ledger keeps it. Values are integer milli-RBT. */
 export interface TokenState {

@@ -13,6 +13,9 @@ import type { AbortRequest, ConsensusTransport, FinalizeRequest, PrepareReply, P
 import type { Clock, ConsensusSigner, Ledger, SpentMarkers, TokenState, Verifier } from './ports.js'
 import { systemClock } from './ports.js'
 import { stateKey, type PledgeRecord, type VoteRecord } from './records.js'
+import { ContractType, TransactionType } from '../tokenchain/types.js'
+import type { DecodedContract } from '../tokenchain/contract.js'
+import { deployIdMatches, isNftTokenType } from './nft.js'
 
 export interface QuorumOptions {
   ledger: Ledger
@@ -109,8 +112,14 @@ export class QuorumService {
       // 2. every token: whole chain valid, owned by the sender at the stated block, value as stated
       let totalMilli = 0
       const states: string[] = []
+      const isNftTx = contract.content.type === ContractType.NFT_DEPLOY || contract.content.type === ContractType.NFT_EXECUTE
       try {
-        for (const [tokenId, t] of tokens) {
+        if (isNftTx) {
+          const r = await this.validateNft(req, contract, sender, receiver)
+          if (typeof r === 'string') return no(r)
+          totalMilli = r.valueMilli
+          states.push(r.state)
+        } else for (const [tokenId, t] of tokens) {
           const tip = await validateBundleToken(req.bundle, tokenId, this.opts.verifier, this.cache)
           if (tip.burnt) return no(`token ${tokenId} is burnt`)
           if (tip.owner !== sender) return no(`token ${tokenId} belongs to ${tip.owner}, not the sender`)
@@ -154,7 +163,7 @@ export class QuorumService {
       const now = this.clock.now()
       const vote: VoteRecord = {
         txid, quorumDid, state: 'RESERVED', sender, receiver, senderPeer: req.senderPeer, amountMilli: totalMilli,
-        states, pledge, pledgeMilli, credit, createdAt: now, updatedAt: now
+        states, pledge, pledgeMilli, credit, createdAt: now, updatedAt: now, ...(isNftTx && req.nft !== undefined ? { nft: req.nft } : {})
       }
       await this.ledger.commit((w) => {
         for (const t of pledgeTokens) w.putToken({ ...t, status: 'Locked', txid, updatedAt: now })
@@ -164,6 +173,43 @@ export class QuorumService {
       this.fault('quorum-reserved')
       return { vote: 'yes', quorumDid, credit, pledge, pledgeMilli }
     })
+  }
+
+  /**
+   * An NFT transaction's checks: the contract states the operation; a deploy names an id derived
+   * from the deployer (and, for a child, a parent the deployer owns, whole chain valid); an
+   * execution spends the latest state of a valid NFT chain owned by the initiator.
+   */
+  private async validateNft (req: PrepareRequest, contract: DecodedContract, sender: string, receiver: string): Promise<string | { valueMilli: number, state: string }> {
+    const op = req.nft
+    if (op === undefined || typeof op !== 'object') return 'NFT transaction without its operation'
+    const ti = contract.content.transInfo
+    const tokens = Object.entries(ti.transTokens ?? {})
+    if (tokens.length !== 1) return 'an NFT transaction carries exactly one NFT'
+    const [tokenId, t] = tokens[0]
+    if (tokenId !== op.nftId || ti.nft !== op.nftId) return 'the contract names another NFT'
+    if ((ti.nftData ?? '') !== (op.data ?? '')) return 'the contract carries other NFT data'
+    if (!isNftTokenType(t.tokenType)) return `token type ${t.tokenType} is not an NFT`
+    const v = floatToMilliExact(t.tokenValue)
+    if (v === undefined || v <= 0 || v !== op.valueMilli) return `bad NFT value ${t.tokenValue}`
+    const deploy = contract.content.type === ContractType.NFT_DEPLOY
+    if (deploy !== (op.op === 'deploy')) return 'contract type and NFT operation disagree'
+    if (deploy) {
+      if (receiver !== sender) return 'an NFT is deployed to its deployer'
+      if (t.blockId !== undefined && t.blockId !== '') return 'a deploy starts a new chain'
+      if (!deployIdMatches(op, sender)) return `NFT id ${tokenId} is not derived from the deployer ${sender}`
+      if (op.parentId !== undefined) {
+        const parent = await validateBundleToken(req.bundle, op.parentId, this.opts.verifier, this.cache)
+        if (!isNftTokenType(parent.tokenType)) return `parent ${op.parentId} is not an NFT`
+        if (parent.owner !== sender) return `parent NFT ${op.parentId} belongs to ${parent.owner}, not the initiator ${sender}`
+      }
+      return { valueMilli: v, state: stateKey(tokenId, '') }
+    }
+    const tip = await validateBundleToken(req.bundle, tokenId, this.opts.verifier, this.cache)
+    if (!isNftTokenType(tip.tokenType)) return `token ${tokenId} is not an NFT`
+    if (tip.owner !== sender) return `NFT ${tokenId} belongs to ${tip.owner}, not the initiator ${sender}`
+    if (tip.blockId !== t.blockId) return `NFT ${tokenId}: the contract spends block ${String(t.blockId)}, the chain ends at ${tip.blockId}`
+    return { valueMilli: v, state: stateKey(tokenId, tip.blockId) }
   }
 
   /** Free tokens of the quorum covering `share`; a larger token is split so exactly the share is pledged. */
@@ -216,6 +262,13 @@ export class QuorumService {
       for (const [tokenId, e] of entries) {
         if (!spent.has(stateKey(tokenId, e.previousBlockId))) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `block does not continue token ${tokenId} from the state this quorum validated`)
       }
+      if (vote.nft !== undefined) {
+        const want = vote.nft.op === 'deploy' ? TransactionType.DEPLOYED : TransactionType.EXECUTED
+        const parentOk = vote.nft.op !== 'deploy' || (c.genesis?.info[vote.nft.nftId]?.parentId ?? '') === (vote.nft.parentId ?? '')
+        if (c.transactionType !== want || (c.nftData ?? '') !== (vote.nft.data ?? '') || floatToMilliExact(c.tokenValue ?? 0) !== vote.nft.valueMilli || !parentOk) {
+          throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block does not carry the NFT operation this quorum validated')
+        }
+      }
       const mine = c.pledgeDetails?.[quorumDid]
       const flat = (ps: readonly PledgeToken[]): string => ps.map((x) => `${x.token}|${x.tokenType}|${x.tokenBlockId}`).join(',')
       if (mine === undefined || flat(mine) !== flat(vote.pledge)) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block misstates this quorum\'s pledge')
@@ -263,7 +316,7 @@ export class QuorumService {
       w.putRecord('cs-votes', voteKey(vote.quorumDid, vote.txid), { ...vote, state: 'COMMITTED', blockHash: block.hash, updatedAt: now })
       w.putRecord('cs-pledges', voteKey(vote.quorumDid, vote.txid), pledge)
       w.putTransaction({
-        txid: vote.txid, tokenType: 'rbt', sender: vote.sender, receiver: vote.receiver, amountMilli: vote.amountMilli,
+        txid: vote.txid, tokenType: vote.nft !== undefined ? 'nft' : 'rbt', sender: vote.sender, receiver: vote.receiver, amountMilli: vote.amountMilli,
         tokens: vote.states.map((s) => s.split('@')[0]), quorums: Object.keys(block.signatures), memo: block.content.transInfo.comment ?? '',
         epoch: block.content.epoch ?? Math.floor(now / 1000), role: 'quorum', blockId: newBlockIds[0]?.split('@')[1], status: 'committed'
       })

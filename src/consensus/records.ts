@@ -1,4 +1,5 @@
 import type { CreditSignature, PledgeToken } from '../tokenchain/block.js'
+import type { NftOp } from './nft.js'
 
 /** Sender's durable record of one outgoing transfer (collection cs-outgoing, key txid). */
 export interface OutgoingRecord {
@@ -20,6 +21,8 @@ export interface OutgoingRecord {
   /** quorums told the outcome */
   notified: string[]
   reason?: string
+  /** NFT transactions only */
+  nft?: NftOp
   createdAt: number
   updatedAt: number
 }
@@ -41,6 +44,8 @@ export interface VoteRecord {
   blockHash?: string
   signature?: string
   reason?: string
+  /** NFT transactions only */
+  nft?: NftOp
   createdAt: number
   updatedAt: number
 }

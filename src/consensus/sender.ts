@@ -14,6 +14,8 @@ import { systemClock } from './ports.js'
 import { MIN_QUORUM_SIGNATURES, selectQuorums } from './quorum-selection.js'
 import { b64, unb64, type OutgoingRecord } from './records.js'
 import { selectTokens } from '../tokens/select.js'
+import { NFT_TOKEN_TYPE, isNftTokenType, nftBlock, type NftOp } from './nft.js'
+import type { ChainBundle } from './messages.js'
 
 export interface TransferInput {
   sender: string
@@ -25,6 +27,15 @@ export interface TransferInput {
 }
 
 export interface TransferResult { txid: string, blockId: string, quorums: string[], delivered: boolean }
+
+export interface NftInput {
+  initiator: string
+  /** owner after the transaction: the initiator for a deploy or an execution that keeps the NFT */
+  receiver: string
+  op: NftOp
+  memo: string
+  quorums: string[]
+}
 
 export interface SenderOptions {
   ledger: Ledger
@@ -39,6 +50,8 @@ export interface SenderOptions {
   deliverAttempts?: number
   /** told once a transfer is committed, with the token states it spent (`<tokenId>@<blockId>`) */
   onCommitted?: (txid: string, spentStates: string[]) => void
+  /** told once an NFT transaction is committed: the NFT's new latest block and owner */
+  onNftCommitted?: (nftId: string, blockId: string, owner: string, txid: string) => void
 }
 
 type Vote = Extract<PrepareReply, { vote: 'yes' }>
@@ -86,6 +99,87 @@ export class TransferSender {
       if (current?.state === 'PREPARING') await this.abort(current, errorMessage(e))
       throw e
     }
+  }
+
+  /** Deploys, executes or transfers an NFT through consensus (same phases and records as a transfer). */
+  async nft (input: NftInput, signer: ConsensusSigner, progress: (msg: string) => void = () => {}): Promise<TransferResult> {
+    const { initiator, receiver, op } = input
+    if (signer.did !== initiator) throw new RbtError(ErrorCode.FORBIDDEN, `signer ${signer.did} is not the initiator ${initiator}`)
+    if (!Number.isInteger(op.valueMilli) || op.valueMilli <= 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'NFT value must be at least 0.001 RBT')
+    if (op.op === 'deploy' && receiver !== initiator) throw new RbtError(ErrorCode.INVALID_INPUT, 'an NFT is deployed to its deployer; transfer it afterwards')
+    if (receiver !== initiator) await this.transport.probeReceiver(receiver)
+    const rec = await this.locks.run(initiator, async () => await this.lockNft(input, signer))
+    this.fault('locked')
+    progress(`NFT locked, transaction ${rec.txid}`)
+    try {
+      return await this.runConsensus(rec, progress)
+    } catch (e) {
+      const current = await this.ledger.record<OutgoingRecord>('cs-outgoing', rec.txid)
+      if (current?.state === 'PREPARING') await this.abort(current, errorMessage(e))
+      throw e
+    }
+  }
+
+  private async lockNft (input: NftInput, signer: ConsensusSigner): Promise<OutgoingRecord> {
+    const now = this.clock.now()
+    const { op, initiator } = input
+    const id = op.nftId
+    const current = await this.ledger.token(id)
+    let blockId = ''
+    if (op.op === 'deploy') {
+      if (op.parentId !== undefined) {
+        const parent = await this.ledger.token(op.parentId)
+        if (parent === undefined || !isNftTokenType(parent.tokenType) || parent.latestBlockId === '') throw new RbtError(ErrorCode.NOT_FOUND, `parent NFT ${op.parentId} is not deployed on this node`)
+        if (parent.owner !== initiator || parent.status === 'Transferred') throw new RbtError(ErrorCode.FORBIDDEN, `${initiator} does not own the parent NFT ${op.parentId}`)
+        if (current !== undefined) throw new RbtError(ErrorCode.CONFLICT, `child NFT ${id} exists already`)
+      } else {
+        if (current === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `NFT ${id} was not created on this node (POST /svc/v1/nfts/generate)`)
+        if (current.owner !== initiator) throw new RbtError(ErrorCode.FORBIDDEN, `NFT ${id} was created by ${current.owner}, not by ${initiator}`)
+        if (current.status !== 'Generated') throw new RbtError(ErrorCode.CONFLICT, `NFT ${id} is already deployed (${current.status})`)
+      }
+    } else {
+      if (current === undefined || !isNftTokenType(current.tokenType) || current.latestBlockId === '') throw new RbtError(ErrorCode.NOT_FOUND, `NFT ${id} is not deployed or not known on this node`)
+      if (current.owner !== initiator || current.status === 'Transferred') throw new RbtError(ErrorCode.FORBIDDEN, `${initiator} is not the owner of NFT ${id} (the owner is ${current.owner})`)
+      if (current.status !== 'Free') throw new RbtError(ErrorCode.CONFLICT, `NFT ${id} is ${current.status}: another transaction holds it; retry`)
+      blockId = current.latestBlockId
+    }
+    const transTokens = { [id]: { tokenType: NFT_TOKEN_TYPE, tokenValue: op.valueMilli / 1000, owner: initiator, ...(blockId !== '' ? { blockId } : {}) } }
+    let contract = createContract({
+      type: op.op === 'deploy' ? ContractType.NFT_DEPLOY : ContractType.NFT_EXECUTE,
+      pledgeMode: PledgeMode.PERIODIC,
+      transInfo: { sender: initiator, receiver: input.receiver, comment: input.memo, transTokens, nft: id, nftData: op.data },
+      totalRbts: op.valueMilli / 1000
+    })
+    const sig = await signer.signHash(contract.hash)
+    contract = withContractSignature(contract, initiator, sig.keySig, sig.shareSig)
+    const envelope = encodeContractEnvelope(contract)
+    const txid = transactionId(envelope)
+    const asked = selectQuorums(input.quorums, tokenStateHash(id, blockId), [initiator, input.receiver])
+    if (asked.length < MIN_QUORUM_SIGNATURES) {
+      throw new RbtError(ErrorCode.CONSENSUS_FAILED, `not enough quorums: ${asked.length} usable in the quorum list, ${MIN_QUORUM_SIGNATURES} needed (add quorums with addquorum)`)
+    }
+    const rec: OutgoingRecord = {
+      txid, state: 'PREPARING', sender: initiator, receiver: input.receiver, amountMilli: op.valueMilli, memo: input.memo,
+      epoch: Math.floor(now / 1000), tokens: [id], contract: b64(envelope), asked, yes: [], signers: [], notified: [], nft: op, createdAt: now, updatedAt: now
+    }
+    // the NFT may have changed while the contract was signed
+    const fresh = await this.ledger.token(id)
+    const unchanged = op.op === 'execute'
+      ? fresh !== undefined && fresh.status === 'Free' && fresh.owner === initiator && fresh.latestBlockId === blockId
+      : op.parentId !== undefined ? fresh === undefined : fresh?.status === 'Generated'
+    if (!unchanged) throw new RbtError(ErrorCode.CONFLICT, `NFT ${id} changed while the transaction was prepared; retry`)
+    await this.ledger.commit((w) => {
+      if (fresh !== undefined) w.putToken({ ...fresh, status: 'Locked', txid, updatedAt: now })
+      w.putRecord('cs-outgoing', txid, rec)
+    })
+    return rec
+  }
+
+  /** Chains a quorum needs for an NFT transaction: the NFT's chain (execute) or the parent's (child deploy). */
+  private async nftBundle (op: NftOp): Promise<ChainBundle> {
+    if (op.op === 'execute') return await buildBundle(this.ledger, [op.nftId])
+    if (op.parentId !== undefined) return await buildBundle(this.ledger, [op.parentId])
+    return { chains: {}, contents: {} }
   }
 
   private async lockTokens (input: TransferInput, signer: ConsensusSigner): Promise<OutgoingRecord> {
@@ -156,10 +250,11 @@ export class TransferSender {
 
   private async runConsensus (rec: OutgoingRecord, progress: (msg: string) => void): Promise<TransferResult> {
     const contract = unb64(rec.contract)
-    const bundle = await buildBundle(this.ledger, rec.tokens)
+    const bundle = rec.nft !== undefined ? await this.nftBundle(rec.nft) : await buildBundle(this.ledger, rec.tokens)
+    const nft = rec.nft !== undefined ? { nft: rec.nft } : {}
     const prepare = async (quorumDid: string): Promise<PrepareReply> => {
       try {
-        return await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle, senderPeer: this.opts.selfPeer, epoch: rec.epoch })
+        return await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle, senderPeer: this.opts.selfPeer, epoch: rec.epoch, ...nft })
       } catch (e) {
         return { vote: 'no', quorumDid, reason: `unreachable: ${errorMessage(e)}` }
       }
@@ -212,6 +307,16 @@ export class TransferSender {
 
   private async buildBlock (rec: OutgoingRecord, contract: Uint8Array, chosen: Vote[]): Promise<Block> {
     const c = decodeContract(contract)
+    if (rec.nft !== undefined) {
+      const pledgeDetails: Record<string, Vote['pledge']> = {}
+      for (const v of chosen) pledgeDetails[v.quorumDid] = v.pledge
+      const chain = rec.nft.op === 'execute' ? await this.ledger.chain(rec.nft.nftId) : []
+      return nftBlock({
+        op: rec.nft, sender: rec.sender, receiver: rec.receiver, memo: rec.memo, txid: rec.txid, contract, contractHash: c.hash,
+        keySig: c.keySignatures[rec.sender] ?? '', shareSig: c.shareSignatures[rec.sender] ?? '', credits: chosen.map((v) => v.credit),
+        pledgeDetails, epoch: rec.epoch, previous: chain.length > 0 ? decodeBlockEnvelope(chain[chain.length - 1]) : undefined
+      })
+    }
     const tokens: BlockContent['transInfo']['tokens'] = {}
     for (const id of rec.tokens) {
       const chain = await this.ledger.chain(id)
@@ -245,6 +350,7 @@ export class TransferSender {
     const block = unb64(rec.block)
     const decoded = decodeBlockEnvelope(block)
     const blockId = formatBlockId(decoded.content.transInfo.tokens[rec.tokens[0]].blockNumber, decoded.hash)
+    if (rec.nft !== undefined) return await this.completeNft(rec, block, blockId, wait)
     if (rec.state === 'COMMITTING') {
       const bundle = await buildBundle(this.ledger, rec.tokens)
       for (const id of rec.tokens) {
@@ -293,6 +399,57 @@ export class TransferSender {
     return { txid, blockId, quorums: rec.signers, delivered: true }
   }
 
+  private async completeNft (rec: OutgoingRecord, block: Uint8Array, blockId: string, wait: boolean): Promise<TransferResult> {
+    const op = rec.nft!
+    const txid = rec.txid
+    if (rec.state === 'COMMITTING') {
+      if (rec.receiver !== rec.sender) {
+        const bundle = await buildBundle(this.ledger, [op.nftId])
+        const chain = bundle.chains[op.nftId]
+        if (decodeBlockEnvelope(chain[chain.length - 1]).hash !== decodeBlockEnvelope(block).hash) bundle.chains[op.nftId] = [...chain, block]
+        const attempts = wait ? (this.opts.deliverAttempts ?? 3) : 1
+        let delivered = false
+        let lastErr: unknown
+        for (let i = 0; i < attempts && !delivered; i++) {
+          try {
+            await this.transport.deliver({ txid, receiver: rec.receiver, contract: unb64(rec.contract), block, bundle, memo: rec.memo, epoch: rec.epoch })
+            delivered = true
+          } catch (e) {
+            lastErr = e
+            if (i + 1 < attempts) await new Promise((resolve) => setTimeout(resolve, 200 * (i + 1)))
+          }
+        }
+        if (!delivered) {
+          this.log.warn(`NFT transaction ${txid}: delivery to ${rec.receiver} failed (${errorMessage(lastErr)}); will retry`)
+          return { txid, blockId, quorums: rec.signers, delivered: false }
+        }
+        this.fault('delivered')
+      }
+      const now = this.clock.now()
+      const t = await this.ledger.token(op.nftId)
+      const previous = t?.latestBlockId ?? ''
+      await this.ledger.commit((w) => {
+        w.putBlock(op.nftId, Number(blockId.split('-')[0]), block)
+        // a receiver on this node already owns the token record; do not overwrite it
+        if (rec.receiver === rec.sender || t === undefined || t.owner === rec.sender) {
+          w.putToken({
+            tokenId: op.nftId, tokenType: NFT_TOKEN_TYPE, valueMilli: op.valueMilli, owner: rec.receiver, status: rec.receiver === rec.sender ? 'Free' : 'Transferred',
+            latestBlockId: blockId, parentId: op.parentId ?? t?.parentId, txid, updatedAt: now
+          })
+        }
+        w.putTransaction({ txid, tokenType: 'nft', sender: rec.sender, receiver: rec.receiver, amountMilli: op.valueMilli, tokens: [op.nftId], quorums: rec.signers, memo: rec.memo, epoch: rec.epoch, role: 'sender', blockId, status: 'committed' })
+        w.putRecord('cs-outgoing', txid, { ...rec, state: 'COMMITTED', updatedAt: now })
+      })
+      this.fault('committed')
+      try {
+        this.opts.onCommitted?.(txid, op.op === 'execute' && previous !== '' ? [`${op.nftId}@${previous}`] : [])
+        this.opts.onNftCommitted?.(op.nftId, blockId, rec.receiver, txid)
+      } catch (e) { this.log.debug(`onCommitted: ${errorMessage(e)}`) }
+    }
+    void this.notifyQuorums(txid).catch((e) => { this.log.warn(`NFT transaction ${txid}: telling quorums failed: ${errorMessage(e)}`) })
+    return { txid, blockId, quorums: rec.signers, delivered: true }
+  }
+
   /** FINALIZE to the signers, ABORT to quorums that voted but were not chosen; retried by recover(). */
   async notifyQuorums (txid: string): Promise<void> {
     const rec = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
@@ -317,7 +474,9 @@ export class TransferSender {
     const now = this.clock.now()
     const tokens = await Promise.all(rec.tokens.map(async (id) => await this.ledger.token(id)))
     await this.ledger.commit((w) => {
-      for (const t of tokens) if (t !== undefined && t.status === 'Locked' && t.txid === rec.txid) w.putToken({ ...t, status: 'Free', updatedAt: now })
+      // an NFT that was being deployed goes back to Generated
+      const back = rec.nft?.op === 'deploy' ? 'Generated' : 'Free'
+      for (const t of tokens) if (t !== undefined && t.status === 'Locked' && t.txid === rec.txid) w.putToken({ ...t, status: back, updatedAt: now })
       w.putRecord('cs-outgoing', rec.txid, { ...rec, state: 'ABORTED', reason, updatedAt: now })
     })
     this.fault('aborted')

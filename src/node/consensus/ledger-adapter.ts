@@ -8,7 +8,9 @@ import type { BlockRecord, TokenKindName, TokenRecord, TransactionRecord as Stor
 import type { ConsensusCollection, Ledger, LedgerWriter, TokenState, TokenStatus, TransactionRecord } from '../../consensus/ports.js'
 
 const kindOf = (tokenType: number): TokenKindName =>
-  tokenType === TokenType.PART || tokenType === TokenType.TEST_PART ? 'part' : 'rbt'
+  tokenType === TokenType.PART || tokenType === TokenType.TEST_PART
+    ? 'part'
+    : tokenType === TokenType.NFT || tokenType === TokenType.TEST_NFT ? 'nft' : 'rbt'
 
 function toState (r: TokenRecord, content?: string): TokenState {
   return {
