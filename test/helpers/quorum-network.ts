@@ -108,6 +108,11 @@ async function build (): Promise<QuorumNetwork> {
       if (n !== quorums[0]) await n.client.call('bootstrapAdd', { body: { peers: [seed] } })
       const have = new Set((await n.client.call('quorumsList')).result ?? [])
       for (const did of quorumDids) if (!have.has(did)) await n.client.call('quorumsAdd', { body: { did } })
+      // the quorum DIDs' peers are given explicitly (add_peers), so the fixture does not depend on
+      // how fast announcements spread on a loaded machine; DHT resolution has its own e2e test
+      for (const [i, did] of quorumDids.entries()) {
+        if (quorums[i] !== n) await n.client.call('nodeAddPeers', { body: { DID: did, PeerID: quorums[i].peerId, DIDType: 4 } })
+      }
       await waitFor(async () => {
         for (const did of quorumDids) {
           const env = await n.client.envelope('didResolve', { params: { did } })
@@ -121,6 +126,8 @@ async function build (): Promise<QuorumNetwork> {
   for (const n of net.all()) await net.join(n)
   net.alice = await createLiteDid(a.client, USER_PASSWORD)
   net.bob = await createLiteDid(b.client, USER_PASSWORD)
+  await a.client.call('nodeAddPeers', { body: { DID: net.bob, PeerID: b.peerId, DIDType: 4 } })
+  await b.client.call('nodeAddPeers', { body: { DID: net.alice, PeerID: a.peerId, DIDType: 4 } })
   // each side resolves the other
   await waitFor(async () => (await a.client.envelope('didResolve', { params: { did: net.bob } })).status && (await b.client.envelope('didResolve', { params: { did: net.alice } })).status,
     { timeoutMs: 30_000, what: 'alice and bob to resolve each other' })
