@@ -177,9 +177,10 @@ describe('e2e: transfer edge cases, failures and double spends', function () {
       expect(await freeMilli(twin)).to.equal(1000)
 
       const bob0 = await freeMilli(bob)
+      const erinBefore = await freeMilli(erin)
       const both = await Promise.all([
-        transfer(orig.client, carol.did, bob.did, 1, USER_PASSWORD, 'from the original'),
-        transfer(copy.client, carol.did, bob.did, 1, USER_PASSWORD, 'from the copy')
+        transfer(orig.client, carol.did, bob.did, 1, USER_PASSWORD, 'the same spend'),
+        transfer(copy.client, carol.did, bob.did, 1, USER_PASSWORD, 'the same spend')
       ])
       const won = both.filter((r) => r.status)
       expect(won, both.map((r) => r.message).join(' | ')).to.have.length(1)
@@ -190,8 +191,13 @@ describe('e2e: transfer edge cases, failures and double spends', function () {
       const loser = both[0].status ? twin : carol
       await waitSettled([winner, bob], new Map([[winner.did, 0]]), { quorums: quorumParties(net), what: 'the winner and the quorums to settle' })
       await waitSettled([loser], 1000, { what: 'the loser to unlock' })
-      // and bob's node does not take the same token again
+      // the loser still sees its token Free; spending it later, to someone else, is refused too
+      const late = await transfer(loser.node.client, carol.did, erin.did, 1, USER_PASSWORD, 'later, from the loser')
+      expect(late.status, late.message).to.equal(false)
+      expect(late.message).to.match(/consensus failed/)
+      expect(await freeMilli(erin)).to.equal(erinBefore)
       expect(await freeMilli(bob)).to.equal(bob0 + 1000)
+      await waitSettled([loser], 1000, { quorums: quorumParties(net), what: 'the late attempt to be undone' })
     })
   })
 })
