@@ -35,6 +35,8 @@ import type { ConsensusMethods } from './consensus/consensus-network.js'
 import type { Faucet } from './consensus/faucet.js'
 import type { TokenRepositories } from '../storage/token-repositories.js'
 import { sha3Hex as sha3 } from '../tokenchain/hash.js'
+import { ExplorerService } from './explorer/explorer-service.js'
+import { kvExplorerSource } from './explorer/explorer-sync.js'
 
 /** Gossipsub topic where senders announce committed transfers (spent token states). */
 export const TXN_TOPIC = '/rbt/txn/1.0.0'
@@ -77,6 +79,8 @@ export class RbtNode {
   readonly tokenLedger: TokenLedger
   readonly repos: TokenRepositories
   readonly registry: QuorumRegistry
+  /** The explorer service (setupservice): exports chain data to a relational database. */
+  readonly explorer: ExplorerService
   private consensus?: ConsensusService
   private faucet?: Faucet
   private didNetwork?: DidNetwork
@@ -104,6 +108,22 @@ export class RbtNode {
     this.tokenLedger = new TokenLedger(this.store, sha3Hex)
     this.repos = levelTokenRepositories(this.store)
     this.registry = new QuorumRegistry(this.config, this.store, join(this.layout.root, 'quorum.secret'))
+    const testHooks = process.env.RBTNODE_TEST_HOOKS === '1'
+    this.explorer = new ExplorerService({
+      config: this.config,
+      sealer: this.registry,
+      root: this.layout.root,
+      source: kvExplorerSource(this.store, async () => await Promise.all((await this.identity.list()).map(async (did) => {
+        const r = await this.identity.record(did)
+        return { did, type: r?.type, createdAt: r?.createdAt }
+      }))),
+      ledger: this.tokenLedger,
+      log: log.child('explorer'),
+      sync: {
+        ...(testHooks ? { faultFile: join(this.layout.root, 'explorer.down') } : {}),
+        backoff: { initialMs: 500, maxMs: Number(process.env.RBTNODE_EXPLORER_MAX_BACKOFF_MS ?? 30_000) }
+      }
+    })
     this.tokens = new TokenService({
       ledger: this.tokenLedger,
       repos: this.repos,
@@ -124,6 +144,7 @@ export class RbtNode {
       await node.store.open()
       await node.config.open(options.bootstrap)
       await node.identity.open()
+      node.explorer.open()
       await node.listenApi()
       if (options.startCore) await node.startCore()
       else node.log.info('core not started (-s=false): call GET /svc/v1/node/start to start it')
@@ -181,6 +202,13 @@ export class RbtNode {
       identity: identityApi,
       tokens: createTokenApi(this.tokens, this.identity, this.signing),
       signing: identityApi,
+      services: {
+        setup: async (input) => await this.explorer.setup(input),
+        get: (name) => {
+          if (name !== 'explorer_service') throw new RbtError(ErrorCode.NOT_FOUND, `unknown service "${name}": the supported service is explorer_service`)
+          return { config: this.explorer.config(), status: this.explorer.status() }
+        }
+      },
       bootstrap: new BootstrapService(this.config, () => this.host === undefined
         ? undefined
         : {
@@ -233,7 +261,8 @@ export class RbtNode {
       connected_peers: this.host?.connectedPeers().length ?? 0,
       test_net: this.options.testNet,
       api: this.apiAddress,
-      grpc: 'not served: this node has no gRPC interface'
+      grpc: 'not served: this node has no gRPC interface',
+      explorer: this.explorer.status()
     }
   }
 
@@ -416,6 +445,7 @@ export class RbtNode {
     this.didNetwork = undefined
     if (this.rpc !== undefined) await this.rpc.stop().catch((e) => { this.log.warn(`rpc stop: ${errorMessage(e)}`) })
     if (this.host !== undefined) await this.host.stop().catch((e) => { this.log.warn(`p2p stop: ${errorMessage(e)}`) })
+    await this.explorer.stop().catch((e) => { this.log.warn(`explorer stop: ${errorMessage(e)}`) })
     await this.store.close().catch((e) => { this.log.warn(`storage close: ${errorMessage(e)}`) })
     this.log.info('stopped')
     this.closedDeferred.resolve()

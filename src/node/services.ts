@@ -62,6 +62,11 @@ export interface SigningApi {
 
 export type { TokenApi } from './token-api.js'
 
+export interface ServicesApi {
+  setup: (input: import('./explorer/explorer-service.js').ServiceSetupInput) => Promise<import('../api/contract/routes.js').ExplorerConfigView>
+  get: (serviceName: string) => { config: import('../api/contract/routes.js').ExplorerConfigView | null, status: import('../api/contract/routes.js').ExplorerStatus }
+}
+
 export interface ApiServices {
   consensus: import('./consensus/consensus-api.js').ConsensusApi
   tokens: import('./token-api.js').TokenApi
@@ -69,4 +74,6 @@ export interface ApiServices {
   bootstrap: BootstrapApi
   identity: IdentityApi
   signing: SigningApi
+  /** The explorer service (setupservice); absent in API tests that do not need it. */
+  services?: ServicesApi
 }

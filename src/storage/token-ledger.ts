@@ -52,8 +52,15 @@ type Digest = (b: Uint8Array) => string
 
 export class TokenLedger {
   private tail: Promise<unknown> = Promise.resolve()
+  private readonly listeners = new Set<(change: LedgerChange) => void>()
 
   constructor (private readonly store: KvStore, private readonly digest: Digest) {}
+
+  /** Calls `fn` after every commit that landed, with its change (the explorer follows these). Returns an unsubscribe. */
+  onCommit (fn: (change: LedgerChange) => void): () => void {
+    this.listeners.add(fn)
+    return () => { this.listeners.delete(fn) }
+  }
 
   /** Runs `fn` alone: no other commit or exclusive section interleaves with it. */
   async exclusive<T> (fn: () => Promise<T>): Promise<T> {
@@ -186,6 +193,7 @@ export class TokenLedger {
       ops.push(op)
     }
     await this.store.batch(ops, { sync: true })
+    for (const fn of this.listeners) { try { fn(change) } catch { /* a listener never fails a commit */ } }
     return { ops: ops.length }
   }
 }

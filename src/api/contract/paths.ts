@@ -45,7 +45,9 @@ export const paths = {
   legacyInitiateRbtTransfer: { method: 'POST', path: '/api/initiate-rbt-transfer' },
   legacyGetByTxnId: { method: 'GET', path: '/api/get-by-txnId' },
   legacyGetByComment: { method: 'GET', path: '/api/get-by-comment' },
-  legacyGetByDid: { method: 'GET', path: '/api/get-by-did' }
+  legacyGetByDid: { method: 'GET', path: '/api/get-by-did' },
+  servicesSetup: { method: 'POST', path: '/svc/v1/services/setup' },
+  servicesGet: { method: 'GET', path: '/svc/v1/services/:service_name' }
 } as const
 
 export type RouteId = keyof typeof paths

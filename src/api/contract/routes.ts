@@ -167,7 +167,22 @@ const specs = {
   }),
   legacyGetByTxnId: route({ summary: 'Legacy: transaction by id', query: z.object({ txnID: z.string().min(1) }), tags: ['legacy'] }),
   legacyGetByComment: route({ summary: 'Legacy: transactions by comment', query: z.object({ Comment: z.string() }), tags: ['legacy'] }),
-  legacyGetByDid: route({ summary: 'Legacy: transactions of a DID as sender or receiver', query: z.object({ DID: didString, Role: z.enum(['Sender', 'Receiver']) }), tags: ['legacy'] })
+  legacyGetByDid: route({ summary: 'Legacy: transactions of a DID as sender or receiver', query: z.object({ DID: didString, Role: z.enum(['Sender', 'Receiver']) }), tags: ['legacy'] }),
+  // ---- services
+  servicesSetup: route({
+    summary: 'Configures the explorer service (exports chain data to SQLite, PostgreSQL or SQL Server); persisted, password sealed at rest',
+    body: z.object({
+      service_name: z.string().max(100).optional().describe('explorer_service (default)'),
+      db_type: z.string().max(40).optional().describe('SQLServer (default), PostgreSQL or SQLite'),
+      db_address: z.string().max(255).optional(),
+      db_port: z.union([z.number().int(), z.string().max(10)]).optional(),
+      db_name: z.string().max(1024).optional().describe('database name; for SQLite the file path (relative to the node data directory)'),
+      db_username: z.string().max(255).optional(),
+      db_password: z.string().max(1024).optional()
+    }),
+    tags: ['services']
+  }),
+  servicesGet: route({ summary: 'Configuration (never the password) and sync state of a service', tags: ['services'] })
 } as const satisfies Record<RouteId, RouteSpec>
 
 type Routes = { [K in RouteId]: (typeof specs)[K] & (typeof paths)[K] }
@@ -221,6 +236,39 @@ export interface ResultTypes {
   legacyGetByTxnId: TxResult
   legacyGetByComment: TxResult[]
   legacyGetByDid: TxResult[]
+  servicesSetup: ExplorerConfigView
+  servicesGet: { config: ExplorerConfigView | null, status: ExplorerStatus }
+}
+
+/** The explorer service's configuration as shown to clients: the password is never included. */
+export interface ExplorerConfigView {
+  service_name: string
+  db_type: string
+  db_address: string | null
+  db_port: number | null
+  db_name: string
+  db_username: string | null
+  password_set: boolean
+}
+
+/** Sync state of the explorer service (also part of the node status). */
+export interface ExplorerStatus {
+  configured: boolean
+  service: string
+  db_type: string | null
+  /** address:port/name, or the SQLite file; never credentials */
+  database: string | null
+  state: 'not_configured' | 'connecting' | 'backfilling' | 'syncing' | 'in_sync' | 'retrying' | 'stopped'
+  /** records changed on the node and not yet written */
+  pending: number
+  last_error: string | null
+  last_sync_at: number | null
+  last_full_sync_at: number | null
+  /** failed attempts since the last success */
+  retries: number
+  next_retry_at: number | null
+  /** row counts in the database after the last pass */
+  rows: { dids: number, tokens: number, transactions: number, blocks: number, nfts: number, fts: number, contracts: number }
 }
 
 /** A transaction as the API shows it. */
@@ -257,6 +305,8 @@ export interface NodeStatus {
   test_net: boolean
   api: string
   grpc: string
+  /** the explorer service's sync state */
+  explorer?: ExplorerStatus
 }
 
 export { multiaddrString }

@@ -1,0 +1,300 @@
+import { existsSync } from 'node:fs'
+import type { ExplorerStatus } from '../../api/contract/routes.js'
+import type { KvStore } from '../../storage/kv-store.js'
+import type { LedgerChange } from '../../storage/token-ledger.js'
+import { Collections, blockKey, type BlockRecord, type TokenRecord, type TransactionRecord } from '../../storage/token-records.js'
+import type { Logger } from '../../util/logger.js'
+import { DIALECT_NAMES, EXPLORER_SERVICE } from './db-types.js'
+import { dbErrorMessage, openConnection, type DbTarget } from './drivers.js'
+import { currentTables } from './migrations/index.js'
+import { quoteIdent } from './schema.js'
+import { deleteWhereSql, migrate, rowValues, upsertSql, type SqlConn } from './sql.js'
+import { assetRow, blockRow, didRow, tokenRow, txRows, type DidInfo, type Row } from './rows.js'
+
+/** What the explorer reads from the node: its own storage, never the HTTP API. */
+export interface ExplorerSource {
+  dids: () => Promise<DidInfo[]>
+  /** All tokens, or the named ones that exist. */
+  tokens: (ids?: string[]) => AsyncIterable<TokenRecord>
+  blocks: (keys?: string[]) => AsyncIterable<BlockRecord>
+  transactions: (ids?: string[]) => AsyncIterable<TransactionRecord>
+}
+
+export function kvExplorerSource (store: KvStore, dids: () => Promise<DidInfo[]>): ExplorerSource {
+  const read = <V>(name: string) => async function * (keys?: string[]): AsyncIterable<V> {
+    const col = store.collection<V>(name)
+    if (keys === undefined) {
+      for await (const [, v] of col.entries()) yield v
+      return
+    }
+    for (let i = 0; i < keys.length; i += CHUNK) {
+      for (const v of await col.getMany(keys.slice(i, i + CHUNK))) if (v !== undefined) yield v
+    }
+  }
+  return {
+    dids,
+    tokens: read<TokenRecord>(Collections.tokens),
+    blocks: read<BlockRecord>(Collections.blocks),
+    transactions: read<TransactionRecord>(Collections.transactions)
+  }
+}
+
+const CHUNK = 500
+
+export interface ExplorerSyncOptions {
+  source: ExplorerSource
+  target: DbTarget
+  log: Logger
+  /** Test seam: how a connection is opened (default: the dialect's driver). */
+  connect?: (t: DbTarget) => Promise<SqlConn>
+  /** Test builds: while this file exists every database call fails, as if the server were down. */
+  faultFile?: string
+  backoff?: { initialMs: number, maxMs: number }
+  /** How often DIDs (which change outside the token ledger) are compared; default 2 s. */
+  pollMs?: number
+}
+
+type State = ExplorerStatus['state']
+
+/**
+ * Keeps a relational database in step with the node's token storage. On every (re)connection it
+ * applies the schema migrations and reconciles the whole store (backfill); afterwards it follows
+ * the token ledger's commits, re-reading each touched record from storage and upserting it. Every
+ * write is an idempotent upsert keyed by the record's own id, so a restart, a replay or a retry
+ * after a failure never duplicates a row. A failing database never reaches the node: the loop
+ * retries with exponential backoff and keeps what it still has to write.
+ */
+export class ExplorerSync {
+  private state: State = 'connecting'
+  private conn?: SqlConn
+  private running = false
+  private loopDone?: Promise<void>
+  private wake?: () => void
+  private needFull = true
+  private readonly dirty = { tokens: new Set<string>(), blocks: new Set<string>(), txs: new Set<string>() }
+  private readonly syncedDids = new Set<string>()
+  private lastError: string | null = null
+  private lastSyncAt: number | null = null
+  private lastFullSyncAt: number | null = null
+  private retries = 0
+  private nextRetryAt: number | null = null
+  private rows: ExplorerStatus['rows'] = { dids: 0, tokens: 0, transactions: 0, blocks: 0, nfts: 0, fts: 0, contracts: 0 }
+  private readonly tables = currentTables()
+
+  constructor (private readonly opts: ExplorerSyncOptions) {}
+
+  get target (): DbTarget { return this.opts.target }
+
+  start (): void {
+    if (this.running) return
+    this.running = true
+    this.loopDone = this.loop()
+  }
+
+  async stop (): Promise<void> {
+    this.running = false
+    this.wake?.()
+    await this.loopDone
+    await this.conn?.close().catch(() => {})
+    this.conn = undefined
+    this.state = 'stopped'
+  }
+
+  /** Records what a ledger commit touched; the loop writes it on its next pass. */
+  noteChange (change: LedgerChange): void {
+    for (const t of change.tokens ?? []) this.dirty.tokens.add(t.record.tokenId)
+    for (const b of change.blocks ?? []) this.dirty.blocks.add(blockKey(b.record.tokenId, b.record.number))
+    for (const t of change.transactions ?? []) this.dirty.txs.add(t.txId)
+    this.wake?.()
+  }
+
+  private pending (): number { return this.dirty.tokens.size + this.dirty.blocks.size + this.dirty.txs.size }
+
+  status (): ExplorerStatus {
+    const t = this.opts.target
+    return {
+      configured: true,
+      service: EXPLORER_SERVICE,
+      db_type: DIALECT_NAMES[t.dialect],
+      database: t.dialect === 'sqlite' ? t.name : `${t.address}:${t.port ?? ''}/${t.name}`,
+      state: this.state === 'in_sync' && (this.pending() > 0 || this.needFull) ? 'syncing' : this.state,
+      pending: this.pending(),
+      last_error: this.lastError,
+      last_sync_at: this.lastSyncAt,
+      last_full_sync_at: this.lastFullSyncAt,
+      retries: this.retries,
+      next_retry_at: this.nextRetryAt,
+      rows: { ...this.rows }
+    }
+  }
+
+  private async loop (): Promise<void> {
+    const initial = this.opts.backoff?.initialMs ?? 500
+    const max = this.opts.backoff?.maxMs ?? 30_000
+    let delay = initial
+    while (this.running) {
+      try {
+        if (this.conn === undefined) {
+          this.state = 'connecting'
+          this.conn = this.guarded(await (this.opts.connect ?? openConnection)(this.opts.target))
+          const applied = await migrate(this.conn)
+          if (applied.length > 0) this.opts.log.info(`explorer: applied schema migrations ${applied.join(', ')}`)
+          this.needFull = true
+        }
+        if (this.needFull) {
+          this.state = 'backfilling'
+          await this.fullPass(this.conn)
+          this.needFull = false
+          this.lastFullSyncAt = Date.now()
+        } else {
+          this.state = 'syncing'
+          await this.incrementalPass(this.conn)
+        }
+        await this.countRows(this.conn)
+        this.lastSyncAt = Date.now()
+        if (this.retries > 0) this.opts.log.info(`explorer: database reachable again after ${this.retries} failed attempt(s); caught up`)
+        this.lastError = null
+        this.retries = 0
+        this.nextRetryAt = null
+        delay = initial
+        this.state = 'in_sync'
+        if (this.pending() === 0) await this.idle(this.opts.pollMs ?? 2000)
+      } catch (e) {
+        if (!this.running) break
+        this.lastError = dbErrorMessage(e)
+        this.retries++
+        this.state = 'retrying'
+        this.nextRetryAt = Date.now() + delay
+        if (this.retries === 1 || this.retries % 10 === 0) this.opts.log.warn(`explorer: database write failed (${this.lastError}); retrying in ${delay} ms`)
+        const c = this.conn
+        this.conn = undefined
+        await c?.close().catch(() => {})
+        await this.idle(delay, true)
+        delay = Math.min(delay * 2, max)
+      }
+    }
+  }
+
+  /** Waits `ms`, or less when new work arrives (unless `full`) or the service stops. */
+  private async idle (ms: number, full = false): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms)
+      function done (): void { clearTimeout(timer); resolve() }
+      this.wake = full ? () => { if (!this.running) done() } : done
+    })
+    this.wake = undefined
+  }
+
+  /** Wraps a connection so the test fault file makes every call fail. */
+  private guarded (conn: SqlConn): SqlConn {
+    const file = this.opts.faultFile
+    if (file === undefined) return conn
+    const check = (): void => { if (existsSync(file)) throw new Error('database unavailable (test fault hook)') }
+    const wrap = (c: SqlConn): SqlConn => ({
+      dialect: c.dialect,
+      exec: async (sql, p) => { check(); await c.exec(sql, p) },
+      query: async (sql, p) => { check(); return await c.query(sql, p) },
+      transaction: async (fn) => { check(); return await c.transaction(async (tx) => await fn(wrap(tx))) },
+      close: async () => { await c.close() }
+    })
+    return wrap(conn)
+  }
+
+  private async fullPass (conn: SqlConn): Promise<void> {
+    this.syncedDids.clear()
+    await this.syncDids(conn)
+    const src = this.opts.source
+    await this.inChunks(src.tokens(), async (list) => { await conn.transaction(async (tx) => { await this.writeTokens(tx, list) }) })
+    await this.inChunks(src.transactions(), async (list) => { await conn.transaction(async (tx) => { await this.writeTxs(tx, list) }) })
+    await this.inChunks(src.blocks(), async (list) => { await conn.transaction(async (tx) => { await this.writeBlocks(tx, list) }) })
+    await this.setState(conn, 'last_full_sync_at', String(Date.now()))
+  }
+
+  private async incrementalPass (conn: SqlConn): Promise<void> {
+    await this.syncDids(conn)
+    if (this.pending() === 0) return
+    const take = (s: Set<string>): string[] => { const out = [...s]; s.clear(); return out }
+    const tokens = take(this.dirty.tokens)
+    const txs = take(this.dirty.txs)
+    const blocks = take(this.dirty.blocks)
+    try {
+      const src = this.opts.source
+      const collect = async <T>(it: AsyncIterable<T>): Promise<T[]> => { const out: T[] = []; for await (const v of it) out.push(v); return out }
+      const [tr, xr, br] = await Promise.all([collect(src.tokens(tokens)), collect(src.transactions(txs)), collect(src.blocks(blocks))])
+      // one database transaction per pass: a commit's token, transaction and block rows land together
+      await conn.transaction(async (tx) => {
+        await this.writeTokens(tx, tr)
+        await this.writeTxs(tx, xr)
+        await this.writeBlocks(tx, br)
+      })
+    } catch (e) {
+      for (const k of tokens) this.dirty.tokens.add(k)
+      for (const k of txs) this.dirty.txs.add(k)
+      for (const k of blocks) this.dirty.blocks.add(k)
+      throw e
+    }
+  }
+
+  private async inChunks<T> (it: AsyncIterable<T>, fn: (list: T[]) => Promise<void>): Promise<void> {
+    let buf: T[] = []
+    for await (const v of it) {
+      buf.push(v)
+      if (buf.length >= CHUNK) { await fn(buf); buf = [] }
+    }
+    if (buf.length > 0) await fn(buf)
+  }
+
+  private async upsert (conn: SqlConn, table: string, row: Row): Promise<void> {
+    const t = this.tables.get(table)!
+    await conn.exec(upsertSql(conn.dialect, t), rowValues(t, row))
+  }
+
+  private async syncDids (conn: SqlConn): Promise<void> {
+    const fresh = (await this.opts.source.dids()).filter((d) => !this.syncedDids.has(d.did))
+    if (fresh.length === 0) return
+    await conn.transaction(async (tx) => { for (const d of fresh) await this.upsert(tx, 'explorer_dids', didRow(d)) })
+    for (const d of fresh) this.syncedDids.add(d.did)
+  }
+
+  private async writeTokens (tx: SqlConn, list: TokenRecord[]): Promise<void> {
+    for (const t of list) {
+      await this.upsert(tx, 'explorer_tokens', tokenRow(t))
+      const a = assetRow(t)
+      if (a !== undefined) await this.upsert(tx, a.table, a.row)
+    }
+  }
+
+  private async writeTxs (tx: SqlConn, list: TransactionRecord[]): Promise<void> {
+    for (const t of list) {
+      const r = txRows(t)
+      await this.upsert(tx, 'explorer_transactions', r.tx)
+      // link rows are replaced as a whole: the record is the truth
+      await tx.exec(deleteWhereSql(tx.dialect, 'explorer_tx_tokens', 'tx_id'), [t.txId])
+      await tx.exec(deleteWhereSql(tx.dialect, 'explorer_tx_quorums', 'tx_id'), [t.txId])
+      for (const row of r.tokens) await this.upsert(tx, 'explorer_tx_tokens', row)
+      for (const row of r.quorums) await this.upsert(tx, 'explorer_tx_quorums', row)
+    }
+  }
+
+  private async writeBlocks (tx: SqlConn, list: BlockRecord[]): Promise<void> {
+    for (const b of list) await this.upsert(tx, 'explorer_blocks', blockRow(b))
+  }
+
+  private async setState (conn: SqlConn, name: string, value: string): Promise<void> {
+    await this.upsert(conn, 'explorer_sync_state', { name, value, updated_at: Date.now() })
+  }
+
+  private async countRows (conn: SqlConn): Promise<void> {
+    const d = conn.dialect
+    const n = async (table: string): Promise<number> => Number((await conn.query<{ n: number | string }>(`SELECT COUNT(*) AS ${quoteIdent(d, 'n')} FROM ${quoteIdent(d, table)}`))[0]?.n ?? 0)
+    this.rows = {
+      dids: await n('explorer_dids'),
+      tokens: await n('explorer_tokens'),
+      transactions: await n('explorer_transactions'),
+      blocks: await n('explorer_blocks'),
+      nfts: await n('explorer_nfts'),
+      fts: await n('explorer_fts'),
+      contracts: await n('explorer_contracts')
+    }
+  }
+}

@@ -1,0 +1,76 @@
+import { expect } from 'chai'
+import Database from 'better-sqlite3'
+import { parseDbType, SUPPORTED_DB_TYPES } from '../../../src/node/explorer/db-types.js'
+import { currentTables, migrations } from '../../../src/node/explorer/migrations/index.js'
+import { createMigrationsTableSql } from '../../../src/node/explorer/schema.js'
+import { placeholders, upsertSql } from '../../../src/node/explorer/sql.js'
+import { RbtError } from '../../../src/util/errors.js'
+
+describe('explorer: database types, schema and SQL', () => {
+  it('accepts the three database types with their usual spellings', () => {
+    expect(parseDbType('SQLServer')).to.equal('sqlserver')
+    expect(parseDbType('mssql')).to.equal('sqlserver')
+    expect(parseDbType('PostgreSQL')).to.equal('postgres')
+    expect(parseDbType('postgres')).to.equal('postgres')
+    expect(parseDbType('SQLite')).to.equal('sqlite')
+    expect(parseDbType('sqlite3')).to.equal('sqlite')
+  })
+
+  it('refuses any other type with a message listing the supported ones', () => {
+    try {
+      parseDbType('MySQL')
+      expect.fail('should throw')
+    } catch (e) {
+      expect(e).to.be.instanceOf(RbtError)
+      expect((e as RbtError).code).to.equal('INVALID_INPUT')
+      expect((e as Error).message).to.equal(`unsupported database type "MySQL": supported types are ${SUPPORTED_DB_TYPES}`)
+      expect(SUPPORTED_DB_TYPES).to.equal('SQLite, PostgreSQL, SQLServer')
+    }
+  })
+
+  it('rewrites placeholders per dialect', () => {
+    expect(placeholders('sqlite', 'a = ? AND b = ?')).to.equal('a = ? AND b = ?')
+    expect(placeholders('postgres', 'a = ? AND b = ?')).to.equal('a = $1 AND b = $2')
+    expect(placeholders('sqlserver', 'a = ? AND b = ?')).to.equal('a = @p1 AND b = @p2')
+  })
+
+  it('builds upserts keyed by the primary key (ON CONFLICT, and MERGE for SQL Server)', () => {
+    const t = currentTables().get('explorer_tx_tokens')!
+    expect(upsertSql('postgres', t)).to.equal('INSERT INTO "explorer_tx_tokens" ("tx_id", "token_id") VALUES (?, ?) ON CONFLICT ("tx_id", "token_id") DO NOTHING')
+    const dids = currentTables().get('explorer_dids')!
+    expect(upsertSql('sqlite', dids)).to.equal('INSERT INTO "explorer_dids" ("did", "did_type", "created_at") VALUES (?, ?, ?) ON CONFLICT ("did") DO UPDATE SET "did_type" = excluded."did_type", "created_at" = excluded."created_at"')
+    expect(upsertSql('sqlserver', dids)).to.equal(
+      'MERGE INTO [explorer_dids] WITH (HOLDLOCK) AS tgt USING (VALUES (?, ?, ?)) AS src ([did], [did_type], [created_at]) ON tgt.[did] = src.[did]' +
+      ' WHEN MATCHED THEN UPDATE SET [did_type] = src.[did_type], [created_at] = src.[created_at]' +
+      ' WHEN NOT MATCHED THEN INSERT ([did], [did_type], [created_at]) VALUES (src.[did], src.[did_type], src.[created_at]);')
+    expect(upsertSql('sqlserver', t)).to.not.include('WHEN MATCHED')
+  })
+
+  it('renders SQL Server DDL with bounded key columns (indexable) and an idempotent bookkeeping table', () => {
+    const ddl = migrations[0]!.statements('sqlserver')
+    const tokens = ddl.find((s) => s.startsWith('CREATE TABLE [explorer_tokens]'))!
+    expect(tokens).to.include('[token_id] NVARCHAR(256) NOT NULL')
+    expect(tokens).to.include('[value_milli] BIGINT NOT NULL')
+    expect(tokens).to.include('CONSTRAINT [pk_explorer_tokens] PRIMARY KEY ([token_id])')
+    expect(ddl.find((s) => s.startsWith('CREATE TABLE [explorer_transactions]'))).to.include('[memo] NVARCHAR(MAX) NULL')
+    expect(ddl).to.include('CREATE INDEX [ix_explorer_tokens_owner] ON [explorer_tokens] ([owner])')
+    expect(createMigrationsTableSql('sqlserver')).to.match(/^IF OBJECT_ID\(N'explorer_migrations', N'U'\) IS NULL\nCREATE TABLE \[explorer_migrations\]/)
+    // no dialect-foreign syntax leaks into the SQL Server statements
+    for (const s of ddl) expect(s).to.not.match(/IF NOT EXISTS|"|TEXT\b/)
+  })
+
+  it('the SQLite and PostgreSQL DDL creates every table with the declared columns', () => {
+    const db = new Database(':memory:')
+    db.exec(createMigrationsTableSql('sqlite'))
+    for (const s of migrations[0]!.statements('sqlite')) db.exec(s)
+    for (const [name, t] of currentTables()) {
+      const cols = (db.prepare(`PRAGMA table_info("${name}")`).all() as Array<{ name: string, pk: number }>)
+      expect(cols.map((c) => c.name), name).to.deep.equal(t.columns.map((c) => c.name))
+      expect(cols.filter((c) => c.pk > 0).map((c) => c.name), name).to.have.members(t.primaryKey)
+    }
+    db.close()
+    const pg = migrations[0]!.statements('postgres').join(';\n')
+    expect(pg).to.include('"epoch" BIGINT NOT NULL')
+    expect(pg).to.not.include('NVARCHAR')
+  })
+})
