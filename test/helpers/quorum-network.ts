@@ -13,7 +13,8 @@ export const FIXTURE_ENV: Record<string, string> = {
   RBTNODE_SWEEP_MS: '1000',
   RBTNODE_STALE_VOTE_MS: '3000',
   RBTNODE_PLEDGE_PERIOD_MS: '600000',
-  RBTNODE_TEST_HOOKS: '1'
+  RBTNODE_TEST_HOOKS: '1',
+  RBTNODE_EXPLORER_MAX_BACKOFF_MS: '2000'
 }
 
 /** Answers a two-step challenge with `password` until the final envelope arrives. */
