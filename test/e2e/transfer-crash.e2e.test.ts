@@ -72,6 +72,10 @@ describe('e2e: crashes during a transfer, and restarts', function () {
       frank = { node: sender, did: frank.did }
       const moved = commits ? 250 : 0
       await waitSettled([frank, bob], new Map([[frank.did, f0 - moved], [bob.did, b0 + moved]]), { quorums: quorumParties(net), what: `recovery after '${step}'` })
+      // the sender's record: committed on both sides, or never recorded as a transaction
+      const mine = ((await sender.client.call('txByDid', { params: { did: frank.did, token_type: 'rbt' } })).result ?? []).filter((t) => t.memo === `crash at ${step}`)
+      expect(mine.map((t) => t.status)).to.deep.equal(commits ? ['committed'] : [])
+      if (commits) expect(((await net.b.client.call('txGet', { params: { tx_id: mine[0].transactionID } })).result as { status: string }).status).to.equal('committed')
     })
   }
 

@@ -109,7 +109,7 @@ describe('e2e: transfer edge cases, failures and double spends', function () {
       const bob0 = await freeMilli(bob)
       const r = await transfer(net.a.client, erin.did, bob.did, 0.5, USER_PASSWORD)
       expect(r.status).to.equal(false)
-      expect(r.message).to.match(/consensus failed: 4 of 7 quorums agreed, 5 needed/)
+      expect(r.message).to.match(/consensus failed: [0-4] of 7 quorums agreed, 5 needed/)
       expect(r.message).to.match(/unreachable/)
       const after = await holding(erin)
       expect(after.locked).to.equal(0)
