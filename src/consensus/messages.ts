@@ -50,7 +50,7 @@ export interface DeliverRequest {
 }
 export interface DeliverReply { txid: string, accepted: true }
 
-export type OutcomeState = 'PREPARING' | 'COMMITTING' | 'COMMITTED' | 'ABORTED' | 'UNKNOWN'
+export type OutcomeState = 'PREPARING' | 'SIGNING' | 'COMMITTING' | 'COMMITTED' | 'ABORTED' | 'UNKNOWN'
 export interface OutcomeRequest { txid: string }
 export interface OutcomeReply { txid: string, state: OutcomeState, block?: Uint8Array }
 

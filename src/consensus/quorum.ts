@@ -1,4 +1,4 @@
-import { decodeBlockEnvelope, formatBlockId, type PledgeToken } from '../tokenchain/block.js'
+import { decodeBlockEnvelope, formatBlockId, type DecodedBlock, type PledgeToken } from '../tokenchain/block.js'
 import { decodeContract } from '../tokenchain/contract.js'
 import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
@@ -141,7 +141,7 @@ export class QuorumService {
         const held = await this.ledger.record<{ txid: string }>('cs-states', `${quorumDid}/${s}`)
         if (held !== undefined && held.txid !== txid) {
           const other = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, held.txid))
-          if (other !== undefined && other.state !== 'RELEASED') return no(`token state ${s} is held by transaction ${held.txid}`, true)
+          if (other !== undefined && (other.state !== 'RELEASED' || (other as VoteRecord & { statesHeld?: boolean }).statesHeld === true)) return no(`token state ${s} is held by transaction ${held.txid}`, true)
         }
       }
       for (const { tokenId, found } of markerLookups) {
@@ -241,6 +241,31 @@ export class QuorumService {
     return hit === undefined ? undefined : `Token state is exhausted, token ${hit.tokenId} is being double spent (spent by ${hit.m!.txid})`
   }
 
+  /** The block spends exactly the states this vote reserved, pays the contract's receiver, states this quorum's pledge and credit. */
+  private checkBlockForVote (vote: VoteRecord, block: DecodedBlock): void {
+    const { quorumDid, txid } = vote
+    const c = block.content
+    if (c.transInfo.tid !== txid) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block is for another transaction')
+    if (c.owner !== vote.receiver || c.transInfo.sender !== vote.sender || c.transInfo.receiver !== vote.receiver) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block moves the tokens to someone else than the contract says')
+    const spent = new Set(vote.states)
+    const entries = Object.entries(c.transInfo.tokens)
+    if (entries.length !== spent.size) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block carries other tokens than the contract')
+    for (const [tokenId, e] of entries) {
+      if (!spent.has(stateKey(tokenId, e.previousBlockId))) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `block does not continue token ${tokenId} from the state this quorum validated`)
+    }
+    if (vote.nft !== undefined) {
+      const want = vote.nft.op === 'deploy' ? TransactionType.DEPLOYED : TransactionType.EXECUTED
+      const parentOk = vote.nft.op !== 'deploy' || (c.genesis?.info[vote.nft.nftId]?.parentId ?? '') === (vote.nft.parentId ?? '')
+      if (c.transactionType !== want || (c.nftData ?? '') !== (vote.nft.data ?? '') || floatToMilliExact(c.tokenValue ?? 0) !== vote.nft.valueMilli || !parentOk) {
+        throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block does not carry the NFT operation this quorum validated')
+      }
+    }
+    const mine = c.pledgeDetails?.[quorumDid]
+    const flat = (ps: readonly PledgeToken[]): string => ps.map((x) => `${x.token}|${x.tokenType}|${x.tokenBlockId}`).join(',')
+    if (mine === undefined || flat(mine) !== flat(vote.pledge)) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block misstates this quorum\'s pledge')
+    if (!(c.quorumSignatures ?? []).some((cr) => cr.did === quorumDid && cr.privSignature === vote.credit.privSignature)) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block lacks this quorum\'s credit signature')
+  }
+
   async sign (req: SignRequest): Promise<SignReply> {
     const { quorumDid, txid } = req
     const signer = this.opts.signerFor(quorumDid)
@@ -249,30 +274,10 @@ export class QuorumService {
       const vote = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
       if (vote === undefined || vote.state === 'RELEASED') throw new RbtError(ErrorCode.CONFLICT, `no reservation for transaction ${txid}`)
       const block = decodeBlockEnvelope(req.block)
-      if (vote.signature !== undefined) {
-        if (vote.blockHash === block.hash) return { quorumDid, signature: vote.signature }
-        throw new RbtError(ErrorCode.CONFLICT, `already signed another block for transaction ${txid}`)
-      }
-      const c = block.content
-      if (c.transInfo.tid !== txid) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block is for another transaction')
-      if (c.owner !== vote.receiver || c.transInfo.sender !== vote.sender || c.transInfo.receiver !== vote.receiver) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block moves the tokens to someone else than the contract says')
-      const spent = new Set(vote.states)
-      const entries = Object.entries(c.transInfo.tokens)
-      if (entries.length !== spent.size) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block carries other tokens than the contract')
-      for (const [tokenId, e] of entries) {
-        if (!spent.has(stateKey(tokenId, e.previousBlockId))) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `block does not continue token ${tokenId} from the state this quorum validated`)
-      }
-      if (vote.nft !== undefined) {
-        const want = vote.nft.op === 'deploy' ? TransactionType.DEPLOYED : TransactionType.EXECUTED
-        const parentOk = vote.nft.op !== 'deploy' || (c.genesis?.info[vote.nft.nftId]?.parentId ?? '') === (vote.nft.parentId ?? '')
-        if (c.transactionType !== want || (c.nftData ?? '') !== (vote.nft.data ?? '') || floatToMilliExact(c.tokenValue ?? 0) !== vote.nft.valueMilli || !parentOk) {
-          throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block does not carry the NFT operation this quorum validated')
-        }
-      }
-      const mine = c.pledgeDetails?.[quorumDid]
-      const flat = (ps: readonly PledgeToken[]): string => ps.map((x) => `${x.token}|${x.tokenType}|${x.tokenBlockId}`).join(',')
-      if (mine === undefined || flat(mine) !== flat(vote.pledge)) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block misstates this quorum\'s pledge')
-      if (!(c.quorumSignatures ?? []).some((cr) => cr.did === quorumDid && cr.privSignature === vote.credit.privSignature)) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block lacks this quorum\'s credit signature')
+      // the same block again: the same signature; another block for this transaction (the sender
+      // replaced a signer that failed) is signed too when it spends exactly what was reserved
+      if (vote.signature !== undefined && vote.blockHash === block.hash) return { quorumDid, signature: vote.signature }
+      this.checkBlockForVote(vote, block)
       // a state found spent on the network (other quorum set) is never signed for
       const key = voteKey(quorumDid, txid)
       const markers = this.opts.markers
@@ -298,8 +303,11 @@ export class QuorumService {
       if (vote === undefined || vote.state === 'COMMITTED') return
       if (vote.state === 'RELEASED') { this.log.warn(`finalize for released transaction ${txid} ignored`); return }
       const block = decodeBlockEnvelope(req.block)
-      if (vote.blockHash !== undefined && vote.blockHash !== block.hash) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'finalized block is not the one this quorum signed')
-      if (block.content.transInfo.tid !== txid || block.signatures[quorumDid] === undefined) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'finalized block does not carry this quorum\'s signature')
+      this.checkBlockForVote(vote, block)
+      const own = block.signatures[quorumDid]
+      if (own === undefined || !await this.opts.verifier.verify(quorumDid, block.hash, own, 'quorum').catch(() => false)) {
+        throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'finalized block does not carry this quorum\'s signature')
+      }
       await this.commitVote(vote, req.block)
     })
   }
@@ -336,17 +344,20 @@ export class QuorumService {
       const vote = await this.ledger.record<VoteRecord>('cs-votes', voteKey(req.quorumDid, req.txid))
       if (vote === undefined || vote.state === 'RELEASED') return
       if (vote.state === 'COMMITTED') { this.log.warn(`abort for committed transaction ${req.txid} ignored`); return }
+      // Once this quorum signed a block, a valid block may exist: only the sender's outcome
+      // (asked by sweep) or a commit ends the vote, and the token state stays held regardless.
+      if (vote.state === 'SIGNED') { this.log.warn(`abort for signed transaction ${req.txid} ignored`); return }
       await this.release(vote, req.reason)
     })
   }
 
-  private async release (vote: VoteRecord, reason: string): Promise<void> {
+  private async release (vote: VoteRecord, reason: string, keepStates = false): Promise<void> {
     const now = this.clock.now()
     const tokens = await Promise.all(vote.pledge.map(async (p) => await this.ledger.token(p.token)))
     await this.ledger.commit((w) => {
       for (const t of tokens) if (t !== undefined && t.status === 'Locked' && t.txid === vote.txid) w.putToken({ ...t, status: 'Free', updatedAt: now })
-      for (const s of vote.states) w.delRecord('cs-states', `${vote.quorumDid}/${s}`)
-      w.putRecord('cs-votes', voteKey(vote.quorumDid, vote.txid), { ...vote, state: 'RELEASED', reason, updatedAt: now })
+      if (!keepStates) for (const s of vote.states) w.delRecord('cs-states', `${vote.quorumDid}/${s}`)
+      w.putRecord('cs-votes', voteKey(vote.quorumDid, vote.txid), { ...vote, state: 'RELEASED', reason, updatedAt: now, ...(keepStates ? { statesHeld: true } : {}) })
     })
     this.fault('quorum-released')
   }
@@ -376,7 +387,7 @@ export class QuorumService {
             if (cur.state === 'SIGNED' && b.signatures[v.quorumDid] !== undefined && b.hash === cur.blockHash) await this.commitVote(cur, out.block)
             else await this.release(cur, 'not among the signers of the committed block')
           } else if (out.state === 'ABORTED' || out.state === 'UNKNOWN') {
-            await this.release(cur, `sender reports ${out.state}`)
+            await this.release(cur, `sender reports ${out.state}`, cur.state === 'SIGNED')
           }
         })
       } catch (e) {

@@ -4,7 +4,7 @@ import type { NftOp } from './nft.js'
 /** Sender's durable record of one outgoing transfer (collection cs-outgoing, key txid). */
 export interface OutgoingRecord {
   txid: string
-  state: 'PREPARING' | 'COMMITTING' | 'COMMITTED' | 'ABORTED'
+  state: 'PREPARING' | 'SIGNING' | 'COMMITTING' | 'COMMITTED' | 'ABORTED'
   sender: string
   receiver: string
   amountMilli: number
@@ -16,6 +16,8 @@ export interface OutgoingRecord {
   asked: string[]
   yes: string[]
   signers: string[]
+  /** yes votes (credit signatures and pledges), from SIGNING on */
+  votes?: unknown[]
   /** base64 fully signed block, from COMMITTING on */
   block?: string
   /** quorums told the outcome */

@@ -282,27 +282,50 @@ export class TransferSender {
       throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${yes.length} of ${rec.asked.length} quorums agreed, ${MIN_QUORUM_SIGNATURES} needed (${reasons.join('; ')})`)
     }
     progress(`${yes.length} quorums validated and pledged`)
-    const chosen = yes.slice(0, MIN_QUORUM_SIGNATURES)
-    let block = await this.buildBlock(rec, contract, chosen)
-    const unsigned = encodeBlockEnvelope(block)
-    const sigs = await Promise.all(chosen.map(async (v) => {
-      try {
-        return await this.transport.sign({ txid: rec.txid, quorumDid: v.quorumDid, block: unsigned })
-      } catch (e) {
-        return new RbtError(ErrorCode.CONSENSUS_FAILED, `${v.quorumDid} did not sign: ${errorMessage(e)}`)
+    // From the first signature request on, the transfer is never aborted: a quorum that signed a
+    // block keeps the token state held, so giving up here could strand the tokens. SIGNING is
+    // durable; a signer that fails is replaced by another yes-voter, and recovery retries.
+    await this.update(rec, { state: 'SIGNING', votes: yes })
+    this.fault('signing')
+    return await this.signAndCommit(rec, progress, tPrepared)
+  }
+
+  /** The sign round of a SIGNING transfer (also resumed by recover()), then the decision and delivery. */
+  private async signAndCommit (rec: OutgoingRecord, progress: (msg: string) => void, t0 = Date.now()): Promise<TransferResult> {
+    const contract = unb64(rec.contract)
+    const pool = [...(rec.votes ?? [])] as Vote[]
+    let chosen = pool.slice(0, MIN_QUORUM_SIGNATURES)
+    let spare = pool.slice(MIN_QUORUM_SIGNATURES)
+    const refused: string[] = []
+    for (;;) {
+      let block = await this.buildBlock(rec, contract, chosen)
+      const unsigned = encodeBlockEnvelope(block)
+      const sigs = await Promise.all(chosen.map(async (v) => {
+        try {
+          return await this.transport.sign({ txid: rec.txid, quorumDid: v.quorumDid, block: unsigned })
+        } catch (e) {
+          return new RbtError(ErrorCode.CONSENSUS_FAILED, `${v.quorumDid} did not sign: ${errorMessage(e)}`, { details: { quorumDid: v.quorumDid } })
+        }
+      }))
+      const failed = sigs.filter((s): s is RbtError => s instanceof RbtError)
+      if (failed.length === 0) {
+        for (const s of sigs as Array<{ quorumDid: string, signature: string }>) block = setSignature(block, s.quorumDid, s.signature)
+        const signed = encodeBlockEnvelope(block)
+        this.log.debug(`transfer ${rec.txid.slice(0, 12)}: sign round ${Date.now() - t0} ms`)
+        // The decision point: from here on the transfer completes, whatever happens.
+        await this.update(rec, { state: 'COMMITTING', block: b64(signed), signers: chosen.map((v) => v.quorumDid) })
+        this.fault('committing')
+        progress('quorums signed the block, delivering to the receiver')
+        return await this.complete(rec.txid, true)
       }
-    }))
-    const failed = sigs.filter((s): s is RbtError => s instanceof RbtError)
-    if (failed.length > 0) throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${failed.map((f) => f.message).join('; ')}`)
-    for (const s of sigs as Array<{ quorumDid: string, signature: string }>) block = setSignature(block, s.quorumDid, s.signature)
-    const signed = encodeBlockEnvelope(block)
-    this.log.debug(`transfer ${rec.txid.slice(0, 12)}: sign round ${Date.now() - tPrepared} ms`)
-    // The decision point: from here on the transfer completes, whatever happens.
-    await this.update(rec, { state: 'COMMITTING', block: b64(signed), signers: chosen.map((v) => v.quorumDid) })
-    this.fault('committing')
-    progress('quorums signed the block, delivering to the receiver')
-    const done = await this.complete(rec.txid, true)
-    return done
+      const bad = new Set(failed.map((f) => (f.details as { quorumDid: string }).quorumDid))
+      refused.push(...failed.map((f) => f.message))
+      if (spare.length < bad.size) {
+        throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus reached but only ${chosen.length - bad.size} quorums could sign the block (${refused.join('; ')}); the tokens stay locked and signing is retried automatically`)
+      }
+      chosen = [...chosen.filter((v) => !bad.has(v.quorumDid)), ...spare.slice(0, bad.size)]
+      spare = spare.slice(bad.size)
+    }
   }
 
   private async buildBlock (rec: OutgoingRecord, contract: Uint8Array, chosen: Vote[]): Promise<Block> {
@@ -503,6 +526,7 @@ export class TransferSender {
     for (const r of recs) {
       try {
         if (r.state === 'PREPARING' && r.updatedAt <= staleBefore) await this.abort(r, 'interrupted before the decision; aborted on recovery')
+        else if (r.state === 'SIGNING') await this.signAndCommit(r, () => {})
         else if (r.state === 'COMMITTING') await this.complete(r.txid, false)
         else if (r.state === 'COMMITTED' && r.notified.length < r.asked.length) await this.notifyQuorums(r.txid)
       } catch (e) {

@@ -61,6 +61,8 @@ export class SimNode {
   quorum!: QuorumService
   receiver!: TransferReceiver
   down = false
+  /** refuses SIGN requests (a quorum that voted, then failed) */
+  failSign = false
   fault?: (step: string) => void
   constructor (readonly name: string, readonly net: SimNet) {}
 }
@@ -85,7 +87,11 @@ export class SimNet {
   transportFor (_from: SimNode): ConsensusTransport {
     return {
       prepare: async (r) => await this.nodeOf(r.quorumDid).quorum.prepare(structuredClone(r)),
-      sign: async (r) => await this.nodeOf(r.quorumDid).quorum.sign(r),
+      sign: async (r) => {
+        const n = this.nodeOf(r.quorumDid)
+        if (n.failSign) throw new RbtError(ErrorCode.PEER_UNREACHABLE, `${n.name} does not answer`)
+        return await n.quorum.sign(r)
+      },
       finalize: async (r) => { await this.nodeOf(r.quorumDid).quorum.finalize(r) },
       abort: async (r) => { await this.nodeOf(r.quorumDid).quorum.abort(r) },
       deliver: async (r) => await this.nodeOf(r.receiver).receiver.deliver(structuredClone(r)),

@@ -107,7 +107,7 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     expect(await balance(a, alice.did)).to.equal(0)
   })
 
-  for (const step of ['locked', 'voted', 'committing', 'delivered', 'committed']) {
+  for (const step of ['locked', 'voted', 'signing', 'committing', 'delivered', 'committed']) {
     it(`sender crash at "${step}": recovery leaves every token owned exactly once`, async () => {
       const { net, a, b, alice, bob, quorums } = await SimNet.standard()
       await net.mint(a, alice.did, 2)
@@ -130,6 +130,51 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
       for (const q of quorums) for (const v of [...(q.ledger.recs.get('cs-votes')?.values() ?? [])] as VoteRecord[]) expect(v.state).to.be.oneOf(['COMMITTED', 'RELEASED'])
     })
   }
+
+  it('a signer that fails after voting is replaced by another yes-voter; the transfer completes', async () => {
+    const { net, a, b, alice, bob, quorums } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    for (const q of quorums) q.failSign = false
+    // make the first two ranked quorums fail at the sign round only
+    const failing = quorums.slice(0, 2)
+    for (const q of failing) q.failSign = true
+    const r = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    expect(r.delivered).to.equal(true)
+    expect(await balance(b, bob.did)).to.equal(1000)
+    for (const q of failing) expect(r.quorums).to.not.include([...q.dids.keys()][0])
+  })
+
+  it('with too few signers the transfer stays SIGNING (tokens locked), and recovery finishes it later', async () => {
+    const { net, a, b, alice, bob, quorums } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    for (const q of quorums.slice(0, 3)) q.failSign = true
+    try {
+      await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+      expect.fail('should not complete yet')
+    } catch (e) { expect((e as Error).message).to.match(/retried automatically/) }
+    expect((await a.ledger.tokensOf(alice.did))[0].status).to.equal('Locked')
+    for (const q of quorums) q.failSign = false
+    await a.sender.recover()
+    expect(await balance(b, bob.did)).to.equal(1000)
+  })
+
+  it('a bare abort does not release a signed vote; the state stays held for other transactions', async () => {
+    const { net, a, b, alice, bob, quorums } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    a.fault = (s) => { if (s === 'committing') throw new Error('crash after the decision') }
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner).catch(() => {})
+    a.fault = undefined
+    const out = [...(a.ledger.recs.get('cs-outgoing')?.values() ?? [])] as OutgoingRecord[]
+    const txid = out[0].txid
+    // a dishonest abort to every quorum
+    for (const q of quorums) await q.quorum.abort({ txid, quorumDid: [...q.dids.keys()][0], reason: 'forged' })
+    const signed = quorums.flatMap((q) => [...(q.ledger.recs.get('cs-votes')?.values() ?? [])] as VoteRecord[]).filter((v) => v.state === 'SIGNED')
+    expect(signed).to.have.length(5)
+    await a.sender.recover()
+    await a.sender.notifyQuorums(txid)
+    expect(await balance(b, bob.did)).to.equal(1000)
+    for (const q of quorums) for (const v of [...(q.ledger.recs.get('cs-votes')?.values() ?? [])] as VoteRecord[]) expect(v.state).to.be.oneOf(['COMMITTED', 'RELEASED'])
+  })
 
   it('a quorum that missed the abort releases its pledge by asking the sender', async () => {
     const { net, a, bob, alice, quorums } = await SimNet.standard()
