@@ -80,7 +80,9 @@ export class QuorumService {
     const no = (reason: string, conflict = false): PrepareReply => ({ vote: 'no', quorumDid, reason, conflict })
     const signer = this.opts.signerFor(quorumDid)
     if (signer === undefined) return no('Quorum is not setup')
+    const tWait = Date.now()
     return await this.locks.run(quorumDid, async () => {
+      const tEnter = Date.now()
       const existing = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
       if (existing !== undefined && existing.state !== 'RELEASED') {
         return { vote: 'yes', quorumDid, credit: existing.credit, pledge: existing.pledge, pledgeMilli: existing.pledgeMilli }
@@ -104,6 +106,7 @@ export class QuorumService {
       const tokens = Object.entries(ti.transTokens ?? {})
       if (tokens.length === 0) return no('contract transfers no token')
       const tStart = Date.now()
+      this.log.debug(`prepare ${txid.slice(0, 12)}: lock wait ${tEnter - tWait} ms, contract+sender signature ${tStart - tEnter} ms`)
       // the network marker lookup runs while the chains are validated
       const markers = this.opts.markers
       const markerLookups = markers === undefined
@@ -153,7 +156,9 @@ export class QuorumService {
       if (markers !== undefined) this.networkChecks.set(voteKey(quorumDid, txid), this.networkCheck(markers, states, txid))
       // 4. pledge
       const share = pledgePerQuorum(totalMilli)
+      const tp = Date.now()
       const pledgeTokens = await this.pledgeTokens(quorumDid, share)
+      const tPledge = Date.now()
       if (pledgeTokens === undefined) return no(`insufficient quorum liquidity: ${share / 1000} RBT to pledge`)
       const pledge: PledgeToken[] = pledgeTokens.map((t) => ({ token: t.tokenId, tokenType: t.tokenType, tokenBlockId: t.latestBlockId }))
       const pledgeMilli = pledgeTokens.reduce((s, t) => s + t.valueMilli, 0)
@@ -170,6 +175,7 @@ export class QuorumService {
         for (const s of states) w.putRecord('cs-states', `${quorumDid}/${s}`, { txid })
         w.putRecord('cs-votes', voteKey(quorumDid, txid), vote)
       })
+      this.log.debug(`prepare ${txid.slice(0, 12)}: pledge ${tPledge - tp} ms, vote+commit ${Date.now() - tPledge} ms`)
       this.fault('quorum-reserved')
       return { vote: 'yes', quorumDid, credit, pledge, pledgeMilli }
     })
@@ -214,14 +220,19 @@ export class QuorumService {
 
   /** Free tokens of the quorum covering `share`; a larger token is split so exactly the share is pledged. */
   private async pledgeTokens (quorumDid: string, share: number): Promise<TokenState[] | undefined> {
+    const t0 = Date.now()
     const free = (await this.ledger.tokensOf(quorumDid, 'Free')).filter((t) => t.owner === quorumDid)
+    const t1 = Date.now()
     const exact = free.find((t) => t.valueMilli === share)
     if (exact !== undefined) return [exact]
     const owner = this.opts.ownerSignerFor?.(quorumDid)
     const bigger = free.filter((t) => t.valueMilli > share).sort((a, b) => a.valueMilli - b.valueMilli)[0]
     if (owner !== undefined && bigger !== undefined) {
       const chain = await this.ledger.chain(bigger.tokenId)
+      const t2 = Date.now()
       const res = await splitToken(bigger, chain[chain.length - 1], share, owner, this.clock.now())
+      const t3 = Date.now()
+      this.log.debug(`pledge split: tokensOf ${t1 - t0} ms (${free.length} free), chain ${t2 - t1} ms, split ${t3 - t2} ms`)
       await this.ledger.commit((w) => {
         w.putToken(res.parent)
         w.putBlock(bigger.tokenId, res.burnBlock.number, res.burnBlock.envelope)

@@ -250,7 +250,9 @@ export class TransferSender {
 
   private async runConsensus (rec: OutgoingRecord, progress: (msg: string) => void): Promise<TransferResult> {
     const contract = unb64(rec.contract)
+    const tb = Date.now()
     const bundle = rec.nft !== undefined ? await this.nftBundle(rec.nft) : await buildBundle(this.ledger, rec.tokens)
+    const tBundle = Date.now()
     const nft = rec.nft !== undefined ? { nft: rec.nft } : {}
     const prepare = async (quorumDid: string): Promise<PrepareReply> => {
       try {
@@ -271,7 +273,9 @@ export class TransferSender {
       if (r.conflict === true) throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${r.quorumDid}: ${r.reason}`)
       if (replies.filter((x) => x.vote === 'no').length > rec.asked.length - MIN_QUORUM_SIGNATURES) break
     }
+    const tAnchor = Date.now()
     replies.push(...await Promise.all(rest.map(prepare)))
+    this.log.debug(`transfer ${rec.txid.slice(0, 12)}: bundle ${tBundle - tb} ms, anchor ${tAnchor - tBundle} ms, others ${Date.now() - tAnchor} ms`)
     const tPrepared = Date.now()
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: prepare round ${tPrepared - rec.updatedAt} ms`)
     const yes = rec.asked.map((d) => replies.find((r) => r.quorumDid === d)).filter((r): r is Vote => r?.vote === 'yes')

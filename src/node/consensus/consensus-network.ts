@@ -45,8 +45,12 @@ export function consensusRpcHandlers (svc: () => ConsensusService): RpcHandlers<
       checkTx(r); checkDid(r.quorumDid, 'quorumDid'); need(isBytes(r.contract), 'contract'); checkBundle(r.bundle)
       need(typeof r.senderPeer === 'string', 'senderPeer')
       // the calling peer hosts the sender's DID: fetch its public document from there
+      const t0 = Date.now()
       await svc().learnInitiator(r.contract, ctx.peerId)
-      return await svc().quorum.prepare(r)
+      const t1 = Date.now()
+      const out = await svc().quorum.prepare(r)
+      svc().debug(`cs.prepare ${r.txid.slice(0, 12)}: learn ${t1 - t0} ms, prepare ${Date.now() - t1} ms`)
+      return out
     },
     'cs.sign': async (r) => { checkTx(r); checkDid(r.quorumDid, 'quorumDid'); need(isBytes(r.block), 'block'); return await svc().quorum.sign(r) },
     'cs.finalize': async (r) => { checkTx(r); checkDid(r.quorumDid, 'quorumDid'); need(isBytes(r.block), 'block'); await svc().quorum.finalize(r); return { ok: true as const } },

@@ -1,6 +1,7 @@
 import { QuorumService } from '../../consensus/quorum.js'
 import { TransferReceiver } from '../../consensus/receiver.js'
 import { TransferSender, type TransferResult } from '../../consensus/sender.js'
+import type { NftOp } from '../../consensus/nft.js'
 import type { ConsensusSigner, Ledger, SpentMarkers } from '../../consensus/ports.js'
 import type { ConsensusTransport } from '../../consensus/messages.js'
 import { ownerSigner, quorumSigner } from '../../consensus/wallet-adapters.js'
@@ -28,6 +29,7 @@ export interface ConsensusServiceOptions {
   staleVoteMs?: number
   fault?: (step: string) => void
   onCommitted?: (txid: string, spent: string[]) => void
+  onNftCommitted?: (nftId: string, blockId: string, owner: string, txid: string) => void
   /** the faucet's duty: mint `count` test RBT to its own DID and transfer them to `did` */
   faucet?: (did: string, count: number) => Promise<{ txid: string, count: number }>
 }
@@ -45,7 +47,8 @@ export class ConsensusService {
     const { ledger, verifier, transport, log } = opts
     this.sender = new TransferSender({
       ledger, transport, selfPeer: opts.selfPeer(), logger: log.child('sender'), fault: opts.fault,
-      onCommitted: opts.onCommitted
+      onCommitted: opts.onCommitted,
+      onNftCommitted: opts.onNftCommitted
     })
     this.quorum = new QuorumService({
       ledger, verifier, markers: opts.markers, transport, logger: log.child('quorum'), fault: opts.fault,
@@ -131,6 +134,8 @@ export class ConsensusService {
     }
   }
 
+  debug (msg: string): void { this.opts.log.debug(msg) }
+
   isQuorumSetUp (did: string): boolean { return this.quorumSigners.has(did) }
   quorumSignerOf (did: string): ConsensusSigner | undefined { return this.quorumSigners.get(did)?.quorum }
   async hosts (did: string): Promise<boolean> { return await this.opts.identity.isLocal(did) }
@@ -138,6 +143,12 @@ export class ConsensusService {
   async transfer (req: { initiator: string, owner: string, amountMilli: number, memo: string }, prompt: SignPrompt, progress?: (m: string) => void): Promise<TransferResult> {
     const signer = ownerSigner(await this.opts.identity.signerFor(req.initiator, prompt))
     return await this.sender.transfer({ sender: req.initiator, receiver: req.owner, amountMilli: req.amountMilli, memo: req.memo, quorums: this.opts.registry.list() }, signer, progress)
+  }
+
+  /** An NFT deploy, execution or transfer (POST /svc/v1/tx with tokens.nft). */
+  async nft (req: { initiator: string, receiver: string, op: NftOp, memo: string }, prompt: SignPrompt): Promise<TransferResult> {
+    const signer = ownerSigner(await this.opts.identity.signerFor(req.initiator, prompt))
+    return await this.sender.nft({ ...req, quorums: this.opts.registry.list() }, signer)
   }
 
   async serveFaucet (did: string, count: number): Promise<{ txid: string, count: number }> {
