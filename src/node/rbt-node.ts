@@ -35,6 +35,10 @@ import type { ConsensusMethods } from './consensus/consensus-network.js'
 import type { Faucet } from './consensus/faucet.js'
 import type { TokenRepositories } from '../storage/token-repositories.js'
 import { sha3Hex as sha3 } from '../tokenchain/hash.js'
+import { NftService, type NftNetwork } from './nft/nft-service.js'
+import { NftFileStore } from '../assets/nft/nft-files.js'
+import { consensusLedger } from './consensus/ledger-adapter.js'
+import { createNftNetwork, nftRpcHandlers, type NftMethods } from './nft/nft-network.js'
 import { ExplorerService } from './explorer/explorer-service.js'
 import { kvExplorerSource } from './explorer/explorer-sync.js'
 
@@ -83,6 +87,9 @@ export class RbtNode {
   readonly explorer: ExplorerService
   private consensus?: ConsensusService
   private faucet?: Faucet
+  /** NFTs: files, consensus operations, subscriptions */
+  readonly nfts: NftService
+  private nftNetwork?: NftNetwork
   private didNetwork?: DidNetwork
   private peerKeys?: PeerKeys
   private republishTimer?: NodeJS.Timeout
@@ -130,6 +137,22 @@ export class RbtNode {
       verifier: didSignatureVerifier({ resolve: async (did) => await this.identity.documentOf(did).catch(() => undefined) }),
       localMint: { allowed: options.testNet, refusal: 'Local RBT generation is available only on a test network: start the node with -testNet' },
       testNet: options.testNet
+    })
+    const follows = this.store.collection<number>('nft-follows')
+    this.nfts = new NftService({
+      files: new NftFileStore(this.layout.nft),
+      ledger: consensusLedger(this.store, this.tokenLedger, this.repos),
+      repos: this.repos,
+      tokens: this.tokens,
+      identity: { isLocal: async (did) => await this.identity.isLocal(did), record: async (did) => await this.identity.record(did) },
+      twoStep: this.signing,
+      transact: async (input, prompt) => await this.requireConsensus().nft(input, prompt),
+      network: () => this.nftNetwork,
+      follows: {
+        put: async (id) => { await follows.put(id, Date.now()) },
+        list: async () => { const out: string[] = []; for await (const [k] of follows.entries()) out.push(k); return out }
+      },
+      log: log.child('nft')
     })
     let resolve!: () => void
     this.closedDeferred = { promise: new Promise<void>((r) => { resolve = r }), resolve }
@@ -201,6 +224,7 @@ export class RbtNode {
       node: nodeApi,
       identity: identityApi,
       tokens: createTokenApi(this.tokens, this.identity, this.signing),
+      nfts: this.nfts,
       signing: identityApi,
       services: {
         setup: async (input) => await this.explorer.setup(input),
@@ -319,9 +343,9 @@ export class RbtNode {
   /** Identity over the network: document rpc, announcement gossip, DHT records, periodic re-announce. */
   private async startIdentityNetwork (host: P2pHost, privateKey: import('@libp2p/interface').PrivateKey): Promise<void> {
     const [rpcMod, netMod, csNet] = await Promise.all([import('../p2p/rpc.js'), import('./identity/did-network.js'), import('./consensus/consensus-network.js')])
-    const rpc = rpcMod.createRpc<IdentityMethods & ConsensusMethods>({
+    const rpc = rpcMod.createRpc<IdentityMethods & ConsensusMethods & NftMethods>({
       host,
-      handlers: { ...netMod.identityRpcHandlers(this.identity), ...csNet.consensusRpcHandlers(() => this.requireConsensus()) },
+      handlers: { ...netMod.identityRpcHandlers(this.identity), ...csNet.consensusRpcHandlers(() => this.requireConsensus()), ...nftRpcHandlers(() => this.nfts) },
       logger: this.log.child('rpc'),
       // whole token chains travel in consensus messages
       maxFrameBytes: 64 * 1024 * 1024,
@@ -331,6 +355,7 @@ export class RbtNode {
     this.rpc = rpc as unknown as Rpc<IdentityMethods & ConsensusMethods>
     this.peerKeys = netMod.peerKeys(host.peerId, privateKey)
     this.didNetwork = netMod.createDidNetwork(host, rpc, this.log.child('did-net'))
+    this.nftNetwork = createNftNetwork(host, rpc)
     host.subscribe(netMod.DID_TOPIC, async (msg) => {
       try {
         if (await this.identity.receiveAnnouncement(msg.data, msg.from)) this.log.debug(`learned a DID announcement from ${msg.from ?? 'unknown'}`)
@@ -390,6 +415,7 @@ export class RbtNode {
       pledgePeriodMs: env('RBTNODE_PLEDGE_PERIOD_MS'),
       staleVoteMs: env('RBTNODE_STALE_VOTE_MS'),
       fault: faultHook(),
+      onNftCommitted: (nftId, blockId, owner, txid) => { this.nfts.committed(nftId, blockId, owner, txid) },
       onCommitted: (txid, spent) => {
         host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid, spent }))).catch(() => {})
         svc.quorum.tokensMovedOn(spent).catch(() => {})
@@ -405,6 +431,7 @@ export class RbtNode {
       }
     })
     this.consensus = svc
+    await this.nfts.resume().catch((e) => { this.log.warn(`NFT subscriptions: ${errorMessage(e)}`) })
     await svc.start()
     if (this.options.faucet) {
       if (!this.options.testNet) this.log.warn('-faucet ignored: a faucet runs only on a test network (-testNet)')

@@ -62,6 +62,9 @@ export interface SigningApi {
 
 export type { TokenApi } from './token-api.js'
 
+/** What the NFT routes need (node/nft/nft-service.ts implements it). */
+export type NftApi = Pick<import('./nft/nft-service.js').NftService, 'generate' | 'list' | 'chain' | 'children' | 'parent' | 'transact' | 'subscribe' | 'fetch'>
+
 export interface ServicesApi {
   setup: (input: import('./explorer/explorer-service.js').ServiceSetupInput) => Promise<import('../api/contract/routes.js').ExplorerConfigView>
   get: (serviceName: string) => { config: import('../api/contract/routes.js').ExplorerConfigView | null, status: import('../api/contract/routes.js').ExplorerStatus }
@@ -74,6 +77,8 @@ export interface ApiServices {
   bootstrap: BootstrapApi
   identity: IdentityApi
   signing: SigningApi
+  /** NFTs; absent in API tests that do not need them (the routes then answer 503) */
+  nfts?: NftApi
   /** The explorer service (setupservice); absent in API tests that do not need it. */
   services?: ServicesApi
 }

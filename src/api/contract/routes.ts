@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { didCreateBody, didString, multiaddrString, peerIdString, peersBody, signatureBody } from './schemas.js'
 import { paths, type RouteId } from './paths.js'
+import type { NftChainItem, NftListItem, NftTxResult } from './nft-results.js'
 import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtResult, NftBalanceResult, RbtBalanceResult, TokenChainResult, TokenListItemResult } from './token-results.js'
 
 /**
@@ -142,6 +143,18 @@ const specs = {
   }),
   txList: route({ summary: 'All transactions known to the node', tags: ['transactions'] }),
   txGet: route({ summary: 'One transaction', tags: ['transactions'] }),
+  // ---- NFTs
+  nftsGenerate: route({
+    summary: 'Creates an NFT from a metadata JSON file and an artifact file (multipart: did field, metadata and artifact files); content-addressed id',
+    multipart: true,
+    tags: ['nfts']
+  }),
+  nftsList: route({ summary: 'NFTs known to this node with owner, value and status', tags: ['nfts'] }),
+  nftsSubscribe: route({ summary: 'Follows an NFT: every new state published by its owner is synced and validated', query: z.object({ nft: z.string().min(1) }), tags: ['nfts'] }),
+  nftChain: route({ summary: "An NFT's chain: transaction, initiator, owner, epoch and data per block", tags: ['nfts'] }),
+  nftChildren: route({ summary: 'Child NFTs of an NFT (answered by the originator node only)', tags: ['nfts'] }),
+  nftParent: route({ summary: 'Parent of a child NFT (answered by the originator node only)', tags: ['nfts'] }),
+  nftFetch: route({ summary: "Downloads an NFT's metadata and artifact from the network, verified against the id", query: z.object({ nft: z.string().min(1) }), tags: ['nfts'] }),
   txByDid: route({
     summary: 'Transactions of a DID by token type (rbt, ft, nft, smartContract), with optional filters',
     query: z.object({
@@ -227,10 +240,17 @@ export interface ResultTypes {
   quorumsRemoveAll: null
   quorumsSetup: null
   quorumsStatus: null
-  txInitiate: { transactionID: string, mintedNFTChildren: null } | import('./envelope.js').PendingSignature
+  txInitiate: NftTxResult | import('./envelope.js').PendingSignature
   txList: TxResult[]
   txGet: TxResult
   txByDid: TxResult[]
+  nftsGenerate: string
+  nftsList: NftListItem[]
+  nftsSubscribe: null
+  nftChain: NftChainItem[]
+  nftChildren: Array<{ nft_id: string, value: number }>
+  nftParent: { nft_id: string, value: number } | null
+  nftFetch: { path: string }
   tokensFaucet: unknown
   legacyInitiateRbtTransfer: unknown
   legacyGetByTxnId: TxResult
@@ -312,3 +332,4 @@ export interface NodeStatus {
 export { multiaddrString }
 export { buildPath } from './paths.js'
 export type * from './token-results.js'
+export type * from './nft-results.js'

@@ -8,6 +8,11 @@ const TOKEN_TYPES = new Set(['rbt', 'ft', 'nft', 'smartcontract'])
 export function txRoutes (r: Registrar, s: ApiServices): void {
   r.on('txInitiate', async ({ body }) => {
     const t = body.tokens
+    if ((t.nft?.length ?? 0) > 0) {
+      if (t.rbt !== undefined || (t.ft?.length ?? 0) > 0 || (t.smartContract?.length ?? 0) > 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'mixing NFTs with RBT, FT or smart-contract tokens in one transaction is not available; send them separately')
+      if (s.nfts === undefined) throw new RbtError(ErrorCode.NOT_FOUND, 'NFTs are not served by this node')
+      return await s.nfts.transact({ initiator: body.initiator, owner: body.owner, nft: t.nft!, transferNftOwnership: t.transferNftOwnership, memo: body.memo })
+    }
     const rbt = t.rbt ?? 0
     return await s.consensus.transfer({
       initiator: body.initiator,

@@ -1,0 +1,311 @@
+/**
+ * The node's NFT service: creation (files + a Generated token record), deploy/execute/transfer and
+ * child minting through consensus, listings, chains, parent/child links for the originator,
+ * subscriptions (a gossipsub topic per NFT) and fetching files from peers with verification.
+ * It reaches the network only through `NftNetwork` (nft-network.ts implements it over libp2p).
+ */
+import { randomBytes } from 'node:crypto'
+import { ok, type Envelope, type PendingSignature } from '../../api/contract/envelope.js'
+import type { NftChainItem, NftListItem, NftTxResult } from '../../api/contract/nft-results.js'
+import { NftFileStore, NFT_PARTS, type NftPart } from '../../assets/nft/nft-files.js'
+import { NFT_TOKEN_TYPE, childNftId, isNftTokenType, type NftOp } from '../../consensus/nft.js'
+import type { Ledger } from '../../consensus/ports.js'
+import type { TokenRepositories } from '../../storage/token-repositories.js'
+import { parseTransferAmount } from '../../tokenchain/amount.js'
+import { decodeBlockEnvelope } from '../../tokenchain/block.js'
+import { isCidV0 } from '../../tokenchain/token-id.js'
+import type { TokenService } from '../../tokens/token-service.js'
+import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
+import type { Logger } from '../../util/logger.js'
+import type { SignPrompt } from '../../wallet/did-crypto.js'
+import { isValidDid } from '../../wallet/did-string.js'
+import type { TransferResult } from '../../consensus/sender.js'
+
+/** Published on `/rbt/nft/<id>/1.0.0` by the owner's node after each committed state. */
+export interface NftEvent { nft: string, blockId: string, owner: string, txid: string }
+
+export interface NftNetwork {
+  publish: (nftId: string, e: NftEvent) => Promise<void>
+  /** follows the NFT's topic; `from` is the publishing peer */
+  follow: (nftId: string, handler: (e: NftEvent, from: string | undefined) => void) => void
+  fetchChain: (peer: string, nftId: string) => Promise<Uint8Array[]>
+  fetchPart: (peer: string, nftId: string, part: NftPart) => Promise<Uint8Array>
+  provide: (nftId: string) => Promise<void>
+  /** peers that may hold the NFT: topic peers, DHT providers, then connected peers */
+  candidates: (nftId: string) => Promise<string[]>
+}
+
+export interface NftTxBody {
+  initiator: string
+  owner: string
+  nft: Array<{ nftId: string, value: number, data?: string, parentNFTId?: string }>
+  transferNftOwnership?: boolean
+  memo?: string
+}
+
+export interface NftServiceDeps {
+  files: NftFileStore
+  ledger: Ledger
+  repos: TokenRepositories
+  tokens: TokenService
+  identity: { isLocal: (did: string) => Promise<boolean>, record: (did: string) => Promise<{ type: number } | undefined> }
+  twoStep: { start: <T>(did: string, mode: number, op: (prompt: SignPrompt) => Promise<Envelope<T>>) => Promise<Envelope<T | PendingSignature>> }
+  /** runs an NFT transaction through consensus */
+  transact: (input: { initiator: string, receiver: string, op: NftOp, memo: string }, prompt: SignPrompt) => Promise<TransferResult>
+  network: () => NftNetwork | undefined
+  /** collection of followed NFT ids */
+  follows: { put: (id: string) => Promise<void>, list: () => Promise<string[]> }
+  log: Logger
+}
+
+/** Upload limits of POST /svc/v1/nfts/generate. */
+export const NFT_UPLOAD_LIMITS = { maxBytes: 24 * 1024 * 1024, maxFileBytes: 16 * 1024 * 1024, maxMetadataBytes: 256 * 1024 }
+
+function checkNftId (id: string, what = 'NFT'): void {
+  if (!isCidV0(id)) throw new RbtError(ErrorCode.INVALID_INPUT, `${what} id ${JSON.stringify(id)} is not a valid CID (Qm…, 46 characters)`)
+}
+
+export class NftService {
+  private readonly followed = new Set<string>()
+  private readonly syncing = new Map<string, Promise<void>>()
+
+  constructor (private readonly d: NftServiceDeps) {}
+
+  private net (): NftNetwork {
+    const n = this.d.network()
+    if (n === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
+    return n
+  }
+
+  async generate (did: string, metadata: Uint8Array | undefined, artifact: Uint8Array | undefined, artifactName: string): Promise<string> {
+    if (!isValidDid(did)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID')
+    if (metadata === undefined) throw new RbtError(ErrorCode.INVALID_INPUT, 'Creation of NFT failed, failed to retrieve metadata (file field "metadata")')
+    if (artifact === undefined) throw new RbtError(ErrorCode.INVALID_INPUT, 'Creation of NFT failed, failed to retrieve NFT artifact (file field "artifact")')
+    if (metadata.length > NFT_UPLOAD_LIMITS.maxMetadataBytes) throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `NFT metadata is larger than ${NFT_UPLOAD_LIMITS.maxMetadataBytes} bytes`)
+    try { JSON.parse(Buffer.from(metadata).toString('utf8')) } catch { throw new RbtError(ErrorCode.INVALID_INPUT, 'Creation of NFT failed, metadata is not a JSON document') }
+    if (!await this.d.identity.isLocal(did)) throw new RbtError(ErrorCode.FORBIDDEN, `DID does not have an access: ${did} is not hosted on this node`)
+    const f = await this.d.files.create(did, metadata, artifact, artifactName)
+    if (await this.d.ledger.token(f.nftId) === undefined) {
+      await this.d.ledger.commit((w) => { w.putToken({ tokenId: f.nftId, tokenType: NFT_TOKEN_TYPE, valueMilli: 0, owner: did, status: 'Generated', latestBlockId: '', updatedAt: Date.now() }) })
+    }
+    this.d.network()?.provide(f.nftId).catch((e) => { this.d.log.debug(`NFT ${f.nftId}: provide failed: ${errorMessage(e)}`) })
+    return f.nftId
+  }
+
+  async list (): Promise<NftListItem[]> {
+    const out: NftListItem[] = []
+    for await (const t of this.d.repos.tokens.all()) {
+      if (t.kind !== 'nft') continue
+      out.push({ nft_id: t.tokenId, owner: t.owner, value: t.value / 1000, status: t.status, latest_block_id: t.latestBlockId, parent_nft_id: t.parent ?? null })
+    }
+    return out
+  }
+
+  private async envelopes (nftId: string): Promise<Uint8Array[]> {
+    checkNftId(nftId)
+    const chain = await this.d.ledger.chain(nftId)
+    if (chain.length === 0) throw new RbtError(ErrorCode.NOT_FOUND, `NFT ${nftId} has no chain on this node (unknown or not deployed)`)
+    return chain
+  }
+
+  async chain (nftId: string): Promise<NftChainItem[]> {
+    return (await this.envelopes(nftId)).map((env) => {
+      const b = decodeBlockEnvelope(env)
+      const e = b.content.transInfo.tokens[nftId]
+      return {
+        transactionId: b.content.transInfo.tid ?? '', initiator: b.content.initiatorSignature?.initiatorDid ?? b.content.transInfo.sender ?? b.content.owner,
+        owner: b.content.owner, epoch: b.content.epoch ?? 0, data: b.content.nftData ?? '', block_id: `${e?.blockNumber ?? '0'}-${b.hash}`,
+        transaction_type: b.content.transactionType, value: b.content.tokenValue ?? 0
+      }
+    })
+  }
+
+  /** Creator (deployer) of an NFT and the parent its genesis names; only the originator's node answers links. */
+  private async originator (nftId: string): Promise<{ creator: string, parent?: string }> {
+    const g = decodeBlockEnvelope((await this.envelopes(nftId))[0])
+    const creator = g.content.owner
+    if (!await this.d.identity.isLocal(creator)) {
+      throw new RbtError(ErrorCode.FORBIDDEN, `only the originator's node answers NFT links: NFT ${nftId} was created by ${creator}, not hosted here`)
+    }
+    const p = g.content.genesis?.info[nftId]?.parentId
+    return { creator, ...(p !== undefined && p !== '' ? { parent: p } : {}) }
+  }
+
+  async children (nftId: string): Promise<Array<{ nft_id: string, value: number }>> {
+    await this.originator(nftId)
+    const out: Array<{ nft_id: string, value: number }> = []
+    for await (const t of this.d.repos.tokens.all()) if (t.kind === 'nft' && t.parent === nftId) out.push({ nft_id: t.tokenId, value: t.value / 1000 })
+    return out
+  }
+
+  async parent (nftId: string): Promise<{ nft_id: string, value: number } | null> {
+    const o = await this.originator(nftId)
+    if (o.parent === undefined) return null
+    const p = await this.d.ledger.token(o.parent)
+    return { nft_id: o.parent, value: (p?.valueMilli ?? 0) / 1000 }
+  }
+
+  /** POST /svc/v1/tx with tokens.nft: deploy, execute, transfer or mint a child (one NFT per transaction). */
+  async transact (body: NftTxBody): Promise<Envelope<NftTxResult | PendingSignature>> {
+    if (!isValidDid(body.initiator)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID: initiator')
+    if (body.nft.length !== 1) throw new RbtError(ErrorCode.INVALID_INPUT, 'one NFT per transaction: tokens.nft must hold exactly one entry')
+    const item = body.nft[0]
+    checkNftId(item.nftId)
+    const valueMilli = parseTransferAmount(item.value)
+    const data = item.data ?? ''
+    const transfer = body.transferNftOwnership === true
+    let op: NftOp
+    let receiver = body.initiator
+    let child: { parentNFTId: string, childNFTId: string } | undefined
+    if (item.parentNFTId !== undefined && item.parentNFTId !== '') {
+      checkNftId(item.parentNFTId, 'parent NFT')
+      if (item.parentNFTId !== item.nftId) throw new RbtError(ErrorCode.INVALID_INPUT, 'to mint a child NFT, give the parent id both as nftId and parentNFTId')
+      const parent = await this.d.ledger.token(item.parentNFTId)
+      if (parent === undefined || !isNftTokenType(parent.tokenType) || parent.latestBlockId === '') throw new RbtError(ErrorCode.NOT_FOUND, `parent NFT ${item.parentNFTId} is not deployed or not known on this node`)
+      const nonce = randomBytes(16).toString('hex')
+      const id = childNftId(body.initiator, item.parentNFTId, nonce)
+      op = { op: 'deploy', nftId: id, valueMilli, data, parentId: item.parentNFTId, nonce }
+      child = { parentNFTId: item.parentNFTId, childNFTId: id }
+    } else {
+      const t = await this.d.ledger.token(item.nftId)
+      if (t === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `NFT ${item.nftId} is not known on this node`)
+      if (t.status === 'Generated') {
+        if (transfer) throw new RbtError(ErrorCode.INVALID_INPUT, `NFT ${item.nftId} is not deployed yet: deploy it first, then transfer it`)
+        const files = await this.d.files.info(item.nftId)
+        if (files === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `NFT ${item.nftId}: files not held on this node`)
+        op = { op: 'deploy', nftId: item.nftId, valueMilli, data, artifactHash: files.artifactHash }
+      } else {
+        op = { op: 'execute', nftId: item.nftId, valueMilli, data }
+        if (transfer) {
+          if (!isValidDid(body.owner)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID: owner')
+          if (body.owner === body.initiator) throw new RbtError(ErrorCode.INVALID_INPUT, 'transferNftOwnership needs an owner other than the initiator')
+          receiver = body.owner
+        }
+      }
+    }
+    const rec = await this.d.identity.record(body.initiator)
+    if (rec === undefined) throw new RbtError(ErrorCode.FORBIDDEN, `DID does not have an access: ${body.initiator} is not hosted on this node`)
+    return await this.d.twoStep.start(body.initiator, rec.type, async (prompt) => {
+      const r = await this.d.transact({ initiator: body.initiator, receiver, op, memo: body.memo ?? '' }, prompt)
+      const msg = r.delivered ? `Transaction ${r.txid} completed successfully` : `Transaction ${r.txid} committed; delivery to the receiver is pending and is retried in the background`
+      return ok<NftTxResult>(msg, { transactionID: r.txid, mintedNFTChildren: child !== undefined ? [child] : null })
+    })
+  }
+
+  /** After a committed NFT transaction on this node: publish the new state on the NFT's topic. */
+  committed (nftId: string, blockId: string, owner: string, txid: string): void {
+    const n = this.d.network()
+    if (n === undefined) return
+    this.follow(nftId)
+    n.publish(nftId, { nft: nftId, blockId, owner, txid }).catch((e) => { this.d.log.debug(`NFT ${nftId} event: ${errorMessage(e)}`) })
+    n.provide(nftId).catch(() => {})
+  }
+
+  async subscribe (nftId: string): Promise<void> {
+    checkNftId(nftId)
+    this.net()
+    await this.d.follows.put(nftId)
+    this.follow(nftId)
+    // catch up at once from whoever holds it
+    this.syncFromAny(nftId).catch(() => {})
+  }
+
+  /** Re-follows the NFTs followed before a restart. */
+  async resume (): Promise<void> {
+    for (const id of await this.d.follows.list()) this.follow(id)
+  }
+
+  private follow (nftId: string): void {
+    if (this.followed.has(nftId)) return
+    const n = this.d.network()
+    if (n === undefined) return
+    this.followed.add(nftId)
+    n.follow(nftId, (e, from) => {
+      if (e.nft !== nftId || from === undefined) return
+      this.sync(nftId, from, e.blockId).catch((err) => { this.d.log.debug(`NFT ${nftId}: sync from ${from} failed: ${errorMessage(err)}`) })
+    })
+  }
+
+  /** Catch-up after subscribing: the gossip mesh and DHT providers take a moment, so ask again with backoff (bounded). */
+  private async syncFromAny (nftId: string, deadlineMs = 60_000): Promise<void> {
+    const until = Date.now() + deadlineMs
+    for (let i = 0; Date.now() < until; i++) {
+      const n = this.d.network()
+      if (n === undefined) return
+      const peers = await n.candidates(nftId).catch(() => [])
+      // all candidates at once: one slow or unreachable peer must not hold the others up
+      const got = await Promise.all(peers.map(async (peer) => ({ peer, blocks: await n.fetchChain(peer, nftId).catch(() => [] as Uint8Array[]) })))
+      got.sort((x, y) => y.blocks.length - x.blocks.length)
+      this.d.log.debug(`NFT ${nftId}: catching up, ${peers.length} candidate peer(s), longest chain ${got[0]?.blocks.length ?? 0}`)
+      for (const g of got) {
+        if (g.blocks.length === 0) break
+        try {
+          await this.syncBlocks(nftId, g.blocks, g.peer)
+          if ((await this.d.ledger.chain(nftId)).length > 0) return
+        } catch (e) { this.d.log.debug(`NFT ${nftId}: chain from ${g.peer}: ${errorMessage(e)}`) }
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** i, 5000)))
+    }
+  }
+
+  /** Fetches the NFT's chain from `peer`, validates the whole chain and stores it (never trusted as sent). */
+  async sync (nftId: string, peer: string, wantBlockId?: string): Promise<void> {
+    const have = await this.d.ledger.token(nftId)
+    if (wantBlockId !== undefined && have?.latestBlockId === wantBlockId) return
+    await this.syncBlocks(nftId, await this.net().fetchChain(peer, nftId), peer)
+  }
+
+  private async syncBlocks (nftId: string, blocks: Uint8Array[], peer: string): Promise<void> {
+    const prev = this.syncing.get(nftId) ?? Promise.resolve()
+    const run = prev.catch(() => {}).then(async () => {
+      const have = await this.d.ledger.token(nftId)
+      if (have !== undefined && (have.status === 'Locked' || have.status === 'Generated')) return
+      if (blocks.length === 0) throw new RbtError(ErrorCode.NOT_FOUND, `peer ${peer} holds no chain for NFT ${nftId}`)
+      const held = await this.d.ledger.chain(nftId)
+      if (blocks.length <= held.length) return
+      const owner = decodeBlockEnvelope(blocks[blocks.length - 1]).content.owner
+      const status = await this.d.identity.isLocal(owner) ? 'Free' : 'Transferred'
+      await this.d.tokens.ingestChain(nftId, blocks, { status })
+      this.d.log.info(`NFT ${nftId}: synced ${blocks.length} blocks from ${peer}, owner ${owner}`)
+    })
+    this.syncing.set(nftId, run)
+    await run
+  }
+
+  /** GET /svc/v1/fetch-nft: the NFT's files from the network into the local NFT folder, verified against the id. */
+  async fetch (nftId: string): Promise<{ message: string, path: string }> {
+    checkNftId(nftId)
+    const folder = this.d.files.folder(nftId)
+    if (await this.d.files.has(nftId)) return { message: 'NFT directory already exists', path: folder }
+    const n = this.net()
+    const errors: string[] = []
+    const peers = await n.candidates(nftId)
+    // the first peer that answers with the descriptor goes first; the others follow in order
+    const first = await Promise.any(peers.map(async (peer) => {
+      const d = await n.fetchPart(peer, nftId, 'nft')
+      if (d.length === 0) throw new Error('empty')
+      return peer
+    })).catch(() => undefined)
+    const ordered = first === undefined ? peers : [first, ...peers.filter((p) => p !== first)]
+    for (const peer of ordered) {
+      try {
+        const parts: Partial<Record<NftPart, Uint8Array>> = {}
+        for (const p of NFT_PARTS) parts[p] = await n.fetchPart(peer, nftId, p)
+        await this.d.files.putVerified(nftId, parts as Record<NftPart, Uint8Array>)
+        await this.sync(nftId, peer).catch((e) => { this.d.log.debug(`NFT ${nftId} chain from ${peer}: ${errorMessage(e)}`) })
+        n.provide(nftId).catch(() => {})
+        return { message: 'NFT fetched successfully', path: folder }
+      } catch (e) {
+        errors.push(`${peer.slice(0, 12)}…: ${errorMessage(e)}`)
+      }
+    }
+    throw new RbtError(ErrorCode.NOT_FOUND, `Failed to fetch NFT ${nftId}: ${errors.length === 0 ? 'no peer holds it' : errors.join('; ')}`)
+  }
+
+  // ---- served to peers
+  async servePart (nftId: string, part: NftPart): Promise<Uint8Array> { return await this.d.files.read(nftId, part) }
+  async serveChain (nftId: string): Promise<Uint8Array[]> {
+    checkNftId(nftId)
+    return await this.d.ledger.chain(nftId)
+  }
+}

@@ -1,0 +1,90 @@
+import { expect } from 'chai'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createApp } from '../../src/api/server/app.js'
+import { NftFileStore } from '../../src/assets/nft/nft-files.js'
+import { NftService } from '../../src/node/nft/nft-service.js'
+import type { ApiServices } from '../../src/node/services.js'
+import { silentLogger } from '../../src/util/logger.js'
+import { unusedConsensus } from './stub-consensus.js'
+import { unusedIdentity } from './stub-identity.js'
+import { unusedTokens } from './stub-tokens.js'
+
+const ALICE = 'bafybmi' + 'a'.repeat(52)
+
+describe('api: NFT routes (bad input)', () => {
+  const tokens = new Map<string, unknown>()
+  const nfts = new NftService({
+    files: new NftFileStore(mkdtempSync(join(tmpdir(), 'rbt-nft-'))),
+    ledger: {
+      token: async (id: string) => tokens.get(id),
+      chain: async () => [],
+      commit: async (build: (w: unknown) => void) => { build({ putToken: (t: { tokenId: string }) => tokens.set(t.tokenId, t) }) }
+    } as never,
+    repos: { tokens: { all: async function * () {} } } as never,
+    tokens: {} as never,
+    identity: { isLocal: async (did) => did === ALICE, record: async () => ({ type: 4 }) },
+    twoStep: { start: async () => ({ status: true, message: 'Password needed', result: { id: 'x', mode: 4, hash: null, only_priv_key: false } }) } as never,
+    transact: async () => { throw new Error('not in this test') },
+    network: () => undefined,
+    follows: { put: async () => {}, list: async () => [] },
+    log: silentLogger
+  })
+  const services = { ...unusedIdentity(), ...unusedTokens(), ...unusedConsensus(), nfts, node: {} as never, bootstrap: {} as never } as unknown as ApiServices
+  const app = createApp(services, { version: 't' })
+  const upload = async (parts: Record<string, string | Blob>): Promise<{ status: number, env: { status: boolean, message: string, result: unknown } }> => {
+    const form = new FormData()
+    for (const [k, v] of Object.entries(parts)) {
+      if (typeof v === 'string') form.append(k, v)
+      else form.append(k, v, k === 'metadata' ? 'meta.json' : 'art.bin')
+    }
+    const res = await app.request('/svc/v1/nfts/generate', { method: 'POST', body: form })
+    return { status: res.status, env: await res.json() as never }
+  }
+  const meta = new Blob([JSON.stringify({ name: 'x' })])
+  const art = new Blob([new Uint8Array([1, 2, 3])])
+
+  it('creates a content-addressed id: the same inputs give the same id', async () => {
+    const r1 = await upload({ did: ALICE, metadata: meta, artifact: art })
+    expect(r1.status, r1.env.message).to.equal(200)
+    expect(r1.env.result).to.match(/^Qm[1-9A-HJ-NP-Za-km-z]{44}$/)
+    const r2 = await upload({ did: ALICE, metadata: meta, artifact: art })
+    expect(r2.env.result).to.equal(r1.env.result)
+  })
+
+  it('refuses non-JSON metadata, missing parts, a foreign DID and a non-multipart body', async () => {
+    let r = await upload({ did: ALICE, metadata: new Blob(['{oops']), artifact: art })
+    expect(r.status).to.equal(400)
+    expect(r.env.message).to.match(/not a JSON document/)
+    r = await upload({ did: ALICE, metadata: meta })
+    expect(r.status).to.equal(400)
+    expect(r.env.message).to.match(/artifact/)
+    r = await upload({ did: ALICE, artifact: art })
+    expect(r.env.message).to.match(/metadata/)
+    r = await upload({ did: 'bafybmi' + 'b'.repeat(52), metadata: meta, artifact: art })
+    expect(r.status).to.equal(403)
+    r = await upload({ did: 'nope', metadata: meta, artifact: art })
+    expect(r.env.status).to.equal(false)
+    const res = await app.request('/svc/v1/nfts/generate', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })
+    expect(res.status).to.equal(400)
+  })
+
+  it('refuses oversize metadata', async () => {
+    const r = await upload({ did: ALICE, metadata: new Blob(['"' + 'x'.repeat(300 * 1024) + '"']), artifact: art })
+    expect(r.status).to.equal(413)
+  })
+
+  it('answers clear errors for unknown or malformed NFT ids', async () => {
+    let res = await app.request('/svc/v1/nfts/not-a-cid/chain')
+    expect(res.status).to.equal(400)
+    res = await app.request('/svc/v1/nfts/QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG/chain')
+    expect(res.status).to.equal(404)
+    res = await app.request('/svc/v1/fetch-nft?nft=QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG')
+    expect(res.status).to.equal(503)
+    const tx = await app.request('/svc/v1/tx', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ initiator: ALICE, owner: ALICE, tokens: { nft: [{ nftId: 'QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG', value: 1 }] } }) })
+    expect(tx.status).to.equal(404)
+    const two = await app.request('/svc/v1/tx', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ initiator: ALICE, owner: ALICE, tokens: { nft: [] , rbt: 1 } }) })
+    expect(two.status).to.not.equal(500)
+  })
+})
