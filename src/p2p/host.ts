@@ -235,7 +235,8 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
     },
     services: {
       identify: identify(),
-      ping: ping(),
+      // libp2p's connection monitor pings too: allow ours to run alongside it on one connection
+      ping: ping({ maxOutboundStreams: 16, maxInboundStreams: 16 }),
       dht: kadDHT({
         protocol: opts.dht?.protocol ?? DEFAULT_DHT_PROTOCOL,
         clientMode: false,

@@ -14,8 +14,8 @@ import type { DidNetwork, IdentityService, PeerKeys } from './identity-service.j
 
 /** Gossipsub topic of DID → peer announcements. */
 export const DID_TOPIC = '/rbt/did-announce/1.0.0'
-/** Raw bytes per page of a DID document (base64 in the JSON frame: ~700 KB, under the 1 MiB frame limit). */
-const DOC_PAGE_BYTES = 512 * 1024
+/** Raw bytes per page of a DID document: kept small, the private-network cipher grows its buffer on large writes. */
+const DOC_PAGE_BYTES = 256 * 1024
 const MAX_DOC_BYTES = 16 * 1024 * 1024
 
 export interface IdentityMethods {
