@@ -1,17 +1,24 @@
 import { expect } from 'chai'
-import { quorumNetwork, mintRbt, rbtBalance, transfer, USER_PASSWORD, type QuorumNetwork } from '../helpers/quorum-network.js'
+import { createLiteDid, quorumNetwork, mintRbt, rbtBalance, transfer, USER_PASSWORD, type QuorumNetwork } from '../helpers/quorum-network.js'
 
 describe('e2e: RBT transfers through 7 quorum nodes', function () {
   this.timeout(240_000)
   let net: QuorumNetwork
+  // fresh DIDs: the network is shared with other suites, whose transfers must not change these balances
+  let alice = ''
+  let bob = ''
 
   before(async () => {
     net = await quorumNetwork()
-    await mintRbt(net.a.client, net.alice, 2, 0, USER_PASSWORD)
+    alice = await createLiteDid(net.a.client, USER_PASSWORD)
+    bob = await createLiteDid(net.b.client, USER_PASSWORD)
+    await net.a.client.call('nodeAddPeers', { body: { DID: bob, PeerID: net.b.peerId, DIDType: 4 } })
+    await net.b.client.call('nodeAddPeers', { body: { DID: alice, PeerID: net.a.peerId, DIDType: 4 } })
+    await mintRbt(net.a.client, alice, 2, 0, USER_PASSWORD)
   })
 
   it('shuttles whole and part amounts between two nodes with exact balances', async () => {
-    const { a, b, alice, bob } = net
+    const { a, b } = net
     const step = async (from: typeof a, s: string, r: string, amt: number, expA: number, expB: number): Promise<void> => {
       const out = await transfer(from.client, s, r, amt, USER_PASSWORD)
       expect(out.status, out.message).to.equal(true)
