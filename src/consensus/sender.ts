@@ -7,7 +7,7 @@ import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
 import { buildBundle } from './bundle.js'
 import { KeyedMutex } from './keyed-mutex.js'
-import type { ConsensusTransport, PrepareReply } from './messages.js'
+import type { ChainBundle, ConsensusTransport, PrepareReply } from './messages.js'
 import { splitToken } from './part-split.js'
 import type { Clock, ConsensusSigner, Ledger, TokenState } from './ports.js'
 import { systemClock } from './ports.js'
@@ -15,7 +15,6 @@ import { MIN_QUORUM_SIGNATURES, selectQuorums } from './quorum-selection.js'
 import { b64, unb64, type OutgoingRecord } from './records.js'
 import { selectTokens } from '../tokens/select.js'
 import { NFT_TOKEN_TYPE, isNftTokenType, nftBlock, type NftOp } from './nft.js'
-import type { ChainBundle } from './messages.js'
 
 export interface TransferInput {
   sender: string
@@ -385,22 +384,7 @@ export class TransferSender {
         const last = chain[chain.length - 1]
         if (decodeBlockEnvelope(last).hash !== decoded.hash) bundle.chains[id] = [...chain, block]
       }
-      const attempts = wait ? (this.opts.deliverAttempts ?? 3) : 1
-      let delivered = false
-      let lastErr: unknown
-      for (let i = 0; i < attempts && !delivered; i++) {
-        try {
-          await this.transport.deliver({ txid, receiver: rec.receiver, contract: unb64(rec.contract), block, bundle, memo: rec.memo, epoch: rec.epoch })
-          delivered = true
-        } catch (e) {
-          lastErr = e
-          if (i + 1 < attempts) await new Promise((resolve) => setTimeout(resolve, 200 * (i + 1)))
-        }
-      }
-      if (!delivered) {
-        this.log.warn(`transfer ${txid}: delivery to ${rec.receiver} failed (${errorMessage(lastErr)}); will retry`)
-        return { txid, blockId, quorums: rec.signers, delivered: false }
-      }
+      if (!await this.deliverWithRetry(rec, block, bundle, wait, 'transfer')) return { txid, blockId, quorums: rec.signers, delivered: false }
       this.fault('delivered')
       this.log.debug(`transfer ${txid.slice(0, 12)}: delivered ${Date.now() - rec.updatedAt} ms after the decision`)
       const now = this.clock.now()
@@ -426,6 +410,23 @@ export class TransferSender {
     return { txid, blockId, quorums: rec.signers, delivered: true }
   }
 
+  /** Delivers the decided block to the receiver (idempotent there); a few tries when `wait`, else one. */
+  private async deliverWithRetry (rec: OutgoingRecord, block: Uint8Array, bundle: ChainBundle, wait: boolean, what: string): Promise<boolean> {
+    const attempts = wait ? (this.opts.deliverAttempts ?? 3) : 1
+    let lastErr: unknown
+    for (let i = 0; i < attempts; i++) {
+      try {
+        await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: unb64(rec.contract), block, bundle, memo: rec.memo, epoch: rec.epoch })
+        return true
+      } catch (e) {
+        lastErr = e
+        if (i + 1 < attempts) await new Promise((resolve) => setTimeout(resolve, 200 * (i + 1)))
+      }
+    }
+    this.log.warn(`${what} ${rec.txid}: delivery to ${rec.receiver} failed (${errorMessage(lastErr)}); will retry`)
+    return false
+  }
+
   private async completeNft (rec: OutgoingRecord, block: Uint8Array, blockId: string, wait: boolean): Promise<TransferResult> {
     const op = rec.nft!
     const txid = rec.txid
@@ -434,22 +435,7 @@ export class TransferSender {
         const bundle = await buildBundle(this.ledger, [op.nftId])
         const chain = bundle.chains[op.nftId]
         if (decodeBlockEnvelope(chain[chain.length - 1]).hash !== decodeBlockEnvelope(block).hash) bundle.chains[op.nftId] = [...chain, block]
-        const attempts = wait ? (this.opts.deliverAttempts ?? 3) : 1
-        let delivered = false
-        let lastErr: unknown
-        for (let i = 0; i < attempts && !delivered; i++) {
-          try {
-            await this.transport.deliver({ txid, receiver: rec.receiver, contract: unb64(rec.contract), block, bundle, memo: rec.memo, epoch: rec.epoch })
-            delivered = true
-          } catch (e) {
-            lastErr = e
-            if (i + 1 < attempts) await new Promise((resolve) => setTimeout(resolve, 200 * (i + 1)))
-          }
-        }
-        if (!delivered) {
-          this.log.warn(`NFT transaction ${txid}: delivery to ${rec.receiver} failed (${errorMessage(lastErr)}); will retry`)
-          return { txid, blockId, quorums: rec.signers, delivered: false }
-        }
+        if (!await this.deliverWithRetry(rec, block, bundle, wait, 'NFT transaction')) return { txid, blockId, quorums: rec.signers, delivered: false }
         this.fault('delivered')
       }
       const now = this.clock.now()
