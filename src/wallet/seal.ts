@@ -150,26 +150,26 @@ export function sealFormat (file: Uint8Array | string): SealFormat {
   throw new RbtError(ErrorCode.INVALID_INPUT, `not a private key file (PEM ${t})`)
 }
 
+/** What opening a key file needs beyond the password: nothing (plain, reference) or our KDF. */
+function openWith<T> (file: Uint8Array | string, password: string, ours: (b: ReturnType<typeof parseOurs>) => T, plain: (k: Uint8Array) => T): T {
+  checkPassword(password)
+  const block = decodePem(file)
+  const fmt = sealFormat(file)
+  if (fmt === 'plain') return plain(block.bytes)
+  if (fmt === 'reference') return plain(unsealReference(block.bytes, password))
+  return ours(parseOurs(block.bytes))
+}
+
 /**
  * Open a key file of any supported format. Wrong password → RbtError(WRONG_PASSWORD).
  * A plain (unencrypted) reference key file opens with any password, as on the reference node.
  */
 export async function unsealPrivateKey (file: Uint8Array | string, password: string): Promise<Uint8Array> {
-  checkPassword(password)
-  const block = decodePem(file)
-  const fmt = sealFormat(file)
-  if (fmt === 'plain') return block.bytes
-  if (fmt === 'reference') return unsealReference(block.bytes, password)
-  const b = parseOurs(block.bytes)
-  return gcmOpen(await deriveKey(password, b.salt, b.params), b.nonce, b.sealed, b.head)
+  return await openWith(file, password,
+    async (b) => gcmOpen(await deriveKey(password, b.salt, b.params), b.nonce, b.sealed, b.head),
+    async (k) => k)
 }
 
 export function unsealPrivateKeySync (file: Uint8Array | string, password: string): Uint8Array {
-  checkPassword(password)
-  const block = decodePem(file)
-  const fmt = sealFormat(file)
-  if (fmt === 'plain') return block.bytes
-  if (fmt === 'reference') return unsealReference(block.bytes, password)
-  const b = parseOurs(block.bytes)
-  return gcmOpen(deriveKeySync(password, b.salt, b.params), b.nonce, b.sealed, b.head)
+  return openWith(file, password, (b) => gcmOpen(deriveKeySync(password, b.salt, b.params), b.nonce, b.sealed, b.head), (k) => k)
 }
