@@ -1,4 +1,6 @@
 import '../../src/util/polyfill.js'
+import { RbtError } from '../../src/util/errors.js'
+import { expect } from 'chai'
 import { createP2pHost, type P2pHost, type P2pHostOptions } from '../../src/p2p/host.js'
 import { defaultSwarmKeyPath, loadSwarmKeySync, type SwarmKey } from '../../src/p2p/swarm-key.js'
 
@@ -35,4 +37,16 @@ export async function waitFor (what: string, cond: () => boolean | Promise<boole
 export async function connect (a: P2pHost, b: P2pHost): Promise<void> {
   await a.dial(b.multiaddrs()[0])
   await waitFor(`${a.peerId} <-> ${b.peerId}`, () => a.isConnected(b.peerId) && b.isConnected(a.peerId))
+}
+
+/** Awaits `p` and expects it to fail with an RbtError of `code`; returns that error. */
+export async function expectRbtError (p: Promise<unknown>, code: string): Promise<RbtError> {
+  try {
+    await p
+  } catch (e) {
+    expect(e, String(e)).to.be.instanceOf(RbtError)
+    expect((e as RbtError).code, (e as RbtError).message).to.equal(code)
+    return e as RbtError
+  }
+  return expect.fail(`expected ${code}`)
 }

@@ -8,18 +8,8 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import { createP2pHost, type P2pHost } from '../../src/p2p/host.js'
 import { defaultSwarmKeyPath, loadSwarmKeySync } from '../../src/p2p/swarm-key.js'
-import { connect, startHosts, stopAll, waitFor } from './helpers.js'
+import { connect, startHosts, stopAll, waitFor, expectRbtError } from './helpers.js'
 
-async function expectRbtError (p: Promise<unknown>, code: string): Promise<RbtError> {
-  try {
-    await p
-  } catch (e) {
-    expect(e, String(e)).to.be.instanceOf(RbtError)
-    expect((e as RbtError).code, (e as RbtError).message).to.equal(code)
-    return e as RbtError
-  }
-  return expect.fail(`expected ${code}`)
-}
 
 describe('p2p/host', function () {
   this.timeout(15_000)

@@ -8,7 +8,7 @@ import type { P2pHost } from '../../src/p2p/host.js'
 import { createRpc, PING_MESSAGE, type PagedSpec, type Rpc, type BuiltinMethods, type UnarySpec, type RpcContext } from '../../src/p2p/rpc.js'
 import { parseRpcProtocolId, rpcProtocolId } from '../../src/p2p/protocol-id.js'
 import { decodeJson, encodeJson } from '../../src/p2p/codec.js'
-import { connect, startHosts, stopAll, waitFor } from './helpers.js'
+import { connect, startHosts, stopAll, waitFor, expectRbtError } from './helpers.js'
 
 interface TestMethods {
   'test.echo': UnarySpec<{ text: string, bytes?: Uint8Array, repeat?: number }, { text: string, bytes?: Uint8Array, from: string, requestId: string }>
@@ -33,16 +33,6 @@ function sha (parts: Uint8Array[]): string {
   return h.digest('hex')
 }
 
-async function expectRbtError (p: Promise<unknown>, code: string): Promise<RbtError> {
-  try {
-    await p
-  } catch (e) {
-    expect(e, String(e)).to.be.instanceOf(RbtError)
-    expect((e as RbtError).code, (e as RbtError).message).to.equal(code)
-    return e as RbtError
-  }
-  return expect.fail(`expected ${code}`)
-}
 
 describe('p2p/protocol-id and codec', () => {
   it('builds and parses versioned protocol ids in one place', () => {
