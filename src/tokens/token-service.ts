@@ -5,11 +5,12 @@
  * `TokenSigner` the caller binds to the two-step flow. No HTTP, no libp2p.
  */
 import {
-  blockIdFor, burntBlock, createBlock, createRac, decodeBlockEnvelope, encodeBlockEnvelope, encodeRacEnvelope,
-  floatToMilliExact, formatAmount, formatBlockId, isCidV0, isDid, milliToFloat, partTokenGenesis, racTokenContent,
+  blockIdFor, createBlock, createRac, decodeBlockEnvelope, encodeBlockEnvelope, encodeRacEnvelope,
+  floatToMilliExact, formatAmount, formatBlockId, isCidV0, isDid, racTokenContent,
   racTokenId, RacType, setSignature, sha3Hex, testTokenGenesis, TokenType, TransactionType, validateChain,
-  type Block, type BlockContent, type ChainValidationResult, type SignatureVerifier, type TokenKind
+  type Block, type ChainValidationResult, type SignatureVerifier, type TokenKind
 } from '../tokenchain/index.js'
+import { buildSplit } from './part-split.js'
 import type { TokenLedger, StoredBlockInput } from '../storage/token-ledger.js'
 import type { TokenRepositories } from '../storage/token-repositories.js'
 import {
@@ -271,41 +272,29 @@ export class TokenService {
     if (!Number.isSafeInteger(need) || need <= 0 || need >= parent.value) {
       throw new RbtError(ErrorCode.INVALID_INPUT, `cannot split ${formatAmount(parent.value)} RBT to take ${Number.isSafeInteger(need) && need > 0 ? formatAmount(need) : String(need)}: each part must be at least 0.001`)
     }
-    const values = [need, parent.value - need]
     const latest = await this.repos.blocks.latest(tokenId)
     if (latest === undefined) throw new RbtError(ErrorCode.STORAGE, `token ${tokenId} has no stored chain`)
     const [prevEnv] = await this.repos.blocks.envelopes([latest])
-    const prev = decodeBlockEnvelope(prevEnv!)
     const now = this.now()
     const ts = goTimeString(now)
     const test = parent.tokenType === TokenType.TEST_RBT || parent.tokenType === TokenType.TEST_PART || (this.testNet && parent.tokenType !== TokenType.RBT && parent.tokenType !== TokenType.PART)
-    const partType = test ? TokenType.TEST_PART : TokenType.PART
-    const racType = test ? RacType.TEST_PART_TOKEN : RacType.PART_TOKEN
+    const built = await buildSplit({ tokenId, tokenType: parent.tokenType, valueMilli: parent.value, owner: parent.owner, parentId: parent.parent }, prevEnv!, need, signer, {
+      test, timestamp: ts, partComment: `Part token generated at : ${ts}`, burnComment: `Token burnt for parts at : ${ts}`
+    })
     const blocks: StoredBlockInput[] = []
     const contents: Record<string, string> = {}
-    const partRecords: TokenRecord[] = []
-    for (let j = 0; j < 2; j++) {
-      const value = milliToFloat(values[j]!)
-      const rac = createRac({ type: racType, version: 1, did: signer.did, tokenNumber: 0, totalSupply: 1, timestamp: ts, partInfo: { parentId: tokenId, partNumber: j, value } })
-      rac.signature = await signer.sign(rac.hash)
-      const racEnv = encodeRacEnvelope(rac)
-      const partId = racTokenId(racEnv)
-      const content: BlockContent = partTokenGenesis({
-        tokenId: partId, owner: signer.did, parentId: tokenId, grandParentIds: parent.parent !== undefined ? [parent.parent] : [], value, tokenType: partType, comment: `Part token generated at : ${ts}`
-      })
-      let block: Block = createBlock(content)
-      block = setSignature(block, signer.did, await signer.sign(block.hash))
-      contents[partId] = racTokenContent(racEnv)
-      blocks.push({ record: blockRecordOf(partId, block, now), envelope: encodeBlockEnvelope(block) })
-      partRecords.push({
-        tokenId: partId, kind: 'part', tokenType: partType, value: values[j]!, owner: signer.did, status: TokenStatus.Free, parent: tokenId,
-        latestBlockId: blockIdFor(block, partId), latestBlockNumber: 0, createdAt: now, updatedAt: now
-      })
-    }
-    let burnt: Block = createBlock(burntBlock(prev, tokenId, signer.did, milliToFloat(parent.value), partRecords.map((p) => p.tokenId), `Token burnt for parts at : ${ts}`))
-    burnt = setSignature(burnt, signer.did, await signer.sign(burnt.hash))
+    const partRecords: TokenRecord[] = built.parts.map((p) => {
+      contents[p.tokenId] = p.content
+      blocks.push({ record: blockRecordOf(p.tokenId, p.block, now), envelope: p.genesis })
+      return {
+        tokenId: p.tokenId, kind: 'part' as const, tokenType: p.tokenType, value: p.valueMilli, owner: signer.did, status: TokenStatus.Free, parent: tokenId,
+        latestBlockId: p.blockId, latestBlockNumber: 0, createdAt: now, updatedAt: now
+      }
+    })
+    const burnt = built.burn.block
     const burntRec = blockRecordOf(tokenId, burnt, now)
-    blocks.push({ record: burntRec, envelope: encodeBlockEnvelope(burnt) })
+    blocks.push({ record: burntRec, envelope: built.burn.envelope })
+    const values = [need, parent.value - need]
     const txId = sha3Hex(`split:${tokenId}:${burnt.hash}`)
     for (const p of partRecords) p.txId = txId
     const tx: TransactionRecord = {
