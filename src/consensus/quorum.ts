@@ -218,7 +218,11 @@ export class QuorumService {
     return { valueMilli: v, state: stateKey(tokenId, tip.blockId) }
   }
 
-  /** Free tokens of the quorum covering `share`; a larger token is split so exactly the share is pledged. */
+  /**
+   * Free tokens of the quorum covering `share`; a larger token is split so exactly the share is
+   * pledged. The split cuts several parts of the share at once (PLEDGE_PIECES), so the next
+   * transfers of the same size find an exact part and sign no split of their own.
+   */
   private async pledgeTokens (quorumDid: string, share: number): Promise<TokenState[] | undefined> {
     const t0 = Date.now()
     const free = (await this.ledger.tokensOf(quorumDid, 'Free')).filter((t) => t.owner === quorumDid)
@@ -230,7 +234,7 @@ export class QuorumService {
     if (owner !== undefined && bigger !== undefined) {
       const chain = await this.ledger.chain(bigger.tokenId)
       const t2 = Date.now()
-      const res = await splitToken(bigger, chain[chain.length - 1], share, owner, this.clock.now())
+      const res = await splitToken(bigger, chain[chain.length - 1], share, owner, this.clock.now(), PLEDGE_PIECES)
       const t3 = Date.now()
       this.log.debug(`pledge split: tokensOf ${t1 - t0} ms (${free.length} free), chain ${t2 - t1} ms, split ${t3 - t2} ms`)
       await this.ledger.commit((w) => {
@@ -438,6 +442,9 @@ export class QuorumService {
 }
 
 /** The smallest single token covering `share`, or else the largest tokens first until covered. */
+/** How many parts of a pledge share one split of a quorum token cuts. */
+const PLEDGE_PIECES = 8
+
 function pickPledge (free: TokenState[], share: number): TokenState[] | undefined {
   const single = free.filter((t) => t.valueMilli >= share).sort((a, b) => a.valueMilli - b.valueMilli)[0]
   if (single !== undefined) return [single]

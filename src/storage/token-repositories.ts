@@ -13,6 +13,8 @@ export interface TokenRepository {
   getMany: (tokenIds: string[]) => Promise<Array<TokenRecord | undefined>>
   /** Token content (RAC hex text) of RAC-backed tokens. */
   content: (tokenId: string) => Promise<string | undefined>
+  /** Contents of several tokens in one read, in the same order. */
+  contents: (tokenIds: string[]) => Promise<Array<string | undefined>>
   all: () => AsyncIterable<TokenRecord>
 }
 
@@ -66,6 +68,7 @@ export function levelTokenRepositories (store: KvStore): TokenRepositories {
       get: async (id) => await tokens.get(id),
       getMany: async (ids) => ids.length === 0 ? [] : await tokens.getMany(ids),
       content: async (id) => await content.get(id),
+      contents: async (ids) => ids.length === 0 ? [] : await content.getMany(ids),
       all: async function * () { for await (const [, v] of tokens.entries()) yield v }
     },
     owners: {

@@ -1,5 +1,6 @@
 /**
- * Building a split: a token becomes two part tokens (the amount needed and the rest). The parent
+ * Building a split: a token becomes part tokens (the amount needed, optionally repeated, and the
+ * rest when something is left). The parent
  * gets a burn block ("08") naming both children; each child gets a signed RAC descriptor (its
  * content, hence its id) and a signed genesis ("05"). Everything is signed by the owner. Nothing
  * is stored here: callers commit the result atomically in their own way.
@@ -38,7 +39,8 @@ export interface BuiltPart {
 
 export interface BuiltSplit {
   burn: { number: number, blockId: string, block: Block, envelope: Uint8Array }
-  parts: [BuiltPart, BuiltPart]
+  /** the parts of `partMilli` first (as many as asked), then the rest when there is one */
+  parts: BuiltPart[]
 }
 
 export interface SplitOptions {
@@ -48,6 +50,17 @@ export interface SplitOptions {
   timestamp: string
   partComment?: string
   burnComment?: string
+  /** how many parts of `partMilli` to cut (default 1; fewer when the parent is too small) */
+  pieces?: number
+}
+
+/** Values of the parts of a split: `partMilli` repeated up to `pieces` times, then the rest (if any). */
+export function splitValues (parentMilli: number, partMilli: number, pieces = 1): number[] {
+  const n = Math.max(1, Math.min(Math.floor(pieces), Math.floor(parentMilli / partMilli)))
+  const values = Array.from({ length: n }, () => partMilli)
+  const rest = parentMilli - n * partMilli
+  if (rest > 0) values.push(rest)
+  return values
 }
 
 export async function buildSplit (parent: SplitParent, latestBlock: Uint8Array, partMilli: number, signer: SplitSigner, opts: SplitOptions): Promise<BuiltSplit> {
@@ -57,9 +70,9 @@ export async function buildSplit (parent: SplitParent, latestBlock: Uint8Array, 
   }
   const test = opts.test ?? (parent.tokenType === TokenType.TEST_RBT || parent.tokenType === TokenType.TEST_PART)
   const partType = test ? TokenType.TEST_PART : TokenType.PART
-  const values = [partMilli, parent.valueMilli - partMilli]
+  const values = splitValues(parent.valueMilli, partMilli, opts.pieces)
   const parts: BuiltPart[] = []
-  for (let i = 0; i < 2; i++) {
+  for (let i = 0; i < values.length; i++) {
     const value = values[i] / 1000
     const rac = createRac({
       type: test ? RacType.TEST_PART_TOKEN : RacType.PART_TOKEN,
@@ -89,5 +102,5 @@ export async function buildSplit (parent: SplitParent, latestBlock: Uint8Array, 
   let burn = createBlock(burntBlock(prev, parent.tokenId, parent.owner, parent.valueMilli / 1000, parts.map((p) => p.tokenId), opts.burnComment))
   burn = setSignature(burn, parent.owner, await signer.sign(burn.hash))
   const number = Number(prev.content.transInfo.tokens[parent.tokenId]?.blockNumber ?? '0') + 1
-  return { burn: { number, blockId: formatBlockId(number, burn.hash), block: burn, envelope: encodeBlockEnvelope(burn) }, parts: [parts[0], parts[1]] }
+  return { burn: { number, blockId: formatBlockId(number, burn.hash), block: burn, envelope: encodeBlockEnvelope(burn) }, parts }
 }

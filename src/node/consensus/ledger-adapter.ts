@@ -62,9 +62,10 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
     },
     tokensOf: async (did, status) => {
       const entries = await repos.owners.list(did, 'rbt', status)
-      const recs = await repos.tokens.getMany(entries.map((e) => e.tokenId))
+      const ids = entries.map((e) => e.tokenId)
+      const [recs, contents] = await Promise.all([repos.tokens.getMany(ids), repos.tokens.contents(ids)])
       const out: TokenState[] = []
-      for (const r of recs) if (r !== undefined) out.push(toState(r, await repos.tokens.content(r.tokenId)))
+      for (const [i, r] of recs.entries()) if (r !== undefined) out.push(toState(r, contents[i]))
       return out
     },
     chain: async (id) => await repos.blocks.envelopes(await repos.blocks.chain(id)),

@@ -193,3 +193,27 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     }
   })
 })
+
+describe('consensus: quorum pledges', function () {
+  this.timeout(60_000)
+
+  it('a split for a pledge cuts several parts of the share; the next transfer of that size splits nothing', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 3)
+    const quorumTokens = async (): Promise<Array<{ status: string, valueMilli: number }>> => {
+      const all = []
+      for (const [i, n] of net.nodes.slice(0, 7).entries()) all.push(...await n.ledger.tokensOf(net.quorumDids[i]))
+      return all
+    }
+    const burnt = async (): Promise<number> => (await quorumTokens()).filter((t) => t.status === 'Burnt').length
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    const afterFirst = await burnt()
+    expect(afterFirst).to.be.greaterThan(0)
+    // a whole token split for a 0.2 share became five exact parts (1.000 = 5 × 0.200, no rest)
+    const parts = (await quorumTokens()).filter((t) => t.valueMilli === 200)
+    expect(parts.length).to.be.at.least(5 * afterFirst)
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    expect(await burnt()).to.equal(afterFirst)
+    expect(await balance(b, bob.did)).to.equal(2000)
+  })
+})

@@ -1,6 +1,7 @@
 import { expect } from 'chai'
 import { formatAmount, parseAmount } from '../../../src/tokenchain/index.js'
 import { selectTokens, type Holding } from '../../../src/tokens/select.js'
+import { splitValues } from '../../../src/tokens/part-split.js'
 import { isRbtError } from '../../../src/util/errors.js'
 
 /** Deterministic PRNG so a failure can be replayed. */
@@ -47,5 +48,14 @@ describe('tokens: selectTokens (part-token arithmetic)', () => {
       }
       expect(new Set(sel.take.map((t) => t.tokenId)).size).to.equal(sel.take.length)
     }
+  })
+})
+
+describe('tokens: split values', () => {
+  it('cuts the share as many times as asked and fits, then the rest', () => {
+    expect(splitValues(1000, 300)).to.deep.equal([300, 700])
+    expect(splitValues(1000, 200, 8)).to.deep.equal([200, 200, 200, 200, 200])
+    expect(splitValues(1000, 300, 8)).to.deep.equal([300, 300, 300, 100])
+    expect(splitValues(1000, 1, 3)).to.deep.equal([1, 1, 1, 997])
   })
 })
