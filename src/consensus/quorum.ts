@@ -2,6 +2,7 @@ import { decodeBlockEnvelope, formatBlockId, type DecodedBlock, type PledgeToken
 import { decodeContract } from '../tokenchain/contract.js'
 import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
+import { sha3Hex } from '../tokenchain/hash.js'
 import type { VerifiedBlockCache } from '../tokenchain/validate.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
@@ -346,9 +347,12 @@ export class QuorumService {
     })
     this.fault('quorum-committed')
     if (this.opts.markers !== undefined) {
+      const signers = Object.keys(block.signatures).filter((d) => d !== vote.sender)
       for (const s of vote.states) {
         const [tokenId, blockId] = s.split('@')
-        this.opts.markers.publish(tokenStateHash(tokenId, blockId), { txid: vote.txid, blockId: formatBlockId(block.content.transInfo.tokens[tokenId]?.blockNumber ?? '0', block.hash), quorum: vote.quorumDid })
+        const stateHash = tokenStateHash(tokenId, blockId)
+        if (!markerPublishers(stateHash, signers).includes(vote.quorumDid)) continue
+        this.opts.markers.publish(stateHash, { txid: vote.txid, blockId: formatBlockId(block.content.transInfo.tokens[tokenId]?.blockNumber ?? '0', block.hash), quorum: vote.quorumDid })
           .catch((e) => { this.log.debug(`spent marker for ${tokenId}: ${errorMessage(e)}`) })
       }
     }
@@ -442,6 +446,17 @@ export class QuorumService {
 }
 
 /** The smallest single token covering `share`, or else the largest tokens first until covered. */
+/**
+ * The signers that publish a spent state's marker (gossip + DHT): MARKER_PUBLISHERS of them, ranked
+ * by a hash of the state and the DID so the work spreads over the quorums. Every signer keeps the
+ * state in its own durable ledger regardless; two publishers keep the marker alive if one crashes.
+ */
+const MARKER_PUBLISHERS = 2
+export function markerPublishers (stateHash: string, signers: readonly string[]): string[] {
+  const rank = (did: string): string => sha3Hex(new TextEncoder().encode(`${stateHash}|${did}`))
+  return [...signers].sort((a, b) => rank(a) < rank(b) ? -1 : rank(a) > rank(b) ? 1 : 0).slice(0, MARKER_PUBLISHERS)
+}
+
 /** How many parts of a pledge share one split of a quorum token cuts. */
 const PLEDGE_PIECES = 8
 

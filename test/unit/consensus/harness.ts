@@ -72,6 +72,8 @@ export class SimNet {
   nodes: SimNode[] = []
   docs = new Map<string, DidDocument>()
   markers = new Map<string, SpentMarker>()
+  /** every publish call: state hash and the quorum that published */
+  published: Array<{ stateHash: string, quorum: string }> = []
   quorumDids: string[] = []
   now = 1_700_000_000_000
 
@@ -108,7 +110,7 @@ export class SimNet {
     return {
       known: async (h) => this.markers.get(h),
       lookup: async (h) => this.markers.get(h),
-      publish: async (h, m) => { this.markers.set(h, m) }
+      publish: async (h, m) => { this.published.push({ stateHash: h, quorum: m.quorum }); this.markers.set(h, m) }
     }
   }
 

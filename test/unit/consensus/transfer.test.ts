@@ -4,6 +4,9 @@ import { didSignatureVerifier } from '../../../src/tokens/verifier.js'
 import type { OutgoingRecord, VoteRecord } from '../../../src/consensus/records.js'
 import { RbtError } from '../../../src/util/errors.js'
 import { SimNet, balance, type SimNode } from './harness.js'
+import { decodeBlockEnvelope } from '../../../src/tokenchain/block.js'
+import { markerPublishers } from '../../../src/consensus/quorum.js'
+import { waitFor } from '../../helpers/wait.js'
 
 async function totalOwned (net: SimNet, dids: string[]): Promise<number> {
   // every token counted once, at the node where its owner lives
@@ -215,5 +218,23 @@ describe('consensus: quorum pledges', function () {
     await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
     expect(await burnt()).to.equal(afterFirst)
     expect(await balance(b, bob.did)).to.equal(2000)
+  })
+
+  it('two of the signers publish each spent state marker, the same two every signer computes', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    await waitFor(async () => net.published.length >= 2, { timeoutMs: 5_000, what: 'the markers' })
+    const states = new Set(net.published.map((p) => p.stateHash))
+    expect(states.size).to.equal(1)
+    const [stateHash] = states
+    expect(net.published).to.have.length(2)
+    const signers = [...new Set(net.published.map((p) => p.quorum))]
+    expect(signers).to.have.length(2)
+    const [token] = await b.ledger.tokensOf(bob.did, 'Free')
+    const chain = await b.ledger.chain(token.tokenId)
+    const blockSigners = Object.keys(decodeBlockEnvelope(chain[chain.length - 1]).signatures).filter((d) => d !== alice.did)
+    expect(blockSigners.length).to.be.at.least(5)
+    expect([...signers].sort()).to.deep.equal(markerPublishers(stateHash, blockSigners).sort())
   })
 })
