@@ -176,6 +176,7 @@ export class QuorumService {
         for (const s of states) w.putRecord('cs-states', `${quorumDid}/${s}`, { txid })
         w.putRecord('cs-votes', voteKey(quorumDid, txid), vote)
       })
+      this.trackVote(voteKey(quorumDid, txid), 'RESERVED')
       this.log.debug(`prepare ${txid.slice(0, 12)}: pledge ${tPledge - tp} ms, vote+commit ${Date.now() - tPledge} ms`)
       this.fault('quorum-reserved')
       return { vote: 'yes', quorumDid, credit, pledge, pledgeMilli }
@@ -307,6 +308,7 @@ export class QuorumService {
       const signature = await signer.pvtSign(block.hash)
       const now = this.clock.now()
       await this.ledger.commit((w) => { w.putRecord('cs-votes', voteKey(quorumDid, txid), { ...vote, state: 'SIGNED', blockHash: block.hash, signature, updatedAt: now }) })
+      this.trackVote(voteKey(quorumDid, txid), 'SIGNED')
       this.fault('quorum-signed')
       return { quorumDid, signature }
     })
@@ -345,6 +347,7 @@ export class QuorumService {
         epoch: block.content.epoch ?? Math.floor(now / 1000), role: 'quorum', blockId: newBlockIds[0]?.split('@')[1], status: 'committed'
       })
     })
+    this.trackVote(voteKey(vote.quorumDid, vote.txid), 'COMMITTED')
     this.fault('quorum-committed')
     if (this.opts.markers !== undefined) {
       const signers = Object.keys(block.signatures).filter((d) => d !== vote.sender)
@@ -378,6 +381,7 @@ export class QuorumService {
       if (!keepStates) for (const s of vote.states) w.delRecord('cs-states', `${vote.quorumDid}/${s}`)
       w.putRecord('cs-votes', voteKey(vote.quorumDid, vote.txid), { ...vote, state: 'RELEASED', reason, updatedAt: now, ...(keepStates ? { statesHeld: true } : {}) })
     })
+    this.trackVote(voteKey(vote.quorumDid, vote.txid), 'RELEASED')
     this.fault('quorum-released')
   }
 
@@ -389,11 +393,29 @@ export class QuorumService {
    * COMMITTED → commit, ABORTED or unknown → release, unreachable → ask again later); pledges whose
    * period ended are released.
    */
+  /** Keys of RESERVED and SIGNED votes (what a sweep looks at), so a sweep does not read the whole vote history. */
+  private openVotes: Set<string> | undefined
+
+  private trackVote (key: string, state: VoteRecord['state']): void {
+    if (this.openVotes === undefined) return
+    if (isOpenVote(state)) this.openVotes.add(key)
+    else this.openVotes.delete(key)
+  }
+
   async sweep (): Promise<void> {
     const now = this.clock.now()
     const stale = now - (this.opts.staleVoteMs ?? 30_000)
     const votes: VoteRecord[] = []
-    for await (const [, v] of this.ledger.records<VoteRecord>('cs-votes')) if ((v.state === 'RESERVED' || v.state === 'SIGNED') && v.updatedAt <= stale) votes.push(v)
+    if (this.openVotes === undefined) {
+      // first sweep: one full scan; afterwards the set follows every vote this service writes
+      this.openVotes = new Set()
+      for await (const [k, v] of this.ledger.records<VoteRecord>('cs-votes')) if (isOpenVote(v.state)) this.openVotes.add(k)
+    }
+    for (const k of [...this.openVotes]) {
+      const v = await this.ledger.record<VoteRecord>('cs-votes', k)
+      if (v === undefined || !isOpenVote(v.state)) { this.openVotes.delete(k); continue }
+      if (v.updatedAt <= stale) votes.push(v)
+    }
     for (const v of votes) {
       if (this.opts.transport === undefined) break
       try {
@@ -446,6 +468,8 @@ export class QuorumService {
 }
 
 /** The smallest single token covering `share`, or else the largest tokens first until covered. */
+const isOpenVote = (state: VoteRecord['state']): boolean => state === 'RESERVED' || state === 'SIGNED'
+
 /**
  * The signers that publish a spent state's marker (gossip + DHT): MARKER_PUBLISHERS of them, ranked
  * by a hash of the state and the DID so the work spreads over the quorums. Every signer keeps the

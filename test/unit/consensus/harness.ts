@@ -37,7 +37,9 @@ export class MemoryLedger implements Ledger {
 
   async chain (id: string): Promise<Uint8Array[]> { return [...(this.blocks.get(id) ?? [])] }
   async record<T> (c: ConsensusCollection, k: string): Promise<T | undefined> { const v = this.recs.get(c)?.get(k); return v === undefined ? undefined : structuredClone(v) as T }
-  async * records<T> (c: ConsensusCollection): AsyncIterable<[string, T]> { for (const [k, v] of [...(this.recs.get(c) ?? new Map())]) yield [k, structuredClone(v) as T] }
+  /** full scans per collection (records()), for tests that check what a sweep reads */
+  scans = new Map<string, number>()
+  async * records<T> (c: ConsensusCollection): AsyncIterable<[string, T]> { this.scans.set(c, (this.scans.get(c) ?? 0) + 1); for (const [k, v] of [...(this.recs.get(c) ?? new Map())]) yield [k, structuredClone(v) as T] }
   async commit (build: (w: LedgerWriter) => void): Promise<void> {
     const ops: Array<() => void> = []
     build({

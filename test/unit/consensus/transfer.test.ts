@@ -237,4 +237,17 @@ describe('consensus: quorum pledges', function () {
     expect(blockSigners.length).to.be.at.least(5)
     expect([...signers].sort()).to.deep.equal(markerPublishers(stateHash, blockSigners).sort())
   })
+
+  it('a sweep reads only the open votes after its first full scan', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 2)
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    const q = net.nodes[0]
+    await q.quorum.sweep()
+    const scans = q.ledger.scans.get('cs-votes') ?? 0
+    await q.quorum.sweep()
+    await q.quorum.sweep()
+    expect(q.ledger.scans.get('cs-votes') ?? 0).to.equal(scans)
+    expect(await balance(b, bob.did)).to.equal(1000)
+  })
 })
