@@ -395,6 +395,7 @@ export class QuorumService {
    */
   /** Keys of RESERVED and SIGNED votes (what a sweep looks at), so a sweep does not read the whole vote history. */
   private openVotes: Set<string> | undefined
+  private sweeps = 0
 
   private trackVote (key: string, state: VoteRecord['state']): void {
     if (this.openVotes === undefined) return
@@ -406,9 +407,9 @@ export class QuorumService {
     const now = this.clock.now()
     const stale = now - (this.opts.staleVoteMs ?? 30_000)
     const votes: VoteRecord[] = []
-    if (this.openVotes === undefined) {
-      // first sweep: one full scan; afterwards the set follows every vote this service writes
-      this.openVotes = new Set()
+    if (this.openVotes === undefined || ++this.sweeps % FULL_SCAN_EVERY === 0) {
+      // a full scan at the first sweep and now and then; in between the set follows every vote this service writes
+      this.openVotes ??= new Set()
       for await (const [k, v] of this.ledger.records<VoteRecord>('cs-votes')) if (isOpenVote(v.state)) this.openVotes.add(k)
     }
     for (const k of [...this.openVotes]) {
@@ -468,6 +469,8 @@ export class QuorumService {
 }
 
 /** The smallest single token covering `share`, or else the largest tokens first until covered. */
+/** Full scans of the vote records happen every this many sweeps. */
+const FULL_SCAN_EVERY = 100
 const isOpenVote = (state: VoteRecord['state']): boolean => state === 'RESERVED' || state === 'SIGNED'
 
 /**

@@ -171,6 +171,7 @@ export class TransferSender {
       if (fresh !== undefined) w.putToken({ ...fresh, status: 'Locked', txid, updatedAt: now })
       w.putRecord('cs-outgoing', txid, rec)
     })
+    this.openTxs?.add(txid)
     return rec
   }
 
@@ -244,6 +245,7 @@ export class TransferSender {
       for (const t of fresh as TokenState[]) w.putToken({ ...t, status: 'Locked', txid, updatedAt: now })
       w.putRecord('cs-outgoing', txid, rec)
     })
+    this.openTxs?.add(txid)
     return rec
   }
 
@@ -509,10 +511,24 @@ export class TransferSender {
    * After a restart (and periodically): PREPARING transfers are aborted (nothing was decided),
    * COMMITTING ones are delivered and committed, COMMITTED ones finish telling their quorums.
    */
+  /** Transfers that may still need recovery (see `recover`); undefined until the first full scan. */
+  private openTxs: Set<string> | undefined
+  private recoverCalls = 0
+
   async recover (opts: { staleMs?: number } = {}): Promise<void> {
     const staleBefore = this.clock.now() - (opts.staleMs ?? 0)
     const recs: OutgoingRecord[] = []
-    for await (const [, r] of this.ledger.records<OutgoingRecord>('cs-outgoing')) recs.push(r)
+    // a full scan at the first call and now and then; in between only the transfers still open
+    if (this.openTxs === undefined || ++this.recoverCalls % FULL_SCAN_EVERY === 0) {
+      const open = new Set<string>()
+      for await (const [, r] of this.ledger.records<OutgoingRecord>('cs-outgoing')) if (!isSettled(r)) open.add(r.txid)
+      this.openTxs = new Set([...open, ...(this.openTxs ?? [])])
+    }
+    for (const txid of [...this.openTxs]) {
+      const r = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+      if (r === undefined || isSettled(r)) { this.openTxs.delete(txid); continue }
+      recs.push(r)
+    }
     for (const r of recs) {
       try {
         if (r.state === 'PREPARING' && r.updatedAt <= staleBefore) await this.abort(r, 'interrupted before the decision; aborted on recovery')
@@ -530,3 +546,9 @@ export class TransferSender {
     await this.ledger.commit((w) => { w.putRecord('cs-outgoing', rec.txid, rec) })
   }
 }
+
+/** Full scans of the outgoing records happen every this many recovery passes. */
+const FULL_SCAN_EVERY = 100
+
+/** Nothing left to do for this transfer: aborted, or committed and every asked quorum told. */
+const isSettled = (r: OutgoingRecord): boolean => r.state === 'ABORTED' || (r.state === 'COMMITTED' && r.notified.length >= r.asked.length)

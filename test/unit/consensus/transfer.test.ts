@@ -238,7 +238,7 @@ describe('consensus: quorum pledges', function () {
     expect([...signers].sort()).to.deep.equal(markerPublishers(stateHash, blockSigners).sort())
   })
 
-  it('a sweep reads only the open votes after its first full scan', async () => {
+  it('sweeps and recovery read only the open votes and transfers after their first full scan', async () => {
     const { net, a, b, alice, bob } = await SimNet.standard()
     await net.mint(a, alice.did, 2)
     await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
@@ -248,6 +248,11 @@ describe('consensus: quorum pledges', function () {
     await q.quorum.sweep()
     await q.quorum.sweep()
     expect(q.ledger.scans.get('cs-votes') ?? 0).to.equal(scans)
+    await a.sender.recover()
+    const outgoingScans = a.ledger.scans.get('cs-outgoing') ?? 0
+    await a.sender.recover()
+    await a.sender.recover()
+    expect(a.ledger.scans.get('cs-outgoing') ?? 0).to.equal(outgoingScans)
     expect(await balance(b, bob.did)).to.equal(1000)
   })
 })
