@@ -89,14 +89,18 @@ export class TransferSender {
     const t1 = Date.now()
     const rec = await this.locks.run(sender, async () => await this.lockTokens(input, signer))
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: probe ${t1 - t0} ms, lock+sign ${Date.now() - t1} ms`)
-    this.fault('locked')
-    progress(`tokens locked, transaction ${rec.txid}`)
     try {
-      return await this.runConsensus(rec, progress)
-    } catch (e) {
-      const current = await this.ledger.record<OutgoingRecord>('cs-outgoing', rec.txid)
-      if (current?.state === 'PREPARING') await this.abort(current, errorMessage(e))
-      throw e
+      this.fault('locked')
+      progress(`tokens locked, transaction ${rec.txid}`)
+      try {
+        return await this.runConsensus(rec, progress)
+      } catch (e) {
+        const current = await this.ledger.record<OutgoingRecord>('cs-outgoing', rec.txid)
+        if (current?.state === 'PREPARING') await this.abort(current, errorMessage(e))
+        throw e
+      }
+    } finally {
+      this.inFlight.delete(rec.txid)
     }
   }
 
@@ -108,14 +112,18 @@ export class TransferSender {
     if (op.op === 'deploy' && receiver !== initiator) throw new RbtError(ErrorCode.INVALID_INPUT, 'an NFT is deployed to its deployer; transfer it afterwards')
     if (receiver !== initiator) await this.transport.probeReceiver(receiver)
     const rec = await this.locks.run(initiator, async () => await this.lockNft(input, signer))
-    this.fault('locked')
-    progress(`NFT locked, transaction ${rec.txid}`)
     try {
-      return await this.runConsensus(rec, progress)
-    } catch (e) {
-      const current = await this.ledger.record<OutgoingRecord>('cs-outgoing', rec.txid)
-      if (current?.state === 'PREPARING') await this.abort(current, errorMessage(e))
-      throw e
+      this.fault('locked')
+      progress(`NFT locked, transaction ${rec.txid}`)
+      try {
+        return await this.runConsensus(rec, progress)
+      } catch (e) {
+        const current = await this.ledger.record<OutgoingRecord>('cs-outgoing', rec.txid)
+        if (current?.state === 'PREPARING') await this.abort(current, errorMessage(e))
+        throw e
+      }
+    } finally {
+      this.inFlight.delete(rec.txid)
     }
   }
 
@@ -172,6 +180,7 @@ export class TransferSender {
       w.putRecord('cs-outgoing', txid, rec)
     })
     this.openTxs?.add(txid)
+    this.inFlight.add(txid)
     return rec
   }
 
@@ -241,11 +250,14 @@ export class TransferSender {
         throw new RbtError(ErrorCode.CONFLICT, `token ${tokens[i].tokenId} changed while the transfer was prepared; retry`)
       }
     }
+    // the prompt may have taken minutes: the record's age counts from the lock
+    rec.updatedAt = this.clock.now()
     await this.ledger.commit((w) => {
       for (const t of fresh as TokenState[]) w.putToken({ ...t, status: 'Locked', txid, updatedAt: now })
       w.putRecord('cs-outgoing', txid, rec)
     })
     this.openTxs?.add(txid)
+    this.inFlight.add(txid)
     return rec
   }
 
@@ -513,6 +525,8 @@ export class TransferSender {
    */
   /** Transfers that may still need recovery (see `recover`); undefined until the first full scan. */
   private openTxs: Set<string> | undefined
+  /** Transfers this process is driving right now: recovery leaves them to their own run. */
+  private readonly inFlight = new Set<string>()
   private recoverCalls = 0
 
   async recover (opts: { staleMs?: number } = {}): Promise<void> {
@@ -527,6 +541,7 @@ export class TransferSender {
     for (const txid of [...this.openTxs]) {
       const r = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
       if (r === undefined || isSettled(r)) { this.openTxs.delete(txid); continue }
+      if (this.inFlight.has(txid)) continue
       recs.push(r)
     }
     for (const r of recs) {

@@ -74,6 +74,8 @@ export class SimNet {
   nodes: SimNode[] = []
   docs = new Map<string, DidDocument>()
   markers = new Map<string, SpentMarker>()
+  /** runs once, before the next PREPARE is delivered */
+  beforePrepare: (() => Promise<void>) | undefined
   /** every publish call: state hash and the quorum that published */
   published: Array<{ stateHash: string, quorum: string }> = []
   quorumDids: string[] = []
@@ -90,7 +92,12 @@ export class SimNet {
 
   transportFor (_from: SimNode): ConsensusTransport {
     return {
-      prepare: async (r) => await this.nodeOf(r.quorumDid).quorum.prepare(structuredClone(r)),
+      prepare: async (r) => {
+        const hook = this.beforePrepare
+        this.beforePrepare = undefined
+        await hook?.()
+        return await this.nodeOf(r.quorumDid).quorum.prepare(structuredClone(r))
+      },
       sign: async (r) => {
         const n = this.nodeOf(r.quorumDid)
         if (n.failSign) throw new RbtError(ErrorCode.PEER_UNREACHABLE, `${n.name} does not answer`)

@@ -255,4 +255,22 @@ describe('consensus: quorum pledges', function () {
     expect(a.ledger.scans.get('cs-outgoing') ?? 0).to.equal(outgoingScans)
     expect(await balance(b, bob.did)).to.equal(1000)
   })
+
+  it('a slow password answer does not make the running transfer look stale to the periodic recovery', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    // the owner takes two minutes to answer the prompt
+    const slow = { ...alice.owner, did: alice.did, signHash: async (h: string) => { net.now += 120_000; return await alice.owner.signHash(h) } }
+    // the periodic recovery runs while the transfer is PREPARING
+    const seen: string[] = []
+    net.beforePrepare = async () => {
+      await a.sender.recover({ staleMs: 60_000 })
+      for await (const [, r] of a.ledger.records<OutgoingRecord>('cs-outgoing')) seen.push(r.state)
+      seen.push(...(await a.ledger.tokensOf(alice.did)).map((t) => t.status))
+    }
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, slow)
+    // still being prepared, tokens still locked: the recovery left it alone
+    expect(seen).to.deep.equal(['PREPARING', 'Locked'])
+    expect(await balance(b, bob.did)).to.equal(1000)
+  })
 })
