@@ -30,11 +30,13 @@ export function toLegacyError (err: unknown, route?: Legacy26RouteId): { status:
   return { status, envelope: legacyEnvelope(false, envelope.message, data) }
 }
 
-function zodMessage (err: z.ZodError): string {
+function zodMessage (err: z.ZodError, raw: unknown): string {
   const issue = err.issues[0]
   if (issue === undefined) return 'Invalid input'
   const path = issue.path.length > 0 ? issue.path.join('.') : 'body'
-  if (issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined) return `Invalid input: ${path} is required`
+  let at: unknown = raw
+  for (const k of issue.path) at = at !== null && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[k] : undefined
+  if (issue.path.length > 0 && at === undefined) return `Invalid input: ${path} is required`
   return `Invalid input: ${path}: ${issue.message}`
 }
 
@@ -66,8 +68,9 @@ export function createLegacy26App (api: Legacy26Api, opts: Legacy26AppOptions = 
   for (const id of Object.keys(legacy26Routes) as Legacy26RouteId[]) {
     const def = legacy26Routes[id]
     app.post(def.path, async (c) => {
-      const parsed = def.body.safeParse(await readBody(c, maxJson))
-      if (!parsed.success) throw new RbtError(ErrorCode.INVALID_INPUT, zodMessage(parsed.error))
+      const raw = await readBody(c, maxJson)
+      const parsed = def.body.safeParse(raw)
+      if (!parsed.success) throw new RbtError(ErrorCode.INVALID_INPUT, zodMessage(parsed.error, raw))
       const r = await (handlers[id] as (b: unknown) => Promise<Legacy26Reply>)(parsed.data)
       return c.json(reply(r), 200)
     })
