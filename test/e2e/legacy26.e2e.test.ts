@@ -56,8 +56,10 @@ describe('e2e: release-2.6 service on its own port and proof-of-work unpledging'
 
   afterEach(function () {
     if (this.currentTest?.state !== 'failed') return
-    for (const [name, n] of [['sender', sender], ['receiver', receiver]] as const) {
-      console.log(`--- ${name} node (running: ${String(n?.node.running)}) ---\n${(n?.node.logs ?? '').split('\n').slice(-40).join('\n')}`)
+    const nodes: Array<[string, NodeProcess | undefined]> = [['sender', sender?.node], ['receiver', receiver?.node], ...(net?.all() ?? []).map((n, i): [string, NodeProcess] => [`fixture ${i}`, n])]
+    for (const [name, n] of nodes) {
+      if (n === undefined || (n.running && !name.startsWith('s') && !name.startsWith('r'))) continue
+      console.log(`--- ${name} node (running: ${String(n.running)}) ---\n${n.logs.split('\n').slice(-40).join('\n')}`)
     }
   })
 
