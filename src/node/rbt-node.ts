@@ -317,6 +317,16 @@ export class RbtNode {
       consensus: () => this.requireConsensus(),
       consensusApi: services.consensus,
       signing: this.signing,
+      fetchProof: async (pledger, token, txid) => {
+        const rpc = this.rpc
+        if (rpc === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started')
+        const { peerId } = await this.identity.resolvePeer(pledger)
+        try {
+          return (await rpc.call(peerId, 'cs.powProof', { token, txid }, { timeoutMs: 30_000 })).proof ?? undefined
+        } catch (e) {
+          throw new RbtError(ErrorCode.PEER_UNREACHABLE, `the node of ${pledger} did not answer for the proof: ${errorMessage(e)}`)
+        }
+      },
       freeMilli: async (did) => (await this.repos.balances.get(did))?.sums.rbt?.Free ?? 0,
       pledgedFile: join(this.layout.root, 'PledgedTokens.json'),
       powLevel: this.options.legacyPowLevel,

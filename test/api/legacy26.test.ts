@@ -46,6 +46,7 @@ async function harness (freeMilli = 2000): Promise<Harness> {
     // the transfer itself is the consensus module's (covered by the e2e suite); here it must not be reached
     consensusApi: { transfer: async (b) => { transfers.push(b); throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started') } },
     signing: engine,
+    fetchProof: async () => undefined,
     freeMilli: async () => freeMilli,
     pledgedFile: join(dir, 'PledgedTokens.json'),
     powLevel: 2

@@ -154,6 +154,9 @@ describe('e2e: release-2.6 service on its own port and proof-of-work unpledging'
     const tampered = { ...proof, hashes: [...proof.hashes] }
     tampered.hashes[0] = tampered.hashes[0].replace(/^./, (c: string) => (c === '0' ? '1' : '0'))
     expect((await sender.post('/verifyPoW', { tokenList: row.tokenHash, receiver: quorumDid, transactionID: txid, proof: tampered })).env.data['Release status']).to.equal(false)
+    // without a proof in the body, the sender's node fetches the one the pledger's node stored (rpc cs.powProof)
+    const fetched = await sender.post('/verifyPoW', { tokenList: row.tokenHash, receiver: quorumDid, transactionID: txid })
+    expect(fetched.env, fetched.env.message).to.deep.include({ status: 'true', data: { 'Release status': true } })
     // the quorum's own node checks the proof it stored
     expect((await receiver.post('/verifyPoW', { tokenList: row.tokenHash, receiver: quorumDid, transactionID: txid })).env.data['Release status']).to.equal(true)
   })

@@ -41,6 +41,8 @@ export interface Legacy26Deps {
   consensus: () => ConsensusService
   consensusApi: Pick<ConsensusApi, 'transfer'>
   signing: { complete: (id: string, answer: { password: string }) => Promise<Envelope<unknown>> }
+  /** asks the node hosting `pledger` for the proof it stored (undefined: it has none) */
+  fetchProof: (pledger: string, token: string, txid: string) => Promise<UnpledgeProof | undefined>
   /** Free RBT of a DID, milli */
   freeMilli: (did: string) => Promise<number>
   /** path of the pledged-tokens view */
@@ -184,8 +186,11 @@ export class Legacy26Service implements Legacy26Api {
   }
 
   async verifyPoW (body: Legacy26Body<'verifyPoW'>): Promise<Legacy26Reply> {
-    const proof = body.proof ?? await this.d.consensus().quorum.storedProof(body.tokenList, body.transactionID)
-    if (proof === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `no proof for token ${body.tokenList} and transaction ${body.transactionID}: give one in "proof"`)
+    // the proof given, else the one stored here, else the one the pledger's node stored
+    const proof = body.proof ??
+      await this.d.consensus().quorum.storedProof(body.tokenList, body.transactionID) ??
+      await this.d.fetchProof(body.receiver, body.tokenList, body.transactionID)
+    if (proof === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `no proof for token ${body.tokenList} and transaction ${body.transactionID} here or at ${body.receiver}'s node`)
     const r = verifyProof(proof, { token: body.tokenList, pledger: body.receiver, txid: body.transactionID }, { minLevel: this.d.powLevel })
     return { ok: true, message: r.valid ? 'Proof verified' : `Proof rejected: ${r.reason ?? 'invalid'}`, data: { 'Release status': r.valid, ...(r.reason !== undefined ? { reason: r.reason } : {}) } }
   }
