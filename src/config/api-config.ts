@@ -38,6 +38,8 @@ export interface RbtnodeSettings {
   swarm_host?: string
   /** release-2.6 listener port; 0 or absent = off */
   legacy_port?: number
+  /** proof-of-work level of the release-2.6 unpledge (hex characters; default 6) */
+  legacy_pow_level?: number
   fullnode?: boolean
   faucet?: boolean
   fullnodes?: string[]

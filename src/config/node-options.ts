@@ -21,6 +21,8 @@ export interface NodeOptions {
   startCore: boolean
   bootstrap: string[]
   legacyPort?: number
+  /** proof-of-work level of the release-2.6 unpledge (RBTNODE_POW_LEVEL overrides; default 6) */
+  legacyPowLevel: number
   fullnode: boolean
   faucet: boolean
   fullnodes: string[]
@@ -95,11 +97,17 @@ export function resolveNodeOptions (flags: RunFlags, cwd: string = process.cwd()
     startCore: flags.s ?? true,
     bootstrap: testNet ? (config.cfg_data.test_bootstrap ?? []) : (config.cfg_data.bootstrap ?? []),
     legacyPort: legacyPort !== undefined && legacyPort > 0 ? checkPort(legacyPort, 'legacy port') : undefined,
+    legacyPowLevel: powLevel(process.env.RBTNODE_POW_LEVEL !== undefined ? Number(process.env.RBTNODE_POW_LEVEL) : ours.legacy_pow_level ?? 6),
     fullnode: flags.fullnode ?? ours.fullnode ?? false,
     faucet: flags.faucet ?? ours.faucet ?? false,
     fullnodes: ours.fullnodes ?? [],
     config
   }
+}
+
+function powLevel (n: number): number {
+  if (!Number.isInteger(n) || n < 1 || n > 16) throw new RbtError(ErrorCode.CONFIG, `the proof-of-work level must be an integer from 1 to 16, got ${String(n)}`)
+  return n
 }
 
 function checkPort (p: number, what: string, allowZero = false): number {

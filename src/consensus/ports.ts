@@ -53,7 +53,7 @@ export interface LedgerWriter {
   delRecord: (collection: ConsensusCollection, key: string) => void
 }
 
-export type ConsensusCollection = 'cs-outgoing' | 'cs-votes' | 'cs-states' | 'cs-pledges' | 'cs-incoming' | 'cs-contents'
+export type ConsensusCollection = 'cs-outgoing' | 'cs-votes' | 'cs-states' | 'cs-pledges' | 'cs-incoming' | 'cs-contents' | 'cs-pow-proofs'
 
 export interface Ledger {
   token: (tokenId: string) => Promise<TokenState | undefined>

@@ -17,6 +17,7 @@ import { stateKey, type PledgeRecord, type VoteRecord } from './records.js'
 import { ContractType, TransactionType } from '../tokenchain/types.js'
 import type { DecodedContract } from '../tokenchain/contract.js'
 import { deployIdMatches, isNftTokenType } from './nft.js'
+import { verifyProof, type UnpledgeProof } from './unpledge-pow.js'
 
 export interface QuorumOptions {
   ledger: Ledger
@@ -458,6 +459,51 @@ export class QuorumService {
         })
       })
     }
+  }
+
+  /** The committed pledge that holds `tokenId` on this node, while the token is still Pledged for it. */
+  async pledgeHolding (tokenId: string): Promise<PledgeRecord | undefined> {
+    const t = await this.ledger.token(tokenId)
+    if (t === undefined || t.status !== 'Pledged' || t.txid === undefined) return undefined
+    const p = await this.ledger.record<PledgeRecord>('cs-pledges', voteKey(t.owner, t.txid))
+    return p !== undefined && p.tokens.includes(tokenId) ? p : undefined
+  }
+
+  /**
+   * Early release of one pledged token by a proof of work (the release-2.6 unpledge): the proof
+   * must be for the pledge that holds the token now and verify at `minLevel` or above. In one
+   * commit the token becomes Free, leaves its pledge record (deleted when it was the last token)
+   * and the proof is stored (cs-pow-proofs, key `<token>/<txid>`). The period and moved-on
+   * releases of the rest of the pledge are unchanged.
+   */
+  async releaseByProof (proof: UnpledgeProof, minLevel: number): Promise<void> {
+    await this.locks.run(proof.pledger, async () => {
+      const t = await this.ledger.token(proof.token)
+      if (t === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `token ${proof.token} is not on this node`)
+      if (t.status !== 'Pledged') throw new RbtError(ErrorCode.CONFLICT, `token ${proof.token} is not pledged (status ${t.status})`)
+      const p = await this.ledger.record<PledgeRecord>('cs-pledges', voteKey(t.owner, t.txid ?? ''))
+      if (p === undefined || !p.tokens.includes(proof.token) || t.owner !== proof.pledger || t.txid !== proof.txid) {
+        throw new RbtError(ErrorCode.CONFLICT, `token ${proof.token} is not held by a pledge of ${proof.pledger} for transaction ${proof.txid}`)
+      }
+      const v = verifyProof(proof, { token: t.tokenId, pledger: t.owner, txid: p.txid }, { minLevel })
+      if (!v.valid) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `unpledge proof rejected: ${v.reason ?? 'invalid'}`)
+      const now = this.clock.now()
+      const rest = p.tokens.filter((x) => x !== proof.token)
+      await this.ledger.commit((w) => {
+        w.putToken({ ...t, status: 'Free', updatedAt: now })
+        if (rest.length > 0) w.putRecord('cs-pledges', voteKey(p.quorumDid, p.txid), { ...p, tokens: rest })
+        else w.delRecord('cs-pledges', voteKey(p.quorumDid, p.txid))
+        w.putRecord('cs-pow-proofs', `${proof.token}/${proof.txid}`, proof)
+      })
+    })
+  }
+
+  /** A stored unpledge proof of `token` (for `txid`, or any when absent). */
+  async storedProof (token: string, txid?: string): Promise<UnpledgeProof | undefined> {
+    if (txid !== undefined) return await this.ledger.record<UnpledgeProof>('cs-pow-proofs', `${token}/${txid}`)
+    let found: UnpledgeProof | undefined
+    for await (const [k, v] of this.ledger.records<UnpledgeProof>('cs-pow-proofs')) if (k.startsWith(`${token}/`)) found = v
+    return found
   }
 
   /** Pledged totals for reporting. */

@@ -41,6 +41,8 @@ import { consensusLedger } from './consensus/ledger-adapter.js'
 import { createNftNetwork, nftRpcHandlers, type NftMethods } from './nft/nft-network.js'
 import { ExplorerService } from './explorer/explorer-service.js'
 import { kvExplorerSource } from './explorer/explorer-sync.js'
+import { Legacy26Service } from './legacy26/legacy-service.js'
+import { createLegacy26App } from '../api/server/legacy26/app.js'
 
 /** Gossipsub topic where senders announce committed transfers (spent token states). */
 export const TXN_TOPIC = '/rbt/txn/1.0.0'
@@ -69,6 +71,10 @@ export class RbtNode {
   readonly config: NodeConfigStore
   readonly version = packageVersion()
   private server?: Server
+  /** the release-2.6 listener (-legacyPort) and its service */
+  private legacyServer?: Server
+  private legacy?: Legacy26Service
+  private apiServices?: ApiServices
   private host?: P2pHost
   private coreStarting?: Promise<void>
   private closing?: Promise<void>
@@ -169,6 +175,7 @@ export class RbtNode {
       await node.identity.open()
       node.explorer.open()
       await node.listenApi()
+      if (options.legacyPort !== undefined) await node.listenLegacy(options.legacyPort)
       if (options.startCore) await node.startCore()
       else node.log.info('core not started (-s=false): call GET /svc/v1/node/start to start it')
     } catch (e) {
@@ -291,20 +298,46 @@ export class RbtNode {
   }
 
   private async listenApi (): Promise<void> {
-    const app = createApp(this.services(), { version: this.version, logger: this.log })
+    this.apiServices = this.services()
+    const app = createApp(this.apiServices, { version: this.version, logger: this.log })
     const { apiHost, apiPort } = this.options
-    this.server = await new Promise<Server>((resolve, reject) => {
-      const s = serve({ fetch: app.fetch, port: apiPort, hostname: apiHost }, () => { resolve(s as Server) }) as Server
-      s.once('error', (e: NodeJS.ErrnoException) => {
-        reject(new RbtError(ErrorCode.CONFIG, e.code === 'EADDRINUSE'
-          ? `API port ${apiPort} on ${apiHost} is already in use (another node? pick another -n or -port)`
-          : `cannot listen on ${apiHost}:${apiPort}: ${e.message}`, { cause: e }))
-      })
-    })
+    this.server = await listen(app.fetch, apiHost, apiPort, 'API')
     const addr = this.server.address() as AddressInfo
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
     this.apiAddress = `http://${host}:${addr.port}`
     this.log.info(`API listening on ${this.apiAddress}/svc/v1`)
+  }
+
+  /** The release-2.6 endpoints on their own port, bound to the API host. */
+  private async listenLegacy (port: number): Promise<void> {
+    const services = this.apiServices!
+    const legacy = new Legacy26Service({
+      identity: this.identity,
+      config: this.config,
+      consensus: () => this.requireConsensus(),
+      consensusApi: services.consensus,
+      signing: this.signing,
+      fetchProof: async (pledger, token, txid) => {
+        const rpc = this.rpc
+        if (rpc === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started')
+        const { peerId } = await this.identity.resolvePeer(pledger)
+        try {
+          return (await rpc.call(peerId, 'cs.powProof', { token, txid }, { timeoutMs: 30_000 })).proof ?? undefined
+        } catch (e) {
+          throw new RbtError(ErrorCode.PEER_UNREACHABLE, `the node of ${pledger} did not answer for the proof: ${errorMessage(e)}`)
+        }
+      },
+      freeMilli: async (did) => (await this.repos.balances.get(did))?.sums.rbt?.Free ?? 0,
+      pledgedFile: join(this.layout.root, 'PledgedTokens.json'),
+      powLevel: this.options.legacyPowLevel,
+      log: this.log.child('legacy26')
+    })
+    const app = createLegacy26App(legacy, { logger: this.log })
+    this.legacyServer = await listen(app.fetch, this.options.apiHost, port, 'release-2.6')
+    this.legacy = legacy
+    legacy.start()
+    const addr = this.legacyServer.address() as AddressInfo
+    this.log.info(`release-2.6 endpoints listening on ${addr.address}:${addr.port} (proof-of-work level ${this.options.legacyPowLevel})`)
   }
 
   /** Starts the p2p host and the services that need it; idempotent. */
@@ -457,14 +490,8 @@ export class RbtNode {
 
   private async doClose (): Promise<void> {
     this.log.info('shutting down')
-    if (this.server !== undefined) {
-      const s = this.server
-      await new Promise<void>((resolve) => {
-        s.close(() => { resolve() })
-        ;(s as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.()
-        setTimeout(() => { (s as unknown as { closeAllConnections?: () => void }).closeAllConnections?.() }, 2000).unref()
-      })
-    }
+    this.legacy?.stop()
+    await Promise.all([this.server, this.legacyServer].map(async (s) => { if (s !== undefined) await closeServer(s) }))
     if (this.coreStarting !== undefined) await this.coreStarting.catch(() => {})
     this.signing.stop()
     this.consensus?.stop()
@@ -477,4 +504,23 @@ export class RbtNode {
     this.log.info('stopped')
     this.closedDeferred.resolve()
   }
+}
+
+async function listen (fetch: Parameters<typeof serve>[0]['fetch'], host: string, port: number, what: string): Promise<Server> {
+  return await new Promise<Server>((resolve, reject) => {
+    const s = serve({ fetch, port, hostname: host }, () => { resolve(s as Server) }) as Server
+    s.once('error', (e: NodeJS.ErrnoException) => {
+      reject(new RbtError(ErrorCode.CONFIG, e.code === 'EADDRINUSE'
+        ? `${what} port ${port} on ${host} is already in use (another node? pick another -n or -port)`
+        : `cannot listen on ${host}:${port}: ${e.message}`, { cause: e }))
+    })
+  })
+}
+
+async function closeServer (s: Server): Promise<void> {
+  await new Promise<void>((resolve) => {
+    s.close(() => { resolve() })
+    ;(s as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.()
+    setTimeout(() => { (s as unknown as { closeAllConnections?: () => void }).closeAllConnections?.() }, 2000).unref()
+  })
 }

@@ -10,6 +10,7 @@ import type {
 import { ErrorCode, RbtError } from '../../util/errors.js'
 import { isValidDid } from '../../wallet/did-string.js'
 import type { ConsensusService } from './consensus-service.js'
+import type { UnpledgeProof } from '../../consensus/unpledge-pow.js'
 
 export interface ConsensusMethods {
   'cs.prepare': UnarySpec<PrepareRequest, PrepareReply>
@@ -21,6 +22,8 @@ export interface ConsensusMethods {
   'cs.probe': UnarySpec<{ did: string }, { hosted: boolean }>
   'quorum.status': UnarySpec<{ did: string }, { setup: boolean }>
   'faucet.request': UnarySpec<{ did: string, count: number }, { txid: string, count: number }>
+  /** the proof of work this node stored when it released `token` of the pledge for `txid` */
+  'cs.powProof': UnarySpec<{ token: string, txid: string }, { proof: UnpledgeProof | null }>
 }
 
 const TXID_RE = /^[0-9a-f]{64}$/
@@ -63,6 +66,10 @@ export function consensusRpcHandlers (svc: () => ConsensusService): RpcHandlers<
     'cs.outcome': async (r) => { checkTx(r); return { txid: r.txid, ...(await svc().sender.outcome(r.txid)) } },
     'cs.probe': async (r) => { checkDid(r?.did, 'did'); return { hosted: await svc().hosts(r.did) } },
     'quorum.status': async (r) => { checkDid(r?.did, 'did'); return { setup: svc().quorum.isSetUp(r.did) } },
+    'cs.powProof': async (r) => {
+      checkTx(r); need(typeof r.token === 'string' && r.token.length > 0 && r.token.length <= 256, 'token')
+      return { proof: await svc().quorum.storedProof(r.token, r.txid) ?? null }
+    },
     'faucet.request': async (r) => {
       checkDid(r?.did, 'did'); need(Number.isSafeInteger(r.count) && r.count > 0 && r.count <= 100, 'count')
       return await svc().serveFaucet(r.did, r.count)

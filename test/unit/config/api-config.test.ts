@@ -62,6 +62,26 @@ describe('config: resolveNodeOptions', () => {
     expect(() => resolveNodeOptions({ p: 'c', testNet: true, testNetKey: 'missing.key' }, dir)).to.throw(RbtError, /does not exist/)
   })
 
+  it('release-2.6 listener: -legacyPort or the config; proof-of-work level from the config or RBTNODE_POW_LEVEL', () => {
+    expect(resolveNodeOptions({ p: 'l' }, dir)).to.include({ legacyPort: undefined, legacyPowLevel: 6 })
+    expect(resolveNodeOptions({ p: 'l', legacyPort: 1898 }, dir).legacyPort).to.equal(1898)
+    const path = join(dir, 'l', 'api_config.json')
+    const cfg = decryptApiConfig(readFileSync(path, 'utf8'), 'TestKeyBasic#2022')
+    cfg.cfg_data.rbtnode = { legacy_port: 1899, legacy_pow_level: 3 }
+    writeFileSync(path, encryptApiConfig(cfg, 'TestKeyBasic#2022'))
+    expect(resolveNodeOptions({ p: 'l' }, dir)).to.include({ legacyPort: 1899, legacyPowLevel: 3 })
+    const saved = process.env.RBTNODE_POW_LEVEL
+    try {
+      process.env.RBTNODE_POW_LEVEL = '2'
+      expect(resolveNodeOptions({ p: 'l' }, dir).legacyPowLevel).to.equal(2)
+      process.env.RBTNODE_POW_LEVEL = '0'
+      expect(() => resolveNodeOptions({ p: 'l' }, dir)).to.throw(RbtError, /proof-of-work level/)
+    } finally {
+      if (saved === undefined) delete process.env.RBTNODE_POW_LEVEL
+      else process.env.RBTNODE_POW_LEVEL = saved
+    }
+  })
+
   it('rejects a bad node number', () => {
     expect(() => resolveNodeOptions({ p: 'x', n: -1 }, dir)).to.throw(RbtError, /-n must be/)
   })
