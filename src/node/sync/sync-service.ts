@@ -257,7 +257,7 @@ export class SyncService {
           break
         } catch (e) {
           attempt++
-          if (attempt >= 4 || this.stopped) { this.o.log.warn(`fullnode: token ${tokenId} from ${peer} not archived: ${errorMessage(e)}`); break }
+          if (attempt >= 6 || this.stopped) { this.o.log.warn(`fullnode: token ${tokenId} from ${peer} not archived: ${errorMessage(e)}`); break }
           await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt).unref())
         }
       }
