@@ -189,6 +189,29 @@ describe('p2p: chain sync and recovery over libp2p', function () {
     }
   })
 
+  it('sync-transaction-chain pulls chains this node does not hold from a fullnode, validated, and refuses a forged one', async () => {
+    const c3 = buildTestTokenChain(ring, 2)
+    await storeUnchecked(full, c3)
+    const other = buildTestTokenChain(ring, 2)
+    const q = other.quorums[2]!
+    const bad = encodeBlockEnvelope(setSignature(other.blocks[2]!, q, ring.sign(q, sha3Hex('y'), 'quorum')))
+    await storeUnchecked(full, { tokenId: other.tokenId, tokenContent: other.tokenContent, envelopes: [...other.envelopes.slice(0, 2), bad] })
+    const client = await side(hosts[1]!, ring, false, fresh)
+    try {
+      const res = await client.sync.transactionChains({ did: c3.owners[0]!, token_ids: [c3.tokenId], fullnode: hosts[0]!.peerId })
+      expect(res.next_cursor).to.equal('')
+      expect(res.chains[0]!.blocks.map((b) => b.number)).to.deep.equal([0, 1, 2])
+      expect(res.chains[0]!.blocks.map((b) => b.envelope)).to.deep.equal(c3.envelopes.map((e) => Buffer.from(e).toString('base64')))
+      // stored as blocks only: the token is not in anybody's wallet here
+      expect(await client.repos.tokens.get(c3.tokenId)).to.equal(undefined)
+      await expectRbtError(client.sync.transactionChains({ did: c3.owners[0]!, token_ids: [other.tokenId], fullnode: hosts[0]!.peerId }), ErrorCode.CHAIN_INVALID)
+      expect(await client.repos.blocks.latest(other.tokenId)).to.equal(undefined)
+    } finally {
+      await client.store.close()
+      rmSync(client.dir, { recursive: true, force: true })
+    }
+  })
+
   it('a forged chain is rejected by a fullnode archiving it, and a node that is not a fullnode refuses challenges', async () => {
     const other = buildTestTokenChain(ring, 1)
     const q = other.quorums[1]!

@@ -207,13 +207,14 @@ const specs = {
     tags: ['sync']
   }),
   syncTransactionChain: route({
-    summary: 'Ordered chains of the given tokens, without the blocks of excluded transactions; paged by next_cursor, never truncated',
+    summary: 'Ordered chains of the given tokens, without the blocks of excluded transactions; chains not held here are first pulled from a fullnode and validated; paged by next_cursor, never truncated',
     body: z.object({
       did: didString,
       token_ids: z.array(z.string().max(100)).min(1).max(1000),
       exclude_transaction_ids: z.array(z.string().max(200)).max(100_000).optional(),
       cursor: z.string().max(100).optional().describe('next_cursor of the previous answer'),
-      limit: z.number().int().min(1).max(10_000).optional().describe('blocks per answer, default 1000')
+      limit: z.number().int().min(1).max(10_000).optional().describe('blocks per answer, default 1000'),
+      fullnode: z.string().max(400).optional().describe('where to pull chains this node does not hold (peer id or multiaddr); default: discovered fullnodes')
     }),
     tags: ['sync']
   })

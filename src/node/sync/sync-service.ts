@@ -87,6 +87,8 @@ export interface TxChainRequest {
   cursor?: string
   /** blocks per answer (default 1000, at most 10 000) */
   limit?: number
+  /** fullnode to pull chains this node does not hold from (peer id or multiaddr); default: discovered */
+  fullnode?: string
 }
 
 export interface TxChain {
@@ -406,6 +408,30 @@ export class SyncService {
   // ------------------------------------------------------------------ sync-transaction-chain
 
   /**
+   * Pulls chains this node does not hold from a fullnode: fetched, validated (ancestors included)
+   * and stored as blocks only (like the ancestors a receiver keeps), in one commit.
+   */
+  async pull (tokenIds: string[], fullnode?: string): Promise<{ fullnode: string, blocks: number }> {
+    const net = this.net()
+    const candidates = fullnode !== undefined && fullnode !== '' ? [await net.peerOf(fullnode)] : await net.fullnodes()
+    if (candidates.length === 0) throw new RbtError(ErrorCode.NOT_FOUND, `token ${tokenIds[0]!} has no chain on this node and no fullnode was found to pull it from`)
+    const failures: RbtError[] = []
+    for (const peer of candidates) {
+      try {
+        const fetched = await fetchBundle(net.source(peer), this.held(), tokenIds)
+        const tips = await validateBundleTokens(fetched.bundle, tokenIds, this.o.verifier, this.cache())
+        const change = await this.buildChange(fetched, tips, [], `pull:${peer}`)
+        await this.o.ledger.commit(change)
+        return { fullnode: peer, blocks: change.blocks!.length }
+      } catch (e) {
+        failures.push(e instanceof RbtError ? e : new RbtError(ErrorCode.PEER_UNREACHABLE, errorMessage(e)))
+      }
+    }
+    const worst = failures.find((f) => f.code === ErrorCode.CHAIN_INVALID) ?? failures.find((f) => f.code === ErrorCode.NOT_FOUND) ?? failures[0]!
+    throw new RbtError(worst.code, `chains of ${tokenIds.join(', ')} could not be pulled from ${candidates.length} fullnode(s): ${failures.map((f) => f.message).join('; ')}`)
+  }
+
+  /**
    * Ordered chains of the named tokens as this node stores them, without the blocks of excluded
    * transactions, paged by a cursor (never truncated: an answer that stops early says where to go on).
    */
@@ -413,6 +439,9 @@ export class SyncService {
     if (!isDid(req.did)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID')
     const ids = req.token_ids
     for (const id of ids) if (!isCidV0(id)) throw new RbtError(ErrorCode.INVALID_INPUT, `Invalid token id "${id}": expected 46 characters starting with Qm`)
+    const missing: string[] = []
+    for (const id of ids) if (await this.o.repos.blocks.latest(id) === undefined) missing.push(id)
+    if (missing.length > 0) await this.pull(missing, req.fullnode)
     const exclude = new Set(req.exclude_transaction_ids ?? [])
     const limit = Math.max(1, Math.min(req.limit ?? 1000, 10_000))
     let ti = 0
