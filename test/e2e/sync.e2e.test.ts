@@ -33,6 +33,17 @@ async function balancesOf (client: RbtClient, did: string): Promise<{ rbt: unkno
   return { rbt: b.rbt_balance, nft: b.nft_balance }
 }
 
+/** Starts a node; on a loaded machine a start can miss the helper's deadline, so one more try with a fresh process. */
+async function startNode (opts: ConstructorParameters<typeof NodeProcess>[0]): Promise<NodeProcess> {
+  const first = new NodeProcess(opts)
+  try {
+    return await first.start()
+  } catch {
+    await first.dispose()
+    return await new NodeProcess(opts).start()
+  }
+}
+
 describe('e2e: wallet recovery from a fullnode', function () {
   this.timeout(900_000)
   let net: QuorumNetwork
@@ -41,7 +52,7 @@ describe('e2e: wallet recovery from a fullnode', function () {
 
   before(async () => {
     net = await quorumNetwork()
-    full = await new NodeProcess({ n: 10, extraArgs: ['-testNet', '-fullnode'], env: FIXTURE_ENV }).start()
+    full = await startNode({ n: 10, extraArgs: ['-testNet', '-fullnode'], env: { ...FIXTURE_ENV, RBTNODE_LOG_LEVEL: 'DEBUG' } })
     await net.join(full)
   })
   after(async () => {
@@ -84,10 +95,12 @@ describe('e2e: wallet recovery from a fullnode', function () {
     await waitFor(async () => {
       const held = await holdings(full.client, did)
       return held.length === 3 && held.every((t, i) => t.latest_block_id === before[i]!.latest_block_id)
-    }, { timeoutMs: 120_000, what: 'the fullnode to hold the DID\'s three tokens at their latest blocks' })
+    }, { timeoutMs: 120_000, what: 'the fullnode to hold the DID\'s three tokens at their latest blocks' }).catch((e: Error) => {
+      throw new Error(`${e.message}\n--- fullnode log (sync) ---\n${full.logs.split('\n').filter((l) => /sync|fullnode|announce/i.test(l)).slice(-40).join('\n')}`)
+    })
 
     // node A's data is gone: the DID comes back from its mnemonic on a fresh node
-    fresh = await new NodeProcess({ n: 11, extraArgs: ['-testNet'], env: FIXTURE_ENV }).start()
+    fresh = await startNode({ n: 11, extraArgs: ['-testNet'], env: FIXTURE_ENV })
     await net.join(fresh)
     const again = ((await fresh.client.call('didCreate', { body: { type: 4, password: USER_PASSWORD, mnemonic } as never })).result as { did: string }).did
     expect(again).to.equal(did)
@@ -140,6 +153,7 @@ describe('e2e: wallet recovery from a fullnode', function () {
     const first = await net.b.client.envelope('sync', { body: { did: stranger, fullnode: net.a.peerId } })
     const final = await complete(net.b.client, first, USER_PASSWORD)
     expect(final.status).to.equal(false)
-    expect(final.message).to.match(/not a fullnode/)
+    // A refuses (not a fullnode): nothing is asked of the DID and nothing changes
+    expect(final.message, final.message).to.match(/no fullnode answered/)
   })
 })
