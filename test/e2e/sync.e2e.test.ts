@@ -40,7 +40,13 @@ async function startNode (opts: ConstructorParameters<typeof NodeProcess>[0]): P
     return await first.start()
   } catch {
     await first.dispose()
-    return await new NodeProcess(opts).start()
+  }
+  const second = new NodeProcess(opts)
+  try {
+    return await second.start()
+  } catch (e) {
+    await second.dispose()
+    throw e
   }
 }
 
