@@ -43,6 +43,9 @@ import { ExplorerService } from './explorer/explorer-service.js'
 import { kvExplorerSource } from './explorer/explorer-sync.js'
 import { Legacy26Service } from './legacy26/legacy-service.js'
 import { createLegacy26App } from '../api/server/legacy26/app.js'
+import { SyncService, type SyncNetwork } from './sync/sync-service.js'
+import { createSyncApi } from './sync/sync-api.js'
+import type { SyncMethods } from './sync/sync-network.js'
 
 /** Gossipsub topic where senders announce committed transfers (spent token states). */
 export const TXN_TOPIC = '/rbt/txn/1.0.0'
@@ -99,6 +102,10 @@ export class RbtNode {
   private didNetwork?: DidNetwork
   private peerKeys?: PeerKeys
   private republishTimer?: NodeJS.Timeout
+  /** Chain sync: serving chains, the fullnode role, wallet recovery. */
+  readonly sync: SyncService
+  private syncNetwork?: SyncNetwork
+  private fullnodeTimer?: NodeJS.Timeout
 
   private constructor (readonly options: NodeOptions, log: Logger) {
     this.log = log
@@ -159,6 +166,15 @@ export class RbtNode {
         list: async () => { const out: string[] = []; for await (const [k] of follows.entries()) out.push(k); return out }
       },
       log: log.child('nft')
+    })
+    this.sync = new SyncService({
+      ledger: this.tokenLedger,
+      repos: this.repos,
+      verifier: didSignatureVerifier({ resolve: async (did) => await this.identity.documentOf(did).catch(() => undefined) }),
+      fullnode: options.fullnode,
+      isLocalDid: async (did) => await this.identity.isLocal(did),
+      network: () => this.syncNetwork,
+      log: log.child('sync')
     })
     let resolve!: () => void
     this.closedDeferred = { promise: new Promise<void>((r) => { resolve = r }), resolve }
@@ -232,6 +248,7 @@ export class RbtNode {
       identity: identityApi,
       tokens: createTokenApi(this.tokens, this.identity, this.signing),
       nfts: this.nfts,
+      sync: createSyncApi(this.sync, this.identity, this.signing),
       signing: identityApi,
       services: {
         setup: async (input) => await this.explorer.setup(input),
@@ -376,9 +393,13 @@ export class RbtNode {
   /** Identity over the network: document rpc, announcement gossip, DHT records, periodic re-announce. */
   private async startIdentityNetwork (host: P2pHost, privateKey: import('@libp2p/interface').PrivateKey): Promise<void> {
     const [rpcMod, netMod, csNet] = await Promise.all([import('../p2p/rpc.js'), import('./identity/did-network.js'), import('./consensus/consensus-network.js')])
-    const rpc = rpcMod.createRpc<IdentityMethods & ConsensusMethods & NftMethods>({
+    const syncNet = await import('./sync/sync-network.js')
+    const rpc = rpcMod.createRpc<IdentityMethods & ConsensusMethods & NftMethods & SyncMethods>({
       host,
-      handlers: { ...netMod.identityRpcHandlers(this.identity), ...csNet.consensusRpcHandlers(() => this.requireConsensus()), ...nftRpcHandlers(() => this.nfts) },
+      handlers: {
+        ...netMod.identityRpcHandlers(this.identity), ...csNet.consensusRpcHandlers(() => this.requireConsensus()), ...nftRpcHandlers(() => this.nfts),
+        ...syncNet.syncRpcHandlers(() => this.sync)
+      },
       logger: this.log.child('rpc'),
       // whole token chains travel in consensus messages
       maxFrameBytes: 64 * 1024 * 1024,
@@ -389,6 +410,15 @@ export class RbtNode {
     this.peerKeys = netMod.peerKeys(host.peerId, privateKey)
     this.didNetwork = netMod.createDidNetwork(host, rpc, this.log.child('did-net'))
     this.nftNetwork = createNftNetwork(host, rpc)
+    const syncNetwork = syncNet.createSyncNetwork(host, rpc, { testNet: this.options.testNet, configured: () => this.options.fullnodes })
+    this.syncNetwork = syncNetwork
+    if (this.options.fullnode) {
+      const advertise = (): void => { syncNetwork.advertise().catch((e) => { this.log.debug(errorMessage(e)) }) }
+      setTimeout(advertise, 1500).unref()
+      this.fullnodeTimer = setInterval(advertise, 10 * 60_000)
+      this.fullnodeTimer.unref()
+      this.log.info('fullnode: keeping the chain of every announced transaction, answering wallet sync')
+    }
     host.subscribe(netMod.DID_TOPIC, async (msg) => {
       try {
         if (await this.identity.receiveAnnouncement(msg.data, msg.from)) this.log.debug(`learned a DID announcement from ${msg.from ?? 'unknown'}`)
@@ -448,16 +478,22 @@ export class RbtNode {
       pledgePeriodMs: env('RBTNODE_PLEDGE_PERIOD_MS'),
       staleVoteMs: env('RBTNODE_STALE_VOTE_MS'),
       fault: faultHook(),
-      onNftCommitted: (nftId, blockId, owner, txid) => { this.nfts.committed(nftId, blockId, owner, txid) },
+      onNftCommitted: (nftId, blockId, owner, txid) => {
+        this.nfts.committed(nftId, blockId, owner, txid)
+        // fullnodes learn NFT states too (a deploy spends no earlier state)
+        host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid, spent: [], tokens: [nftId] }))).catch(() => {})
+      },
       onCommitted: (txid, spent) => {
-        host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid, spent }))).catch(() => {})
+        const tokens = [...new Set(spent.map((s) => s.slice(0, s.indexOf('@') < 0 ? s.length : s.indexOf('@'))))]
+        host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid, spent, tokens }))).catch(() => {})
         svc.quorum.tokensMovedOn(spent).catch(() => {})
       },
       faucet: this.options.faucet ? async (did, count) => await this.faucet!.serve(did, count) : undefined
     })
     host.subscribe(TXN_TOPIC, async (msg) => {
       try {
-        const m = JSON.parse(new TextDecoder().decode(msg.data)) as { spent?: unknown }
+        const m = JSON.parse(new TextDecoder().decode(msg.data)) as { spent?: unknown, tokens?: unknown }
+        if (Array.isArray(m.tokens) && msg.from !== undefined && m.tokens.every((x) => typeof x === 'string')) this.sync.learn(msg.from, m.tokens as string[])
         if (Array.isArray(m.spent) && m.spent.every((x) => typeof x === 'string')) await svc.quorum.tokensMovedOn(m.spent as string[])
       } catch (e) {
         this.log.debug(`ignoring a transaction announcement: ${errorMessage(e)}`)
@@ -494,6 +530,8 @@ export class RbtNode {
     await Promise.all([this.server, this.legacyServer].map(async (s) => { if (s !== undefined) await closeServer(s) }))
     if (this.coreStarting !== undefined) await this.coreStarting.catch(() => {})
     this.signing.stop()
+    this.sync.stop()
+    if (this.fullnodeTimer !== undefined) clearInterval(this.fullnodeTimer)
     this.consensus?.stop()
     if (this.republishTimer !== undefined) clearInterval(this.republishTimer)
     this.didNetwork = undefined

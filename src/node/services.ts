@@ -81,4 +81,6 @@ export interface ApiServices {
   nfts?: NftApi
   /** The explorer service (setupservice); absent in API tests that do not need it. */
   services?: ServicesApi
+  /** Wallet recovery and chain sync; absent in API tests that do not need it. */
+  sync?: import('./sync/sync-api.js').SyncApi
 }

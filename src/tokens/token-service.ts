@@ -113,7 +113,8 @@ export const TRANSACTION_TYPE_NAMES: Record<string, string> = {
 
 const STATUS_CODES: Record<string, number> = Object.fromEntries(Object.values(TokenStatus).map((s, i) => [s, i]))
 
-const kindName = (k: TokenKind): TokenKindName => {
+/** The storage kind of a chain's token kind. */
+export const kindName = (k: TokenKind): TokenKindName => {
   switch (k) {
     case 'rbt': case 'test-rbt': return 'rbt'
     case 'part': return 'part'
@@ -135,7 +136,8 @@ export function goTimeString (ms: number): string {
 const milliOf = (v: number | undefined): number | undefined => v === undefined ? undefined : floatToMilliExact(v)
 const rbt = (m: number | undefined): number => (m ?? 0) / 1000
 
-function blockRecordOf (tokenId: string, b: Block, storedAt: number): Omit<BlockRecord, 'bodyKey'> {
+/** The readable summary stored for one block of one token's chain. */
+export function blockRecordOf (tokenId: string, b: Block, storedAt: number): Omit<BlockRecord, 'bodyKey'> {
   const e = b.content.transInfo.tokens[tokenId]!
   const number = Number(e.blockNumber)
   const rec: Omit<BlockRecord, 'bodyKey'> = {
@@ -158,6 +160,30 @@ function blockRecordOf (tokenId: string, b: Block, storedAt: number): Omit<Block
   if (b.content.childTokens.length > 0) rec.childTokens = [...b.content.childTokens]
   if (b.content.epoch !== undefined) rec.epoch = b.content.epoch
   return rec
+}
+
+/** One stored block as the chain dumps show it. */
+export function chainDumpBlock (b: BlockRecord, envelope: Uint8Array): ChainDumpBlock {
+  const when = b.epoch !== undefined ? b.epoch * 1000 : b.storedAt
+  const out: ChainDumpBlock = {
+    number: b.number,
+    block_id: b.blockId,
+    hash: b.hash,
+    type: b.transactionType,
+    type_name: TRANSACTION_TYPE_NAMES[b.transactionType] ?? 'Unknown',
+    owner: b.owner,
+    signers: b.signers,
+    tx_id: b.txId ?? '',
+    time: when !== undefined ? new Date(when).toISOString() : '',
+    envelope: Buffer.from(envelope).toString('base64')
+  }
+  if (b.sender !== undefined) out.sender = b.sender
+  if (b.receiver !== undefined) out.receiver = b.receiver
+  if (b.comment !== undefined) out.comment = b.comment
+  if (b.value !== undefined) out.value = rbt(b.value)
+  if (b.childTokens !== undefined) out.child_tokens = b.childTokens
+  if (b.epoch !== undefined) out.epoch = b.epoch
+  return out
 }
 
 function rbtOf (b: BalanceRecord | undefined): RbtBalance {
@@ -491,28 +517,7 @@ export class TokenService {
       status: token.status,
       value: rbt(token.value),
       length: token.latestBlockNumber + 1,
-      blocks: page.map((b, i) => {
-        const when = b.epoch !== undefined ? b.epoch * 1000 : b.storedAt
-        const out: ChainDumpBlock = {
-          number: b.number,
-          block_id: b.blockId,
-          hash: b.hash,
-          type: b.transactionType,
-          type_name: TRANSACTION_TYPE_NAMES[b.transactionType] ?? 'Unknown',
-          owner: b.owner,
-          signers: b.signers,
-          tx_id: b.txId ?? '',
-          time: when !== undefined ? new Date(when).toISOString() : '',
-          envelope: Buffer.from(envs[i]!).toString('base64')
-        }
-        if (b.sender !== undefined) out.sender = b.sender
-        if (b.receiver !== undefined) out.receiver = b.receiver
-        if (b.comment !== undefined) out.comment = b.comment
-        if (b.value !== undefined) out.value = rbt(b.value)
-        if (b.childTokens !== undefined) out.child_tokens = b.childTokens
-        if (b.epoch !== undefined) out.epoch = b.epoch
-        return out
-      }),
+      blocks: page.map((b, i) => chainDumpBlock(b, envs[i]!)),
       next_block_id: more ? page[page.length - 1]!.blockId : ''
     }
   }

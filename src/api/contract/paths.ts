@@ -54,7 +54,9 @@ export const paths = {
   legacyGetByComment: { method: 'GET', path: '/api/get-by-comment' },
   legacyGetByDid: { method: 'GET', path: '/api/get-by-did' },
   servicesSetup: { method: 'POST', path: '/svc/v1/services/setup' },
-  servicesGet: { method: 'GET', path: '/svc/v1/services/:service_name' }
+  servicesGet: { method: 'GET', path: '/svc/v1/services/:service_name' },
+  sync: { method: 'POST', path: '/svc/v1/sync' },
+  syncTransactionChain: { method: 'POST', path: '/svc/v1/sync-transaction-chain' }
 } as const
 
 export type RouteId = keyof typeof paths

@@ -195,7 +195,29 @@ const specs = {
     }),
     tags: ['services']
   }),
-  servicesGet: route({ summary: 'Configuration (never the password) and sync state of a service', tags: ['services'] })
+  servicesGet: route({ summary: 'Configuration (never the password) and sync state of a service', tags: ['services'] }),
+  // ---- recovery
+  sync: route({
+    summary: 'Rebuilds the wallet of a DID hosted here from a fullnode: the DID signs the fullnode\'s challenge (two-step), every chain is validated, all tokens (Free or Pledged) are stored in one commit; the result summarises counts and totals per token type',
+    body: z.object({
+      did: didString,
+      fullnode: z.string().max(400).optional().describe('peer id or multiaddr of the fullnode; default: the configured fullnodes, then those found on the network')
+    }),
+    async: true,
+    tags: ['sync']
+  }),
+  syncTransactionChain: route({
+    summary: 'Ordered chains of the given tokens, without the blocks of excluded transactions; chains not held here are first pulled from a fullnode and validated; paged by next_cursor, never truncated',
+    body: z.object({
+      did: didString,
+      token_ids: z.array(z.string().max(100)).min(1).max(1000),
+      exclude_transaction_ids: z.array(z.string().max(200)).max(100_000).optional(),
+      cursor: z.string().max(100).optional().describe('next_cursor of the previous answer'),
+      limit: z.number().int().min(1).max(10_000).optional().describe('blocks per answer, default 1000'),
+      fullnode: z.string().max(400).optional().describe('where to pull chains this node does not hold (peer id or multiaddr); default: discovered fullnodes')
+    }),
+    tags: ['sync']
+  })
 } as const satisfies Record<RouteId, RouteSpec>
 
 type Routes = { [K in RouteId]: (typeof specs)[K] & (typeof paths)[K] }
@@ -258,6 +280,30 @@ export interface ResultTypes {
   legacyGetByDid: TxResult[]
   servicesSetup: ExplorerConfigView
   servicesGet: { config: ExplorerConfigView | null, status: ExplorerStatus }
+  sync: SyncSummaryResult | import('./envelope.js').PendingSignature
+  syncTransactionChain: SyncTransactionChainResult
+}
+
+/** Final result of POST /svc/v1/sync. */
+export interface SyncSummaryResult {
+  did: string
+  fullnode: string
+  tokens: number
+  /** per token kind (rbt, part, ft, nft, sc): count and total value in RBT */
+  by_type: Record<string, { count: number, value: number }>
+  by_status: Record<string, number>
+  blocks_stored: number
+  blocks_fetched: number
+  already_held: number
+  token_ids: string[]
+}
+
+/** Result of POST /svc/v1/sync-transaction-chain. */
+export interface SyncTransactionChainResult {
+  did: string
+  chains: Array<{ token_id: string, token_type: number, kind: string, length: number, blocks: import('./token-results.js').TokenChainResult['blocks'] }>
+  count: number
+  next_cursor: string
 }
 
 /** The explorer service's configuration as shown to clients: the password is never included. */

@@ -21,6 +21,7 @@ import { txRoutes } from './routes/v1/tx.routes.js'
 import { legacyTxRoutes } from './routes/legacy/tx.routes.js'
 import { nftRoutes } from './routes/v1/nfts.routes.js'
 import { serviceRoutes } from './routes/v1/services.routes.js'
+import { syncRoutes } from './routes/v1/sync.routes.js'
 
 export interface AppOptions {
   version: string
@@ -115,6 +116,7 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
   legacyTxRoutes(registrar, services)
   nftRoutes(registrar, services)
   serviceRoutes(registrar, services)
+  syncRoutes(registrar, services)
 
   const missing = (Object.keys(table) as RouteId[]).filter((id) => !registered.has(id))
   if (missing.length > 0) throw new Error(`routes without a handler: ${missing.join(', ')}`)

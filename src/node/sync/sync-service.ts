@@ -1,0 +1,484 @@
+/**
+ * Recovery and transaction-chain sync (docs/protocol.md, "Recovery").
+ *
+ * Every node serves the chains it stores (`serveChain`, `serveContents`). A fullnode also follows
+ * transaction announcements and keeps, validated, the chain of every token it learns of
+ * (`learn`/`archive`), issues recovery challenges and lists the tokens a DID owns once the DID has
+ * signed the challenge (`issueChallenge`, `serveOwned`). A node whose data was lost rebuilds a DID's
+ * wallet from a fullnode with `recover`: every chain is validated before anything is stored, and
+ * everything is stored in one atomic ledger commit. `transactionChains` answers the
+ * sync-transaction-chain route. The network is reached through the `SyncNetwork` interface.
+ */
+import { randomBytes } from 'node:crypto'
+import { fetchBundle, validateBundleTokens, type ChainSource, type FetchedBundle, type HeldChains } from '../../consensus/chain-sync.js'
+import { decodeBlockEnvelope } from '../../tokenchain/block.js'
+import { floatToMilliExact } from '../../tokenchain/amount.js'
+import { sha3Hex } from '../../tokenchain/hash.js'
+import { isCidV0 } from '../../tokenchain/token-id.js'
+import { isDid } from '../../tokenchain/index.js'
+import { tokenKindOf, TransactionType } from '../../tokenchain/types.js'
+import type { ChainTip, SignatureVerifier } from '../../tokenchain/validate.js'
+import type { LedgerChange, StoredBlockInput, TokenLedger } from '../../storage/token-ledger.js'
+import type { TokenRepositories } from '../../storage/token-repositories.js'
+import { TokenStatus, type TokenKindName, type TokenRecord, type TransactionRecord } from '../../storage/token-records.js'
+import { blockRecordOf, chainDumpBlock, kindName, type ChainDumpBlock } from '../../tokens/token-service.js'
+import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
+import type { Logger } from '../../util/logger.js'
+
+/** A token a fullnode reports for a DID. */
+export interface OwnedToken {
+  tokenId: string
+  tokenType: number
+  kind: TokenKindName
+  status: string
+  latestBlockId: string
+}
+
+/** How the sync service reaches peers (node/sync/sync-network.ts implements it over the rpc). */
+export interface SyncNetwork {
+  /** The chains and contents `peer` serves. */
+  source: (peer: string) => ChainSource
+  challenge: (peer: string, did: string) => Promise<{ nonce: string }>
+  owned: (peer: string, req: { did: string, nonce: string, signature: string }) => AsyncIterable<OwnedToken[]>
+  /** Fullnodes to try, best first: configured ones, then those found on the network. */
+  fullnodes: () => Promise<string[]>
+  /** Resolves a configured fullnode (peer id or multiaddr) to a peer id, dialling it when needed. */
+  peerOf: (fullnode: string) => Promise<string>
+}
+
+export interface SyncServiceOptions {
+  ledger: TokenLedger
+  repos: TokenRepositories
+  verifier: SignatureVerifier
+  /** Whether this node is a fullnode (follows announcements, answers recovery). */
+  fullnode: boolean
+  isLocalDid: (did: string) => Promise<boolean>
+  network: () => SyncNetwork | undefined
+  log: Logger
+  /** Lifetime of a recovery challenge. Default 5 minutes. */
+  challengeTtlMs?: number
+  /** Raw block bytes per served page (base64 makes the frame about a third larger). Default 180 KiB. */
+  pageBytes?: number
+  now?: () => number
+}
+
+export interface TypeTotal { count: number, value: number }
+export interface RecoverySummary {
+  did: string
+  fullnode: string
+  tokens: number
+  /** per token kind (rbt, part, ft, nft, sc): how many tokens and their total value (RBT) */
+  by_type: Record<string, TypeTotal>
+  by_status: Record<string, number>
+  /** blocks stored by this recovery, of owned tokens and of their ancestors */
+  blocks_stored: number
+  /** blocks that crossed the network */
+  blocks_fetched: number
+  /** owned tokens this node already held at the fullnode's tip */
+  already_held: number
+  token_ids: string[]
+}
+
+export interface TxChainRequest {
+  did: string
+  token_ids: string[]
+  exclude_transaction_ids?: string[]
+  /** resume after the previous answer (its `next_cursor`) */
+  cursor?: string
+  /** blocks per answer (default 1000, at most 10 000) */
+  limit?: number
+  /** fullnode to pull chains this node does not hold from (peer id or multiaddr); default: discovered */
+  fullnode?: string
+}
+
+export interface TxChain {
+  token_id: string
+  token_type: number
+  kind: string
+  /** blocks of the chain in total (excluded ones included) */
+  length: number
+  blocks: ChainDumpBlock[]
+}
+
+export interface TxChainResult {
+  did: string
+  chains: TxChain[]
+  /** blocks in this answer */
+  count: number
+  /** empty when this answer completes the request; otherwise send it back as `cursor` */
+  next_cursor: string
+}
+
+/** Domain-separated digest a DID signs to prove ownership to a fullnode. */
+export const recoveryDigest = (did: string, nonce: string): string => sha3Hex(`rbt-recover-from-fullnode:${did}:${nonce}`)
+
+const HEX_RE = /^(?:[0-9a-f]{2})+$/i
+const RECOVERABLE = new Set<string>([TokenStatus.Free, TokenStatus.Pledged])
+const FT_NAME_RE = / for FT Name : (.+)$/
+const rbtOf = (milli: number): number => milli / 1000
+
+export class SyncService {
+  private readonly challenges = new Map<string, { did: string, expires: number }>()
+  private readonly verified = new Set<string>()
+  private readonly queue = new Map<string, string>()
+  private draining?: Promise<void>
+  private readonly ttl: number
+  private readonly pageBytes: number
+  private readonly now: () => number
+  private stopped = false
+
+  constructor (private readonly o: SyncServiceOptions) {
+    this.ttl = o.challengeTtlMs ?? 5 * 60_000
+    this.pageBytes = o.pageBytes ?? 180 * 1024
+    this.now = o.now ?? Date.now
+  }
+
+  get isFullnode (): boolean { return this.o.fullnode }
+
+  stop (): void { this.stopped = true; this.queue.clear() }
+
+  private net (): SyncNetwork {
+    const n = this.o.network()
+    if (n === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
+    return n
+  }
+
+  private cache (): { has: (k: string) => boolean, add: (k: string) => void } {
+    return { has: (k) => this.verified.has(k), add: (k) => { if (this.verified.size > 100_000) this.verified.clear(); this.verified.add(k) } }
+  }
+
+  private held (): HeldChains {
+    return {
+      chain: async (id) => await this.o.repos.blocks.envelopes(await this.o.repos.blocks.chain(id)),
+      content: async (id) => await this.o.repos.tokens.content(id)
+    }
+  }
+
+  // ------------------------------------------------------------------ serving (every node)
+
+  /** The stored chain of a token from block `fromNumber`, in pages of at most `pageBytes` (one block at least). */
+  async * serveChain (tokenId: string, fromNumber: number): AsyncIterable<Uint8Array[]> {
+    if (!isCidV0(tokenId)) throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed chain request: tokenId')
+    if (!Number.isSafeInteger(fromNumber) || fromNumber < 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed chain request: from')
+    if (await this.o.repos.blocks.latest(tokenId) === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `token ${tokenId} has no chain on this node`)
+    let next = fromNumber
+    let page: Uint8Array[] = []
+    let size = 0
+    let sent = false
+    for (;;) {
+      const recs = await this.o.repos.blocks.chain(tokenId, { fromNumber: next, limit: 64 })
+      if (recs.length === 0) break
+      const envs = await this.o.repos.blocks.envelopes(recs)
+      for (const e of envs) {
+        if (page.length > 0 && size + e.byteLength > this.pageBytes) { yield page; sent = true; page = []; size = 0 }
+        page.push(e)
+        size += e.byteLength
+      }
+      next = recs[recs.length - 1]!.number + 1
+      if (recs.length < 64) break
+    }
+    if (page.length > 0 || !sent) yield page
+  }
+
+  async serveContents (tokenIds: unknown): Promise<Record<string, string>> {
+    if (!Array.isArray(tokenIds) || tokenIds.length > 1000 || !tokenIds.every(isCidV0)) throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed contents request: tokenIds')
+    const out: Record<string, string> = {}
+    for (const id of tokenIds) {
+      const c = await this.o.repos.tokens.content(id)
+      if (c !== undefined) out[id] = c
+    }
+    return out
+  }
+
+  // ------------------------------------------------------------------ fullnode
+
+  private requireFullnode (): void {
+    if (!this.o.fullnode) throw new RbtError(ErrorCode.FORBIDDEN, 'this node is not a fullnode (start it with -fullnode)')
+  }
+
+  /** A single-use nonce bound to `did`. */
+  issueChallenge (did: unknown): { nonce: string } {
+    this.requireFullnode()
+    if (!isDid(did)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID')
+    const now = this.now()
+    for (const [k, v] of this.challenges) if (v.expires < now) this.challenges.delete(k)
+    if (this.challenges.size > 10_000) throw new RbtError(ErrorCode.CONFLICT, 'too many recoveries in progress, try again later')
+    const nonce = randomBytes(32).toString('base64')
+    this.challenges.set(nonce, { did, expires: now + this.ttl })
+    return { nonce }
+  }
+
+  /**
+   * Verifies the DID's signature over the challenge (the nonce is spent whatever the outcome), then
+   * lists the tokens whose chain ends with the DID as owner, 500 per page.
+   */
+  async serveOwned (req: { did?: unknown, nonce?: unknown, signature?: unknown }): Promise<AsyncIterable<OwnedToken[]>> {
+    this.requireFullnode()
+    const { did, nonce, signature } = req
+    if (!isDid(did) || typeof nonce !== 'string' || typeof signature !== 'string' || !HEX_RE.test(signature)) throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed recovery request')
+    const ch = this.challenges.get(nonce)
+    this.challenges.delete(nonce)
+    if (ch === undefined || ch.did !== did) throw new RbtError(ErrorCode.FORBIDDEN, 'unknown or used recovery challenge: ask for a new one')
+    if (ch.expires < this.now()) throw new RbtError(ErrorCode.EXPIRED, 'the recovery challenge expired: ask for a new one')
+    let ok = false
+    try {
+      ok = await this.o.verifier.verify(did, recoveryDigest(did, nonce), signature)
+    } catch (e) {
+      throw new RbtError(ErrorCode.VERIFICATION_FAILED, `the challenge signature of ${did} could not be checked: ${errorMessage(e)}`)
+    }
+    if (!ok) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `the challenge signature does not verify with the public key of ${did}`)
+    const entries = (await this.o.repos.owners.list(did)).filter((e) => RECOVERABLE.has(e.status))
+    const recs = await this.o.repos.tokens.getMany(entries.map((e) => e.tokenId))
+    const list: OwnedToken[] = recs.filter((r): r is TokenRecord => r !== undefined)
+      .map((r) => ({ tokenId: r.tokenId, tokenType: r.tokenType, kind: r.kind, status: r.status, latestBlockId: r.latestBlockId }))
+    return (async function * () {
+      if (list.length === 0) yield []
+      for (let i = 0; i < list.length; i += 500) yield list.slice(i, i + 500)
+    })()
+  }
+
+  /** A fullnode heard that `peer` committed a transaction touching `tokenIds`: archive them (queued, retried). */
+  learn (peer: string, tokenIds: readonly string[]): void {
+    if (!this.o.fullnode || this.stopped) return
+    for (const id of tokenIds) if (isCidV0(id)) this.queue.set(id, peer)
+    this.draining ??= this.drain().finally(() => { this.draining = undefined })
+  }
+
+  /** Resolves once the archive queue is empty. */
+  async idle (): Promise<void> { while (this.draining !== undefined) await this.draining }
+
+  private async drain (): Promise<void> {
+    while (this.queue.size > 0 && !this.stopped) {
+      const [tokenId, peer] = this.queue.entries().next().value as [string, string]
+      this.queue.delete(tokenId)
+      let attempt = 0
+      for (;;) {
+        try {
+          const r = await this.archive(peer, [tokenId])
+          if (r.stored > 0) this.o.log.debug(`fullnode: token ${tokenId} archived (${r.stored} new block(s)) from ${peer}`)
+          break
+        } catch (e) {
+          attempt++
+          if (attempt >= 6 || this.stopped) { this.o.log.warn(`fullnode: token ${tokenId} from ${peer} not archived: ${errorMessage(e)}`); break }
+          await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt).unref())
+        }
+      }
+    }
+  }
+
+  /**
+   * Fetches the chains of `tokenIds` (with ancestors) from `peer`, validates every one, and stores
+   * them all in one commit with a token record per chain (owner and state as the chain says).
+   * Tokens of DIDs hosted here are left to the local wallet.
+   */
+  async archive (peer: string, tokenIds: readonly string[]): Promise<{ stored: number }> {
+    const fetched = await fetchBundle(this.net().source(peer), this.held(), tokenIds)
+    const ids = Object.keys(fetched.bundle.chains)
+    const tips = await validateBundleTokens(fetched.bundle, ids, this.o.verifier, this.cache())
+    const records: Array<{ tokenId: string, status: string }> = []
+    for (const id of ids) {
+      const existing = await this.o.repos.tokens.get(id)
+      if (existing !== undefined && await this.o.isLocalDid(existing.owner)) continue
+      const tip = tips.get(id)!
+      records.push({ tokenId: id, status: tip.burnt ? TokenStatus.Burnt : TokenStatus.Free })
+    }
+    const change = await this.buildChange(fetched, tips, records, 'archive')
+    if (change.tokens!.length === 0 && change.blocks!.length === 0) return { stored: 0 }
+    await this.o.ledger.commit(change)
+    return { stored: change.blocks!.length }
+  }
+
+  // ------------------------------------------------------------------ recovery (the node that lost its data)
+
+  /**
+   * Rebuilds the wallet of `did` from a fullnode: challenge, signature (through `sign`, bound to the
+   * two-step flow by the caller), list of owned tokens, chains fetched and validated, then one
+   * commit. A token is taken only when its validated chain ends with `did` as owner.
+   */
+  async recover (did: string, sign: (digestHex: string) => Promise<string>, fullnode?: string): Promise<RecoverySummary> {
+    if (!isDid(did)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID')
+    const net = this.net()
+    const candidates = fullnode !== undefined && fullnode !== '' ? [await net.peerOf(fullnode)] : await net.fullnodes()
+    if (candidates.length === 0) throw new RbtError(ErrorCode.NOT_FOUND, 'no fullnode found: add one to the config (rbtnode.fullnodes) or connect to a network that has one')
+    let peer = ''
+    let nonce = ''
+    const failures: string[] = []
+    for (const c of candidates) {
+      try {
+        nonce = (await net.challenge(c, did)).nonce
+        peer = c
+        break
+      } catch (e) {
+        failures.push(`${c}: ${errorMessage(e)}`)
+      }
+    }
+    if (peer === '') throw new RbtError(ErrorCode.PEER_UNREACHABLE, `no fullnode answered: ${failures.join('; ')}`)
+    const signature = await sign(recoveryDigest(did, nonce))
+    const owned: OwnedToken[] = []
+    for await (const page of net.owned(peer, { did, nonce, signature })) {
+      if (!Array.isArray(page)) throw new RbtError(ErrorCode.PROTOCOL, `fullnode ${peer} sent a malformed page`)
+      for (const t of page) {
+        if (t === null || typeof t !== 'object' || !isCidV0(t.tokenId) || typeof t.status !== 'string') throw new RbtError(ErrorCode.PROTOCOL, `fullnode ${peer} sent a malformed token entry`)
+        if (RECOVERABLE.has(t.status)) owned.push(t)
+      }
+    }
+    const ids = [...new Set(owned.map((t) => t.tokenId))]
+    const fetched = await fetchBundle(net.source(peer), this.held(), ids)
+    const tips = await validateBundleTokens(fetched.bundle, ids, this.o.verifier, this.cache())
+    const statusOf = new Map(owned.map((t) => [t.tokenId, t.status]))
+    const records: Array<{ tokenId: string, status: string }> = []
+    let alreadyHeld = 0
+    for (const id of ids) {
+      const tip = tips.get(id)!
+      if (tip.owner !== did || tip.burnt) throw new RbtError(ErrorCode.CHAIN_INVALID, `fullnode ${peer} listed token ${id} for ${did}, but its chain ends with ${tip.burnt ? 'a burn' : `owner ${tip.owner}`}`)
+      const existing = await this.o.repos.tokens.get(id)
+      if (existing !== undefined && existing.latestBlockId === tip.blockId && existing.owner === did) { alreadyHeld++; continue }
+      records.push({ tokenId: id, status: statusOf.get(id)! })
+    }
+    const change = await this.buildChange(fetched, tips, records, `recover:${did}:${nonce}`, new Set(ids))
+    await this.o.ledger.commit(change)
+    const summary: RecoverySummary = {
+      did, fullnode: peer, tokens: ids.length, by_type: {}, by_status: {}, blocks_stored: change.blocks!.length,
+      blocks_fetched: fetched.fetchedBlocks, already_held: alreadyHeld, token_ids: ids
+    }
+    for (const id of ids) {
+      const rec = change.tokens!.find((t) => t.record.tokenId === id)?.record ?? await this.o.repos.tokens.get(id)
+      if (rec === undefined) continue
+      const t = (summary.by_type[rec.kind] ??= { count: 0, value: 0 })
+      t.count++
+      t.value = Math.round((t.value + rbtOf(rec.value)) * 1000) / 1000
+      summary.by_status[rec.status] = (summary.by_status[rec.status] ?? 0) + 1
+    }
+    return summary
+  }
+
+  /**
+   * One ledger change for a validated bundle: the blocks not yet stored (every chain, ancestors
+   * included), contents, a token record per entry of `records` (compare-and-set against what is
+   * stored), and a transaction record per tip transaction. `recordsOnly` limits token records.
+   */
+  private async buildChange (fetched: FetchedBundle, tips: Map<string, ChainTip>, records: Array<{ tokenId: string, status: string }>, origin: string, recordsOnly?: Set<string>): Promise<LedgerChange> {
+    const now = this.now()
+    const blocks: StoredBlockInput[] = []
+    for (const [id, chain] of Object.entries(fetched.bundle.chains)) {
+      const stored = (await this.o.repos.blocks.latest(id))?.number ?? -1
+      for (let i = stored + 1; i < chain.length; i++) blocks.push({ record: blockRecordOf(id, decodeBlockEnvelope(chain[i]!), now), envelope: chain[i]! })
+    }
+    const contents: Record<string, string> = {}
+    for (const [id, c] of Object.entries(fetched.bundle.contents)) if (await this.o.repos.tokens.content(id) === undefined) contents[id] = c
+    const tokens: NonNullable<LedgerChange['tokens']> = []
+    const txs = new Map<string, TransactionRecord>()
+    for (const { tokenId, status } of records) {
+      if (recordsOnly !== undefined && !recordsOnly.has(tokenId)) continue
+      const tip = tips.get(tokenId)!
+      const chain = fetched.bundle.chains[tokenId]!
+      const existing = await this.o.repos.tokens.get(tokenId)
+      if (existing !== undefined && existing.latestBlockId === tip.blockId && existing.status === status && existing.owner === tip.owner) continue
+      const value = tip.value !== undefined ? floatToMilliExact(tip.value) : existing?.value
+      if (value === undefined) throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${tokenId}: the chain states no usable value`)
+      const kind = kindName(tokenKindOf(tip.tokenType) ?? 'rbt')
+      const genesis = decodeBlockEnvelope(chain[0]!)
+      const parent = genesis.content.genesis?.info[tokenId]?.parentId
+      const last = decodeBlockEnvelope(chain[chain.length - 1]!)
+      const tid = last.content.transInfo.tid ?? sha3Hex(`${origin}:${tokenId}:${tip.blockId}`)
+      const record: TokenRecord = {
+        tokenId, kind, tokenType: tip.tokenType, value, owner: tip.owner, status: status as TokenRecord['status'],
+        latestBlockId: tip.blockId, latestBlockNumber: tip.blockNumber, txId: tid, createdAt: existing?.createdAt ?? now, updatedAt: now,
+        ...(parent !== undefined && parent !== '' ? { parent } : {})
+      }
+      if (kind === 'ft') {
+        const m = FT_NAME_RE.exec(genesis.content.transInfo.comment ?? '')
+        record.ftName = existing?.ftName ?? m?.[1] ?? ''
+        record.creator = existing?.creator ?? genesis.content.owner
+      }
+      tokens.push({ record, expect: existing === undefined ? { exists: false } : { latestBlockId: existing.latestBlockId } })
+      const tx = txs.get(tid) ?? await this.o.repos.transactions.get(tid) ?? {
+        txId: tid, kind: 'ingest' as const, transactionType: last.content.transactionType || TransactionType.TRANSFERRED,
+        initiator: last.content.transInfo.sender ?? tip.owner, ...(last.content.transInfo.receiver !== undefined ? { receiver: last.content.transInfo.receiver } : {}),
+        tokens: [], amount: 0, comment: last.content.transInfo.comment, status: 'committed', blockIds: [],
+        epoch: last.content.epoch ?? Math.floor(now / 1000), createdAt: now, updatedAt: now
+      }
+      if (!tx.tokens.includes(tokenId)) { tx.tokens = [...tx.tokens, tokenId]; if (tx.kind === 'ingest') tx.amount += value }
+      if (!tx.blockIds.includes(tip.blockId)) tx.blockIds = [...tx.blockIds, tip.blockId]
+      txs.set(tid, tx)
+    }
+    return { tokens, blocks, contents, transactions: [...txs.values()] }
+  }
+
+  // ------------------------------------------------------------------ sync-transaction-chain
+
+  /**
+   * Pulls chains this node does not hold from a fullnode: fetched, validated (ancestors included)
+   * and stored as blocks only (like the ancestors a receiver keeps), in one commit.
+   */
+  async pull (tokenIds: string[], fullnode?: string): Promise<{ fullnode: string, blocks: number }> {
+    const net = this.net()
+    const candidates = fullnode !== undefined && fullnode !== '' ? [await net.peerOf(fullnode)] : await net.fullnodes()
+    if (candidates.length === 0) throw new RbtError(ErrorCode.NOT_FOUND, `token ${tokenIds[0]!} has no chain on this node and no fullnode was found to pull it from`)
+    const failures: RbtError[] = []
+    for (const peer of candidates) {
+      try {
+        const fetched = await fetchBundle(net.source(peer), this.held(), tokenIds)
+        const tips = await validateBundleTokens(fetched.bundle, tokenIds, this.o.verifier, this.cache())
+        const change = await this.buildChange(fetched, tips, [], `pull:${peer}`)
+        await this.o.ledger.commit(change)
+        return { fullnode: peer, blocks: change.blocks!.length }
+      } catch (e) {
+        failures.push(e instanceof RbtError ? e : new RbtError(ErrorCode.PEER_UNREACHABLE, errorMessage(e)))
+      }
+    }
+    const worst = failures.find((f) => f.code === ErrorCode.CHAIN_INVALID) ?? failures.find((f) => f.code === ErrorCode.NOT_FOUND) ?? failures[0]!
+    throw new RbtError(worst.code, `chains of ${tokenIds.join(', ')} could not be pulled from ${candidates.length} fullnode(s): ${failures.map((f) => f.message).join('; ')}`)
+  }
+
+  /**
+   * Ordered chains of the named tokens as this node stores them, without the blocks of excluded
+   * transactions, paged by a cursor (never truncated: an answer that stops early says where to go on).
+   */
+  async transactionChains (req: TxChainRequest): Promise<TxChainResult> {
+    if (!isDid(req.did)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID')
+    const ids = req.token_ids
+    for (const id of ids) if (!isCidV0(id)) throw new RbtError(ErrorCode.INVALID_INPUT, `Invalid token id "${id}": expected 46 characters starting with Qm`)
+    const missing: string[] = []
+    for (const id of ids) if (await this.o.repos.blocks.latest(id) === undefined) missing.push(id)
+    if (missing.length > 0) await this.pull(missing, req.fullnode)
+    const exclude = new Set(req.exclude_transaction_ids ?? [])
+    const limit = Math.max(1, Math.min(req.limit ?? 1000, 10_000))
+    let ti = 0
+    let from = 0
+    if (req.cursor !== undefined && req.cursor !== '') {
+      const m = /^(\d+):(\d+)$/.exec(req.cursor)
+      if (m === null || Number(m[1]) >= ids.length) throw new RbtError(ErrorCode.INVALID_INPUT, `"${req.cursor}" is not a cursor of this request`)
+      ti = Number(m[1]); from = Number(m[2])
+    }
+    const chains: TxChain[] = []
+    let count = 0
+    let next = ''
+    let examined = 0
+    for (; ti < ids.length; ti++, from = 0) {
+      if (examined >= limit) { next = `${ti}:${from}`; break }
+      const id = ids[ti]!
+      const latest = await this.o.repos.blocks.latest(id)
+      if (latest === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `token ${id} has no chain on this node`)
+      const token = await this.o.repos.tokens.get(id)
+      const genesis = await this.o.repos.blocks.get(id, 0)
+      const env = genesis !== undefined ? (await this.o.repos.blocks.envelopes([genesis]))[0] : undefined
+      const tokenType = token?.tokenType ?? (env !== undefined ? Object.values(decodeBlockEnvelope(env).content.transInfo.tokens)[0]?.tokenType : undefined) ?? -1
+      const chain: TxChain = { token_id: id, token_type: tokenType, kind: token?.kind ?? kindName(tokenKindOf(tokenType) ?? 'rbt'), length: latest.number + 1, blocks: [] }
+      chains.push(chain)
+      while (from <= latest.number) {
+        if (examined >= limit) { next = `${ti}:${from}`; break }
+        const recs = await this.o.repos.blocks.chain(id, { fromNumber: from, limit: Math.min(256, limit - examined) })
+        if (recs.length === 0) break
+        const keep = recs.filter((r) => r.txId === undefined || !exclude.has(r.txId))
+        const envs = await this.o.repos.blocks.envelopes(keep)
+        keep.forEach((r, i) => { chain.blocks.push(chainDumpBlock(r, envs[i]!)) })
+        count += keep.length
+        examined += recs.length
+        from = recs[recs.length - 1]!.number + 1
+      }
+      if (next !== '') break
+    }
+    return { did: req.did, chains, count, next_cursor: next }
+  }
+}
