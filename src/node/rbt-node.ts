@@ -39,6 +39,11 @@ import { NftService, type NftNetwork } from './nft/nft-service.js'
 import { NftFileStore } from '../assets/nft/nft-files.js'
 import { consensusLedger } from './consensus/ledger-adapter.js'
 import { createNftNetwork, nftRpcHandlers, type NftMethods } from './nft/nft-network.js'
+import { ScService } from './sc/sc-service.js'
+import { ScFileStore } from '../assets/sc/sc-files.js'
+import { CallbackDispatcher } from './sc/callbacks.js'
+import { createScNetwork, scRpcHandlers, type ScMethods, type ScNetwork } from './sc/sc-network.js'
+import { ContractEngine } from '../contracts/sandbox.js'
 import { ExplorerService } from './explorer/explorer-service.js'
 import { kvExplorerSource } from './explorer/explorer-sync.js'
 
@@ -90,6 +95,11 @@ export class RbtNode {
   /** NFTs: files, consensus operations, subscriptions */
   readonly nfts: NftService
   private nftNetwork?: NftNetwork
+  /** Smart contracts: files, the WASM engine, consensus operations, subscriptions, callbacks */
+  readonly contracts: ScService
+  private readonly contractEngine = new ContractEngine()
+  private readonly callbacks: CallbackDispatcher
+  private scNetwork?: ScNetwork
   private didNetwork?: DidNetwork
   private peerKeys?: PeerKeys
   private republishTimer?: NodeJS.Timeout
@@ -153,6 +163,30 @@ export class RbtNode {
         list: async () => { const out: string[] = []; for await (const [k] of follows.entries()) out.push(k); return out }
       },
       log: log.child('nft')
+    })
+    const scFollows = this.store.collection<number>('sc-follows')
+    const scCallbacks = this.store.collection<string[]>('sc-callbacks')
+    this.callbacks = new CallbackDispatcher({
+      store: { get: async (id) => await scCallbacks.get(id), put: async (id, urls) => { await scCallbacks.put(id, urls) } },
+      log: log.child('sc-callback')
+    })
+    this.contracts = new ScService({
+      files: new ScFileStore(this.layout.contracts),
+      engine: this.contractEngine,
+      ledger: consensusLedger(this.store, this.tokenLedger, this.repos),
+      repos: this.repos,
+      tokens: this.tokens,
+      identity: { isLocal: async (did) => await this.identity.isLocal(did), record: async (did) => await this.identity.record(did) },
+      twoStep: this.signing,
+      transact: async (input, prompt) => await this.requireConsensus().nft(input, prompt),
+      network: () => this.scNetwork,
+      follows: {
+        put: async (id) => { await scFollows.put(id, Date.now()) },
+        list: async () => { const out: string[] = []; for await (const [k] of scFollows.entries()) out.push(k); return out }
+      },
+      callbacks: this.callbacks,
+      port: options.apiPort,
+      log: log.child('sc')
     })
     let resolve!: () => void
     this.closedDeferred = { promise: new Promise<void>((r) => { resolve = r }), resolve }
@@ -225,6 +259,7 @@ export class RbtNode {
       identity: identityApi,
       tokens: createTokenApi(this.tokens, this.identity, this.signing),
       nfts: this.nfts,
+      contracts: this.contracts,
       signing: identityApi,
       services: {
         setup: async (input) => await this.explorer.setup(input),
@@ -343,9 +378,9 @@ export class RbtNode {
   /** Identity over the network: document rpc, announcement gossip, DHT records, periodic re-announce. */
   private async startIdentityNetwork (host: P2pHost, privateKey: import('@libp2p/interface').PrivateKey): Promise<void> {
     const [rpcMod, netMod, csNet] = await Promise.all([import('../p2p/rpc.js'), import('./identity/did-network.js'), import('./consensus/consensus-network.js')])
-    const rpc = rpcMod.createRpc<IdentityMethods & ConsensusMethods & NftMethods>({
+    const rpc = rpcMod.createRpc<IdentityMethods & ConsensusMethods & NftMethods & ScMethods>({
       host,
-      handlers: { ...netMod.identityRpcHandlers(this.identity), ...csNet.consensusRpcHandlers(() => this.requireConsensus()), ...nftRpcHandlers(() => this.nfts) },
+      handlers: { ...netMod.identityRpcHandlers(this.identity), ...csNet.consensusRpcHandlers(() => this.requireConsensus()), ...nftRpcHandlers(() => this.nfts), ...scRpcHandlers(() => this.contracts) },
       logger: this.log.child('rpc'),
       // whole token chains travel in consensus messages
       maxFrameBytes: 64 * 1024 * 1024,
@@ -356,6 +391,7 @@ export class RbtNode {
     this.peerKeys = netMod.peerKeys(host.peerId, privateKey)
     this.didNetwork = netMod.createDidNetwork(host, rpc, this.log.child('did-net'))
     this.nftNetwork = createNftNetwork(host, rpc)
+    this.scNetwork = createScNetwork(host, rpc)
     host.subscribe(netMod.DID_TOPIC, async (msg) => {
       try {
         if (await this.identity.receiveAnnouncement(msg.data, msg.from)) this.log.debug(`learned a DID announcement from ${msg.from ?? 'unknown'}`)
@@ -415,7 +451,13 @@ export class RbtNode {
       pledgePeriodMs: env('RBTNODE_PLEDGE_PERIOD_MS'),
       staleVoteMs: env('RBTNODE_STALE_VOTE_MS'),
       fault: faultHook(),
-      onNftCommitted: (nftId, blockId, owner, txid) => { this.nfts.committed(nftId, blockId, owner, txid) },
+      onNftCommitted: (nftId, blockId, owner, txid) => {
+        this.contracts.knows(nftId)
+          .then((sc) => { if (sc) this.contracts.committed(nftId, blockId, txid, owner); else this.nfts.committed(nftId, blockId, owner, txid) })
+          .catch((e) => { this.log.debug(`after ${txid}: ${errorMessage(e)}`) })
+      },
+      scCode: async (scId) => await this.contracts.code(scId),
+      contracts: this.contractEngine,
       onCommitted: (txid, spent) => {
         host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid, spent }))).catch(() => {})
         svc.quorum.tokensMovedOn(spent).catch(() => {})
@@ -432,6 +474,7 @@ export class RbtNode {
     })
     this.consensus = svc
     await this.nfts.resume().catch((e) => { this.log.warn(`NFT subscriptions: ${errorMessage(e)}`) })
+    await this.contracts.resume().catch((e) => { this.log.warn(`smart-contract subscriptions: ${errorMessage(e)}`) })
     await svc.start()
     if (this.options.faucet) {
       if (!this.options.testNet) this.log.warn('-faucet ignored: a faucet runs only on a test network (-testNet)')
@@ -472,6 +515,7 @@ export class RbtNode {
     this.didNetwork = undefined
     if (this.rpc !== undefined) await this.rpc.stop().catch((e) => { this.log.warn(`rpc stop: ${errorMessage(e)}`) })
     if (this.host !== undefined) await this.host.stop().catch((e) => { this.log.warn(`p2p stop: ${errorMessage(e)}`) })
+    await this.callbacks.drain()
     await this.explorer.stop().catch((e) => { this.log.warn(`explorer stop: ${errorMessage(e)}`) })
     await this.store.close().catch((e) => { this.log.warn(`storage close: ${errorMessage(e)}`) })
     this.log.info('stopped')
