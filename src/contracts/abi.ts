@@ -34,7 +34,7 @@ export const DEFAULT_LIMITS: ContractLimits = {
 }
 
 /** Largest binary accepted by generate. */
-export const MAX_BINARY_BYTES = 256 * 1024
+export const MAX_BINARY_BYTES = 128 * 1024
 
 export const RESULT_RECORD_BYTES = 20
 
