@@ -26,7 +26,7 @@ export interface ContractLimits {
 }
 
 export const DEFAULT_LIMITS: ContractLimits = {
-  timeMs: 2000,
+  timeMs: 5000,
   maxPages: 256,
   maxStateBytes: 64 * 1024,
   maxInputBytes: 16 * 1024,

@@ -9,6 +9,12 @@ import type { TokenService } from '../tokens/token-service.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 
+/** The network port once the core runs; NOT_RUNNING before. */
+export function requireCore<T> (n: T | undefined): T {
+  if (n === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
+  return n
+}
+
 export interface FollowNetwork {
   /** calls `handler` with the announced block id and the publishing peer on every event for `id` */
   follow: (id: string, handler: (blockId: string, from: string | undefined) => void) => void
@@ -25,6 +31,8 @@ export interface ChainFollowerDeps {
   log: Logger
   /** "NFT" or "smart contract", for messages */
   what: string
+  /** a check of the new blocks beyond what ingestChain validates; throws to refuse the chain */
+  check?: (id: string, chain: Uint8Array[], heldBefore: number) => Promise<void>
   /** told after new blocks were stored: the whole chain and how many blocks were held before */
   onSynced?: (id: string, chain: Uint8Array[], heldBefore: number) => void
 }
@@ -35,11 +43,7 @@ export class ChainFollower {
 
   constructor (private readonly d: ChainFollowerDeps) {}
 
-  private net (): FollowNetwork {
-    const n = this.d.network()
-    if (n === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
-    return n
-  }
+  private net (): FollowNetwork { return requireCore(this.d.network()) }
 
   /** Joins the token's topic (once); each announcement triggers a sync from its publisher. */
   follow (id: string): void {
@@ -92,6 +96,7 @@ export class ChainFollower {
       if (blocks.length <= held.length) return
       const owner = decodeBlockEnvelope(blocks[blocks.length - 1]).content.owner
       const status = await this.d.isLocal(owner) ? 'Free' : 'Transferred'
+      await this.d.check?.(id, blocks, held.length)
       await this.d.tokens.ingestChain(id, blocks, { status })
       this.d.log.info(`${this.d.what} ${id}: synced ${blocks.length} blocks from ${peer}, owner ${owner}`)
       try { this.d.onSynced?.(id, blocks, held.length) } catch (e) { this.d.log.debug(`${this.d.what} ${id}: ${errorMessage(e)}`) }

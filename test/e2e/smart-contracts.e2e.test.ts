@@ -104,6 +104,9 @@ describe('e2e: smart contracts run by the nodes and their quorums', function () 
     done = await scTx(b.client, bob, scId, '{"increment": 5}')
     expect(done.status, done.message).to.equal(true)
     expect(done.result).to.deep.include({ state: '7' })
+    const bobTx = (done.result as { transactionID: string }).transactionID
+    const bobs = (await b.client.call('txByDid', { params: { did: bob, token_type: 'smartContract' } })).result as Array<{ transaction_id?: string, transactionID?: string, TransactionID?: string }>
+    expect(JSON.stringify(bobs)).to.include(bobTx)
     await waitFor(async () => (await chainOf(a.client, scId)).length === 3, { timeoutMs: 60_000, what: 'A to see the state B recorded' })
 
     done = await scTx(a.client, alice, scId, '{"increment": 10}')
@@ -111,6 +114,8 @@ describe('e2e: smart contracts run by the nodes and their quorums', function () 
     expect(done.result).to.deep.include({ state: '17' })
     await waitFor(async () => (await chainOf(b.client, scId)).length === 4, { timeoutMs: 60_000, what: 'B to see state 17' })
 
+    const listedOnB = ((await b.client.call('scList')).result ?? []).find((x: ScListItem) => x.smartContractToken === scId)
+    expect(listedOnB).to.include({ state: '17', deployer: alice, value: 1 })
     const onA = await chainOf(a.client, scId)
     const onB = await chainOf(b.client, scId)
     expect(onA.map((x) => x.state)).to.deep.equal(['0', '2', '7', '17'])

@@ -5,8 +5,8 @@
  * Files live under `<data dir>/contracts/<id>/` (sc.json, binaryCodeFile.wasm, rawCodeFile.rs),
  * written into a temporary folder and renamed into place.
  */
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
-import { randomBytes } from 'node:crypto'
+import { readFile, stat } from 'node:fs/promises'
+import { writeFolderAtomically } from '../folder-write.js'
 import { join } from 'node:path'
 import { checkScCode } from '../../consensus/smart-contract.js'
 import { cidV0ForContent, isCidV0, smartContractDescriptor, smartContractTokenId } from '../../tokenchain/token-id.js'
@@ -50,17 +50,7 @@ export class ScFileStore {
   }
 
   private async write (scId: string, parts: Record<ScPart, Uint8Array>): Promise<void> {
-    const target = this.folder(scId)
-    await mkdir(this.dir, { recursive: true })
-    const tmp = join(this.dir, `.tmp-${randomBytes(6).toString('hex')}`)
-    await mkdir(tmp, { recursive: true })
-    try {
-      // the descriptor last: its presence marks a complete folder
-      for (const p of ['binary', 'raw', 'descriptor'] as const) await writeFile(join(tmp, FILE_OF[p]), parts[p])
-      await rename(tmp, target).catch(async (e) => { if (!await this.has(scId)) throw e })
-    } finally {
-      await rm(tmp, { recursive: true, force: true })
-    }
+    await writeFolderAtomically(this.dir, this.folder(scId), SC_PARTS.map((p) => [FILE_OF[p], parts[p]]), async () => await this.has(scId))
   }
 
   async read (scId: string, part: ScPart): Promise<Uint8Array> {

@@ -20,7 +20,7 @@ import type { Logger } from '../../util/logger.js'
 import type { SignPrompt } from '../../wallet/did-crypto.js'
 import { isValidDid } from '../../wallet/did-string.js'
 import type { TransferResult } from '../../consensus/sender.js'
-import { ChainFollower } from '../chain-follower.js'
+import { ChainFollower, requireCore } from '../chain-follower.js'
 
 /** Published on `/rbt/nft/<id>/1.0.0` by the owner's node after each committed state. */
 export interface NftEvent { nft: string, blockId: string, owner: string, txid: string }
@@ -83,11 +83,7 @@ export class NftService {
     })
   }
 
-  private net (): NftNetwork {
-    const n = this.d.network()
-    if (n === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
-    return n
-  }
+  private net (): NftNetwork { return requireCore(this.d.network()) }
 
   async generate (did: string, metadata: Uint8Array | undefined, artifact: Uint8Array | undefined, artifactName: string): Promise<string> {
     if (!isValidDid(did)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID')

@@ -22,7 +22,7 @@ import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import type { Logger } from '../../util/logger.js'
 import type { SignPrompt } from '../../wallet/did-crypto.js'
 import { isValidDid } from '../../wallet/did-string.js'
-import { ChainFollower } from '../chain-follower.js'
+import { ChainFollower, requireCore } from '../chain-follower.js'
 import type { CallbackDispatcher } from './callbacks.js'
 import type { ScNetwork } from './sc-network.js'
 
@@ -73,15 +73,12 @@ export class ScService {
         const n = d.network()
         return n === undefined ? undefined : { ...n, follow: (id, h) => { n.follow(id, (e, from) => { if (e.smartContractToken === id) h(e.blockId, from) }) } }
       },
+      check: async (id, chain, heldBefore) => { await this.replay(id, chain, heldBefore) },
       onSynced: (id, chain, heldBefore) => { this.announce(id, chain, heldBefore) }
     })
   }
 
-  private net (): ScNetwork {
-    const n = this.d.network()
-    if (n === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
-    return n
-  }
+  private net (): ScNetwork { return requireCore(this.d.network()) }
 
   async generate (did: string, binary: Uint8Array | undefined, raw: Uint8Array | undefined, names: { binary?: string, raw?: string }): Promise<string> {
     if (!isValidDid(did)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID')
@@ -172,6 +169,29 @@ export class ScService {
     this.d.ledger.chain(scId).then((chain) => { this.announce(scId, chain, chain.length - 1) }).catch(() => {})
   }
 
+  /**
+   * A follower's own check of synced states: every new block's record must be what running the
+   * contract on the previous state gives (the code is fetched first when missing). Without the code
+   * the chain is still taken (its signatures and quorum signatures are validated) and a warning says so.
+   */
+  private async replay (scId: string, chain: Uint8Array[], from: number): Promise<void> {
+    if (!await this.d.files.has(scId)) await this.fetchFiles(scId, 1).catch(() => {})
+    if (!await this.d.files.has(scId)) {
+      this.d.log.warn(`smart contract ${scId}: states ${from}..${chain.length - 1} taken without running them again (code not available yet)`)
+      return
+    }
+    const { binary } = await this.d.files.code(scId)
+    let prev = from === 0 ? '' : (parseScRecord(decodeBlockEnvelope(chain[from - 1]).content.smartContractData)?.state ?? '')
+    for (let i = from; i < chain.length; i++) {
+      const text = decodeBlockEnvelope(chain[i]).content.smartContractData
+      const rec = parseScRecord(text)
+      if (rec === undefined) throw new RbtError(ErrorCode.CHAIN_INVALID, `smart contract ${scId}: block ${i} carries no state record`)
+      const mine = await computeScRecord(this.d.engine, binary, prev, rec.data)
+      if ('error' in mine || mine.record !== text) throw new RbtError(ErrorCode.CHAIN_INVALID, `smart contract ${scId}: block ${i} records a state this node does not reproduce`)
+      prev = rec.state
+    }
+  }
+
   /** Callback events for blocks [from, end) of the chain. */
   private announce (scId: string, chain: Uint8Array[], from: number): void {
     for (let i = Math.max(0, from); i < chain.length; i++) {
@@ -220,22 +240,28 @@ export class ScService {
     checkScId(scId)
     const folder = this.d.files.folder(scId)
     if (await this.d.files.has(scId)) return { message: 'Smart contract files already exist', path: folder }
+    const peer = await this.fetchFiles(scId, 3)
+    await this.follower.sync(scId, peer).catch((e) => { this.d.log.debug(`smart contract ${scId} chain from ${peer}: ${errorMessage(e)}`) })
+    return { message: 'Smart contract fetched successfully', path: folder }
+  }
+
+  /** The contract's files from the first peer that has them (verified); the peer. */
+  private async fetchFiles (scId: string, rounds: number): Promise<string> {
     const n = this.net()
     const errors: string[] = []
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < rounds; round++) {
       for (const peer of await n.candidates(scId)) {
         try {
           const parts: Partial<Record<ScPart, Uint8Array>> = {}
           for (const p of SC_PARTS) parts[p] = await n.fetchPart(peer, scId, p)
           await this.d.files.putVerified(scId, parts as Record<ScPart, Uint8Array>)
-          await this.follower.sync(scId, peer).catch((e) => { this.d.log.debug(`smart contract ${scId} chain from ${peer}: ${errorMessage(e)}`) })
           n.provide(scId).catch(() => {})
-          return { message: 'Smart contract fetched successfully', path: folder }
+          return peer
         } catch (e) {
           errors.push(`${peer.slice(0, 12)}…: ${errorMessage(e)}`)
         }
       }
-      await new Promise((resolve) => setTimeout(resolve, 1000 * (round + 1)))
+      if (round + 1 < rounds) await new Promise((resolve) => setTimeout(resolve, 1000 * (round + 1)))
     }
     throw new RbtError(ErrorCode.NOT_FOUND, `Failed to fetch smart contract ${scId}: ${errors.length === 0 ? 'no peer holds it' : errors.slice(-5).join('; ')}`)
   }
