@@ -23,6 +23,12 @@ export interface FollowNetwork {
   candidates: (id: string) => Promise<string[]>
 }
 
+/** A token network whose events name their token (`tokenOf`) and block: the follower's view of it. */
+export function followNetwork<E extends { blockId: string }> (n: (Omit<FollowNetwork, 'follow'> & { follow: (id: string, h: (e: E, from: string | undefined) => void) => void }) | undefined, tokenOf: (e: E) => string): FollowNetwork | undefined {
+  if (n === undefined) return undefined
+  return { ...n, follow: (id, h) => { n.follow(id, (e, from) => { if (tokenOf(e) === id) h(e.blockId, from) }) } }
+}
+
 export interface ChainFollowerDeps {
   ledger: Ledger
   tokens: Pick<TokenService, 'ingestChain'>

@@ -63,6 +63,14 @@ export interface RbtNodeInit {
   logger?: Logger
 }
 
+/** The ids a node follows (NFTs, smart contracts), kept in a collection across restarts. */
+function followedIds (c: { put: (k: string, v: number) => Promise<void>, entries: () => AsyncIterable<[string, number]> }): { put: (id: string) => Promise<void>, list: () => Promise<string[]> } {
+  return {
+    put: async (id) => { await c.put(id, Date.now()) },
+    list: async () => { const out: string[] = []; for await (const [k] of c.entries()) out.push(k); return out }
+  }
+}
+
 /**
  * The composition root: builds storage, the HTTP API and the p2p core, and tears them down in
  * reverse order. Nothing else constructs long-lived services.
@@ -158,10 +166,7 @@ export class RbtNode {
       twoStep: this.signing,
       transact: async (input, prompt) => await this.requireConsensus().nft(input, prompt),
       network: () => this.nftNetwork,
-      follows: {
-        put: async (id) => { await follows.put(id, Date.now()) },
-        list: async () => { const out: string[] = []; for await (const [k] of follows.entries()) out.push(k); return out }
-      },
+      follows: followedIds(follows),
       log: log.child('nft')
     })
     const scFollows = this.store.collection<number>('sc-follows')
@@ -180,10 +185,7 @@ export class RbtNode {
       twoStep: this.signing,
       transact: async (input, prompt) => await this.requireConsensus().nft(input, prompt),
       network: () => this.scNetwork,
-      follows: {
-        put: async (id) => { await scFollows.put(id, Date.now()) },
-        list: async () => { const out: string[] = []; for await (const [k] of scFollows.entries()) out.push(k); return out }
-      },
+      follows: followedIds(scFollows),
       callbacks: this.callbacks,
       port: options.apiPort,
       log: log.child('sc')

@@ -39,23 +39,34 @@ export function nftRpcHandlers (svc: () => NftService): RpcHandlers<NftMethods> 
   }
 }
 
-function parseEvent (data: Uint8Array): NftEvent | undefined {
+/** A JSON event whose `fields` are all strings, or undefined. */
+function parseEvent<E> (data: Uint8Array, fields: ReadonlyArray<keyof E & string>): E | undefined {
   try {
-    const e = JSON.parse(new TextDecoder().decode(data)) as Partial<NftEvent>
-    if (typeof e.nft === 'string' && typeof e.blockId === 'string' && typeof e.owner === 'string' && typeof e.txid === 'string') return e as NftEvent
+    const e = JSON.parse(new TextDecoder().decode(data)) as Record<string, unknown>
+    if (e !== null && typeof e === 'object' && fields.every((f) => typeof e[f] === 'string')) return e as E
   } catch { /* ignored */ }
   return undefined
 }
 
-export function createNftNetwork (host: P2pHost, rpc: RpcClient<NftMethods>): NftNetwork {
+/** Publishing and following JSON events on a gossipsub topic per token. */
+export function tokenTopic<E> (host: P2pHost, topicOf: (id: string) => string, fields: ReadonlyArray<keyof E & string>): {
+  publish: (id: string, e: E) => Promise<void>
+  follow: (id: string, handler: (e: E, from: string | undefined) => void) => void
+} {
   return {
-    publish: async (nftId, e) => { await host.publish(nftTopic(nftId), new TextEncoder().encode(JSON.stringify(e))) },
-    follow: (nftId, handler) => {
-      host.subscribe(nftTopic(nftId), (msg) => {
-        const e = parseEvent(msg.data)
+    publish: async (id, e) => { await host.publish(topicOf(id), new TextEncoder().encode(JSON.stringify(e))) },
+    follow: (id, handler) => {
+      host.subscribe(topicOf(id), (msg) => {
+        const e = parseEvent<E>(msg.data, fields)
         if (e !== undefined) handler(e, msg.from)
       })
-    },
+    }
+  }
+}
+
+export function createNftNetwork (host: P2pHost, rpc: RpcClient<NftMethods>): NftNetwork {
+  return {
+    ...tokenTopic<NftEvent>(host, nftTopic, ['nft', 'blockId', 'owner', 'txid']),
     fetchChain: async (peer, nftId) => {
       return checkChainReply(await rpc.call(peer, 'nft.chain', { nftId }, { timeoutMs: 10_000 }), peer, 'NFT')
     },

@@ -20,7 +20,7 @@ import type { Logger } from '../../util/logger.js'
 import type { SignPrompt } from '../../wallet/did-crypto.js'
 import { isValidDid } from '../../wallet/did-string.js'
 import type { TransferResult } from '../../consensus/sender.js'
-import { ChainFollower, requireCore } from '../chain-follower.js'
+import { ChainFollower, followNetwork, requireCore } from '../chain-follower.js'
 
 /** Published on `/rbt/nft/<id>/1.0.0` by the owner's node after each committed state. */
 export interface NftEvent { nft: string, blockId: string, owner: string, txid: string }
@@ -76,10 +76,7 @@ export class NftService {
       isLocal: async (did) => await d.identity.isLocal(did),
       log: d.log,
       what: 'NFT',
-      network: () => {
-        const n = d.network()
-        return n === undefined ? undefined : { ...n, follow: (id, h) => { n.follow(id, (e, from) => { if (e.nft === id) h(e.blockId, from) }) } }
-      }
+      network: () => followNetwork<NftEvent>(d.network(), (e) => e.nft)
     })
   }
 

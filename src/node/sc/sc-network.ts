@@ -7,7 +7,7 @@ import type { P2pHost, PagedSpec, RpcClient, RpcHandlers, UnarySpec } from '../.
 import { isCidV0 } from '../../tokenchain/token-id.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
 import { SC_PARTS, type ScPart } from '../../assets/sc/sc-files.js'
-import { candidatesOf, checkChainReply, joinPages, pagesOf } from '../nft/nft-network.js'
+import { candidatesOf, checkChainReply, joinPages, pagesOf, tokenTopic } from '../nft/nft-network.js'
 
 export const scTopic = (scId: string): string => `/rbt/sc/${scId}/1.0.0`
 
@@ -49,23 +49,9 @@ export function scRpcHandlers (svc: () => ScServed): RpcHandlers<ScMethods> {
   }
 }
 
-function parseEvent (data: Uint8Array): ScEvent | undefined {
-  try {
-    const e = JSON.parse(new TextDecoder().decode(data)) as Partial<ScEvent>
-    if (typeof e.smartContractToken === 'string' && typeof e.blockId === 'string' && typeof e.txid === 'string' && typeof e.initiator === 'string') return e as ScEvent
-  } catch { /* ignored */ }
-  return undefined
-}
-
 export function createScNetwork (host: P2pHost, rpc: RpcClient<ScMethods>): ScNetwork {
   return {
-    publish: async (scId, e) => { await host.publish(scTopic(scId), new TextEncoder().encode(JSON.stringify(e))) },
-    follow: (scId, handler) => {
-      host.subscribe(scTopic(scId), (msg) => {
-        const e = parseEvent(msg.data)
-        if (e !== undefined) handler(e, msg.from)
-      })
-    },
+    ...tokenTopic<ScEvent>(host, scTopic, ['smartContractToken', 'blockId', 'txid', 'initiator']),
     fetchChain: async (peer, scId) => checkChainReply(await rpc.call(peer, 'sc.chain', { scId }, { timeoutMs: 10_000 }), peer, 'smart-contract'),
     fetchPart: async (peer, scId, part) => await joinPages(rpc.callPaged(peer, 'sc.part', { scId, part }, { timeoutMs: 60_000 }), peer, 'smart-contract'),
     provide: async (scId) => { await host.provide(scId, { timeoutMs: 15_000 }) },

@@ -22,9 +22,9 @@ import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import type { Logger } from '../../util/logger.js'
 import type { SignPrompt } from '../../wallet/did-crypto.js'
 import { isValidDid } from '../../wallet/did-string.js'
-import { ChainFollower, requireCore } from '../chain-follower.js'
+import { ChainFollower, followNetwork, requireCore } from '../chain-follower.js'
 import type { CallbackDispatcher } from './callbacks.js'
-import type { ScNetwork } from './sc-network.js'
+import type { ScEvent, ScNetwork } from './sc-network.js'
 
 export interface ScTxBody {
   initiator: string
@@ -69,10 +69,7 @@ export class ScService {
       isLocal: async (did) => await d.identity.isLocal(did),
       log: d.log,
       what: 'smart contract',
-      network: () => {
-        const n = d.network()
-        return n === undefined ? undefined : { ...n, follow: (id, h) => { n.follow(id, (e, from) => { if (e.smartContractToken === id) h(e.blockId, from) }) } }
-      },
+      network: () => followNetwork<ScEvent>(d.network(), (e) => e.smartContractToken),
       check: async (id, chain, heldBefore) => { await this.replay(id, chain, heldBefore) },
       onSynced: (id, chain, heldBefore) => { this.announce(id, chain, heldBefore) }
     })
