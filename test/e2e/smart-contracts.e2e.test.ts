@@ -2,6 +2,7 @@ import { expect } from 'chai'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import type { RbtClient } from '../../src/client/rbt-client.js'
 import type { ScCallbackEvent, ScChainItem, ScListItem } from '../../src/api/contract/sc-results.js'
 import { compileWat, exampleContract } from '../../src/contracts/build-examples.js'
@@ -72,6 +73,11 @@ describe('e2e: smart contracts run by the nodes and their quorums', function () 
     net = await quorumNetwork()
   })
   after(async () => { await new Promise((resolve) => server?.close(resolve)) })
+  // a failure shows what the two user nodes logged last
+  afterEach(function () {
+    if (this.currentTest?.state !== 'failed' || net === undefined) return
+    for (const [name, n] of [['A', net.a], ['B', net.b]] as const) process.stderr.write(`--- last log lines of node ${name} ---\n${n.logs.slice(-6000)}\n`)
+  })
 
   it('generate, deploy and three executions on two nodes: every party agrees on chain and state; the subscriber sees every state; one callback per state', async () => {
     const { a, b, alice, bob } = net
@@ -94,7 +100,7 @@ describe('e2e: smart contracts run by the nodes and their quorums', function () 
     await waitFor(async () => {
       const mine = ((await b.client.call('scList')).result ?? []).find((x: ScListItem) => x.smartContractToken === scId)
       return mine?.has_files === true && (await chainOf(b.client, scId)).length === 1
-    }, { timeoutMs: 90_000, what: 'B to fetch the code and the deployed chain' })
+    }, { timeoutMs: 180_000, what: 'B to fetch the code and the deployed chain' })
 
     done = await scTx(a.client, alice, scId, '{"increment": 2}')
     expect(done.status, done.message).to.equal(true)
@@ -131,6 +137,13 @@ describe('e2e: smart contracts run by the nodes and their quorums', function () 
       if (held.some((x) => x.block_id === onA[3].block_id)) quorumsWithTip++
     }
     expect(quorumsWithTip, 'the signers of the last state hold it').to.be.at.least(5)
+
+    // a node that never saw the contract downloads its files, each checked against the id
+    const q6 = net.quorums[6]
+    const fetched = await q6.client.call('scFetch', { query: { smartContractToken: scId } })
+    const folder = (fetched.result as { path: string }).path
+    expect(new Uint8Array(await readFile(join(folder, 'binaryCodeFile.wasm')))).to.deep.equal(counter)
+    expect((await q6.client.call('scFetch', { query: { smartContractToken: scId } })).message).to.equal('Smart contract files already exist')
 
     // one event per state, after a refused first delivery was retried
     await waitFor(() => events.length >= 4, { timeoutMs: 60_000, what: 'four callback events' })

@@ -129,6 +129,7 @@ export class ScService {
     const data = item.data ?? ''
     const t = await this.d.ledger.token(id)
     if (t === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `smart contract ${id} is not known on this node (generate it here, or subscribe to it)`)
+    if (!await this.d.files.has(id) && this.d.network() !== undefined) await this.fetchFiles(id, 2).catch(() => {})
     if (!await this.d.files.has(id)) throw new RbtError(ErrorCode.NOT_FOUND, `smart contract ${id}: its code is not on this node (GET /svc/v1/smart_contracts/fetch)`)
     const { binary } = await this.d.files.code(id)
     let op: NftOp
@@ -224,7 +225,10 @@ export class ScService {
     this.follower.follow(scId)
     // catch up at once from whoever holds it, and get the code to run it
     this.follower.syncFromAny(scId).catch(() => {})
-    if (!await this.d.files.has(scId)) this.fetch(scId).catch((e) => { this.d.log.debug(`smart contract ${scId}: fetching the code: ${errorMessage(e)}`) })
+    if (!await this.d.files.has(scId)) {
+      // keeps asking (bounded): right after a deploy the mesh and the DHT records take a moment
+      this.fetchFiles(scId, 12).catch((e) => { this.d.log.warn(`smart contract ${scId}: fetching the code: ${errorMessage(e)}`) })
+    }
   }
 
   /** Re-follows the contracts followed before a restart. */
@@ -238,11 +242,11 @@ export class ScService {
     const folder = this.d.files.folder(scId)
     if (await this.d.files.has(scId)) return { message: 'Smart contract files already exist', path: folder }
     const peer = await this.fetchFiles(scId, 3)
-    await this.follower.sync(scId, peer).catch((e) => { this.d.log.debug(`smart contract ${scId} chain from ${peer}: ${errorMessage(e)}`) })
+    if (peer !== '') await this.follower.sync(scId, peer).catch((e) => { this.d.log.debug(`smart contract ${scId} chain from ${peer}: ${errorMessage(e)}`) })
     return { message: 'Smart contract fetched successfully', path: folder }
   }
 
-  /** The contract's files from the first peer that has them (verified); the peer. */
+  /** The contract's files from the first peer that has them (verified); the peer ('' when they arrived otherwise meanwhile). */
   private async fetchFiles (scId: string, rounds: number): Promise<string> {
     const n = this.net()
     const errors: string[] = []
@@ -258,7 +262,8 @@ export class ScService {
           errors.push(`${peer.slice(0, 12)}…: ${errorMessage(e)}`)
         }
       }
-      if (round + 1 < rounds) await new Promise((resolve) => setTimeout(resolve, 1000 * (round + 1)))
+      if (await this.d.files.has(scId)) return ''
+      if (round + 1 < rounds) await new Promise((resolve) => setTimeout(resolve, Math.min(1000 * (round + 1), 10_000)))
     }
     throw new RbtError(ErrorCode.NOT_FOUND, `Failed to fetch smart contract ${scId}: ${errors.length === 0 ? 'no peer holds it' : errors.slice(-5).join('; ')}`)
   }
