@@ -1,7 +1,7 @@
 /**
  * Contract engine benchmark: one call of the example counter (fresh worker thread, fresh instance,
  * as every party runs it), calls in parallel (7 quorums on one machine), module checks with the
- * memory rewrite, and how long the engine takes to stop an infinite loop at a 500 ms limit.
+ * memory rewrite and fuel injection, and how long an infinite loop takes to use up the default fuel.
  * `run()` returns the figures; executed directly it prints them.
  */
 import { readFile } from 'node:fs/promises'
@@ -12,7 +12,7 @@ import { isMain, median, ms, percentile } from './stats.js'
 
 export async function run (): Promise<Record<string, string | number>> {
   const counter = new Uint8Array(await readFile((await exampleContract('counter')).wasm))
-  const engine = new ContractEngine({ timeMs: 500 })
+  const engine = new ContractEngine()
   await engine.run(counter, '', '')
   const single: number[] = []
   for (let i = 0; i < 20; i++) {
@@ -26,7 +26,7 @@ export async function run (): Promise<Record<string, string | number>> {
   const checks: number[] = []
   for (let i = 0; i < 200; i++) {
     const t = performance.now()
-    prepareModule(counter, 256)
+    prepareModule(counter, 256, 10_000_000)
     checks.push(performance.now() - t)
   }
   const loop = await compileWat('loop', '(module (memory (export "memory") 1) (func (export "alloc") (param i32) (result i32) (i32.const 64)) (func (export "execute") (param i32 i32 i32 i32) (result i32) (loop $l (br $l)) (i32.const 0)))')
@@ -38,8 +38,8 @@ export async function run (): Promise<Record<string, string | number>> {
     'one call (worker + instance), median': ms(median(single)),
     'one call, p95': ms(percentile(single, 95)),
     '7 calls in parallel, total': ms(seven),
-    'module check + memory rewrite, median': ms(median(checks)),
-    'infinite loop stopped at a 500 ms limit after': `${ms(stopped)} (${o.kind})`
+    'module check + memory cap + fuel injection, median': ms(median(checks)),
+    'infinite loop ended by fuel (10M units) after': `${ms(stopped)} (${o.kind})`
   }
 }
 

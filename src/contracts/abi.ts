@@ -18,6 +18,8 @@ export const ABI_VERSION = 1
 export interface ContractLimits {
   /** wall-clock limit of one call (instantiation included), in milliseconds */
   timeMs: number
+  /** fuel per call: one unit per function entry and per loop iteration (deterministic; see fuel.ts) */
+  fuel: number
   /** linear memory cap in 64 KiB pages (the module's declared maximum is lowered to it) */
   maxPages: number
   maxStateBytes: number
@@ -27,6 +29,7 @@ export interface ContractLimits {
 
 export const DEFAULT_LIMITS: ContractLimits = {
   timeMs: 5000,
+  fuel: 10_000_000,
   maxPages: 256,
   maxStateBytes: 64 * 1024,
   maxInputBytes: 16 * 1024,
@@ -44,6 +47,7 @@ export type ContractOutcome =
   | { kind: 'rejected', status: number, reason: string }
   | { kind: 'trap', reason: string }
   | { kind: 'timeout', reason: string }
+  | { kind: 'fuel', reason: string }
   | { kind: 'invalid', reason: string }
 
 export function outcomeMessage (o: ContractOutcome): string {
@@ -52,6 +56,7 @@ export function outcomeMessage (o: ContractOutcome): string {
     case 'rejected': return `the contract rejected the call (status ${o.status}): ${o.reason}`
     case 'trap': return `the contract trapped: ${o.reason}`
     case 'timeout': return `the contract ran out of time: ${o.reason}`
+    case 'fuel': return `the contract ran out of fuel: ${o.reason}`
     case 'invalid': return `the contract broke the ABI: ${o.reason}`
   }
 }

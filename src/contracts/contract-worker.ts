@@ -5,14 +5,17 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { RESULT_RECORD_BYTES, type ContractOutcome } from './abi.js'
+import { FUEL_EXPORT } from './fuel.js'
 
 interface Call { state: Uint8Array, input: Uint8Array, maxStateBytes: number, maxOutputBytes: number }
 
 const port = parentPort!
 const binary = (workerData as { binary: Uint8Array }).binary
 
+let instance: WebAssembly.Instance | undefined
+
 function run (mod: WebAssembly.Module, call: Call): ContractOutcome {
-  const instance = new WebAssembly.Instance(mod, {})
+  instance = new WebAssembly.Instance(mod, {})
   const { memory, alloc, execute } = instance.exports as { memory: WebAssembly.Memory, alloc: (n: number) => number, execute: (a: number, b: number, c: number, d: number) => number }
   const put = (bytes: Uint8Array): number => {
     const p = alloc(bytes.length) >>> 0
@@ -56,7 +59,10 @@ port.once('message', (call: Call) => {
   } catch (e) {
     const reason = e instanceof Error ? e.message : String(e)
     // traps, stack exhaustion and memory faults all end the call the same way
-    outcome = e instanceof TypeError ? { kind: 'invalid', reason } : { kind: 'trap', reason }
+    const fuel = instance?.exports[FUEL_EXPORT] as WebAssembly.Global | undefined
+    outcome = e instanceof TypeError
+      ? { kind: 'invalid', reason }
+      : fuel !== undefined && (fuel.value as bigint) < 0n ? { kind: 'fuel', reason: 'the call used up its budget of loop iterations and calls' } : { kind: 'trap', reason }
   }
   port.postMessage({ outcome })
 })

@@ -1,6 +1,6 @@
 /**
- * The contract engine: validates a module against ABI v1, caps its memory and runs one call in a
- * fresh worker thread with a wall-clock limit (the worker is terminated when it is exceeded) and
+ * The contract engine: validates a module against ABI v1, caps its memory, meters it with fuel and
+ * runs one call in a fresh worker thread with a wall-clock limit as a backstop (the worker is terminated when it is exceeded) and
  * heap limits. Compiled, capped modules are cached by binary hash. Pure domain code: no network,
  * no storage.
  */
@@ -31,7 +31,7 @@ export class ContractEngine {
     const key = createHash('sha256').update(binary).digest('hex')
     let b = this.prepared.get(key)
     if (b === undefined) {
-      b = prepareModule(binary, this.limits.maxPages).binary
+      b = prepareModule(binary, this.limits.maxPages, this.limits.fuel).binary
       if (this.prepared.size >= 64) this.prepared.delete(this.prepared.keys().next().value!)
       this.prepared.set(key, b)
     }

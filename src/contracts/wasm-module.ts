@@ -2,9 +2,11 @@
  * Checks a contract binary against ABI v1 and caps its memory: the module must validate, import
  * nothing, export `memory`, `alloc` and `execute`, and have exactly one 32-bit unshared memory. The
  * memory section is rewritten so the declared maximum is at most the cap; `memory.grow` past it then
- * fails inside the module (returns -1) the same way on every node.
+ * fails inside the module (returns -1) the same way on every node. With a fuel budget the module is
+ * also metered (fuel.ts).
  */
 import { ErrorCode, RbtError } from '../util/errors.js'
+import { FUEL_EXPORT, injectFuel } from './fuel.js'
 
 const MAGIC = [0x00, 0x61, 0x73, 0x6d]
 const MEMORY_SECTION = 5
@@ -36,13 +38,13 @@ function writeU32 (n: number): number[] {
 }
 
 export interface PreparedModule {
-  /** the binary with its memory maximum capped (what is actually run) */
-  binary: Uint8Array
+  /** the binary with its memory maximum capped and, with a budget, metered (what is actually run) */
+  binary: Uint8Array<ArrayBuffer>
   memory: { min: number, max: number }
 }
 
 /** Validates `binary` against ABI v1 and returns it with the memory cap applied; throws INVALID_INPUT with the reason. */
-export function prepareModule (input: Uint8Array, maxPages: number): PreparedModule {
+export function prepareModule (input: Uint8Array, maxPages: number, fuel?: number): PreparedModule {
   const binary = new Uint8Array(input)
   if (binary.length < 8 || MAGIC.some((m, i) => binary[i] !== m)) throw new RbtError(ErrorCode.INVALID_INPUT, 'invalid WASM: not a WebAssembly binary (bad magic number)')
   if (!WebAssembly.validate(binary)) throw new RbtError(ErrorCode.INVALID_INPUT, 'invalid WASM: the module does not validate')
@@ -88,7 +90,9 @@ export function prepareModule (input: Uint8Array, maxPages: number): PreparedMod
     at = end
   }
   if (memory === undefined) throw new RbtError(ErrorCode.INVALID_INPUT, 'invalid contract: the module defines no memory')
+  if (exports.has(FUEL_EXPORT)) throw new RbtError(ErrorCode.INVALID_INPUT, `invalid contract: the export name ${FUEL_EXPORT} is reserved`)
   const capped = new Uint8Array(out)
-  if (!WebAssembly.validate(capped)) throw new RbtError(ErrorCode.INTERNAL, 'capping the contract memory produced an invalid module')
-  return { binary: capped, memory }
+  const metered = fuel === undefined ? capped : injectFuel(capped, BigInt(fuel))
+  if (!WebAssembly.validate(metered)) throw new RbtError(ErrorCode.INTERNAL, 'capping the memory and metering the contract produced an invalid module')
+  return { binary: metered, memory }
 }

@@ -163,7 +163,7 @@ describe('e2e: smart contracts run by the nodes and their quorums', function () 
     expect(deployed.status, deployed.message).to.equal(true)
     const before = await chainOf(a.client, id)
     expect(before).to.have.length(1)
-    for (const [data, reason] of [['trap', /trapped/], ['loop', /ran out of time/], ['bomb', /trapped/]] as const) {
+    for (const [data, reason] of [['trap', /trapped/], ['loop', /ran out of fuel/], ['bomb', /trapped/]] as const) {
       const r = await scTx(a.client, alice, id, data)
       expect(r.status, `${data}: ${r.message}`).to.equal(false)
       expect(r.message).to.match(reason)

@@ -21,7 +21,7 @@ const DEEP = abiModule('(call 1 (local.get $sp) (local.get $sl) (local.get $ip) 
 
 describe('contracts: engine (ABI v1, sandbox, limits)', function () {
   this.timeout(60_000)
-  const engine = new ContractEngine({ timeMs: 500 })
+  const engine = new ContractEngine()
   let counter: Uint8Array
   let voting: Uint8Array
 
@@ -60,11 +60,31 @@ describe('contracts: engine (ABI v1, sandbox, limits)', function () {
     expect(o.kind).to.equal('trap')
   })
 
-  it('an infinite loop is stopped at the time limit', async () => {
+  it('an infinite loop runs out of fuel: the same outcome on every run', async () => {
+    const loop = await compileWat('loop', LOOP)
+    const outcomes = await Promise.all([1, 2, 3].map(async () => await engine.run(loop, '1', '{}')))
+    expect(outcomes.map((o) => o.kind)).to.deep.equal(['fuel', 'fuel', 'fuel'])
+  })
+
+  it('fuel counts loop iterations and calls: a bounded loop within the budget completes, a longer one does not', async () => {
+    const counting = (n: number): string => abiModule(`(local $i i32) (loop $l (local.set $i (i32.add (local.get $i) (i32.const 1))) (br_if $l (i32.lt_u (local.get $i) (i32.const ${n})))) (i32.store (i32.const 0) (i32.const 0)) (i32.const 0)`)
+    const small = new ContractEngine({ fuel: 1000 })
+    expect((await small.run(await compileWat('c990', counting(990)), '', '')).kind).to.equal('ok')
+    expect((await small.run(await compileWat('c1000', counting(1000)), '', '')).kind).to.equal('fuel')
+  })
+
+  it('without enough fuel to stop it, an endless loop is stopped by the time limit', async () => {
     const t0 = Date.now()
-    const o = await engine.run(await compileWat('loop', LOOP), '1', '{}')
+    const o = await new ContractEngine({ timeMs: 500, fuel: 1e15 }).run(await compileWat('loop', LOOP), '1', '{}')
     expect(o.kind).to.equal('timeout')
     expect(Date.now() - t0).to.be.lessThan(20_000)
+  })
+
+  it('metering adds an exported fuel global; a module using the reserved name is refused', async () => {
+    const m = prepareModule(await compileWat('loop', LOOP), 256, 5)
+    expect(WebAssembly.Module.exports(new WebAssembly.Module(m.binary)).map((e) => e.name)).to.include('__rbt_fuel')
+    const squatter = await compileWat('sq', abiModule('(i32.const 0)').replace('(global $heap', '(global (export "__rbt_fuel") (mut i64) (i64.const 0)) (global $heap'))
+    expect(() => prepareModule(squatter, 256, 5)).to.throw(RbtError, /reserved/)
   })
 
   it('a memory bomb meets the page cap (memory.grow fails) and traps', async () => {
