@@ -64,6 +64,11 @@ export const globalFlags = {
   artifact: Flags.string({ description: 'NFT artifact file', helpGroup: 'ASSETS' }),
   deployerAddr: Flags.string({ description: 'deployer DID', helpGroup: 'ASSETS' }),
   executorAddr: Flags.string({ description: 'executor DID', helpGroup: 'ASSETS' }),
+  // smart contracts
+  sct: Flags.string({ description: 'smart contract id (token)', helpGroup: 'ASSETS' }),
+  sctData: Flags.string({ description: 'smart contract call data (the contract input, e.g. JSON)', helpGroup: 'ASSETS' }),
+  binCode: Flags.string({ description: 'compiled smart contract, a .wasm file', helpGroup: 'ASSETS' }),
+  rawCode: Flags.string({ description: 'smart contract source, a .rs file', helpGroup: 'ASSETS' }),
   // services
   srvName: Flags.string({ description: 'service name (default explorer_service)', helpGroup: 'SERVICE' }),
   dbAddress: Flags.string({ description: 'database address (default localhost)', helpGroup: 'SERVICE' }),

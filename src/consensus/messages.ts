@@ -5,6 +5,7 @@
  */
 import type { CreditSignature, PledgeToken } from '../tokenchain/block.js'
 import type { NftOp } from './nft.js'
+import type { ScCode } from './smart-contract.js'
 
 /** Chain material a validator needs: the token's whole chain, and for part tokens its ancestors. */
 export interface ChainBundle {
@@ -25,6 +26,8 @@ export interface PrepareRequest {
   epoch: number
   /** NFT transactions: the operation (the contract carries the NFT id, value and data) */
   nft?: NftOp
+  /** smart-contract transactions: the contract's descriptor and binary, to run it again */
+  scCode?: ScCode
 }
 
 export type PrepareReply =

@@ -7,6 +7,7 @@
 import { createBlock, genesisEntry, nextTokenEntry, type Block, type BlockContent, type CreditSignature, type PledgeToken, type TransTokenEntry } from '../tokenchain/block.js'
 import { cidV0ForContent, goIndentedJson, nftTokenId } from '../tokenchain/token-id.js'
 import { TokenType, TransactionType, tokenKindOf } from '../tokenchain/types.js'
+import type { ScOpPart } from './smart-contract.js'
 
 export type NftOpKind = 'deploy' | 'execute'
 
@@ -22,12 +23,17 @@ export interface NftOp {
   artifactHash?: string
   /** deploy of a child NFT: the nonce its id commits to */
   nonce?: string
+  /** set when the token is a smart contract (consensus/smart-contract.ts): the proposed state record */
+  sc?: ScOpPart
 }
 
 /** NFT token type on the wire. */
 export const NFT_TOKEN_TYPE: number = TokenType.NFT
 
 export const isNftTokenType = (t: number): boolean => tokenKindOf(t) === 'nft'
+
+/** Token type of the operation's token: an NFT or a smart contract. */
+export const opTokenType = (op: NftOp): number => op.sc !== undefined ? TokenType.SMART_CONTRACT : NFT_TOKEN_TYPE
 
 /** Child NFT id: CIDv0 of the indented JSON {DID, ParentNFT, Nonce}. */
 export const childNftId = (creatorDid: string, parentId: string, nonce: string): string =>
@@ -62,7 +68,7 @@ export function nftBlock (i: NftBlockInput): Block {
   let entry: TransTokenEntry
   let genesis: BlockContent['genesis']
   if (op.op === 'deploy') {
-    entry = genesisEntry(NFT_TOKEN_TYPE)
+    entry = genesisEntry(opTokenType(op))
     const info: NonNullable<BlockContent['genesis']>['info'][string] = { level: 0, number: 0, committedTokens: {} }
     if (op.parentId !== undefined && op.parentId !== '') info.parentId = op.parentId
     genesis = { type: TransactionType.GENERATED, info: { [op.nftId]: info } }
@@ -81,7 +87,7 @@ export function nftBlock (i: NftBlockInput): Block {
     tokenValue: op.valueMilli / 1000,
     childTokens: [],
     initiatorSignature: { hash: i.contractHash, signType: i.shareSig === '' ? 0 : 1, initiatorDid: i.sender, privSignature: i.keySig, nlssShareSignature: i.shareSig },
-    nftData: op.data,
+    ...(op.sc !== undefined ? { smartContractData: op.sc.record } : { nftData: op.data }),
     epoch: i.epoch
   })
 }

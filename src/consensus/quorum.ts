@@ -18,6 +18,7 @@ import { ContractType, TransactionType } from '../tokenchain/types.js'
 import type { DecodedContract } from '../tokenchain/contract.js'
 import { deployIdMatches, isNftTokenType } from './nft.js'
 import { verifyProof, type UnpledgeProof } from './unpledge-pow.js'
+import { isScContractType, validateScOp, type ScRunner } from './smart-contract.js'
 
 export interface QuorumOptions {
   ledger: Ledger
@@ -39,6 +40,8 @@ export interface QuorumOptions {
   markerTimeoutMs?: number
   /** how long SIGN waits for a DHT lookup still running (longer lookups are not waited for) */
   markerSignWaitMs?: number
+  /** runs smart contracts again to check the proposed state (absent: smart-contract transactions are refused) */
+  contracts?: ScRunner
 }
 
 class BoundedCache implements VerifiedBlockCache {
@@ -117,10 +120,13 @@ export class QuorumService {
       // 2. every token: whole chain valid, owned by the sender at the stated block, value as stated
       let totalMilli = 0
       const states: string[] = []
-      const isNftTx = contract.content.type === ContractType.NFT_DEPLOY || contract.content.type === ContractType.NFT_EXECUTE
+      const isScTx = isScContractType(contract.content.type)
+      const isNftTx = contract.content.type === ContractType.NFT_DEPLOY || contract.content.type === ContractType.NFT_EXECUTE || isScTx
       try {
         if (isNftTx) {
-          const r = await this.validateNft(req, contract, sender, receiver)
+          const r = isScTx || req.nft?.sc !== undefined
+            ? await validateScOp({ contract, op: req.nft, code: req.scCode, bundle: req.bundle, sender, receiver, runner: this.opts.contracts, tip: async (id) => await validateBundleToken(req.bundle, id, this.opts.verifier, this.cache) })
+            : await this.validateNft(req, contract, sender, receiver)
           if (typeof r === 'string') return no(r)
           totalMilli = r.valueMilli
           states.push(r.state)
@@ -274,7 +280,8 @@ export class QuorumService {
     if (vote.nft !== undefined) {
       const want = vote.nft.op === 'deploy' ? TransactionType.DEPLOYED : TransactionType.EXECUTED
       const parentOk = vote.nft.op !== 'deploy' || (c.genesis?.info[vote.nft.nftId]?.parentId ?? '') === (vote.nft.parentId ?? '')
-      if (c.transactionType !== want || (c.nftData ?? '') !== (vote.nft.data ?? '') || floatToMilliExact(c.tokenValue ?? 0) !== vote.nft.valueMilli || !parentOk) {
+      const dataOk = vote.nft.sc !== undefined ? (c.smartContractData ?? '') === vote.nft.sc.record && (c.nftData ?? '') === '' : (c.nftData ?? '') === (vote.nft.data ?? '')
+      if (c.transactionType !== want || !dataOk || floatToMilliExact(c.tokenValue ?? 0) !== vote.nft.valueMilli || !parentOk) {
         throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block does not carry the NFT operation this quorum validated')
       }
     }
@@ -343,7 +350,7 @@ export class QuorumService {
       w.putRecord('cs-votes', voteKey(vote.quorumDid, vote.txid), { ...vote, state: 'COMMITTED', blockHash: block.hash, updatedAt: now })
       w.putRecord('cs-pledges', voteKey(vote.quorumDid, vote.txid), pledge)
       w.putTransaction({
-        txid: vote.txid, tokenType: vote.nft !== undefined ? 'nft' : 'rbt', sender: vote.sender, receiver: vote.receiver, amountMilli: vote.amountMilli,
+        txid: vote.txid, tokenType: vote.nft?.sc !== undefined ? 'smartContract' : vote.nft !== undefined ? 'nft' : 'rbt', sender: vote.sender, receiver: vote.receiver, amountMilli: vote.amountMilli,
         tokens: vote.states.map((s) => s.split('@')[0]), quorums: Object.keys(block.signatures), memo: block.content.transInfo.comment ?? '',
         epoch: block.content.epoch ?? Math.floor(now / 1000), role: 'quorum', blockId: newBlockIds[0]?.split('@')[1], status: 'committed'
       })

@@ -14,7 +14,8 @@ import { systemClock } from './ports.js'
 import { MIN_QUORUM_SIGNATURES, selectQuorums } from './quorum-selection.js'
 import { b64, unb64, type OutgoingRecord } from './records.js'
 import { selectTokens } from '../tokens/select.js'
-import { NFT_TOKEN_TYPE, isNftTokenType, nftBlock, type NftOp } from './nft.js'
+import { isNftTokenType, nftBlock, opTokenType, type NftOp } from './nft.js'
+import { scContractFields, scExecutable, type ScCode } from './smart-contract.js'
 
 export interface TransferInput {
   sender: string
@@ -51,6 +52,8 @@ export interface SenderOptions {
   onCommitted?: (txid: string, spentStates: string[]) => void
   /** told once an NFT transaction is committed: the NFT's new latest block and owner */
   onNftCommitted?: (nftId: string, blockId: string, owner: string, txid: string) => void
+  /** a smart contract's descriptor and binary, sent to the quorums so they can run it */
+  scCode?: (scId: string) => Promise<ScCode>
 }
 
 type Vote = Extract<PrepareReply, { vote: 'yes' }>
@@ -144,17 +147,20 @@ export class TransferSender {
         if (current.owner !== initiator) throw new RbtError(ErrorCode.FORBIDDEN, `NFT ${id} was created by ${current.owner}, not by ${initiator}`)
         if (current.status !== 'Generated') throw new RbtError(ErrorCode.CONFLICT, `NFT ${id} is already deployed (${current.status})`)
       }
+    } else if (op.sc !== undefined) {
+      blockId = scExecutable(current, op)
     } else {
       if (current === undefined || !isNftTokenType(current.tokenType) || current.latestBlockId === '') throw new RbtError(ErrorCode.NOT_FOUND, `NFT ${id} is not deployed or not known on this node`)
       if (current.owner !== initiator || current.status === 'Transferred') throw new RbtError(ErrorCode.FORBIDDEN, `${initiator} is not the owner of NFT ${id} (the owner is ${current.owner})`)
       if (current.status !== 'Free') throw new RbtError(ErrorCode.CONFLICT, `NFT ${id} is ${current.status}: another transaction holds it; retry`)
       blockId = current.latestBlockId
     }
-    const transTokens = { [id]: { tokenType: NFT_TOKEN_TYPE, tokenValue: op.valueMilli / 1000, owner: initiator, ...(blockId !== '' ? { blockId } : {}) } }
+    const transTokens = { [id]: { tokenType: opTokenType(op), tokenValue: op.valueMilli / 1000, owner: initiator, ...(blockId !== '' ? { blockId } : {}) } }
+    const sc = op.sc !== undefined ? scContractFields(op, initiator) : undefined
     let contract = createContract({
-      type: op.op === 'deploy' ? ContractType.NFT_DEPLOY : ContractType.NFT_EXECUTE,
+      type: sc !== undefined ? sc.type : op.op === 'deploy' ? ContractType.NFT_DEPLOY : ContractType.NFT_EXECUTE,
       pledgeMode: PledgeMode.PERIODIC,
-      transInfo: { sender: initiator, receiver: input.receiver, comment: input.memo, transTokens, nft: id, nftData: op.data },
+      transInfo: { sender: initiator, receiver: input.receiver, comment: input.memo, transTokens, ...(sc !== undefined ? sc.fields : { nft: id, nftData: op.data }) },
       totalRbts: op.valueMilli / 1000
     })
     const sig = await signer.signHash(contract.hash)
@@ -171,7 +177,9 @@ export class TransferSender {
     }
     // the NFT may have changed while the contract was signed
     const fresh = await this.ledger.token(id)
-    const unchanged = op.op === 'execute'
+    const unchanged = op.sc !== undefined && op.op === 'execute'
+      ? fresh !== undefined && fresh.status !== 'Locked' && fresh.latestBlockId === blockId
+      : op.op === 'execute'
       ? fresh !== undefined && fresh.status === 'Free' && fresh.owner === initiator && fresh.latestBlockId === blockId
       : op.parentId !== undefined ? fresh === undefined : fresh?.status === 'Generated'
     if (!unchanged) throw new RbtError(ErrorCode.CONFLICT, `NFT ${id} changed while the transaction was prepared; retry`)
@@ -267,6 +275,10 @@ export class TransferSender {
     const bundle = rec.nft !== undefined ? await this.nftBundle(rec.nft) : await buildBundle(this.ledger, rec.tokens)
     const tBundle = Date.now()
     const nft = rec.nft !== undefined ? { nft: rec.nft } : {}
+    if (rec.nft?.sc !== undefined) {
+      if (this.opts.scCode === undefined) throw new RbtError(ErrorCode.NOT_FOUND, 'this node does not serve smart contracts')
+      Object.assign(nft, { scCode: await this.opts.scCode(rec.nft.nftId) })
+    }
     const prepare = async (quorumDid: string): Promise<PrepareReply> => {
       try {
         return await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle, senderPeer: this.opts.selfPeer, epoch: rec.epoch, ...nft })
@@ -460,11 +472,11 @@ export class TransferSender {
         // a receiver on this node already owns the token record; do not overwrite it
         if (rec.receiver === rec.sender || t === undefined || t.owner === rec.sender) {
           w.putToken({
-            tokenId: op.nftId, tokenType: NFT_TOKEN_TYPE, valueMilli: op.valueMilli, owner: rec.receiver, status: rec.receiver === rec.sender ? 'Free' : 'Transferred',
+            tokenId: op.nftId, tokenType: opTokenType(op), valueMilli: op.valueMilli, owner: rec.receiver, status: rec.receiver === rec.sender ? 'Free' : 'Transferred',
             latestBlockId: blockId, parentId: op.parentId ?? t?.parentId, txid, updatedAt: now
           })
         }
-        w.putTransaction({ txid, tokenType: 'nft', sender: rec.sender, receiver: rec.receiver, amountMilli: op.valueMilli, tokens: [op.nftId], quorums: rec.signers, memo: rec.memo, epoch: rec.epoch, role: 'sender', blockId, status: 'committed' })
+        w.putTransaction({ txid, tokenType: op.sc !== undefined ? 'smartContract' : 'nft', sender: rec.sender, receiver: rec.receiver, amountMilli: op.valueMilli, tokens: [op.nftId], quorums: rec.signers, memo: rec.memo, epoch: rec.epoch, role: 'sender', blockId, status: 'committed' })
         w.putRecord('cs-outgoing', txid, { ...rec, state: 'COMMITTED', updatedAt: now })
       })
       this.fault('committed')

@@ -39,6 +39,11 @@ import { NftService, type NftNetwork } from './nft/nft-service.js'
 import { NftFileStore } from '../assets/nft/nft-files.js'
 import { consensusLedger } from './consensus/ledger-adapter.js'
 import { createNftNetwork, nftRpcHandlers, type NftMethods } from './nft/nft-network.js'
+import { ScService } from './sc/sc-service.js'
+import { ScFileStore } from '../assets/sc/sc-files.js'
+import { CallbackDispatcher } from './sc/callbacks.js'
+import { createScNetwork, scRpcHandlers, type ScMethods, type ScNetwork } from './sc/sc-network.js'
+import { ContractEngine } from '../contracts/sandbox.js'
 import { ExplorerService } from './explorer/explorer-service.js'
 import { kvExplorerSource } from './explorer/explorer-sync.js'
 import { Legacy26Service } from './legacy26/legacy-service.js'
@@ -61,6 +66,14 @@ function faultHook (): ((step: string) => void) | undefined {
 export interface RbtNodeInit {
   options: NodeOptions
   logger?: Logger
+}
+
+/** The ids a node follows (NFTs, smart contracts), kept in a collection across restarts. */
+function followedIds (c: { put: (k: string, v: number) => Promise<void>, entries: () => AsyncIterable<[string, number]> }): { put: (id: string) => Promise<void>, list: () => Promise<string[]> } {
+  return {
+    put: async (id) => { await c.put(id, Date.now()) },
+    list: async () => { const out: string[] = []; for await (const [k] of c.entries()) out.push(k); return out }
+  }
 }
 
 /**
@@ -99,6 +112,11 @@ export class RbtNode {
   /** NFTs: files, consensus operations, subscriptions */
   readonly nfts: NftService
   private nftNetwork?: NftNetwork
+  /** Smart contracts: files, the WASM engine, consensus operations, subscriptions, callbacks */
+  readonly contracts: ScService
+  private readonly contractEngine = new ContractEngine()
+  private readonly callbacks: CallbackDispatcher
+  private scNetwork?: ScNetwork
   private didNetwork?: DidNetwork
   private peerKeys?: PeerKeys
   private republishTimer?: NodeJS.Timeout
@@ -161,10 +179,7 @@ export class RbtNode {
       twoStep: this.signing,
       transact: async (input, prompt) => await this.requireConsensus().nft(input, prompt),
       network: () => this.nftNetwork,
-      follows: {
-        put: async (id) => { await follows.put(id, Date.now()) },
-        list: async () => { const out: string[] = []; for await (const [k] of follows.entries()) out.push(k); return out }
-      },
+      follows: followedIds(follows),
       log: log.child('nft')
     })
     this.sync = new SyncService({
@@ -175,6 +190,27 @@ export class RbtNode {
       isLocalDid: async (did) => await this.identity.isLocal(did),
       network: () => this.syncNetwork,
       log: log.child('sync')
+    })
+    const scFollows = this.store.collection<number>('sc-follows')
+    const scCallbacks = this.store.collection<string[]>('sc-callbacks')
+    this.callbacks = new CallbackDispatcher({
+      store: { get: async (id) => await scCallbacks.get(id), put: async (id, urls) => { await scCallbacks.put(id, urls) } },
+      log: log.child('sc-callback')
+    })
+    this.contracts = new ScService({
+      files: new ScFileStore(this.layout.contracts),
+      engine: this.contractEngine,
+      ledger: consensusLedger(this.store, this.tokenLedger, this.repos),
+      repos: this.repos,
+      tokens: this.tokens,
+      identity: { isLocal: async (did) => await this.identity.isLocal(did), record: async (did) => await this.identity.record(did) },
+      twoStep: this.signing,
+      transact: async (input, prompt) => await this.requireConsensus().nft(input, prompt),
+      network: () => this.scNetwork,
+      follows: followedIds(scFollows),
+      callbacks: this.callbacks,
+      port: options.apiPort,
+      log: log.child('sc')
     })
     let resolve!: () => void
     this.closedDeferred = { promise: new Promise<void>((r) => { resolve = r }), resolve }
@@ -249,6 +285,7 @@ export class RbtNode {
       tokens: createTokenApi(this.tokens, this.identity, this.signing),
       nfts: this.nfts,
       sync: createSyncApi(this.sync, this.identity, this.signing),
+      contracts: this.contracts,
       signing: identityApi,
       services: {
         setup: async (input) => await this.explorer.setup(input),
@@ -394,11 +431,11 @@ export class RbtNode {
   private async startIdentityNetwork (host: P2pHost, privateKey: import('@libp2p/interface').PrivateKey): Promise<void> {
     const [rpcMod, netMod, csNet] = await Promise.all([import('../p2p/rpc.js'), import('./identity/did-network.js'), import('./consensus/consensus-network.js')])
     const syncNet = await import('./sync/sync-network.js')
-    const rpc = rpcMod.createRpc<IdentityMethods & ConsensusMethods & NftMethods & SyncMethods>({
+    const rpc = rpcMod.createRpc<IdentityMethods & ConsensusMethods & NftMethods & ScMethods & SyncMethods>({
       host,
       handlers: {
         ...netMod.identityRpcHandlers(this.identity), ...csNet.consensusRpcHandlers(() => this.requireConsensus()), ...nftRpcHandlers(() => this.nfts),
-        ...syncNet.syncRpcHandlers(() => this.sync)
+        ...scRpcHandlers(() => this.contracts), ...syncNet.syncRpcHandlers(() => this.sync)
       },
       logger: this.log.child('rpc'),
       // whole token chains travel in consensus messages
@@ -419,6 +456,7 @@ export class RbtNode {
       this.fullnodeTimer.unref()
       this.log.info('fullnode: keeping the chain of every announced transaction, answering wallet sync')
     }
+    this.scNetwork = createScNetwork(host, rpc)
     host.subscribe(netMod.DID_TOPIC, async (msg) => {
       try {
         if (await this.identity.receiveAnnouncement(msg.data, msg.from)) this.log.debug(`learned a DID announcement from ${msg.from ?? 'unknown'}`)
@@ -479,10 +517,14 @@ export class RbtNode {
       staleVoteMs: env('RBTNODE_STALE_VOTE_MS'),
       fault: faultHook(),
       onNftCommitted: (nftId, blockId, owner, txid) => {
-        this.nfts.committed(nftId, blockId, owner, txid)
-        // fullnodes learn NFT states too (a deploy spends no earlier state)
+        this.contracts.knows(nftId)
+          .then((sc) => { if (sc) this.contracts.committed(nftId, blockId, txid, owner); else this.nfts.committed(nftId, blockId, owner, txid) })
+          .catch((e) => { this.log.debug(`after ${txid}: ${errorMessage(e)}`) })
+        // fullnodes learn NFT and contract states too (a deploy spends no earlier state)
         host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid, spent: [], tokens: [nftId] }))).catch(() => {})
       },
+      scCode: async (scId) => await this.contracts.code(scId),
+      contracts: this.contractEngine,
       onCommitted: (txid, spent) => {
         const tokens = [...new Set(spent.map((s) => s.slice(0, s.indexOf('@') < 0 ? s.length : s.indexOf('@'))))]
         host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid, spent, tokens }))).catch(() => {})
@@ -501,6 +543,7 @@ export class RbtNode {
     })
     this.consensus = svc
     await this.nfts.resume().catch((e) => { this.log.warn(`NFT subscriptions: ${errorMessage(e)}`) })
+    await this.contracts.resume().catch((e) => { this.log.warn(`smart-contract subscriptions: ${errorMessage(e)}`) })
     await svc.start()
     if (this.options.faucet) {
       if (!this.options.testNet) this.log.warn('-faucet ignored: a faucet runs only on a test network (-testNet)')
@@ -537,6 +580,7 @@ export class RbtNode {
     this.didNetwork = undefined
     if (this.rpc !== undefined) await this.rpc.stop().catch((e) => { this.log.warn(`rpc stop: ${errorMessage(e)}`) })
     if (this.host !== undefined) await this.host.stop().catch((e) => { this.log.warn(`p2p stop: ${errorMessage(e)}`) })
+    await this.callbacks.drain()
     await this.explorer.stop().catch((e) => { this.log.warn(`explorer stop: ${errorMessage(e)}`) })
     await this.store.close().catch((e) => { this.log.warn(`storage close: ${errorMessage(e)}`) })
     this.log.info('stopped')

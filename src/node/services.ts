@@ -65,6 +65,9 @@ export type { TokenApi } from './token-api.js'
 /** What the NFT routes need (node/nft/nft-service.ts implements it). */
 export type NftApi = Pick<import('./nft/nft-service.js').NftService, 'generate' | 'list' | 'chain' | 'children' | 'parent' | 'transact' | 'subscribe' | 'fetch'>
 
+/** What the smart-contract routes need (node/sc/sc-service.ts implements it). */
+export type ScApi = Pick<import('./sc/sc-service.js').ScService, 'generate' | 'list' | 'chain' | 'transact' | 'subscribe' | 'fetch' | 'registerCallback'>
+
 export interface ServicesApi {
   setup: (input: import('./explorer/explorer-service.js').ServiceSetupInput) => Promise<import('../api/contract/routes.js').ExplorerConfigView>
   get: (serviceName: string) => { config: import('../api/contract/routes.js').ExplorerConfigView | null, status: import('../api/contract/routes.js').ExplorerStatus }
@@ -79,6 +82,8 @@ export interface ApiServices {
   signing: SigningApi
   /** NFTs; absent in API tests that do not need them (the routes then answer 503) */
   nfts?: NftApi
+  /** Smart contracts; absent in API tests that do not need them */
+  contracts?: ScApi
   /** The explorer service (setupservice); absent in API tests that do not need it. */
   services?: ServicesApi
   /** Wallet recovery and chain sync; absent in API tests that do not need it. */

@@ -55,7 +55,9 @@ export const ContractType = {
   SC_DEPLOY: 5,
   NFT_DEPLOY: 6,
   NFT_EXECUTE: 7,
-  FT: 8
+  FT: 8,
+  /** a smart-contract execution (the deploy is SC_DEPLOY) */
+  SC_EXECUTE: 9
 } as const
 
 export const PledgeMode = { PERIODIC: 0, NO_PLEDGE: 1 } as const

@@ -10,6 +10,7 @@ import { silentLogger } from '../../src/util/logger.js'
 import { unusedConsensus } from './stub-consensus.js'
 import { unusedIdentity } from './stub-identity.js'
 import { unusedTokens } from './stub-tokens.js'
+import { memoryTokenLedger, noTokens, passwordNeeded } from './stub-assets.js'
 
 const ALICE = 'bafybmi' + 'a'.repeat(52)
 
@@ -17,15 +18,11 @@ describe('api: NFT routes (bad input)', () => {
   const tokens = new Map<string, unknown>()
   const nfts = new NftService({
     files: new NftFileStore(mkdtempSync(join(tmpdir(), 'rbt-nft-'))),
-    ledger: {
-      token: async (id: string) => tokens.get(id),
-      chain: async () => [],
-      commit: async (build: (w: unknown) => void) => { build({ putToken: (t: { tokenId: string }) => tokens.set(t.tokenId, t) }) }
-    } as never,
-    repos: { tokens: { all: async function * () {} } } as never,
+    ledger: memoryTokenLedger(tokens),
+    repos: noTokens,
     tokens: {} as never,
     identity: { isLocal: async (did) => did === ALICE, record: async () => ({ type: 4 }) },
-    twoStep: { start: async () => ({ status: true, message: 'Password needed', result: { id: 'x', mode: 4, hash: null, only_priv_key: false } }) } as never,
+    twoStep: passwordNeeded,
     transact: async () => { throw new Error('not in this test') },
     network: () => undefined,
     follows: { put: async () => {}, list: async () => [] },

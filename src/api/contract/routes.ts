@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { didCreateBody, didString, multiaddrString, peerIdString, peersBody, signatureBody } from './schemas.js'
 import { paths, type RouteId } from './paths.js'
 import type { NftChainItem, NftListItem, NftTxResult } from './nft-results.js'
+import type { ScChainItem, ScListItem, ScTxResult } from './sc-results.js'
 import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtResult, NftBalanceResult, RbtBalanceResult, TokenChainResult, TokenListItemResult } from './token-results.js'
 
 /**
@@ -125,7 +126,7 @@ const specs = {
   quorumsStatus: route({ summary: 'Asks a quorum over the network whether it is reachable and set up', query: z.object({ quorumAddress: didString }), tags: ['quorums'] }),
   // ---- transactions
   txInitiate: route({
-    summary: 'One transaction endpoint: RBT (and later FT, NFT, smart contract) transfers; async (two-step)',
+    summary: 'One transaction endpoint: RBT and NFT transfers, NFT and smart-contract deploy and execute; async (two-step)',
     body: z.object({
       initiator: didString,
       owner: didString,
@@ -155,6 +156,21 @@ const specs = {
   nftChildren: route({ summary: 'Child NFTs of an NFT (answered by the originator node only)', tags: ['nfts'] }),
   nftParent: route({ summary: 'Parent of a child NFT (answered by the originator node only)', tags: ['nfts'] }),
   nftFetch: route({ summary: "Downloads an NFT's metadata and artifact from the network, verified against the id", query: z.object({ nft: z.string().min(1) }), tags: ['nfts'] }),
+  // ---- smart contracts
+  scGenerate: route({
+    summary: 'Creates a smart contract from a compiled WASM module (ABI v1) and its source (multipart: did field, binaryCodePath .wasm and rawCodePath .rs files); content-addressed id',
+    multipart: true,
+    tags: ['smart contracts']
+  }),
+  scList: route({ summary: 'Smart contracts known to this node with deployer, value, status and latest state', tags: ['smart contracts'] }),
+  scChain: route({ summary: "A smart contract's chain: transaction, initiator, input, state and output per block", tags: ['smart contracts'] }),
+  scSubscribe: route({ summary: "Follows a smart contract: its code is fetched and every new state is synced and validated", query: z.object({ smartContractToken: z.string().min(1) }), tags: ['smart contracts'] }),
+  scRegisterCallback: route({
+    summary: 'Registers an http(s) URL that receives a JSON event on every new state of the contract',
+    body: z.object({ CallBackURL: z.string().min(1), SmartContractToken: z.string().min(1) }),
+    tags: ['smart contracts']
+  }),
+  scFetch: route({ summary: "Downloads a smart contract's files from the network, verified against the id", query: z.object({ smartContractToken: z.string().min(1) }), tags: ['smart contracts'] }),
   txByDid: route({
     summary: 'Transactions of a DID by token type (rbt, ft, nft, smartContract), with optional filters',
     query: z.object({
@@ -262,7 +278,7 @@ export interface ResultTypes {
   quorumsRemoveAll: null
   quorumsSetup: null
   quorumsStatus: null
-  txInitiate: NftTxResult | import('./envelope.js').PendingSignature
+  txInitiate: NftTxResult | ScTxResult | import('./envelope.js').PendingSignature
   txList: TxResult[]
   txGet: TxResult
   txByDid: TxResult[]
@@ -273,6 +289,12 @@ export interface ResultTypes {
   nftChildren: Array<{ nft_id: string, value: number }>
   nftParent: { nft_id: string, value: number } | null
   nftFetch: { path: string }
+  scGenerate: string
+  scList: ScListItem[]
+  scChain: ScChainItem[]
+  scSubscribe: null
+  scRegisterCallback: null
+  scFetch: { path: string }
   tokensFaucet: unknown
   legacyInitiateRbtTransfer: unknown
   legacyGetByTxnId: TxResult
@@ -379,3 +401,4 @@ export { multiaddrString }
 export { buildPath } from './paths.js'
 export type * from './token-results.js'
 export type * from './nft-results.js'
+export type * from './sc-results.js'

@@ -20,6 +20,7 @@ import { quorumRoutes } from './routes/v1/quorums.routes.js'
 import { txRoutes } from './routes/v1/tx.routes.js'
 import { legacyTxRoutes } from './routes/legacy/tx.routes.js'
 import { nftRoutes } from './routes/v1/nfts.routes.js'
+import { scRoutes } from './routes/v1/sc.routes.js'
 import { serviceRoutes } from './routes/v1/services.routes.js'
 import { syncRoutes } from './routes/v1/sync.routes.js'
 
@@ -115,6 +116,7 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
   txRoutes(registrar, services)
   legacyTxRoutes(registrar, services)
   nftRoutes(registrar, services)
+  scRoutes(registrar, services)
   serviceRoutes(registrar, services)
   syncRoutes(registrar, services)
 

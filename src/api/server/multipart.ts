@@ -17,6 +17,8 @@ export interface ParsedUpload {
   fields: Record<string, string>
   /** Files by canonical name. */
   files: Record<string, Uint8Array>
+  /** the uploaded file name of each file, by canonical name */
+  fileNames: Record<string, string>
 }
 
 export function isMultipart (c: Context): boolean {
@@ -62,6 +64,7 @@ export async function parseUpload (c: Context, names: readonly string[], limits:
   }
   const fields: Record<string, string> = {}
   const files: Record<string, Uint8Array> = {}
+  const fileNames: Record<string, string> = {}
   for (const [field, value] of form as unknown as Iterable<[string, string | File]>) {
     if (typeof value === 'string') {
       if (Object.hasOwn(fields, field)) throw new RbtError(ErrorCode.INVALID_INPUT, `Invalid input: field ${field} given twice`)
@@ -77,6 +80,7 @@ export async function parseUpload (c: Context, names: readonly string[], limits:
     if (Object.hasOwn(files, name)) throw new RbtError(ErrorCode.INVALID_INPUT, `Invalid input: ${name} given twice`)
     if (value.size > limits.maxFileBytes) throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `${name} is larger than ${limits.maxFileBytes} bytes`)
     files[name] = new Uint8Array(await value.arrayBuffer())
+    fileNames[name] = filename
   }
-  return { fields, files }
+  return { fields, files, fileNames }
 }

@@ -6,8 +6,8 @@
  * so anyone holding the id can check every byte fetched from a peer. Files live under
  * `<data dir>/nft/<nft id>/`, written into a temporary folder and renamed into place.
  */
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
-import { randomBytes } from 'node:crypto'
+import { readFile, stat } from 'node:fs/promises'
+import { writeFolderAtomically } from '../folder-write.js'
 import { join } from 'node:path'
 import { cidV0ForContent, goIndentedJson, isCidV0, nftTokenId } from '../../tokenchain/token-id.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
@@ -87,18 +87,9 @@ export class NftFileStore {
   }
 
   private async write (nftId: string, f: { nft: string | Uint8Array, manifest: string | Uint8Array, metadata: Uint8Array, artifact: Uint8Array, artifactName: string }): Promise<void> {
-    const target = this.folder(nftId)
-    const tmp = join(this.dir, `.tmp-${randomBytes(6).toString('hex')}`)
-    await mkdir(tmp, { recursive: true })
-    try {
-      await writeFile(join(tmp, FILE_OF.nft), f.nft)
-      await writeFile(join(tmp, FILE_OF.manifest), f.manifest)
-      await writeFile(join(tmp, FILE_OF.metadata), f.metadata)
-      await writeFile(join(tmp, f.artifactName), f.artifact)
-      await rename(tmp, target).catch(async (e) => { if (!await this.has(nftId)) throw e })
-    } finally {
-      await rm(tmp, { recursive: true, force: true })
-    }
+    await writeFolderAtomically(this.dir, this.folder(nftId), [
+      [FILE_OF.nft, f.nft], [FILE_OF.manifest, f.manifest], [FILE_OF.metadata, f.metadata], [f.artifactName, f.artifact]
+    ], async () => await this.has(nftId))
   }
 
   async read (nftId: string, part: NftPart): Promise<Uint8Array> {

@@ -2,6 +2,7 @@ import { QuorumService } from '../../consensus/quorum.js'
 import { TransferReceiver } from '../../consensus/receiver.js'
 import { TransferSender, type TransferResult } from '../../consensus/sender.js'
 import type { NftOp } from '../../consensus/nft.js'
+import type { ScCode, ScRunner } from '../../consensus/smart-contract.js'
 import type { ConsensusSigner, Ledger, SpentMarkers } from '../../consensus/ports.js'
 import type { ConsensusTransport } from '../../consensus/messages.js'
 import { ownerSigner, quorumSigner } from '../../consensus/wallet-adapters.js'
@@ -30,6 +31,9 @@ export interface ConsensusServiceOptions {
   fault?: (step: string) => void
   onCommitted?: (txid: string, spent: string[]) => void
   onNftCommitted?: (nftId: string, blockId: string, owner: string, txid: string) => void
+  /** smart contracts: the code sent to quorums, and the engine a quorum runs them with */
+  scCode?: (scId: string) => Promise<ScCode>
+  contracts?: ScRunner
   /** the faucet's duty: mint `count` test RBT to its own DID and transfer them to `did` */
   faucet?: (did: string, count: number) => Promise<{ txid: string, count: number }>
 }
@@ -48,14 +52,16 @@ export class ConsensusService {
     this.sender = new TransferSender({
       ledger, transport, selfPeer: opts.selfPeer(), logger: log.child('sender'), fault: opts.fault,
       onCommitted: opts.onCommitted,
-      onNftCommitted: opts.onNftCommitted
+      onNftCommitted: opts.onNftCommitted,
+      scCode: opts.scCode
     })
     this.quorum = new QuorumService({
       ledger, verifier, markers: opts.markers, transport, logger: log.child('quorum'), fault: opts.fault,
       signerFor: (did) => this.quorumSigners.get(did)?.quorum,
       ownerSignerFor: (did) => this.quorumSigners.get(did)?.owner,
       pledgePeriodMs: opts.pledgePeriodMs,
-      staleVoteMs: opts.staleVoteMs
+      staleVoteMs: opts.staleVoteMs,
+      contracts: opts.contracts
     })
     this.receiver = new TransferReceiver({
       ledger, verifier, fault: opts.fault,

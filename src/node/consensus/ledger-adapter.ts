@@ -10,7 +10,9 @@ import type { ConsensusCollection, Ledger, LedgerWriter, TokenState, TokenStatus
 const kindOf = (tokenType: number): TokenKindName =>
   tokenType === TokenType.PART || tokenType === TokenType.TEST_PART
     ? 'part'
-    : tokenType === TokenType.NFT || tokenType === TokenType.TEST_NFT ? 'nft' : 'rbt'
+    : tokenType === TokenType.NFT || tokenType === TokenType.TEST_NFT
+      ? 'nft'
+      : tokenType === TokenType.SMART_CONTRACT || tokenType === TokenType.TEST_SMART_CONTRACT ? 'sc' : 'rbt'
 
 function toState (r: TokenRecord, content?: string): TokenState {
   return {

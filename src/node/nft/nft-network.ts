@@ -33,69 +33,95 @@ export function nftRpcHandlers (svc: () => NftService): RpcHandlers<NftMethods> 
     'nft.part': async (r) => {
       const id = checkId(r)
       if (!NFT_PARTS.includes(r.part)) throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed NFT request: part')
-      const bytes = await svc().servePart(id, r.part)
-      return (async function * () {
-        if (bytes.length === 0) yield { total: 0, data: '' }
-        for (let off = 0; off < bytes.length; off += PAGE_BYTES) yield { total: bytes.length, data: Buffer.from(bytes.subarray(off, off + PAGE_BYTES)).toString('base64') }
-      })()
+      return pagesOf(await svc().servePart(id, r.part))
     },
     'nft.chain': async (r) => ({ blocks: await svc().serveChain(checkId(r)) })
   }
 }
 
-function parseEvent (data: Uint8Array): NftEvent | undefined {
+/** A JSON event whose `fields` are all strings, or undefined. */
+function parseEvent<E> (data: Uint8Array, fields: ReadonlyArray<keyof E & string>): E | undefined {
   try {
-    const e = JSON.parse(new TextDecoder().decode(data)) as Partial<NftEvent>
-    if (typeof e.nft === 'string' && typeof e.blockId === 'string' && typeof e.owner === 'string' && typeof e.txid === 'string') return e as NftEvent
+    const e = JSON.parse(new TextDecoder().decode(data)) as Record<string, unknown>
+    if (e !== null && typeof e === 'object' && fields.every((f) => typeof e[f] === 'string')) return e as E
   } catch { /* ignored */ }
   return undefined
 }
 
-export function createNftNetwork (host: P2pHost, rpc: RpcClient<NftMethods>): NftNetwork {
+/** Publishing and following JSON events on a gossipsub topic per token. */
+export function tokenTopic<E> (host: P2pHost, topicOf: (id: string) => string, fields: ReadonlyArray<keyof E & string>): {
+  publish: (id: string, e: E) => Promise<void>
+  follow: (id: string, handler: (e: E, from: string | undefined) => void) => void
+} {
   return {
-    publish: async (nftId, e) => { await host.publish(nftTopic(nftId), new TextEncoder().encode(JSON.stringify(e))) },
-    follow: (nftId, handler) => {
-      host.subscribe(nftTopic(nftId), (msg) => {
-        const e = parseEvent(msg.data)
+    publish: async (id, e) => { await host.publish(topicOf(id), new TextEncoder().encode(JSON.stringify(e))) },
+    follow: (id, handler) => {
+      host.subscribe(topicOf(id), (msg) => {
+        const e = parseEvent<E>(msg.data, fields)
         if (e !== undefined) handler(e, msg.from)
       })
-    },
-    fetchChain: async (peer, nftId) => {
-      const res = await rpc.call(peer, 'nft.chain', { nftId }, { timeoutMs: 10_000 })
-      if (!Array.isArray(res?.blocks) || res.blocks.length > MAX_CHAIN_BLOCKS || !res.blocks.every((b) => b instanceof Uint8Array)) {
-        throw new RbtError(ErrorCode.PROTOCOL, `peer ${peer} sent a malformed NFT chain`)
-      }
-      return res.blocks
-    },
-    fetchPart: async (peer, nftId, part) => {
-      const chunks: Buffer[] = []
-      let size = 0
-      for await (const page of rpc.callPaged(peer, 'nft.part', { nftId, part }, { timeoutMs: 60_000 })) {
-        if (typeof page?.data !== 'string' || typeof page.total !== 'number' || page.total > MAX_PART_BYTES) throw new RbtError(ErrorCode.PROTOCOL, `peer ${peer} sent a malformed NFT page`)
-        const b = Buffer.from(page.data, 'base64')
-        size += b.length
-        if (size > page.total) throw new RbtError(ErrorCode.PROTOCOL, `peer ${peer} sent too much NFT data`)
-        chunks.push(b)
-      }
-      return new Uint8Array(Buffer.concat(chunks))
-    },
-    provide: async (nftId) => { await host.provide(nftId, { timeoutMs: 15_000 }) },
-    candidates: async (nftId) => {
-      const out = new Set<string>(host.topicPeers(nftTopic(nftId)))
-      const providers = await host.findProviders(nftId, { timeoutMs: 10_000, limit: 10 }).catch(() => [])
-      for (const p of providers) {
-        if (p.peerId === host.peerId) continue
-        out.add(p.peerId)
-        // a direct connection also joins the NFT topic's mesh, so later states arrive by gossip
-        if (!host.isConnected(p.peerId)) {
-          for (const ma of p.multiaddrs) {
-            try { await host.dial(ma.includes('/p2p/') ? ma : `${ma}/p2p/${p.peerId}`, { timeoutMs: 5_000 }); break } catch { /* next address */ }
-          }
-        }
-      }
-      for (const p of host.connectedPeers()) out.add(p)
-      out.delete(host.peerId)
-      return [...out]
     }
   }
+}
+
+export function createNftNetwork (host: P2pHost, rpc: RpcClient<NftMethods>): NftNetwork {
+  return {
+    ...tokenTopic<NftEvent>(host, nftTopic, ['nft', 'blockId', 'owner', 'txid']),
+    fetchChain: async (peer, nftId) => {
+      return checkChainReply(await rpc.call(peer, 'nft.chain', { nftId }, { timeoutMs: 10_000 }), peer, 'NFT')
+    },
+    fetchPart: async (peer, nftId, part) => await joinPages(rpc.callPaged(peer, 'nft.part', { nftId, part }, { timeoutMs: 60_000 }), peer, 'NFT'),
+    provide: async (nftId) => { await host.provide(nftId, { timeoutMs: 15_000 }) },
+    candidates: async (nftId) => await candidatesOf(host, nftId, nftTopic(nftId))
+  }
+}
+
+/** A file served in pages (base64), one empty page for an empty file. */
+export function pagesOf (bytes: Uint8Array): AsyncIterable<{ total: number, data: string }> {
+  return (async function * () {
+    if (bytes.length === 0) yield { total: 0, data: '' }
+    for (let off = 0; off < bytes.length; off += PAGE_BYTES) yield { total: bytes.length, data: Buffer.from(bytes.subarray(off, off + PAGE_BYTES)).toString('base64') }
+  })()
+}
+
+/** Joins the pages of a file fetched from `peer`, refusing malformed or oversized answers. */
+export async function joinPages (pages: AsyncIterable<{ total: number, data: string }>, peer: string, what: string): Promise<Uint8Array> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const page of pages) {
+    if (typeof page?.data !== 'string' || typeof page.total !== 'number' || page.total > MAX_PART_BYTES) throw new RbtError(ErrorCode.PROTOCOL, `peer ${peer} sent a malformed ${what} page`)
+    const b = Buffer.from(page.data, 'base64')
+    size += b.length
+    if (size > page.total) throw new RbtError(ErrorCode.PROTOCOL, `peer ${peer} sent too much ${what} data`)
+    chunks.push(b)
+  }
+  return new Uint8Array(Buffer.concat(chunks))
+}
+
+/** Peers that may hold token `id`: its topic's peers, DHT providers (dialled, so they join the mesh), then connected peers. */
+export async function candidatesOf (host: P2pHost, id: string, topic: string): Promise<string[]> {
+  const out = new Set<string>(host.topicPeers(topic))
+  const providers = await host.findProviders(id, { timeoutMs: 10_000, limit: 10 }).catch(() => [])
+  for (const p of providers) {
+    if (p.peerId === host.peerId) continue
+    out.add(p.peerId)
+    // a direct connection also joins the token topic's mesh, so later states arrive by gossip
+    if (!host.isConnected(p.peerId)) {
+      for (const ma of p.multiaddrs) {
+        try { await host.dial(ma.includes('/p2p/') ? ma : `${ma}/p2p/${p.peerId}`, { timeoutMs: 5_000 }); break } catch { /* next address */ }
+      }
+    }
+  }
+  for (const p of host.connectedPeers()) out.add(p)
+  out.delete(host.peerId)
+  return [...out]
+}
+
+/** Checks a fetched chain's shape. */
+export function checkChainReply (res: { blocks?: unknown } | undefined, peer: string, what: string): Uint8Array[] {
+  const blocks = res?.blocks
+  if (!Array.isArray(blocks) || blocks.length > MAX_CHAIN_BLOCKS || !blocks.every((b) => b instanceof Uint8Array)) {
+    throw new RbtError(ErrorCode.PROTOCOL, `peer ${peer} sent a malformed ${what} chain`)
+  }
+  return blocks as Uint8Array[]
 }

@@ -20,6 +20,7 @@ import type { Logger } from '../../util/logger.js'
 import type { SignPrompt } from '../../wallet/did-crypto.js'
 import { isValidDid } from '../../wallet/did-string.js'
 import type { TransferResult } from '../../consensus/sender.js'
+import { ChainFollower, followNetwork, requireCore } from '../chain-follower.js'
 
 /** Published on `/rbt/nft/<id>/1.0.0` by the owner's node after each committed state. */
 export interface NftEvent { nft: string, blockId: string, owner: string, txid: string }
@@ -66,16 +67,20 @@ function checkNftId (id: string, what = 'NFT'): void {
 }
 
 export class NftService {
-  private readonly followed = new Set<string>()
-  private readonly syncing = new Map<string, Promise<void>>()
+  private readonly follower: ChainFollower
 
-  constructor (private readonly d: NftServiceDeps) {}
-
-  private net (): NftNetwork {
-    const n = this.d.network()
-    if (n === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
-    return n
+  constructor (private readonly d: NftServiceDeps) {
+    this.follower = new ChainFollower({
+      ledger: d.ledger,
+      tokens: d.tokens,
+      isLocal: async (did) => await d.identity.isLocal(did),
+      log: d.log,
+      what: 'NFT',
+      network: () => followNetwork<NftEvent>(d.network(), (e) => e.nft)
+    })
   }
+
+  private net (): NftNetwork { return requireCore(this.d.network()) }
 
   async generate (did: string, metadata: Uint8Array | undefined, artifact: Uint8Array | undefined, artifactName: string): Promise<string> {
     if (!isValidDid(did)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID')
@@ -215,62 +220,12 @@ export class NftService {
     for (const id of await this.d.follows.list()) this.follow(id)
   }
 
-  private follow (nftId: string): void {
-    if (this.followed.has(nftId)) return
-    const n = this.d.network()
-    if (n === undefined) return
-    this.followed.add(nftId)
-    n.follow(nftId, (e, from) => {
-      if (e.nft !== nftId || from === undefined) return
-      this.sync(nftId, from, e.blockId).catch((err) => { this.d.log.debug(`NFT ${nftId}: sync from ${from} failed: ${errorMessage(err)}`) })
-    })
-  }
+  private follow (nftId: string): void { this.follower.follow(nftId) }
 
-  /** Catch-up after subscribing: the gossip mesh and DHT providers take a moment, so ask again with backoff (bounded). */
-  private async syncFromAny (nftId: string, deadlineMs = 60_000): Promise<void> {
-    const until = Date.now() + deadlineMs
-    for (let i = 0; Date.now() < until; i++) {
-      const n = this.d.network()
-      if (n === undefined) return
-      const peers = await n.candidates(nftId).catch(() => [])
-      // all candidates at once: one slow or unreachable peer must not hold the others up
-      const got = await Promise.all(peers.map(async (peer) => ({ peer, blocks: await n.fetchChain(peer, nftId).catch(() => [] as Uint8Array[]) })))
-      got.sort((x, y) => y.blocks.length - x.blocks.length)
-      this.d.log.debug(`NFT ${nftId}: catching up, ${peers.length} candidate peer(s), longest chain ${got[0]?.blocks.length ?? 0}`)
-      for (const g of got) {
-        if (g.blocks.length === 0) break
-        try {
-          await this.syncBlocks(nftId, g.blocks, g.peer)
-          if ((await this.d.ledger.chain(nftId)).length > 0) return
-        } catch (e) { this.d.log.debug(`NFT ${nftId}: chain from ${g.peer}: ${errorMessage(e)}`) }
-      }
-      await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** i, 5000)))
-    }
-  }
+  private async syncFromAny (nftId: string): Promise<void> { await this.follower.syncFromAny(nftId) }
 
   /** Fetches the NFT's chain from `peer`, validates the whole chain and stores it (never trusted as sent). */
-  async sync (nftId: string, peer: string, wantBlockId?: string): Promise<void> {
-    const have = await this.d.ledger.token(nftId)
-    if (wantBlockId !== undefined && have?.latestBlockId === wantBlockId) return
-    await this.syncBlocks(nftId, await this.net().fetchChain(peer, nftId), peer)
-  }
-
-  private async syncBlocks (nftId: string, blocks: Uint8Array[], peer: string): Promise<void> {
-    const prev = this.syncing.get(nftId) ?? Promise.resolve()
-    const run = prev.catch(() => {}).then(async () => {
-      const have = await this.d.ledger.token(nftId)
-      if (have !== undefined && (have.status === 'Locked' || have.status === 'Generated')) return
-      if (blocks.length === 0) throw new RbtError(ErrorCode.NOT_FOUND, `peer ${peer} holds no chain for NFT ${nftId}`)
-      const held = await this.d.ledger.chain(nftId)
-      if (blocks.length <= held.length) return
-      const owner = decodeBlockEnvelope(blocks[blocks.length - 1]).content.owner
-      const status = await this.d.identity.isLocal(owner) ? 'Free' : 'Transferred'
-      await this.d.tokens.ingestChain(nftId, blocks, { status })
-      this.d.log.info(`NFT ${nftId}: synced ${blocks.length} blocks from ${peer}, owner ${owner}`)
-    })
-    this.syncing.set(nftId, run)
-    await run
-  }
+  async sync (nftId: string, peer: string, wantBlockId?: string): Promise<void> { await this.follower.sync(nftId, peer, wantBlockId) }
 
   /** GET /svc/v1/fetch-nft: the NFT's files from the network into the local NFT folder, verified against the id. */
   async fetch (nftId: string): Promise<{ message: string, path: string }> {

@@ -12,6 +12,8 @@ import { TransferReceiver } from '../../../src/consensus/receiver.js'
 import { ownerSigner, quorumSigner } from '../../../src/consensus/wallet-adapters.js'
 import { didSignatureVerifier } from '../../../src/tokens/verifier.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
+import { ContractEngine } from '../../../src/contracts/sandbox.js'
+import type { ScCode } from '../../../src/consensus/smart-contract.js'
 
 /** In-memory ledger with the same atomicity contract: a commit applies all its writes or none. */
 export class MemoryLedger implements Ledger {
@@ -80,6 +82,9 @@ export class SimNet {
   published: Array<{ stateHash: string, quorum: string }> = []
   quorumDids: string[] = []
   now = 1_700_000_000_000
+  /** smart contracts: the engine every quorum runs them with, and the code each sender sends */
+  engine = new ContractEngine()
+  scCode = new Map<string, ScCode>()
 
   clock = { now: () => this.now }
 
@@ -128,11 +133,11 @@ export class SimNet {
     if (ledger !== undefined) n.ledger = ledger
     const verifier = didSignatureVerifier({ resolve: async (did) => this.docs.get(did) })
     const fault = (s: string): void => { n.fault?.(s) }
-    n.sender = new TransferSender({ ledger: n.ledger, transport: this.transportFor(n), selfPeer: name, clock: this.clock, fault, deliverAttempts: 1 })
+    n.sender = new TransferSender({ ledger: n.ledger, transport: this.transportFor(n), selfPeer: name, clock: this.clock, fault, deliverAttempts: 1, scCode: async (id) => this.scCode.get(id)! })
     n.quorum = new QuorumService({
       ledger: n.ledger, verifier, signerFor: (d) => this.quorumDids.includes(d) && n.dids.has(d) ? n.dids.get(d)!.quorum : undefined,
       ownerSignerFor: (d) => n.dids.get(d)?.owner,
-      markers: this.markerStore(), transport: this.transportFor(n), clock: this.clock, fault, pledgePeriodMs: 60_000, staleVoteMs: 1000
+      markers: this.markerStore(), transport: this.transportFor(n), clock: this.clock, fault, pledgePeriodMs: 60_000, staleVoteMs: 1000, contracts: this.engine
     })
     n.receiver = new TransferReceiver({ ledger: n.ledger, verifier, isLocalDid: async (d) => n.dids.has(d), trustedQuorums: async () => [], clock: this.clock, fault })
     this.nodes.push(n)

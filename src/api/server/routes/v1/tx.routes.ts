@@ -13,6 +13,11 @@ export function txRoutes (r: Registrar, s: ApiServices): void {
       if (s.nfts === undefined) throw new RbtError(ErrorCode.NOT_FOUND, 'NFTs are not served by this node')
       return await s.nfts.transact({ initiator: body.initiator, owner: body.owner, nft: t.nft!, transferNftOwnership: t.transferNftOwnership, memo: body.memo })
     }
+    if ((t.smartContract?.length ?? 0) > 0) {
+      if (t.rbt !== undefined || (t.ft?.length ?? 0) > 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'mixing smart contracts with RBT or FT tokens in one transaction is not available; send them separately')
+      if (s.contracts === undefined) throw new RbtError(ErrorCode.NOT_FOUND, 'smart contracts are not served by this node')
+      return await s.contracts.transact({ initiator: body.initiator, smartContract: t.smartContract!, memo: body.memo })
+    }
     const rbt = t.rbt ?? 0
     return await s.consensus.transfer({
       initiator: body.initiator,

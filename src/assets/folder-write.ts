@@ -1,0 +1,19 @@
+/**
+ * Writes a content-addressed folder all at once: the files go into a temporary folder next to the
+ * target, which is then renamed into place. A concurrent writer of the same id may win the rename;
+ * that is fine when `complete()` then sees the folder.
+ */
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+
+export async function writeFolderAtomically (parent: string, target: string, files: Array<[name: string, data: string | Uint8Array]>, complete: () => Promise<boolean>): Promise<void> {
+  const tmp = join(parent, `.tmp-${randomBytes(6).toString('hex')}`)
+  await mkdir(tmp, { recursive: true })
+  try {
+    for (const [name, data] of files) await writeFile(join(tmp, name), data)
+    await rename(tmp, target).catch(async (e) => { if (!await complete()) throw e })
+  } finally {
+    await rm(tmp, { recursive: true, force: true })
+  }
+}
