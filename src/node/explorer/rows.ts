@@ -1,6 +1,7 @@
 import type { BlockRecord, TokenRecord, TransactionRecord } from '../../storage/token-records.js'
 import { txView } from '../consensus/consensus-api.js'
 import type { SqlValue } from './sql.js'
+import type { NftChainItem } from '../../api/contract/nft-results.js'
 
 /** Maps the node's records onto explorer rows (column name → value). */
 export type Row = Record<string, SqlValue | undefined>
@@ -86,4 +87,18 @@ export const blockRow = (b: BlockRecord): Row => ({
   epoch: b.epoch,
   signers: JSON.stringify(b.signers),
   stored_at: b.storedAt
+})
+
+/** One state of an NFT (explorer_nft_states), from the same view as the NFT chain API. */
+export const nftStateRow = (tokenId: string, blockNumber: number, s: NftChainItem): Row => ({
+  token_id: tokenId,
+  block_number: blockNumber,
+  block_id: s.block_id,
+  tx_id: s.transactionId === '' ? null : s.transactionId,
+  tx_type: s.transaction_type,
+  initiator: s.initiator,
+  owner: s.owner,
+  data: s.data,
+  value_milli: Math.round(s.value * 1000),
+  epoch: s.epoch
 })

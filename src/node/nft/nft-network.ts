@@ -46,6 +46,7 @@ export function nftRpcHandlers (svc: () => NftService): RpcHandlers<NftMethods> 
 function parseEvent (data: Uint8Array): NftEvent | undefined {
   try {
     const e = JSON.parse(new TextDecoder().decode(data)) as Partial<NftEvent>
+    if (e.child !== undefined && !isCidV0(e.child)) return undefined
     if (typeof e.nft === 'string' && typeof e.blockId === 'string' && typeof e.owner === 'string' && typeof e.txid === 'string') return e as NftEvent
   } catch { /* ignored */ }
   return undefined
@@ -53,7 +54,7 @@ function parseEvent (data: Uint8Array): NftEvent | undefined {
 
 export function createNftNetwork (host: P2pHost, rpc: RpcClient<NftMethods>): NftNetwork {
   return {
-    publish: async (nftId, e) => { await host.publish(nftTopic(nftId), new TextEncoder().encode(JSON.stringify(e))) },
+    publish: async (nftId, e) => await host.publish(nftTopic(nftId), new TextEncoder().encode(JSON.stringify(e))),
     follow: (nftId, handler) => {
       host.subscribe(nftTopic(nftId), (msg) => {
         const e = parseEvent(msg.data)

@@ -103,7 +103,7 @@ describe('explorer: sync loop over a real token ledger into SQLite', function ()
       await inSync(service)
       expect(service.status().last_full_sync_at).to.be.a('number')
       expect([count(db, 'explorer_tokens'), count(db, 'explorer_transactions'), count(db, 'explorer_blocks'), count(db, 'explorer_tx_tokens'), count(db, 'explorer_dids')]).to.deep.equal([3, 4, 5, 5, 1])
-      expect(db.prepare('SELECT id, name FROM explorer_migrations').all()).to.deep.equal([{ id: 1, name: 'initial' }])
+      expect(db.prepare('SELECT id, name FROM explorer_migrations ORDER BY id').all()).to.deep.equal([{ id: 1, name: 'initial' }, { id: 2, name: 'asset states' }])
     } finally { db.close() }
   })
 
