@@ -221,7 +221,7 @@ export class NftService {
       if (sent > 0) { this.d.log.debug(`NFT ${nftId}: announced as a child of ${parent} to ${sent} peer(s)`); return }
       await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** i, 8000)))
     }
-    this.d.log.warn(`NFT ${nftId}: no peer follows the parent ${parent}; its originator learns of this child when it syncs from this node`)
+    this.d.log.warn(`NFT ${nftId}: no peer follows the parent ${parent}: its originator was not told of this child`)
   }
 
   /**
