@@ -54,6 +54,7 @@ export const globalFlags = {
   rbtAmount: Flags.string({ description: 'RBT amount, up to 3 decimals', helpGroup: 'TRANSFER' }),
   transComment: Flags.string({ description: 'transaction comment (default "Test transaction")', helpGroup: 'TRANSFER' }),
   transType: Flags.string({ description: 'transaction type (default 2)', helpGroup: 'TRANSFER' }),
+  quorumType: Flags.string({ description: 'quorum type of an NFT transaction: 2, the configured quorum list (the only kind this node uses)', helpGroup: 'TRANSFER' }),
   // FT / NFT
   ftName: Flags.string({ description: 'FT name', helpGroup: 'ASSETS' }),
   ftCount: Flags.string({ description: 'number of FTs', helpGroup: 'ASSETS' }),

@@ -16,6 +16,12 @@ export function nftValueFrom (flags: BaseFlags): number {
   return Number(raw)
 }
 
+/** -quorumType: the reference's scripts pass 2 (the configured quorum list); nothing else exists here. */
+export function checkQuorumType (flags: BaseFlags): void {
+  const q = flags.quorumType
+  if (q !== undefined && q !== '' && q !== '2') throw new UsageError(`-quorumType ${q} is not available: this node uses its configured quorum list (-quorumType 2)`)
+}
+
 export interface NftTxInput {
   initiator: string
   owner: string
@@ -27,6 +33,7 @@ export interface NftTxInput {
 }
 
 export async function nftTransaction (client: RbtClient, flags: BaseFlags, i: NftTxInput): Promise<Envelope<NftTxResult>> {
+  checkQuorumType(flags)
   const first = await client.call('txInitiate', {
     body: {
       initiator: i.initiator,

@@ -149,4 +149,22 @@ describe('cli: NFT commands against a stub transport', function () {
     expect(r.code).to.equal(1)
     expect(r.stderr).to.match(/\[ERROR\] NFT id "nope" is not a valid CID/)
   })
+  it('-quorumType 2 is accepted; another quorum type is refused before calling the node', async () => {
+    const ok = await runCommand(['deploy-nft', '-deployerAddr', A, '-nft', NFT, '-nftValue', '1', '-quorumType', '2'], twoStep)
+    expect(ok.code, ok.stderr).to.equal(0)
+    const r = await runCommand(['execute-nft', '-executorAddr', A, '-nft', NFT, '-nftValue', '1', '-quorumType', '1'], () => { throw new Error('no request expected') })
+    expect(r.code).to.equal(2)
+    expect(r.stderr).to.match(/\[ERROR\] -quorumType 1 is not available/)
+  })
+
+  it('fetch-nft asks the node to download the files and prints the folder', async () => {
+    const r = await runCommand(['fetch-nft', '-nft', NFT], () => ({ body: { status: true, message: 'NFT fetched successfully', result: { path: `/data/nft/${NFT}` } } }))
+    expect(r.code, r.stderr).to.equal(0)
+    expect(r.requests[0]).to.deep.include({ method: 'GET', url: `http://localhost:20000/svc/v1/fetch-nft?nft=${NFT}` })
+    expect(r.stdout).to.equal(`/data/nft/${NFT}\n`)
+    expect(r.stderr).to.include(`[INFO] NFT ${NFT} files in /data/nft/${NFT}`)
+    const miss = await runCommand(['fetch-nft', '-nft', NFT], () => ({ status: 404, body: { status: false, message: `Failed to fetch NFT ${NFT}: no peer holds it`, result: null } }))
+    expect(miss.code).to.equal(1)
+    expect(miss.stderr).to.match(/\[ERROR\] Failed to fetch NFT/)
+  })
 })

@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCli } from '../helpers/cli.js'
@@ -21,7 +21,7 @@ describe('e2e: the NFT verbs of the CLI against the quorum network', function ()
   })
   after(() => { rmSync(dir, { recursive: true, force: true }) })
 
-  it('create-nft → deploy-nft → execute-nft with data: the chain grows one block per verb; subscribe-nft makes node B follow', async () => {
+  it('create-nft → deploy-nft → execute-nft with data: the chain grows one block per verb; subscribe-nft makes node B follow, fetch-nft copies the files', async () => {
     const { a, b } = net
     const chain = async (port: typeof a, id: string): Promise<Array<{ owner: string, data: string, transaction_type: string }>> =>
       (await port.client.call('nftChain', { params: { nft_id: id } })).result as never
@@ -54,6 +54,13 @@ describe('e2e: the NFT verbs of the CLI against the quorum network', function ()
     expect(c.map((x) => [x.transaction_type, x.owner, x.data])).to.deep.equal([['09', dave, 'cli deploy'], ['10', dave, 'cli state 2']])
     await waitFor(async () => (await chain(b, nftId)).length === 2, { timeoutMs: 60_000, what: 'B to see the executed state' })
     expect((await chain(b, nftId))[1].data).to.equal('cli state 2')
+
+    // fetch-nft on the follower: the very bytes that were uploaded, under the artifact's own name
+    const fetched = await runCli(['fetch-nft', ...b.cliArgs, '-nft', nftId])
+    expect(fetched.code, fetched.stderr).to.equal(0)
+    const folder = fetched.stdout.trim()
+    expect(readFileSync(join(folder, 'metadata.json')).equals(readFileSync(join(dir, 'meta.json')))).to.equal(true)
+    expect(readFileSync(join(folder, 'art.bin')).equals(readFileSync(join(dir, 'art.bin')))).to.equal(true)
 
     // a DID the node does not host cannot execute it: [ERROR] and exit 1, the chain is unchanged
     const refused = await runCli(['execute-nft', ...a.cliArgs, '-executorAddr', net.bob, '-nft', nftId, '-nftValue', '1', '-nftData', 'not mine', '-privPWD', USER_PASSWORD])
