@@ -77,7 +77,8 @@ async function expectMatchesNode (node: NodeProcess, q: Query): Promise<void> {
 
   // NFTs: the state rows equal GET /svc/v1/nfts/{id}/chain, the NFT rows equal GET /svc/v1/nfts
   const nfts = (await c.call('nftsList')).result!
-  expect((await q('SELECT token_id, owner, value_milli, status, latest_block_id FROM explorer_nfts')).map((r) => ({ id: r.token_id, owner: r.owner, value: Number(r.value_milli), status: r.status, block: r.latest_block_id })).sort((x, y) => x.id < y.id ? -1 : 1))
+  const nftRowsNow = await q('SELECT token_id, owner, value_milli, status, latest_block_id, creator FROM explorer_nfts')
+  expect(nftRowsNow.map((r) => ({ id: r.token_id, owner: r.owner, value: Number(r.value_milli), status: r.status, block: r.latest_block_id })).sort((x, y) => x.id < y.id ? -1 : 1))
     .to.deep.equal(nfts.map((n) => ({ id: n.nft_id, owner: n.owner, value: Math.round(n.value * 1000), status: n.status, block: n.latest_block_id })).sort((x, y) => x.id < y.id ? -1 : 1))
   const stateRows = await q('SELECT * FROM explorer_nft_states')
   let states = 0
@@ -88,6 +89,7 @@ async function expectMatchesNode (node: NodeProcess, q: Query): Promise<void> {
     expect(stateRows.filter((r) => r.token_id === n.nft_id).sort((x, y) => Number(x.block_number) - Number(y.block_number)).map((r) => ({
       transactionId: r.tx_id ?? '', initiator: r.initiator, owner: r.owner, epoch: Number(r.epoch), data: r.data ?? '', block_id: r.block_id, transaction_type: r.tx_type, value: Number(r.value_milli) / 1000
     })), `states of NFT ${n.nft_id}`).to.deep.equal(chain)
+    expect(nftRowsNow.find((r) => r.token_id === n.nft_id)?.creator, `creator of NFT ${n.nft_id}`).to.equal(chain[0].owner)
   }
   expect(stateRows.length).to.equal(states)
 }

@@ -6,6 +6,9 @@ import { runCli } from '../helpers/cli.js'
 import { USER_PASSWORD, createLiteDid, quorumNetwork, type QuorumNetwork } from '../helpers/quorum-network.js'
 import { waitFor } from '../helpers/wait.js'
 
+/** CLI calls wait as long as the node may take for a consensus on a loaded machine. */
+const SLOW = { timeoutMs: 240_000 }
+
 describe('e2e: the NFT verbs of the CLI against the quorum network', function () {
   this.timeout(300_000)
   let net: QuorumNetwork
@@ -26,7 +29,7 @@ describe('e2e: the NFT verbs of the CLI against the quorum network', function ()
     const chain = async (port: typeof a, id: string): Promise<Array<{ owner: string, data: string, transaction_type: string }>> =>
       (await port.client.call('nftChain', { params: { nft_id: id } })).result as never
 
-    const made = await runCli(['create-nft', ...a.cliArgs, '-did', dave, '-metadata', join(dir, 'meta.json'), '-artifact', join(dir, 'art.bin')])
+    const made = await runCli(['create-nft', ...a.cliArgs, '-did', dave, '-metadata', join(dir, 'meta.json'), '-artifact', join(dir, 'art.bin')], SLOW)
     expect(made.code, made.stderr).to.equal(0)
     const nftId = made.stdout.trim()
     expect(nftId).to.match(/^Qm[1-9A-HJ-NP-Za-km-z]{44}$/)
@@ -34,19 +37,19 @@ describe('e2e: the NFT verbs of the CLI against the quorum network', function ()
     const listed = (await a.client.call('nftsList')).result!.find((n) => n.nft_id === nftId)
     expect(listed).to.deep.include({ owner: dave, status: 'Generated' })
 
-    const deployed = await runCli(['deploy-nft', ...a.cliArgs, '-deployerAddr', dave, '-nft', nftId, '-nftValue', '1', '-nftData', 'cli deploy', '-privPWD', USER_PASSWORD])
+    const deployed = await runCli(['deploy-nft', ...a.cliArgs, '-deployerAddr', dave, '-nft', nftId, '-nftValue', '1', '-nftData', 'cli deploy', '-privPWD', USER_PASSWORD], SLOW)
     expect(deployed.code, deployed.stderr).to.equal(0)
     expect(deployed.stdout.trim()).to.match(/^[0-9a-f]{64}$/)
     expect(deployed.stderr).to.include(`[INFO] NFT ${nftId} deployed by ${dave}`)
     let c = await chain(a, nftId)
     expect(c.map((x) => [x.transaction_type, x.owner, x.data])).to.deep.equal([['09', dave, 'cli deploy']])
 
-    const followed = await runCli(['subscribe-nft', ...b.cliArgs, '-nft', nftId])
+    const followed = await runCli(['subscribe-nft', ...b.cliArgs, '-nft', nftId], SLOW)
     expect(followed.code, followed.stderr).to.equal(0)
     expect(followed.stderr).to.include(`[INFO] following NFT ${nftId}`)
     await waitFor(async () => (await b.client.envelope('nftChain', { params: { nft_id: nftId } })).status, { timeoutMs: 60_000, what: 'B to sync the deployed NFT' })
 
-    const executed = await runCli(['execute-nft', ...a.cliArgs, '-executorAddr', dave, '-nft', nftId, '-nftValue', '1', '-nftData', 'cli state 2', '-privPWD', USER_PASSWORD])
+    const executed = await runCli(['execute-nft', ...a.cliArgs, '-executorAddr', dave, '-nft', nftId, '-nftValue', '1', '-nftData', 'cli state 2', '-privPWD', USER_PASSWORD], SLOW)
     expect(executed.code, executed.stderr).to.equal(0)
     const txid = executed.stdout.trim()
     expect(executed.stderr).to.include(`[INFO] NFT ${nftId} executed by ${dave}, transaction ${txid}`)
@@ -56,14 +59,14 @@ describe('e2e: the NFT verbs of the CLI against the quorum network', function ()
     expect((await chain(b, nftId))[1].data).to.equal('cli state 2')
 
     // fetch-nft on the follower: the very bytes that were uploaded, under the artifact's own name
-    const fetched = await runCli(['fetch-nft', ...b.cliArgs, '-nft', nftId])
+    const fetched = await runCli(['fetch-nft', ...b.cliArgs, '-nft', nftId], SLOW)
     expect(fetched.code, fetched.stderr).to.equal(0)
     const folder = fetched.stdout.trim()
     expect(readFileSync(join(folder, 'metadata.json')).equals(readFileSync(join(dir, 'meta.json')))).to.equal(true)
     expect(readFileSync(join(folder, 'art.bin')).equals(readFileSync(join(dir, 'art.bin')))).to.equal(true)
 
     // a DID the node does not host cannot execute it: [ERROR] and exit 1, the chain is unchanged
-    const refused = await runCli(['execute-nft', ...a.cliArgs, '-executorAddr', net.bob, '-nft', nftId, '-nftValue', '1', '-nftData', 'not mine', '-privPWD', USER_PASSWORD])
+    const refused = await runCli(['execute-nft', ...a.cliArgs, '-executorAddr', net.bob, '-nft', nftId, '-nftValue', '1', '-nftData', 'not mine', '-privPWD', USER_PASSWORD], SLOW)
     expect(refused.code).to.equal(1)
     expect(refused.stderr).to.match(/\[ERROR\] /)
     expect(await chain(a, nftId)).to.have.length(2)

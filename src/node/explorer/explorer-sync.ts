@@ -263,11 +263,21 @@ export class ExplorerSync {
   }
 
   private async writeTokens (tx: SqlConn, list: TokenRecord[]): Promise<void> {
+    const creators = await this.nftCreators(list)
     for (const t of list) {
       await this.upsert(tx, 'explorer_tokens', tokenRow(t))
-      const a = assetRow(t)
+      const a = assetRow(t, creators.get(t.tokenId))
       if (a !== undefined) await this.upsert(tx, a.table, a.row)
     }
+  }
+
+  /** An NFT's creator is the owner of its genesis (deploy) block; before the deploy, the DID holding it. */
+  private async nftCreators (list: TokenRecord[]): Promise<Map<string, string>> {
+    const nfts = list.filter((t) => t.kind === 'nft')
+    const out = new Map<string, string>()
+    for await (const b of this.opts.source.blocks(nfts.map((t) => blockKey(t.tokenId, 0)))) out.set(b.tokenId, b.owner)
+    for (const t of nfts) if (!out.has(t.tokenId) && t.latestBlockId === '') out.set(t.tokenId, t.owner)
+    return out
   }
 
   private async writeTxs (tx: SqlConn, list: TransactionRecord[]): Promise<void> {

@@ -27,8 +27,8 @@ export const tokenRow = (t: TokenRecord): Row => ({
   updated_at: t.updatedAt
 })
 
-/** The NFT, FT or smart-contract state row of a token of that kind; undefined for RBT. */
-export function assetRow (t: TokenRecord): { table: string, row: Row } | undefined {
+/** The NFT, FT or smart-contract state row of a token of that kind; undefined for RBT. An NFT's creator is passed in (from its genesis block). */
+export function assetRow (t: TokenRecord, nftCreator?: string): { table: string, row: Row } | undefined {
   const state: Row = {
     token_id: t.tokenId,
     owner: t.owner,
@@ -40,7 +40,7 @@ export function assetRow (t: TokenRecord): { table: string, row: Row } | undefin
     updated_at: t.updatedAt
   }
   switch (t.kind) {
-    case 'nft': return { table: 'explorer_nfts', row: { ...state, creator: t.creator } }
+    case 'nft': return { table: 'explorer_nfts', row: { ...state, creator: nftCreator ?? t.creator } }
     case 'ft': return { table: 'explorer_fts', row: { ...state, ft_name: t.ftName, creator: t.creator } }
     case 'sc': return { table: 'explorer_contracts', row: { ...state, deployer: t.creator } }
     default: return undefined
