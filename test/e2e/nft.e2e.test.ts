@@ -33,6 +33,9 @@ describe('e2e: NFTs through 7 quorum nodes', function () {
     // a follower validates signatures: it must be able to resolve the owners' DIDs
     await waitFor(async () => (await c.client.envelope('didResolve', { params: { did: net.alice } })).status && (await c.client.envelope('didResolve', { params: { did: net.bob } })).status,
       { timeoutMs: 30_000, what: 'the third node to resolve alice and bob' })
+    // every quorum answers over the network before the first NFT consensus (a loaded machine starts them slowly)
+    await waitFor(async () => (await Promise.all(net.quorumDids.map(async (did) => (await net.a.client.envelope('quorumsStatus', { query: { quorumAddress: did } })).status))).every((x) => x),
+      { timeoutMs: 180_000, intervalMs: 1000, what: 'all 7 quorums to answer a status request from node A' })
   })
   after(async () => { await c?.dispose() })
 
