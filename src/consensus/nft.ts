@@ -91,3 +91,19 @@ export function nftBlock (i: NftBlockInput): Block {
     epoch: i.epoch
   })
 }
+
+/**
+ * Why a chain announced as a child of `parentId` must not be listed as one (undefined: it may be).
+ * The announcement is never trusted: the child's first block must be its deploy genesis naming that
+ * parent, and its minter must be one of the parent's owners on the chain the checking node holds.
+ * Signatures (initiator and quorums) are checked separately when the chain is ingested.
+ */
+export function childLinkProblem (parentId: string, childId: string, genesis: Block, parentOwners: ReadonlySet<string>): string | undefined {
+  if (childId === parentId) return 'an NFT cannot be its own child'
+  if (genesis.content.transactionType !== TransactionType.DEPLOYED) return `child NFT ${childId}: the chain does not start with a deploy block`
+  const info = genesis.content.genesis?.info[childId]
+  if (info === undefined) return `child NFT ${childId}: the first block is not its genesis`
+  if ((info.parentId ?? '') !== parentId) return `child NFT ${childId} names parent ${info.parentId ?? '(none)'}, not ${parentId}`
+  if (!parentOwners.has(genesis.content.owner)) return `child NFT ${childId} was minted by ${genesis.content.owner}, who never owned the parent ${parentId}`
+  return undefined
+}

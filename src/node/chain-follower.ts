@@ -92,7 +92,8 @@ export class ChainFollower {
     await this.syncBlocks(id, await this.net().fetchChain(peer, id), peer)
   }
 
-  private async syncBlocks (id: string, blocks: Uint8Array[], peer: string): Promise<void> {
+  /** Validates and stores `blocks` as the chain of `id` (fetched from `peer`) when they extend what is held. */
+  async syncBlocks (id: string, blocks: Uint8Array[], peer: string): Promise<void> {
     const prev = this.syncing.get(id) ?? Promise.resolve()
     const run = prev.catch(() => {}).then(async () => {
       const have = await this.d.ledger.token(id)

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import type { NodeProcess } from '../helpers/node-process.js'
 import { runCli } from '../helpers/cli.js'
-import { USER_PASSWORD, createLiteDid, mintRbt, quorumNetwork, transfer, type QuorumNetwork } from '../helpers/quorum-network.js'
+import { USER_PASSWORD, complete, createLiteDid, mintRbt, quorumNetwork, transfer, type QuorumNetwork } from '../helpers/quorum-network.js'
 import { testPostgres, type PgServer } from '../helpers/postgres.js'
 import { waitFor } from '../helpers/wait.js'
 
@@ -74,6 +74,30 @@ async function expectMatchesNode (node: NodeProcess, q: Query): Promise<void> {
   // blocks of tokens held here (a received part token's parent chain may be stored without a token record)
   const held = new Set(tokenRows.map((r) => r.token_id))
   expect(blockRows.filter((r) => held.has(r.token_id)).length).to.equal(chained)
+
+  // NFTs: the state rows equal GET /svc/v1/nfts/{id}/chain, the NFT rows equal GET /svc/v1/nfts
+  const nfts = (await c.call('nftsList')).result!
+  const nftRowsNow = await q('SELECT token_id, owner, value_milli, status, latest_block_id, creator FROM explorer_nfts')
+  expect(nftRowsNow.map((r) => ({ id: r.token_id, owner: r.owner, value: Number(r.value_milli), status: r.status, block: r.latest_block_id })).sort((x, y) => x.id < y.id ? -1 : 1))
+    .to.deep.equal(nfts.map((n) => ({ id: n.nft_id, owner: n.owner, value: Math.round(n.value * 1000), status: n.status, block: n.latest_block_id })).sort((x, y) => x.id < y.id ? -1 : 1))
+  const stateRows = await q('SELECT * FROM explorer_nft_states')
+  let states = 0
+  for (const n of nfts) {
+    if (n.latest_block_id === '') continue
+    const chain = (await c.call('nftChain', { params: { nft_id: n.nft_id } })).result!
+    states += chain.length
+    expect(stateRows.filter((r) => r.token_id === n.nft_id).sort((x, y) => Number(x.block_number) - Number(y.block_number)).map((r) => ({
+      transactionId: r.tx_id ?? '', initiator: r.initiator, owner: r.owner, epoch: Number(r.epoch), data: r.data ?? '', block_id: r.block_id, transaction_type: r.tx_type, value: Number(r.value_milli) / 1000
+    })), `states of NFT ${n.nft_id}`).to.deep.equal(chain)
+    expect(nftRowsNow.find((r) => r.token_id === n.nft_id)?.creator, `creator of NFT ${n.nft_id}`).to.equal(chain[0].owner)
+  }
+  expect(stateRows.length).to.equal(states)
+}
+
+async function nftTx (node: NodeProcess, did: string, nft: { nftId: string, value: number, data: string }): Promise<void> {
+  const first = await node.client.call('txInitiate', { body: { initiator: did, owner: did, tokens: { nft: [nft], transferNftOwnership: false }, memo: 'explorer nft' } })
+  const done = await complete(node.client, first, USER_PASSWORD)
+  expect(done.status, done.message).to.equal(true)
 }
 
 describe('e2e: explorer service exports the chain data into a database', function () {
@@ -118,6 +142,17 @@ describe('e2e: explorer service exports the chain data into a database', functio
       await send(net.b, xb, xa, 0.25, 'received')
       await explorerInSync(a)
       await expectMatchesNode(a, q)
+
+      // an NFT is created, deployed and executed: token, transaction, block and NFT state rows follow
+      const form = { fields: { did: xa }, files: { metadata: { filename: 'meta.json', data: Buffer.from('{"explorer":true}') }, artifact: { filename: 'a.bin', data: Buffer.from('explorer artifact') } } }
+      const nftId = (await a.client.call('nftsGenerate', { form })).result as string
+      await nftTx(a, xa, { nftId, value: 1, data: 'explorer deploy' })
+      await nftTx(a, xa, { nftId, value: 1, data: 'explorer state 2' })
+      await explorerInSync(a)
+      await expectMatchesNode(a, q)
+      expect((await q('SELECT block_number, tx_type, owner, data FROM explorer_nft_states WHERE token_id = ? ORDER BY block_number', [nftId])).map((r) => [Number(r.block_number), r.tx_type, r.owner, r.data]))
+        .to.deep.equal([[0, '09', xa, 'explorer deploy'], [1, '10', xa, 'explorer state 2']])
+      expect(await q('SELECT token_id, kind FROM explorer_tokens WHERE token_id = ?', [nftId])).to.deep.equal([{ token_id: nftId, kind: 'nft' }])
 
       // the database "goes down" (test fault hook) while a transfer commits; nothing is lost
       const down = join(root, 'explorer.down')

@@ -9,7 +9,8 @@ import { dbErrorMessage, openConnection, type DbTarget } from './drivers.js'
 import { currentTables } from './migrations/index.js'
 import { quoteIdent } from './schema.js'
 import { deleteWhereSql, migrate, rowValues, upsertSql, type SqlConn } from './sql.js'
-import { assetRow, blockRow, didRow, tokenRow, txRows, type DidInfo, type Row } from './rows.js'
+import { assetRow, blockRow, didRow, nftStateRow, tokenRow, txRows, type DidInfo, type Row } from './rows.js'
+import { nftChainItem } from '../nft/nft-chain.js'
 
 /** What the explorer reads from the node: its own storage, never the HTTP API. */
 export interface ExplorerSource {
@@ -18,6 +19,8 @@ export interface ExplorerSource {
   tokens: (ids?: string[]) => AsyncIterable<TokenRecord>
   blocks: (keys?: string[]) => AsyncIterable<BlockRecord>
   transactions: (ids?: string[]) => AsyncIterable<TransactionRecord>
+  /** Block envelopes by body key (BlockRecord.bodyKey); undefined where missing. */
+  blockBodies: (keys: string[]) => Promise<Array<Uint8Array | undefined>>
 }
 
 export function kvExplorerSource (store: KvStore, dids: () => Promise<DidInfo[]>): ExplorerSource {
@@ -35,7 +38,10 @@ export function kvExplorerSource (store: KvStore, dids: () => Promise<DidInfo[]>
     dids,
     tokens: read<TokenRecord>(Collections.tokens),
     blocks: read<BlockRecord>(Collections.blocks),
-    transactions: read<TransactionRecord>(Collections.transactions)
+    transactions: read<TransactionRecord>(Collections.transactions),
+    blockBodies: async (keys) => keys.length === 0
+      ? []
+      : (await store.collection<string>(Collections.blockBodies).getMany(keys)).map((s) => s === undefined ? undefined : new Uint8Array(Buffer.from(s, 'base64')))
   }
 }
 
@@ -257,11 +263,21 @@ export class ExplorerSync {
   }
 
   private async writeTokens (tx: SqlConn, list: TokenRecord[]): Promise<void> {
+    const creators = await this.nftCreators(list)
     for (const t of list) {
       await this.upsert(tx, 'explorer_tokens', tokenRow(t))
-      const a = assetRow(t)
+      const a = assetRow(t, creators.get(t.tokenId))
       if (a !== undefined) await this.upsert(tx, a.table, a.row)
     }
+  }
+
+  /** An NFT's creator is the owner of its genesis (deploy) block; before the deploy, the DID holding it. */
+  private async nftCreators (list: TokenRecord[]): Promise<Map<string, string>> {
+    const nfts = list.filter((t) => t.kind === 'nft')
+    const out = new Map<string, string>()
+    for await (const b of this.opts.source.blocks(nfts.map((t) => blockKey(t.tokenId, 0)))) out.set(b.tokenId, b.owner)
+    for (const t of nfts) if (!out.has(t.tokenId) && t.latestBlockId === '') out.set(t.tokenId, t.owner)
+    return out
   }
 
   private async writeTxs (tx: SqlConn, list: TransactionRecord[]): Promise<void> {
@@ -278,6 +294,29 @@ export class ExplorerSync {
 
   private async writeBlocks (tx: SqlConn, list: BlockRecord[]): Promise<void> {
     for (const b of list) await this.upsert(tx, 'explorer_blocks', blockRow(b))
+    await this.writeNftStates(tx, list)
+  }
+
+  /** Blocks of NFTs are also NFT states: decoded through the same view as the NFT chain API. */
+  private async writeNftStates (tx: SqlConn, list: BlockRecord[]): Promise<void> {
+    const ids = [...new Set(list.map((b) => b.tokenId))]
+    const nfts = new Set<string>()
+    for await (const t of this.opts.source.tokens(ids)) if (t.kind === 'nft') nfts.add(t.tokenId)
+    const blocks = list.filter((b) => nfts.has(b.tokenId))
+    const bodies = await this.opts.source.blockBodies(blocks.map((b) => b.bodyKey))
+    for (const [i, b] of blocks.entries()) {
+      const env = bodies[i]
+      let row: Row
+      try {
+        if (env === undefined) throw new Error(`block body ${b.bodyKey} is missing`)
+        row = nftStateRow(b.tokenId, b.number, nftChainItem(b.tokenId, env))
+      } catch (e) {
+        // a block the node cannot read is left out of the states; it must not stall the export
+        this.opts.log.warn(`explorer: NFT ${b.tokenId} block ${b.number} left out of explorer_nft_states: ${(e as Error).message}`)
+        continue
+      }
+      await this.upsert(tx, 'explorer_nft_states', row)
+    }
   }
 
   private async setState (conn: SqlConn, name: string, value: string): Promise<void> {

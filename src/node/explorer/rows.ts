@@ -1,6 +1,7 @@
 import type { BlockRecord, TokenRecord, TransactionRecord } from '../../storage/token-records.js'
 import { txView } from '../consensus/consensus-api.js'
 import type { SqlValue } from './sql.js'
+import type { NftChainItem } from '../../api/contract/nft-results.js'
 
 /** Maps the node's records onto explorer rows (column name → value). */
 export type Row = Record<string, SqlValue | undefined>
@@ -26,8 +27,8 @@ export const tokenRow = (t: TokenRecord): Row => ({
   updated_at: t.updatedAt
 })
 
-/** The NFT, FT or smart-contract state row of a token of that kind; undefined for RBT. */
-export function assetRow (t: TokenRecord): { table: string, row: Row } | undefined {
+/** The NFT, FT or smart-contract state row of a token of that kind; undefined for RBT. An NFT's creator is passed in (from its genesis block). */
+export function assetRow (t: TokenRecord, nftCreator?: string): { table: string, row: Row } | undefined {
   const state: Row = {
     token_id: t.tokenId,
     owner: t.owner,
@@ -39,7 +40,7 @@ export function assetRow (t: TokenRecord): { table: string, row: Row } | undefin
     updated_at: t.updatedAt
   }
   switch (t.kind) {
-    case 'nft': return { table: 'explorer_nfts', row: { ...state, creator: t.creator } }
+    case 'nft': return { table: 'explorer_nfts', row: { ...state, creator: nftCreator ?? t.creator } }
     case 'ft': return { table: 'explorer_fts', row: { ...state, ft_name: t.ftName, creator: t.creator } }
     case 'sc': return { table: 'explorer_contracts', row: { ...state, deployer: t.creator } }
     default: return undefined
@@ -86,4 +87,18 @@ export const blockRow = (b: BlockRecord): Row => ({
   epoch: b.epoch,
   signers: JSON.stringify(b.signers),
   stored_at: b.storedAt
+})
+
+/** One state of an NFT (explorer_nft_states), from the same view as the NFT chain API. */
+export const nftStateRow = (tokenId: string, blockNumber: number, s: NftChainItem): Row => ({
+  token_id: tokenId,
+  block_number: blockNumber,
+  block_id: s.block_id,
+  tx_id: s.transactionId === '' ? null : s.transactionId,
+  tx_type: s.transaction_type,
+  initiator: s.initiator,
+  owner: s.owner,
+  data: s.data,
+  value_milli: Math.round(s.value * 1000),
+  epoch: s.epoch
 })

@@ -50,11 +50,12 @@ function parseEvent<E> (data: Uint8Array, fields: ReadonlyArray<keyof E & string
 
 /** Publishing and following JSON events on a gossipsub topic per token. */
 export function tokenTopic<E> (host: P2pHost, topicOf: (id: string) => string, fields: ReadonlyArray<keyof E & string>): {
-  publish: (id: string, e: E) => Promise<void>
+  /** resolves to the number of peers the event was sent to */
+  publish: (id: string, e: E) => Promise<number>
   follow: (id: string, handler: (e: E, from: string | undefined) => void) => void
 } {
   return {
-    publish: async (id, e) => { await host.publish(topicOf(id), new TextEncoder().encode(JSON.stringify(e))) },
+    publish: async (id, e) => await host.publish(topicOf(id), new TextEncoder().encode(JSON.stringify(e))),
     follow: (id, handler) => {
       host.subscribe(topicOf(id), (msg) => {
         const e = parseEvent<E>(msg.data, fields)
@@ -65,8 +66,11 @@ export function tokenTopic<E> (host: P2pHost, topicOf: (id: string) => string, f
 }
 
 export function createNftNetwork (host: P2pHost, rpc: RpcClient<NftMethods>): NftNetwork {
+  const topic = tokenTopic<NftEvent>(host, nftTopic, ['nft', 'blockId', 'owner', 'txid'])
   return {
-    ...tokenTopic<NftEvent>(host, nftTopic, ['nft', 'blockId', 'owner', 'txid']),
+    ...topic,
+    // an announced child must at least look like an NFT id; the service checks the rest
+    follow: (id, handler) => { topic.follow(id, (e, from) => { if (e.child === undefined || isCidV0(e.child)) handler(e, from) }) },
     fetchChain: async (peer, nftId) => {
       return checkChainReply(await rpc.call(peer, 'nft.chain', { nftId }, { timeoutMs: 10_000 }), peer, 'NFT')
     },

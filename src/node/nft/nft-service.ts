@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { ok, type Envelope, type PendingSignature } from '../../api/contract/envelope.js'
 import type { NftChainItem, NftListItem, NftTxResult } from '../../api/contract/nft-results.js'
 import { NftFileStore, NFT_PARTS, type NftPart } from '../../assets/nft/nft-files.js'
-import { NFT_TOKEN_TYPE, childNftId, isNftTokenType, type NftOp } from '../../consensus/nft.js'
+import { NFT_TOKEN_TYPE, childLinkProblem, childNftId, isNftTokenType, type NftOp } from '../../consensus/nft.js'
 import type { Ledger } from '../../consensus/ports.js'
 import type { TokenRepositories } from '../../storage/token-repositories.js'
 import { parseTransferAmount } from '../../tokenchain/amount.js'
@@ -21,12 +21,18 @@ import type { SignPrompt } from '../../wallet/did-crypto.js'
 import { isValidDid } from '../../wallet/did-string.js'
 import type { TransferResult } from '../../consensus/sender.js'
 import { ChainFollower, followNetwork, requireCore } from '../chain-follower.js'
+import { nftChainItem } from './nft-chain.js'
 
-/** Published on `/rbt/nft/<id>/1.0.0` by the owner's node after each committed state. */
-export interface NftEvent { nft: string, blockId: string, owner: string, txid: string }
+/**
+ * Published on `/rbt/nft/<id>/1.0.0` by the owner's node after each committed state. With `child`,
+ * published on the parent's topic by the node that minted that child NFT (`blockId`, `owner` and
+ * `txid` then describe the child's genesis), so the parent's originator learns its children.
+ */
+export interface NftEvent { nft: string, blockId: string, owner: string, txid: string, child?: string }
 
 export interface NftNetwork {
-  publish: (nftId: string, e: NftEvent) => Promise<void>
+  /** resolves to the number of peers the event was sent to */
+  publish: (nftId: string, e: NftEvent) => Promise<number>
   /** follows the NFT's topic; `from` is the publishing peer */
   follow: (nftId: string, handler: (e: NftEvent, from: string | undefined) => void) => void
   fetchChain: (peer: string, nftId: string) => Promise<Uint8Array[]>
@@ -76,11 +82,26 @@ export class NftService {
       isLocal: async (did) => await d.identity.isLocal(did),
       log: d.log,
       what: 'NFT',
-      network: () => followNetwork<NftEvent>(d.network(), (e) => e.nft)
+      network: () => followNetwork<NftEvent>(this.childAware(d.network()), (e) => e.nft)
     })
   }
 
   private net (): NftNetwork { return requireCore(this.d.network()) }
+
+  /** The network as the chain follower sees it: child announcements go to `learnChild` instead. */
+  private childAware (n: NftNetwork | undefined): NftNetwork | undefined {
+    if (n === undefined) return undefined
+    return {
+      ...n,
+      follow: (nftId, handler) => {
+        n.follow(nftId, (e, from) => {
+          if (e.child === undefined) { handler(e, from); return }
+          if (e.nft !== nftId || from === undefined) return
+          this.learnChild(nftId, e.child, from).catch((err) => { this.d.log.warn(`NFT ${nftId}: announced child ${e.child ?? ''} from ${from} refused: ${errorMessage(err)}`) })
+        })
+      }
+    }
+  }
 
   async generate (did: string, metadata: Uint8Array | undefined, artifact: Uint8Array | undefined, artifactName: string): Promise<string> {
     if (!isValidDid(did)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID')
@@ -114,15 +135,7 @@ export class NftService {
   }
 
   async chain (nftId: string): Promise<NftChainItem[]> {
-    return (await this.envelopes(nftId)).map((env) => {
-      const b = decodeBlockEnvelope(env)
-      const e = b.content.transInfo.tokens[nftId]
-      return {
-        transactionId: b.content.transInfo.tid ?? '', initiator: b.content.initiatorSignature?.initiatorDid ?? b.content.transInfo.sender ?? b.content.owner,
-        owner: b.content.owner, epoch: b.content.epoch ?? 0, data: b.content.nftData ?? '', block_id: `${e?.blockNumber ?? '0'}-${b.hash}`,
-        transaction_type: b.content.transactionType, value: b.content.tokenValue ?? 0
-      }
-    })
+    return (await this.envelopes(nftId)).map((env) => nftChainItem(nftId, env))
   }
 
   /** Creator (deployer) of an NFT and the parent its genesis names; only the originator's node answers links. */
@@ -202,8 +215,58 @@ export class NftService {
     const n = this.d.network()
     if (n === undefined) return
     this.follow(nftId)
+    // NFTs this node has committed are followed across restarts too
+    this.d.follows.put(nftId).catch(() => {})
     n.publish(nftId, { nft: nftId, blockId, owner, txid }).catch((e) => { this.d.log.debug(`NFT ${nftId} event: ${errorMessage(e)}`) })
     n.provide(nftId).catch(() => {})
+    this.announceChild(nftId, blockId, owner, txid).catch((e) => { this.d.log.debug(`NFT ${nftId}: child announcement: ${errorMessage(e)}`) })
+  }
+
+  /**
+   * A child NFT just deployed here is announced on its parent's topic, where the parent's
+   * originator listens (it may be another node). Retried with backoff while the topic has no
+   * peer to send it to yet (the mesh forms a heartbeat after joining).
+   */
+  private async announceChild (nftId: string, blockId: string, owner: string, txid: string, attempts = 8): Promise<void> {
+    const chain = await this.d.ledger.chain(nftId)
+    if (chain.length !== 1) return
+    const parent = decodeBlockEnvelope(chain[0]).content.genesis?.info[nftId]?.parentId
+    if (parent === undefined || parent === '') return
+    this.follow(parent)
+    const event: NftEvent = { nft: parent, child: nftId, blockId, owner, txid }
+    for (let i = 0; i < attempts; i++) {
+      const n = this.d.network()
+      if (n === undefined) return
+      const sent = await n.publish(parent, event).catch(() => 0)
+      if (sent > 0) { this.d.log.debug(`NFT ${nftId}: announced as a child of ${parent} to ${sent} peer(s)`); return }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** i, 8000)))
+    }
+    this.d.log.warn(`NFT ${nftId}: no peer follows the parent ${parent}: its originator was not told of this child`)
+  }
+
+  /**
+   * The parent's originator hears of a child minted elsewhere: fetches the child's chain from the
+   * announcing peer and keeps it only if the link holds (see childLinkProblem) and the whole chain
+   * validates (signatures, quorum signatures). Other followers of the parent ignore the announcement.
+   */
+  private async learnChild (parentId: string, childId: string, peer: string): Promise<void> {
+    checkNftId(childId, 'child NFT')
+    const parentChain = await this.d.ledger.chain(parentId)
+    if (parentChain.length === 0) return
+    if (!await this.d.identity.isLocal(decodeBlockEnvelope(parentChain[0]).content.owner)) return
+    if (await this.d.ledger.token(childId) !== undefined) return
+    const blocks = await this.net().fetchChain(peer, childId)
+    if (blocks.length === 0) throw new RbtError(ErrorCode.NOT_FOUND, `peer ${peer} holds no chain for the announced child ${childId}`)
+    const genesis = decodeBlockEnvelope(blocks[0])
+    const owners = async (): Promise<Set<string>> => new Set((await this.d.ledger.chain(parentId)).map((b) => decodeBlockEnvelope(b).content.owner))
+    let problem = childLinkProblem(parentId, childId, genesis, await owners())
+    if (problem !== undefined && !(await owners()).has(genesis.content.owner)) {
+      // the parent may have moved on since this node last synced it: catch up from the announcer, then check again
+      await this.sync(parentId, peer).catch((e) => { this.d.log.debug(`NFT ${parentId}: sync from ${peer}: ${errorMessage(e)}`) })
+      problem = childLinkProblem(parentId, childId, genesis, await owners())
+    }
+    if (problem !== undefined) throw new RbtError(ErrorCode.VERIFICATION_FAILED, problem)
+    await this.follower.syncBlocks(childId, blocks, peer)
   }
 
   async subscribe (nftId: string): Promise<void> {

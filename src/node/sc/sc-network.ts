@@ -15,7 +15,7 @@ export const scTopic = (scId: string): string => `/rbt/sc/${scId}/1.0.0`
 export interface ScEvent { smartContractToken: string, blockId: string, txid: string, initiator: string }
 
 export interface ScNetwork {
-  publish: (scId: string, e: ScEvent) => Promise<void>
+  publish: (scId: string, e: ScEvent) => Promise<number>
   follow: (scId: string, handler: (e: ScEvent, from: string | undefined) => void) => void
   fetchChain: (peer: string, scId: string) => Promise<Uint8Array[]>
   fetchPart: (peer: string, scId: string, part: ScPart) => Promise<Uint8Array>

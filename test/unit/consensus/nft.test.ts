@@ -3,7 +3,7 @@ import { decodeBlockEnvelope } from '../../../src/tokenchain/block.js'
 import { nftTokenId } from '../../../src/tokenchain/token-id.js'
 import { validateChain } from '../../../src/tokenchain/validate.js'
 import { didSignatureVerifier } from '../../../src/tokens/verifier.js'
-import { NFT_TOKEN_TYPE, childNftId, type NftOp } from '../../../src/consensus/nft.js'
+import { NFT_TOKEN_TYPE, childLinkProblem, childNftId, type NftOp } from '../../../src/consensus/nft.js'
 import type { SimDid, SimNode } from './harness.js'
 import { SimNet } from './harness.js'
 
@@ -116,5 +116,28 @@ describe('consensus: NFT deploy, execute and transfer (simulated nodes, real sig
       await b.sender.nft({ initiator: bob.did, receiver: bob.did, op: { op: 'deploy', nftId: forged, valueMilli: 100, data: '', parentId: parent, nonce: 'n2' }, memo: '', quorums: net.quorumDids }, bob.owner)
       expect.fail('forged parent accepted')
     } catch (e) { expect((e as Error).message).to.match(/consensus failed.*belongs to/) }
+  })
+  it('a child announced on the parent topic is checked, not trusted: genesis, named parent and a minter who owned the parent', async () => {
+    const { net, a, alice, bob } = await SimNet.standard()
+    const parent = await created(a, alice)
+    await a.sender.nft({ initiator: alice.did, receiver: alice.did, op: { op: 'deploy', nftId: parent, valueMilli: 1000, data: '', artifactHash: ARTIFACT }, memo: '', quorums: net.quorumDids }, alice.owner)
+    const other = await created(a, alice, 'QmPChd2hVbrJ6bfo3WBcTW4iZnpHm8TEzWkLHmLpXhF68A')
+    await a.sender.nft({ initiator: alice.did, receiver: alice.did, op: { op: 'deploy', nftId: other, valueMilli: 1000, data: '', artifactHash: 'QmPChd2hVbrJ6bfo3WBcTW4iZnpHm8TEzWkLHmLpXhF68A' }, memo: '', quorums: net.quorumDids }, alice.owner)
+    const child = childNftId(alice.did, parent, 'n1')
+    await a.sender.nft({ initiator: alice.did, receiver: alice.did, op: { op: 'deploy', nftId: child, valueMilli: 100, data: 'child', parentId: parent, nonce: 'n1' }, memo: '', quorums: net.quorumDids }, alice.owner)
+    const genesis = decodeBlockEnvelope((await a.ledger.chain(child))[0])
+    const owners = new Set((await a.ledger.chain(parent)).map((b) => decodeBlockEnvelope(b).content.owner))
+    expect(childLinkProblem(parent, child, genesis, owners)).to.equal(undefined)
+    // announced on another NFT's topic: the genesis names a different parent
+    expect(childLinkProblem(other, child, genesis, owners)).to.match(/names parent/)
+    // a minter the checking node never saw owning the parent
+    expect(childLinkProblem(parent, child, genesis, new Set([bob.did]))).to.match(/never owned the parent/)
+    // a top-level NFT passed off as a child, or a chain passed off under another id
+    expect(childLinkProblem(parent, other, decodeBlockEnvelope((await a.ledger.chain(other))[0]), owners)).to.match(/names parent \(none\)/)
+    expect(childLinkProblem(parent, other, genesis, owners)).to.match(/not its genesis/)
+    expect(childLinkProblem(parent, parent, genesis, owners)).to.match(/own child/)
+    // an execution block is not a genesis
+    await a.sender.nft({ initiator: alice.did, receiver: alice.did, op: { op: 'execute', nftId: child, valueMilli: 100, data: 'v2' }, memo: '', quorums: net.quorumDids }, alice.owner)
+    expect(childLinkProblem(parent, child, decodeBlockEnvelope((await a.ledger.chain(child))[1]), owners)).to.match(/does not start with a deploy/)
   })
 })

@@ -81,7 +81,7 @@ describe('explorer: sync loop over a real token ledger into SQLite', function ()
       expect(db.prepare("SELECT owner, latest_block_number FROM explorer_tokens WHERE token_id = 't1'").get()).to.deep.equal({ owner: BOB, latest_block_number: 1 })
       expect(db.prepare("SELECT quorum_did FROM explorer_tx_quorums WHERE tx_id = 'tx2' ORDER BY quorum_did").all()).to.deep.equal([{ quorum_did: 'q1' }, { quorum_did: 'q2' }])
       expect(db.prepare("SELECT quorums FROM explorer_transactions WHERE tx_id = 'tx2'").get()).to.deep.equal({ quorums: '["q1","q2"]' })
-      expect(db.prepare('SELECT token_id, owner FROM explorer_nfts').all()).to.deep.equal([{ token_id: 'n1', owner: ALICE }])
+      expect(db.prepare('SELECT token_id, owner, creator FROM explorer_nfts').all()).to.deep.equal([{ token_id: 'n1', owner: ALICE, creator: ALICE }])
       expect(service.status().rows).to.deep.include({ tokens: 3, transactions: 3, blocks: 4, nfts: 1 })
 
       // outage: commits while the database fails are written once it is back
@@ -103,7 +103,7 @@ describe('explorer: sync loop over a real token ledger into SQLite', function ()
       await inSync(service)
       expect(service.status().last_full_sync_at).to.be.a('number')
       expect([count(db, 'explorer_tokens'), count(db, 'explorer_transactions'), count(db, 'explorer_blocks'), count(db, 'explorer_tx_tokens'), count(db, 'explorer_dids')]).to.deep.equal([3, 4, 5, 5, 1])
-      expect(db.prepare('SELECT id, name FROM explorer_migrations').all()).to.deep.equal([{ id: 1, name: 'initial' }])
+      expect(db.prepare('SELECT id, name FROM explorer_migrations ORDER BY id').all()).to.deep.equal([{ id: 1, name: 'initial' }, { id: 2, name: 'asset states' }])
     } finally { db.close() }
   })
 

@@ -3,7 +3,11 @@ import Database from 'better-sqlite3'
 import { parseDbType, SUPPORTED_DB_TYPES } from '../../../src/node/explorer/db-types.js'
 import { currentTables, migrations } from '../../../src/node/explorer/migrations/index.js'
 import { createMigrationsTableSql } from '../../../src/node/explorer/schema.js'
-import { placeholders, upsertSql } from '../../../src/node/explorer/sql.js'
+import { migrate, placeholders, upsertSql } from '../../../src/node/explorer/sql.js'
+import { openConnection } from '../../../src/node/explorer/drivers.js'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { RbtError } from '../../../src/util/errors.js'
 
 describe('explorer: database types, schema and SQL', () => {
@@ -62,7 +66,7 @@ describe('explorer: database types, schema and SQL', () => {
   it('the SQLite and PostgreSQL DDL creates every table with the declared columns', () => {
     const db = new Database(':memory:')
     db.exec(createMigrationsTableSql('sqlite'))
-    for (const s of migrations[0]!.statements('sqlite')) db.exec(s)
+    for (const m of migrations) for (const s of m.statements('sqlite')) db.exec(s)
     for (const [name, t] of currentTables()) {
       const cols = (db.prepare(`PRAGMA table_info("${name}")`).all() as Array<{ name: string, pk: number }>)
       expect(cols.map((c) => c.name), name).to.deep.equal(t.columns.map((c) => c.name))
@@ -72,5 +76,27 @@ describe('explorer: database types, schema and SQL', () => {
     const pg = migrations[0]!.statements('postgres').join(';\n')
     expect(pg).to.include('"epoch" BIGINT NOT NULL')
     expect(pg).to.not.include('NVARCHAR')
+  })
+  it('a database at migration 1 gains the asset state tables through migration 2; applying again changes nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rbtnode-migrate-'))
+    const file = join(dir, 'x.sqlite')
+    try {
+      // a database created by a node that only knew migration 1, with a row in it
+      const old = new Database(file)
+      old.exec(createMigrationsTableSql('sqlite'))
+      for (const st of migrations[0]!.statements('sqlite')) old.exec(st)
+      old.prepare('INSERT INTO explorer_migrations (id, name, applied_at) VALUES (1, ?, 1)').run('initial')
+      old.prepare('INSERT INTO explorer_sync_state (name, value, updated_at) VALUES (?, ?, ?)').run('kept', 'yes', 1)
+      old.close()
+      const conn = await openConnection({ dialect: 'sqlite', address: '', name: file, username: '', password: '' })
+      try {
+        expect(await migrate(conn)).to.deep.equal([2])
+        expect(await migrate(conn)).to.deep.equal([])
+        const cols = await conn.query<{ name: string }>('PRAGMA table_info("explorer_nft_states")')
+        expect(cols.map((c) => c.name)).to.deep.equal(['token_id', 'block_number', 'block_id', 'tx_id', 'tx_type', 'initiator', 'owner', 'data', 'value_milli', 'epoch'])
+        expect(await conn.query('SELECT name FROM sqlite_master WHERE name = \'explorer_contract_states\'')).to.have.length(1)
+        expect(await conn.query('SELECT value FROM explorer_sync_state WHERE name = \'kept\'')).to.deep.equal([{ value: 'yes' }])
+      } finally { await conn.close() }
+    } finally { rmSync(dir, { recursive: true, force: true }) }
   })
 })
