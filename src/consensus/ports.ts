@@ -23,6 +23,9 @@ export interface TokenState {
   content?: string
   /** transaction that last changed the token */
   txid?: string
+  /** FTs only: name and creator DID */
+  ftName?: string
+  creator?: string
   updatedAt: number
 }
 
@@ -57,7 +60,8 @@ export type ConsensusCollection = 'cs-outgoing' | 'cs-votes' | 'cs-states' | 'cs
 
 export interface Ledger {
   token: (tokenId: string) => Promise<TokenState | undefined>
-  tokensOf: (did: string, status?: TokenStatus) => Promise<TokenState[]>
+  /** tokens of a DID; `family` 'rbt' (default: whole and part RBT) or 'ft' */
+  tokensOf: (did: string, status?: TokenStatus, family?: 'rbt' | 'ft') => Promise<TokenState[]>
   /** all block envelopes of a token's chain, genesis first (empty when unknown) */
   chain: (tokenId: string) => Promise<Uint8Array[]>
   record: <T>(collection: ConsensusCollection, key: string) => Promise<T | undefined>

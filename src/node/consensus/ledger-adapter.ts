@@ -10,7 +10,7 @@ import type { ConsensusCollection, Ledger, LedgerWriter, TokenState, TokenStatus
 const kindOf = (tokenType: number): TokenKindName =>
   tokenType === TokenType.PART || tokenType === TokenType.TEST_PART
     ? 'part'
-    : tokenType === TokenType.NFT || tokenType === TokenType.TEST_NFT ? 'nft' : 'rbt'
+    : tokenType === TokenType.NFT || tokenType === TokenType.TEST_NFT ? 'nft' : tokenType === TokenType.FT ? 'ft' : 'rbt'
 
 function toState (r: TokenRecord, content?: string): TokenState {
   return {
@@ -23,6 +23,7 @@ function toState (r: TokenRecord, content?: string): TokenState {
     parentId: r.parent,
     content,
     txid: r.txId,
+    ...(r.ftName !== undefined ? { ftName: r.ftName, creator: r.creator } : {}),
     updatedAt: r.updatedAt
   }
 }
@@ -60,8 +61,8 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
       const r = await repos.tokens.get(id)
       return r === undefined ? undefined : toState(r, await repos.tokens.content(id))
     },
-    tokensOf: async (did, status) => {
-      const entries = await repos.owners.list(did, 'rbt', status)
+    tokensOf: async (did, status, family) => {
+      const entries = await repos.owners.list(did, family ?? 'rbt', status)
       const recs = await repos.tokens.getMany(entries.map((e) => e.tokenId))
       const out: TokenState[] = []
       for (const r of recs) if (r !== undefined) out.push(toState(r, await repos.tokens.content(r.tokenId)))
@@ -112,7 +113,8 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
         tokens.set(t.tokenId, {
           tokenId: t.tokenId, kind: kindOf(t.tokenType), tokenType: t.tokenType, value: t.valueMilli, owner: t.owner, status: t.status,
           parent: t.parentId, latestBlockId: t.latestBlockId, latestBlockNumber: num, txId: t.txid ?? old?.txId,
-          createdAt: old?.createdAt ?? t.updatedAt, updatedAt: t.updatedAt
+          createdAt: old?.createdAt ?? t.updatedAt, updatedAt: t.updatedAt,
+          ...((t.ftName ?? old?.ftName) !== undefined ? { ftName: t.ftName ?? old?.ftName, creator: t.creator ?? old?.creator } : {})
         })
         if (t.content !== undefined) contents[t.tokenId] = t.content
       }
