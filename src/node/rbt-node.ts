@@ -19,6 +19,8 @@ import { levelTokenRepositories } from '../storage/token-repositories.js'
 import { sha3Hex } from '../tokenchain/hash.js'
 import { TokenService, didSignatureVerifier } from '../tokens/index.js'
 import { createTokenApi } from './token-api.js'
+import { createFtApi } from './ft-api.js'
+import { FtService } from '../tokens/ft-service.js'
 import type { P2pHost } from '../p2p/host.js'
 import type { Rpc } from '../p2p/rpc.js'
 import { DidStore } from './identity/did-store.js'
@@ -89,6 +91,7 @@ export class RbtNode {
   private faucet?: Faucet
   /** NFTs: files, consensus operations, subscriptions */
   readonly nfts: NftService
+  readonly fts: FtService
   private nftNetwork?: NftNetwork
   private didNetwork?: DidNetwork
   private peerKeys?: PeerKeys
@@ -138,6 +141,7 @@ export class RbtNode {
       localMint: { allowed: options.testNet, refusal: 'Local RBT generation is available only on a test network: start the node with -testNet' },
       testNet: options.testNet
     })
+    this.fts = new FtService({ store: this.store, ledger: this.tokenLedger, repos: this.repos, tokens: this.tokens })
     const follows = this.store.collection<number>('nft-follows')
     this.nfts = new NftService({
       files: new NftFileStore(this.layout.nft),
@@ -225,6 +229,7 @@ export class RbtNode {
       identity: identityApi,
       tokens: createTokenApi(this.tokens, this.identity, this.signing),
       nfts: this.nfts,
+      fts: createFtApi(this.fts, this.identity, this.signing),
       signing: identityApi,
       services: {
         setup: async (input) => await this.explorer.setup(input),

@@ -65,6 +65,8 @@ export type { TokenApi } from './token-api.js'
 /** What the NFT routes need (node/nft/nft-service.ts implements it). */
 export type NftApi = Pick<import('./nft/nft-service.js').NftService, 'generate' | 'list' | 'chain' | 'children' | 'parent' | 'transact' | 'subscribe' | 'fetch'>
 
+export type { FtApi } from './ft-api.js'
+
 export interface ServicesApi {
   setup: (input: import('./explorer/explorer-service.js').ServiceSetupInput) => Promise<import('../api/contract/routes.js').ExplorerConfigView>
   get: (serviceName: string) => { config: import('../api/contract/routes.js').ExplorerConfigView | null, status: import('../api/contract/routes.js').ExplorerStatus }
@@ -79,6 +81,8 @@ export interface ApiServices {
   signing: SigningApi
   /** NFTs; absent in API tests that do not need them (the routes then answer 503) */
   nfts?: NftApi
+  /** FTs; absent in API tests that do not need them (the routes then answer 404) */
+  fts?: import('./ft-api.js').FtApi
   /** The explorer service (setupservice); absent in API tests that do not need it. */
   services?: ServicesApi
 }

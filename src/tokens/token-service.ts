@@ -135,7 +135,7 @@ export function goTimeString (ms: number): string {
 const milliOf = (v: number | undefined): number | undefined => v === undefined ? undefined : floatToMilliExact(v)
 const rbt = (m: number | undefined): number => (m ?? 0) / 1000
 
-function blockRecordOf (tokenId: string, b: Block, storedAt: number): Omit<BlockRecord, 'bodyKey'> {
+export function blockRecordOf (tokenId: string, b: Block, storedAt: number): Omit<BlockRecord, 'bodyKey'> {
   const e = b.content.transInfo.tokens[tokenId]!
   const number = Number(e.blockNumber)
   const rec: Omit<BlockRecord, 'bodyKey'> = {

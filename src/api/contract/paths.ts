@@ -49,6 +49,8 @@ export const paths = {
   nftParent: { method: 'GET', path: '/svc/v1/nfts/:nft_id/parent' },
   nftFetch: { method: 'GET', path: '/svc/v1/fetch-nft' },
   tokensFaucet: { method: 'POST', path: '/svc/v1/tokens/generate_faucet_test' },
+  ftsMint: { method: 'POST', path: '/svc/v1/fts/mint' },
+  ftsList: { method: 'GET', path: '/svc/v1/fts' },
   legacyInitiateRbtTransfer: { method: 'POST', path: '/api/initiate-rbt-transfer' },
   legacyGetByTxnId: { method: 'GET', path: '/api/get-by-txnId' },
   legacyGetByComment: { method: 'GET', path: '/api/get-by-comment' },

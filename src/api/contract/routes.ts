@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { didCreateBody, didString, multiaddrString, peerIdString, peersBody, signatureBody } from './schemas.js'
 import { paths, type RouteId } from './paths.js'
 import type { NftChainItem, NftListItem, NftTxResult } from './nft-results.js'
+import type { FtListItemResult, FtMintResult } from './ft-results.js'
 import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtResult, NftBalanceResult, RbtBalanceResult, TokenChainResult, TokenListItemResult } from './token-results.js'
 
 /**
@@ -125,7 +126,7 @@ const specs = {
   quorumsStatus: route({ summary: 'Asks a quorum over the network whether it is reachable and set up', query: z.object({ quorumAddress: didString }), tags: ['quorums'] }),
   // ---- transactions
   txInitiate: route({
-    summary: 'One transaction endpoint: RBT (and later FT, NFT, smart contract) transfers; async (two-step)',
+    summary: 'One transaction endpoint: RBT and FT transfers (several FT kinds and RBT in one transaction), NFT deploy/execute/transfer; async (two-step)',
     body: z.object({
       initiator: didString,
       owner: didString,
@@ -143,6 +144,20 @@ const specs = {
   }),
   txList: route({ summary: 'All transactions known to the node', tags: ['transactions'] }),
   txGet: route({ summary: 'One transaction', tags: ['transactions'] }),
+  // ---- FTs
+  ftsMint: route({
+    summary: 'Mints FTs backed by whole RBT of the creator (those RBT are burnt for the FTs and leave the spendable balance); two-step',
+    body: z.object({
+      did: didString,
+      ft_name: z.string().max(64),
+      ft_count: z.number({ error: 'ft_count must be a whole number' }).refine(Number.isInteger, 'ft_count must be a whole number'),
+      token_count: z.number({ error: 'token_count must be a whole number of RBT' }).refine(Number.isInteger, 'token_count must be a whole number of RBT'),
+      ft_num_start_index: z.number({ error: 'ft_num_start_index must be a whole number' }).refine(Number.isInteger, 'ft_num_start_index must be a whole number').optional()
+    }),
+    async: true,
+    tags: ['fts']
+  }),
+  ftsList: route({ summary: 'FT kinds minted on or held by this node: creator, name, supply, value and holdings per DID', tags: ['fts'] }),
   // ---- NFTs
   nftsGenerate: route({
     summary: 'Creates an NFT from a metadata JSON file and an artifact file (multipart: did field, metadata and artifact files); content-addressed id',
@@ -244,6 +259,8 @@ export interface ResultTypes {
   txList: TxResult[]
   txGet: TxResult
   txByDid: TxResult[]
+  ftsMint: FtMintResult | import('./envelope.js').PendingSignature
+  ftsList: FtListItemResult[]
   nftsGenerate: string
   nftsList: NftListItem[]
   nftsSubscribe: null
@@ -333,3 +350,4 @@ export { multiaddrString }
 export { buildPath } from './paths.js'
 export type * from './token-results.js'
 export type * from './nft-results.js'
+export type * from './ft-results.js'

@@ -20,6 +20,7 @@ import { quorumRoutes } from './routes/v1/quorums.routes.js'
 import { txRoutes } from './routes/v1/tx.routes.js'
 import { legacyTxRoutes } from './routes/legacy/tx.routes.js'
 import { nftRoutes } from './routes/v1/nfts.routes.js'
+import { ftRoutes } from './routes/v1/fts.routes.js'
 import { serviceRoutes } from './routes/v1/services.routes.js'
 
 export interface AppOptions {
@@ -114,6 +115,7 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
   txRoutes(registrar, services)
   legacyTxRoutes(registrar, services)
   nftRoutes(registrar, services)
+  ftRoutes(registrar, services)
   serviceRoutes(registrar, services)
 
   const missing = (Object.keys(table) as RouteId[]).filter((id) => !registered.has(id))
