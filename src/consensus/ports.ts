@@ -87,7 +87,15 @@ export interface SpentMarkers {
   /** asks the network (DHT); may take a while */
   lookup: (stateHash: string) => Promise<SpentMarker | undefined>
   publish: (stateHash: string, marker: SpentMarker) => Promise<void>
+  /** many states of one transaction at once: one signature, one gossip message (no DHT records) */
+  publishBatch?: (quorum: string, txid: string, items: Array<{ stateHash: string, blockId: string }>) => Promise<void>
 }
+
+/**
+ * States of a transaction checked and published one by one in the DHT; a transaction with more
+ * states (many FTs) has the rest spread by one batched gossip message (docs/protocol.md, "FTs").
+ */
+export const MARKER_DHT_STATES = 16
 
 export type Verifier = SignatureVerifier
 

@@ -11,7 +11,7 @@ import { splitToken } from './part-split.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import type { AbortRequest, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest } from './messages.js'
 import type { Clock, ConsensusSigner, Ledger, SpentMarkers, TokenState, Verifier } from './ports.js'
-import { systemClock } from './ports.js'
+import { MARKER_DHT_STATES, systemClock } from './ports.js'
 import { stateKey, type PledgeRecord, type VoteRecord } from './records.js'
 import { ContractType, TransactionType } from '../tokenchain/types.js'
 import type { DecodedContract } from '../tokenchain/contract.js'
@@ -245,7 +245,7 @@ export class QuorumService {
   }
 
   private async networkCheck (markers: SpentMarkers, states: readonly string[], txid: string): Promise<string | undefined> {
-    const found = await Promise.all(states.map(async (s) => {
+    const found = await Promise.all(dhtStates(states).map(async (s) => {
       const [tokenId, blockId] = s.split('@')
       return { tokenId, m: await withTimeout(markers.lookup(tokenStateHash(tokenId, blockId)), this.opts.markerTimeoutMs ?? 2000).catch(() => undefined) }
     }))
@@ -343,7 +343,15 @@ export class QuorumService {
     })
     this.fault('quorum-committed')
     if (this.opts.markers !== undefined) {
-      for (const s of vote.states) {
+      const batch = this.opts.markers.publishBatch
+      if (batch !== undefined && vote.states.length > MARKER_DHT_STATES) {
+        const items = vote.states.map((s) => {
+          const [tokenId, blockId] = s.split('@')
+          return { stateHash: tokenStateHash(tokenId, blockId), blockId: formatBlockId(block.content.transInfo.tokens[tokenId]?.blockNumber ?? '0', block.hash) }
+        })
+        batch(vote.quorumDid, vote.txid, items).catch((e) => { this.log.debug(`spent markers of ${vote.txid}: ${errorMessage(e)}`) })
+      }
+      for (const s of batch !== undefined ? dhtStates(vote.states) : vote.states) {
         const [tokenId, blockId] = s.split('@')
         this.opts.markers.publish(tokenStateHash(tokenId, blockId), { txid: vote.txid, blockId: formatBlockId(block.content.transInfo.tokens[tokenId]?.blockNumber ?? '0', block.hash), quorum: vote.quorumDid })
           .catch((e) => { this.log.debug(`spent marker for ${tokenId}: ${errorMessage(e)}`) })
@@ -449,6 +457,13 @@ function pickPledge (free: TokenState[], share: number): TokenState[] | undefine
     if (sum >= share) return out
   }
   return undefined
+}
+
+/** The states looked up and published one by one in the DHT: all, or the MARKER_DHT_STATES lowest state hashes (the anchor among them). */
+function dhtStates (states: readonly string[]): string[] {
+  if (states.length <= MARKER_DHT_STATES) return [...states]
+  const hashed = states.map((s) => { const [tokenId, blockId] = s.split('@'); return { s, h: tokenStateHash(tokenId, blockId) } })
+  return hashed.sort((a, b) => a.h < b.h ? -1 : a.h > b.h ? 1 : 0).slice(0, MARKER_DHT_STATES).map((x) => x.s)
 }
 
 async function withTimeout<T> (p: Promise<T>, ms: number): Promise<T> {

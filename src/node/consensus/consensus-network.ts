@@ -4,7 +4,7 @@
  */
 import type { RpcClient, RpcHandlers, UnarySpec } from '../../p2p/rpc.js'
 import type {
-  AbortRequest, ConsensusTransport, DeliverReply, DeliverRequest, FinalizeRequest, OutcomeReply, OutcomeRequest,
+  AbortRequest, ChainBundle, ConsensusTransport, DeliverReply, DeliverRequest, FinalizeRequest, OutcomeReply, OutcomeRequest,
   PrepareReply, PrepareRequest, SignReply, SignRequest
 } from '../../consensus/messages.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
@@ -31,6 +31,45 @@ function need (cond: boolean, what: string): void {
 const isBytes = (v: unknown): v is Uint8Array => v instanceof Uint8Array
 function checkTx (r: { txid?: unknown }): void { need(typeof r?.txid === 'string' && TXID_RE.test(r.txid), 'txid') }
 function checkDid (v: unknown, what: string): void { need(typeof v === 'string' && isValidDid(v), what) }
+/**
+ * Wire form of a chain bundle: every distinct envelope once in `blocks`, each chain as indexes
+ * into it (`refs`), so a block shared by many tokens (a transfer or a genesis of many FTs)
+ * travels once. A bundle without `refs` is read as plain chains.
+ */
+interface WireBundle extends ChainBundle { blocks?: Uint8Array[], refs?: Record<string, number[]> }
+
+const packed = new WeakMap<ChainBundle, WireBundle>()
+export function packBundle (b: ChainBundle): WireBundle {
+  const hit = packed.get(b)
+  if (hit !== undefined) return hit
+  const index = new Map<Uint8Array, number>()
+  const blocks: Uint8Array[] = []
+  const refs: Record<string, number[]> = {}
+  for (const [id, chain] of Object.entries(b.chains)) {
+    refs[id] = chain.map((env) => {
+      let i = index.get(env)
+      if (i === undefined) { i = blocks.length; blocks.push(env); index.set(env, i) }
+      return i
+    })
+  }
+  const out: WireBundle = { chains: {}, contents: b.contents, blocks, refs }
+  packed.set(b, out)
+  return out
+}
+
+/** Plain chains from a wire bundle (shape-checked first); a shared block becomes one shared array. */
+export function unpackBundle (b: ChainBundle): ChainBundle {
+  const w = b as WireBundle
+  if (w.refs === undefined) return b
+  need(Array.isArray(w.blocks) && w.blocks.every(isBytes) && typeof w.refs === 'object' && w.refs !== null, 'bundle blocks')
+  const chains: Record<string, Uint8Array[]> = { ...b.chains }
+  for (const [id, list] of Object.entries(w.refs)) {
+    need(Array.isArray(list) && list.every((i) => Number.isSafeInteger(i) && i >= 0 && i < w.blocks!.length), 'bundle refs')
+    chains[id] = list.map((i) => w.blocks![i])
+  }
+  return { chains, contents: b.contents }
+}
+
 function checkBundle (b: unknown): void {
   const x = b as { chains?: unknown, contents?: unknown }
   need(x !== null && typeof x === 'object' && typeof x.chains === 'object' && x.chains !== null && typeof x.contents === 'object' && x.contents !== null, 'bundle')
@@ -44,6 +83,7 @@ export function consensusRpcHandlers (svc: () => ConsensusService): RpcHandlers<
     'cs.prepare': async (r, ctx) => {
       checkTx(r); checkDid(r.quorumDid, 'quorumDid'); need(isBytes(r.contract), 'contract'); checkBundle(r.bundle)
       need(typeof r.senderPeer === 'string', 'senderPeer')
+      r = { ...r, bundle: unpackBundle(r.bundle) }
       // the calling peer hosts the sender's DID: fetch its public document from there
       const t0 = Date.now()
       await svc().learnInitiator(r.contract, ctx.peerId)
@@ -57,6 +97,7 @@ export function consensusRpcHandlers (svc: () => ConsensusService): RpcHandlers<
     'cs.abort': async (r) => { checkTx(r); checkDid(r.quorumDid, 'quorumDid'); await svc().quorum.abort({ ...r, reason: String(r.reason ?? '') }); return { ok: true as const } },
     'cs.deliver': async (r, ctx) => {
       checkTx(r); checkDid(r.receiver, 'receiver'); need(isBytes(r.contract) && isBytes(r.block), 'contract/block'); checkBundle(r.bundle)
+      r = { ...r, bundle: unpackBundle(r.bundle) }
       await svc().learnInitiator(r.contract, ctx.peerId)
       return await svc().receiver.deliver({ ...r, memo: String(r.memo ?? ''), epoch: Number(r.epoch ?? 0) })
     },
@@ -84,11 +125,11 @@ export function consensusTransport (svc: () => ConsensusService, rpc: () => RpcC
     return await client.call(peer, method as never, req as never, { timeoutMs }) as ConsensusMethods[M]['response']
   }
   return {
-    prepare: async (r) => await peers.isLocal(r.quorumDid) ? await svc().quorum.prepare(r) : await remote(r.quorumDid, 'cs.prepare', r),
+    prepare: async (r) => await peers.isLocal(r.quorumDid) ? await svc().quorum.prepare(r) : await remote(r.quorumDid, 'cs.prepare', { ...r, bundle: packBundle(r.bundle) }),
     sign: async (r) => await peers.isLocal(r.quorumDid) ? await svc().quorum.sign(r) : await remote(r.quorumDid, 'cs.sign', r),
     finalize: async (r) => { if (await peers.isLocal(r.quorumDid)) await svc().quorum.finalize(r); else await remote(r.quorumDid, 'cs.finalize', r) },
     abort: async (r) => { if (await peers.isLocal(r.quorumDid)) await svc().quorum.abort(r); else await remote(r.quorumDid, 'cs.abort', r) },
-    deliver: async (r) => await peers.isLocal(r.receiver) ? await svc().receiver.deliver(r) : await remote(r.receiver, 'cs.deliver', r),
+    deliver: async (r) => await peers.isLocal(r.receiver) ? await svc().receiver.deliver(r) : await remote(r.receiver, 'cs.deliver', { ...r, bundle: packBundle(r.bundle) }),
     probeReceiver: async (did) => {
       if (await peers.isLocal(did)) return
       const res = await remote(did, 'cs.probe', { did })

@@ -55,6 +55,7 @@ const kindOfTx = (role: TransactionRecord['role']): StoredTx['kind'] => role ===
  * own records ride in the same atomic batch as extra operations.
  */
 export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: TokenRepositories): Ledger {
+  const bodies = new Map<string, Uint8Array>()
   const recordCol = (c: ConsensusCollection): ReturnType<KvStore['collection']> => store.collection(c)
   return {
     token: async (id) => {
@@ -65,10 +66,19 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
       const entries = await repos.owners.list(did, family ?? 'rbt', status)
       const recs = await repos.tokens.getMany(entries.map((e) => e.tokenId))
       const out: TokenState[] = []
-      for (const r of recs) if (r !== undefined) out.push(toState(r, await repos.tokens.content(r.tokenId)))
+      // FTs have no token content
+      for (const r of recs) if (r !== undefined) out.push(toState(r, family === 'ft' ? undefined : await repos.tokens.content(r.tokenId)))
       return out
     },
-    chain: async (id) => await repos.blocks.envelopes(await repos.blocks.chain(id)),
+    chain: async (id) => {
+      // a block shared by many tokens comes back as one array, so it is decoded (and sent) once
+      const recs = await repos.blocks.chain(id)
+      const missing = recs.filter((r) => !bodies.has(r.bodyKey))
+      const fetched = await repos.blocks.envelopes(missing)
+      missing.forEach((r, i) => { bodies.set(r.bodyKey, fetched[i]) })
+      while (bodies.size > 512) bodies.delete(bodies.keys().next().value!)
+      return recs.map((r) => bodies.get(r.bodyKey) ?? fetched[missing.indexOf(r)])
+    },
     record: async <T>(c: ConsensusCollection, key: string) => {
       if (c === 'cs-contents') return await repos.tokens.content(key) as T | undefined
       return await recordCol(c).get(key) as T | undefined
