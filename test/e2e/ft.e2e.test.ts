@@ -40,7 +40,7 @@ async function ftTokens (client: RbtClient, did: string): Promise<Array<{ token_
  * transfers of the same units (one wins), and a sender killed during an FT transfer.
  */
 describe('e2e: FTs (mint, transfer through consensus, failures)', function () {
-  this.timeout(300_000)
+  this.timeout(600_000)
   let net: QuorumNetwork
   let ann: string
   let ben: string
@@ -174,7 +174,7 @@ describe('e2e: FTs (mint, transfer through consensus, failures)', function () {
         sender = armed
         await waitQuorumsReachable([armed], net.quorumDids)
         const out = sendFt(armed.client, cal, ben, 'XYZ', cal, count, `ft crash at ${step}`).catch((e) => ({ status: false, message: (e as Error).message }))
-        await waitFor(() => !armed.running, { timeoutMs: 60_000, what: `the sender to die at ${step}` })
+        await waitFor(() => !armed.running, { timeoutMs: 180_000, what: `the sender to die at ${step}` })
         expect(armed.logs).to.include(`fault hook: killed at ${step}`)
         expect((await out).status).to.equal(false)
         sender = await sameNode(armed).start()
@@ -183,7 +183,7 @@ describe('e2e: FTs (mint, transfer through consensus, failures)', function () {
           const mine = await ftTokens(sender.client, cal)
           return mine.every((t) => t.token_status !== 'Locked') &&
             await ftCount(sender.client, cal, 'XYZ', cal) === c0 - moved && await ftCount(net.b.client, ben, 'XYZ', cal) === b0 + moved
-        }, { timeoutMs: 90_000, what: `recovery after '${step}'` })
+        }, { timeoutMs: 180_000, what: `recovery after '${step}'` })
         // no unit lost or duplicated: the Free units on both sides are disjoint and add up to the supply
         const calFree = (await ftTokens(sender.client, cal)).filter((t) => t.token_status === 'Free').map((t) => t.token_id)
         const benFree = (await ftTokens(net.b.client, ben)).filter((t) => t.token_status === 'Free').map((t) => t.token_id)
