@@ -26,8 +26,9 @@ export async function buildBundle (ledger: Ledger, tokenIds: readonly string[]):
     const chain = await ledger.chain(id)
     if (chain.length === 0) throw new RbtError(ErrorCode.NOT_FOUND, `no chain stored for token ${id}`)
     bundle.chains[id] = chain
-    await addContent(id)
     const genesis = decodeBlockEnvelope(chain[0])
+    // FTs have no token content
+    if (!isFtGenesis(genesis, id)) await addContent(id)
     const parentId = genesis.content.genesis?.info[id]?.parentId
     if (isFtGenesis(genesis, id)) {
       // an FT: the backing tokens it names, and every token burnt with them for the mint

@@ -8,6 +8,8 @@ import type {
   PrepareReply, PrepareRequest, SignReply, SignRequest
 } from '../../consensus/messages.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
+import { decodeBlockEnvelope } from '../../tokenchain/block.js'
+import { equalBytes } from '../../tokenchain/cbor.js'
 import { isValidDid } from '../../wallet/did-string.js'
 import type { ConsensusService } from './consensus-service.js'
 
@@ -70,6 +72,30 @@ export function unpackBundle (b: ChainBundle): ChainBundle {
   return { chains, contents: b.contents }
 }
 
+/**
+ * A delivery on the wire: when the new block is one of the bundle's blocks and embeds the contract
+ * (always, for transfers), `block` and `contract` travel as empty byte strings plus `blockRef`.
+ */
+function packDeliver (r: DeliverRequest): DeliverRequest & { blockRef?: number } {
+  const bundle = packBundle(r.bundle)
+  const i = bundle.blocks!.indexOf(r.block)
+  const embedded = i >= 0 ? decodeBlockEnvelope(r.block).content.smartContract : undefined
+  if (embedded === undefined || !equalBytes(embedded, r.contract)) return { ...r, bundle }
+  return { ...r, bundle, block: new Uint8Array(0), contract: new Uint8Array(0), blockRef: i }
+}
+
+function unpackDeliver (r: DeliverRequest & { blockRef?: unknown }): DeliverRequest {
+  const w = r.bundle as WireBundle
+  const bundle = unpackBundle(r.bundle)
+  if (r.blockRef === undefined) return { ...r, bundle }
+  need(Number.isSafeInteger(r.blockRef) && Array.isArray(w.blocks) && (r.blockRef as number) >= 0 && (r.blockRef as number) < w.blocks.length, 'blockRef')
+  const block = w.blocks![r.blockRef as number]!
+  const contract = decodeBlockEnvelope(block).content.smartContract
+  need(contract !== undefined, 'the referenced block embeds no contract')
+  const { blockRef: _ref, ...rest } = r
+  return { ...rest, bundle, block, contract: contract! }
+}
+
 function checkBundle (b: unknown): void {
   const x = b as { chains?: unknown, contents?: unknown }
   need(x !== null && typeof x === 'object' && typeof x.chains === 'object' && x.chains !== null && typeof x.contents === 'object' && x.contents !== null, 'bundle')
@@ -97,7 +123,7 @@ export function consensusRpcHandlers (svc: () => ConsensusService): RpcHandlers<
     'cs.abort': async (r) => { checkTx(r); checkDid(r.quorumDid, 'quorumDid'); await svc().quorum.abort({ ...r, reason: String(r.reason ?? '') }); return { ok: true as const } },
     'cs.deliver': async (r, ctx) => {
       checkTx(r); checkDid(r.receiver, 'receiver'); need(isBytes(r.contract) && isBytes(r.block), 'contract/block'); checkBundle(r.bundle)
-      r = { ...r, bundle: unpackBundle(r.bundle) }
+      r = unpackDeliver(r)
       await svc().learnInitiator(r.contract, ctx.peerId)
       return await svc().receiver.deliver({ ...r, memo: String(r.memo ?? ''), epoch: Number(r.epoch ?? 0) })
     },
@@ -129,7 +155,7 @@ export function consensusTransport (svc: () => ConsensusService, rpc: () => RpcC
     sign: async (r) => await peers.isLocal(r.quorumDid) ? await svc().quorum.sign(r) : await remote(r.quorumDid, 'cs.sign', r),
     finalize: async (r) => { if (await peers.isLocal(r.quorumDid)) await svc().quorum.finalize(r); else await remote(r.quorumDid, 'cs.finalize', r) },
     abort: async (r) => { if (await peers.isLocal(r.quorumDid)) await svc().quorum.abort(r); else await remote(r.quorumDid, 'cs.abort', r) },
-    deliver: async (r) => await peers.isLocal(r.receiver) ? await svc().receiver.deliver(r) : await remote(r.receiver, 'cs.deliver', { ...r, bundle: packBundle(r.bundle) }),
+    deliver: async (r) => await peers.isLocal(r.receiver) ? await svc().receiver.deliver(r) : await remote(r.receiver, 'cs.deliver', packDeliver(r)),
     probeReceiver: async (did) => {
       if (await peers.isLocal(did)) return
       const res = await remote(did, 'cs.probe', { did })
