@@ -76,7 +76,7 @@ export function unpackBundle (b: ChainBundle): ChainBundle {
  * A delivery on the wire: when the new block is one of the bundle's blocks and embeds the contract
  * (always, for transfers), `block` and `contract` travel as empty byte strings plus `blockRef`.
  */
-function packDeliver (r: DeliverRequest): DeliverRequest & { blockRef?: number } {
+export function packDeliver (r: DeliverRequest): DeliverRequest & { blockRef?: number } {
   const bundle = packBundle(r.bundle)
   const i = bundle.blocks!.indexOf(r.block)
   const embedded = i >= 0 ? decodeBlockEnvelope(r.block).content.smartContract : undefined
