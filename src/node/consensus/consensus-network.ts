@@ -137,6 +137,17 @@ export function consensusRpcHandlers (svc: () => ConsensusService): RpcHandlers<
   }
 }
 
+/**
+ * Deadline of one consensus call: the base, plus time for what the other side validates (100 ms
+ * per chain of a bundle, 100 ms per 4 KiB of a block), below the 120 s a handler may take.
+ */
+export function deadlineFor (req: unknown, base: number): number {
+  const r = req as { bundle?: { chains?: object, refs?: object }, block?: Uint8Array }
+  const chains = r?.bundle !== undefined ? Object.keys(r.bundle.refs ?? r.bundle.chains ?? {}).length : 0
+  const blockBytes = r?.block instanceof Uint8Array ? r.block.byteLength : 0
+  return Math.min(110_000, base + 100 * chains + 100 * Math.floor(blockBytes / 4096))
+}
+
 export interface PeerResolver {
   isLocal: (did: string) => Promise<boolean>
   peerOf: (did: string) => Promise<string>
@@ -148,7 +159,7 @@ export function consensusTransport (svc: () => ConsensusService, rpc: () => RpcC
     const client = rpc()
     if (client === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: the p2p host is down')
     const peer = await peers.peerOf(did)
-    return await client.call(peer, method as never, req as never, { timeoutMs }) as ConsensusMethods[M]['response']
+    return await client.call(peer, method as never, req as never, { timeoutMs: deadlineFor(req, timeoutMs) }) as ConsensusMethods[M]['response']
   }
   return {
     prepare: async (r) => await peers.isLocal(r.quorumDid) ? await svc().quorum.prepare(r) : await remote(r.quorumDid, 'cs.prepare', { ...r, bundle: packBundle(r.bundle) }),
