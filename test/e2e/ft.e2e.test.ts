@@ -103,7 +103,8 @@ describe('e2e: FTs (mint, transfer through consensus, failures)', function () {
       const t0 = Date.now()
       const out = await sendFt(client, from, to, 'ABC', ann, count, `ft ${count}`).catch((e) => ({ status: false, message: String(e) }))
       // a failure reports the end of both user nodes' logs
-      expect(out.status, `${out.message}\n--- A ---\n${net.a.logs.slice(-3000)}\n--- B ---\n${net.b.logs.slice(-3000)}`).to.equal(true)
+      const prepares = (): string => net.quorums.map((q, i) => `q${i}: ${q.logs.split('\n').filter((l) => /prepare|ERROR|WARN/.test(l)).slice(-6).join('\n')}`).join('\n')
+      expect(out.status, `${out.message}\n--- A ---\n${net.a.logs.slice(-3000)}\n--- B ---\n${net.b.logs.slice(-3000)}\n--- quorums ---\n${prepares()}`).to.equal(true)
       console.log(`      transfer of ${count} FTs: ${Date.now() - t0} ms`)
       await waitFor(async () => await ftCount(net.a.client, ann, 'ABC', ann) === annWant && await ftCount(net.b.client, ben, 'ABC', ann) === benWant,
         { timeoutMs: 60_000, what: `balances ${annWant}/${benWant}` })

@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { consensusRpcHandlers, packBundle, packDeliver, unpackBundle } from '../../../src/node/consensus/consensus-network.js'
+import { compressBundle, consensusRpcHandlers, packBundle, packDeliver, unpackBundle } from '../../../src/node/consensus/consensus-network.js'
 import type { ConsensusService } from '../../../src/node/consensus/consensus-service.js'
 import type { ChainBundle, DeliverRequest } from '../../../src/consensus/messages.js'
 import { createBlock, createContract, encodeBlockEnvelope, encodeContractEnvelope, genesisEntry, ContractType, PledgeMode, TransactionType, TokenType } from '../../../src/tokenchain/index.js'
@@ -28,6 +28,33 @@ describe('consensus wire: bundles with shared blocks', () => {
     expect(back.contents).to.deep.equal({ a: 'x' })
     // a plain bundle passes through unchanged
     expect(unpackBundle(bundle)).to.equal(bundle)
+  })
+
+  it('large bundles travel compressed and come back byte for byte', () => {
+    const big = new Uint8Array(200_000).map((_x, i) => i % 7)
+    const small = bytes(5)
+    const bundle: ChainBundle = { chains: { a: [small, big], b: [big] }, contents: {} }
+    const wire = overTheWire(compressBundle(packBundle(bundle)))
+    expect((wire as { blocks?: unknown }).blocks).to.equal(undefined)
+    expect((wire as unknown as { blocksZ: Uint8Array }).blocksZ.length).to.be.below(20_000)
+    const back = unpackBundle(wire)
+    expect(back.chains.a![1]).to.equal(back.chains.b![0])
+    expect(Buffer.from(back.chains.b![0]!).equals(Buffer.from(big))).to.equal(true)
+    expect([...back.chains.a![0]!]).to.deep.equal([5])
+    // a small bundle is left as it is
+    expect((compressBundle(packBundle({ chains: { a: [small] }, contents: {} })) as { blocks?: unknown }).blocks).to.have.length(1)
+    // garbage instead of a gzip stream is refused
+    try { unpackBundle({ chains: {}, contents: {}, refs: {}, blocksZ: bytes(1, 2, 3) } as unknown as ChainBundle); expect.fail('accepted') } catch (e) { expect((e as Error).message).to.match(/does not inflate/) }
+  })
+
+  it('a large block to sign arrives compressed and is handed on whole', async () => {
+    const block = new Uint8Array(300_000).map((_x, i) => i % 11)
+    let seen: Uint8Array | undefined
+    const svc = { quorum: { sign: async (r: { block: Uint8Array }) => { seen = r.block; return { quorumDid: DID, signature: 'ab' } } } } as unknown as ConsensusService
+    const { gzipSync } = await import('node:zlib')
+    const wire = overTheWire({ txid: TXID, quorumDid: DID, block: new Uint8Array(0), blockZ: new Uint8Array(gzipSync(block)) })
+    await consensusRpcHandlers(() => svc)['cs.sign'](wire as never, { peerId: 'p' } as never)
+    expect(Buffer.from(seen!).equals(Buffer.from(block))).to.equal(true)
   })
 
   it('refuses references outside the block list', () => {
