@@ -7,6 +7,8 @@ import type { Verifier } from './ports.js'
 import type { ChainBundle } from './messages.js'
 import type { Ledger } from './ports.js'
 import { ErrorCode, RbtError } from '../util/errors.js'
+import { TokenType, TransactionType } from '../tokenchain/types.js'
+import { ftBackingProblem, ftNameOfComment, type Backing } from '../tokens/ft.js'
 
 const MAX_ANCESTRY = 64
 
@@ -24,10 +26,18 @@ export async function buildBundle (ledger: Ledger, tokenIds: readonly string[]):
     const chain = await ledger.chain(id)
     if (chain.length === 0) throw new RbtError(ErrorCode.NOT_FOUND, `no chain stored for token ${id}`)
     bundle.chains[id] = chain
-    await addContent(id)
     const genesis = decodeBlockEnvelope(chain[0])
+    // FTs have no token content
+    if (!isFtGenesis(genesis, id)) await addContent(id)
     const parentId = genesis.content.genesis?.info[id]?.parentId
-    if (parentId !== undefined && parentId !== '' && genesis.content.genesis?.type === '') {
+    if (isFtGenesis(genesis, id)) {
+      // an FT: the backing tokens it names, and every token burnt with them for the mint
+      for (const p of (parentId ?? '').split(',').filter((x) => x !== '')) {
+        await visit(p, depth + 1)
+        const pc = bundle.chains[p]
+        for (const other of Object.keys(decodeBlockEnvelope(pc[pc.length - 1]).content.transInfo.tokens)) await visit(other, depth + 1)
+      }
+    } else if (parentId !== undefined && parentId !== '' && genesis.content.genesis?.type === '') {
       await visit(parentId, depth + 1)
       const parentChain = bundle.chains[parentId]
       const burn = decodeBlockEnvelope(parentChain[parentChain.length - 1])
@@ -47,6 +57,7 @@ export async function validateBundleToken (bundle: ChainBundle, tokenId: string,
   const chain = bundle.chains[tokenId]
   if (chain === undefined || chain.length === 0) throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${tokenId}: no chain supplied`)
   const res = await validateChain(chain, { tokenId, verifier, cache, tokenContent: bundle.contents[tokenId] })
+  if (res.kind === 'ft') await validateFtBacking(bundle, tokenId, chain[0], verifier, cache, depth)
   if (res.kind === 'part') {
     const genesis = decodeBlockEnvelope(chain[0])
     const parentId = genesis.content.genesis?.info[tokenId]?.parentId
@@ -72,4 +83,52 @@ export async function validateBundleToken (bundle: ChainBundle, tokenId: string,
     }
   }
   return res.tip
+}
+
+const isFtGenesis = (genesis: ReturnType<typeof decodeBlockEnvelope>, id: string): boolean =>
+  genesis.content.transInfo.tokens[id]?.tokenType === TokenType.FT
+
+/** Backing tokens of one mint ("13" block hash → tokens with their values), per bundle: checked once. */
+const burnMemo = new WeakMap<ChainBundle, Map<string, Promise<Backing[]>>>()
+
+/**
+ * An FT's backing (docs/protocol.md, "FTs"): the parents its genesis names end with one "13" block
+ * of the creator that burns, for this FT name and number range, RBT worth exactly the mint's FTs;
+ * every token of that block has a valid chain; the parents are the ones the FT's value slice overlaps.
+ */
+async function validateFtBacking (bundle: ChainBundle, ftId: string, genesisBytes: Uint8Array, verifier: Verifier, cache: VerifiedBlockCache | undefined, depth: number): Promise<void> {
+  const bad = (msg: string): never => { throw new RbtError(ErrorCode.CHAIN_INVALID, msg) }
+  const genesis = decodeBlockEnvelope(genesisBytes)
+  const info = genesis.content.genesis?.info[ftId]
+  const parents = (info?.parentId ?? '').split(',').filter((x) => x !== '')
+  const name = ftNameOfComment(genesis.content.transInfo.comment)
+  const valueMilli = floatToMilliExact(genesis.content.tokenValue ?? NaN)
+  if (info === undefined || parents.length === 0 || name === undefined || valueMilli === undefined) return bad(`FT ${ftId}: the genesis does not state its backing`)
+  const firstChain = bundle.chains[parents[0]]
+  if (firstChain === undefined || firstChain.length === 0) return bad(`FT ${ftId}: the chain of its backing token ${parents[0]} was not supplied`)
+  const burn = decodeBlockEnvelope(firstChain[firstChain.length - 1])
+  if (burn.content.transactionType !== TransactionType.BURNT_FOR_FT) return bad(`FT ${ftId}: backing token ${parents[0]} was not burnt for FTs`)
+  let memo = burnMemo.get(bundle)
+  if (memo === undefined) { memo = new Map(); burnMemo.set(bundle, memo) }
+  let pending = memo.get(burn.hash)
+  if (pending === undefined) {
+    pending = (async () => {
+      const out: Backing[] = []
+      for (const id of Object.keys(burn.content.transInfo.tokens)) {
+        const chain = bundle.chains[id]
+        if (chain === undefined || chain.length === 0) bad(`FT ${ftId}: the chain of backing token ${id} was not supplied`)
+        if (decodeBlockEnvelope(chain[chain.length - 1]).hash !== burn.hash) bad(`FT ${ftId}: backing token ${id} does not end with the mint's burn`)
+        const tip = await validateBundleToken(bundle, id, verifier, cache, depth + 1)
+        const v = floatToMilliExact(tip.value ?? NaN)
+        if (v === undefined || (tip.tokenType !== TokenType.RBT && tip.tokenType !== TokenType.TEST_RBT && tip.tokenType !== TokenType.PART && tip.tokenType !== TokenType.TEST_PART)) bad(`FT ${ftId}: backing token ${id} is not an RBT token with a value`)
+        out.push({ tokenId: id, valueMilli: v! })
+      }
+      return out
+    })()
+    memo.set(burn.hash, pending)
+  }
+  const backing = await pending
+  for (const p of parents) if (!backing.some((b) => b.tokenId === p)) bad(`FT ${ftId}: parent ${p} was not burnt with the mint's backing`)
+  const problem = ftBackingProblem({ ftId, creator: genesis.content.owner, name, index: info.number, valueMilli, parents }, { owner: burn.content.owner, comment: burn.content.transInfo.comment, backing })
+  if (problem !== undefined) bad(problem)
 }

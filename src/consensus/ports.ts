@@ -23,6 +23,9 @@ export interface TokenState {
   content?: string
   /** transaction that last changed the token */
   txid?: string
+  /** FTs only: name and creator DID */
+  ftName?: string
+  creator?: string
   updatedAt: number
 }
 
@@ -57,7 +60,8 @@ export type ConsensusCollection = 'cs-outgoing' | 'cs-votes' | 'cs-states' | 'cs
 
 export interface Ledger {
   token: (tokenId: string) => Promise<TokenState | undefined>
-  tokensOf: (did: string, status?: TokenStatus) => Promise<TokenState[]>
+  /** tokens of a DID; `family` 'rbt' (default: whole and part RBT) or 'ft' */
+  tokensOf: (did: string, status?: TokenStatus, family?: 'rbt' | 'ft') => Promise<TokenState[]>
   /** all block envelopes of a token's chain, genesis first (empty when unknown) */
   chain: (tokenId: string) => Promise<Uint8Array[]>
   record: <T>(collection: ConsensusCollection, key: string) => Promise<T | undefined>
@@ -83,7 +87,15 @@ export interface SpentMarkers {
   /** asks the network (DHT); may take a while */
   lookup: (stateHash: string) => Promise<SpentMarker | undefined>
   publish: (stateHash: string, marker: SpentMarker) => Promise<void>
+  /** many states of one transaction at once: one signature, one gossip message (no DHT records) */
+  publishBatch?: (quorum: string, txid: string, items: Array<{ stateHash: string, blockId: string }>) => Promise<void>
 }
+
+/**
+ * States of a transaction checked and published one by one in the DHT; a transaction with more
+ * states (many FTs) has the rest spread by one batched gossip message (docs/protocol.md, "FTs").
+ */
+export const MARKER_DHT_STATES = 16
 
 export type Verifier = SignatureVerifier
 

@@ -12,13 +12,14 @@ import { splitToken } from './part-split.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import type { AbortRequest, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest } from './messages.js'
 import type { Clock, ConsensusSigner, Ledger, SpentMarkers, TokenState, Verifier } from './ports.js'
-import { systemClock } from './ports.js'
+import { MARKER_DHT_STATES, systemClock } from './ports.js'
 import { stateKey, type PledgeRecord, type VoteRecord } from './records.js'
 import { ContractType, TransactionType } from '../tokenchain/types.js'
 import type { DecodedContract } from '../tokenchain/contract.js'
 import { deployIdMatches, isNftTokenType } from './nft.js'
 import { verifyProof, type UnpledgeProof } from './unpledge-pow.js'
 import { isScContractType, validateScOp, type ScRunner } from './smart-contract.js'
+import { carriesFt } from './ft.js'
 
 export interface QuorumOptions {
   ledger: Ledger
@@ -257,7 +258,7 @@ export class QuorumService {
   }
 
   private async networkCheck (markers: SpentMarkers, states: readonly string[], txid: string): Promise<string | undefined> {
-    const found = await Promise.all(states.map(async (s) => {
+    const found = await Promise.all(dhtStates(states).map(async (s) => {
       const [tokenId, blockId] = s.split('@')
       return { tokenId, m: await withTimeout(markers.lookup(tokenStateHash(tokenId, blockId)), this.opts.markerTimeoutMs ?? 2000).catch(() => undefined) }
     }))
@@ -350,7 +351,7 @@ export class QuorumService {
       w.putRecord('cs-votes', voteKey(vote.quorumDid, vote.txid), { ...vote, state: 'COMMITTED', blockHash: block.hash, updatedAt: now })
       w.putRecord('cs-pledges', voteKey(vote.quorumDid, vote.txid), pledge)
       w.putTransaction({
-        txid: vote.txid, tokenType: vote.nft?.sc !== undefined ? 'smartContract' : vote.nft !== undefined ? 'nft' : 'rbt', sender: vote.sender, receiver: vote.receiver, amountMilli: vote.amountMilli,
+        txid: vote.txid, tokenType: vote.nft?.sc !== undefined ? 'smartContract' : vote.nft !== undefined ? 'nft' : carriesFt(block) ? 'ft' : 'rbt', sender: vote.sender, receiver: vote.receiver, amountMilli: vote.amountMilli,
         tokens: vote.states.map((s) => s.split('@')[0]), quorums: Object.keys(block.signatures), memo: block.content.transInfo.comment ?? '',
         epoch: block.content.epoch ?? Math.floor(now / 1000), role: 'quorum', blockId: newBlockIds[0]?.split('@')[1], status: 'committed'
       })
@@ -359,7 +360,16 @@ export class QuorumService {
     this.fault('quorum-committed')
     if (this.opts.markers !== undefined) {
       const signers = Object.keys(block.signatures).filter((d) => d !== vote.sender)
-      for (const s of vote.states) {
+      const batch = this.opts.markers.publishBatch
+      // the batch gossip, like each state's marker, comes from the designated publishers only
+      if (batch !== undefined && vote.states.length > MARKER_DHT_STATES && markerPublishers(vote.txid, signers).includes(vote.quorumDid)) {
+        const items = vote.states.map((s) => {
+          const [tokenId, blockId] = s.split('@')
+          return { stateHash: tokenStateHash(tokenId, blockId), blockId: formatBlockId(block.content.transInfo.tokens[tokenId]?.blockNumber ?? '0', block.hash) }
+        })
+        batch(vote.quorumDid, vote.txid, items).catch((e) => { this.log.debug(`spent markers of ${vote.txid}: ${errorMessage(e)}`) })
+      }
+      for (const s of batch !== undefined ? dhtStates(vote.states) : vote.states) {
         const [tokenId, blockId] = s.split('@')
         const stateHash = tokenStateHash(tokenId, blockId)
         if (!markerPublishers(stateHash, signers).includes(vote.quorumDid)) continue
@@ -550,6 +560,13 @@ function pickPledge (free: TokenState[], share: number): TokenState[] | undefine
     if (sum >= share) return out
   }
   return undefined
+}
+
+/** The states looked up and published one by one in the DHT: all, or the MARKER_DHT_STATES lowest state hashes (the anchor among them). */
+function dhtStates (states: readonly string[]): string[] {
+  if (states.length <= MARKER_DHT_STATES) return [...states]
+  const hashed = states.map((s) => { const [tokenId, blockId] = s.split('@'); return { s, h: tokenStateHash(tokenId, blockId) } })
+  return hashed.sort((a, b) => a.h < b.h ? -1 : a.h > b.h ? 1 : 0).slice(0, MARKER_DHT_STATES).map((x) => x.s)
 }
 
 async function withTimeout<T> (p: Promise<T>, ms: number): Promise<T> {

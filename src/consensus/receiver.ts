@@ -11,6 +11,7 @@ import { systemClock } from './ports.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import type { IncomingRecord } from './records.js'
 import { ContractType } from '../tokenchain/types.js'
+import { carriesFt, ftIdentity } from './ft.js'
 
 export interface ReceiverOptions {
   ledger: Ledger
@@ -77,6 +78,7 @@ export class TransferReceiver {
           parentId: parentId !== undefined && parentId !== '' ? parentId : undefined,
           content: req.bundle.contents[tokenId],
           txid: req.txid,
+          ...ftIdentity(tokenId, tip.tokenType, genesis),
           updatedAt: now
         })
       }
@@ -87,7 +89,7 @@ export class TransferReceiver {
         for (const t of incoming) w.putToken(t)
         const first = incoming[0]
         w.putTransaction({
-          txid: req.txid, tokenType: contract.content.type === ContractType.NFT_EXECUTE ? 'nft' : 'rbt', sender: ti.sender ?? '', receiver: req.receiver, amountMilli: total, tokens: incoming.map((t) => t.tokenId),
+          txid: req.txid, tokenType: contract.content.type === ContractType.NFT_EXECUTE ? 'nft' : carriesFt(block) ? 'ft' : 'rbt', sender: ti.sender ?? '', receiver: req.receiver, amountMilli: total, tokens: incoming.map((t) => t.tokenId),
           quorums: signers, memo: req.memo, epoch: req.epoch, role: 'receiver', blockId: first.latestBlockId, status: 'committed'
         })
         w.putRecord('cs-incoming', req.txid, { txid: req.txid, receiver: req.receiver, sender: ti.sender ?? '', at: now } satisfies IncomingRecord)

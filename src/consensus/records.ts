@@ -25,6 +25,8 @@ export interface OutgoingRecord {
   reason?: string
   /** NFT transactions only */
   nft?: NftOp
+  /** transactions carrying FTs: what was asked */
+  fts?: Array<{ name: string, creator: string, count: number }>
   createdAt: number
   updatedAt: number
 }
@@ -48,6 +50,8 @@ export interface VoteRecord {
   reason?: string
   /** NFT transactions only */
   nft?: NftOp
+  /** transactions carrying FTs: what was asked */
+  fts?: Array<{ name: string, creator: string, count: number }>
   createdAt: number
   updatedAt: number
 }

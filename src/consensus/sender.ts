@@ -24,7 +24,12 @@ export interface TransferInput {
   memo: string
   /** quorum DIDs to choose from (the node's quorum list) */
   quorums: string[]
+  /** FTs sent in the same transaction (docs/protocol.md, "FTs") */
+  fts?: FtSpend[]
 }
+
+/** `count` Free FTs named `name` by `creator`. */
+export interface FtSpend { name: string, creator: string, count: number }
 
 export interface TransferResult { txid: string, blockId: string, quorums: string[], delivered: boolean }
 
@@ -84,7 +89,9 @@ export class TransferSender {
     const { sender, receiver, amountMilli } = input
     if (signer.did !== sender) throw new RbtError(ErrorCode.FORBIDDEN, `signer ${signer.did} is not the sender ${sender}`)
     if (sender === receiver) throw new RbtError(ErrorCode.INVALID_INPUT, 'sender and receiver are the same DID')
-    if (!Number.isInteger(amountMilli) || amountMilli <= 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'amount must be at least 0.001 RBT')
+    const hasFts = (input.fts ?? []).length > 0
+    if (!Number.isInteger(amountMilli) || amountMilli < 0 || (amountMilli === 0 && !hasFts)) throw new RbtError(ErrorCode.INVALID_INPUT, 'amount must be at least 0.001 RBT')
+    if (hasFts) checkFtSpends(input.fts!)
 
     const t0 = Date.now()
     // Receiver reachable before anything is locked: an unknown receiver fails fast and cleanly.
@@ -203,7 +210,7 @@ export class TransferSender {
     const now = this.clock.now()
     const free = (await this.ledger.tokensOf(input.sender, 'Free')).filter((t) => t.owner === input.sender)
     const byId = new Map(free.map((t) => [t.tokenId, t]))
-    const sel = selectTokens(free.map((t) => ({ tokenId: t.tokenId, value: t.valueMilli })), input.amountMilli)
+    const sel = input.amountMilli > 0 ? selectTokens(free.map((t) => ({ tokenId: t.tokenId, value: t.valueMilli })), input.amountMilli) : { take: [], split: undefined }
     let tokens = sel.take.map((h) => byId.get(h.tokenId)!)
     if (sel.split !== undefined) {
       const token = byId.get(sel.split.token.tokenId)!
@@ -217,13 +224,16 @@ export class TransferSender {
       this.fault('split')
       tokens = [...tokens, res.parts[0].token]
     }
+    const fts = await this.selectFts(input)
+    tokens = [...tokens, ...fts]
+    const totalMilli = tokens.reduce((sum, t) => sum + t.valueMilli, 0)
     const transTokens: Record<string, { tokenType: number, tokenValue: number, owner: string, blockId: string }> = {}
     for (const t of tokens) transTokens[t.tokenId] = { tokenType: t.tokenType, tokenValue: t.valueMilli / 1000, owner: input.sender, blockId: t.latestBlockId }
     let contract = createContract({
-      type: ContractType.RBT_DIRECT,
+      type: fts.length > 0 ? ContractType.FT : ContractType.RBT_DIRECT,
       pledgeMode: PledgeMode.PERIODIC,
       transInfo: { sender: input.sender, receiver: input.receiver, comment: input.memo, transTokens },
-      totalRbts: input.amountMilli / 1000
+      totalRbts: totalMilli / 1000
     })
     const sig = await signer.signHash(contract.hash)
     contract = withContractSignature(contract, input.sender, sig.keySig, sig.shareSig)
@@ -239,10 +249,11 @@ export class TransferSender {
       state: 'PREPARING',
       sender: input.sender,
       receiver: input.receiver,
-      amountMilli: input.amountMilli,
+      amountMilli: totalMilli,
       memo: input.memo,
       epoch: Math.floor(now / 1000),
       tokens: tokens.map((t) => t.tokenId),
+      ...(fts.length > 0 ? { fts: input.fts } : {}),
       contract: b64(envelope),
       asked,
       yes: [],
@@ -267,6 +278,24 @@ export class TransferSender {
     this.openTxs?.add(txid)
     this.inFlight.add(txid)
     return rec
+  }
+
+  /**
+   * The first `count` Free FTs of each name and creator asked for; all or nothing. FTs are taken in
+   * the order of their latest block, so units that share a block (a genesis group, an earlier
+   * transfer) travel together and quorums check few distinct blocks.
+   */
+  private async selectFts (input: TransferInput): Promise<TokenState[]> {
+    if ((input.fts ?? []).length === 0) return []
+    const free = (await this.ledger.tokensOf(input.sender, 'Free', 'ft')).filter((t) => t.owner === input.sender)
+    const out: TokenState[] = []
+    for (const f of input.fts!) {
+      const mine = free.filter((t) => t.ftName === f.name && t.creator === f.creator)
+        .sort((a, b) => a.latestBlockId < b.latestBlockId ? -1 : a.latestBlockId > b.latestBlockId ? 1 : a.tokenId < b.tokenId ? -1 : 1)
+      if (mine.length < f.count) throw new RbtError(ErrorCode.INSUFFICIENT_BALANCE, `insufficient FT balance: ${mine.length} free "${f.name}" FTs of ${f.creator}, ${f.count} asked`)
+      out.push(...mine.slice(0, f.count))
+    }
+    return out
   }
 
   private async runConsensus (rec: OutgoingRecord, progress: (msg: string) => void): Promise<TransferResult> {
@@ -424,7 +453,7 @@ export class TransferSender {
           // a receiver on this node already owns the token record; do not overwrite it
           if (t.owner === rec.sender) w.putToken({ ...t, status: 'Transferred', owner: rec.receiver, latestBlockId: formatBlockId(number, decoded.hash), txid, updatedAt: now })
         }
-        w.putTransaction({ txid, tokenType: 'rbt', sender: rec.sender, receiver: rec.receiver, amountMilli: rec.amountMilli, tokens: rec.tokens, quorums: rec.signers, memo: rec.memo, epoch: rec.epoch, role: 'sender', blockId: formatBlockId(n, decoded.hash), status: 'committed' })
+        w.putTransaction({ txid, tokenType: rec.fts !== undefined ? 'ft' : 'rbt', sender: rec.sender, receiver: rec.receiver, amountMilli: rec.amountMilli, tokens: rec.tokens, quorums: rec.signers, memo: rec.memo, epoch: rec.epoch, role: 'sender', blockId: formatBlockId(n, decoded.hash), status: 'committed' })
         w.putRecord('cs-outgoing', txid, { ...rec, state: 'COMMITTED', updatedAt: now })
       })
       this.fault('committed')
@@ -579,3 +608,14 @@ const FULL_SCAN_EVERY = 100
 
 /** Nothing left to do for this transfer: aborted, or committed and every asked quorum told. */
 const isSettled = (r: OutgoingRecord): boolean => r.state === 'ABORTED' || (r.state === 'COMMITTED' && r.notified.length >= r.asked.length)
+
+function checkFtSpends (fts: readonly FtSpend[]): void {
+  const seen = new Set<string>()
+  for (const f of fts) {
+    if (typeof f.name !== 'string' || f.name === '' || typeof f.creator !== 'string' || f.creator === '') throw new RbtError(ErrorCode.INVALID_INPUT, 'each FT needs a name and a creator DID')
+    if (!Number.isSafeInteger(f.count) || f.count <= 0) throw new RbtError(ErrorCode.INVALID_INPUT, `number of "${f.name}" FTs must be a whole number greater than 0`)
+    const k = `${f.name}\u0000${f.creator}`
+    if (seen.has(k)) throw new RbtError(ErrorCode.INVALID_INPUT, `FT "${f.name}" of ${f.creator} is named twice; give one total`)
+    seen.add(k)
+  }
+}

@@ -19,6 +19,8 @@ import { levelTokenRepositories } from '../storage/token-repositories.js'
 import { sha3Hex } from '../tokenchain/hash.js'
 import { TokenService, didSignatureVerifier } from '../tokens/index.js'
 import { createTokenApi } from './token-api.js'
+import { createFtApi } from './ft-api.js'
+import { FtService } from '../tokens/ft-service.js'
 import type { P2pHost } from '../p2p/host.js'
 import type { Rpc } from '../p2p/rpc.js'
 import { DidStore } from './identity/did-store.js'
@@ -111,6 +113,7 @@ export class RbtNode {
   private faucet?: Faucet
   /** NFTs: files, consensus operations, subscriptions */
   readonly nfts: NftService
+  readonly fts: FtService
   private nftNetwork?: NftNetwork
   /** Smart contracts: files, the WASM engine, consensus operations, subscriptions, callbacks */
   readonly contracts: ScService
@@ -169,6 +172,7 @@ export class RbtNode {
       localMint: { allowed: options.testNet, refusal: 'Local RBT generation is available only on a test network: start the node with -testNet' },
       testNet: options.testNet
     })
+    this.fts = new FtService({ store: this.store, ledger: this.tokenLedger, repos: this.repos, tokens: this.tokens })
     const follows = this.store.collection<number>('nft-follows')
     this.nfts = new NftService({
       files: new NftFileStore(this.layout.nft),
@@ -286,6 +290,7 @@ export class RbtNode {
       nfts: this.nfts,
       sync: createSyncApi(this.sync, this.identity, this.signing),
       contracts: this.contracts,
+      fts: createFtApi(this.fts, this.identity, this.signing),
       signing: identityApi,
       services: {
         setup: async (input) => await this.explorer.setup(input),

@@ -67,6 +67,7 @@ export type NftApi = Pick<import('./nft/nft-service.js').NftService, 'generate' 
 
 /** What the smart-contract routes need (node/sc/sc-service.ts implements it). */
 export type ScApi = Pick<import('./sc/sc-service.js').ScService, 'generate' | 'list' | 'chain' | 'transact' | 'subscribe' | 'fetch' | 'registerCallback'>
+export type { FtApi } from './ft-api.js'
 
 export interface ServicesApi {
   setup: (input: import('./explorer/explorer-service.js').ServiceSetupInput) => Promise<import('../api/contract/routes.js').ExplorerConfigView>
@@ -84,6 +85,8 @@ export interface ApiServices {
   nfts?: NftApi
   /** Smart contracts; absent in API tests that do not need them */
   contracts?: ScApi
+  /** FTs; absent in API tests that do not need them (the routes then answer 404) */
+  fts?: import('./ft-api.js').FtApi
   /** The explorer service (setupservice); absent in API tests that do not need it. */
   services?: ServicesApi
   /** Wallet recovery and chain sync; absent in API tests that do not need it. */

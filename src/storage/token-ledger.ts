@@ -163,8 +163,12 @@ export class TokenLedger {
 
     // blocks: one body per distinct envelope, one summary per token entry
     const seenBodies = new Set<string>()
+    // a block shared by many tokens is usually one array: digest it once
+    const digests = new Map<Uint8Array, string>()
     for (const b of change.blocks ?? []) {
-      const bodyKey = bodyKeyOf(b.record.hash, this.digest(b.envelope))
+      let d = digests.get(b.envelope)
+      if (d === undefined) { d = this.digest(b.envelope); digests.set(b.envelope, d) }
+      const bodyKey = bodyKeyOf(b.record.hash, d)
       if (!seenBodies.has(bodyKey)) {
         seenBodies.add(bodyKey)
         ops.push({ type: 'put', collection: Collections.blockBodies, key: bodyKey, value: Buffer.from(b.envelope).toString('base64') })

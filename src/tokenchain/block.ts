@@ -406,7 +406,22 @@ export function blockContentFromCbor (raw: CborValue): BlockContent {
 }
 
 /** Decodes a stored/transmitted envelope, keeping the raw bytes; the hash is over the raw content. */
+/**
+ * Decoded envelopes by byte array: a block shared by many tokens (a transfer of many tokens, a
+ * genesis of many FTs) is decoded once per array, however many chains it appears in. Decoded
+ * blocks are never modified, and callers never modify envelope arrays they hand in.
+ */
+const decodedCache = new WeakMap<Uint8Array, DecodedBlock>()
+
 export function decodeBlockEnvelope (envelopeBytes: Uint8Array): DecodedBlock {
+  const hit = decodedCache.get(envelopeBytes)
+  if (hit !== undefined) return hit
+  const decoded = decodeBlockEnvelopeUncached(envelopeBytes)
+  decodedCache.set(envelopeBytes, decoded)
+  return decoded
+}
+
+function decodeBlockEnvelopeUncached (envelopeBytes: Uint8Array): DecodedBlock {
   const env = decodeCbor(envelopeBytes)
   if (!isCborObject(env)) throw decErr('envelope must be a text-keyed map')
   const contentBytes = env['1']

@@ -177,7 +177,18 @@ export interface DecodedContract extends Contract {
 }
 
 /** Decodes a contract envelope, keeping the raw bytes for hashing. */
+/** Decoded contracts by byte array: a block shared by many tokens embeds one contract, decoded once. */
+const decodedContracts = new WeakMap<Uint8Array, DecodedContract>()
+
 export function decodeContract (envelopeBytes: Uint8Array): DecodedContract {
+  const hit = decodedContracts.get(envelopeBytes)
+  if (hit !== undefined) return hit
+  const decoded = decodeContractUncached(envelopeBytes)
+  decodedContracts.set(envelopeBytes, decoded)
+  return decoded
+}
+
+function decodeContractUncached (envelopeBytes: Uint8Array): DecodedContract {
   const env = decodeCbor(envelopeBytes)
   if (!isCborObject(env) || !(env['1'] instanceof Uint8Array)) throw cErr('envelope must be a map with byte string "1"')
   const contentBytes = env['1'].slice()

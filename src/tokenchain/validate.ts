@@ -372,6 +372,14 @@ function checkTransition (b: DecodedBlock, s: WalkState, ctx: ChainValidationCon
   }
 }
 
+/** Cache key of a decoded block (digest of its envelope), computed once per decoded block. */
+const envelopeKeys = new WeakMap<DecodedBlock, string>()
+function envelopeKey (b: DecodedBlock): string {
+  let k = envelopeKeys.get(b)
+  if (k === undefined) { k = sha3Hex(b.envelopeBytes); envelopeKeys.set(b, k) }
+  return k
+}
+
 async function walk (inputs: readonly ChainBlockInput[], start: WalkState, ctx: ChainValidationContext): Promise<{ state: WalkState, ids: string[], counters: Counters, last?: DecodedBlock }> {
   const counters: Counters = { verified: 0, cacheHits: 0 }
   const s = { ...start }
@@ -396,7 +404,7 @@ async function walk (inputs: readonly ChainBlockInput[], start: WalkState, ctx: 
         if (s.burnt) fail('transaction', 'the token was burnt; no block may follow')
         checkTransition(b!, s, ctx, tokenKindOf(s.tokenType) ?? 'rbt')
       }
-      const key = sha3Hex(b!.envelopeBytes)
+      const key = envelopeKey(b!)
       if (ctx.cache?.has(key) === true) counters.cacheHits++
       else {
         await verifyBlockSignatures(b!, ctx, counters)

@@ -55,6 +55,8 @@ export const paths = {
   scRegisterCallback: { method: 'POST', path: '/svc/v1/smart_contracts/register_callback' },
   scFetch: { method: 'GET', path: '/svc/v1/smart_contracts/fetch' },
   tokensFaucet: { method: 'POST', path: '/svc/v1/tokens/generate_faucet_test' },
+  ftsMint: { method: 'POST', path: '/svc/v1/fts/mint' },
+  ftsList: { method: 'GET', path: '/svc/v1/fts' },
   legacyInitiateRbtTransfer: { method: 'POST', path: '/api/initiate-rbt-transfer' },
   legacyGetByTxnId: { method: 'GET', path: '/api/get-by-txnId' },
   legacyGetByComment: { method: 'GET', path: '/api/get-by-comment' },

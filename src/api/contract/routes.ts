@@ -3,6 +3,7 @@ import { didCreateBody, didString, multiaddrString, peerIdString, peersBody, sig
 import { paths, type RouteId } from './paths.js'
 import type { NftChainItem, NftListItem, NftTxResult } from './nft-results.js'
 import type { ScChainItem, ScListItem, ScTxResult } from './sc-results.js'
+import type { FtListItemResult, FtMintResult } from './ft-results.js'
 import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtResult, NftBalanceResult, RbtBalanceResult, TokenChainResult, TokenListItemResult } from './token-results.js'
 
 /**
@@ -126,7 +127,7 @@ const specs = {
   quorumsStatus: route({ summary: 'Asks a quorum over the network whether it is reachable and set up', query: z.object({ quorumAddress: didString }), tags: ['quorums'] }),
   // ---- transactions
   txInitiate: route({
-    summary: 'One transaction endpoint: RBT and NFT transfers, NFT and smart-contract deploy and execute; async (two-step)',
+    summary: 'One transaction endpoint: RBT and FT transfers (several FT kinds and RBT in one transaction), NFT deploy/execute/transfer, smart-contract deploy and execute; async (two-step)',
     body: z.object({
       initiator: didString,
       owner: didString,
@@ -144,6 +145,20 @@ const specs = {
   }),
   txList: route({ summary: 'All transactions known to the node', tags: ['transactions'] }),
   txGet: route({ summary: 'One transaction', tags: ['transactions'] }),
+  // ---- FTs
+  ftsMint: route({
+    summary: 'Mints FTs backed by whole RBT of the creator (those RBT are burnt for the FTs and leave the spendable balance); two-step',
+    body: z.object({
+      did: didString,
+      ft_name: z.string().max(64),
+      ft_count: z.number({ error: 'ft_count must be a whole number' }).refine(Number.isInteger, 'ft_count must be a whole number'),
+      token_count: z.number({ error: 'token_count must be a whole number of RBT' }).refine(Number.isInteger, 'token_count must be a whole number of RBT'),
+      ft_num_start_index: z.number({ error: 'ft_num_start_index must be a whole number' }).refine(Number.isInteger, 'ft_num_start_index must be a whole number').optional()
+    }),
+    async: true,
+    tags: ['fts']
+  }),
+  ftsList: route({ summary: 'FT kinds minted on or held by this node: creator, name, supply, value and holdings per DID', tags: ['fts'] }),
   // ---- NFTs
   nftsGenerate: route({
     summary: 'Creates an NFT from a metadata JSON file and an artifact file (multipart: did field, metadata and artifact files); content-addressed id',
@@ -282,6 +297,8 @@ export interface ResultTypes {
   txList: TxResult[]
   txGet: TxResult
   txByDid: TxResult[]
+  ftsMint: FtMintResult | import('./envelope.js').PendingSignature
+  ftsList: FtListItemResult[]
   nftsGenerate: string
   nftsList: NftListItem[]
   nftsSubscribe: null
@@ -402,3 +419,4 @@ export { buildPath } from './paths.js'
 export type * from './token-results.js'
 export type * from './nft-results.js'
 export type * from './sc-results.js'
+export type * from './ft-results.js'

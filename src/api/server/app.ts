@@ -21,6 +21,7 @@ import { txRoutes } from './routes/v1/tx.routes.js'
 import { legacyTxRoutes } from './routes/legacy/tx.routes.js'
 import { nftRoutes } from './routes/v1/nfts.routes.js'
 import { scRoutes } from './routes/v1/sc.routes.js'
+import { ftRoutes } from './routes/v1/fts.routes.js'
 import { serviceRoutes } from './routes/v1/services.routes.js'
 import { syncRoutes } from './routes/v1/sync.routes.js'
 
@@ -117,6 +118,7 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
   legacyTxRoutes(registrar, services)
   nftRoutes(registrar, services)
   scRoutes(registrar, services)
+  ftRoutes(registrar, services)
   serviceRoutes(registrar, services)
   syncRoutes(registrar, services)
 

@@ -30,6 +30,8 @@ export interface TransferBody {
   rbt: number | string
   memo?: string
   hasFt?: boolean
+  /** FTs sent in the same transaction */
+  ft?: Array<{ ftName: string, numberOfFts: number, creatorDID: string }>
   hasNft?: boolean
   hasSmartContract?: boolean
 }
@@ -120,16 +122,17 @@ export function createConsensusApi (d: ConsensusApiDeps): ConsensusApi {
     quorumsSetup: async (did, password, priv) => { await d.service().setupQuorum(did, password, priv) },
     quorumStatus: async (did) => await d.identity.isLocal(did) ? d.service().isQuorumSetUp(did) : await d.remoteQuorumStatus(did),
     transfer: async (body) => {
-      if (body.hasFt === true || body.hasNft === true || body.hasSmartContract === true) {
-        throw new RbtError(ErrorCode.INVALID_INPUT, 'FT, NFT and smart-contract transactions are not available on this node yet; send tokens.rbt only')
+      if (body.hasNft === true || body.hasSmartContract === true) {
+        throw new RbtError(ErrorCode.INVALID_INPUT, 'NFT and smart-contract transactions are not available through this call; send tokens.rbt and tokens.ft only')
       }
+      const fts = (body.ft ?? []).map((f) => ({ name: f.ftName, creator: f.creatorDID, count: f.numberOfFts }))
       if (!isValidDid(body.initiator)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID: initiator')
       if (!isValidDid(body.owner)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID: owner')
       if (body.initiator === body.owner) throw new RbtError(ErrorCode.INVALID_INPUT, 'sender and receiver are the same DID')
-      const amountMilli = parseTransferAmount(body.rbt)
+      const amountMilli = fts.length > 0 && (body.rbt === 0 || body.rbt === '0' || body.rbt === '') ? 0 : parseTransferAmount(body.rbt)
       const mode = await localMode(body.initiator)
       return await d.twoStep.start(body.initiator, mode, async (prompt) => {
-        const r = await d.service().transfer({ initiator: body.initiator, owner: body.owner, amountMilli, memo: body.memo ?? '' }, prompt)
+        const r = await d.service().transfer({ initiator: body.initiator, owner: body.owner, amountMilli, memo: body.memo ?? '', ...(fts.length > 0 ? { fts } : {}) }, prompt)
         const msg = r.delivered
           ? `Transaction ${r.txid} completed successfully`
           : `Transaction ${r.txid} committed; delivery to the receiver is pending and is retried in the background`

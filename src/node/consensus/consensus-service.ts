@@ -1,6 +1,6 @@
 import { QuorumService } from '../../consensus/quorum.js'
 import { TransferReceiver } from '../../consensus/receiver.js'
-import { TransferSender, type TransferResult } from '../../consensus/sender.js'
+import { TransferSender, type FtSpend, type TransferResult } from '../../consensus/sender.js'
 import type { NftOp } from '../../consensus/nft.js'
 import type { ScCode, ScRunner } from '../../consensus/smart-contract.js'
 import type { ConsensusSigner, Ledger, SpentMarkers } from '../../consensus/ports.js'
@@ -146,9 +146,9 @@ export class ConsensusService {
   quorumSignerOf (did: string): ConsensusSigner | undefined { return this.quorumSigners.get(did)?.quorum }
   async hosts (did: string): Promise<boolean> { return await this.opts.identity.isLocal(did) }
 
-  async transfer (req: { initiator: string, owner: string, amountMilli: number, memo: string }, prompt: SignPrompt, progress?: (m: string) => void): Promise<TransferResult> {
+  async transfer (req: { initiator: string, owner: string, amountMilli: number, memo: string, fts?: FtSpend[] }, prompt: SignPrompt, progress?: (m: string) => void): Promise<TransferResult> {
     const signer = ownerSigner(await this.opts.identity.signerFor(req.initiator, prompt))
-    return await this.sender.transfer({ sender: req.initiator, receiver: req.owner, amountMilli: req.amountMilli, memo: req.memo, quorums: this.opts.registry.list() }, signer, progress)
+    return await this.sender.transfer({ sender: req.initiator, receiver: req.owner, amountMilli: req.amountMilli, memo: req.memo, quorums: this.opts.registry.list(), ...(req.fts !== undefined ? { fts: req.fts } : {}) }, signer, progress)
   }
 
   /** An NFT deploy, execution or transfer (POST /svc/v1/tx with tokens.nft). */

@@ -12,7 +12,7 @@ const kindOf = (tokenType: number): TokenKindName =>
     ? 'part'
     : tokenType === TokenType.NFT || tokenType === TokenType.TEST_NFT
       ? 'nft'
-      : tokenType === TokenType.SMART_CONTRACT || tokenType === TokenType.TEST_SMART_CONTRACT ? 'sc' : 'rbt'
+      : tokenType === TokenType.SMART_CONTRACT || tokenType === TokenType.TEST_SMART_CONTRACT ? 'sc' : tokenType === TokenType.FT ? 'ft' : 'rbt'
 
 function toState (r: TokenRecord, content?: string): TokenState {
   return {
@@ -25,6 +25,7 @@ function toState (r: TokenRecord, content?: string): TokenState {
     parentId: r.parent,
     content,
     txid: r.txId,
+    ...(r.ftName !== undefined ? { ftName: r.ftName, creator: r.creator } : {}),
     updatedAt: r.updatedAt
   }
 }
@@ -56,21 +57,31 @@ const kindOfTx = (role: TransactionRecord['role']): StoredTx['kind'] => role ===
  * own records ride in the same atomic batch as extra operations.
  */
 export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: TokenRepositories): Ledger {
+  const bodies = new Map<string, Uint8Array>()
   const recordCol = (c: ConsensusCollection): ReturnType<KvStore['collection']> => store.collection(c)
   return {
     token: async (id) => {
       const r = await repos.tokens.get(id)
       return r === undefined ? undefined : toState(r, await repos.tokens.content(id))
     },
-    tokensOf: async (did, status) => {
-      const entries = await repos.owners.list(did, 'rbt', status)
+    tokensOf: async (did, status, family) => {
+      const entries = await repos.owners.list(did, family ?? 'rbt', status)
       const ids = entries.map((e) => e.tokenId)
-      const [recs, contents] = await Promise.all([repos.tokens.getMany(ids), repos.tokens.contents(ids)])
+      // FTs have no token content
+      const [recs, contents] = await Promise.all([repos.tokens.getMany(ids), family === 'ft' ? [] : repos.tokens.contents(ids)])
       const out: TokenState[] = []
       for (const [i, r] of recs.entries()) if (r !== undefined) out.push(toState(r, contents[i]))
       return out
     },
-    chain: async (id) => await repos.blocks.envelopes(await repos.blocks.chain(id)),
+    chain: async (id) => {
+      // a block shared by many tokens comes back as one array, so it is decoded (and sent) once
+      const recs = await repos.blocks.chain(id)
+      const missing = recs.filter((r) => !bodies.has(r.bodyKey))
+      const fetched = await repos.blocks.envelopes(missing)
+      missing.forEach((r, i) => { bodies.set(r.bodyKey, fetched[i]) })
+      while (bodies.size > 512) bodies.delete(bodies.keys().next().value!)
+      return recs.map((r) => bodies.get(r.bodyKey) ?? fetched[missing.indexOf(r)])
+    },
     record: async <T>(c: ConsensusCollection, key: string) => {
       if (c === 'cs-contents') return await repos.tokens.content(key) as T | undefined
       return await recordCol(c).get(key) as T | undefined
@@ -115,7 +126,8 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
         tokens.set(t.tokenId, {
           tokenId: t.tokenId, kind: kindOf(t.tokenType), tokenType: t.tokenType, value: t.valueMilli, owner: t.owner, status: t.status,
           parent: t.parentId, latestBlockId: t.latestBlockId, latestBlockNumber: num, txId: t.txid ?? old?.txId,
-          createdAt: old?.createdAt ?? t.updatedAt, updatedAt: t.updatedAt
+          createdAt: old?.createdAt ?? t.updatedAt, updatedAt: t.updatedAt,
+          ...((t.ftName ?? old?.ftName) !== undefined ? { ftName: t.ftName ?? old?.ftName, creator: t.creator ?? old?.creator } : {})
         })
         if (t.content !== undefined) contents[t.tokenId] = t.content
       }

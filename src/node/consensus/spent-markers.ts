@@ -22,6 +22,24 @@ function parse (bytes: Uint8Array): MarkerRecord | undefined {
   } catch { return undefined }
 }
 
+const STATE_RE = /^Qm[1-9A-HJ-NP-Za-km-z]{44}$/
+
+/** What a quorum signs for a batch: every (state, new block) of one transaction, sorted by state hash. */
+const batchDigest = (quorum: string, txid: string, items: ReadonlyArray<{ stateHash: string, blockId: string }>): string =>
+  sha3Hex(new TextEncoder().encode(`batch|${txid}|${quorum}|${items.map((it) => `${it.stateHash}:${it.blockId}`).join(',')}`))
+
+interface BatchMessage { quorum: string, txid: string, items: Array<{ stateHash: string, blockId: string }>, sig: string }
+
+function parseBatch (bytes: Uint8Array): BatchMessage | undefined {
+  try {
+    const m = (JSON.parse(new TextDecoder().decode(bytes)) as { batch?: BatchMessage }).batch
+    if (m === undefined || typeof m.quorum !== 'string' || typeof m.txid !== 'string' || typeof m.sig !== 'string' || !Array.isArray(m.items) || m.items.length > 100_000) return undefined
+    if (!m.items.every((it) => typeof it?.stateHash === 'string' && STATE_RE.test(it.stateHash) && typeof it.blockId === 'string')) return undefined
+    for (let i = 1; i < m.items.length; i++) if (!(m.items[i - 1]!.stateHash < m.items[i]!.stateHash)) return undefined
+    return { quorum: m.quorum, txid: m.txid, sig: m.sig, items: m.items.map((it) => ({ stateHash: it.stateHash, blockId: it.blockId })) }
+  } catch { return undefined }
+}
+
 export interface NodeSpentMarkers extends SpentMarkers {
   /** a marker received by gossip: kept after its signature verifies */
   receive: (bytes: Uint8Array) => Promise<void>
@@ -74,7 +92,26 @@ export function nodeSpentMarkers (opts: {
       h.publish(SPENT_TOPIC, new TextEncoder().encode(JSON.stringify({ stateHash, ...rec }))).catch(() => {})
       await h.putValue(spentKey(stateHash), bytes, { timeoutMs: 15_000 }).catch((e) => { opts.log.debug(`DHT spent marker ${stateHash}: ${errorMessage(e)}`) })
     },
+    publishBatch: async (quorum, txid, items) => {
+      const signer = opts.signerFor(quorum)
+      if (signer === undefined || items.length === 0) return
+      const sorted = [...items].sort((a, b) => a.stateHash < b.stateHash ? -1 : a.stateHash > b.stateHash ? 1 : 0)
+      const sig = await signer.pvtSign(batchDigest(quorum, txid, sorted))
+      await Promise.all(sorted.map(async (it) => { await opts.local.put(it.stateHash, { txid, blockId: it.blockId, quorum, sig, stateHash: it.stateHash }) }))
+      const h = opts.host()
+      if (h === undefined) return
+      await h.publish(SPENT_TOPIC, new TextEncoder().encode(JSON.stringify({ batch: { quorum, txid, items: sorted, sig } }))).catch(() => {})
+    },
     receive: async (bytes) => {
+      const b = parseBatch(bytes)
+      if (b !== undefined) {
+        const have = await opts.local.getMany(b.items.map((it) => it.stateHash))
+        const fresh = b.items.filter((_it, i) => have[i] === undefined)
+        if (fresh.length === 0) return
+        if (!await opts.verifier.verify(b.quorum, batchDigest(b.quorum, b.txid, b.items), b.sig, 'quorum').catch(() => false)) return
+        await Promise.all(fresh.map(async (it) => { await opts.local.put(it.stateHash, { txid: b.txid, blockId: it.blockId, quorum: b.quorum, sig: b.sig, stateHash: it.stateHash }) }))
+        return
+      }
       const r = parse(bytes) as (MarkerRecord & { stateHash?: unknown }) | undefined
       if (r === undefined || typeof r.stateHash !== 'string' || !/^Qm[1-9A-HJ-NP-Za-km-z]{44}$/.test(r.stateHash)) return
       if (await opts.local.get(r.stateHash) !== undefined) return

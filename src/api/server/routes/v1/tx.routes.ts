@@ -25,6 +25,7 @@ export function txRoutes (r: Registrar, s: ApiServices): void {
       rbt,
       memo: body.memo,
       hasFt: (t.ft?.length ?? 0) > 0,
+      ...((t.ft?.length ?? 0) > 0 ? { ft: t.ft } : {}),
       hasNft: (t.nft?.length ?? 0) > 0,
       hasSmartContract: (t.smartContract?.length ?? 0) > 0
     })
