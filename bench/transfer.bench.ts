@@ -1,6 +1,6 @@
 import '../src/util/polyfill.js'
 import { performance } from 'node:perf_hooks'
-import { closeQuorumNetwork, createLiteDid, mintRbt, quorumNetwork, transfer, USER_PASSWORD } from '../test/helpers/quorum-network.js'
+import { closeQuorumNetwork, createLiteDid, mintRbt, QUORUM_PASSWORD, quorumNetwork, transfer, USER_PASSWORD } from '../test/helpers/quorum-network.js'
 import { isMain, ms, percentile } from './stats.js'
 import { waitFor } from '../test/helpers/wait.js'
 
@@ -15,6 +15,9 @@ export async function run (): Promise<Record<string, string | number>> {
   const net = await quorumNetwork()
   try {
     const { a, b, alice, bob } = net
+    // every transfer locks 0.2 RBT at five quorums for the pledge period: fund the quorums for the whole run
+    const perQuorum = Math.ceil((N + 3 + 4 * PER_PAIR) * 0.2)
+    await Promise.all(net.quorums.map(async (q, i) => { await mintRbt(q.client, net.quorumDids[i], perQuorum, 1000, QUORUM_PASSWORD) }))
     await mintRbt(a.client, alice, N + 5, 10_000, USER_PASSWORD)
     // warm-up: DID documents fetched, chains cached
     for (let i = 0; i < 3; i++) await transfer(a.client, alice, bob, 1, USER_PASSWORD)
