@@ -99,9 +99,17 @@ export class TransferSender {
     const t1 = Date.now()
     const rec = await this.locks.run(sender, async () => await this.lockTokens(input, signer))
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: probe ${t1 - t0} ms, lock+sign ${Date.now() - t1} ms`)
+    return await this.drive(rec, 'tokens locked', progress)
+  }
+
+  /**
+   * Runs consensus for a transaction this process just locked: undecided failures abort it; while
+   * it runs, the periodic recovery leaves it alone (it is in `inFlight`).
+   */
+  private async drive (rec: OutgoingRecord, locked: string, progress: (msg: string) => void): Promise<TransferResult> {
     try {
       this.fault('locked')
-      progress(`tokens locked, transaction ${rec.txid}`)
+      progress(`${locked}, transaction ${rec.txid}`)
       try {
         return await this.runConsensus(rec, progress)
       } catch (e) {
@@ -122,19 +130,7 @@ export class TransferSender {
     if (op.op === 'deploy' && receiver !== initiator) throw new RbtError(ErrorCode.INVALID_INPUT, 'an NFT is deployed to its deployer; transfer it afterwards')
     if (receiver !== initiator) await this.transport.probeReceiver(receiver)
     const rec = await this.locks.run(initiator, async () => await this.lockNft(input, signer))
-    try {
-      this.fault('locked')
-      progress(`NFT locked, transaction ${rec.txid}`)
-      try {
-        return await this.runConsensus(rec, progress)
-      } catch (e) {
-        const current = await this.ledger.record<OutgoingRecord>('cs-outgoing', rec.txid)
-        if (current?.state === 'PREPARING') await this.abort(current, errorMessage(e))
-        throw e
-      }
-    } finally {
-      this.inFlight.delete(rec.txid)
-    }
+    return await this.drive(rec, 'NFT locked', progress)
   }
 
   private async lockNft (input: NftInput, signer: ConsensusSigner): Promise<OutgoingRecord> {
