@@ -1,16 +1,8 @@
-import { BaseCommand, UsageError } from '../src/cli/base-command.js'
+import { BaseCommand } from '../src/cli/base-command.js'
+import { wholeNumber } from '../src/cli/parse.js'
 import { completeTwoStep } from '../src/cli/password.js'
 import type { Envelope } from '../src/api/contract/envelope.js'
 import type { MintLocalRbtResult } from '../src/api/contract/token-results.js'
-
-function wholeNumber (v: string | undefined, flag: string, min: number, dflt?: number): number {
-  if (v === undefined || v === '') {
-    if (dflt !== undefined) return dflt
-    throw new UsageError(`-${flag} is required`)
-  }
-  if (!/^\d+$/.test(v.trim()) || Number(v) < min || !Number.isSafeInteger(Number(v))) throw new UsageError(`-${flag} must be a whole number${min > 0 ? ' greater than 0' : ''}, got "${v}"`)
-  return Number(v)
-}
 
 export default class GenerateTestRbt extends BaseCommand {
   static override summary = 'Mint whole test RBT for a DID hosted on a test-network node (asks for the DID\'s private key password); prints the token ids'

@@ -1,6 +1,5 @@
 import { BaseCommand, UsageError } from '../src/cli/base-command.js'
-import { completeTwoStep } from '../src/cli/password.js'
-import { cliDeps } from '../src/cli/deps.js'
+import { completeWithProgress } from '../src/cli/consensus-progress.js'
 
 export default class TransferFt extends BaseCommand {
   static override summary = 'Transfer FTs of one name and creator between DIDs through quorum consensus'
@@ -18,16 +17,8 @@ export default class TransferFt extends BaseCommand {
     const memo = this.flags.transComment ?? 'FT transfer'
     const client = this.client()
     const first = await client.call('txInitiate', { body: { initiator: sender, owner: receiver, tokens: { ft: [{ ftName, numberOfFts: Number(raw), creatorDID: creator }] }, memo } })
-    const started = Date.now()
-    const tty = process.stderr.isTTY === true && !this.flags.json
-    const timer = tty ? setInterval(() => { cliDeps().stderr(`\rconsensus running… ${((Date.now() - started) / 1000).toFixed(0)} s`) }, 500) : undefined
-    try {
-      const env = await completeTwoStep(client, first, this.flags)
-      if (timer !== undefined) cliDeps().stderr('\r\x1b[K')
-      const r = env.result as { transactionID?: string } | null
-      this.finish(env, () => r?.transactionID ?? '')
-    } finally {
-      if (timer !== undefined) clearInterval(timer)
-    }
+    const env = await completeWithProgress(client, first, this.flags)
+    const r = env.result as { transactionID?: string } | null
+    this.finish(env, () => r?.transactionID ?? '')
   }
 }

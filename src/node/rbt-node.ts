@@ -42,6 +42,7 @@ import { NftFileStore } from '../assets/nft/nft-files.js'
 import { consensusLedger } from './consensus/ledger-adapter.js'
 import { createNftNetwork, nftRpcHandlers, type NftMethods } from './nft/nft-network.js'
 import { ScService } from './sc/sc-service.js'
+import type { AssetServiceDeps } from './asset-service-deps.js'
 import { ScFileStore } from '../assets/sc/sc-files.js'
 import { CallbackDispatcher } from './sc/callbacks.js'
 import { createScNetwork, scRpcHandlers, type ScMethods, type ScNetwork } from './sc/sc-network.js'
@@ -173,18 +174,9 @@ export class RbtNode {
       testNet: options.testNet
     })
     this.fts = new FtService({ store: this.store, ledger: this.tokenLedger, repos: this.repos, tokens: this.tokens })
-    const follows = this.store.collection<number>('nft-follows')
     this.nfts = new NftService({
-      files: new NftFileStore(this.layout.nft),
-      ledger: consensusLedger(this.store, this.tokenLedger, this.repos),
-      repos: this.repos,
-      tokens: this.tokens,
-      identity: { isLocal: async (did) => await this.identity.isLocal(did), record: async (did) => await this.identity.record(did) },
-      twoStep: this.signing,
-      transact: async (input, prompt) => await this.requireConsensus().nft(input, prompt),
-      network: () => this.nftNetwork,
-      follows: followedIds(follows),
-      log: log.child('nft')
+      ...this.assetDeps(() => this.nftNetwork, 'nft-follows', log.child('nft')),
+      files: new NftFileStore(this.layout.nft)
     })
     this.sync = new SyncService({
       ledger: this.tokenLedger,
@@ -195,26 +187,17 @@ export class RbtNode {
       network: () => this.syncNetwork,
       log: log.child('sync')
     })
-    const scFollows = this.store.collection<number>('sc-follows')
     const scCallbacks = this.store.collection<string[]>('sc-callbacks')
     this.callbacks = new CallbackDispatcher({
       store: { get: async (id) => await scCallbacks.get(id), put: async (id, urls) => { await scCallbacks.put(id, urls) } },
       log: log.child('sc-callback')
     })
     this.contracts = new ScService({
+      ...this.assetDeps(() => this.scNetwork, 'sc-follows', log.child('sc')),
       files: new ScFileStore(this.layout.contracts),
       engine: this.contractEngine,
-      ledger: consensusLedger(this.store, this.tokenLedger, this.repos),
-      repos: this.repos,
-      tokens: this.tokens,
-      identity: { isLocal: async (did) => await this.identity.isLocal(did), record: async (did) => await this.identity.record(did) },
-      twoStep: this.signing,
-      transact: async (input, prompt) => await this.requireConsensus().nft(input, prompt),
-      network: () => this.scNetwork,
-      follows: followedIds(scFollows),
       callbacks: this.callbacks,
-      port: options.apiPort,
-      log: log.child('sc')
+      port: options.apiPort
     })
     let resolve!: () => void
     this.closedDeferred = { promise: new Promise<void>((r) => { resolve = r }), resolve }
@@ -314,6 +297,25 @@ export class RbtNode {
 
   private parseAddrFn?: (a: string) => void
   private parseAddr (a: string): void { this.parseAddrFn?.(a) }
+
+  /**
+   * The deps the NFT and smart-contract services share: the consensus ledger, identity, two-step
+   * signing, transactions through the NFT path of consensus, and the followed ids kept in
+   * `followsCollection`.
+   */
+  private assetDeps<Net> (network: () => Net | undefined, followsCollection: string, log: Logger): AssetServiceDeps<Net> {
+    return {
+      ledger: consensusLedger(this.store, this.tokenLedger, this.repos),
+      repos: this.repos,
+      tokens: this.tokens,
+      identity: { isLocal: async (did) => await this.identity.isLocal(did), record: async (did) => await this.identity.record(did) },
+      twoStep: this.signing,
+      transact: async (input, prompt) => await this.requireConsensus().nft(input, prompt),
+      network,
+      follows: followedIds(this.store.collection<number>(followsCollection)),
+      log
+    }
+  }
 
   private requireConsensus (): ConsensusService {
     if (this.consensus === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')

@@ -6,11 +6,10 @@ import { createApp } from '../../src/api/server/app.js'
 import { NftFileStore } from '../../src/assets/nft/nft-files.js'
 import { NftService } from '../../src/node/nft/nft-service.js'
 import type { ApiServices } from '../../src/node/services.js'
-import { silentLogger } from '../../src/util/logger.js'
 import { unusedConsensus } from './stub-consensus.js'
 import { unusedIdentity } from './stub-identity.js'
 import { unusedTokens } from './stub-tokens.js'
-import { memoryTokenLedger, noTokens, passwordNeeded } from './stub-assets.js'
+import { offlineAssetDeps } from './stub-assets.js'
 
 const ALICE = 'bafybmi' + 'a'.repeat(52)
 
@@ -18,15 +17,7 @@ describe('api: NFT routes (bad input)', () => {
   const tokens = new Map<string, unknown>()
   const nfts = new NftService({
     files: new NftFileStore(mkdtempSync(join(tmpdir(), 'rbt-nft-'))),
-    ledger: memoryTokenLedger(tokens),
-    repos: noTokens,
-    tokens: {} as never,
-    identity: { isLocal: async (did) => did === ALICE, record: async () => ({ type: 4 }) },
-    twoStep: passwordNeeded,
-    transact: async () => { throw new Error('not in this test') },
-    network: () => undefined,
-    follows: { put: async () => {}, list: async () => [] },
-    log: silentLogger
+    ...offlineAssetDeps(tokens, ALICE)
   })
   const services = { ...unusedIdentity(), ...unusedTokens(), ...unusedConsensus(), nfts, node: {} as never, bootstrap: {} as never } as unknown as ApiServices
   const app = createApp(services, { version: 't' })

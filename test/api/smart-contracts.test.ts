@@ -14,7 +14,7 @@ import { silentLogger } from '../../src/util/logger.js'
 import { unusedConsensus } from './stub-consensus.js'
 import { unusedIdentity } from './stub-identity.js'
 import { unusedTokens } from './stub-tokens.js'
-import { memoryTokenLedger, noTokens, passwordNeeded } from './stub-assets.js'
+import { offlineAssetDeps } from './stub-assets.js'
 
 const ALICE = 'bafybmi' + 'a'.repeat(52)
 const UNKNOWN_ID = 'QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG'
@@ -26,17 +26,9 @@ describe('api: smart-contract routes (bad input)', function () {
   const contracts = new ScService({
     files: new ScFileStore(mkdtempSync(join(tmpdir(), 'rbt-sc-'))),
     engine: new ContractEngine(),
-    ledger: memoryTokenLedger(tokens),
-    repos: noTokens,
-    tokens: {} as never,
-    identity: { isLocal: async (did) => did === ALICE, record: async () => ({ type: 4 }) },
-    twoStep: passwordNeeded,
-    transact: async () => { throw new Error('not in this test') },
-    network: () => undefined,
-    follows: { put: async () => {}, list: async () => [] },
+    ...offlineAssetDeps(tokens, ALICE),
     callbacks: new CallbackDispatcher({ store: { get: async (id) => callbacks.get(id), put: async (id, urls) => { callbacks.set(id, urls) } }, log: silentLogger }),
-    port: 20000,
-    log: silentLogger
+    port: 20000
   })
   const services = { ...unusedIdentity(), ...unusedTokens(), ...unusedConsensus(), contracts, node: {} as never, bootstrap: {} as never } as unknown as ApiServices
   const app = createApp(services, { version: 't' })

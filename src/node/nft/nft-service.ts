@@ -9,17 +9,12 @@ import { ok, type Envelope, type PendingSignature } from '../../api/contract/env
 import type { NftChainItem, NftListItem, NftTxResult } from '../../api/contract/nft-results.js'
 import { NftFileStore, NFT_PARTS, type NftPart } from '../../assets/nft/nft-files.js'
 import { NFT_TOKEN_TYPE, childLinkProblem, childNftId, isNftTokenType, type NftOp } from '../../consensus/nft.js'
-import type { Ledger } from '../../consensus/ports.js'
-import type { TokenRepositories } from '../../storage/token-repositories.js'
 import { parseTransferAmount } from '../../tokenchain/amount.js'
 import { decodeBlockEnvelope } from '../../tokenchain/block.js'
 import { isCidV0 } from '../../tokenchain/token-id.js'
-import type { TokenService } from '../../tokens/token-service.js'
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
-import type { Logger } from '../../util/logger.js'
-import type { SignPrompt } from '../../wallet/did-crypto.js'
 import { isValidDid } from '../../wallet/did-string.js'
-import type { TransferResult } from '../../consensus/sender.js'
+import { followerBase, type AssetServiceDeps } from '../asset-service-deps.js'
 import { ChainFollower, followNetwork, requireCore } from '../chain-follower.js'
 import { nftChainItem } from './nft-chain.js'
 
@@ -50,19 +45,8 @@ export interface NftTxBody {
   memo?: string
 }
 
-export interface NftServiceDeps {
+export interface NftServiceDeps extends AssetServiceDeps<NftNetwork> {
   files: NftFileStore
-  ledger: Ledger
-  repos: TokenRepositories
-  tokens: TokenService
-  identity: { isLocal: (did: string) => Promise<boolean>, record: (did: string) => Promise<{ type: number } | undefined> }
-  twoStep: { start: <T>(did: string, mode: number, op: (prompt: SignPrompt) => Promise<Envelope<T>>) => Promise<Envelope<T | PendingSignature>> }
-  /** runs an NFT transaction through consensus */
-  transact: (input: { initiator: string, receiver: string, op: NftOp, memo: string }, prompt: SignPrompt) => Promise<TransferResult>
-  network: () => NftNetwork | undefined
-  /** collection of followed NFT ids */
-  follows: { put: (id: string) => Promise<void>, list: () => Promise<string[]> }
-  log: Logger
 }
 
 /** Upload limits of POST /svc/v1/nfts/generate. */
@@ -77,10 +61,7 @@ export class NftService {
 
   constructor (private readonly d: NftServiceDeps) {
     this.follower = new ChainFollower({
-      ledger: d.ledger,
-      tokens: d.tokens,
-      isLocal: async (did) => await d.identity.isLocal(did),
-      log: d.log,
+      ...followerBase(d),
       what: 'NFT',
       network: () => followNetwork<NftEvent>(this.childAware(d.network()), (e) => e.nft)
     })

@@ -8,20 +8,15 @@ import { ok, type Envelope, type PendingSignature } from '../../api/contract/env
 import type { ScCallbackEvent, ScChainItem, ScListItem, ScTxResult } from '../../api/contract/sc-results.js'
 import { ScFileStore, SC_PARTS, type ScPart } from '../../assets/sc/sc-files.js'
 import { MAX_BINARY_BYTES } from '../../contracts/abi.js'
-import type { Ledger } from '../../consensus/ports.js'
 import type { NftOp } from '../../consensus/nft.js'
-import type { TransferResult } from '../../consensus/sender.js'
 import { SC_TOKEN_TYPE, computeScRecord, latestScState, parseScRecord, type ScRunner } from '../../consensus/smart-contract.js'
-import type { TokenRepositories } from '../../storage/token-repositories.js'
 import { parseTransferAmount } from '../../tokenchain/amount.js'
 import { decodeBlockEnvelope } from '../../tokenchain/block.js'
 import { isCidV0 } from '../../tokenchain/token-id.js'
 import { TransactionType } from '../../tokenchain/types.js'
-import type { TokenService } from '../../tokens/token-service.js'
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
-import type { Logger } from '../../util/logger.js'
-import type { SignPrompt } from '../../wallet/did-crypto.js'
 import { isValidDid } from '../../wallet/did-string.js'
+import { followerBase, type AssetServiceDeps } from '../asset-service-deps.js'
 import { ChainFollower, followNetwork, requireCore } from '../chain-follower.js'
 import type { CallbackDispatcher } from './callbacks.js'
 import type { ScEvent, ScNetwork } from './sc-network.js'
@@ -32,22 +27,12 @@ export interface ScTxBody {
   memo?: string
 }
 
-export interface ScServiceDeps {
+export interface ScServiceDeps extends AssetServiceDeps<ScNetwork> {
   files: ScFileStore
   engine: ScRunner & { check: (binary: Uint8Array) => void }
-  ledger: Ledger
-  repos: TokenRepositories
-  tokens: TokenService
-  identity: { isLocal: (did: string) => Promise<boolean>, record: (did: string) => Promise<{ type: number } | undefined> }
-  twoStep: { start: <T>(did: string, mode: number, op: (prompt: SignPrompt) => Promise<Envelope<T>>) => Promise<Envelope<T | PendingSignature>> }
-  /** runs a deploy or execution through consensus */
-  transact: (input: { initiator: string, receiver: string, op: NftOp, memo: string }, prompt: SignPrompt) => Promise<TransferResult>
-  network: () => ScNetwork | undefined
-  follows: { put: (id: string) => Promise<void>, list: () => Promise<string[]> }
   callbacks: CallbackDispatcher
   /** this node's REST port (told in callback events) */
   port: number
-  log: Logger
 }
 
 /** Upload limits of POST /svc/v1/smart_contracts/generate. */
@@ -64,10 +49,7 @@ export class ScService {
 
   constructor (private readonly d: ScServiceDeps) {
     this.follower = new ChainFollower({
-      ledger: d.ledger,
-      tokens: d.tokens,
-      isLocal: async (did) => await d.identity.isLocal(did),
-      log: d.log,
+      ...followerBase(d),
       what: 'smart contract',
       network: () => followNetwork<ScEvent>(d.network(), (e) => e.smartContractToken),
       check: async (id, chain, heldBefore) => { await this.replay(id, chain, heldBefore) },
