@@ -114,7 +114,9 @@ describe('e2e: wallet recovery from a fullnode', function () {
 
     const first = await fresh.client.envelope('sync', { body: { did } })
     expect(first.status, first.message).to.equal(true)
-    const final = await complete(fresh.client, first, USER_PASSWORD)
+    const final = await complete(fresh.client, first, USER_PASSWORD).catch((e: Error) => {
+      throw new Error(`${e.message}\n--- recovering node log ---\n${fresh!.logs.split('\n').slice(-40).join('\n')}\n--- fullnode log ---\n${full.logs.split('\n').slice(-30).join('\n')}`)
+    })
     expect(final.status, final.message).to.equal(true)
     const summary = final.result as Summary
     expect(summary.fullnode).to.equal(full.peerId)
