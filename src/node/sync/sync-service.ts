@@ -57,7 +57,7 @@ export interface SyncServiceOptions {
   log: Logger
   /** Lifetime of a recovery challenge. Default 5 minutes. */
   challengeTtlMs?: number
-  /** Raw block bytes per served page (base64 makes the frame about a third larger). Default 180 KiB. */
+  /** Raw block bytes per served page (base64 makes the frame about a third larger). Default 48 KiB: with the page window of 4, under 200 KiB is in flight per stream. */
   pageBytes?: number
   now?: () => number
 }
@@ -129,7 +129,7 @@ export class SyncService {
 
   constructor (private readonly o: SyncServiceOptions) {
     this.ttl = o.challengeTtlMs ?? 5 * 60_000
-    this.pageBytes = o.pageBytes ?? 180 * 1024
+    this.pageBytes = o.pageBytes ?? 48 * 1024
     this.now = o.now ?? Date.now
   }
 
