@@ -313,6 +313,7 @@ export class SyncService {
       }
     }
     if (peer === '') throw new RbtError(ErrorCode.PEER_UNREACHABLE, `no fullnode answered: ${failures.join('; ')}`)
+    this.o.log.info(`sync of ${did}: fullnode ${peer} issued a challenge`)
     const signature = await sign(recoveryDigest(did, nonce))
     const owned: OwnedToken[] = []
     for await (const page of net.owned(peer, { did, nonce, signature })) {
@@ -323,8 +324,11 @@ export class SyncService {
       }
     }
     const ids = [...new Set(owned.map((t) => t.tokenId))]
+    this.o.log.info(`sync of ${did}: fullnode ${peer} lists ${ids.length} token(s); fetching their chains`)
     const fetched = await fetchBundle(net.source(peer), this.held(), ids)
+    this.o.log.debug(`sync of ${did}: ${fetched.fetchedBlocks} block(s) fetched; validating`)
     const tips = await validateBundleTokens(fetched.bundle, ids, this.o.verifier, this.cache())
+    this.o.log.debug(`sync of ${did}: chains valid`)
     const statusOf = new Map(owned.map((t) => [t.tokenId, t.status]))
     const records: Array<{ tokenId: string, status: string }> = []
     let alreadyHeld = 0
