@@ -22,7 +22,7 @@ import { CID } from 'multiformats/cid'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import { silentLogger, type Logger } from '../util/logger.js'
 import type { Startable, StartableStatus } from '../util/startable.js'
-import { deadline, withDeadline } from './deadline.js'
+import { deadline, raceAbort, withDeadline } from './deadline.js'
 import { p2pError } from './errors.js'
 import type { SwarmKey } from './swarm-key.js'
 
@@ -325,7 +325,7 @@ class Host implements P2pHost {
     const ma = parseMultiaddr(addr)
     return await withDeadline(opts.timeoutMs ?? this.defaultTimeoutMs, opts.signal, async d => {
       try {
-        const conn = await this.libp2p.dial(ma, { signal: d.signal })
+        const conn = await raceAbort(this.libp2p.dial(ma, { signal: d.signal }), d.signal)
         return conn.remotePeer.toString()
       } catch (e) {
         const err = p2pError(e, { peer: addr, op: 'dial', deadline: d })
@@ -349,7 +349,7 @@ class Host implements P2pHost {
     if (id.equals(this.libp2p.peerId)) throw new RbtError(ErrorCode.INVALID_INPUT, 'cannot ping our own peer id')
     return await withDeadline(opts.timeoutMs ?? this.defaultTimeoutMs, opts.signal, async d => {
       try {
-        return await this.libp2p.services.ping.ping(id, { signal: d.signal })
+        return await raceAbort(this.libp2p.services.ping.ping(id, { signal: d.signal }), d.signal)
       } catch (e) {
         throw p2pError(e, { peer: peerId, op: 'ping', deadline: d })
       }
@@ -401,7 +401,7 @@ class Host implements P2pHost {
   async publish (topic: string, data: Uint8Array): Promise<number> {
     this.assertStarted()
     try {
-      const res = await this.libp2p.services.pubsub.publish(topic, data)
+      const res = await withDeadline(this.defaultTimeoutMs, undefined, async (d) => await raceAbort(this.libp2p.services.pubsub.publish(topic, data), d.signal))
       return res.recipients.length
     } catch (e) {
       throw new RbtError(ErrorCode.PROTOCOL, `publish on ${topic} failed: ${errorMessage(e)}`, { cause: e })
@@ -417,7 +417,7 @@ class Host implements P2pHost {
     const k = dhtKeyBytes(key)
     await withDeadline(opts.timeoutMs ?? this.defaultTimeoutMs, opts.signal, async d => {
       try {
-        await this.libp2p.contentRouting.put(k, value, { signal: d.signal })
+        await raceAbort(this.libp2p.contentRouting.put(k, value, { signal: d.signal }), d.signal)
       } catch (e) {
         throw this.dhtError(e, 'DHT put', d)
       }
@@ -429,7 +429,7 @@ class Host implements P2pHost {
     const k = dhtKeyBytes(key)
     return await withDeadline(opts.timeoutMs ?? this.defaultTimeoutMs, opts.signal, async d => {
       try {
-        return await this.libp2p.contentRouting.get(k, { signal: d.signal })
+        return await raceAbort(this.libp2p.contentRouting.get(k, { signal: d.signal }), d.signal)
       } catch (e) {
         if (isNotFound(e)) {
           throw new RbtError(ErrorCode.NOT_FOUND, `DHT record ${new TextDecoder().decode(k)} not found`, { cause: e })
@@ -444,7 +444,7 @@ class Host implements P2pHost {
     const c = parseCid(cid)
     await withDeadline(opts.timeoutMs ?? this.defaultTimeoutMs, opts.signal, async d => {
       try {
-        await this.libp2p.contentRouting.provide(c, { signal: d.signal })
+        await raceAbort(this.libp2p.contentRouting.provide(c, { signal: d.signal }), d.signal)
       } catch (e) {
         throw this.dhtError(e, `DHT provide ${c.toString()}`, d)
       }
@@ -457,8 +457,10 @@ class Host implements P2pHost {
     const limit = opts.limit ?? 20
     const found = new Map<string, ProviderInfo>()
     const d = deadline(opts.timeoutMs ?? this.defaultTimeoutMs, opts.signal)
+    const it = this.libp2p.contentRouting.findProviders(c, { signal: d.signal })[Symbol.asyncIterator]()
     try {
-      for await (const p of this.libp2p.contentRouting.findProviders(c, { signal: d.signal })) {
+      for (let n = await raceAbort(it.next(), d.signal); n.done !== true; n = await raceAbort(it.next(), d.signal)) {
+        const p = n.value
         const id = p.id.toString()
         const prev = found.get(id)
         const addrs = p.multiaddrs.map(m => m.toString())
@@ -470,6 +472,7 @@ class Host implements P2pHost {
       if (!d.timedOut()) throw this.dhtError(e, `DHT findProviders ${c.toString()}`, d)
     } finally {
       d.clear()
+      it.return?.().catch(() => {}) // not awaited: a search stuck in next() would never settle
     }
     return [...found.values()]
   }
@@ -512,6 +515,13 @@ class Host implements P2pHost {
     this.assertStarted()
     const id = parsePeerId(peerId)
     if (id.equals(this.libp2p.peerId)) throw new RbtError(ErrorCode.INVALID_INPUT, `cannot open ${protocol} to ourselves`)
-    return await this.libp2p.dialProtocol(id, protocol, { signal: opts.signal })
+    // raced as well: a dial that ignores its signal must not hold the caller past the deadline
+    const opening = this.libp2p.dialProtocol(id, protocol, { signal: opts.signal })
+    try {
+      return await raceAbort(opening, opts.signal)
+    } catch (e) {
+      if (opts.signal.aborted) opening.then((late) => { late.abort(new Error('opened after its deadline')) }, () => {})
+      throw e
+    }
   }
 }

@@ -66,10 +66,7 @@ describe('e2e: wallet recovery from a fullnode', function () {
     await full?.dispose()
   })
 
-  // Skipped while an open defect is fixed: on a freshly joined node, the paged chain pull from the
-  // fullnode (sync.chain) intermittently never answers, so the sync runs into the client's
-  // deadline. Plain rpc calls (the challenge) and ping work. Tracked in the recovery issue.
-  it.skip('a DID that received RBT (whole and part) and an NFT on node A is rebuilt from its mnemonic on a fresh node: same balances, same chains', async () => {
+  it('a DID that received RBT (whole and part) and an NFT on node A is rebuilt from its mnemonic on a fresh node: same balances, same chains', async () => {
     const { a, b } = net
     // fresh DIDs: a sender on B, and the DID to recover on A, made from a mnemonic
     const sender = await createLiteDid(b.client, USER_PASSWORD)
@@ -109,7 +106,7 @@ describe('e2e: wallet recovery from a fullnode', function () {
     })
 
     // node A's data is gone: the DID comes back from its mnemonic on a fresh node
-    fresh = await startNode({ n: 11, extraArgs: ['-testNet'], env: FIXTURE_ENV })
+    fresh = await startNode({ n: 11, extraArgs: ['-testNet'], env: { ...FIXTURE_ENV, RBTNODE_LOG_LEVEL: 'DEBUG' } })
     await net.join(fresh)
     const again = ((await fresh.client.call('didCreate', { body: { type: 4, password: USER_PASSWORD, mnemonic } as never })).result as { did: string }).did
     expect(again).to.equal(did)

@@ -164,4 +164,28 @@ describe('p2p/host', function () {
     expect(h.status).to.equal('stopped')
     await expectRbtError(h.ping(h.peerId), ErrorCode.NOT_RUNNING)
   })
+  it('keeps its deadlines when libp2p ignores the abort signal (a stalled dial, DHT get or search no longer hangs the caller)', async () => {
+    const [h] = await startHosts(1)
+    const never = (): Promise<never> => new Promise(() => {})
+    const lib = h.libp2p as unknown as Record<string, unknown> & { contentRouting: Record<string, unknown> }
+    const saved = { dialProtocol: lib.dialProtocol, get: lib.contentRouting.get, findProviders: lib.contentRouting.findProviders }
+    try {
+      lib.dialProtocol = never
+      lib.contentRouting.get = never
+      lib.contentRouting.findProviders = () => ({ [Symbol.asyncIterator]: () => ({ next: never }) })
+      const other = peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString()
+      const t0 = Date.now()
+      let failed = false
+      await h.openStream(other, '/rbt/test/1.0.0', { signal: AbortSignal.timeout(300) }).catch(() => { failed = true })
+      expect(failed, 'openStream must fail at its deadline').to.equal(true)
+      await expectRbtError(h.getValue('/rbt/did/stalled', { timeoutMs: 300 }), ErrorCode.TIMEOUT)
+      const cid = CID.createV1(raw.code, await sha256.digest(new Uint8Array([4, 5, 6])))
+      expect(await h.findProviders(cid, { timeoutMs: 300 })).to.deep.equal([])
+      expect(Date.now() - t0).to.be.below(5000)
+    } finally {
+      Object.assign(lib, { dialProtocol: saved.dialProtocol })
+      Object.assign(lib.contentRouting, { get: saved.get, findProviders: saved.findProviders })
+      await h.stop()
+    }
+  })
 })
