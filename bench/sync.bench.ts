@@ -19,7 +19,7 @@ import { TokenStatus } from '../src/storage/token-records.js'
 import { decodeBlockEnvelope, formatBlockId, sha3Hex } from '../src/tokenchain/index.js'
 import { blockRecordOf } from '../src/tokens/token-service.js'
 import { silentLogger } from '../src/util/logger.js'
-import { SyncService, type SyncNetwork } from '../src/node/sync/sync-service.js'
+import { FN_PLEDGES, SyncService, type SyncNetwork } from '../src/node/sync/sync-service.js'
 import { createSyncNetwork, syncRpcHandlers, type SyncMethods } from '../src/node/sync/sync-network.js'
 import { buildTestTokenChain, KeyRing } from '../test/unit/tokenchain/fixtures.js'
 import { isMain } from './stats.js'
@@ -48,7 +48,7 @@ export async function run (opts: { blocks?: number } = {}): Promise<Record<strin
       stores.push(store)
       const ledger = new TokenLedger(store, sha3Hex)
       const side = {} as { sync: SyncService, net: SyncNetwork, ledger: TokenLedger }
-      const sync = new SyncService({ ledger, repos: levelTokenRepositories(store), verifier: ring.verifier, fullnode: true, isLocalDid: async () => false, network: () => side.net, log: silentLogger })
+      const sync = new SyncService({ ledger, repos: levelTokenRepositories(store), verifier: ring.verifier, fullnode: true, isLocalDid: async () => false, network: () => side.net, pledges: store.collection(FN_PLEDGES), log: silentLogger })
       const rpc = createRpc<SyncMethods>({ host, handlers: syncRpcHandlers(() => sync), maxFrameBytes: 4 * 1024 * 1024 })
       await rpc.start()
       rpcs.push(rpc)

@@ -14,7 +14,7 @@ import { dataDirLayout, type DataDirLayout } from './data-dir.js'
 import { BootstrapService } from './bootstrap-service.js'
 import type { ApiServices, NodeApi } from './services.js'
 import { packageVersion } from './version.js'
-import { TokenLedger } from '../storage/token-ledger.js'
+import { TokenLedger, type LedgerChange } from '../storage/token-ledger.js'
 import { levelTokenRepositories } from '../storage/token-repositories.js'
 import { sha3Hex } from '../tokenchain/hash.js'
 import { TokenService, didSignatureVerifier } from '../tokens/index.js'
@@ -51,7 +51,7 @@ import { ExplorerService } from './explorer/explorer-service.js'
 import { kvExplorerSource } from './explorer/explorer-sync.js'
 import { Legacy26Service } from './legacy26/legacy-service.js'
 import { createLegacy26App } from '../api/server/legacy26/app.js'
-import { SyncService, type SyncNetwork } from './sync/sync-service.js'
+import { FN_PLEDGES, SyncService, type SyncNetwork } from './sync/sync-service.js'
 import { createSyncApi } from './sync/sync-api.js'
 import type { SyncMethods } from './sync/sync-network.js'
 
@@ -112,6 +112,7 @@ export class RbtNode {
   readonly explorer: ExplorerService
   private consensus?: ConsensusService
   private faucet?: Faucet
+  private unsubscribeGenesis?: () => void
   /** NFTs: files, consensus operations, subscriptions */
   readonly nfts: NftService
   readonly fts: FtService
@@ -185,6 +186,8 @@ export class RbtNode {
       fullnode: options.fullnode,
       isLocalDid: async (did) => await this.identity.isLocal(did),
       network: () => this.syncNetwork,
+      pledges: this.store.collection(FN_PLEDGES),
+      pledgePeriodMs: process.env.RBTNODE_PLEDGE_PERIOD_MS !== undefined ? Number(process.env.RBTNODE_PLEDGE_PERIOD_MS) : undefined,
       log: log.child('sync')
     })
     const scCallbacks = this.store.collection<string[]>('sc-callbacks')
@@ -489,6 +492,25 @@ export class RbtNode {
     this.republishTimer.unref()
   }
 
+  /**
+   * Tokens that come into being here without a transfer (local and FT mints, part-token splits)
+   * are announced on the transaction topic like a committed transfer, so fullnodes keep their
+   * chains too and a wallet can recover tokens that never moved. Only tokens of local DIDs at
+   * their genesis block are announced, in messages of at most 500 ids.
+   */
+  private announceGenesis (host: P2pHost, change: LedgerChange): void {
+    const fresh = (change.tokens ?? []).filter((t) => t.record.latestBlockNumber === 0).map((t) => t.record)
+    if (fresh.length === 0) return
+    void (async () => {
+      const ids: string[] = []
+      for (const r of fresh) if (await this.identity.isLocal(r.owner)) ids.push(r.tokenId)
+      for (let i = 0; i < ids.length; i += 500) {
+        const tokens = ids.slice(i, i + 500)
+        await host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid: '', spent: [], tokens })))
+      }
+    })().catch((e) => { this.log.debug(`announcing new tokens: ${errorMessage(e)}`) })
+  }
+
   /** Transfers and quorum duty: sender, quorum and receiver roles over the rpc, spent markers, finality gossip. */
   private async startConsensus (host: P2pHost): Promise<void> {
     const [svcMod, netMod, ledgerMod, markersMod, faucetMod] = await Promise.all([
@@ -549,6 +571,11 @@ export class RbtNode {
       }
     })
     this.consensus = svc
+    this.unsubscribeGenesis?.()
+    this.unsubscribeGenesis = this.tokenLedger.onCommit((change) => {
+      this.announceGenesis(host, change)
+      this.sync.indexPledges(change).catch((e) => { this.log.debug(`pledge index: ${errorMessage(e)}`) })
+    })
     await this.nfts.resume().catch((e) => { this.log.warn(`NFT subscriptions: ${errorMessage(e)}`) })
     await this.contracts.resume().catch((e) => { this.log.warn(`smart-contract subscriptions: ${errorMessage(e)}`) })
     await svc.start()
@@ -581,6 +608,7 @@ export class RbtNode {
     if (this.coreStarting !== undefined) await this.coreStarting.catch(() => {})
     this.signing.stop()
     this.sync.stop()
+    this.unsubscribeGenesis?.()
     if (this.fullnodeTimer !== undefined) clearInterval(this.fullnodeTimer)
     this.consensus?.stop()
     if (this.republishTimer !== undefined) clearInterval(this.republishTimer)

@@ -6,7 +6,7 @@ import { FIXTURE_ENV, complete, createLiteDid, mintRbt, quorumNetwork, rbtBalanc
 import { waitFor } from '../helpers/wait.js'
 
 interface Done { status: boolean, message: string, result: unknown }
-interface Listed { token_id: string, token_type: number, token_value: number, token_status: string, did: string, parent_token_id: string, latest_block_id: string }
+interface Listed { token_id: string, token_type: number, token_value: number, token_status: string, did: string, parent_token_id: string, latest_block_id: string, transaction_id: string }
 interface Summary { did: string, fullnode: string, tokens: number, by_type: Record<string, { count: number, value: number }>, by_status: Record<string, number>, token_ids: string[] }
 
 async function nftTx (client: RbtClient, initiator: string, owner: string, nft: { nftId: string, value: number, data?: string }, transferOwnership = false): Promise<Done> {
@@ -15,11 +15,11 @@ async function nftTx (client: RbtClient, initiator: string, owner: string, nft: 
   return await complete(client, first, USER_PASSWORD)
 }
 
-/** Every token of a DID on a node (RBT with parts, and NFTs), sorted by id. */
+/** Every token a DID holds on a node (RBT with parts, NFTs and FTs; burnt ones are history, not holdings), sorted by id. */
 async function holdings (client: RbtClient, did: string): Promise<Listed[]> {
   const out: Listed[] = []
-  for (const type of ['rbt', 'nft']) out.push(...((await client.call('tokensList', { query: { did, type } })).result as unknown as Listed[]))
-  return out.sort((x, y) => x.token_id.localeCompare(y.token_id))
+  for (const type of ['rbt', 'nft', 'ft']) out.push(...((await client.call('tokensList', { query: { did, type } })).result as unknown as Listed[]))
+  return out.filter((t) => t.token_status !== 'Burnt').sort((x, y) => x.token_id.localeCompare(y.token_id))
 }
 
 /** Block ids and envelopes of a token's whole chain on a node. */
@@ -28,9 +28,10 @@ async function chainOf (client: RbtClient, tokenId: string): Promise<Array<{ blo
   return dump.blocks.map((b) => ({ block_id: b.block_id, envelope: b.envelope }))
 }
 
-async function balancesOf (client: RbtClient, did: string): Promise<{ rbt: unknown, nft: unknown }> {
+async function balancesOf (client: RbtClient, did: string): Promise<{ rbt: unknown, nft: unknown, ft: unknown }> {
   const b = (await client.call('didBalances', { params: { did } })).result as unknown as { rbt_balance: unknown, nft_balance: unknown }
-  return { rbt: b.rbt_balance, nft: b.nft_balance }
+  const ft = (await client.call('didBalancesFt', { params: { did } })).result
+  return { rbt: b.rbt_balance, nft: b.nft_balance, ft }
 }
 
 /** Starts a node; on a loaded machine a start can miss the helper's deadline, so one more try with a fresh process. */
@@ -66,7 +67,7 @@ describe('e2e: wallet recovery from a fullnode', function () {
     await full?.dispose()
   })
 
-  it('a DID that received RBT (whole and part) and an NFT on node A is rebuilt from its mnemonic on a fresh node: same balances, same chains', async () => {
+  it('a DID that received RBT (whole and part), an NFT and FTs, and pledged as a quorum, is rebuilt from its mnemonic on a fresh node: same balances, statuses and chains', async () => {
     const { a, b } = net
     // fresh DIDs: a sender on B, and the DID to recover on A, made from a mnemonic
     const sender = await createLiteDid(b.client, USER_PASSWORD)
@@ -76,7 +77,7 @@ describe('e2e: wallet recovery from a fullnode', function () {
     for (const [node, who, host] of [[a, sender, b], [b, did, a], [full, sender, b], [full, did, a]] as const) {
       await node.client.call('nodeAddPeers', { body: { DID: who, PeerID: host.peerId, DIDType: 4 } })
     }
-    await mintRbt(b.client, sender, 3, 0, USER_PASSWORD)
+    await mintRbt(b.client, sender, 4, 0, USER_PASSWORD)
 
     const sent = await transfer(b.client, sender, did, 1.5, USER_PASSWORD, 'to be recovered')
     expect(sent.status, sent.message).to.equal(true)
@@ -89,19 +90,42 @@ describe('e2e: wallet recovery from a fullnode', function () {
     expect(done.status, done.message).to.equal(true)
     done = await nftTx(b.client, sender, did, { nftId, value: 1, data: 'to the DID' }, true)
     expect(done.status, done.message).to.equal(true)
-    await waitFor(async () => (await holdings(a.client, did)).length === 3, { timeoutMs: 60_000, what: 'the DID to hold two RBT tokens and the NFT on A' })
 
+    // FTs: 10 "RCV" backed by 1 RBT, 3 of them to the DID
+    const mint = await complete(b.client, await b.client.envelope('ftsMint', { body: { did: sender, ft_name: 'RCV', ft_count: 10, token_count: 1, ft_num_start_index: 0 } }), USER_PASSWORD)
+    expect(mint.status, mint.message).to.equal(true)
+    const ftFirst = await b.client.envelope('txInitiate', { body: { initiator: sender, owner: did, tokens: { ft: [{ ftName: 'RCV', numberOfFts: 3, creatorDID: sender }] }, memo: 'fts to recover' } })
+    expect(ftFirst.status, ftFirst.message).to.equal(true)
+    const ftDone = await complete(b.client, ftFirst, USER_PASSWORD)
+    expect(ftDone.status, ftDone.message).to.equal(true)
+
+    // the DID becomes a quorum and pledges: a transfer on the fullnode's node between two of its DIDs
+    // uses exactly five quorums, the DID and four of the network's
+    await a.client.call('quorumsSetup', { body: { did, password: USER_PASSWORD, priv_password: USER_PASSWORD } })
+    const payer = await createLiteDid(full.client, USER_PASSWORD)
+    const payee = await createLiteDid(full.client, USER_PASSWORD)
+    await mintRbt(full.client, payer, 1, 0, USER_PASSWORD)
+    await full.client.call('quorumsRemoveAll')
+    for (const q of [did, ...net.quorumDids.slice(0, 4)]) await full.client.call('quorumsAdd', { body: { did: q } })
+    const pledging = await transfer(full.client, payer, payee, 0.5, USER_PASSWORD, 'the DID pledges')
+    expect(pledging.status, pledging.message).to.equal(true)
+
+    await waitFor(async () => {
+      const h = await holdings(a.client, did)
+      return h.some((t) => t.token_status === 'Pledged') && h.filter((t) => t.token_type === 10).length === 3
+    }, { timeoutMs: 60_000, what: 'the DID to hold a pledged token on A' })
     const before = await holdings(a.client, did)
     const beforeBalances = await balancesOf(a.client, did)
     const beforeChains = new Map<string, Array<{ block_id: string, envelope: string }>>()
     for (const t of before) beforeChains.set(t.token_id, await chainOf(a.client, t.token_id))
-    expect(before.map((t) => t.token_value).sort()).to.deep.equal([0.5, 1, 1])
+    expect(before.filter((t) => t.token_status === 'Pledged')).to.have.length.greaterThan(0)
+    expect((beforeBalances.ft as Array<{ name: string, creator: string, count: number }>).filter((f) => f.name === 'RCV' && f.creator === sender).reduce((n, f) => n + f.count, 0)).to.equal(3)
 
-    // the fullnode followed the announcements and holds every chain (validated) at the same tip
+    // the fullnode followed the announcements (transfers, mints and splits) and holds every chain at the same tip
     await waitFor(async () => {
       const held = await holdings(full.client, did)
-      return held.length === 3 && held.every((t, i) => t.latest_block_id === before[i]!.latest_block_id)
-    }, { timeoutMs: 120_000, what: 'the fullnode to hold the DID\'s three tokens at their latest blocks' }).catch((e: Error) => {
+      return held.length === before.length && held.every((t, i) => t.token_id === before[i]!.token_id && t.latest_block_id === before[i]!.latest_block_id)
+    }, { timeoutMs: 120_000, what: 'the fullnode to hold every token of the DID at its latest block' }).catch((e: Error) => {
       throw new Error(`${e.message}\n--- fullnode log (sync) ---\n${full.logs.split('\n').filter((l) => /sync|fullnode|announce/i.test(l)).slice(-40).join('\n')}`)
     })
 
@@ -120,14 +144,24 @@ describe('e2e: wallet recovery from a fullnode', function () {
     expect(final.status, final.message).to.equal(true)
     const summary = final.result as Summary
     expect(summary.fullnode).to.equal(full.peerId)
-    expect(summary.tokens).to.equal(3)
-    expect(summary.by_type).to.deep.equal({ rbt: { count: 1, value: 1 }, part: { count: 1, value: 0.5 }, nft: { count: 1, value: 1 } })
-    expect(summary.by_status).to.deep.equal({ Free: 3 })
-    expect(final.message).to.match(/3 token\(s\) recovered/)
+    expect(summary.tokens, `recovered ${JSON.stringify(summary)} of ${JSON.stringify(before)}`).to.equal(before.length)
+    const byType: Record<string, { count: number, value: number }> = {}
+    const byStatus: Record<string, number> = {}
+    for (const t of before) {
+      const kind = t.token_type === 10 ? 'ft' : t.token_type === 2 ? 'nft' : t.parent_token_id !== '' ? 'part' : 'rbt'
+      const e = (byType[kind] ??= { count: 0, value: 0 })
+      e.count++
+      e.value = Math.round((e.value + t.token_value) * 1000) / 1000
+      byStatus[t.token_status] = (byStatus[t.token_status] ?? 0) + 1
+    }
+    expect(summary.by_type).to.deep.equal(byType)
+    expect(summary.by_status).to.deep.equal(byStatus)
+    expect(summary.by_status.Pledged).to.be.greaterThan(0)
+    expect(summary.by_type.ft).to.deep.equal({ count: 3, value: 0.3 })
 
     expect(await balancesOf(fresh.client, did)).to.deep.equal(beforeBalances)
     const after = await holdings(fresh.client, did)
-    const strip = (l: Listed[]): unknown[] => l.map((t) => ({ id: t.token_id, type: t.token_type, value: t.token_value, status: t.token_status, owner: t.did, parent: t.parent_token_id, tip: t.latest_block_id }))
+    const strip = (l: Listed[]): unknown[] => l.map((t) => ({ id: t.token_id, type: t.token_type, value: t.token_value, status: t.token_status, owner: t.did, parent: t.parent_token_id, tip: t.latest_block_id, ...(t.token_status === 'Pledged' ? { pledgedFor: t.transaction_id } : {}) }))
     expect(strip(after)).to.deep.equal(strip(before))
     for (const t of after) expect(await chainOf(fresh.client, t.token_id), `chain of ${t.token_id}`).to.deep.equal(beforeChains.get(t.token_id))
 
@@ -146,8 +180,17 @@ describe('e2e: wallet recovery from a fullnode', function () {
     // a second sync finds everything already held and changes nothing
     const second = await complete(fresh.client, await fresh.client.envelope('sync', { body: { did } }), USER_PASSWORD)
     expect(second.status, second.message).to.equal(true)
-    expect((second.result as { already_held: number }).already_held).to.equal(3)
+    expect((second.result as { already_held: number }).already_held).to.equal(before.length)
     expect(await balancesOf(fresh.client, did)).to.deep.equal(beforeBalances)
+
+    // the recovered pledge keeps its release rule: once the token it backs moves on, it is Free again
+    await full.client.call('quorumsRemoveAll')
+    for (const q of net.quorumDids) await full.client.call('quorumsAdd', { body: { did: q } })
+    const onward = await transfer(full.client, payee, payer, 0.5, USER_PASSWORD, 'the backed token moves on')
+    expect(onward.status, onward.message).to.equal(true)
+    const pledged = before.filter((t) => t.token_status === 'Pledged').map((t) => t.token_id)
+    await waitFor(async () => (await holdings(fresh!.client, did)).filter((t) => pledged.includes(t.token_id)).every((t) => t.token_status === 'Free'),
+      { timeoutMs: 60_000, what: 'the recovered pledge to be released on the fresh node' })
   })
 
   it('refuses bad requests: a DID not hosted here, a node that is not a fullnode', async () => {

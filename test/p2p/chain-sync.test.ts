@@ -13,7 +13,7 @@ import { decodeBlockEnvelope, encodeBlockEnvelope, formatBlockId, setSignature, 
 import { blockRecordOf } from '../../src/tokens/token-service.js'
 import { ErrorCode } from '../../src/util/errors.js'
 import { silentLogger } from '../../src/util/logger.js'
-import { SyncService, type SyncNetwork } from '../../src/node/sync/sync-service.js'
+import { FN_PLEDGES, SyncService, type SyncNetwork } from '../../src/node/sync/sync-service.js'
 import { createSyncNetwork, syncRpcHandlers, type SyncMethods } from '../../src/node/sync/sync-network.js'
 import { buildTestTokenChain, KeyRing, type TestChain } from '../unit/tokenchain/fixtures.js'
 import { connect, expectRbtError, startHosts, stopAll } from './helpers.js'
@@ -36,7 +36,7 @@ async function side (host: P2pHost, ring: KeyRing, fullnode: boolean, over?: Sid
   const ledger = new TokenLedger(store, sha3Hex)
   const repos = levelTokenRepositories(store)
   const s = {} as Side
-  const sync = new SyncService({ ledger, repos, verifier: ring.verifier, fullnode, isLocalDid: async () => false, network: () => s.net, log: silentLogger })
+  const sync = new SyncService({ ledger, repos, verifier: ring.verifier, fullnode, isLocalDid: async () => false, network: () => s.net, pledges: store.collection(FN_PLEDGES), log: silentLogger })
   if (over !== undefined) {
     Object.assign(s, { dir, store, ledger, repos, sync, net: over.net })
     return s

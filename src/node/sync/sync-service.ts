@@ -11,13 +11,14 @@
  */
 import { randomBytes } from 'node:crypto'
 import { fetchBundle, validateBundleTokens, type ChainSource, type FetchedBundle, type HeldChains } from '../../consensus/chain-sync.js'
-import { decodeBlockEnvelope } from '../../tokenchain/block.js'
+import { decodeBlockEnvelope, formatBlockId, type Block } from '../../tokenchain/block.js'
 import { floatToMilliExact } from '../../tokenchain/amount.js'
 import { sha3Hex } from '../../tokenchain/hash.js'
 import { isCidV0 } from '../../tokenchain/token-id.js'
 import { isDid } from '../../tokenchain/index.js'
 import { tokenKindOf, TransactionType } from '../../tokenchain/types.js'
 import type { ChainTip, SignatureVerifier } from '../../tokenchain/validate.js'
+import type { Collection } from '../../storage/kv-store.js'
 import type { LedgerChange, StoredBlockInput, TokenLedger } from '../../storage/token-ledger.js'
 import type { TokenRepositories } from '../../storage/token-repositories.js'
 import { TokenStatus, type TokenKindName, type TokenRecord, type TransactionRecord } from '../../storage/token-records.js'
@@ -32,7 +33,17 @@ export interface OwnedToken {
   kind: TokenKindName
   status: string
   latestBlockId: string
+  /** For a `Pledged` token: the transfer its owner pledged it for, and the token states that transfer created. */
+  pledge?: PledgeClaim
 }
+
+/** Where a pledged token's pledge is written: the block of transaction `txid`, tip of every `backing` state. */
+export interface PledgeClaim { txid: string, backing: string[] }
+
+/** A pledge a fullnode read in an archived block (collection `fn-pledges`, key: the pledged token id). */
+export interface ArchivedPledge { pledger: string, txid: string, backing: string[], epoch: number }
+
+export const FN_PLEDGES = 'fn-pledges'
 
 /** How the sync service reaches peers (node/sync/sync-network.ts implements it over the rpc). */
 export interface SyncNetwork {
@@ -54,6 +65,10 @@ export interface SyncServiceOptions {
   fullnode: boolean
   isLocalDid: (did: string) => Promise<boolean>
   network: () => SyncNetwork | undefined
+  /** The fullnode's index of pledges read in archived blocks (written in the archive commit). */
+  pledges: Collection<ArchivedPledge>
+  /** How long a pledge holds when the tokens it backs do not move (as the quorums are configured). Default 7 days. */
+  pledgePeriodMs?: number
   log: Logger
   /** Lifetime of a recovery challenge. Default 5 minutes. */
   challengeTtlMs?: number
@@ -109,6 +124,22 @@ export interface TxChainResult {
   next_cursor: string
 }
 
+/** Index entries for the pledges written in transfer blocks: pledged token → pledger, transaction, states it backs. */
+function pledgesIn (envelopes: Uint8Array[]): NonNullable<LedgerChange['extra']> {
+  const out = new Map<string, ArchivedPledge>()
+  for (const env of envelopes) {
+    const b: Block = decodeBlockEnvelope(env)
+    const details = b.content.pledgeDetails
+    const txid = b.content.transInfo.tid
+    if (details === undefined || txid === undefined || txid === '') continue
+    const backing = Object.entries(b.content.transInfo.tokens).map(([id, e]) => `${id}@${formatBlockId(e.blockNumber, b.hash)}`)
+    for (const [pledger, list] of Object.entries(details)) {
+      for (const t of list) out.set(t.token, { pledger, txid, backing, epoch: b.content.epoch ?? 0 })
+    }
+  }
+  return [...out].map(([token, value]) => ({ type: 'put' as const, collection: FN_PLEDGES, key: token, value }))
+}
+
 /** Domain-separated digest a DID signs to prove ownership to a fullnode. */
 export const recoveryDigest = (did: string, nonce: string): string => sha3Hex(`rbt-recover-from-fullnode:${did}:${nonce}`)
 
@@ -124,12 +155,14 @@ export class SyncService {
   private draining?: Promise<void>
   private readonly ttl: number
   private readonly pageBytes: number
+  private readonly pledgePeriodMs: number
   private readonly now: () => number
   private stopped = false
 
   constructor (private readonly o: SyncServiceOptions) {
     this.ttl = o.challengeTtlMs ?? 5 * 60_000
     this.pageBytes = o.pageBytes ?? 48 * 1024
+    this.pledgePeriodMs = o.pledgePeriodMs ?? 7 * 24 * 3600_000
     this.now = o.now ?? Date.now
   }
 
@@ -229,12 +262,44 @@ export class SyncService {
     if (!ok) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `the challenge signature does not verify with the public key of ${did}`)
     const entries = (await this.o.repos.owners.list(did)).filter((e) => RECOVERABLE.has(e.status))
     const recs = await this.o.repos.tokens.getMany(entries.map((e) => e.tokenId))
-    const list: OwnedToken[] = recs.filter((r): r is TokenRecord => r !== undefined)
-      .map((r) => ({ tokenId: r.tokenId, tokenType: r.tokenType, kind: r.kind, status: r.status, latestBlockId: r.latestBlockId }))
+    const list: OwnedToken[] = []
+    for (const r of recs) {
+      if (r === undefined) continue
+      const pledge = await this.livePledge(r)
+      list.push({ tokenId: r.tokenId, tokenType: r.tokenType, kind: r.kind, status: pledge !== undefined ? TokenStatus.Pledged : r.status, latestBlockId: r.latestBlockId, ...(pledge !== undefined ? { pledge } : {}) })
+    }
     return (async function * () {
       if (list.length === 0) yield []
       for (let i = 0; i < list.length; i += 500) yield list.slice(i, i + 500)
     })()
+  }
+
+  /**
+   * The pledge that holds `token` as far as this fullnode can tell: its owner pledged it in a
+   * transfer whose new states are all still the tips this fullnode holds, and the pledge period has
+   * not run out. (An early proof-of-work release is not announced, so it is not seen here.)
+   */
+  private async livePledge (token: TokenRecord): Promise<PledgeClaim | undefined> {
+    const p = await this.o.pledges.get(token.tokenId)
+    if (p === undefined || p.pledger !== token.owner || p.epoch * 1000 + this.pledgePeriodMs <= this.now()) return undefined
+    for (const state of p.backing) {
+      const at = state.indexOf('@')
+      const latest = await this.o.repos.blocks.latest(state.slice(0, at))
+      if (latest === undefined || latest.blockId !== state.slice(at + 1)) return undefined
+    }
+    return { txid: p.txid, backing: p.backing }
+  }
+
+  /**
+   * A fullnode indexes the pledges of every block its ledger stores, also of transfers its own
+   * wallet or quorum role committed (archive commits carry their index entries in the same batch).
+   * Call after each ledger commit.
+   */
+  async indexPledges (change: LedgerChange): Promise<void> {
+    if (!this.o.fullnode || this.stopped || (change.blocks ?? []).length === 0) return
+    if ((change.extra ?? []).some((op) => op.collection === FN_PLEDGES)) return
+    const ops = pledgesIn(change.blocks!.map((b) => b.envelope))
+    for (const op of ops) if (op.type === 'put') await this.o.pledges.put(op.key, op.value as ArchivedPledge)
   }
 
   /** A fullnode heard that `peer` committed a transaction touching `tokenIds`: archive them (queued, retried). */
@@ -284,6 +349,7 @@ export class SyncService {
     }
     const change = await this.buildChange(fetched, tips, records, 'archive')
     if (change.tokens!.length === 0 && change.blocks!.length === 0) return { stored: 0 }
+    change.extra = pledgesIn(change.blocks!.map((b) => b.envelope))
     await this.o.ledger.commit(change)
     return { stored: change.blocks!.length }
   }
@@ -324,22 +390,39 @@ export class SyncService {
       }
     }
     const ids = [...new Set(owned.map((t) => t.tokenId))]
+    // the chains of the tokens that pledged ones back are fetched and validated too: they prove the pledge
+    const backing = [...new Set(owned.flatMap((t) => t.status === TokenStatus.Pledged ? (t.pledge?.backing ?? []).map((b) => b.slice(0, b.indexOf('@'))) : []))].filter((id) => isCidV0(id) && !ids.includes(id))
     this.o.log.info(`sync of ${did}: fullnode ${peer} lists ${ids.length} token(s); fetching their chains`)
-    const fetched = await fetchBundle(net.source(peer), this.held(), ids)
+    const fetched = await fetchBundle(net.source(peer), this.held(), [...ids, ...backing])
     this.o.log.debug(`sync of ${did}: ${fetched.fetchedBlocks} block(s) fetched; validating`)
-    const tips = await validateBundleTokens(fetched.bundle, ids, this.o.verifier, this.cache())
+    const tips = await validateBundleTokens(fetched.bundle, [...ids, ...backing], this.o.verifier, this.cache())
     this.o.log.debug(`sync of ${did}: chains valid`)
-    const statusOf = new Map(owned.map((t) => [t.tokenId, t.status]))
-    const records: Array<{ tokenId: string, status: string }> = []
+    const listed = new Map(owned.map((t) => [t.tokenId, t]))
+    const records: Array<{ tokenId: string, status: string, txId?: string }> = []
+    const pledges = new Map<string, { txid: string, quorumDid: string, tokens: string[], newBlockIds: string[], releaseAt: number }>()
     let alreadyHeld = 0
     for (const id of ids) {
       const tip = tips.get(id)!
       if (tip.owner !== did || tip.burnt) throw new RbtError(ErrorCode.CHAIN_INVALID, `fullnode ${peer} listed token ${id} for ${did}, but its chain ends with ${tip.burnt ? 'a burn' : `owner ${tip.owner}`}`)
+      const entry = listed.get(id)!
+      let status = entry.status
+      let txId: string | undefined
+      if (status === TokenStatus.Pledged) {
+        const proof = this.checkPledge(fetched, tips, did, id, entry.pledge, peer)
+        const p = pledges.get(proof.txid) ?? { txid: proof.txid, quorumDid: did, tokens: [], newBlockIds: proof.backing, releaseAt: proof.epoch * 1000 + this.pledgePeriodMs }
+        p.tokens.push(id)
+        pledges.set(proof.txid, p)
+        txId = proof.txid
+        if (p.releaseAt <= this.now()) status = TokenStatus.Free
+      }
       const existing = await this.o.repos.tokens.get(id)
-      if (existing !== undefined && existing.latestBlockId === tip.blockId && existing.owner === did) { alreadyHeld++; continue }
-      records.push({ tokenId: id, status: statusOf.get(id)! })
+      if (existing !== undefined && existing.latestBlockId === tip.blockId && existing.owner === did && existing.status === status) { alreadyHeld++; continue }
+      records.push({ tokenId: id, status, ...(txId !== undefined && status === TokenStatus.Pledged ? { txId } : {}) })
     }
     const change = await this.buildChange(fetched, tips, records, `recover:${did}:${nonce}`, new Set(ids))
+    // the pledge comes back with its release rules: the quorum role frees it when a backed token moves on or the period ends
+    change.extra = [...pledges.values()].filter((p) => p.releaseAt > this.now() && records.some((r) => r.txId === p.txid))
+      .map((p) => ({ type: 'put' as const, collection: 'cs-pledges', key: `${p.quorumDid}/${p.txid}`, value: p }))
     await this.o.ledger.commit(change)
     const summary: RecoverySummary = {
       did, fullnode: peer, tokens: ids.length, by_type: {}, by_status: {}, blocks_stored: change.blocks!.length,
@@ -357,11 +440,33 @@ export class SyncService {
   }
 
   /**
+   * Checks a fullnode's claim that `tokenId` is pledged: every backing state must be the validated
+   * tip of its token, and that block (of the claimed transaction) must list the token as pledged by `did`.
+   */
+  private checkPledge (fetched: FetchedBundle, tips: Map<string, ChainTip>, did: string, tokenId: string, claim: PledgeClaim | undefined, peer: string): PledgeClaim & { epoch: number } {
+    const bad = (why: string): RbtError => new RbtError(ErrorCode.CHAIN_INVALID, `fullnode ${peer} reports token ${tokenId} as pledged, but ${why}`)
+    if (claim === undefined || typeof claim.txid !== 'string' || !Array.isArray(claim.backing) || claim.backing.length === 0) throw bad('names no pledge')
+    let epoch = 0
+    for (const state of claim.backing) {
+      if (typeof state !== 'string' || !state.includes('@')) throw bad('a backing state is malformed')
+      const [id, blockId] = [state.slice(0, state.indexOf('@')), state.slice(state.indexOf('@') + 1)]
+      const tip = tips.get(id)
+      if (tip === undefined || tip.blockId !== blockId) throw bad(`${state} is not the latest state of ${id}`)
+      const chain = fetched.bundle.chains[id]!
+      const block = decodeBlockEnvelope(chain[chain.length - 1]!)
+      if (block.content.transInfo.tid !== claim.txid) throw bad(`the block of ${state} belongs to another transaction`)
+      if (!(block.content.pledgeDetails?.[did] ?? []).some((p) => p.token === tokenId)) throw bad(`the block of transaction ${claim.txid} does not list it as pledged by ${did}`)
+      epoch = block.content.epoch ?? 0
+    }
+    return { txid: claim.txid, backing: claim.backing, epoch }
+  }
+
+  /**
    * One ledger change for a validated bundle: the blocks not yet stored (every chain, ancestors
    * included), contents, a token record per entry of `records` (compare-and-set against what is
    * stored), and a transaction record per tip transaction. `recordsOnly` limits token records.
    */
-  private async buildChange (fetched: FetchedBundle, tips: Map<string, ChainTip>, records: Array<{ tokenId: string, status: string }>, origin: string, recordsOnly?: Set<string>): Promise<LedgerChange> {
+  private async buildChange (fetched: FetchedBundle, tips: Map<string, ChainTip>, records: Array<{ tokenId: string, status: string, txId?: string }>, origin: string, recordsOnly?: Set<string>): Promise<LedgerChange> {
     const now = this.now()
     const blocks: StoredBlockInput[] = []
     for (const [id, chain] of Object.entries(fetched.bundle.chains)) {
@@ -372,7 +477,7 @@ export class SyncService {
     for (const [id, c] of Object.entries(fetched.bundle.contents)) if (await this.o.repos.tokens.content(id) === undefined) contents[id] = c
     const tokens: NonNullable<LedgerChange['tokens']> = []
     const txs = new Map<string, TransactionRecord>()
-    for (const { tokenId, status } of records) {
+    for (const { tokenId, status, txId: pledgeTx } of records) {
       if (recordsOnly !== undefined && !recordsOnly.has(tokenId)) continue
       const tip = tips.get(tokenId)!
       const chain = fetched.bundle.chains[tokenId]!
@@ -387,7 +492,7 @@ export class SyncService {
       const tid = last.content.transInfo.tid ?? sha3Hex(`${origin}:${tokenId}:${tip.blockId}`)
       const record: TokenRecord = {
         tokenId, kind, tokenType: tip.tokenType, value, owner: tip.owner, status: status as TokenRecord['status'],
-        latestBlockId: tip.blockId, latestBlockNumber: tip.blockNumber, txId: tid, createdAt: existing?.createdAt ?? now, updatedAt: now,
+        latestBlockId: tip.blockId, latestBlockNumber: tip.blockNumber, txId: pledgeTx ?? tid, createdAt: existing?.createdAt ?? now, updatedAt: now,
         ...(parent !== undefined && parent !== '' ? { parent } : {})
       }
       if (kind === 'ft') {
