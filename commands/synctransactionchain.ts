@@ -1,5 +1,5 @@
-import { writeFileSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { existsSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import { BaseCommand, UsageError } from '../src/cli/base-command.js'
 import { fullnodeTarget } from '../src/cli/flags.js'
 import { didValue, fullnodeValue, splitList, tokenIdList, wholeNumber } from '../src/cli/parse.js'
@@ -32,6 +32,8 @@ export default class SyncTransactionChain extends BaseCommand {
     const limit = this.flags.pageSize !== undefined ? wholeNumber(this.flags.pageSize, 'pageSize', 1) : undefined
     if (limit !== undefined && limit > 10_000) throw new UsageError(`-pageSize must be at most 10000, got ${limit}`)
     const out = this.flags.out !== undefined && this.flags.out !== '' ? resolve(this.flags.out) : undefined
+    if (out !== undefined && !(existsSync(dirname(out)) && statSync(dirname(out)).isDirectory())) throw new UsageError(`-out: the folder ${dirname(out)} does not exist`)
+    if (out !== undefined && existsSync(out) && statSync(out).isDirectory()) throw new UsageError(`-out: ${out} is a folder; name a file`)
 
     const client = this.client()
     const chains = new Map<string, Chain>()

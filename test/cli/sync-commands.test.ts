@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCommand, type Recorded } from './harness.js'
 import { runCli } from '../helpers/cli.js'
+import { cliDeps, setCliDeps } from '../../src/cli/deps.js'
+import { withProgress } from '../../src/cli/consensus-progress.js'
+import type { BaseFlags } from '../../src/cli/base-command.js'
 import { NodeProcess } from '../helpers/node-process.js'
 import type { RbtClient } from '../../src/client/rbt-client.js'
 import type { SyncSummaryResult, SyncTransactionChainResult } from '../../src/api/contract/routes.js'
@@ -189,6 +192,15 @@ describe('cli: sync commands against a stub transport', function () {
     }
   })
 
+  it('synctransactionchain refuses an -out in a folder that does not exist, or naming a folder, before calling the node', async () => {
+    let r = await runCommand(['synctransactionchain', '-did', A, '-tokenIDs', T1, '-out', join('no-such-folder', 'c.json')], none)
+    expect(r.code).to.equal(2)
+    expect(r.stderr).to.match(/\[ERROR\] -out: the folder .*no-such-folder does not exist/)
+    r = await runCommand(['synctransactionchain', '-did', A, '-tokenIDs', T1, '-out', '.'], none)
+    expect(r.code).to.equal(2)
+    expect(r.stderr).to.match(/is a folder; name a file/)
+  })
+
   it("synctransactionchain reports the node's message at [ERROR] with exit 1 and writes no -out file", async () => {
     const r = await runCommand(['synctransactionchain', '-did', A, '-tokenIDs', T1, '-out', 'never.json'],
       () => ({ status: 404, body: { status: false, message: `token ${T1} has no chain on this node and no fullnode was found to pull it from`, result: { code: 'NOT_FOUND' } } }))
@@ -196,6 +208,36 @@ describe('cli: sync commands against a stub transport', function () {
     expect(r.stderr).to.include(`[ERROR] token ${T1} has no chain on this node and no fullnode was found to pull it from`)
     expect(r.stdout).to.equal('')
     expect(() => readFileSync(join(dir, 'never.json'))).to.throw(/ENOENT/)
+  })
+})
+
+describe('cli: the progress line of long calls', function () {
+  this.timeout(20_000)
+  const flags = { json: false } as unknown as BaseFlags
+  let err = ''
+  let restore: () => void = () => {}
+  let wasTty: boolean | undefined
+  beforeEach(() => {
+    err = ''
+    wasTty = process.stderr.isTTY
+    process.stderr.isTTY = true
+    restore = setCliDeps({ stderr: (t) => { err += t }, prompter: { interactive: true, password: async () => { const at = err.length; await new Promise((resolve) => setTimeout(resolve, 1200)); return at === err.length ? 'quiet' : 'noisy' } } })
+  })
+  afterEach(() => { restore(); process.stderr.isTTY = wasTty as true })
+
+  it('shows the label, the seconds and the detail on a terminal, and clears the line at the end', async () => {
+    const v = await withProgress(flags, 'syncing transaction chains', async () => { await new Promise((resolve) => setTimeout(resolve, 1100)); return 7 }, () => '3 block(s) in 1 page(s)')
+    expect(v).to.equal(7)
+    expect(err).to.match(/\r\x1b\[Ksyncing transaction chains… \d+ s, 3 block\(s\) in 1 page\(s\)/)
+    expect(err.endsWith('\r\x1b[K')).to.equal(true)
+  })
+
+  it('is silent while a password is typed, and with --json', async () => {
+    const typed = await withProgress(flags, 'wallet sync running', async () => await cliDeps().prompter.password('pw?'))
+    expect(typed).to.equal('quiet')
+    err = ''
+    await withProgress({ json: true } as unknown as BaseFlags, 'x', async () => { await new Promise((resolve) => setTimeout(resolve, 700)) })
+    expect(err).to.equal('')
   })
 })
 
