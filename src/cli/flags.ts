@@ -55,6 +55,11 @@ export const globalFlags = {
   transComment: Flags.string({ description: 'transaction comment (default "Test transaction")', helpGroup: 'TRANSFER' }),
   transType: Flags.string({ description: 'transaction type (default 2)', helpGroup: 'TRANSFER' }),
   quorumType: Flags.string({ description: 'quorum type of an NFT transaction: 2, the configured quorum list (the only kind this node uses)', helpGroup: 'TRANSFER' }),
+  // sync
+  tokenIDs: Flags.string({ description: 'comma-separated token ids', helpGroup: 'SYNC' }),
+  excludeTxnIDs: Flags.string({ description: 'comma-separated transaction ids whose blocks are left out', helpGroup: 'SYNC' }),
+  out: Flags.string({ description: 'file to write the whole result to, as JSON', helpGroup: 'SYNC' }),
+  pageSize: Flags.string({ description: "blocks per answer of a paged sync (default: the node's, 1000)", helpGroup: 'SYNC' }),
   // FT / NFT
   ftName: Flags.string({ description: 'FT name', helpGroup: 'ASSETS' }),
   ftCount: Flags.string({ description: 'number of FTs', helpGroup: 'ASSETS' }),
@@ -82,3 +87,10 @@ export const globalFlags = {
 }
 
 export type GlobalFlags = { [K in keyof typeof globalFlags]: (typeof globalFlags)[K] extends { default: infer D } ? D : unknown }
+
+/**
+ * `-fullnode` of the sync commands: which fullnode to ask (peer id or multiaddr). It replaces, for
+ * those commands only, the global boolean `-fullnode` of `run` (a command's own flag wins over the
+ * shared set).
+ */
+export const fullnodeTarget = Flags.string({ description: 'fullnode to ask: peer id (12D3KooW...) or multiaddr (/ip4/.../p2p/12D3KooW...); default: the configured, then discovered fullnodes', helpGroup: 'SYNC' })

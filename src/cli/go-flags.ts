@@ -14,6 +14,15 @@ export class UnknownFlagError extends Error {
 
 const HELP = new Set(['-h', '-help', '--help'])
 
+/**
+ * `-h` and `-help` as `--help`, before oclif sees the arguments: oclif decides whether to show help
+ * before the preparse hook runs, so the entry points apply this to the raw arguments.
+ */
+export function helpArgv (argv: string[]): string[] {
+  const end = argv.indexOf('--')
+  return argv.map((a, i) => (end === -1 || i < end) && HELP.has(a) ? '--help' : a)
+}
+
 export function normaliseArgv (argv: string[], flags: Record<string, FlagInfo>): string[] {
   const out: string[] = []
   for (let i = 0; i < argv.length; i++) {

@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { normaliseArgv, UnknownFlagError, type FlagInfo } from '../../src/cli/go-flags.js'
+import { helpArgv, normaliseArgv, UnknownFlagError, type FlagInfo } from '../../src/cli/go-flags.js'
 
 const flags: Record<string, FlagInfo> = {
   port: { type: 'option' },
@@ -27,6 +27,11 @@ describe('cli: Go-style flag normalisation', () => {
   })
   it('maps -h and -help to --help and keeps positional args', () => {
     expect(normaliseArgv(['-h', 'x'], flags)).to.deep.equal(['--help', 'x'])
+  })
+  it('helpArgv turns -h and -help into --help before oclif looks for it, not after --', () => {
+    expect(helpArgv(['getalldid', '-h'])).to.deep.equal(['getalldid', '--help'])
+    expect(helpArgv(['syncwallet', '-help', '-did', 'x'])).to.deep.equal(['syncwallet', '--help', '-did', 'x'])
+    expect(helpArgv(['run', '--', '-h'])).to.deep.equal(['run', '--', '-h'])
   })
   it('rejects unknown flags with a suggestion', () => {
     expect(() => normaliseArgv(['-prot', '1'], flags)).to.throw(UnknownFlagError, /did you mean -port/)

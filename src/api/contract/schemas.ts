@@ -1,12 +1,13 @@
 import { z } from 'zod'
+import { DID_HINT, DID_PATTERN, PEER_ID_HINT, PEER_ID_PATTERN } from './patterns.js'
 
 /** Shared field schemas: one definition of what a DID, a peer id or a multiaddr looks like. */
 export const didString = z.string()
-  .regex(/^bafybmi[a-z2-7]{52}$/, 'Invalid DID: expected 59 characters starting with bafybmi')
+  .regex(DID_PATTERN, `Invalid DID: ${DID_HINT}`)
   .describe('DID string (CIDv1, dag-pb, sha3-256, base32)')
 
 export const peerIdString = z.string()
-  .regex(/^12D3KooW[1-9A-HJ-NP-Za-km-z]{44}$/, 'Invalid PeerID: expected 52 characters starting with 12D3KooW')
+  .regex(PEER_ID_PATTERN, `Invalid PeerID: ${PEER_ID_HINT}`)
   .describe('libp2p peer id')
 
 export const multiaddrString = z.string()
