@@ -28,6 +28,8 @@ export interface PrepareRequest {
   nft?: NftOp
   /** smart-contract transactions: the contract's descriptor and binary, to run it again */
   scCode?: ScCode
+  /** the quorums the sender asks (a hint: the designated network checkers among them start their lookup at once) */
+  asked?: string[]
 }
 
 export type PrepareReply =

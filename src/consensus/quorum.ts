@@ -161,8 +161,12 @@ export class QuorumService {
         if (marker !== undefined && marker.txid !== txid) return no(`Token state is exhausted, token ${tokenId} is being double spent (spent by ${marker.txid})`, true)
       }
       this.log.debug(`prepare ${txid.slice(0, 12)}: validation ${tValid - tStart} ms, known markers +${Date.now() - tValid} ms`)
-      // the network's markers are asked in the background; SIGN waits for the answer (bounded)
-      if (markers !== undefined) this.networkChecks.set(voteKey(quorumDid, txid), this.networkCheck(markers, states, txid))
+      // the network's markers are asked in the background by the quorums likely to be designated
+      // checkers of the final block (see networkCheckers); SIGN waits for the answer (bounded)
+      const asked = Array.isArray(req.asked) && req.asked.every((d) => typeof d === 'string') ? req.asked : undefined
+      if (markers !== undefined && (asked === undefined || networkCheckers(txid, asked, NETWORK_CHECKERS + 1).includes(quorumDid))) {
+        this.networkChecks.set(voteKey(quorumDid, txid), this.networkCheck(markers, states, txid))
+      }
       // 4. pledge
       const share = pledgePerQuorum(totalMilli)
       const tp = Date.now()
@@ -304,10 +308,12 @@ export class QuorumService {
       // replaced a signer that failed) is signed too when it spends exactly what was reserved
       if (vote.signature !== undefined && vote.blockHash === block.hash) return { quorumDid, signature: vote.signature }
       this.checkBlockForVote(vote, block)
-      // a state found spent on the network (other quorum set) is never signed for
+      // a state found spent on the network (other quorum set) is never signed for; the designated
+      // checkers among the block's credit signers ask the network, the others rely on their own records
       const key = voteKey(quorumDid, txid)
       const markers = this.opts.markers
-      const pendingCheck = this.networkChecks.get(key) ?? (markers !== undefined ? this.networkCheck(markers, vote.states, txid) : Promise.resolve(undefined))
+      const checker = networkCheckers(txid, (block.content.quorumSignatures ?? []).map((c) => c.did), NETWORK_CHECKERS).includes(quorumDid)
+      const pendingCheck = !checker ? Promise.resolve(undefined) : this.networkChecks.get(key) ?? (markers !== undefined ? this.networkCheck(markers, vote.states, txid) : Promise.resolve(undefined))
       this.networkChecks.delete(key)
       const conflict = await withTimeout(pendingCheck, this.opts.markerSignWaitMs ?? 250).catch(() => undefined)
       if (conflict !== undefined) {
@@ -392,6 +398,7 @@ export class QuorumService {
   }
 
   private async release (vote: VoteRecord, reason: string, keepStates = false): Promise<void> {
+    this.networkChecks.delete(voteKey(vote.quorumDid, vote.txid))
     const now = this.clock.now()
     const tokens = await Promise.all(vote.pledge.map(async (p) => await this.ledger.token(p.token)))
     await this.ledger.commit((w) => {
@@ -459,6 +466,7 @@ export class QuorumService {
 
   /** Tokens that moved on again release the pledges that backed their previous state. */
   async tokensMovedOn (spentStates: readonly string[]): Promise<void> {
+    if (spentStates.length === 0) return
     const set = new Set(spentStates)
     await this.unpledge((p) => p.newBlockIds.some((s) => set.has(s)))
   }
@@ -545,6 +553,20 @@ const MARKER_PUBLISHERS = 2
 export function markerPublishers (stateHash: string, signers: readonly string[]): string[] {
   const rank = (did: string): string => sha3Hex(new TextEncoder().encode(`${stateHash}|${did}`))
   return [...signers].sort((a, b) => rank(a) < rank(b) ? -1 : rank(a) > rank(b) ? 1 : 0).slice(0, MARKER_PUBLISHERS)
+}
+
+/** How many of a block's signers look the spent markers up on the network before signing. */
+const NETWORK_CHECKERS = 2
+
+/**
+ * The quorums among `signers` that look a transaction's spent states up on the network: the first
+ * `n` ranked by SHA3(txid | DID). Every signer computes the same set from the block's credit
+ * signatures, so whichever five a sender gathers, two of them asked the network; the others check
+ * their own durable records (and the markers gossip brought them) only.
+ */
+export function networkCheckers (txid: string, signers: readonly string[], n: number): string[] {
+  const rank = (did: string): string => sha3Hex(new TextEncoder().encode(`${txid}|${did}`))
+  return [...new Set(signers)].sort((a, b) => rank(a) < rank(b) ? -1 : rank(a) > rank(b) ? 1 : 0).slice(0, n)
 }
 
 /** How many parts of a pledge share one split of a quorum token cuts. */

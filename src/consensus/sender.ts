@@ -306,7 +306,7 @@ export class TransferSender {
     }
     const prepare = async (quorumDid: string): Promise<PrepareReply> => {
       try {
-        return await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle, senderPeer: this.opts.selfPeer, epoch: rec.epoch, ...nft })
+        return await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle, senderPeer: this.opts.selfPeer, epoch: rec.epoch, asked: rec.asked, ...nft })
       } catch (e) {
         return { vote: 'no', quorumDid, reason: `unreachable: ${errorMessage(e)}` }
       }

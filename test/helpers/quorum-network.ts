@@ -89,11 +89,27 @@ export async function closeQuorumNetwork (): Promise<void> {
   shared = undefined
 }
 
+/** Builds the network; a failure part-way stops every process it started, so none outlives the run. */
 async function build (): Promise<QuorumNetwork> {
+  const started: NodeProcess[] = []
+  try {
+    return await buildWith(started)
+  } catch (e) {
+    await Promise.all(started.map(async (n) => { await n.dispose().catch(() => {}) }))
+    throw e
+  }
+}
+
+async function buildWith (started: NodeProcess[]): Promise<QuorumNetwork> {
   // quorum node 0 is also the test network's faucet
   const opts = (i: number): NodeProcessOptions => ({ n: i, extraArgs: i === 0 ? ['-testNet', '-faucet'] : ['-testNet'], env: FIXTURE_ENV })
-  const quorums = await Promise.all(Array.from({ length: 7 }, async (_, i) => await new NodeProcess(opts(i)).start()))
-  const [a, b] = await Promise.all([new NodeProcess(opts(7)).start(), new NodeProcess(opts(8)).start()])
+  const launch = async (i: number): Promise<NodeProcess> => {
+    const n = new NodeProcess(opts(i))
+    started.push(n)
+    return await n.start()
+  }
+  const quorums = await Promise.all(Array.from({ length: 7 }, async (_, i) => await launch(i)))
+  const [a, b] = await Promise.all([launch(7), launch(8)])
   const seed = quorums[0].multiaddr
   const quorumDids = await Promise.all(quorums.map(async (q) => {
     if (q !== quorums[0]) await q.client.call('bootstrapAdd', { body: { peers: [seed] } })

@@ -80,6 +80,8 @@ export class SimNet {
   beforePrepare: (() => Promise<void>) | undefined
   /** every publish call: state hash and the quorum that published */
   published: Array<{ stateHash: string, quorum: string }> = []
+  /** every network marker lookup: state hash and the node that asked */
+  lookups: Array<{ stateHash: string, node: string }> = []
   quorumDids: string[] = []
   now = 1_700_000_000_000
   /** smart contracts: the engine every quorum runs them with, and the code each sender sends */
@@ -120,10 +122,10 @@ export class SimNet {
     }
   }
 
-  markerStore (): SpentMarkers {
+  markerStore (node?: string): SpentMarkers {
     return {
       known: async (h) => this.markers.get(h),
-      lookup: async (h) => this.markers.get(h),
+      lookup: async (h) => { this.lookups.push({ stateHash: h, node: node ?? '' }); return this.markers.get(h) },
       publish: async (h, m) => { this.published.push({ stateHash: h, quorum: m.quorum }); this.markers.set(h, m) }
     }
   }
@@ -137,7 +139,7 @@ export class SimNet {
     n.quorum = new QuorumService({
       ledger: n.ledger, verifier, signerFor: (d) => this.quorumDids.includes(d) && n.dids.has(d) ? n.dids.get(d)!.quorum : undefined,
       ownerSignerFor: (d) => n.dids.get(d)?.owner,
-      markers: this.markerStore(), transport: this.transportFor(n), clock: this.clock, fault, pledgePeriodMs: 60_000, staleVoteMs: 1000, contracts: this.engine
+      markers: this.markerStore(name), transport: this.transportFor(n), clock: this.clock, fault, pledgePeriodMs: 60_000, staleVoteMs: 1000, contracts: this.engine
     })
     n.receiver = new TransferReceiver({ ledger: n.ledger, verifier, isLocalDid: async (d) => n.dids.has(d), trustedQuorums: async () => [], clock: this.clock, fault })
     this.nodes.push(n)

@@ -5,7 +5,7 @@ import type { OutgoingRecord, VoteRecord } from '../../../src/consensus/records.
 import { RbtError } from '../../../src/util/errors.js'
 import { SimNet, balance, type SimNode } from './harness.js'
 import { decodeBlockEnvelope } from '../../../src/tokenchain/block.js'
-import { markerPublishers } from '../../../src/consensus/quorum.js'
+import { markerPublishers, networkCheckers } from '../../../src/consensus/quorum.js'
 import { waitFor } from '../../helpers/wait.js'
 
 async function totalOwned (net: SimNet, dids: string[]): Promise<number> {
@@ -236,6 +236,22 @@ describe('consensus: quorum pledges', function () {
     const blockSigners = Object.keys(decodeBlockEnvelope(chain[chain.length - 1]).signatures).filter((d) => d !== alice.did)
     expect(blockSigners.length).to.be.at.least(5)
     expect([...signers].sort()).to.deep.equal(markerPublishers(stateHash, blockSigners).sort())
+  })
+
+  it('only the designated network checkers look the spent states up on the network; every signer computes the same two', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    const res = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    const [token] = await b.ledger.tokensOf(bob.did, 'Free')
+    const chain = await b.ledger.chain(token.tokenId)
+    const block = decodeBlockEnvelope(chain[chain.length - 1])
+    const creditSigners = (block.content.quorumSignatures ?? []).map((c) => c.did)
+    expect(creditSigners).to.have.length(5)
+    const askers = new Set(net.lookups.map((l) => net.quorumDids[net.nodes.findIndex((n) => n.name === l.node)]))
+    // at most the three first-ranked of the seven asked start a lookup, and the two checkers of the block did
+    expect(askers.size).to.be.at.most(3)
+    for (const d of networkCheckers(res.txid, creditSigners, 2)) expect(askers.has(d), `checker ${d} asked the network`).to.equal(true)
+    for (const d of askers) expect(networkCheckers(res.txid, net.quorumDids, 3)).to.include(d)
   })
 
   it('sweeps and recovery read only the open votes and transfers after their first full scan', async () => {
