@@ -378,8 +378,10 @@ export class QuorumService {
       for (const s of batch !== undefined ? dhtStates(vote.states) : vote.states) {
         const [tokenId, blockId] = s.split('@')
         const stateHash = tokenStateHash(tokenId, blockId)
-        if (!markerPublishers(stateHash, signers).includes(vote.quorumDid)) continue
-        this.opts.markers.publish(stateHash, { txid: vote.txid, blockId: formatBlockId(block.content.transInfo.tokens[tokenId]?.blockNumber ?? '0', block.hash), quorum: vote.quorumDid })
+        const publishers = markerPublishers(stateHash, signers)
+        if (!publishers.includes(vote.quorumDid)) continue
+        // both store the marker in the DHT; the first-ranked one also gossips it (one message per state is enough)
+        this.opts.markers.publish(stateHash, { txid: vote.txid, blockId: formatBlockId(block.content.transInfo.tokens[tokenId]?.blockNumber ?? '0', block.hash), quorum: vote.quorumDid }, { gossip: publishers[0] === vote.quorumDid })
           .catch((e) => { this.log.debug(`spent marker for ${tokenId}: ${errorMessage(e)}`) })
       }
     }

@@ -294,37 +294,49 @@ export class TransferSender {
     return out
   }
 
-  private async runConsensus (rec: OutgoingRecord, progress: (msg: string) => void): Promise<TransferResult> {
+  /** The PREPARE call of a transaction (bundle and contract built once), to any quorum of its list. */
+  private async preparer (rec: OutgoingRecord): Promise<(quorumDid: string) => Promise<PrepareReply>> {
     const contract = unb64(rec.contract)
-    const tb = Date.now()
     const bundle = rec.nft !== undefined ? await this.nftBundle(rec.nft) : await buildBundle(this.ledger, rec.tokens)
-    const tBundle = Date.now()
     const nft = rec.nft !== undefined ? { nft: rec.nft } : {}
     if (rec.nft?.sc !== undefined) {
       if (this.opts.scCode === undefined) throw new RbtError(ErrorCode.NOT_FOUND, 'this node does not serve smart contracts')
       Object.assign(nft, { scCode: await this.opts.scCode(rec.nft.nftId) })
     }
-    const prepare = async (quorumDid: string): Promise<PrepareReply> => {
+    return async (quorumDid: string): Promise<PrepareReply> => {
       try {
         return await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle, senderPeer: this.opts.selfPeer, epoch: rec.epoch, asked: rec.asked, ...nft })
       } catch (e) {
         return { vote: 'no', quorumDid, reason: `unreachable: ${errorMessage(e)}` }
       }
     }
+  }
+
+  private async runConsensus (rec: OutgoingRecord, progress: (msg: string) => void): Promise<TransferResult> {
+    const tb = Date.now()
+    const prepare = await this.preparer(rec)
+    const tBundle = Date.now()
     // The anchor (first-ranked reachable quorum) is asked alone first: two transactions spending the
     // same token state meet there, and the loser stops before it reserves anything elsewhere.
     const replies: PrepareReply[] = []
-    let rest = rec.asked
-    for (let i = 0; i < rec.asked.length; i++) {
-      const r = await prepare(rec.asked[i])
+    let next = 0
+    while (next < rec.asked.length) {
+      const r = await prepare(rec.asked[next++])
       replies.push(r)
-      rest = rec.asked.slice(i + 1)
       if (r.vote === 'yes') break
       if (r.conflict === true) throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${r.quorumDid}: ${r.reason}`)
       if (replies.filter((x) => x.vote === 'no').length > rec.asked.length - MIN_QUORUM_SIGNATURES) break
     }
     const tAnchor = Date.now()
-    replies.push(...await Promise.all(rest.map(prepare)))
+    // Then only as many as are still needed, in parallel; a quorum that says no or does not answer
+    // is replaced by the next of the list. (Asking all seven at once cost every one of them the
+    // validation, a pledge and an ABORT for votes that were never used.)
+    const yesCount = (): number => replies.filter((r) => r.vote === 'yes').length
+    while (yesCount() < MIN_QUORUM_SIGNATURES && rec.asked.length - next >= MIN_QUORUM_SIGNATURES - yesCount() && yesCount() > 0) {
+      const batch = rec.asked.slice(next, next + MIN_QUORUM_SIGNATURES - yesCount())
+      next += batch.length
+      replies.push(...await Promise.all(batch.map(prepare)))
+    }
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: bundle ${tBundle - tb} ms, anchor ${tAnchor - tBundle} ms, others ${Date.now() - tAnchor} ms`)
     const tPrepared = Date.now()
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: prepare round ${tPrepared - rec.updatedAt} ms`)
@@ -351,6 +363,7 @@ export class TransferSender {
     let chosen = pool.slice(0, MIN_QUORUM_SIGNATURES)
     let spare = pool.slice(MIN_QUORUM_SIGNATURES)
     const refused: string[] = []
+    const failedSigners = new Set<string>()
     for (;;) {
       let block = await this.buildBlock(rec, contract, chosen)
       const unsigned = encodeBlockEnvelope(block)
@@ -373,13 +386,41 @@ export class TransferSender {
         return await this.complete(rec.txid, true)
       }
       const bad = new Set(failed.map((f) => (f.details as { quorumDid: string }).quorumDid))
+      for (const d of bad) failedSigners.add(d)
       refused.push(...failed.map((f) => f.message))
+      if (spare.length < bad.size) spare.push(...await this.recruit(rec, bad.size - spare.length, [...chosen, ...spare].map((v) => v.quorumDid).concat([...failedSigners]), refused))
       if (spare.length < bad.size) {
         throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus reached but only ${chosen.length - bad.size} quorums could sign the block (${refused.join('; ')}); the tokens stay locked and signing is retried automatically`)
       }
       chosen = [...chosen.filter((v) => !bad.has(v.quorumDid)), ...spare.slice(0, bad.size)]
       spare = spare.slice(bad.size)
     }
+  }
+
+  /**
+   * More yes votes when signers failed and no spare vote is left: the quorums of the list not asked
+   * yet (or that said no, they may answer now) are asked to PREPARE, as many at a time as needed.
+   * The new votes are recorded, so a restart resumes with them.
+   */
+  private async recruit (rec: OutgoingRecord, need: number, have: string[], refused: string[]): Promise<Vote[]> {
+    const candidates = rec.asked.filter((d) => !have.includes(d))
+    if (candidates.length === 0) return []
+    const prepare = await this.preparer(rec)
+    const got: Vote[] = []
+    let next = 0
+    while (got.length < need && next < candidates.length) {
+      const batch = candidates.slice(next, next + need - got.length)
+      next += batch.length
+      for (const r of await Promise.all(batch.map(prepare))) {
+        if (r.vote === 'yes') got.push(r)
+        else refused.push(`${r.quorumDid}: ${r.reason}`)
+      }
+    }
+    if (got.length > 0) {
+      const cur = await this.ledger.record<OutgoingRecord>('cs-outgoing', rec.txid) ?? rec
+      await this.update(rec, { yes: [...new Set([...(cur.yes ?? []), ...got.map((v) => v.quorumDid)])], votes: [...(cur.votes ?? []), ...got] })
+    }
+    return got
   }
 
   private async buildBlock (rec: OutgoingRecord, contract: Uint8Array, chosen: Vote[]): Promise<Block> {

@@ -9,7 +9,7 @@
  *
  * See docs/decisions/0002-key-sealing.md for the reasoning and the cost parameters.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes, scrypt as scryptCb, scryptSync } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, scrypt as scryptCb, scryptSync } from 'node:crypto'
 import { RbtError, ErrorCode } from '../util/errors.js'
 import { concatBytes, utf8 } from './bytes.js'
 import { decodePem, encodePem, PEM_ENCRYPTED_PRIVATE_KEY, PEM_PRIVATE_KEY } from './pem.js'
@@ -42,10 +42,41 @@ function deriveKeySync (password: string, salt: Uint8Array, p: ScryptParams): Bu
   return scryptSync(Buffer.from(password, 'utf8'), salt, 32, scryptOpts(p))
 }
 
+/**
+ * Derived keys of recent unseals, so signing with the same key file and password again (a transfer
+ * after a transfer) does not pay scrypt again. The entry is found by a keyed hash of salt,
+ * parameters and password under a secret of this process, so a wrong password never hits it, and
+ * every unseal still decrypts and authenticates the file. Entries live `kdfCacheMs` (default
+ * 5 minutes; RBTNODE_KDF_CACHE_MS=0 turns the cache off) in memory only.
+ */
+const kdfCache = new Map<string, { key: Buffer, until: number }>()
+const kdfSecret = randomBytes(32)
+const KDF_CACHE_MAX = 256
+const kdfCacheMs = (): number => {
+  const v = Number(process.env.RBTNODE_KDF_CACHE_MS ?? 300_000)
+  return Number.isFinite(v) && v > 0 ? v : 0
+}
+
 async function deriveKey (password: string, salt: Uint8Array, p: ScryptParams): Promise<Buffer> {
-  return await new Promise((resolve, reject) => {
-    scryptCb(Buffer.from(password, 'utf8'), salt, 32, scryptOpts(p), (err, key) => { if (err !== null) reject(err); else resolve(key) })
+  const ttl = kdfCacheMs()
+  const id = ttl > 0 ? createHmac('sha256', kdfSecret).update(salt).update(Uint8Array.of(p.logN, p.r, p.p)).update(password, 'utf8').digest('base64') : ''
+  const now = Date.now()
+  const hit = ttl > 0 ? kdfCache.get(id) : undefined
+  if (hit !== undefined && hit.until > now) return Buffer.from(hit.key)
+  const key: Buffer = await new Promise((resolve, reject) => {
+    scryptCb(Buffer.from(password, 'utf8'), salt, 32, scryptOpts(p), (err, k) => { if (err !== null) reject(err); else resolve(k) })
   })
+  if (ttl > 0) {
+    for (const [k, v] of kdfCache) if (v.until <= now || kdfCache.size >= KDF_CACHE_MAX) { v.key.fill(0); kdfCache.delete(k) } else break
+    kdfCache.set(id, { key: Buffer.from(key), until: now + ttl })
+  }
+  return key
+}
+
+/** Forgets every cached derived key (tests; an operator changing a password). */
+export function clearKdfCache (): void {
+  for (const v of kdfCache.values()) v.key.fill(0)
+  kdfCache.clear()
 }
 
 function gcmSeal (key: Uint8Array, nonce: Uint8Array, plain: Uint8Array, aad?: Uint8Array): Uint8Array {

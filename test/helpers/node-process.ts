@@ -30,7 +30,7 @@ export class NodeProcess {
   swarmPort = 0
   peerId = ''
   logs = ''
-  private child?: ChildProcess
+  child?: ChildProcess
   private exited?: Promise<number | null>
   private _client?: RbtClient
   private readonly ownsDir: boolean
@@ -54,7 +54,7 @@ export class NodeProcess {
     if (this.apiPort === 0) this.apiPort = this.opts.apiPort ?? await freePort()
     if (this.swarmPort === 0) this.swarmPort = this.opts.swarmPort ?? await freePort()
     const args = [BIN, 'run', '-p', this.dir, '-n', String(this.opts.n ?? 0), '-port', String(this.apiPort), '-swarmPort', String(this.swarmPort), ...(this.opts.extraArgs ?? [])]
-    const child = spawn(process.execPath, args, { cwd: this.opts.cwd ?? ROOT, env: childEnv({ RBTNODE_GOSSIP_HEARTBEAT_MS: '100', ...this.opts.env }), stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, args, { cwd: this.opts.cwd ?? ROOT, env: childEnv({ RBTNODE_GOSSIP_HEARTBEAT_MS: process.env.E2E_GOSSIP_HEARTBEAT_MS ?? '100', ...this.opts.env }), stdio: ['ignore', 'pipe', 'pipe'] })
     this.child = child
     child.stdout?.on('data', (d: Buffer) => { this.logs += d.toString() })
     child.stderr?.on('data', (d: Buffer) => { this.logs += d.toString() })

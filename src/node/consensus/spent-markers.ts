@@ -81,7 +81,7 @@ export function nodeSpentMarkers (opts: {
       await opts.local.put(stateHash, { ...rec, stateHash })
       return { txid: rec.txid, blockId: rec.blockId, quorum: rec.quorum }
     },
-    publish: async (stateHash, m) => {
+    publish: async (stateHash, m, o) => {
       const signer = opts.signerFor(m.quorum)
       if (signer === undefined) return
       const rec: MarkerRecord = { ...m, sig: await signer.pvtSign(digest(stateHash, m)) }
@@ -89,7 +89,7 @@ export function nodeSpentMarkers (opts: {
       const h = opts.host()
       if (h === undefined) return
       const bytes = new TextEncoder().encode(JSON.stringify(rec))
-      h.publish(SPENT_TOPIC, new TextEncoder().encode(JSON.stringify({ stateHash, ...rec }))).catch(() => {})
+      if (o?.gossip !== false) h.publish(SPENT_TOPIC, new TextEncoder().encode(JSON.stringify({ stateHash, ...rec }))).catch(() => {})
       await h.putValue(spentKey(stateHash), bytes, { timeoutMs: 15_000 }).catch((e) => { opts.log.debug(`DHT spent marker ${stateHash}: ${errorMessage(e)}`) })
     },
     publishBatch: async (quorum, txid, items) => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { createCipheriv, createECDH, createHash, createHmac, randomBytes } from 'node:crypto'
-import { sealPrivateKey, sealPrivateKeySync, sealFormat, unsealPrivateKey, unsealPrivateKeySync, unsealReference, sealReferencePem, PEM_SEALED_KEY } from '../../../src/wallet/seal.js'
-import { decodePem } from '../../../src/wallet/pem.js'
+import { clearKdfCache, sealPrivateKey, sealPrivateKeySync, sealFormat, unsealPrivateKey, unsealPrivateKeySync, unsealReference, sealReferencePem, PEM_SEALED_KEY } from '../../../src/wallet/seal.js'
+import { decodePem, encodePem } from '../../../src/wallet/pem.js'
 import { liteKeyFromMnemonic, mnemonicToSeed, generateMnemonic } from '../../../src/wallet/bip39.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
 import { goPem, hex, toHex } from './helpers.js'
@@ -73,6 +73,25 @@ function handChild (seed: Uint8Array, index: number): string {
   const J = createHmac('sha512', c).update(data).digest()
   return ((BigInt('0x' + J.subarray(0, 32).toString('hex')) + k) % N).toString(16).padStart(64, '0')
 }
+
+describe('wallet/seal: derived-key cache', () => {
+  it('a cached unseal still refuses a wrong password and a tampered file; clearing the cache changes no result', async () => {
+    const plain = randomBytes(32)
+    const sealed = await sealPrivateKey(plain, 'right horse')
+    expect(Buffer.from(await unsealPrivateKey(sealed, 'right horse')).equals(plain)).to.equal(true)
+    expect(Buffer.from(await unsealPrivateKey(sealed, 'right horse')).equals(plain)).to.equal(true)
+    let wrong: unknown
+    await unsealPrivateKey(sealed, 'wrong horse').catch((e) => { wrong = e })
+    expect(wrong).to.be.instanceOf(RbtError)
+    const der = new Uint8Array(decodePem(sealed).bytes)
+    der[der.length - 1] ^= 1
+    let tampered: unknown
+    await unsealPrivateKey(encodePem(PEM_SEALED_KEY, der), 'right horse').catch((e) => { tampered = e })
+    expect(tampered).to.be.instanceOf(RbtError)
+    clearKdfCache()
+    expect(Buffer.from(await unsealPrivateKey(sealed, 'right horse')).equals(plain)).to.equal(true)
+  })
+})
 
 describe('wallet/bip39', () => {
   it('K1: mnemonic → seed', () => {
