@@ -86,8 +86,8 @@ export interface SpentMarkers {
   known: (stateHash: string) => Promise<SpentMarker | undefined>
   /** asks the network (DHT); may take a while */
   lookup: (stateHash: string) => Promise<SpentMarker | undefined>
-  /** `gossip: false` stores the marker in the DHT only (the second publisher: the first one gossips) */
-  publish: (stateHash: string, marker: SpentMarker, opts?: { gossip?: boolean }) => Promise<void>
+  /** by default both gossip and a DHT record; the two designated publishers of a state split the two (`gossip: false` or `dht: false`) */
+  publish: (stateHash: string, marker: SpentMarker, opts?: { gossip?: boolean, dht?: boolean }) => Promise<void>
   /** many states of one transaction at once: one signature, one gossip message (no DHT records) */
   publishBatch?: (quorum: string, txid: string, items: Array<{ stateHash: string, blockId: string }>) => Promise<void>
 }

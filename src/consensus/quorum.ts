@@ -380,8 +380,11 @@ export class QuorumService {
         const stateHash = tokenStateHash(tokenId, blockId)
         const publishers = markerPublishers(stateHash, signers)
         if (!publishers.includes(vote.quorumDid)) continue
-        // both store the marker in the DHT; the first-ranked one also gossips it (one message per state is enough)
-        this.opts.markers.publish(stateHash, { txid: vote.txid, blockId: formatBlockId(block.content.transInfo.tokens[tokenId]?.blockNumber ?? '0', block.hash), quorum: vote.quorumDid }, { gossip: publishers[0] === vote.quorumDid })
+        // the first-ranked publisher stores the marker in the DHT, the second gossips it: each kind
+        // once per state, and one crashed publisher still leaves the other kind
+        const alone = publishers.length === 1
+        const first = publishers[0] === vote.quorumDid
+        this.opts.markers.publish(stateHash, { txid: vote.txid, blockId: formatBlockId(block.content.transInfo.tokens[tokenId]?.blockNumber ?? '0', block.hash), quorum: vote.quorumDid }, { dht: alone || first, gossip: alone || !first })
           .catch((e) => { this.log.debug(`spent marker for ${tokenId}: ${errorMessage(e)}`) })
       }
     }

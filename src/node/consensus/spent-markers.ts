@@ -90,7 +90,7 @@ export function nodeSpentMarkers (opts: {
       if (h === undefined) return
       const bytes = new TextEncoder().encode(JSON.stringify(rec))
       if (o?.gossip !== false) h.publish(SPENT_TOPIC, new TextEncoder().encode(JSON.stringify({ stateHash, ...rec }))).catch(() => {})
-      await h.putValue(spentKey(stateHash), bytes, { timeoutMs: 15_000 }).catch((e) => { opts.log.debug(`DHT spent marker ${stateHash}: ${errorMessage(e)}`) })
+      if (o?.dht !== false) await h.putValue(spentKey(stateHash), bytes, { timeoutMs: 15_000 }).catch((e) => { opts.log.debug(`DHT spent marker ${stateHash}: ${errorMessage(e)}`) })
     },
     publishBatch: async (quorum, txid, items) => {
       const signer = opts.signerFor(quorum)

@@ -79,7 +79,7 @@ export class SimNet {
   /** runs once, before the next PREPARE is delivered */
   beforePrepare: (() => Promise<void>) | undefined
   /** every publish call: state hash and the quorum that published */
-  published: Array<{ stateHash: string, quorum: string }> = []
+  published: Array<{ stateHash: string, quorum: string, dht?: boolean, gossip?: boolean }> = []
   /** every network marker lookup: state hash and the node that asked */
   lookups: Array<{ stateHash: string, node: string }> = []
   quorumDids: string[] = []
@@ -126,7 +126,7 @@ export class SimNet {
     return {
       known: async (h) => this.markers.get(h),
       lookup: async (h) => { this.lookups.push({ stateHash: h, node: node ?? '' }); return this.markers.get(h) },
-      publish: async (h, m) => { this.published.push({ stateHash: h, quorum: m.quorum }); this.markers.set(h, m) }
+      publish: async (h, m, o) => { this.published.push({ stateHash: h, quorum: m.quorum, dht: o?.dht !== false, gossip: o?.gossip !== false }); this.markers.set(h, m) }
     }
   }
 
