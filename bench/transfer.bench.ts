@@ -12,6 +12,8 @@ import { waitFor } from '../test/helpers/wait.js'
 export async function run (): Promise<Record<string, string | number>> {
   const N = Number(process.env.BENCH_TRANSFERS ?? 100)
   const PER_PAIR = Number(process.env.BENCH_PAIR_TRANSFERS ?? 20)
+  // the nodes run with the production gossip heartbeat (1 s), not the test fixture's 100 ms
+  process.env.E2E_GOSSIP_HEARTBEAT_MS ??= '1000'
   const net = await quorumNetwork()
   try {
     const { a, b, alice, bob } = net
