@@ -1,4 +1,5 @@
 import { expect } from 'chai'
+import { existsSync } from 'node:fs'
 import type { RbtClient } from '../../src/client/rbt-client.js'
 import { generateMnemonic } from '../../src/wallet/bip39.js'
 import { NodeProcess } from '../helpers/node-process.js'
@@ -56,6 +57,7 @@ describe('e2e: wallet recovery from a fullnode', function () {
   let net: QuorumNetwork
   let full: NodeProcess
   let fresh: NodeProcess | undefined
+  let home: NodeProcess | undefined
 
   before(async () => {
     net = await quorumNetwork()
@@ -64,12 +66,17 @@ describe('e2e: wallet recovery from a fullnode', function () {
   })
   after(async () => {
     await fresh?.dispose()
+    await home?.dispose()
     await full?.dispose()
   })
 
-  it('a DID that received RBT (whole and part), an NFT and FTs, and pledged as a quorum, is rebuilt from its mnemonic on a fresh node: same balances, statuses and chains', async () => {
-    const { a, b } = net
-    // fresh DIDs: a sender on B, and the DID to recover on A, made from a mnemonic
+  it('a DID that received RBT (whole and part), an NFT and FTs, and pledged as a quorum, loses its node and data dir and is rebuilt from its mnemonic on a fresh node: same balances, statuses and chains', async () => {
+    const { b } = net
+    // the DID lives on its own node, whose data dir is deleted before the recovery
+    home = await startNode({ n: 12, extraArgs: ['-testNet'], env: FIXTURE_ENV })
+    await net.join(home)
+    const a = home
+    // fresh DIDs: a sender on B, and the DID to recover on its own node, made from a mnemonic
     const sender = await createLiteDid(b.client, USER_PASSWORD)
     const mnemonic = generateMnemonic()
     const did = ((await a.client.call('didCreate', { body: { type: 4, password: USER_PASSWORD, mnemonic } as never })).result as { did: string }).did
@@ -81,7 +88,7 @@ describe('e2e: wallet recovery from a fullnode', function () {
 
     const sent = await transfer(b.client, sender, did, 1.5, USER_PASSWORD, 'to be recovered')
     expect(sent.status, sent.message).to.equal(true)
-    await waitFor(async () => await rbtBalance(a.client, did) === 1.5, { timeoutMs: 60_000, what: 'the DID to hold 1.5 RBT on A' })
+    await waitFor(async () => await rbtBalance(a.client, did) === 1.5, { timeoutMs: 60_000, what: 'the DID to hold 1.5 RBT on its node' })
 
     const metadata = Buffer.from(JSON.stringify({ name: 'sync e2e', at: Date.now() }))
     const made = await b.client.call('nftsGenerate', { form: { fields: { did: sender }, files: { metadata: { filename: 'meta.json', data: metadata }, artifact: { filename: 'a.bin', data: Buffer.from('recover me') } } } })
@@ -113,7 +120,7 @@ describe('e2e: wallet recovery from a fullnode', function () {
     await waitFor(async () => {
       const h = await holdings(a.client, did)
       return h.some((t) => t.token_status === 'Pledged') && h.filter((t) => t.token_type === 10).length === 3
-    }, { timeoutMs: 60_000, what: 'the DID to hold a pledged token on A' })
+    }, { timeoutMs: 60_000, what: 'the DID to hold a pledged token on its node' })
     const before = await holdings(a.client, did)
     const beforeBalances = await balancesOf(a.client, did)
     const beforeChains = new Map<string, Array<{ block_id: string, envelope: string }>>()
@@ -129,7 +136,10 @@ describe('e2e: wallet recovery from a fullnode', function () {
       throw new Error(`${e.message}\n--- fullnode log (sync) ---\n${full.logs.split('\n').filter((l) => /sync|fullnode|announce/i.test(l)).slice(-40).join('\n')}`)
     })
 
-    // node A's data is gone: the DID comes back from its mnemonic on a fresh node
+    // the DID's node and its data dir are gone: the DID comes back from its mnemonic on a fresh node
+    const homeDir = home.dir
+    await home.dispose()
+    expect(existsSync(homeDir), 'the data dir of the DID\'s node is deleted').to.equal(false)
     fresh = await startNode({ n: 11, extraArgs: ['-testNet'], env: { ...FIXTURE_ENV, RBTNODE_LOG_LEVEL: 'DEBUG' } })
     await net.join(fresh)
     const again = ((await fresh.client.call('didCreate', { body: { type: 4, password: USER_PASSWORD, mnemonic } as never })).result as { did: string }).did

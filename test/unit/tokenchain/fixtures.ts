@@ -21,12 +21,20 @@ const B32 = 'abcdefghijklmnopqrstuvwxyz234567'
 
 interface KeyPair { priv: Uint8Array, pub: Uint8Array, privKey: KeyObject, pubKey: KeyObject }
 
+/**
+ * A P-256 key pair made with noble and imported into node:crypto as JWK. Not generateKeyPairSync +
+ * export: on Node 20 a garbage collection during the JWK export of a key whose key-generation job
+ * is being finalized deadlocks the process (the job's destructor takes the key's mutex, which the
+ * export holds), which hung whole test runs.
+ */
 function newKeyPair (): KeyPair {
-  const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' })
-  const jwk = privateKey.export({ format: 'jwk' })
-  const b = (s: string | undefined): Buffer => Buffer.from(s!, 'base64url')
-  const pub = new Uint8Array(Buffer.concat([Buffer.from([4]), b(jwk.x), b(jwk.y)]))
-  return { priv: new Uint8Array(b(jwk.d)), pub, privKey: privateKey, pubKey: publicKey }
+  const priv = p256.utils.randomSecretKey()
+  const pub = p256.getPublicKey(priv, false)
+  const b64 = (x: Uint8Array): string => Buffer.from(x).toString('base64url')
+  const jwk = { kty: 'EC', crv: 'P-256', x: b64(pub.subarray(1, 33)), y: b64(pub.subarray(33, 65)) }
+  const privKey = crypto.createPrivateKey({ key: { ...jwk, d: b64(priv) }, format: 'jwk' })
+  const pubKey = crypto.createPublicKey({ key: jwk, format: 'jwk' })
+  return { priv, pub, privKey, pubKey }
 }
 
 export type SignMode = 'raw' | 'node-sha256'
