@@ -81,7 +81,7 @@ export class NodeProcess {
     this.child.kill('SIGTERM')
     // a node that does not finish its graceful stop in 20 s is killed, so no suite waits on it forever
     let timer: NodeJS.Timeout | undefined
-    const late = await Promise.race([this.exited.then(() => false), new Promise<boolean>((resolve) => { timer = setTimeout(() => { resolve(true) }, 20_000) })])
+    const late = await Promise.race([(this.exited ?? Promise.resolve(null)).then(() => false), new Promise<boolean>((resolve) => { timer = setTimeout(() => { resolve(true) }, 20_000) })])
     clearTimeout(timer)
     if (late) this.child.kill('SIGKILL')
     const code = await this.exited
