@@ -260,11 +260,6 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
         selectors: { [DHT_NAMESPACE]: firstRecordSelector, ...opts.dht?.selectors }
       }),
       pubsub: gossipsub({
-        // copies of a message already seen are dropped on a cheap digest, before the signature check
-        // (each message arrives from several mesh peers; checking every copy cost a fifth of a
-        // quorum's CPU in the transfer benchmark). A forged copy never enters the cache: it is only
-        // filled once a copy passed validation.
-        fastMsgIdFn: fastMessageId,
         heartbeatInterval: opts.gossip?.heartbeatIntervalMs ?? 1000,
         emitSelf: opts.gossip?.emitSelf ?? false,
         allowPublishToZeroTopicPeers: true
