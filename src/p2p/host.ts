@@ -4,7 +4,6 @@
  * callers above src/p2p never handle libp2p objects. The request/response layer (rpc.ts) uses the
  * stream plumbing at the bottom of the P2pHost interface.
  */
-import { createHash } from 'node:crypto'
 import '../util/polyfill.js'
 import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
@@ -160,17 +159,6 @@ const defaultRbtValidator: ValidateFn = (_key, value) => {
   if (value.byteLength > MAX_RBT_RECORD_BYTES) throw new Error(`record larger than ${MAX_RBT_RECORD_BYTES} bytes`)
 }
 const firstRecordSelector: SelectFn = () => 0
-
-/** A local id for gossip de-duplication: digest of origin, sequence number, topic and data. */
-export function fastMessageId (msg: { from?: Uint8Array, seqno?: Uint8Array, topic: string, data?: Uint8Array }): string {
-  const h = createHash('sha256')
-  for (const part of [msg.from, msg.seqno, new TextEncoder().encode(msg.topic), msg.data]) {
-    const b = part ?? new Uint8Array(0)
-    h.update(Uint8Array.of(b.length >>> 24, (b.length >>> 16) & 255, (b.length >>> 8) & 255, b.length & 255))
-    h.update(b)
-  }
-  return h.digest('base64')
-}
 
 export function parsePeerId (peerId: string): PeerId {
   try {
