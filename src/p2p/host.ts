@@ -36,7 +36,18 @@ export interface GossipOptions {
   heartbeatIntervalMs?: number
   /** Deliver our own publications to our own subscribers too. Default false. */
   emitSelf?: boolean
+  /**
+   * Addresses exempt from gossipsub's IP-colocation penalty. Default: the loopback addresses
+   * (LOOPBACK_IPS). Gossipsub counts every peer it has seen from an address, departed ones
+   * included for an hour, and past ten of them scores each peer down until it is graylisted.
+   * Nodes of one machine all come from loopback, so without the exemption a long-running node
+   * stops hearing every node that joins later.
+   */
+  colocationWhitelist?: string[]
 }
+
+/** Loopback addresses, as gossipsub writes a peer's IP. */
+export const LOOPBACK_IPS: readonly string[] = ['127.0.0.1', '::1']
 
 export interface DhtOptions {
   /** Protocol id, default DEFAULT_DHT_PROTOCOL. */
@@ -250,7 +261,8 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
       pubsub: gossipsub({
         heartbeatInterval: opts.gossip?.heartbeatIntervalMs ?? 1000,
         emitSelf: opts.gossip?.emitSelf ?? false,
-        allowPublishToZeroTopicPeers: true
+        allowPublishToZeroTopicPeers: true,
+        scoreParams: { IPColocationFactorWhitelist: new Set(opts.gossip?.colocationWhitelist ?? LOOPBACK_IPS) }
       })
     }
   })

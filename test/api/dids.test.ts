@@ -20,6 +20,7 @@ import { unusedConsensus } from './stub-consensus.js'
 import { MNEMONIC, liteDidByHand, testPng, walletAnswer, walletMaterial } from '../helpers/identity.js'
 
 const PEER = '12D3KooWPhZEYEw4jG3kSRuwgMEHcVt7KMkm1ui2ddu4fgSgwvDq'
+const OTHER_PEER = '12D3KooWRu7hAogMFH84j7AEri39EsPSAdUDsTUykUuvtCj3J4wD'
 const D1_KEY = '041756d13ad46e7811c99c961762472aa64a67554ae09e78b9c096350bc6a8bed3798fe19e3e3203a69d0ac00a60dc32b3652a2e7e372a7c60a64a1f3e06ec4c18'
 const D1_DID = 'bafybmiatw5srgqlw3t5sm4buktu5gcgbfhkgujohem3o3a4cusvt424sei'
 const UNKNOWN_DID = 'bafybmi' + 'b'.repeat(52)
@@ -33,10 +34,11 @@ interface Harness {
   engine: TwoStepEngine
   announced: DidAnnouncement[]
   clock: { now: number }
+  identity: IdentityService
   close: () => Promise<void>
 }
 
-async function harness (): Promise<Harness> {
+async function harness (net: Partial<DidNetwork> = {}, self = PEER): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'rbt-dids-'))
   mkdirSync(join(dir, 'dids'))
   const kv = new LevelStore(join(dir, 'db'))
@@ -49,10 +51,11 @@ async function harness (): Promise<Harness> {
     announce: async (a) => { announced.push(a); return { gossipPeers: 0, dht: true } },
     lookup: async () => undefined,
     fetchDocument: async () => { throw new Error('offline') },
-    connectedPeers: () => []
+    connectedPeers: () => [],
+    ...net
   }
   const keys: PeerKeys = {
-    peerId: PEER,
+    peerId: self,
     sign: async (d) => new Uint8Array(createHmac('sha256', 'k').update(d).digest()),
     verify: async (_p, d, s) => Buffer.compare(createHmac('sha256', 'k').update(d).digest(), Buffer.from(s)) === 0
   }
@@ -67,7 +70,7 @@ async function harness (): Promise<Harness> {
   const api = createIdentityApi(identity, engine, () => true)
   const stub = unusedIdentity()
   const services: ApiServices = {
-    node: { status: () => ({}) as never, startCore: async () => '', requestShutdown: () => {}, peerId: () => PEER, ping: async () => ({ rttMs: 0, message: '' }), addPeer: async () => {} },
+    node: { status: () => ({}) as never, startCore: async () => '', requestShutdown: () => {}, peerId: () => self, ping: async () => ({ rttMs: 0, message: '' }), addPeer: async () => {} },
     bootstrap: { list: async () => [], add: async () => [], remove: async () => [], removeAll: async () => [] },
     identity: api,
     signing: api,
@@ -77,7 +80,7 @@ async function harness (): Promise<Harness> {
   void stub
   const app = createApp(services, { version: 't' })
   return {
-    app, dir, kv, engine, announced, clock,
+    app, dir, kv, engine, announced, clock, identity,
     close: async () => { engine.stop(); await kv.close(); rmSync(dir, { recursive: true, force: true }) }
   }
 }
@@ -274,6 +277,29 @@ describe('api: DIDs and signatures (real identity service, app.request)', functi
     expectFail(await req('GET', `/svc/v1/dids/${UNKNOWN_DID}/public_key`), 404)
     expectFail(await req('GET', `/svc/v1/dids/${UNKNOWN_DID}/resolve`), 404, /could not be resolved/)
     expect((await req('GET', `/svc/v1/dids/${basicDid}/resolve`)).env.result).to.deep.equal({ did: basicDid, peer_id: PEER, did_type: 0, source: 'local' })
+  })
+
+  it('a DID known only from a DHT record resolves: fetching its document no longer waits on itself', async () => {
+    const signed = h.announced.find((x) => x.did === basicDid && x.signature !== '')!
+    const other = await harness({
+      lookup: async (did) => did === basicDid ? signed : undefined,
+      fetchDocument: async (peer, did) => {
+        if (peer !== PEER) throw new Error(`no route to ${peer}`)
+        return await h.identity.encodedDocument(did)
+      }
+    }, OTHER_PEER)
+    try {
+      // before, the document fetch resolved the host through the DHT record, whose check needs
+      // the document being fetched: the request never answered
+      const within = async <T>(p: T | Promise<T>): Promise<T> => await Promise.race([Promise.resolve(p), new Promise<never>((_r, rej) => setTimeout(() => { rej(new Error('no answer within 5 s')) }, 5000).unref())])
+      const res = await within(other.app.request(`/svc/v1/dids/${basicDid}/public_key`))
+      const env = await res.json() as Env
+      expect(env.result, env.message).to.include({ did: basicDid, did_type: 0, source: 'network' })
+      const resolved = await within(other.app.request(`/svc/v1/dids/${basicDid}/resolve`))
+      expect(((await resolved.json()) as Env).result).to.include({ did: basicDid, peer_id: PEER })
+    } finally {
+      await other.close()
+    }
   })
 
   it('setup: a DID moved from another node by its files; wrong password and mismatched files refused', async () => {

@@ -70,11 +70,7 @@ describe('e2e: wallet recovery from a fullnode', function () {
     await full?.dispose()
   })
 
-  // Skipped in the full suite run: it passes alone and after the network and FT suites, but after
-  // the whole e2e sequence the fullnode, which joins late, receives no transaction announcement at
-  // all (open defect, tracked in the recovery issue). Run it with RECOVERY_E2E=1.
-  const roundTrip = process.env.RECOVERY_E2E === '1' ? it : it.skip
-  roundTrip('a DID that received RBT (whole and part), an NFT and FTs, and pledged as a quorum, loses its node and data dir and is rebuilt from its mnemonic on a fresh node: same balances, statuses and chains', async () => {
+  it('a DID that received RBT (whole and part), an NFT and FTs, and pledged as a quorum, loses its node and data dir and is rebuilt from its mnemonic on a fresh node: same balances, statuses and chains', async () => {
     const { b } = net
     // the DID lives on its own node, whose data dir is deleted before the recovery
     home = await startNode({ n: 12, extraArgs: ['-testNet'], env: FIXTURE_ENV })

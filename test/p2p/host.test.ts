@@ -140,6 +140,37 @@ describe('p2p/host', function () {
     })
   })
 
+  it('still hears a late joiner after many peers on the same machine came and went (gossip scores no longer count loopback peers as one colocated Sybil group)', async function () {
+    this.timeout(60_000)
+    const topic = 'rbt-colocation-topic'
+    const [hub] = await startHosts(1)
+    const extra: P2pHost[] = []
+    try {
+      const got: string[] = []
+      hub.subscribe(topic, m => { got.push(new TextDecoder().decode(m.data)) })
+      // gossipsub keeps the score of a departed peer (and its IP) for an hour: 14 short-lived
+      // peers from 127.0.0.1 are enough to push every further one below the graylist threshold
+      for (let i = 0; i < 14; i++) {
+        const [p] = await startHosts(1)
+        extra.push(p)
+        p.subscribe(topic, () => {})
+        await connect(p, hub)
+        await waitFor('hub to see the peer subscribed', () => hub.topicPeers(topic).includes(p.peerId))
+        await p.stop()
+      }
+      const [late] = await startHosts(1)
+      extra.push(late)
+      late.subscribe(topic, () => {})
+      await connect(late, hub)
+      await waitFor('a message from the late joiner at the hub', async () => {
+        await late.publish(topic, new TextEncoder().encode('late'))
+        return got.includes('late')
+      }, 8000, 200)
+    } finally {
+      await stopAll([hub, ...extra])
+    }
+  })
+
   it('a lone host answers DHT operations from its own store without waiting for peers', async () => {
     const [h] = await startHosts(1)
     try {

@@ -442,6 +442,18 @@ export class IdentityService {
     return true
   }
 
+  /** Keeps a DHT record met while fetching a document, once it verifies (the document is stored by then). */
+  private async rememberIfValid (a: DidAnnouncement): Promise<void> {
+    try {
+      const prev = await this.known.get(a.did)
+      if (prev !== undefined && preferAnnouncement(prev.announcement, a) === prev.announcement) return
+      if (await this.verifyAnnouncement(a)) await this.remember(a)
+      else this.log.warn(`the DHT record of ${a.did} does not verify`)
+    } catch (e) {
+      this.log.debug(`the DHT record of ${a.did} could not be checked: ${errorMessage(e)}`)
+    }
+  }
+
   private async remember (a: DidAnnouncement): Promise<void> {
     await this.known.put(a.did, { announcement: a, verifiedAt: Date.now() })
     await this.opts.peers.set(a.did, a.peer_id, a.did_type)
@@ -506,9 +518,17 @@ export class IdentityService {
     if (net === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
     const tried = new Set<string>()
     const own = this.ownPeerId()
+    // The DHT record only suggests where to ask: it is not checked here, because checking it
+    // needs this very document (resolvePeer would wait on this fetch). The document proves
+    // itself by hashing to the DID; the record is checked and kept once the document is in.
+    let record: DidAnnouncement | undefined
     const candidates: Array<() => Promise<string | undefined>> = [
       async () => hintPeer,
-      async () => (await this.resolvePeer(did).catch(() => undefined))?.peerId,
+      async () => this.opts.peers.get(did)?.peerId,
+      async () => {
+        record = await net.lookup(did).catch(() => undefined)
+        return record?.did === did ? record.peer_id : undefined
+      },
       ...net.connectedPeers().map((p) => async () => p)
     ]
     let lastErr: unknown
@@ -521,6 +541,7 @@ export class IdentityService {
         if (doc.did !== did) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `peer ${peer} answered with the document of another DID`)
         checkDidDocument(doc)
         await this.store.putRemoteDocument(doc)
+        if (record?.did === did) await this.rememberIfValid(record)
         return doc
       } catch (e) {
         lastErr = e
