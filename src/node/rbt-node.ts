@@ -51,7 +51,7 @@ import { ExplorerService } from './explorer/explorer-service.js'
 import { kvExplorerSource } from './explorer/explorer-sync.js'
 import { Legacy26Service } from './legacy26/legacy-service.js'
 import { createLegacy26App } from '../api/server/legacy26/app.js'
-import { FN_PLEDGES, SyncService, type SyncNetwork } from './sync/sync-service.js'
+import { createdTokens, FN_PLEDGES, SyncService, type SyncNetwork } from './sync/sync-service.js'
 import { createSyncApi } from './sync/sync-api.js'
 import type { SyncMethods } from './sync/sync-network.js'
 
@@ -499,7 +499,7 @@ export class RbtNode {
    * their genesis block are announced, in messages of at most 500 ids.
    */
   private announceGenesis (host: P2pHost, change: LedgerChange): void {
-    const fresh = (change.tokens ?? []).filter((t) => t.record.latestBlockNumber === 0).map((t) => t.record)
+    const fresh = createdTokens(change)
     if (fresh.length === 0) return
     void (async () => {
       const ids: string[] = []

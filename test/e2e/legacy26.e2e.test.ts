@@ -89,9 +89,9 @@ describe('e2e: release-2.6 service on its own port and proof-of-work unpledging'
     expect(started.env, started.env.message).to.deep.include({ status: 'true' })
     expect((await receiver.node.client.envelope('quorumsStatus', { query: { quorumAddress: quorumDid } })).status).to.equal(true)
 
-    // the legacy quorum stakes RBT to pledge; the sender has 5 RBT
+    // the legacy quorum stakes RBT to pledge; the sender has 10 RBT
     await mintRbt(receiver.node.client, quorumDid, 10, 0, Q_PASS)
-    await mintRbt(sender.node.client, senderDid, 5, 0, TX_PASS)
+    await mintRbt(sender.node.client, senderDid, 10, 0, TX_PASS)
     // both nodes use 6 quorums of the fixture and the legacy quorum: 7 quorums, 5 signatures
     const quorums = [...net.quorumDids.slice(0, 6), quorumDid]
     for (const n of [sender.node, receiver.node]) {
@@ -107,15 +107,15 @@ describe('e2e: release-2.6 service on its own port and proof-of-work unpledging'
     const wrong = await sender.post('/initiateTransaction', { receiver: receiverDid, tokenCount: 1, comment: 'legacy', type: 1, pvtKeyPass: 'wrong' })
     expect(wrong.code).to.equal(401)
     expect(wrong.env.data.response.status).to.equal('Failed')
-    expect(await rbtBalance(sender.node.client, senderDid)).to.equal(5)
-    const tooMuch = await sender.post('/initiateTransaction', { receiver: receiverDid, tokenCount: 6, comment: 'legacy', type: 1, pvtKeyPass: TX_PASS })
+    expect(await rbtBalance(sender.node.client, senderDid)).to.equal(10)
+    const tooMuch = await sender.post('/initiateTransaction', { receiver: receiverDid, tokenCount: 11, comment: 'legacy', type: 1, pvtKeyPass: TX_PASS })
     expect(tooMuch.code).to.equal(422)
 
-    // The five signers are the first five yes-votes in the transaction's quorum order, which
-    // depends on the spent token: transfer until the legacy quorum signed (and so pledged).
+    // A transfer asks the first five quorums of its order, which depends on the spent token state:
+    // transfer until the legacy quorum was among them and signed (and so pledged).
     let sent = 0
     let txid = ''
-    for (let i = 0; i < 5 && txid === ''; i++) {
+    for (let i = 0; i < 16 && txid === ''; i++) {
       const r = await sender.post('/initiateTransaction', { receiver: receiverDid, tokenCount: 0.5, comment: `legacy ${i}`, type: 1, pvtKeyPass: TX_PASS })
       expect(r.code, r.env.message).to.equal(200)
       expect(r.env.status).to.equal('true')
@@ -128,7 +128,7 @@ describe('e2e: release-2.6 service on its own port and proof-of-work unpledging'
       if (signers.includes(quorumDid)) txid = resp.tid
     }
     expect(txid, 'the legacy quorum signed one of the transfers').to.not.equal('')
-    expect(Math.round(await rbtBalance(sender.node.client, senderDid) * 1000)).to.equal(5000 - sent)
+    expect(Math.round(await rbtBalance(sender.node.client, senderDid) * 1000)).to.equal(10000 - sent)
     await waitFor(async () => Math.round(await rbtBalance(receiver.node.client, receiverDid) * 1000) === sent, { timeoutMs: 30_000, what: 'the receiver balance' })
 
     // the pledged-tokens file shows the quorum's pledge once the commit reached it

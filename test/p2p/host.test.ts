@@ -6,7 +6,7 @@ import * as raw from 'multiformats/codecs/raw'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
-import { createP2pHost, type P2pHost } from '../../src/p2p/host.js'
+import { createP2pHost, gossipFastId, type P2pHost } from '../../src/p2p/host.js'
 import { defaultSwarmKeyPath, loadSwarmKeySync } from '../../src/p2p/swarm-key.js'
 import { connect, startHosts, stopAll, waitFor, expectRbtError } from './helpers.js'
 
@@ -169,6 +169,17 @@ describe('p2p/host', function () {
     } finally {
       await stopAll([hub, ...extra])
     }
+  })
+
+  it('the gossip de-duplication key separates origin, sequence number and topic', () => {
+    const m = { from: new Uint8Array([1, 2, 3]), seqno: new Uint8Array([0, 0, 0, 7]), topic: 't' }
+    expect(gossipFastId(m)).to.equal(gossipFastId({ ...m, from: new Uint8Array([1, 2, 3]) }))
+    expect(gossipFastId({ ...m, seqno: new Uint8Array([0, 0, 0, 8]) })).to.not.equal(gossipFastId(m))
+    expect(gossipFastId({ ...m, from: new Uint8Array([1, 2, 4]) })).to.not.equal(gossipFastId(m))
+    expect(gossipFastId({ ...m, topic: 'u' })).to.not.equal(gossipFastId(m))
+    // a view into a larger buffer is keyed by its own bytes only
+    const big = new Uint8Array([9, 1, 2, 3, 9])
+    expect(gossipFastId({ ...m, from: big.subarray(1, 4) })).to.equal(gossipFastId(m))
   })
 
   it('a lone host answers DHT operations from its own store without waiting for peers', async () => {

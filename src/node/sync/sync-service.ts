@@ -125,6 +125,16 @@ export interface TxChainResult {
 }
 
 /** Index entries for the pledges written in transfer blocks: pledged token → pledger, transaction, states it backs. */
+/**
+ * Tokens a ledger change brings into being: a token record at block 0 whose genesis block the
+ * same change stores (a mint or a split). A later change to such a token (pledged, unpledged,
+ * locked) carries no genesis block and is not a creation.
+ */
+export function createdTokens (change: LedgerChange): TokenRecord[] {
+  const geneses = new Set((change.blocks ?? []).filter((b) => b.record.number === 0).map((b) => b.record.tokenId))
+  return (change.tokens ?? []).map((t) => t.record).filter((r) => r.latestBlockNumber === 0 && geneses.has(r.tokenId))
+}
+
 function pledgesIn (envelopes: Uint8Array[]): NonNullable<LedgerChange['extra']> {
   const out = new Map<string, ArchivedPledge>()
   for (const env of envelopes) {
