@@ -14,6 +14,11 @@ export interface OutgoingRecord {
   /** base64 contract envelope */
   contract: string
   asked: string[]
+  /**
+   * Quorums sent a PREPARE (recorded with the votes; absent on records written before it existed).
+   * A quorum never asked holds nothing, so after the commit only these are told to drop their vote.
+   */
+  contacted?: string[]
   yes: string[]
   signers: string[]
   /** yes votes (credit signatures and pledges), from SIGNING on */

@@ -341,7 +341,7 @@ export class TransferSender {
     const tPrepared = Date.now()
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: prepare round ${tPrepared - rec.updatedAt} ms`)
     const yes = rec.asked.map((d) => replies.find((r) => r.quorumDid === d)).filter((r): r is Vote => r?.vote === 'yes')
-    await this.update(rec, { yes: yes.map((v) => v.quorumDid) })
+    await this.update(rec, { yes: yes.map((v) => v.quorumDid), contacted: replies.map((r) => r.quorumDid) })
     this.fault('voted')
     if (yes.length < MIN_QUORUM_SIGNATURES) {
       const reasons = replies.filter((r) => r.vote === 'no').map((r) => `${r.quorumDid.slice(0, 16)}…: ${(r as { reason: string }).reason}`)
@@ -416,9 +416,12 @@ export class TransferSender {
         else refused.push(`${r.quorumDid}: ${r.reason}`)
       }
     }
+    const cur = await this.ledger.record<OutgoingRecord>('cs-outgoing', rec.txid) ?? rec
+    const contacted = [...new Set([...(cur.contacted ?? rec.asked), ...candidates.slice(0, next)])]
     if (got.length > 0) {
-      const cur = await this.ledger.record<OutgoingRecord>('cs-outgoing', rec.txid) ?? rec
-      await this.update(rec, { yes: [...new Set([...(cur.yes ?? []), ...got.map((v) => v.quorumDid)])], votes: [...(cur.votes ?? []), ...got] })
+      await this.update(rec, { yes: [...new Set([...(cur.yes ?? []), ...got.map((v) => v.quorumDid)])], votes: [...(cur.votes ?? []), ...got], contacted })
+    } else {
+      await this.update(rec, { contacted })
     }
     return got
   }
@@ -560,7 +563,8 @@ export class TransferSender {
     const rec = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
     if (rec === undefined || rec.state !== 'COMMITTED' || rec.block === undefined) return
     const block = unb64(rec.block)
-    const pending = rec.asked.filter((q) => !rec.notified.includes(q))
+    // a record without `contacted` predates it: every quorum of its list may hold a vote
+    const pending = (rec.contacted ?? rec.asked).filter((q) => !rec.notified.includes(q))
     const ok = await Promise.all(pending.map(async (q) => {
       try {
         if (rec.signers.includes(q)) await this.transport.finalize({ txid, quorumDid: q, block })
@@ -643,8 +647,8 @@ export class TransferSender {
 /** Full scans of the outgoing records happen every this many recovery passes. */
 const FULL_SCAN_EVERY = 100
 
-/** Nothing left to do for this transfer: aborted, or committed and every asked quorum told. */
-const isSettled = (r: OutgoingRecord): boolean => r.state === 'ABORTED' || (r.state === 'COMMITTED' && r.notified.length >= r.asked.length)
+/** Nothing left to do for this transfer: aborted, or committed and every contacted quorum told. */
+const isSettled = (r: OutgoingRecord): boolean => r.state === 'ABORTED' || (r.state === 'COMMITTED' && (r.contacted ?? r.asked).every((q) => r.notified.includes(q)))
 
 function checkFtSpends (fts: readonly FtSpend[]): void {
   const seen = new Set<string>()

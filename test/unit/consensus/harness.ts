@@ -78,6 +78,8 @@ export class SimNet {
   markers = new Map<string, SpentMarker>()
   /** runs once, before the next PREPARE is delivered */
   beforePrepare: (() => Promise<void>) | undefined
+  /** Every ABORT sent, in order. */
+  readonly aborts: Array<{ txid: string, quorumDid: string }> = []
   /** every publish call: state hash and the quorum that published */
   published: Array<{ stateHash: string, quorum: string, dht?: boolean, gossip?: boolean }> = []
   /** every network marker lookup: state hash and the node that asked */
@@ -111,7 +113,7 @@ export class SimNet {
         return await n.quorum.sign(r)
       },
       finalize: async (r) => { await this.nodeOf(r.quorumDid).quorum.finalize(r) },
-      abort: async (r) => { await this.nodeOf(r.quorumDid).quorum.abort(r) },
+      abort: async (r) => { this.aborts.push({ txid: r.txid, quorumDid: r.quorumDid }); await this.nodeOf(r.quorumDid).quorum.abort(r) },
       deliver: async (r) => await this.nodeOf(r.receiver).receiver.deliver(structuredClone(r)),
       probeReceiver: async (did) => { this.nodeOf(did) },
       outcome: async (peer, r) => {

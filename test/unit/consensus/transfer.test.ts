@@ -77,11 +77,17 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     }
     const first = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
     expect(await asked(first.txid)).to.have.length(5)
+    // the quorums of the list never asked are not sent an ABORT either (they hold nothing)
+    await a.sender.notifyQuorums(first.txid)
+    expect(net.aborts.filter((x) => x.txid === first.txid)).to.deep.equal([])
     // the second transfer: the second quorum to vote yes then refuses to sign
     let reserved = 0
     for (const q of quorums) q.fault = (step) => { if (step === 'quorum-reserved' && ++reserved === 2) q.failSign = true }
     const second = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
     expect(await asked(second.txid)).to.have.length(6)
+    await a.sender.notifyQuorums(second.txid)
+    // only the quorum that voted and was then replaced is told to drop its vote
+    expect([...new Set(net.aborts.filter((x) => x.txid === second.txid).map((x) => x.quorumDid))]).to.deep.equal(quorums.filter((q) => q.failSign).map((q) => net.quorumDids[quorums.indexOf(q)]))
     expect(await balance(b, bob.did)).to.equal(2000)
     const [token] = (await b.ledger.tokensOf(bob.did, 'Free')).filter((t) => t.txid === second.txid)
     const chain = await b.ledger.chain(token.tokenId)
