@@ -28,7 +28,10 @@ export interface PrepareRequest {
   nft?: NftOp
   /** smart-contract transactions: the contract's descriptor and binary, to run it again */
   scCode?: ScCode
-  /** the quorums the sender asks (a hint: the designated network checkers among them start their lookup at once) */
+  /**
+   * The quorums the sender expects to sign, normally the first five it asks (a hint: the designated
+   * network checkers among them start their lookup at once). Older senders list every candidate.
+   */
   asked?: string[]
 }
 

@@ -10,6 +10,7 @@ import { silentLogger } from '../util/logger.js'
 import { validateBundleToken } from './bundle.js'
 import { splitToken } from './part-split.js'
 import { KeyedMutex } from './keyed-mutex.js'
+import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import type { AbortRequest, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest } from './messages.js'
 import type { Clock, ConsensusSigner, Ledger, SpentMarkers, TokenState, Verifier } from './ports.js'
 import { MARKER_DHT_STATES, systemClock } from './ports.js'
@@ -164,7 +165,10 @@ export class QuorumService {
       // the network's markers are asked in the background by the quorums likely to be designated
       // checkers of the final block (see networkCheckers); SIGN waits for the answer (bounded)
       const asked = Array.isArray(req.asked) && req.asked.every((d) => typeof d === 'string') ? req.asked : undefined
-      if (markers !== undefined && (asked === undefined || networkCheckers(txid, asked, NETWORK_CHECKERS + 1).includes(quorumDid))) {
+      // a list of five names the expected signers: exactly their two checkers start; a longer list
+      // (every candidate) leaves the signers open, so one more of its first-ranked starts too
+      const likely = asked === undefined ? undefined : networkCheckers(txid, asked, asked.length <= MIN_QUORUM_SIGNATURES ? NETWORK_CHECKERS : NETWORK_CHECKERS + 1)
+      if (markers !== undefined && (likely === undefined || likely.includes(quorumDid))) {
         this.networkChecks.set(voteKey(quorumDid, txid), this.networkCheck(markers, states, txid))
       }
       // 4. pledge

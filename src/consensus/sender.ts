@@ -305,7 +305,7 @@ export class TransferSender {
     }
     return async (quorumDid: string): Promise<PrepareReply> => {
       try {
-        return await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle, senderPeer: this.opts.selfPeer, epoch: rec.epoch, asked: rec.asked, ...nft })
+        return await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle, senderPeer: this.opts.selfPeer, epoch: rec.epoch, asked: rec.asked.slice(0, MIN_QUORUM_SIGNATURES), ...nft })
       } catch (e) {
         return { vote: 'no', quorumDid, reason: `unreachable: ${errorMessage(e)}` }
       }
