@@ -246,6 +246,10 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
     ...(opts.swarmKey !== null ? { connectionProtector: preSharedKey({ psk: opts.swarmKey.psk }) } : {}),
+    // libp2p pings every connection to spot dead ones; every 10 s (its default) that was a stream,
+    // and a peer-store update, per connection end several times per transfer. A closed socket is
+    // noticed at once anyway; the pings only catch silent half-open links.
+    connectionMonitor: { pingInterval: 30_000 },
     connectionManager: {
       inboundConnectionThreshold: opts.inboundConnectionThreshold ?? 1000,
       ...(opts.maxConnections !== undefined ? { maxConnections: opts.maxConnections } : {})
