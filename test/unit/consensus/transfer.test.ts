@@ -300,6 +300,29 @@ describe('consensus: quorum pledges', function () {
     for (const d of askers) expect(allowed.has(d), `${d} is neither a prefetcher nor a checker`).to.equal(true)
   })
 
+  it('a quorum keeps pieces of the last pledged share ready, so the next PREPARE of that size does not split while the sender waits', async () => {
+    const { net, a, b, alice, bob, quorums } = await SimNet.standard()
+    await net.mint(a, alice.did, 8)
+    const first = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    const signers = first.quorums.map((d) => ({ did: d, q: quorums[net.quorumDids.indexOf(d)] }))
+    // a split makes eight pieces; seven pledges later fewer than two would be left without refills
+    for (let i = 0; i < 7; i++) {
+      if (i > 0) await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: first.quorums }, alice.owner)
+      await Promise.all(signers.map(async ({ q }) => { await q.quorum.refills }))
+      for (const { did, q } of signers) {
+        const pieces = (await q.ledger.tokensOf(did, 'Free')).filter((t) => t.valueMilli === 200)
+        expect(pieces.length, `${q.name} keeps 0.2 RBT pieces after transfer ${i + 1}`).to.be.at.least(2)
+      }
+    }
+    expect(await balance(b, bob.did)).to.equal(7000)
+    // value is neither created nor lost by the refills
+    for (const [i, q] of quorums.entries()) {
+      const did = net.quorumDids[i]
+      const held = (await q.ledger.tokensOf(did)).filter((t) => t.owner === did && t.status !== 'Burnt')
+      expect(held.reduce((s, t) => s + t.valueMilli, 0), q.name).to.equal(3000)
+    }
+  })
+
   it('sweeps and recovery read only the open votes and transfers after their first full scan', async () => {
     const { net, a, b, alice, bob } = await SimNet.standard()
     await net.mint(a, alice.did, 2)
