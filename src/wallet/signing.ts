@@ -6,7 +6,7 @@
  */
 import { RbtError, ErrorCode } from '../util/errors.js'
 import { utf8 } from './bytes.js'
-import { curveImpl, keyPairFromPrivate, normalisePoint, type Curve, type PublicKey } from './keys.js'
+import { curveImpl, normalisePoint, type Curve, type PublicKey } from './keys.js'
 
 /** The bytes ECDSA actually covers for a given input. */
 export function signedPortion (message: Uint8Array): Uint8Array {
@@ -18,8 +18,12 @@ export function signedPortion (message: Uint8Array): Uint8Array {
 
 /** DER ECDSA signature over `signedPortion(message)`. Nonces are RFC 6979 plus fresh entropy. */
 export function signMessage (curve: Curve, privateKey: Uint8Array, message: Uint8Array): Uint8Array {
-  keyPairFromPrivate(curve, privateKey)
-  return curveImpl(curve).sign(signedPortion(message), privateKey, { prehash: false, format: 'der', extraEntropy: true })
+  // the key's validity only (deriving its public key cost a third of every signature)
+  const impl = curveImpl(curve)
+  if (!(privateKey instanceof Uint8Array) || privateKey.length !== 32 || !impl.utils.isValidSecretKey(privateKey)) {
+    throw new RbtError(ErrorCode.INVALID_INPUT, `invalid ${curve} private key`)
+  }
+  return impl.sign(signedPortion(message), privateKey, { prehash: false, format: 'der', extraEntropy: true })
 }
 
 /** Sign the ASCII text of a hex hash (block hash, RAC hash, …), the common case. */
