@@ -8,7 +8,7 @@ import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
 import { validateBundleToken } from './bundle.js'
-import { splitToken } from './part-split.js'
+import { splitToken, type SplitResult } from './part-split.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import type { AbortRequest, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest } from './messages.js'
@@ -73,10 +73,8 @@ export class QuorumService {
   private readonly cache = new BoundedCache(100_000)
   /** background DHT spent-marker lookups per vote: resolve to a refusal reason or undefined */
   private readonly networkChecks = new Map<string, Promise<string | undefined>>()
-  /** quorums with a background refill of pledge pieces under way */
-  private readonly refilling = new Set<string>()
-  /** settles when the background refills started so far are done (tests and shutdown) */
-  refills: Promise<void> = Promise.resolve()
+  /** background refills of pledge pieces under way, one per quorum */
+  private readonly refilling = new Map<string, Promise<void>>()
 
   constructor (private readonly opts: QuorumOptions) {
     this.ledger = opts.ledger
@@ -252,22 +250,31 @@ export class QuorumService {
     const t1 = Date.now()
     const exact = free.find((t) => t.valueMilli === share)
     if (exact !== undefined) return [exact]
-    const owner = this.opts.ownerSignerFor?.(quorumDid)
-    const bigger = free.filter((t) => t.valueMilli > share).sort((a, b) => a.valueMilli - b.valueMilli)[0]
-    if (owner !== undefined && bigger !== undefined) {
-      const chain = await this.ledger.chain(bigger.tokenId)
-      const t2 = Date.now()
-      const res = await splitToken(bigger, chain[chain.length - 1], share, owner, this.clock.now(), PLEDGE_PIECES)
-      const t3 = Date.now()
-      this.log.debug(`pledge split: tokensOf ${t1 - t0} ms (${free.length} free), chain ${t2 - t1} ms, split ${t3 - t2} ms`)
-      await this.ledger.commit((w) => {
-        w.putToken(res.parent)
-        w.putBlock(bigger.tokenId, res.burnBlock.number, res.burnBlock.envelope)
-        for (const p of res.parts) { w.putToken(p.token); w.putBlock(p.token.tokenId, 0, p.genesis) }
-      })
-      return [res.parts[0].token]
+    const split = await this.splitForPledge(quorumDid, free, share)
+    if (split !== undefined) {
+      this.log.debug(`pledge split: tokensOf ${t1 - t0} ms (${free.length} free), split ${Date.now() - t1} ms`)
+      await this.storeSplit(split)
+      return [split.parts[0].token]
     }
     return pickPledge(free, share)
+  }
+
+  /** Cuts PLEDGE_PIECES parts of `share` from the smallest larger Free token (built, not stored). */
+  private async splitForPledge (quorumDid: string, free: TokenState[], share: number): Promise<SplitResult | undefined> {
+    const owner = this.opts.ownerSignerFor?.(quorumDid)
+    const bigger = free.filter((t) => t.valueMilli > share).sort((a, b) => a.valueMilli - b.valueMilli)[0]
+    if (owner === undefined || bigger === undefined) return undefined
+    const chain = await this.ledger.chain(bigger.tokenId)
+    return await splitToken(bigger, chain[chain.length - 1], share, owner, this.clock.now(), PLEDGE_PIECES)
+  }
+
+  /** One commit: the parent burnt, its parts Free with their genesis blocks. */
+  private async storeSplit (res: SplitResult): Promise<void> {
+    await this.ledger.commit((w) => {
+      w.putToken(res.parent)
+      w.putBlock(res.parent.tokenId, res.burnBlock.number, res.burnBlock.envelope)
+      for (const p of res.parts) { w.putToken(p.token); w.putBlock(p.token.tokenId, 0, p.genesis) }
+    })
   }
 
   /**
@@ -277,28 +284,26 @@ export class QuorumService {
    * token is still Free at the same block; otherwise it is dropped, nothing having been written.
    */
   private refillPledgePieces (quorumDid: string, share: number): void {
-    const owner = this.opts.ownerSignerFor?.(quorumDid)
-    if (owner === undefined || this.refilling.has(quorumDid)) return
-    this.refilling.add(quorumDid)
+    if (this.refilling.has(quorumDid)) return
     const run = (async () => {
       const free = (await this.ledger.tokensOf(quorumDid, 'Free')).filter((t) => t.owner === quorumDid)
       if (free.filter((t) => t.valueMilli === share).length >= PLEDGE_RESERVE) return
-      const bigger = free.filter((t) => t.valueMilli > share).sort((a, b) => a.valueMilli - b.valueMilli)[0]
-      if (bigger === undefined) return
-      const chain = await this.ledger.chain(bigger.tokenId)
-      const res = await splitToken(bigger, chain[chain.length - 1], share, owner, this.clock.now(), PLEDGE_PIECES)
+      const split = await this.splitForPledge(quorumDid, free, share)
+      if (split === undefined) return
+      const parentBefore = free.find((t) => t.tokenId === split.parent.tokenId)!
       await this.locks.run(quorumDid, async () => {
-        const now = await this.ledger.token(bigger.tokenId)
-        if (now === undefined || now.status !== 'Free' || now.owner !== quorumDid || now.latestBlockId !== bigger.latestBlockId) return
-        await this.ledger.commit((w) => {
-          w.putToken(res.parent)
-          w.putBlock(bigger.tokenId, res.burnBlock.number, res.burnBlock.envelope)
-          for (const p of res.parts) { w.putToken(p.token); w.putBlock(p.token.tokenId, 0, p.genesis) }
-        })
+        const now = await this.ledger.token(parentBefore.tokenId)
+        if (now === undefined || now.status !== 'Free' || now.owner !== quorumDid || now.latestBlockId !== parentBefore.latestBlockId) return
+        await this.storeSplit(split)
       })
     })().catch((e) => { this.log.debug(`refilling pledge pieces of ${quorumDid}: ${errorMessage(e)}`) })
       .finally(() => { this.refilling.delete(quorumDid) })
-    this.refills = Promise.all([this.refills, run]).then(() => {})
+    this.refilling.set(quorumDid, run)
+  }
+
+  /** Settles when the background refills under way are done (tests, shutdown). */
+  async refills (): Promise<void> {
+    await Promise.all([...this.refilling.values()])
   }
 
   private async networkCheck (markers: SpentMarkers, states: readonly string[], txid: string): Promise<string | undefined> {

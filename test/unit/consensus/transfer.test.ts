@@ -308,7 +308,7 @@ describe('consensus: quorum pledges', function () {
     // a split makes eight pieces; seven pledges later fewer than two would be left without refills
     for (let i = 0; i < 7; i++) {
       if (i > 0) await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: first.quorums }, alice.owner)
-      await Promise.all(signers.map(async ({ q }) => { await q.quorum.refills }))
+      await Promise.all(signers.map(async ({ q }) => { await q.quorum.refills() }))
       for (const { did, q } of signers) {
         const pieces = (await q.ledger.tokensOf(did, 'Free')).filter((t) => t.valueMilli === 200)
         expect(pieces.length, `${q.name} keeps 0.2 RBT pieces after transfer ${i + 1}`).to.be.at.least(2)
