@@ -24,6 +24,7 @@ import { silentLogger, type Logger } from '../util/logger.js'
 import type { Startable, StartableStatus } from '../util/startable.js'
 import { deadline, raceAbort, withDeadline } from './deadline.js'
 import { p2pError } from './errors.js'
+import { lazyYamuxWindowUpdates, skipRedundantPeerMerges } from './stack-tuning.js'
 import type { SwarmKey } from './swarm-key.js'
 
 /** DHT protocol id of our private network (kept apart from the public IPFS DHT). */
@@ -238,6 +239,7 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
 
   if (opts.swarmKey === null) log.warn('no swarm key: joining an open (non-private) network')
 
+  lazyYamuxWindowUpdates()
   const node = await createLibp2p<HostServices>({
     start: false,
     privateKey,
@@ -283,6 +285,7 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
     }
   })
 
+  skipRedundantPeerMerges(node.peerStore)
   return new Host(node, log, defaultTimeoutMs, opts.bootstrap ?? [])
 }
 

@@ -1,0 +1,99 @@
+/**
+ * Two adjustments to the libp2p stack that cut per-message work without changing what goes over
+ * the wire. Both were measured on the transfer benchmark (see docs/architecture.md, "p2p").
+ *
+ * - Yamux window updates. The stock stream answers every data frame it receives with a window
+ *   update frame, so each message costs a second frame (Noise encryption and a socket write on
+ *   one side, decryption and parsing on the other). Here an established stream grants more window
+ *   only once half of it has been used, as go-yamux does. Opening (SYN), acknowledging (ACK) and
+ *   resuming a paused stream behave as before. The sender still has at least half a window
+ *   (128 KiB at first) when an update is held back, so no stream can stall.
+ * - Peer-store merges. libp2p merges the negotiated protocol into the peer store on every new
+ *   stream, and the DHT merges the addresses of every peer it hears of. Each merge decodes,
+ *   rebuilds and re-encodes the peer's record even when nothing changes. A merge that only brings
+ *   protocols and addresses the record already has is skipped for up to a minute after the last
+ *   real write, which still refreshes the record's timestamps well inside its expiry.
+ */
+import { StreamState, YamuxStream } from '@chainsafe/libp2p-yamux/stream'
+import type { Peer, PeerData, PeerId, PeerStore } from '@libp2p/interface'
+
+interface WindowFields {
+  state: StreamState
+  recvWindow: number
+  recvWindowCapacity: number
+}
+
+const INSTALLED = Symbol.for('rbtnode.yamux.lazyWindowUpdates')
+
+/** True when an established stream has used less than half its receive window. */
+export function windowUpdateDeferred (s: WindowFields): boolean {
+  return s.state === StreamState.Established && s.recvWindowCapacity * 2 > s.recvWindow
+}
+
+/** Makes every Yamux stream of this process grant window in halves (idempotent). */
+export function lazyYamuxWindowUpdates (): void {
+  const proto = YamuxStream.prototype as unknown as Record<PropertyKey, unknown> & { sendWindowUpdate: (this: WindowFields) => void }
+  if (proto[INSTALLED] === true) return
+  const stock = proto.sendWindowUpdate
+  proto.sendWindowUpdate = function (this: WindowFields): void {
+    if (windowUpdateDeferred(this)) return
+    stock.call(this)
+  }
+  proto[INSTALLED] = true
+}
+
+interface Known { peer: Peer, protocols: Set<string>, addrs: Set<string>, at: number }
+
+export interface MergeDedupOptions {
+  /** How long a record may go without a real write while merges are skipped. Default 60 s. */
+  refreshMs?: number
+  now?: () => number
+}
+
+/**
+ * Wraps `store` in place so that merges adding nothing new are skipped. Every other write
+ * (save, patch, delete, a merge with metadata, tags, keys or a record) goes through and refreshes
+ * or drops what is known of that peer, so a skipped merge never hides a change.
+ */
+export function skipRedundantPeerMerges (store: PeerStore, opts: MergeDedupOptions = {}): PeerStore {
+  const refreshMs = opts.refreshMs ?? 60_000
+  const now = opts.now ?? Date.now
+  const known = new Map<string, Known>()
+  const remember = (id: PeerId, peer: Peer): Peer => {
+    known.set(id.toString(), {
+      peer,
+      protocols: new Set(peer.protocols),
+      addrs: new Set(peer.addresses.map((a) => a.multiaddr.toString())),
+      at: now()
+    })
+    return peer
+  }
+  const adds = (k: Known, data: PeerData): boolean => {
+    for (const key of Object.keys(data) as Array<keyof PeerData>) {
+      if (data[key] === undefined) continue
+      if (key !== 'protocols' && key !== 'multiaddrs' && key !== 'addresses') return true
+    }
+    if (data.protocols?.some((p) => !k.protocols.has(p)) === true) return true
+    if (data.multiaddrs?.some((m) => !k.addrs.has(m.toString())) === true) return true
+    if (data.addresses?.some((a) => a.isCertified === true || !k.addrs.has(a.multiaddr.toString())) === true) return true
+    return false
+  }
+  const merge = store.merge.bind(store)
+  const patch = store.patch.bind(store)
+  const save = store.save.bind(store)
+  const del = store.delete.bind(store)
+  const consume = store.consumePeerRecord.bind(store)
+  store.merge = async (id, data, options) => {
+    const k = known.get(id.toString())
+    if (k !== undefined && now() - k.at < refreshMs && !adds(k, data)) return k.peer
+    return remember(id, await merge(id, data, options))
+  }
+  store.patch = async (id, data, options) => remember(id, await patch(id, data, options))
+  store.save = async (id, data, options) => remember(id, await save(id, data, options))
+  store.delete = async (id, options) => { known.delete(id.toString()); await del(id, options) }
+  store.consumePeerRecord = (async (...args: Parameters<PeerStore['consumePeerRecord']>) => {
+    known.clear()
+    return await (consume as (...a: unknown[]) => Promise<boolean>)(...args)
+  }) as PeerStore['consumePeerRecord']
+  return store
+}

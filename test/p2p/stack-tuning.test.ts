@@ -1,0 +1,133 @@
+import '../../src/util/polyfill.js'
+import { expect } from 'chai'
+import { StreamState, YamuxStream } from '@chainsafe/libp2p-yamux/stream'
+import type { Peer, PeerData, PeerId, PeerStore } from '@libp2p/interface'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { multiaddr } from '@multiformats/multiaddr'
+import { lazyYamuxWindowUpdates, skipRedundantPeerMerges } from '../../src/p2p/stack-tuning.js'
+
+const WINDOW = 256 * 1024
+
+interface Frame { flag: number, length: number }
+
+/** A Yamux stream object with only the fields sendWindowUpdate reads, recording the frames it sends. */
+function fakeStream (state: StreamState, consumed: number): { stream: YamuxStream, frames: Frame[] } {
+  const frames: Frame[] = []
+  const stream = Object.create(YamuxStream.prototype) as YamuxStream
+  Object.assign(stream, {
+    state,
+    streamId: 1,
+    recvWindow: WINDOW,
+    recvWindowCapacity: WINDOW - consumed,
+    maxStreamWindowSize: 16 * 1024 * 1024,
+    epochStart: Date.now(),
+    getRTT: () => -1,
+    sendFrame: (f: Frame) => { frames.push(f) }
+  })
+  return { stream, frames }
+}
+
+describe('p2p/stack-tuning', () => {
+  describe('Yamux window updates', () => {
+    before(() => { lazyYamuxWindowUpdates() })
+
+    it('an established stream that used less than half its window sends no update', () => {
+      const { stream, frames } = fakeStream(StreamState.Established, 100)
+      stream.sendWindowUpdate()
+      expect(frames).to.deep.equal([])
+    })
+
+    it('once half the window is used it grants all of it back', () => {
+      const { stream, frames } = fakeStream(StreamState.Established, WINDOW / 2)
+      stream.sendWindowUpdate()
+      expect(frames.map((f) => f.length)).to.deep.equal([WINDOW / 2])
+      expect((stream as unknown as { recvWindowCapacity: number }).recvWindowCapacity).to.equal(WINDOW)
+    })
+
+    it('opening (SYN) and acknowledging (ACK) a stream still send their frame at once', () => {
+      const opening = fakeStream(StreamState.Init, 0)
+      opening.stream.sendWindowUpdate()
+      expect(opening.frames).to.have.length(1)
+      expect(opening.stream.state).to.equal(StreamState.SYNSent)
+      const answering = fakeStream(StreamState.SYNReceived, 100)
+      answering.stream.sendWindowUpdate()
+      expect(answering.frames).to.have.length(1)
+      expect(answering.stream.state).to.equal(StreamState.Established)
+    })
+
+    it('installing twice changes nothing', () => {
+      const before = YamuxStream.prototype.sendWindowUpdate
+      lazyYamuxWindowUpdates()
+      expect(YamuxStream.prototype.sendWindowUpdate).to.equal(before)
+    })
+  })
+
+  describe('peer-store merges', () => {
+    /** A peer store keeping protocols and addresses, counting the calls that reach it. */
+    function countingStore (): { store: PeerStore, writes: string[] } {
+      const writes: string[] = []
+      const peers = new Map<string, Peer>()
+      const apply = (id: PeerId, data: PeerData, replace: boolean): Peer => {
+        const old = peers.get(id.toString())
+        const protocols = new Set(replace ? [] : old?.protocols ?? [])
+        for (const p of data.protocols ?? []) protocols.add(p)
+        const addrs = new Map((replace ? [] : old?.addresses ?? []).map((a) => [a.multiaddr.toString(), a]))
+        for (const m of data.multiaddrs ?? []) addrs.set(m.toString(), { multiaddr: m, isCertified: false })
+        for (const a of data.addresses ?? []) addrs.set(a.multiaddr.toString(), { multiaddr: a.multiaddr, isCertified: a.isCertified ?? false })
+        const peer = { id, protocols: [...protocols], addresses: [...addrs.values()], metadata: new Map(), tags: new Map() } as unknown as Peer
+        peers.set(id.toString(), peer)
+        return peer
+      }
+      const store = {
+        merge: async (id: PeerId, data: PeerData) => { writes.push('merge'); return apply(id, data, false) },
+        patch: async (id: PeerId, data: PeerData) => { writes.push('patch'); return apply(id, data, true) },
+        save: async (id: PeerId, data: PeerData) => { writes.push('save'); return apply(id, data, true) },
+        delete: async (id: PeerId) => { writes.push('delete'); peers.delete(id.toString()) },
+        consumePeerRecord: async () => { writes.push('record'); return true }
+      } as unknown as PeerStore
+      return { store, writes }
+    }
+
+    let peer: PeerId
+    before(async () => { peer = peerIdFromPrivateKey(await generateKeyPair('Ed25519')) })
+
+    it('a merge bringing only known protocols and addresses does not write', async () => {
+      const { store, writes } = countingStore()
+      skipRedundantPeerMerges(store)
+      const addr = multiaddr('/ip4/127.0.0.1/tcp/4001')
+      await store.merge(peer, { protocols: ['/rbt/kad/1.0.0'], multiaddrs: [addr] })
+      for (let i = 0; i < 10; i++) await store.merge(peer, { protocols: ['/rbt/kad/1.0.0'] })
+      const back = await store.merge(peer, { multiaddrs: [multiaddr('/ip4/127.0.0.1/tcp/4001')] })
+      expect(writes).to.deep.equal(['merge'])
+      expect(back.protocols).to.deep.equal(['/rbt/kad/1.0.0'])
+    })
+
+    it('anything new, other fields, or an old record goes through', async () => {
+      let t = 0
+      const { store, writes } = countingStore()
+      skipRedundantPeerMerges(store, { now: () => t, refreshMs: 1000 })
+      await store.merge(peer, { protocols: ['/a/1.0.0'] })
+      await store.merge(peer, { protocols: ['/b/1.0.0'] })
+      await store.merge(peer, { multiaddrs: [multiaddr('/ip4/127.0.0.1/tcp/1')] })
+      await store.merge(peer, { protocols: ['/a/1.0.0'], metadata: { k: new Uint8Array([1]) } })
+      await store.merge(peer, { addresses: [{ multiaddr: multiaddr('/ip4/127.0.0.1/tcp/1'), isCertified: true }] })
+      t = 1000
+      await store.merge(peer, { protocols: ['/a/1.0.0'] })
+      expect(writes).to.have.length(6)
+    })
+
+    it('after a patch that drops a protocol, merging it again writes it back', async () => {
+      const { store, writes } = countingStore()
+      skipRedundantPeerMerges(store)
+      await store.merge(peer, { protocols: ['/a/1.0.0', '/b/1.0.0'] })
+      await store.patch(peer, { protocols: ['/b/1.0.0'] })
+      const p = await store.merge(peer, { protocols: ['/a/1.0.0'] })
+      expect(writes).to.deep.equal(['merge', 'patch', 'merge'])
+      expect(p.protocols).to.include('/a/1.0.0')
+      await store.delete(peer)
+      await store.merge(peer, { protocols: ['/b/1.0.0'] })
+      expect(writes.slice(3)).to.deep.equal(['delete', 'merge'])
+    })
+  })
+})
