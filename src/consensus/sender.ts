@@ -94,11 +94,13 @@ export class TransferSender {
     if (hasFts) checkFtSpends(input.fts!)
 
     const t0 = Date.now()
-    // Receiver reachable before anything is locked: an unknown receiver fails fast and cleanly.
-    await this.transport.probeReceiver(receiver)
-    const t1 = Date.now()
+    // The receiver is probed while the tokens are locked and the quorums asked; it must have
+    // answered before the decision (SIGNING). An unknown receiver still fails before anything
+    // becomes final: the tokens go back to Free and the asked quorums get ABORT.
+    const probe = receiverCheck(this.transport.probeReceiver(receiver))
     const rec = await this.locks.run(sender, async () => await this.lockTokens(input, signer))
-    this.log.debug(`transfer ${rec.txid.slice(0, 12)}: probe ${t1 - t0} ms, lock+sign ${Date.now() - t1} ms`)
+    this.log.debug(`transfer ${rec.txid.slice(0, 12)}: lock+sign ${Date.now() - t0} ms`)
+    this.receiverChecks.set(rec.txid, probe)
     return await this.drive(rec, 'tokens locked', progress)
   }
 
@@ -119,6 +121,7 @@ export class TransferSender {
       }
     } finally {
       this.inFlight.delete(rec.txid)
+      this.receiverChecks.delete(rec.txid)
     }
   }
 
@@ -313,6 +316,8 @@ export class TransferSender {
   }
 
   private async runConsensus (rec: OutgoingRecord, progress: (msg: string) => void): Promise<TransferResult> {
+    const probe = this.receiverChecks.get(rec.txid)
+    probe?.throwIfFailed()
     const tb = Date.now()
     const prepare = await this.preparer(rec)
     const tBundle = Date.now()
@@ -328,6 +333,7 @@ export class TransferSender {
       if (replies.filter((x) => x.vote === 'no').length > rec.asked.length - MIN_QUORUM_SIGNATURES) break
     }
     const tAnchor = Date.now()
+    probe?.throwIfFailed()
     // Then only as many as are still needed, in parallel; a quorum that says no or does not answer
     // is replaced by the next of the list. (Asking all seven at once cost every one of them the
     // validation, a pledge and an ABORT for votes that were never used.)
@@ -347,6 +353,7 @@ export class TransferSender {
       const reasons = replies.filter((r) => r.vote === 'no').map((r) => `${r.quorumDid.slice(0, 16)}…: ${(r as { reason: string }).reason}`)
       throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${yes.length} of ${rec.asked.length} quorums agreed, ${MIN_QUORUM_SIGNATURES} needed (${reasons.join('; ')})`)
     }
+    if (probe !== undefined) await probe.done
     progress(`${yes.length} quorums validated and pledged`)
     // From the first signature request on, the transfer is never aborted: a quorum that signed a
     // block keeps the token state held, so giving up here could strand the tokens. SIGNING is
@@ -609,6 +616,7 @@ export class TransferSender {
   private openTxs: Set<string> | undefined
   /** Transfers this process is driving right now: recovery leaves them to their own run. */
   private readonly inFlight = new Set<string>()
+  private readonly receiverChecks = new Map<string, ReceiverCheck>()
   private recoverCalls = 0
 
   async recover (opts: { staleMs?: number } = {}): Promise<void> {
@@ -659,4 +667,19 @@ function checkFtSpends (fts: readonly FtSpend[]): void {
     if (seen.has(k)) throw new RbtError(ErrorCode.INVALID_INPUT, `FT "${f.name}" of ${f.creator} is named twice; give one total`)
     seen.add(k)
   }
+}
+
+/** The outcome of a receiver probe running next to the prepare round. */
+interface ReceiverCheck {
+  /** resolves when the receiver answered, rejects with the probe's error */
+  done: Promise<void>
+  /** throws the probe's error if it already failed */
+  throwIfFailed: () => void
+}
+
+function receiverCheck (probe: Promise<void>): ReceiverCheck {
+  let failure: { error: unknown } | undefined
+  const done = probe.catch((e: unknown) => { failure = { error: e }; throw e })
+  done.catch(() => {})
+  return { done, throwIfFailed: () => { if (failure !== undefined) throw failure.error } }
 }
