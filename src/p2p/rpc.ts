@@ -121,13 +121,33 @@ export const WIRE_VERSION = 1
 /** Request id used in an error frame when the request itself could not be read. */
 const UNKNOWN_ID = '-'
 
-interface ReqFrame { t: 'req', v: number, id: string, body: unknown, credit?: number }
-interface ResFrame { t: 'res', ok: true, id: string, body: unknown }
-interface ErrFrame { t: 'err', ok: false, id: string, code: string, message: string }
+interface ReqFrame { t: 'req', v: number, id: string, body: unknown, credit?: number, m?: string, n?: number }
+interface ResFrame { t: 'res', ok: true, id: string, body: unknown, n?: number }
+interface ErrFrame { t: 'err', ok: false, id: string, code: string, message: string, n?: number }
 interface PageFrame { t: 'page', id: string, seq: number, body: unknown }
 interface EndFrame { t: 'end', id: string, pages: number }
 interface CreditFrame { t: 'credit', id: string, n: number }
-type Frame = ReqFrame | ResFrame | ErrFrame | PageFrame | EndFrame | CreditFrame
+/** Channel only: the caller gave up on request `n`; the server aborts its handler. */
+interface CancelFrame { t: 'cancel', id: string, n: number }
+type Frame = ReqFrame | ResFrame | ErrFrame | PageFrame | EndFrame | CreditFrame | CancelFrame
+
+/** Method name of the per-peer channel carrying small unary calls (see docs/protocol.md). */
+export const CHANNEL_METHOD = 'rbt.channel'
+/** Requests up to this size travel over the channel; larger ones get a stream of their own. */
+const CHANNEL_MAX_REQUEST = 256 * 1024
+/** Calls a peer may have running at once on one channel. */
+const CHANNEL_MAX_INFLIGHT = 256
+/** How long a peer that does not serve the channel is called with one stream per request. */
+const NO_CHANNEL_RETRY_MS = 10 * 60_000
+
+interface Channel {
+  readonly peer: string
+  readonly stream: Stream
+  readonly pending: Map<number, { resolve: (f: Frame) => void, reject: (e: unknown) => void }>
+  next: number
+  closed: boolean
+  send: (frame: Frame, signal?: AbortSignal) => Promise<void>
+}
 
 function protocolError (message: string, peer: string): RbtError {
   return new RbtError(ErrorCode.PROTOCOL, message, { details: { peer } })
@@ -159,6 +179,9 @@ function parseFrame (bytes: Uint8Array, peer: string): Frame {
     case 'credit':
       if (!(isCount(f.n) && f.n > 0)) throw protocolError(`bad credit frame from ${peer}`, peer)
       return f as unknown as CreditFrame
+    case 'cancel':
+      if (!isCount(f.n)) throw protocolError(`bad cancel frame from ${peer}`, peer)
+      return f as unknown as CancelFrame
     default:
       throw protocolError(`unknown frame type ${JSON.stringify(f.t)} from ${peer}`, peer)
   }
@@ -190,6 +213,11 @@ class RpcNode<T> implements Rpc<T> {
   private readonly protocols = new Map<string, string>()
   private readonly active = new Set<Stream>()
   private readonly serverAborts = new Set<AbortController>()
+  /** Outbound channels by peer id (a promise while the stream opens). */
+  private readonly channels = new Map<string, Promise<Channel>>()
+  /** Peers that do not serve the channel, until when. */
+  private readonly noChannel = new Map<string, number>()
+  private readonly channelProtocol = rpcProtocolId(CHANNEL_METHOD)
   private readonly timeoutMs: number
   private readonly pageTimeoutMs: number
   private readonly requestReadTimeoutMs: number
@@ -244,6 +272,11 @@ class RpcNode<T> implements Rpc<T> {
         })
         registered.push(protocol)
       }
+      await this.host.handleProtocol(this.channelProtocol, (stream, connection) => { void this.serveChannel(stream, connection) }, {
+        maxInboundStreams: 8,
+        maxOutboundStreams: 8
+      })
+      registered.push(this.channelProtocol)
     } catch (e) {
       for (const p of registered) await this.host.unhandleProtocol(p).catch(() => {})
       this._status = 'stopped'
@@ -255,8 +288,10 @@ class RpcNode<T> implements Rpc<T> {
   async stop (): Promise<void> {
     if (this._status !== 'started') return
     this._status = 'stopping'
-    for (const protocol of this.protocols.values()) await this.host.unhandleProtocol(protocol).catch(() => {})
+    for (const protocol of [...this.protocols.values(), this.channelProtocol]) await this.host.unhandleProtocol(protocol).catch(() => {})
     const stopped = new RbtError(ErrorCode.NOT_RUNNING, 'rpc layer stopped')
+    for (const ch of this.channels.values()) ch.then((c) => { this.closeChannel(c, stopped) }, () => {})
+    this.channels.clear()
     for (const ac of this.serverAborts) ac.abort(stopped)
     for (const s of this.active) s.abort(stopped)
     this.serverAborts.clear()
@@ -443,22 +478,10 @@ class RpcNode<T> implements Rpc<T> {
   async call<M extends UnaryMethods<T>> (peerId: string, method: M, request: RequestOf<T[M]>, opts: CallOptions = {}): Promise<ResponseOf<T[M]>> {
     const protocol = this.assertCallable(method)
     const id = opts.requestId ?? randomUUID()
-    const payload = this.encodeRequest({ t: 'req', v: WIRE_VERSION, id, body: request }, method)
     const d = deadline(opts.timeoutMs ?? this.timeoutMs, opts.signal)
     let frame: Frame
     try {
-      const { stream, lp } = await this.open(peerId, method, protocol, payload, d)
-      try {
-        frame = await this.readFrame(lp, d.ms, d.signal, peerId, `rpc ${method}`)
-        if (frame.id !== id && !(frame.t === 'err' && frame.id === UNKNOWN_ID)) throw protocolError(`peer ${peerId} answered ${method} request ${id} with id ${frame.id}`, peerId)
-        // Our write side is done; closing lets both ends release the stream (stream limits).
-        stream.close({ signal: d.signal }).catch(err => { stream.abort(err instanceof Error ? err : new Error(String(err))) })
-      } catch (e) {
-        stream.abort(e instanceof Error ? e : new Error(String(e)))
-        throw e
-      } finally {
-        this.active.delete(stream)
-      }
+      frame = await this.callOnChannel(peerId, method, id, request, d) ?? await this.callOnStream(peerId, method, protocol, id, request, d)
     } finally {
       d.clear()
     }
@@ -466,6 +489,236 @@ class RpcNode<T> implements Rpc<T> {
     if (frame.t === 'err') throw remoteError(frame, peerId, method)
     if (frame.t === 'page') throw protocolError(`${method} answered in pages; use callPaged`, peerId)
     throw protocolError(`unexpected ${frame.t} frame from ${peerId} for ${method}`, peerId)
+  }
+
+  /** One request on a stream of its own (large requests, peers without the channel). */
+  private async callOnStream (peerId: string, method: string, protocol: string, id: string, request: unknown, d: Deadline): Promise<Frame> {
+    const payload = this.encodeRequest({ t: 'req', v: WIRE_VERSION, id, body: request }, method)
+    const { stream, lp } = await this.open(peerId, method, protocol, payload, d)
+    try {
+      const frame = await this.readFrame(lp, d.ms, d.signal, peerId, `rpc ${method}`)
+      if (frame.id !== id && !(frame.t === 'err' && frame.id === UNKNOWN_ID)) throw protocolError(`peer ${peerId} answered ${method} request ${id} with id ${frame.id}`, peerId)
+      // Our write side is done; closing lets both ends release the stream (stream limits).
+      stream.close({ signal: d.signal }).catch(err => { stream.abort(err instanceof Error ? err : new Error(String(err))) })
+      return frame
+    } catch (e) {
+      stream.abort(e instanceof Error ? e : new Error(String(e)))
+      throw e
+    } finally {
+      this.active.delete(stream)
+    }
+  }
+
+  // ------------------------------------------------------------------------------- channel
+
+  /**
+   * A small unary call over the caller's long-lived channel to the peer: two frames instead of a
+   * stream of its own (open, protocol negotiation, request, answer, two closes). Answers
+   * undefined when the call must take a stream instead (large request, peer without channel).
+   */
+  private async callOnChannel (peerId: string, method: string, id: string, request: unknown, d: Deadline): Promise<Frame | undefined> {
+    const until = this.noChannel.get(peerId)
+    if (until !== undefined) {
+      if (until > Date.now()) return undefined
+      this.noChannel.delete(peerId)
+    }
+    const probe = encodeJson({ t: 'req', v: WIRE_VERSION, id, m: method, n: 0, body: request })
+    if (probe.byteLength > CHANNEL_MAX_REQUEST) return undefined
+    const op = `rpc ${method}`
+    for (let attempt = 0; ; attempt++) {
+      const ch = await this.channel(peerId, d)
+      if (ch === undefined) return undefined
+      const n = ch.next++
+      const answer = new Promise<Frame>((resolve, reject) => { ch.pending.set(n, { resolve, reject }) })
+      answer.catch(() => {})
+      let sent = false
+      try {
+        await ch.send({ t: 'req', v: WIRE_VERSION, id, m: method, n, body: request }, d.signal)
+        sent = true
+        const frame = await raceAbort(answer, d.signal)
+        if (frame.id !== id) throw protocolError(`peer ${peerId} answered ${method} request ${id} with id ${frame.id}`, peerId)
+        return frame
+      } catch (e) {
+        // a channel that broke before the request went out (the peer restarted, say) is
+        // replaced once; after that the request may have been served, so the error stands
+        if (!sent && !d.signal.aborted && attempt === 0) continue
+        if (d.signal.aborted && sent && !ch.closed) ch.send({ t: 'cancel', id, n }).catch(() => {})
+        throw p2pError(e, { peer: peerId, op, deadline: d })
+      } finally {
+        ch.pending.delete(n)
+      }
+    }
+  }
+
+  private async channel (peerId: string, d: Deadline): Promise<Channel | undefined> {
+    let p = this.channels.get(peerId)
+    if (p === undefined) {
+      p = this.openChannel(peerId, d)
+      this.channels.set(peerId, p)
+      p.catch(() => { if (this.channels.get(peerId) === p) this.channels.delete(peerId) })
+    }
+    try {
+      return await raceAbort(p, d.signal)
+    } catch (e) {
+      const err = p2pError(e, { peer: peerId, op: 'rpc channel', deadline: d })
+      if (err.code === ErrorCode.PROTOCOL) {
+        this.noChannel.set(peerId, Date.now() + NO_CHANNEL_RETRY_MS)
+        return undefined
+      }
+      throw err
+    }
+  }
+
+  private async openChannel (peerId: string, d: Deadline): Promise<Channel> {
+    // the channel outlives this call: only its opening is bounded by the call's deadline
+    const stream = await this.host.openStream(peerId, this.channelProtocol, { signal: d.signal })
+    this.active.add(stream)
+    const lp = this.lp(stream)
+    let writing: Promise<void> = Promise.resolve()
+    const ch: Channel = {
+      peer: peerId,
+      stream,
+      pending: new Map(),
+      next: 1,
+      closed: false,
+      send: async (frame, signal) => {
+        const bytes = encodeJson(frame)
+        const w = writing.then(async () => {
+          if (ch.closed) throw new RbtError(ErrorCode.PEER_UNREACHABLE, `channel to ${peerId} is closed`)
+          const wd = deadline(this.writeTimeoutMs, signal)
+          try {
+            await lp.write(bytes, { signal: wd.signal })
+          } catch (e) {
+            // a frame cut short leaves the channel unusable
+            if (!(signal?.aborted ?? false) || wd.timedOut()) this.closeChannel(ch, e)
+            throw e
+          } finally {
+            wd.clear()
+          }
+        })
+        writing = w.catch(() => {})
+        await w
+      }
+    }
+    void (async () => {
+      try {
+        for (;;) {
+          const buf = await lp.read()
+          const f = parseFrame(buf.subarray(), peerId)
+          if (f.t !== 'res' && f.t !== 'err') throw protocolError(`unexpected ${f.t} frame on the channel from ${peerId}`, peerId)
+          if (f.n !== undefined) ch.pending.get(f.n)?.resolve(f)
+        }
+      } catch (e) {
+        this.closeChannel(ch, e)
+      }
+    })()
+    return ch
+  }
+
+  private closeChannel (ch: Channel, cause: unknown): void {
+    if (ch.closed) return
+    ch.closed = true
+    const peer = ch.peer
+    const cur = this.channels.get(peer)
+    if (cur !== undefined) cur.then((c) => { if (c === ch) this.channels.delete(peer) }, () => {})
+    this.active.delete(ch.stream)
+    const err = cause instanceof RbtError ? cause : new RbtError(ErrorCode.PEER_UNREACHABLE, `channel to ${peer} closed: ${errorMessage(cause)}`, { details: { peer } })
+    for (const p of ch.pending.values()) p.reject(err)
+    ch.pending.clear()
+    if (ch.stream.status === 'open') ch.stream.abort(err)
+  }
+
+  /** Server side of a channel: requests are served concurrently, answers written as they finish. */
+  private async serveChannel (stream: Stream, connection: Connection): Promise<void> {
+    const peer = connection.remotePeer.toString()
+    const lp = this.lp(stream)
+    const channelAbort = new AbortController()
+    const inflight = new Map<number, AbortController>()
+    const cancelled = new Set<number>()
+    this.active.add(stream)
+    this.serverAborts.add(channelAbort)
+    let writing: Promise<void> = Promise.resolve()
+    const answer = (frame: Frame): void => {
+      writing = writing.then(async () => {
+        if (channelAbort.signal.aborted) return
+        const bytes = encodeJson(frame)
+        const wd = deadline(this.writeTimeoutMs, channelAbort.signal)
+        try {
+          await lp.write(bytes, { signal: wd.signal })
+        } catch (e) {
+          channelAbort.abort(e)
+          if (stream.status === 'open') stream.abort(e instanceof Error ? e : new Error(String(e)))
+        } finally {
+          wd.clear()
+        }
+      })
+    }
+    try {
+      for (;;) {
+        const buf = await raceAbort(lp.read(), channelAbort.signal)
+        const f = parseFrame(buf.subarray(), peer)
+        if (f.t === 'cancel') {
+          const ac = inflight.get(f.n)
+          if (ac !== undefined) { cancelled.add(f.n); ac.abort(new RbtError(ErrorCode.TIMEOUT, `caller ${peer} gave up`)) }
+          continue
+        }
+        if (f.t !== 'req' || f.n === undefined || typeof f.m !== 'string') throw protocolError(`expected a channel request from ${peer}, got ${f.t}`, peer)
+        const n = f.n
+        const method = f.m
+        const handler = this.handlers.get(method)
+        if (handler === undefined || method === CHANNEL_METHOD) {
+          answer({ t: 'err', ok: false, id: f.id, n, code: ErrorCode.PROTOCOL, message: `rpc ${method}: peer ${this.host.peerId} does not serve this method` })
+          continue
+        }
+        if (inflight.size >= CHANNEL_MAX_INFLIGHT) {
+          answer({ t: 'err', ok: false, id: f.id, n, code: ErrorCode.PROTOCOL, message: `peer ${this.host.peerId} has ${CHANNEL_MAX_INFLIGHT} requests of ${peer} running; retry later` })
+          continue
+        }
+        const ac = new AbortController()
+        const onChannelAbort = (): void => { ac.abort(channelAbort.signal.reason) }
+        channelAbort.signal.addEventListener('abort', onChannelAbort, { once: true })
+        inflight.set(n, ac)
+        void this.runChannelRequest(handler, f, method, peer, ac).then((frame) => {
+          if (frame !== undefined && !cancelled.has(n)) answer(frame)
+        }).finally(() => {
+          inflight.delete(n)
+          cancelled.delete(n)
+          channelAbort.signal.removeEventListener('abort', onChannelAbort)
+        })
+      }
+    } catch (e) {
+      if (!channelAbort.signal.aborted) channelAbort.abort(e)
+    } finally {
+      for (const ac of inflight.values()) ac.abort(channelAbort.signal.reason)
+      this.serverAborts.delete(channelAbort)
+      this.active.delete(stream)
+      if (stream.status === 'open') stream.abort(new Error('channel closed'))
+    }
+  }
+
+  private async runChannelRequest (handler: AnyHandler, req: ReqFrame, method: string, peer: string, ac: AbortController): Promise<Frame | undefined> {
+    const id = req.id
+    const n = req.n
+    const ctx: RpcContext = { peerId: peer, method, requestId: id, signal: ac.signal }
+    try {
+      const result = await this.underDeadline(Promise.resolve().then(() => handler(req.body, ctx)), ac, method)
+      if (isAsyncIterable(result)) {
+        const it = result[Symbol.asyncIterator]()
+        it.return?.().catch(() => {})
+        throw protocolError(`${method} answers in pages; call it with callPaged`, peer)
+      }
+      const frame: ResFrame = { t: 'res', ok: true, id, n, body: result }
+      const size = encodeJson(frame).byteLength
+      if (size > this.maxFrameBytes) {
+        throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `${method} response is ${size} bytes, over the ${this.maxFrameBytes}-byte frame limit (answer in pages instead)`)
+      }
+      return frame
+    } catch (e) {
+      if (ac.signal.aborted && !(e instanceof RbtError && e.code === ErrorCode.TIMEOUT)) return undefined
+      if (e instanceof RbtError) return { t: 'err', ok: false, id, n, code: e.code, message: e.message }
+      this.log.warn(`${method} from ${peer} failed: ${errorMessage(e)}`)
+      return { t: 'err', ok: false, id, n, code: ErrorCode.INTERNAL, message: `internal error while handling ${method}` }
+    }
   }
 
   callPaged<M extends PagedMethods<T>> (peerId: string, method: M, request: RequestOf<T[M]>, opts: CallOptions = {}): AsyncIterable<PageOf<T[M]>> {

@@ -66,7 +66,9 @@ export class Verifier {
       return false
     }
     if (r <= 0n || r >= Fn.ORDER || s <= 0n || s >= Fn.ORDER) return false
-    if (++this.uses === PRECOMPUTE_AFTER) this.Q.precompute(PRECOMPUTE_WINDOW, false)
+    // lazily: building the table eagerly multiplies through the blinded constant-time path,
+    // whose (wider) table verification never uses
+    if (++this.uses === PRECOMPUTE_AFTER) this.Q.precompute(PRECOMPUTE_WINDOW, true)
     // bits2int: the (at most 32) bytes as a big-endian integer, reduced mod n.
     const e = Fn.create(BigInt('0x' + Buffer.from(msg).toString('hex')))
     const w = Fn.inv(s)

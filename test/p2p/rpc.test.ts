@@ -5,7 +5,7 @@ import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import type { P2pHost } from '../../src/p2p/host.js'
-import { createRpc, PING_MESSAGE, type PagedSpec, type Rpc, type BuiltinMethods, type UnarySpec, type RpcContext } from '../../src/p2p/rpc.js'
+import { CHANNEL_METHOD, createRpc, PING_MESSAGE, type PagedSpec, type Rpc, type BuiltinMethods, type UnarySpec, type RpcContext } from '../../src/p2p/rpc.js'
 import { parseRpcProtocolId, rpcProtocolId } from '../../src/p2p/protocol-id.js'
 import { decodeJson, encodeJson } from '../../src/p2p/codec.js'
 import { connect, startHosts, stopAll, waitFor, expectRbtError } from './helpers.js'
@@ -227,6 +227,63 @@ describe('p2p/rpc', function () {
   it('serves 64 concurrent requests on one connection', async () => {
     const all = await Promise.all(Array.from({ length: 64 }, async (_, i) => await rb.call(a.peerId, 'test.echo', { text: String(i) })))
     expect(all.map(r => r.text)).to.deep.equal(Array.from({ length: 64 }, (_, i) => String(i)))
+  })
+
+  describe('channel', () => {
+    /** Protocols of the streams `host` opens while `fn` runs. */
+    async function streamsOpened (host: P2pHost, fn: () => Promise<void>): Promise<string[]> {
+      const opened: string[] = []
+      const real = host.openStream.bind(host)
+      host.openStream = async (peer, protocol, o) => { opened.push(protocol); return await real(peer, protocol, o) }
+      try { await fn() } finally { host.openStream = real }
+      return opened
+    }
+    const channelStreams = (from: P2pHost, to: P2pHost): number =>
+      from.libp2p.getConnections(to.libp2p.peerId).flatMap((c) => c.streams).filter((st) => st.protocol === CHANNEL_PROTOCOL && st.direction === 'outbound').length
+    const CHANNEL_PROTOCOL = rpcProtocolId(CHANNEL_METHOD)
+
+    it('small unary calls to one peer share one long-lived stream', async () => {
+      const opened = await streamsOpened(a, async () => {
+        for (let i = 0; i < 30; i++) expect((await ra.call(b.peerId, 'test.echo', { text: `c${i}` }, { requestId: `r${i}` })).requestId).to.equal(`r${i}`)
+        await Promise.all(Array.from({ length: 20 }, async (_, i) => await ra.call(b.peerId, 'test.echo', { text: String(i) })))
+      })
+      expect(opened.filter((x) => x !== CHANNEL_PROTOCOL)).to.deep.equal([])
+      expect(opened.length).to.be.at.most(1)
+      expect(channelStreams(a, b)).to.equal(1)
+    })
+
+    it('a large request takes a stream of its own', async () => {
+      const opened = await streamsOpened(a, async () => {
+        expect((await ra.call(b.peerId, 'test.echo', { text: 'y'.repeat(300 * 1024) })).text).to.have.length(300 * 1024)
+      })
+      expect(opened).to.deep.equal([rpcProtocolId('test.echo')])
+    })
+
+    it('a broken channel is replaced by a new one on the next call', async () => {
+      await ra.call(b.peerId, 'rbt.ping', {})
+      for (const conn of b.libp2p.getConnections(a.libp2p.peerId)) {
+        for (const st of conn.streams) if (st.protocol === CHANNEL_PROTOCOL) st.abort(new Error('peer went away'))
+      }
+      await waitFor('the caller to notice', () => channelStreams(a, b) === 0, 3000)
+      expect(await ra.call(b.peerId, 'rbt.ping', {})).to.deep.equal({ message: PING_MESSAGE })
+      expect(channelStreams(a, b)).to.equal(1)
+    })
+
+    it('a peer that does not serve the channel is called with a stream per request', async () => {
+      const [x] = await startHosts(1)
+      const rx = createRpc<TestMethods>({ host: x, handlers })
+      await rx.start()
+      try {
+        await x.unhandleProtocol(CHANNEL_PROTOCOL)
+        await connect(a, x)
+        const opened = await streamsOpened(a, async () => {
+          for (let i = 0; i < 3; i++) expect((await ra.call(x.peerId, 'test.echo', { text: 'old' })).text).to.equal('old')
+        })
+        expect(opened).to.deep.equal([CHANNEL_PROTOCOL, ...Array(3).fill(rpcProtocolId('test.echo'))])
+      } finally {
+        await stopAll([rx, x])
+      }
+    })
   })
 
   it('refuses calls when stopped', async () => {
