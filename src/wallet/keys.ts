@@ -7,6 +7,7 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto'
 import { p256 } from '@noble/curves/nist.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
+import { createHmac, randomBytes } from 'node:crypto'
 import { RbtError, ErrorCode } from '../util/errors.js'
 import { bytesEqual, concatBytes } from './bytes.js'
 import { decodePem, encodePem, PEM_PUBLIC_KEY } from './pem.js'
@@ -35,13 +36,29 @@ export function generateKeyPair (curve: Curve): KeyPair {
   return { curve, privateKey, publicKey: impl.getPublicKey(privateKey, false) }
 }
 
+/**
+ * Public keys of recently opened private keys. A key file is opened for every transfer, and
+ * deriving its public key is a constant-time scalar multiplication. Entries are found by an HMAC
+ * of the private key under a secret of this process and hold only the public key.
+ */
+const publicKeyCache = new Map<string, Uint8Array>()
+const PUBLIC_KEY_CACHE_MAX = 64
+const publicKeyCacheSecret = randomBytes(32)
+
 export function keyPairFromPrivate (curve: Curve, privateKey: Uint8Array): KeyPair {
   const impl = curveImpl(curve)
   if (!(privateKey instanceof Uint8Array) || privateKey.length !== 32 || !impl.utils.isValidSecretKey(privateKey)) {
     throw new RbtError(ErrorCode.INVALID_INPUT, `invalid ${curve} private key`)
   }
-  // Copy: callers may wipe the buffer they passed in.
-  return { curve, privateKey: privateKey.slice(), publicKey: impl.getPublicKey(privateKey, false) }
+  const id = createHmac('sha256', publicKeyCacheSecret).update(curve).update(privateKey).digest('base64')
+  let publicKey = publicKeyCache.get(id)
+  if (publicKey === undefined) {
+    publicKey = impl.getPublicKey(privateKey, false)
+    if (publicKeyCache.size >= PUBLIC_KEY_CACHE_MAX) publicKeyCache.delete(publicKeyCache.keys().next().value!)
+    publicKeyCache.set(id, publicKey)
+  }
+  // Copies: callers may wipe the buffer they passed in, or change what they get.
+  return { curve, privateKey: privateKey.slice(), publicKey: publicKey.slice() }
 }
 
 /** Parse and validate a SEC1 point (33 or 65 bytes); returns the uncompressed form. */

@@ -46,6 +46,9 @@ async function writeDurable (path: string, data: Uint8Array, mode?: number): Pro
   }
 }
 
+/** Cached index entries before the cache starts over (a node meets many remote DIDs). */
+const DID_CACHE_MAX = 10_000
+
 export class DidStore {
   private readonly index: Collection<DidRecord>
   private readonly remoteDir: string
@@ -68,12 +71,40 @@ export class DidStore {
   }
 
   async has (did: string): Promise<boolean> {
-    return isValidDid(did) && (await this.index.get(did)) !== undefined
+    return (await this.get(did)) !== undefined
   }
+
+  /**
+   * Index records by DID, absent ones included (null): every transfer asks several times whether
+   * each party is local. Only this class writes the index, and it updates the cache as it does.
+   */
+  private readonly cache = new Map<string, DidRecord | null>()
 
   async get (did: string): Promise<DidRecord | undefined> {
     if (!isValidDid(did)) return undefined
-    return await this.index.get(did)
+    const hit = this.cache.get(did)
+    if (hit !== undefined) return hit ?? undefined
+    const writes = this.writes
+    const rec = await this.index.get(did)
+    // a read that overlapped a write may have seen the old record: answer it, do not keep it
+    if (writes === this.writes) {
+      if (this.cache.size >= DID_CACHE_MAX) this.cache.clear()
+      this.cache.set(did, rec ?? null)
+    }
+    return rec
+  }
+
+  private writes = 0
+
+  private async putRecord (did: string, rec: DidRecord): Promise<void> {
+    this.writes++
+    this.cache.delete(did)
+    try {
+      await this.index.put(did, rec)
+    } finally {
+      this.writes++
+      this.cache.delete(did)
+    }
   }
 
   async list (): Promise<DidRecord[]> {
@@ -112,7 +143,7 @@ export class DidStore {
       ...(announcement !== undefined ? { announcement } : {})
     }
     try {
-      await this.index.put(did, rec)
+      await this.putRecord(did, rec)
     } catch (e) {
       await rm(this.folder(did), { recursive: true, force: true }).catch(() => {})
       throw e
@@ -123,7 +154,7 @@ export class DidStore {
   async setAnnouncement (did: string, a: DidAnnouncement): Promise<void> {
     const rec = await this.index.get(did)
     if (rec === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `DID ${did} is not on this node`)
-    await this.index.put(did, { ...rec, announcement: a })
+    await this.putRecord(did, { ...rec, announcement: a })
   }
 
   private async readFiles (did: string, names: string[]): Promise<Record<string, Uint8Array>> {

@@ -3,7 +3,7 @@ import { createECDH, createPublicKey } from 'node:crypto'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { p256 } from '@noble/curves/nist.js'
 import { decodePem, encodePem } from '../../../src/wallet/pem.js'
-import { generateKeyPair, p256PublicPem, p256Pkcs8Der, p256FromPkcs8Der, parsePublicKeyPem, rawPublicPem } from '../../../src/wallet/keys.js'
+import { generateKeyPair, keyPairFromPrivate, p256PublicPem, p256Pkcs8Der, p256FromPkcs8Der, parsePublicKeyPem, rawPublicPem } from '../../../src/wallet/keys.js'
 import { signHashHex, signMessage, verifyHashHex, verifyMessage, Verifier } from '../../../src/wallet/signing.js'
 import { didFromPublicFiles } from '../../../src/wallet/did-string.js'
 import { goPem, hex, toHex } from './helpers.js'
@@ -59,6 +59,22 @@ describe('wallet/pem + keys', () => {
     const compressed = new Uint8Array(ecdh.getPublicKey(null, 'compressed'))
     expect(parsePublicKeyPem(goPem('PUBLIC KEY', compressed)).point).to.deep.equal(kp.publicKey)
     expect(() => parsePublicKeyPem(goPem('PUBLIC KEY', new Uint8Array(65).fill(4)))).to.throw(/not a point/)
+  })
+})
+
+describe('wallet/keys: key pairs from private keys', () => {
+  it('gives each private key its own public key, every time, as fresh copies', () => {
+    const a = generateKeyPair('secp256k1')
+    const b = generateKeyPair('p256')
+    for (let i = 0; i < 3; i++) {
+      const ka = keyPairFromPrivate('secp256k1', a.privateKey)
+      const kb = keyPairFromPrivate('p256', b.privateKey)
+      expect(toHex(ka.publicKey)).to.equal(toHex(a.publicKey))
+      expect(toHex(kb.publicKey)).to.equal(toHex(b.publicKey))
+      ka.publicKey.fill(0)
+      ka.privateKey.fill(0)
+    }
+    expect(toHex(keyPairFromPrivate('secp256k1', a.privateKey).publicKey)).to.equal(toHex(secp256k1.getPublicKey(a.privateKey, false)))
   })
 })
 
