@@ -13,9 +13,12 @@
  *   rebuilds and re-encodes the peer's record even when nothing changes. A merge that only brings
  *   protocols and addresses the record already has is skipped for up to a minute after the last
  *   real write, which still refreshes the record's timestamps well inside its expiry.
+ * - Peer-store reads. The DHT answers every request with the closest peers it knows, reading and
+ *   decoding each one's record from the peer store. Those answers (`getInfo`) are kept for up to
+ *   two seconds and dropped at any write for that peer.
  */
 import { StreamState, YamuxStream } from '@chainsafe/libp2p-yamux/stream'
-import type { Peer, PeerData, PeerId, PeerStore } from '@libp2p/interface'
+import type { Peer, PeerData, PeerId, PeerInfo, PeerStore } from '@libp2p/interface'
 
 interface WindowFields {
   state: StreamState
@@ -47,6 +50,8 @@ interface Known { peer: Peer, protocols: Set<string>, addrs: Set<string>, at: nu
 export interface MergeDedupOptions {
   /** How long a record may go without a real write while merges are skipped. Default 60 s. */
   refreshMs?: number
+  /** How long a `getInfo` answer is reused. Default 2 s. */
+  infoMs?: number
   now?: () => number
 }
 
@@ -57,9 +62,12 @@ export interface MergeDedupOptions {
  */
 export function skipRedundantPeerMerges (store: PeerStore, opts: MergeDedupOptions = {}): PeerStore {
   const refreshMs = opts.refreshMs ?? 60_000
+  const infoMs = opts.infoMs ?? 2_000
   const now = opts.now ?? Date.now
   const known = new Map<string, Known>()
+  const infos = new Map<string, { info: PeerInfo, at: number }>()
   const remember = (id: PeerId, peer: Peer): Peer => {
+    infos.delete(id.toString())
     known.set(id.toString(), {
       peer,
       protocols: new Set(peer.protocols),
@@ -83,6 +91,16 @@ export function skipRedundantPeerMerges (store: PeerStore, opts: MergeDedupOptio
   const save = store.save.bind(store)
   const del = store.delete.bind(store)
   const consume = store.consumePeerRecord.bind(store)
+  const getInfo = store.getInfo.bind(store)
+  store.getInfo = async (id, options) => {
+    const key = id.toString()
+    const hit = infos.get(key)
+    if (hit !== undefined && now() - hit.at < infoMs) return { id: hit.info.id, multiaddrs: [...hit.info.multiaddrs] }
+    const info = await getInfo(id, options)
+    if (infos.size >= 4096) infos.clear()
+    infos.set(key, { info: { id: info.id, multiaddrs: [...info.multiaddrs] }, at: now() })
+    return info
+  }
   store.merge = async (id, data, options) => {
     const k = known.get(id.toString())
     if (k !== undefined && now() - k.at < refreshMs && !adds(k, data)) return k.peer
@@ -90,9 +108,10 @@ export function skipRedundantPeerMerges (store: PeerStore, opts: MergeDedupOptio
   }
   store.patch = async (id, data, options) => remember(id, await patch(id, data, options))
   store.save = async (id, data, options) => remember(id, await save(id, data, options))
-  store.delete = async (id, options) => { known.delete(id.toString()); await del(id, options) }
+  store.delete = async (id, options) => { known.delete(id.toString()); infos.delete(id.toString()); await del(id, options); infos.delete(id.toString()) }
   store.consumePeerRecord = (async (...args: Parameters<PeerStore['consumePeerRecord']>) => {
     known.clear()
+    infos.clear()
     return await (consume as (...a: unknown[]) => Promise<boolean>)(...args)
   }) as PeerStore['consumePeerRecord']
   return store

@@ -84,7 +84,13 @@ describe('p2p/stack-tuning', () => {
         patch: async (id: PeerId, data: PeerData) => { writes.push('patch'); return apply(id, data, true) },
         save: async (id: PeerId, data: PeerData) => { writes.push('save'); return apply(id, data, true) },
         delete: async (id: PeerId) => { writes.push('delete'); peers.delete(id.toString()) },
-        consumePeerRecord: async () => { writes.push('record'); return true }
+        consumePeerRecord: async () => { writes.push('record'); return true },
+        getInfo: async (id: PeerId) => {
+          writes.push('info')
+          const p = peers.get(id.toString())
+          if (p === undefined) throw Object.assign(new Error('not found'), { name: 'NotFoundError' })
+          return { id, multiaddrs: p.addresses.map((a) => a.multiaddr) }
+        }
       } as unknown as PeerStore
       return { store, writes }
     }
@@ -115,6 +121,20 @@ describe('p2p/stack-tuning', () => {
       t = 1000
       await store.merge(peer, { protocols: ['/a/1.0.0'] })
       expect(writes).to.have.length(6)
+    })
+
+    it('getInfo answers are reused briefly and dropped at a write for that peer', async () => {
+      let t = 0
+      const { store, writes } = countingStore()
+      skipRedundantPeerMerges(store, { now: () => t })
+      await store.merge(peer, { multiaddrs: [multiaddr('/ip4/127.0.0.1/tcp/1')] })
+      for (let i = 0; i < 5; i++) expect((await store.getInfo(peer)).multiaddrs.map(String)).to.deep.equal(['/ip4/127.0.0.1/tcp/1'])
+      expect(writes.filter((w) => w === 'info')).to.have.length(1)
+      await store.merge(peer, { multiaddrs: [multiaddr('/ip4/127.0.0.1/tcp/2')] })
+      expect((await store.getInfo(peer)).multiaddrs.map(String)).to.have.members(['/ip4/127.0.0.1/tcp/1', '/ip4/127.0.0.1/tcp/2'])
+      t += 2_000
+      await store.getInfo(peer)
+      expect(writes.filter((w) => w === 'info')).to.have.length(3)
     })
 
     it('after a patch that drops a protocol, merging it again writes it back', async () => {

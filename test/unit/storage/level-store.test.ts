@@ -34,6 +34,24 @@ describe('storage: LevelStore', () => {
     expect(await store.collection('tokens').get('t1')).to.deep.equal({ status: 'Locked' })
   })
 
+  it('reads from a collection just created, and sees every write at once (reads are synchronous once open)', async () => {
+    const fresh = store.collection<{ n: number }>('fresh')
+    expect(await fresh.get('a')).to.equal(undefined)
+    expect(await fresh.getMany(['a', 'b'])).to.deep.equal([undefined, undefined])
+    await store.batch([{ type: 'put', collection: 'fresh', key: 'a', value: { n: 1 } }])
+    const [one, many] = await Promise.all([fresh.get('a'), fresh.getMany(['b', 'a'])])
+    expect(one).to.deep.equal({ n: 1 })
+    expect(many).to.deep.equal([undefined, { n: 1 }])
+    await store.batch([{ type: 'del', collection: 'fresh', key: 'a' }])
+    expect(await fresh.get('a')).to.equal(undefined)
+    await store.close()
+    try {
+      await fresh.get('a')
+      expect.fail('a closed store must refuse reads')
+    } catch (e) { expect((e as Error).message).to.match(/not open/i) }
+    await store.open()
+  })
+
   it('iterates ranges and prefixes in key order, isolated per collection', async () => {
     const c = store.collection<number>('blocks')
     await store.batch(['a/2', 'a/1', 'b/1', 'a/3'].map((k, i) => ({ type: 'put' as const, collection: 'blocks', key: k, value: i })))
