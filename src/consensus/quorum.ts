@@ -307,11 +307,13 @@ export class QuorumService {
   }
 
   private async networkCheck (markers: SpentMarkers, states: readonly string[], txid: string): Promise<string | undefined> {
+    const t0 = Date.now()
     const found = await Promise.all(dhtStates(states).map(async (s) => {
       const [tokenId, blockId] = s.split('@')
       return { tokenId, m: await withTimeout(markers.lookup(tokenStateHash(tokenId, blockId)), this.opts.markerTimeoutMs ?? 2000).catch(() => undefined) }
     }))
     const hit = found.find((f) => f.m !== undefined && f.m.txid !== txid)
+    this.log.debug(`network check ${txid.slice(0, 12)}: ${found.length} state(s) looked up in ${Date.now() - t0} ms`)
     return hit === undefined ? undefined : `Token state is exhausted, token ${hit.tokenId} is being double spent (spent by ${hit.m!.txid})`
   }
 
