@@ -52,6 +52,7 @@ import { kvExplorerSource } from './explorer/explorer-sync.js'
 import { Legacy26Service } from './legacy26/legacy-service.js'
 import { createLegacy26App } from '../api/server/legacy26/app.js'
 import { createdTokens, FN_PLEDGES, SyncService, type SyncNetwork } from './sync/sync-service.js'
+import { AnnouncementBatcher } from './sync/announcement-batcher.js'
 import { createSyncApi } from './sync/sync-api.js'
 import type { SyncMethods } from './sync/sync-network.js'
 
@@ -113,6 +114,7 @@ export class RbtNode {
   private consensus?: ConsensusService
   private faucet?: Faucet
   private unsubscribeGenesis?: () => void
+  private genesisBatcher?: AnnouncementBatcher
   /** NFTs: files, consensus operations, subscriptions */
   readonly nfts: NftService
   readonly fts: FtService
@@ -496,18 +498,20 @@ export class RbtNode {
    * Tokens that come into being here without a transfer (local and FT mints, part-token splits)
    * are announced on the transaction topic like a committed transfer, so fullnodes keep their
    * chains too and a wallet can recover tokens that never moved. Only tokens of local DIDs at
-   * their genesis block are announced, in messages of at most 500 ids.
+   * their genesis block are announced, batched: at most 500 ids per message, sent within 2 s.
    */
   private announceGenesis (host: P2pHost, change: LedgerChange): void {
     const fresh = createdTokens(change)
     if (fresh.length === 0) return
+    this.genesisBatcher ??= new AnnouncementBatcher({
+      publish: async (tokens) => { await host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid: '', spent: [], tokens }))) },
+      onError: (e) => { this.log.debug(`announcing new tokens: ${errorMessage(e)}`) }
+    })
+    const batcher = this.genesisBatcher
     void (async () => {
       const ids: string[] = []
       for (const r of fresh) if (await this.identity.isLocal(r.owner)) ids.push(r.tokenId)
-      for (let i = 0; i < ids.length; i += 500) {
-        const tokens = ids.slice(i, i + 500)
-        await host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid: '', spent: [], tokens })))
-      }
+      batcher.add(ids)
     })().catch((e) => { this.log.debug(`announcing new tokens: ${errorMessage(e)}`) })
   }
 
@@ -609,6 +613,7 @@ export class RbtNode {
     this.signing.stop()
     this.sync.stop()
     this.unsubscribeGenesis?.()
+    this.genesisBatcher?.flush()
     if (this.fullnodeTimer !== undefined) clearInterval(this.fullnodeTimer)
     this.consensus?.stop()
     if (this.republishTimer !== undefined) clearInterval(this.republishTimer)
