@@ -48,6 +48,8 @@ async function writeDurable (path: string, data: Uint8Array, mode?: number): Pro
 
 /** Cached index entries before the cache starts over (a node meets many remote DIDs). */
 const DID_CACHE_MAX = 10_000
+/** Remote DID documents kept in memory. */
+const REMOTE_DOC_CACHE_MAX = 1000
 
 export class DidStore {
   private readonly index: Collection<DidRecord>
@@ -192,9 +194,19 @@ export class DidStore {
     return join(this.remoteDir, assertDid(did) + '.rdd')
   }
 
+  /**
+   * Remote documents read lately. A document hashes to its DID, so a cached one never goes stale;
+   * a quorum reads the sender's for every PREPARE.
+   */
+  private readonly remoteDocs = new Map<string, DidDocument>()
+
   async remoteDocument (did: string): Promise<DidDocument | undefined> {
+    const hit = this.remoteDocs.get(did)
+    if (hit !== undefined) return hit
     try {
-      return decodeDidDocument(new Uint8Array(await readFile(this.remotePath(did))))
+      const doc = decodeDidDocument(new Uint8Array(await readFile(this.remotePath(did))))
+      this.keepRemote(doc)
+      return doc
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined
       // a damaged cache entry is dropped and fetched again
@@ -208,5 +220,11 @@ export class DidStore {
     const tmp = join(this.remoteDir, TMP_PREFIX + randomUUID())
     await writeFile(tmp, encodeDidDocument(doc))
     await rename(tmp, this.remotePath(doc.did))
+    this.keepRemote(doc)
+  }
+
+  private keepRemote (doc: DidDocument): void {
+    if (this.remoteDocs.size >= REMOTE_DOC_CACHE_MAX) this.remoteDocs.delete(this.remoteDocs.keys().next().value!)
+    this.remoteDocs.set(doc.did, doc)
   }
 }

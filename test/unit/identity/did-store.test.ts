@@ -32,6 +32,19 @@ describe('identity/did-store', () => {
     expect(await new DidStore(join(dir, 'dids'), kv).has(did)).to.equal(true)
   })
 
+  it('keeps remote documents in memory once read (a document hashes to its DID, so it never goes stale)', async () => {
+    const store = new DidStore(join(dir, 'dids'), kv)
+    await store.open()
+    const did = liteDidByHand(MNEMONIC, 9)
+    await store.putRemoteDocument({ did, type: DidType.LITE, files: files })
+    const fresh = new DidStore(join(dir, 'dids'), kv)
+    expect((await fresh.remoteDocument(did))?.did).to.equal(did)
+    rmSync(join(dir, 'dids', '.remote'), { recursive: true, force: true })
+    expect((await fresh.remoteDocument(did))?.did).to.equal(did)
+    expect((await store.remoteDocument(did))?.did).to.equal(did)
+    expect(await new DidStore(join(dir, 'dids'), kv).remoteDocument(did)).to.equal(undefined)
+  })
+
   it('a read overlapping an add never leaves the DID cached as absent', async () => {
     const store = new DidStore(join(dir, 'dids'), kv)
     await store.open()
