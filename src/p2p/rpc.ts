@@ -146,7 +146,8 @@ interface Channel {
   readonly pending: Map<number, { resolve: (f: Frame) => void, reject: (e: unknown) => void }>
   next: number
   closed: boolean
-  send: (frame: Frame, signal?: AbortSignal) => Promise<void>
+  /** Writes one encoded frame; frames go out whole and in call order. */
+  send: (bytes: Uint8Array, signal?: AbortSignal) => Promise<void>
 }
 
 function protocolError (message: string, peer: string): RbtError {
@@ -522,18 +523,18 @@ class RpcNode<T> implements Rpc<T> {
       if (until > Date.now()) return undefined
       this.noChannel.delete(peerId)
     }
-    const probe = encodeJson({ t: 'req', v: WIRE_VERSION, id, m: method, n: 0, body: request })
-    if (probe.byteLength > CHANNEL_MAX_REQUEST) return undefined
     const op = `rpc ${method}`
     for (let attempt = 0; ; attempt++) {
       const ch = await this.channel(peerId, d)
       if (ch === undefined) return undefined
       const n = ch.next++
+      const bytes = encodeJson({ t: 'req', v: WIRE_VERSION, id, m: method, n, body: request })
+      if (bytes.byteLength > CHANNEL_MAX_REQUEST) return undefined
       const answer = new Promise<Frame>((resolve, reject) => { ch.pending.set(n, { resolve, reject }) })
       answer.catch(() => {})
       let sent = false
       try {
-        await ch.send({ t: 'req', v: WIRE_VERSION, id, m: method, n, body: request }, d.signal)
+        await ch.send(bytes, d.signal)
         sent = true
         const frame = await raceAbort(answer, d.signal)
         if (frame.id !== id) throw protocolError(`peer ${peerId} answered ${method} request ${id} with id ${frame.id}`, peerId)
@@ -542,7 +543,7 @@ class RpcNode<T> implements Rpc<T> {
         // a channel that broke before the request went out (the peer restarted, say) is
         // replaced once; after that the request may have been served, so the error stands
         if (!sent && !d.signal.aborted && attempt === 0) continue
-        if (d.signal.aborted && sent && !ch.closed) ch.send({ t: 'cancel', id, n }).catch(() => {})
+        if (d.signal.aborted && sent && !ch.closed) ch.send(encodeJson({ t: 'cancel', id, n })).catch(() => {})
         throw p2pError(e, { peer: peerId, op, deadline: d })
       } finally {
         ch.pending.delete(n)
@@ -581,8 +582,7 @@ class RpcNode<T> implements Rpc<T> {
       pending: new Map(),
       next: 1,
       closed: false,
-      send: async (frame, signal) => {
-        const bytes = encodeJson(frame)
+      send: async (bytes, signal) => {
         const w = writing.then(async () => {
           if (ch.closed) throw new RbtError(ErrorCode.PEER_UNREACHABLE, `channel to ${peerId} is closed`)
           const wd = deadline(this.writeTimeoutMs, signal)
@@ -638,10 +638,10 @@ class RpcNode<T> implements Rpc<T> {
     this.active.add(stream)
     this.serverAborts.add(channelAbort)
     let writing: Promise<void> = Promise.resolve()
-    const answer = (frame: Frame): void => {
+    const answer = (frame: Frame | Uint8Array): void => {
       writing = writing.then(async () => {
         if (channelAbort.signal.aborted) return
-        const bytes = encodeJson(frame)
+        const bytes = frame instanceof Uint8Array ? frame : encodeJson(frame)
         const wd = deadline(this.writeTimeoutMs, channelAbort.signal)
         try {
           await lp.write(bytes, { signal: wd.signal })
@@ -696,7 +696,7 @@ class RpcNode<T> implements Rpc<T> {
     }
   }
 
-  private async runChannelRequest (handler: AnyHandler, req: ReqFrame, method: string, peer: string, ac: AbortController): Promise<Frame | undefined> {
+  private async runChannelRequest (handler: AnyHandler, req: ReqFrame, method: string, peer: string, ac: AbortController): Promise<Frame | Uint8Array | undefined> {
     const id = req.id
     const n = req.n
     const ctx: RpcContext = { peerId: peer, method, requestId: id, signal: ac.signal }
@@ -708,11 +708,11 @@ class RpcNode<T> implements Rpc<T> {
         throw protocolError(`${method} answers in pages; call it with callPaged`, peer)
       }
       const frame: ResFrame = { t: 'res', ok: true, id, n, body: result }
-      const size = encodeJson(frame).byteLength
-      if (size > this.maxFrameBytes) {
-        throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `${method} response is ${size} bytes, over the ${this.maxFrameBytes}-byte frame limit (answer in pages instead)`)
+      const bytes = encodeJson(frame)
+      if (bytes.byteLength > this.maxFrameBytes) {
+        throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `${method} response is ${bytes.byteLength} bytes, over the ${this.maxFrameBytes}-byte frame limit (answer in pages instead)`)
       }
-      return frame
+      return bytes
     } catch (e) {
       if (ac.signal.aborted && !(e instanceof RbtError && e.code === ErrorCode.TIMEOUT)) return undefined
       if (e instanceof RbtError) return { t: 'err', ok: false, id, n, code: e.code, message: e.message }
