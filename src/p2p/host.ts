@@ -24,7 +24,7 @@ import { silentLogger, type Logger } from '../util/logger.js'
 import type { Startable, StartableStatus } from '../util/startable.js'
 import { deadline, raceAbort, withDeadline } from './deadline.js'
 import { p2pError } from './errors.js'
-import { lazyYamuxWindowUpdates, skipRedundantPeerMerges } from './stack-tuning.js'
+import { corkingProtector, lazyYamuxWindowUpdates, skipRedundantPeerMerges } from './stack-tuning.js'
 import type { SwarmKey } from './swarm-key.js'
 
 /** DHT protocol id of our private network (kept apart from the public IPFS DHT). */
@@ -247,7 +247,7 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
     transports: [tcp()],
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
-    ...(opts.swarmKey !== null ? { connectionProtector: preSharedKey({ psk: opts.swarmKey.psk }) } : {}),
+    ...(opts.swarmKey !== null ? { connectionProtector: corkingProtector(preSharedKey({ psk: opts.swarmKey.psk })) } : {}),
     // libp2p pings every connection to spot dead ones; every 10 s (its default) that was a stream,
     // and a peer-store update, per connection end several times per transfer. A closed socket is
     // noticed at once anyway; the pings only catch silent half-open links.

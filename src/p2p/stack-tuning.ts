@@ -13,12 +13,18 @@
  *   rebuilds and re-encodes the peer's record even when nothing changes. A merge that only brings
  *   protocols and addresses the record already has is skipped for up to a minute after the last
  *   real write, which still refreshes the record's timestamps well inside its expiry.
+ * - Socket writes. Every frame (Noise message) was its own write system call, and handling one
+ *   message often writes several frames to one peer (a stream's opening and its first data, an
+ *   answer and the closing of the stream). Writes to a TCP connection are gathered for the rest
+ *   of the current tick (the socket is corked and uncorked on the next tick), so they leave in
+ *   one system call; nothing waits for a timer.
  * - Peer-store reads. The DHT answers every request with the closest peers it knows, reading and
  *   decoding each one's record from the peer store. Those answers (`getInfo`) are kept for up to
  *   two seconds and dropped at any write for that peer.
  */
+import { Socket } from 'node:net'
 import { StreamState, YamuxStream } from '@chainsafe/libp2p-yamux/stream'
-import type { Peer, PeerData, PeerId, PeerInfo, PeerStore } from '@libp2p/interface'
+import type { ConnectionProtector, MessageStream, Peer, PeerData, PeerId, PeerInfo, PeerStore } from '@libp2p/interface'
 
 interface WindowFields {
   state: StreamState
@@ -115,4 +121,40 @@ export function skipRedundantPeerMerges (store: PeerStore, opts: MergeDedupOptio
     return await (consume as (...a: unknown[]) => Promise<boolean>)(...args)
   }) as PeerStore['consumePeerRecord']
   return store
+}
+
+interface SocketConnection { socket?: unknown, sendData?: (data: unknown) => unknown }
+
+/**
+ * Gathers the writes one tick makes to a TCP connection into one system call. `conn` is the raw
+ * connection a connection protector receives; anything that is not a TCP socket connection is
+ * left as it is.
+ */
+export function corkWrites (conn: MessageStream): void {
+  const c = conn as unknown as SocketConnection
+  const socket = c.socket
+  const send = c.sendData
+  if (!(socket instanceof Socket) || typeof send !== 'function') return
+  let corked = false
+  c.sendData = function (this: unknown, data: unknown) {
+    if (!corked && !socket.destroyed) {
+      corked = true
+      socket.cork()
+      process.nextTick(() => { corked = false; socket.uncork() })
+    }
+    return send.call(this, data)
+  }
+}
+
+/** A connection protector factory whose connections gather their writes (see corkWrites). */
+export function corkingProtector<C> (inner: (components: C) => ConnectionProtector): (components: C) => ConnectionProtector {
+  return (components) => {
+    const p = inner(components)
+    return {
+      protect: async (connection, options) => {
+        corkWrites(connection)
+        return await p.protect(connection, options)
+      }
+    }
+  }
 }

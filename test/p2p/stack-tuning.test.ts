@@ -5,7 +5,10 @@ import type { Peer, PeerData, PeerId, PeerStore } from '@libp2p/interface'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { multiaddr } from '@multiformats/multiaddr'
-import { lazyYamuxWindowUpdates, skipRedundantPeerMerges } from '../../src/p2p/stack-tuning.js'
+import { waitFor } from './helpers.js'
+import { corkWrites, lazyYamuxWindowUpdates, skipRedundantPeerMerges } from '../../src/p2p/stack-tuning.js'
+import { createServer, connect as tcpConnect, type Socket } from 'node:net'
+import type { MessageStream } from '@libp2p/interface'
 
 const WINDOW = 256 * 1024
 
@@ -60,6 +63,44 @@ describe('p2p/stack-tuning', () => {
       const before = YamuxStream.prototype.sendWindowUpdate
       lazyYamuxWindowUpdates()
       expect(YamuxStream.prototype.sendWindowUpdate).to.equal(before)
+    })
+  })
+
+  describe('socket writes', () => {
+    it('writes made in one tick leave together, in order, once the tick is over', async () => {
+      const received: Buffer[] = []
+      let serverSide: Socket | undefined
+      const server = createServer((s) => { serverSide = s; s.on('data', (d) => { received.push(d) }) })
+      await new Promise<void>((resolve) => { server.listen(0, '127.0.0.1', resolve) })
+      const port = (server.address() as { port: number }).port
+      const socket = tcpConnect(port, '127.0.0.1')
+      await new Promise<void>((resolve) => { socket.once('connect', () => { resolve() }) })
+      try {
+        const conn = { socket, sendData (data: Uint8Array[]) { for (const b of data) socket.write(b); return { sentBytes: 0, canSendMore: true } } }
+        corkWrites(conn as unknown as MessageStream)
+        conn.sendData([Buffer.from('ab')])
+        expect(socket.writableCorked).to.equal(1)
+        conn.sendData([Buffer.from('cd'), Buffer.from('ef')])
+        expect(socket.writableCorked).to.equal(1)
+        await new Promise((resolve) => setImmediate(resolve))
+        expect(socket.writableCorked).to.equal(0)
+        await waitFor('the bytes', () => Buffer.concat(received).toString() === 'abcdef', 3000)
+        // a later tick gathers again
+        conn.sendData([Buffer.from('gh')])
+        expect(socket.writableCorked).to.equal(1)
+        await waitFor('the next bytes', () => Buffer.concat(received).toString() === 'abcdefgh', 3000)
+      } finally {
+        socket.destroy()
+        serverSide?.destroy()
+        await new Promise((resolve) => server.close(resolve))
+      }
+    })
+
+    it('leaves connections without a TCP socket alone', () => {
+      const send = (): string => 'sent'
+      const conn = { sendData: send }
+      corkWrites(conn as unknown as MessageStream)
+      expect(conn.sendData).to.equal(send)
     })
   })
 
