@@ -575,7 +575,7 @@ class RpcNode<T> implements Rpc<T> {
     const stream = await this.host.openStream(peerId, this.channelProtocol, { signal: d.signal })
     this.active.add(stream)
     const lp = this.lp(stream)
-    let writing: Promise<void> = Promise.resolve()
+    const write = this.serialWriter(lp)
     const ch: Channel = {
       peer: peerId,
       stream,
@@ -583,21 +583,14 @@ class RpcNode<T> implements Rpc<T> {
       next: 1,
       closed: false,
       send: async (bytes, signal) => {
-        const w = writing.then(async () => {
-          if (ch.closed) throw new RbtError(ErrorCode.PEER_UNREACHABLE, `channel to ${peerId} is closed`)
-          const wd = deadline(this.writeTimeoutMs, signal)
-          try {
-            await lp.write(bytes, { signal: wd.signal })
-          } catch (e) {
-            // a frame cut short leaves the channel unusable
-            if (!(signal?.aborted ?? false) || wd.timedOut()) this.closeChannel(ch, e)
-            throw e
-          } finally {
-            wd.clear()
-          }
-        })
-        writing = w.catch(() => {})
-        await w
+        if (ch.closed) throw new RbtError(ErrorCode.PEER_UNREACHABLE, `channel to ${peerId} is closed`)
+        try {
+          await write(bytes, signal)
+        } catch (e) {
+          // a write that failed on its own (not because this caller gave up) breaks the channel
+          if (!(signal?.aborted ?? false) || (e instanceof RbtError && e.code === ErrorCode.TIMEOUT)) this.closeChannel(ch, e)
+          throw e
+        }
       }
     }
     void (async () => {
@@ -613,6 +606,29 @@ class RpcNode<T> implements Rpc<T> {
       }
     })()
     return ch
+  }
+
+  /**
+   * Frames written to one stream one after the other (never interleaved), each under the write
+   * deadline; a write whose own deadline passed fails with TIMEOUT.
+   */
+  private serialWriter (lp: LengthPrefixedStream<Stream>): (bytes: Uint8Array, signal?: AbortSignal) => Promise<void> {
+    let writing: Promise<void> = Promise.resolve()
+    return async (bytes, signal) => {
+      const w = writing.then(async () => {
+        const wd = deadline(this.writeTimeoutMs, signal)
+        try {
+          await lp.write(bytes, { signal: wd.signal })
+        } catch (e) {
+          if (wd.timedOut()) throw new RbtError(ErrorCode.TIMEOUT, `frame write did not finish within ${this.writeTimeoutMs} ms`, { cause: e })
+          throw e
+        } finally {
+          wd.clear()
+        }
+      })
+      writing = w.catch(() => {})
+      await w
+    }
   }
 
   private closeChannel (ch: Channel, cause: unknown): void {
@@ -637,20 +653,12 @@ class RpcNode<T> implements Rpc<T> {
     const cancelled = new Set<number>()
     this.active.add(stream)
     this.serverAborts.add(channelAbort)
-    let writing: Promise<void> = Promise.resolve()
+    const write = this.serialWriter(lp)
     const answer = (frame: Frame | Uint8Array): void => {
-      writing = writing.then(async () => {
-        if (channelAbort.signal.aborted) return
-        const bytes = frame instanceof Uint8Array ? frame : encodeJson(frame)
-        const wd = deadline(this.writeTimeoutMs, channelAbort.signal)
-        try {
-          await lp.write(bytes, { signal: wd.signal })
-        } catch (e) {
-          channelAbort.abort(e)
-          if (stream.status === 'open') stream.abort(e instanceof Error ? e : new Error(String(e)))
-        } finally {
-          wd.clear()
-        }
+      if (channelAbort.signal.aborted) return
+      write(frame instanceof Uint8Array ? frame : encodeJson(frame), channelAbort.signal).catch((e: unknown) => {
+        channelAbort.abort(e)
+        if (stream.status === 'open') stream.abort(e instanceof Error ? e : new Error(String(e)))
       })
     }
     try {
