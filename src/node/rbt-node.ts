@@ -34,6 +34,7 @@ import { QuorumRegistry } from './consensus/quorum-registry.js'
 import { createConsensusApi } from './consensus/consensus-api.js'
 import type { ConsensusService } from './consensus/consensus-service.js'
 import type { ConsensusMethods } from './consensus/consensus-network.js'
+import type { NodeSpentMarkers, SpentMarkerMethods } from './consensus/spent-markers.js'
 import type { Faucet } from './consensus/faucet.js'
 import type { TokenRepositories } from '../storage/token-repositories.js'
 import { sha3Hex as sha3 } from '../tokenchain/hash.js'
@@ -105,7 +106,8 @@ export class RbtNode {
   readonly identity: IdentityService
   /** Tokens, chains and balances. */
   readonly tokens: TokenService
-  private rpc?: Rpc<IdentityMethods & ConsensusMethods>
+  private rpc?: Rpc<IdentityMethods & ConsensusMethods & SpentMarkerMethods>
+  private markers?: NodeSpentMarkers
   readonly tokenLedger: TokenLedger
   readonly repos: TokenRepositories
   readonly registry: QuorumRegistry
@@ -443,10 +445,12 @@ export class RbtNode {
   private async startIdentityNetwork (host: P2pHost, privateKey: import('@libp2p/interface').PrivateKey): Promise<void> {
     const [rpcMod, netMod, csNet] = await Promise.all([import('../p2p/rpc.js'), import('./identity/did-network.js'), import('./consensus/consensus-network.js')])
     const syncNet = await import('./sync/sync-network.js')
-    const rpc = rpcMod.createRpc<IdentityMethods & ConsensusMethods & NftMethods & ScMethods & SyncMethods>({
+    const markersMod = await import('./consensus/spent-markers.js')
+    const rpc = rpcMod.createRpc<IdentityMethods & ConsensusMethods & NftMethods & ScMethods & SyncMethods & SpentMarkerMethods>({
       host,
       handlers: {
         ...netMod.identityRpcHandlers(this.identity), ...csNet.consensusRpcHandlers(() => this.requireConsensus()), ...nftRpcHandlers(() => this.nfts),
+        ...markersMod.spentMarkerRpcHandlers(() => this.markers),
         ...scRpcHandlers(() => this.contracts), ...syncNet.syncRpcHandlers(() => this.sync)
       },
       logger: this.log.child('rpc'),
@@ -455,7 +459,7 @@ export class RbtNode {
       handlerTimeoutMs: 120_000
     })
     await rpc.start()
-    this.rpc = rpc as unknown as Rpc<IdentityMethods & ConsensusMethods>
+    this.rpc = rpc as unknown as Rpc<IdentityMethods & ConsensusMethods & SpentMarkerMethods>
     this.peerKeys = netMod.peerKeys(host.peerId, privateKey)
     this.didNetwork = netMod.createDidNetwork(host, rpc, this.log.child('did-net'))
     this.nftNetwork = createNftNetwork(host, rpc)
@@ -529,12 +533,14 @@ export class RbtNode {
     })
     const markers = markersMod.nodeSpentMarkers({
       host: () => this.host,
+      rpc: () => this.rpc,
       verifier,
       signerFor: (did) => svc.quorumSignerOf(did),
       local: this.store.collection('spent-markers'),
       dhtTimeoutMs: env('RBTNODE_MARKER_TIMEOUT_MS'),
       log: this.log.child('markers')
     })
+    this.markers = markers
     host.subscribe(markersMod.SPENT_TOPIC, async (msg) => { await markers.receive(msg.data).catch(() => {}) })
     const svc: ConsensusService = new svcMod.ConsensusService({
       ledger: ledgerMod.consensusLedger(this.store, this.tokenLedger, this.repos),

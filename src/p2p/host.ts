@@ -26,6 +26,7 @@ import { deadline, raceAbort, withDeadline } from './deadline.js'
 import { p2pError } from './errors.js'
 import { corkingProtector, lazyYamuxWindowUpdates, skipRedundantPeerMerges } from './stack-tuning.js'
 import type { SwarmKey } from './swarm-key.js'
+import { compareDistance, kadKey, kadPeerKey, type QueryPeer } from './closest-query.js'
 
 /** DHT protocol id of our private network (kept apart from the public IPFS DHT). */
 export const DEFAULT_DHT_PROTOCOL = '/rbt/kad/1.0.0'
@@ -146,6 +147,15 @@ export interface P2pHost extends Startable {
   findProviders: (cid: string | CID, opts?: FindProvidersOptions) => Promise<ProviderInfo[]>
   /** Number of peers in the DHT routing table. */
   dhtPeerCount: () => number
+  /**
+   * The `count` peers of the local routing table closest to `key` (Kademlia distance), topped up
+   * with connected peers when the table holds fewer. No traffic.
+   */
+  closestKnownPeers: (key: Uint8Array, count: number) => string[]
+  /** Addresses the peer store holds for a peer (empty when none). */
+  peerAddresses: (peerId: string) => Promise<string[]>
+  /** Keeps the addresses another peer gave for a peer not connected yet (filtered like DHT answers). */
+  learnPeer: (peer: QueryPeer) => Promise<void>
   onPeerConnect: (listener: (peerId: string) => void) => () => void
   onPeerDisconnect: (listener: (peerId: string) => void) => () => void
 
@@ -286,7 +296,7 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
   })
 
   skipRedundantPeerMerges(node.peerStore)
-  return new Host(node, log, defaultTimeoutMs, opts.bootstrap ?? [])
+  return new Host(node, log, defaultTimeoutMs, opts.bootstrap ?? [], peerInfoMapper)
 }
 
 class Host implements P2pHost {
@@ -299,7 +309,8 @@ class Host implements P2pHost {
     readonly libp2p: Libp2p<HostServices>,
     private readonly log: Logger,
     private readonly defaultTimeoutMs: number,
-    private readonly bootstrap: string[]
+    private readonly bootstrap: string[],
+    private readonly peerInfoMapper: typeof passthroughMapper = passthroughMapper
   ) {
     this.peerId = libp2p.peerId.toString()
     libp2p.services.pubsub.addEventListener('message', this.onPubsubMessage)
@@ -512,6 +523,39 @@ class Host implements P2pHost {
     if (e instanceof RbtError) return e
     if (d.timedOut()) return new RbtError(ErrorCode.TIMEOUT, `${op}: no result within ${d.ms} ms`, { cause: e })
     return new RbtError(ErrorCode.PEER_UNREACHABLE, `${op} failed: ${errorMessage(e)}`, { cause: e })
+  }
+
+  closestKnownPeers (key: Uint8Array, count: number): string[] {
+    const target = kadKey(key)
+    const dht = this.libp2p.services.dht as unknown as { routingTable?: { closestPeers?: (k: Uint8Array, o: { count: number }) => PeerId[] } }
+    const ids = (dht.routingTable?.closestPeers?.(target, { count }) ?? []).map((p) => p.toString())
+    if (ids.length < count) {
+      const have = new Set(ids)
+      const more = this.connectedPeers().filter((p) => !have.has(p))
+        .map((p) => ({ p, k: kadPeerKey(p) }))
+        .sort((a, b) => compareDistance(target, a.k, b.k))
+      for (const m of more.slice(0, count - ids.length)) ids.push(m.p)
+    }
+    return ids
+  }
+
+  async peerAddresses (peerId: string): Promise<string[]> {
+    try {
+      const peer = await this.libp2p.peerStore.get(peerIdFromString(peerId))
+      return peer.addresses.map((a) => a.multiaddr.toString())
+    } catch { return [] }
+  }
+
+  async learnPeer (peer: QueryPeer): Promise<void> {
+    if (peer.peerId === this.peerId || this.isConnected(peer.peerId) || peer.multiaddrs.length === 0) return
+    let id: PeerId
+    const addrs: Multiaddr[] = []
+    try {
+      id = peerIdFromString(peer.peerId)
+      for (const a of peer.multiaddrs.slice(0, 16)) addrs.push(multiaddr(a))
+    } catch { return }
+    const kept = this.peerInfoMapper({ id, multiaddrs: addrs }).multiaddrs
+    if (kept.length > 0) await this.libp2p.peerStore.merge(id, { multiaddrs: kept }).catch(() => {})
   }
 
   dhtPeerCount (): number {

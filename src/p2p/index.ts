@@ -19,3 +19,4 @@ export {
 } from './swarm-key.js'
 export { loadOrCreatePeerKey, decodePeerKey, encodePeerKey, type PeerKey } from './peer-key.js'
 export { encodeJson, decodeJson } from './codec.js'
+export { closestQuery, kadKey, kadPeerKey, compareDistance, type QueryPeer, type ClosestQueryOptions, type ClosestQueryResult } from './closest-query.js'

@@ -5,15 +5,35 @@ import type { Collection } from '../../storage/kv-store.js'
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import type { Logger } from '../../util/logger.js'
 import type { P2pHost } from '../../p2p/host.js'
+import type { RpcClient, RpcHandlers, UnarySpec } from '../../p2p/rpc.js'
+import { closestQuery, compareDistance, kadKey, kadPeerKey, type QueryPeer } from '../../p2p/closest-query.js'
 
-/** DHT key of the network-wide "this token state is spent" record. */
+/** Key of the network-wide "this token state is spent" record; its Kademlia id places it. */
 export const spentKey = (stateHash: string): string => `/rbt/spent/${stateHash}`
 /** Gossipsub topic on which quorums also spread their spent markers. */
 export const SPENT_TOPIC = '/rbt/spent/1.0.0'
 
 interface MarkerRecord extends SpentMarker { sig: string }
+/** As stored: `batch` when `sig` signs a whole transaction's batch (such records are not served one by one). */
+type StoredMarker = MarkerRecord & { stateHash: string, batch?: true }
 
-const digest = (stateHash: string, m: SpentMarker): string => sha3Hex(new TextEncoder().encode(`${stateHash}|${m.txid}|${m.blockId}|${m.quorum}`))
+/** Kademlia's k: a record lives on the k peers closest to its key, and a lookup ends when those answered. */
+export const MARKER_REPLICAS = 20
+/** Requests of one record walk in flight at once. */
+const WALK_CONCURRENCY = 8
+
+/**
+ * The record protocol (docs/protocol.md, "Spent-marker records"): a Kademlia store and lookup
+ * whose requests travel over the rpc channel. Each answer names the peers its sender knows that
+ * are closer to the key than itself, so a walk converges as on the DHT.
+ */
+export interface SpentMarkerMethods {
+  'markers.get': UnarySpec<{ stateHash: string }, { record?: MarkerRecord, closer: QueryPeer[] }>
+  'markers.put': UnarySpec<{ stateHash: string, record: MarkerRecord }, { closer: QueryPeer[] }>
+}
+
+/** What a quorum signs for one state's marker. */
+export const markerDigest = (stateHash: string, m: SpentMarker): string => sha3Hex(new TextEncoder().encode(`${stateHash}|${m.txid}|${m.blockId}|${m.quorum}`))
 
 function parse (bytes: Uint8Array): MarkerRecord | undefined {
   try {
@@ -43,6 +63,37 @@ function parseBatch (bytes: Uint8Array): BatchMessage | undefined {
 export interface NodeSpentMarkers extends SpentMarkers {
   /** a marker received by gossip: kept after its signature verifies */
   receive: (bytes: Uint8Array) => Promise<void>
+  /** answers a peer's lookup: the record held here, and the known peers closer to the key */
+  serveGet: (stateHash: string) => Promise<{ record?: MarkerRecord, closer: QueryPeer[] }>
+  /** keeps a record a peer stores here (after its signature verifies); answers like `serveGet` */
+  servePut: (stateHash: string, record: MarkerRecord) => Promise<{ closer: QueryPeer[] }>
+}
+
+function isRecord (r: unknown): r is MarkerRecord {
+  const m = r as MarkerRecord | undefined
+  return typeof m === 'object' && m !== null && typeof m.txid === 'string' && m.txid.length <= 128 && typeof m.blockId === 'string' && m.blockId.length <= 256 &&
+    typeof m.quorum === 'string' && m.quorum.length <= 128 && typeof m.sig === 'string' && m.sig.length <= 1024
+}
+
+function needState (stateHash: unknown): asserts stateHash is string {
+  if (typeof stateHash !== 'string' || !STATE_RE.test(stateHash)) throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed spent-marker request: stateHash')
+}
+
+/** The rpc handlers of the record protocol. */
+export function spentMarkerRpcHandlers (markers: () => NodeSpentMarkers | undefined): RpcHandlers<SpentMarkerMethods> {
+  const svc = (): NodeSpentMarkers => {
+    const m = markers()
+    if (m === undefined) throw new RbtError(ErrorCode.PEER_UNREACHABLE, 'spent markers are not served yet')
+    return m
+  }
+  return {
+    'markers.get': async (req) => { needState(req?.stateHash); return await svc().serveGet(req.stateHash) },
+    'markers.put': async (req) => {
+      needState(req?.stateHash)
+      if (!isRecord(req.record)) throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed spent-marker request: record')
+      return await svc().servePut(req.stateHash, req.record)
+    }
+  }
 }
 
 /**
@@ -53,14 +104,15 @@ export interface NodeSpentMarkers extends SpentMarkers {
  */
 export function nodeSpentMarkers (opts: {
   host: () => P2pHost | undefined
+  rpc: () => RpcClient<SpentMarkerMethods> | undefined
   verifier: SignatureVerifier
   signerFor: (did: string) => ConsensusSigner | undefined
-  local: Collection<MarkerRecord & { stateHash: string }>
+  local: Collection<StoredMarker>
   dhtTimeoutMs?: number
   log: Logger
 }): NodeSpentMarkers {
   const verified = async (stateHash: string, r: MarkerRecord): Promise<boolean> =>
-    await opts.verifier.verify(r.quorum, digest(stateHash, r), r.sig, 'quorum').catch(() => false)
+    await opts.verifier.verify(r.quorum, markerDigest(stateHash, r), r.sig, 'quorum').catch(() => false)
   return {
     known: async (stateHash) => {
       const mine = await opts.local.get(stateHash)
@@ -68,36 +120,42 @@ export function nodeSpentMarkers (opts: {
     },
     lookup: async (stateHash) => {
       const h = opts.host()
-      if (h === undefined) return undefined
-      let bytes: Uint8Array
-      try {
-        bytes = await h.getValue(spentKey(stateHash), { timeoutMs: opts.dhtTimeoutMs ?? 2000 })
-      } catch (e) {
-        if (e instanceof RbtError && (e.code === ErrorCode.NOT_FOUND || e.code === ErrorCode.TIMEOUT)) return undefined
-        throw e
-      }
-      const rec = parse(bytes)
-      if (rec === undefined || !await verified(stateHash, rec)) return undefined
-      await opts.local.put(stateHash, { ...rec, stateHash })
+      const rpc = opts.rpc()
+      if (h === undefined || rpc === undefined) return undefined
+      const key = new TextEncoder().encode(spentKey(stateHash))
+      const res = await walk(h, key, {
+        ask: async (peer, signal) => await rpc.call(peer.peerId, 'markers.get', { stateHash }, { signal, timeoutMs: opts.dhtTimeoutMs ?? 2000 }),
+        accept: async (rec) => isRecord(rec) && await verified(stateHash, rec),
+        timeoutMs: opts.dhtTimeoutMs ?? 2000
+      })
+      const rec = res.values[0]?.value
+      if (rec === undefined) return undefined
+      await opts.local.put(stateHash, { txid: rec.txid, blockId: rec.blockId, quorum: rec.quorum, sig: rec.sig, stateHash })
       return { txid: rec.txid, blockId: rec.blockId, quorum: rec.quorum }
     },
     publish: async (stateHash, m, o) => {
       const signer = opts.signerFor(m.quorum)
       if (signer === undefined) return
-      const rec: MarkerRecord = { ...m, sig: await signer.pvtSign(digest(stateHash, m)) }
+      const rec: MarkerRecord = { ...m, sig: await signer.pvtSign(markerDigest(stateHash, m)) }
       await opts.local.put(stateHash, { ...rec, stateHash })
       const h = opts.host()
       if (h === undefined) return
-      const bytes = new TextEncoder().encode(JSON.stringify(rec))
       if (o?.gossip !== false) h.publish(SPENT_TOPIC, new TextEncoder().encode(JSON.stringify({ stateHash, ...rec }))).catch(() => {})
-      if (o?.dht !== false) await h.putValue(spentKey(stateHash), bytes, { timeoutMs: 15_000 }).catch((e) => { opts.log.debug(`DHT spent marker ${stateHash}: ${errorMessage(e)}`) })
+      const rpc = opts.rpc()
+      if (o?.dht === false || rpc === undefined) return
+      const key = new TextEncoder().encode(spentKey(stateHash))
+      const res = await walk(h, key, {
+        ask: async (peer, signal) => await rpc.call(peer.peerId, 'markers.put', { stateHash, record: rec }, { signal, timeoutMs: 5000 }),
+        timeoutMs: 15_000
+      })
+      if (res.answered.length === 0 && res.failed.length > 0) opts.log.debug(`spent marker ${stateHash}: no peer stored it (${res.failed.length} failed)`)
     },
     publishBatch: async (quorum, txid, items) => {
       const signer = opts.signerFor(quorum)
       if (signer === undefined || items.length === 0) return
       const sorted = [...items].sort((a, b) => a.stateHash < b.stateHash ? -1 : a.stateHash > b.stateHash ? 1 : 0)
       const sig = await signer.pvtSign(batchDigest(quorum, txid, sorted))
-      await Promise.all(sorted.map(async (it) => { await opts.local.put(it.stateHash, { txid, blockId: it.blockId, quorum, sig, stateHash: it.stateHash }) }))
+      await Promise.all(sorted.map(async (it) => { await opts.local.put(it.stateHash, { txid, blockId: it.blockId, quorum, sig, stateHash: it.stateHash, batch: true }) }))
       const h = opts.host()
       if (h === undefined) return
       await h.publish(SPENT_TOPIC, new TextEncoder().encode(JSON.stringify({ batch: { quorum, txid, items: sorted, sig } }))).catch(() => {})
@@ -109,13 +167,64 @@ export function nodeSpentMarkers (opts: {
         const fresh = b.items.filter((_it, i) => have[i] === undefined)
         if (fresh.length === 0) return
         if (!await opts.verifier.verify(b.quorum, batchDigest(b.quorum, b.txid, b.items), b.sig, 'quorum').catch(() => false)) return
-        await Promise.all(fresh.map(async (it) => { await opts.local.put(it.stateHash, { txid: b.txid, blockId: it.blockId, quorum: b.quorum, sig: b.sig, stateHash: it.stateHash }) }))
+        await Promise.all(fresh.map(async (it) => { await opts.local.put(it.stateHash, { txid: b.txid, blockId: it.blockId, quorum: b.quorum, sig: b.sig, stateHash: it.stateHash, batch: true }) }))
         return
       }
       const r = parse(bytes) as (MarkerRecord & { stateHash?: unknown }) | undefined
       if (r === undefined || typeof r.stateHash !== 'string' || !/^Qm[1-9A-HJ-NP-Za-km-z]{44}$/.test(r.stateHash)) return
       if (await opts.local.get(r.stateHash) !== undefined) return
       if (await verified(r.stateHash, r)) await opts.local.put(r.stateHash, { txid: r.txid, blockId: r.blockId, quorum: r.quorum, sig: r.sig, stateHash: r.stateHash })
+    },
+    serveGet: async (stateHash) => {
+      const mine = await opts.local.get(stateHash)
+      const closer = await closerPeers(opts.host(), new TextEncoder().encode(spentKey(stateHash)))
+      if (mine === undefined || mine.batch === true) return { closer }
+      return { record: { txid: mine.txid, blockId: mine.blockId, quorum: mine.quorum, sig: mine.sig }, closer }
+    },
+    servePut: async (stateHash, rec) => {
+      const closer = await closerPeers(opts.host(), new TextEncoder().encode(spentKey(stateHash)))
+      // the first verified record of a state stays: a later one cannot shadow it
+      if (await opts.local.get(stateHash) !== undefined) return { closer }
+      if (!await verified(stateHash, rec)) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `spent marker for ${stateHash} is not signed by ${rec.quorum}`)
+      if (await opts.local.get(stateHash) === undefined) await opts.local.put(stateHash, { txid: rec.txid, blockId: rec.blockId, quorum: rec.quorum, sig: rec.sig, stateHash })
+      return { closer }
     }
   }
+}
+
+/** The peers this node knows that are closer to `key` than itself, with their addresses. */
+async function closerPeers (h: P2pHost | undefined, key: Uint8Array): Promise<QueryPeer[]> {
+  if (h === undefined) return []
+  const target = kadKey(key)
+  const self = kadPeerKey(h.peerId)
+  const ids = h.closestKnownPeers(key, MARKER_REPLICAS).filter((p) => compareDistance(target, kadPeerKey(p), self) < 0)
+  return await Promise.all(ids.map(async (peerId) => ({ peerId, multiaddrs: await h.peerAddresses(peerId) })))
+}
+
+/** A record walk from this node's closest known peers; peers learned on the way are dialled by the addresses given. */
+async function walk<T> (h: P2pHost, key: Uint8Array, o: {
+  ask: (peer: QueryPeer, signal: AbortSignal) => Promise<{ record?: T, closer: QueryPeer[] }>
+  accept?: (value: T) => Promise<boolean>
+  timeoutMs: number
+}): Promise<{ values: Array<{ value: T }>, answered: string[], failed: string[] }> {
+  const known = new Set(h.connectedPeers())
+  return await closestQuery<T>({
+    target: kadKey(key),
+    start: h.closestKnownPeers(key, MARKER_REPLICAS).map((peerId) => ({ peerId, multiaddrs: [] })),
+    self: h.peerId,
+    k: MARKER_REPLICAS,
+    concurrency: WALK_CONCURRENCY,
+    signal: AbortSignal.timeout(o.timeoutMs),
+    ...(o.accept !== undefined ? { accept: o.accept } : {}),
+    ask: async (peer, signal) => {
+      if (!known.has(peer.peerId)) await h.learnPeer(peer)
+      const res = await o.ask(peer, signal)
+      return { ...(res.record !== undefined ? { value: res.record } : {}), closer: Array.isArray(res.closer) ? res.closer.filter(isQueryPeer) : [] }
+    }
+  })
+}
+
+const isQueryPeer = (p: unknown): p is QueryPeer => {
+  const q = p as QueryPeer | undefined
+  return typeof q === 'object' && q !== null && typeof q.peerId === 'string' && q.peerId.length <= 128 && Array.isArray(q.multiaddrs) && q.multiaddrs.every((a) => typeof a === 'string' && a.length <= 512)
 }

@@ -1,0 +1,116 @@
+import '../../src/util/polyfill.js'
+import { expect } from 'chai'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createRpc, type BuiltinMethods, type Rpc } from '../../src/p2p/rpc.js'
+import type { P2pHost } from '../../src/p2p/host.js'
+import { LevelStore } from '../../src/storage/level-store.js'
+import { silentLogger } from '../../src/util/logger.js'
+import { ErrorCode } from '../../src/util/errors.js'
+import { tokenStateHash } from '../../src/tokenchain/token-id.js'
+import { markerDigest, nodeSpentMarkers, spentMarkerRpcHandlers, type NodeSpentMarkers, type SpentMarkerMethods } from '../../src/node/consensus/spent-markers.js'
+import { connect, startHosts, stopAll, waitFor, expectRbtError } from './helpers.js'
+
+/**
+ * The spent-marker record protocol between real hosts on 127.0.0.1: records stored on the peers
+ * closest to their key and found by a walk over the rpc channel. Signatures are stood in for by a
+ * keyed tag so the test is about the protocol, not the curve (the curve has its own tests).
+ */
+describe('p2p: spent-marker records over the rpc channel', function () {
+  this.timeout(60_000)
+  const N = 5
+  let hosts: P2pHost[]
+  let rpcs: Array<Rpc<SpentMarkerMethods & BuiltinMethods>>
+  let markers: NodeSpentMarkers[]
+  let dir: string
+  let stores: LevelStore[]
+  const QUORUM = 'bafybmiquorumdid'
+  const sign = (did: string, msg: string): string => `${did}:${msg}`
+  const verifier = { verify: async (did: string, msg: string, sig: string) => sig === sign(did, msg) }
+  const state = (n: number): string => tokenStateHash(`QmToken${n}`, `1-${'ab'.repeat(32)}`)
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'rbt-markers-'))
+    hosts = await startHosts(N)
+    for (let i = 1; i < N; i++) await connect(hosts[0]!, hosts[i]!)
+    for (let i = 2; i < N; i++) await connect(hosts[1]!, hosts[i]!)
+    await waitFor('routing tables', () => hosts.every((h) => h.dhtPeerCount() >= 1), 10_000)
+    stores = []
+    rpcs = []
+    markers = []
+    for (let i = 0; i < N; i++) {
+      const kv = new LevelStore(join(dir, `db${i}`))
+      await kv.open()
+      stores.push(kv)
+      const h = hosts[i]!
+      let m: NodeSpentMarkers | undefined
+      const rpc = createRpc<SpentMarkerMethods>({ host: h, handlers: spentMarkerRpcHandlers(() => m) })
+      await rpc.start()
+      rpcs.push(rpc)
+      m = nodeSpentMarkers({
+        host: () => h,
+        rpc: () => rpc,
+        verifier,
+        signerFor: (did) => did === QUORUM && i === 0 ? { did, pvtSign: async (msg: string) => sign(did, msg), signHash: async () => { throw new Error('unused') } } : undefined,
+        local: kv.collection('spent-markers'),
+        log: silentLogger
+      })
+      markers.push(m)
+    }
+  })
+  after(async () => {
+    await stopAll([...hosts, ...rpcs])
+    for (const s of stores ?? []) await s.close().catch(() => {})
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('stores a marker on the peers closest to its key and finds it from any node, without gossip', async () => {
+    const s = state(1)
+    expect(await markers[3]!.lookup(s)).to.equal(undefined)
+    await markers[0]!.publish(s, { txid: 'tx1', blockId: 'b1', quorum: QUORUM }, { gossip: false })
+    // every other node answers the walk (all are among the k closest of a five-node network)
+    for (let i = 1; i < N; i++) expect(await markers[i]!.known(s), `node ${i} holds it`).to.deep.equal({ txid: 'tx1', blockId: 'b1', quorum: QUORUM })
+    // a node that lost it (a fresh data dir) finds it again by lookup
+    await stores[4]!.collection('spent-markers').del(s)
+    expect(await markers[4]!.known(s)).to.equal(undefined)
+    expect(await markers[4]!.lookup(s)).to.deep.equal({ txid: 'tx1', blockId: 'b1', quorum: QUORUM })
+    expect(await markers[4]!.known(s), 'a found marker is kept').to.deep.equal({ txid: 'tx1', blockId: 'b1', quorum: QUORUM })
+  })
+
+  it('refuses a record whose signature does not verify, and a later record cannot shadow the first', async () => {
+    const s = state(2)
+    await expectRbtError(rpcs[2]!.call(hosts[1]!.peerId, 'markers.put', { stateHash: s, record: { txid: 'forged', blockId: 'b', quorum: QUORUM, sig: 'nope' } }), ErrorCode.VERIFICATION_FAILED)
+    expect(await markers[1]!.known(s)).to.equal(undefined)
+    await markers[0]!.publish(s, { txid: 'tx2', blockId: 'b2', quorum: QUORUM }, { gossip: false })
+    const m = { txid: 'tx-other', blockId: 'b9', quorum: QUORUM }
+    const other = { ...m, sig: sign(QUORUM, markerDigest(s, m)) }
+    await rpcs[2]!.call(hosts[1]!.peerId, 'markers.put', { stateHash: s, record: other })
+    expect((await markers[1]!.known(s))?.txid).to.equal('tx2')
+  })
+
+  it('a lookup passes over a peer answering a forged record and finds the real one', async () => {
+    const s = state(3)
+    await markers[0]!.publish(s, { txid: 'tx3', blockId: 'b3', quorum: QUORUM }, { gossip: false })
+    // node 1 now answers a forged record for the state (as a corrupted or hostile store would)
+    await stores[1]!.collection('spent-markers').put(s, { txid: 'evil', blockId: 'x', quorum: QUORUM, sig: 'bad', stateHash: s })
+    await stores[4]!.collection('spent-markers').del(s)
+    expect((await markers[4]!.lookup(s))?.txid).to.equal('tx3')
+  })
+
+  it('answers malformed requests with INVALID_INPUT and a state nobody spent with nothing', async () => {
+    await expectRbtError(rpcs[2]!.call(hosts[1]!.peerId, 'markers.get', { stateHash: '../etc' }), ErrorCode.INVALID_INPUT)
+    await expectRbtError(rpcs[2]!.call(hosts[1]!.peerId, 'markers.put', { stateHash: state(4), record: { txid: 1 } as never }), ErrorCode.INVALID_INPUT)
+    const res = await rpcs[2]!.call(hosts[1]!.peerId, 'markers.get', { stateHash: state(4) })
+    expect(res.record).to.equal(undefined)
+    expect(await markers[2]!.lookup(state(4))).to.equal(undefined)
+  })
+
+  it('does not serve markers known only from a batch (their signature covers the whole batch)', async () => {
+    const s = state(5)
+    await markers[0]!.publishBatch!(QUORUM, 'tx5', [{ stateHash: s, blockId: 'b5' }])
+    expect((await markers[0]!.known(s))?.txid).to.equal('tx5')
+    const res = await rpcs[2]!.call(hosts[0]!.peerId, 'markers.get', { stateHash: s })
+    expect(res.record).to.equal(undefined)
+  })
+})
