@@ -86,8 +86,11 @@ export interface SpentMarkers {
   known: (stateHash: string) => Promise<SpentMarker | undefined>
   /** asks the network (DHT); may take a while */
   lookup: (stateHash: string) => Promise<SpentMarker | undefined>
-  /** by default both gossip and a DHT record; the two designated publishers of a state split the two (`gossip: false` or `dht: false`) */
-  publish: (stateHash: string, marker: SpentMarker, opts?: { gossip?: boolean, dht?: boolean }) => Promise<void>
+  /**
+   * signs the marker, keeps it, stores it as a network record on the peers closest to its key, and
+   * gossips it when that store left some nodes of the network without it
+   */
+  publish: (stateHash: string, marker: SpentMarker) => Promise<void>
   /** many states of one transaction at once: one signature, one gossip message (no DHT records) */
   publishBatch?: (quorum: string, txid: string, items: Array<{ stateHash: string, blockId: string }>) => Promise<void>
 }

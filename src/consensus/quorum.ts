@@ -429,11 +429,7 @@ export class QuorumService {
         const stateHash = tokenStateHash(tokenId, blockId)
         const publishers = markerPublishers(stateHash, signers)
         if (!publishers.includes(vote.quorumDid)) continue
-        // the first-ranked publisher stores the marker in the DHT, the second gossips it: each kind
-        // once per state, and one crashed publisher still leaves the other kind
-        const alone = publishers.length === 1
-        const first = publishers[0] === vote.quorumDid
-        this.opts.markers.publish(stateHash, { txid: vote.txid, blockId: formatBlockId(block.content.transInfo.tokens[tokenId]?.blockNumber ?? '0', block.hash), quorum: vote.quorumDid }, { dht: alone || first, gossip: alone || !first })
+        this.opts.markers.publish(stateHash, { txid: vote.txid, blockId: formatBlockId(block.content.transInfo.tokens[tokenId]?.blockNumber ?? '0', block.hash), quorum: vote.quorumDid })
           .catch((e) => { this.log.debug(`spent marker for ${tokenId}: ${errorMessage(e)}`) })
       }
     }
@@ -599,9 +595,10 @@ const FULL_SCAN_EVERY = 100
 const isOpenVote = (state: VoteRecord['state']): boolean => state === 'RESERVED' || state === 'SIGNED'
 
 /**
- * The signers that publish a spent state's marker (gossip + DHT): MARKER_PUBLISHERS of them, ranked
- * by a hash of the state and the DID so the work spreads over the quorums. Every signer keeps the
- * state in its own durable ledger regardless; two publishers keep the marker alive if one crashes.
+ * The signers that publish a spent state's marker (a record on the peers closest to its key, and
+ * gossip when that leaves nodes out): MARKER_PUBLISHERS of them, ranked by a hash of the state and
+ * the DID so the work spreads over the quorums. Every signer keeps the state in its own durable
+ * ledger regardless; two publishers keep the marker alive if one crashes.
  */
 const MARKER_PUBLISHERS = 2
 export function markerPublishers (stateHash: string, signers: readonly string[]): string[] {

@@ -62,6 +62,8 @@ export interface ClosestQueryResult<T> {
   answered: string[]
   /** peers that failed */
   failed: string[]
+  /** peers learned but never asked (farther than the k closest) */
+  unasked: string[]
 }
 
 interface Candidate { peer: QueryPeer, key: Uint8Array, state: 'new' | 'asking' | 'answered' | 'failed' }
@@ -129,6 +131,7 @@ export async function closestQuery<T> (opts: ClosestQueryOptions<T>): Promise<Cl
   return {
     values,
     answered: candidates.filter((c) => c.state === 'answered').map((c) => c.peer.peerId),
-    failed: candidates.filter((c) => c.state === 'failed').map((c) => c.peer.peerId)
+    failed: candidates.filter((c) => c.state === 'failed').map((c) => c.peer.peerId),
+    unasked: candidates.filter((c) => c.state === 'new').map((c) => c.peer.peerId)
   }
 }

@@ -9,7 +9,7 @@ import { LevelStore } from '../../src/storage/level-store.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { ErrorCode } from '../../src/util/errors.js'
 import { tokenStateHash } from '../../src/tokenchain/token-id.js'
-import { markerDigest, nodeSpentMarkers, spentMarkerRpcHandlers, type NodeSpentMarkers, type SpentMarkerMethods } from '../../src/node/consensus/spent-markers.js'
+import { SPENT_TOPIC, markerDigest, nodeSpentMarkers, spentMarkerRpcHandlers, type NodeSpentMarkers, type SpentMarkerMethods } from '../../src/node/consensus/spent-markers.js'
 import { connect, startHosts, stopAll, waitFor, expectRbtError } from './helpers.js'
 
 /**
@@ -65,10 +65,10 @@ describe('p2p: spent-marker records over the rpc channel', function () {
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it('stores a marker on the peers closest to its key and finds it from any node, without gossip', async () => {
+  it('stores a marker on the peers closest to its key and finds it from any node', async () => {
     const s = state(1)
     expect(await markers[3]!.lookup(s)).to.equal(undefined)
-    await markers[0]!.publish(s, { txid: 'tx1', blockId: 'b1', quorum: QUORUM }, { gossip: false })
+    await markers[0]!.publish(s, { txid: 'tx1', blockId: 'b1', quorum: QUORUM })
     // every other node answers the walk (all are among the k closest of a five-node network)
     for (let i = 1; i < N; i++) expect(await markers[i]!.known(s), `node ${i} holds it`).to.deep.equal({ txid: 'tx1', blockId: 'b1', quorum: QUORUM })
     // a node that lost it (a fresh data dir) finds it again by lookup
@@ -82,7 +82,7 @@ describe('p2p: spent-marker records over the rpc channel', function () {
     const s = state(2)
     await expectRbtError(rpcs[2]!.call(hosts[1]!.peerId, 'markers.put', { stateHash: s, record: { txid: 'forged', blockId: 'b', quorum: QUORUM, sig: 'nope' } }), ErrorCode.VERIFICATION_FAILED)
     expect(await markers[1]!.known(s)).to.equal(undefined)
-    await markers[0]!.publish(s, { txid: 'tx2', blockId: 'b2', quorum: QUORUM }, { gossip: false })
+    await markers[0]!.publish(s, { txid: 'tx2', blockId: 'b2', quorum: QUORUM })
     const m = { txid: 'tx-other', blockId: 'b9', quorum: QUORUM }
     const other = { ...m, sig: sign(QUORUM, markerDigest(s, m)) }
     await rpcs[2]!.call(hosts[1]!.peerId, 'markers.put', { stateHash: s, record: other })
@@ -91,7 +91,7 @@ describe('p2p: spent-marker records over the rpc channel', function () {
 
   it('a lookup passes over a peer answering a forged record and finds the real one', async () => {
     const s = state(3)
-    await markers[0]!.publish(s, { txid: 'tx3', blockId: 'b3', quorum: QUORUM }, { gossip: false })
+    await markers[0]!.publish(s, { txid: 'tx3', blockId: 'b3', quorum: QUORUM })
     // node 1 now answers a forged record for the state (as a corrupted or hostile store would)
     await stores[1]!.collection('spent-markers').put(s, { txid: 'evil', blockId: 'x', quorum: QUORUM, sig: 'bad', stateHash: s })
     await stores[4]!.collection('spent-markers').del(s)
@@ -104,6 +104,34 @@ describe('p2p: spent-marker records over the rpc channel', function () {
     const res = await rpcs[2]!.call(hosts[1]!.peerId, 'markers.get', { stateHash: state(4) })
     expect(res.record).to.equal(undefined)
     expect(await markers[2]!.lookup(state(4))).to.equal(undefined)
+  })
+
+  it('gossips a marker only when the record store left a node of the network without it', async () => {
+    const heard = new Map<string, number>()
+    const unsubscribe = hosts.map((h) => h.subscribe(SPENT_TOPIC, (msg) => {
+      const { stateHash } = JSON.parse(new TextDecoder().decode(msg.data)) as { stateHash: string }
+      heard.set(stateHash, (heard.get(stateHash) ?? 0) + 1)
+    }))
+    // a node that subscribes to the topic but does not serve the record protocol (an older node)
+    const [old] = await startHosts(1)
+    try {
+      old!.subscribe(SPENT_TOPIC, () => {})
+      await waitFor('gossip meshes', () => hosts.slice(1).every((h) => h.topicPeers(SPENT_TOPIC).includes(hosts[0]!.peerId)), 10_000)
+      await markers[0]!.publish(state(6), { txid: 'tx6', blockId: 'b6', quorum: QUORUM })
+      for (let i = 1; i < N; i++) expect((await markers[i]!.known(state(6)))?.txid).to.equal('tx6')
+      // every node stored it: a probe message published after it arrives, the marker never does
+      await hosts[0]!.publish(SPENT_TOPIC, new TextEncoder().encode(JSON.stringify({ stateHash: 'probe' })))
+      await waitFor('the probe', () => (heard.get('probe') ?? 0) >= N - 1, 10_000)
+      expect(heard.get(state(6))).to.equal(undefined)
+
+      await connect(hosts[0]!, old!)
+      await waitFor('the old node subscribed', () => hosts[0]!.topicPeers(SPENT_TOPIC).includes(old!.peerId), 10_000)
+      await markers[0]!.publish(state(7), { txid: 'tx7', blockId: 'b7', quorum: QUORUM })
+      await waitFor('the gossip', () => (heard.get(state(7)) ?? 0) >= N - 1, 10_000)
+    } finally {
+      unsubscribe.forEach((u) => { u() })
+      await old!.stop()
+    }
   })
 
   it('does not serve markers known only from a batch (their signature covers the whole batch)', async () => {

@@ -133,22 +133,26 @@ export function nodeSpentMarkers (opts: {
       await opts.local.put(stateHash, { txid: rec.txid, blockId: rec.blockId, quorum: rec.quorum, sig: rec.sig, stateHash })
       return { txid: rec.txid, blockId: rec.blockId, quorum: rec.quorum }
     },
-    publish: async (stateHash, m, o) => {
+    publish: async (stateHash, m) => {
       const signer = opts.signerFor(m.quorum)
       if (signer === undefined) return
       const rec: MarkerRecord = { ...m, sig: await signer.pvtSign(markerDigest(stateHash, m)) }
       await opts.local.put(stateHash, { ...rec, stateHash })
       const h = opts.host()
       if (h === undefined) return
-      if (o?.gossip !== false) h.publish(SPENT_TOPIC, new TextEncoder().encode(JSON.stringify({ stateHash, ...rec }))).catch(() => {})
+      const gossip = (): void => { h.publish(SPENT_TOPIC, new TextEncoder().encode(JSON.stringify({ stateHash, ...rec }))).catch(() => {}) }
       const rpc = opts.rpc()
-      if (o?.dht === false || rpc === undefined) return
+      if (rpc === undefined) { gossip(); return }
       const key = new TextEncoder().encode(spentKey(stateHash))
       const res = await walk(h, key, {
         ask: async (peer, signal) => await rpc.call(peer.peerId, 'markers.put', { stateHash, record: rec }, { signal, timeoutMs: 5000 }),
         timeoutMs: 15_000
       })
-      if (res.answered.length === 0 && res.failed.length > 0) opts.log.debug(`spent marker ${stateHash}: no peer stored it (${res.failed.length} failed)`)
+      // Gossip reaches every subscriber, the record only the closest peers: in a network whose
+      // every known node stored the record, the gossip would tell no one anything new.
+      const stored = new Set(res.answered)
+      const left = [...h.closestKnownPeers(key, 4 * MARKER_REPLICAS), ...h.topicPeers(SPENT_TOPIC), ...res.failed, ...res.unasked].filter((p) => !stored.has(p))
+      if (left.length > 0) gossip()
     },
     publishBatch: async (quorum, txid, items) => {
       const signer = opts.signerFor(quorum)
@@ -206,7 +210,7 @@ async function walk<T> (h: P2pHost, key: Uint8Array, o: {
   ask: (peer: QueryPeer, signal: AbortSignal) => Promise<{ record?: T, closer: QueryPeer[] }>
   accept?: (value: T) => Promise<boolean>
   timeoutMs: number
-}): Promise<{ values: Array<{ value: T }>, answered: string[], failed: string[] }> {
+}): Promise<{ values: Array<{ value: T }>, answered: string[], failed: string[], unasked: string[] }> {
   const known = new Set(h.connectedPeers())
   return await closestQuery<T>({
     target: kadKey(key),

@@ -81,7 +81,7 @@ export class SimNet {
   /** Every ABORT sent, in order. */
   readonly aborts: Array<{ txid: string, quorumDid: string }> = []
   /** every publish call: state hash and the quorum that published */
-  published: Array<{ stateHash: string, quorum: string, dht?: boolean, gossip?: boolean }> = []
+  published: Array<{ stateHash: string, quorum: string }> = []
   /** every network marker lookup: state hash and the node that asked */
   lookups: Array<{ stateHash: string, node: string }> = []
   quorumDids: string[] = []
@@ -128,7 +128,7 @@ export class SimNet {
     return {
       known: async (h) => this.markers.get(h),
       lookup: async (h) => { this.lookups.push({ stateHash: h, node: node ?? '' }); return this.markers.get(h) },
-      publish: async (h, m, o) => { this.published.push({ stateHash: h, quorum: m.quorum, dht: o?.dht !== false, gossip: o?.gossip !== false }); this.markers.set(h, m) }
+      publish: async (h, m) => { this.published.push({ stateHash: h, quorum: m.quorum }); this.markers.set(h, m) }
     }
   }
 
