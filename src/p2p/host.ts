@@ -176,6 +176,8 @@ export interface HostServices extends Record<string, unknown> {
 }
 
 const MAX_RBT_RECORD_BYTES = 64 * 1024
+/** How long `peerAddresses` answers from memory. */
+const ADDR_CACHE_MS = 30_000
 
 const defaultRbtValidator: ValidateFn = (_key, value) => {
   if (value.byteLength > MAX_RBT_RECORD_BYTES) throw new Error(`record larger than ${MAX_RBT_RECORD_BYTES} bytes`)
@@ -304,6 +306,8 @@ class Host implements P2pHost {
   private _status: StartableStatus = 'stopped'
   private readonly topics = new Map<string, Set<PubsubHandler>>()
   private readonly bootstrapAbort = new AbortController()
+  /** peers with an open connection, kept from libp2p's events (its own list is rebuilt on every call) */
+  private readonly connected = new Set<string>()
 
   constructor (
     readonly libp2p: Libp2p<HostServices>,
@@ -314,6 +318,8 @@ class Host implements P2pHost {
   ) {
     this.peerId = libp2p.peerId.toString()
     libp2p.services.pubsub.addEventListener('message', this.onPubsubMessage)
+    libp2p.addEventListener('peer:connect', (e) => { this.connected.add(e.detail.toString()) })
+    libp2p.addEventListener('peer:disconnect', (e) => { this.connected.delete(e.detail.toString()) })
   }
 
   get status (): StartableStatus { return this._status }
@@ -529,25 +535,35 @@ class Host implements P2pHost {
     const target = kadKey(key)
     const dht = this.libp2p.services.dht as unknown as { routingTable?: { closestPeers?: (k: Uint8Array, o: { count: number }) => PeerId[] } }
     const ids = (dht.routingTable?.closestPeers?.(target, { count }) ?? []).map((p) => p.toString())
-    if (ids.length < count) {
+    if (ids.length < count && this.connected.size > 0) {
       const have = new Set(ids)
-      const more = this.connectedPeers().filter((p) => !have.has(p))
-        .map((p) => ({ p, k: kadPeerKey(p) }))
-        .sort((a, b) => compareDistance(target, a.k, b.k))
+      const more: Array<{ p: string, k: Uint8Array }> = []
+      for (const p of this.connected) if (!have.has(p)) more.push({ p, k: kadPeerKey(p) })
+      more.sort((a, b) => compareDistance(target, a.k, b.k))
       for (const m of more.slice(0, count - ids.length)) ids.push(m.p)
     }
     return ids
   }
 
+  /** Peer-store reads decode the whole record; record walks ask for the same few peers' addresses many times a second. */
+  private readonly addrCache = new Map<string, { addrs: string[], until: number }>()
+
   async peerAddresses (peerId: string): Promise<string[]> {
+    const now = Date.now()
+    const hit = this.addrCache.get(peerId)
+    if (hit !== undefined && hit.until > now) return hit.addrs
+    let addrs: string[] = []
     try {
       const peer = await this.libp2p.peerStore.get(peerIdFromString(peerId))
-      return peer.addresses.map((a) => a.multiaddr.toString())
-    } catch { return [] }
+      addrs = peer.addresses.map((a) => a.multiaddr.toString())
+    } catch {}
+    if (this.addrCache.size >= 4096) this.addrCache.clear()
+    this.addrCache.set(peerId, { addrs, until: now + ADDR_CACHE_MS })
+    return addrs
   }
 
   async learnPeer (peer: QueryPeer): Promise<void> {
-    if (peer.peerId === this.peerId || this.isConnected(peer.peerId) || peer.multiaddrs.length === 0) return
+    if (peer.peerId === this.peerId || peer.multiaddrs.length === 0 || this.connected.has(peer.peerId)) return
     let id: PeerId
     const addrs: Multiaddr[] = []
     try {

@@ -8,6 +8,7 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import { createP2pHost, gossipFastId, type P2pHost } from '../../src/p2p/host.js'
 import { defaultSwarmKeyPath, loadSwarmKeySync } from '../../src/p2p/swarm-key.js'
+import { compareDistance, kadKey, kadPeerKey } from '../../src/p2p/closest-query.js'
 import { connect, startHosts, stopAll, waitFor, expectRbtError } from './helpers.js'
 
 
@@ -180,6 +181,26 @@ describe('p2p/host', function () {
     // a view into a larger buffer is keyed by its own bytes only
     const big = new Uint8Array([9, 1, 2, 3, 9])
     expect(gossipFastId({ ...m, from: big.subarray(1, 4) })).to.equal(gossipFastId(m))
+  })
+
+  it('names the known peers closest to a key, their addresses, and keeps addresses learned for a stranger', async () => {
+    const hs = await startHosts(4)
+    try {
+      for (const h of hs.slice(1)) await connect(hs[0]!, h)
+      const key = new TextEncoder().encode('/rbt/spent/QmKey')
+      const target = kadKey(key)
+      const got = hs[0]!.closestKnownPeers(key, 20)
+      expect([...got].sort()).to.deep.equal(hs.slice(1).map((h) => h.peerId).sort())
+      for (let i = 1; i < got.length; i++) expect(compareDistance(target, kadPeerKey(got[i - 1]!), kadPeerKey(got[i]!))).to.be.below(0)
+      expect(hs[0]!.closestKnownPeers(key, 2)).to.deep.equal(got.slice(0, 2))
+      expect(await hs[0]!.peerAddresses(hs[1]!.peerId)).to.include(hs[1]!.multiaddrs()[0]!.replace(`/p2p/${hs[1]!.peerId}`, ''))
+      // hs[1] is not connected to hs[3]: told its addresses, it dials it by peer id
+      await hs[1]!.learnPeer({ peerId: hs[3]!.peerId, multiaddrs: hs[3]!.multiaddrs() })
+      expect(await hs[1]!.ping(hs[3]!.peerId, { timeoutMs: 5000 })).to.be.a('number')
+      await hs[1]!.learnPeer({ peerId: 'not-a-peer', multiaddrs: ['/not/an/addr'] })
+    } finally {
+      await stopAll(hs)
+    }
   })
 
   it('a lone host answers DHT operations from its own store without waiting for peers', async () => {

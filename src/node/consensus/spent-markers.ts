@@ -211,7 +211,6 @@ async function walk<T> (h: P2pHost, key: Uint8Array, o: {
   accept?: (value: T) => Promise<boolean>
   timeoutMs: number
 }): Promise<{ values: Array<{ value: T }>, answered: string[], failed: string[], unasked: string[] }> {
-  const known = new Set(h.connectedPeers())
   return await closestQuery<T>({
     target: kadKey(key),
     start: h.closestKnownPeers(key, MARKER_REPLICAS).map((peerId) => ({ peerId, multiaddrs: [] })),
@@ -221,7 +220,7 @@ async function walk<T> (h: P2pHost, key: Uint8Array, o: {
     signal: AbortSignal.timeout(o.timeoutMs),
     ...(o.accept !== undefined ? { accept: o.accept } : {}),
     ask: async (peer, signal) => {
-      if (!known.has(peer.peerId)) await h.learnPeer(peer)
+      await h.learnPeer(peer)
       const res = await o.ask(peer, signal)
       return { ...(res.record !== undefined ? { value: res.record } : {}), closer: Array.isArray(res.closer) ? res.closer.filter(isQueryPeer) : [] }
     }
