@@ -56,7 +56,10 @@ export interface LedgerWriter {
   delRecord: (collection: ConsensusCollection, key: string) => void
 }
 
-export type ConsensusCollection = 'cs-outgoing' | 'cs-votes' | 'cs-states' | 'cs-pledges' | 'cs-incoming' | 'cs-contents' | 'cs-pow-proofs'
+export type ConsensusCollection = 'cs-outgoing' | 'cs-votes' | 'cs-states' | 'cs-pledges' | 'cs-pledge-index' | 'cs-incoming' | 'cs-contents' | 'cs-pow-proofs'
+
+/** A key range: keys `>= gte` and `< lt`, in key order. */
+export interface KeyRange { gte?: string, lt?: string }
 
 export interface Ledger {
   token: (tokenId: string) => Promise<TokenState | undefined>
@@ -65,7 +68,8 @@ export interface Ledger {
   /** all block envelopes of a token's chain, genesis first (empty when unknown) */
   chain: (tokenId: string) => Promise<Uint8Array[]>
   record: <T>(collection: ConsensusCollection, key: string) => Promise<T | undefined>
-  records: <T>(collection: ConsensusCollection) => AsyncIterable<[string, T]>
+  /** the records of a collection in key order, all or those in `range` */
+  records: <T>(collection: ConsensusCollection, range?: KeyRange) => AsyncIterable<[string, T]>
   /** applies everything `build` wrote, atomically and durably */
   commit: (build: (w: LedgerWriter) => void) => Promise<void>
 }

@@ -12,9 +12,9 @@ import { splitToken, type SplitResult } from './part-split.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import type { AbortRequest, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest } from './messages.js'
-import type { Clock, ConsensusSigner, Ledger, SpentMarkers, TokenState, Verifier } from './ports.js'
+import type { Clock, ConsensusSigner, KeyRange, Ledger, SpentMarkers, TokenState, Verifier } from './ports.js'
 import { MARKER_DHT_STATES, systemClock } from './ports.js'
-import { stateKey, type PledgeRecord, type VoteRecord } from './records.js'
+import { PLEDGE_INDEX_VERSION_KEY, pledgeDuePrefix, pledgeDueUntil, pledgeIndexKeys, pledgeStatePrefix, stateKey, type PledgeRecord, type VoteRecord } from './records.js'
 import { ContractType, TransactionType } from '../tokenchain/types.js'
 import type { DecodedContract } from '../tokenchain/contract.js'
 import { deployIdMatches, isNftTokenType } from './nft.js'
@@ -405,6 +405,7 @@ export class QuorumService {
       for (const [id, e] of Object.entries(block.content.transInfo.tokens)) w.putBlock(id, Number(e.blockNumber), blockBytes)
       w.putRecord('cs-votes', voteKey(vote.quorumDid, vote.txid), { ...vote, state: 'COMMITTED', blockHash: block.hash, updatedAt: now })
       w.putRecord('cs-pledges', voteKey(vote.quorumDid, vote.txid), pledge)
+      for (const k of pledgeIndexKeys(pledge)) w.putRecord('cs-pledge-index', k, voteKey(vote.quorumDid, vote.txid))
       w.putTransaction({
         txid: vote.txid, tokenType: vote.nft?.sc !== undefined ? 'smartContract' : vote.nft !== undefined ? 'nft' : carriesFt(block) ? 'ft' : 'rbt', sender: vote.sender, receiver: vote.receiver, amountMilli: vote.amountMilli,
         tokens: vote.states.map((s) => s.split('@')[0]), quorums: Object.keys(block.signatures), memo: block.content.transInfo.comment ?? '',
@@ -511,26 +512,57 @@ export class QuorumService {
         this.log.debug(`outcome of ${v.txid} from ${v.senderPeer}: ${errorMessage(e)}`)
       }
     }
-    await this.unpledge((p) => p.releaseAt <= now)
+    await this.unpledge(this.indexed({ gte: pledgeDuePrefix, lt: pledgeDueUntil(now) }), (p) => p.releaseAt <= now)
   }
 
   /** Tokens that moved on again release the pledges that backed their previous state. */
   async tokensMovedOn (spentStates: readonly string[]): Promise<void> {
     if (spentStates.length === 0) return
     const set = new Set(spentStates)
-    await this.unpledge((p) => p.newBlockIds.some((s) => set.has(s)))
+    const entries = (async function * (q: QuorumService) {
+      for (const s of set) yield * q.indexed({ gte: pledgeStatePrefix(s), lt: pledgeStatePrefix(s) + '\uffff' })
+    })(this)
+    await this.unpledge(entries, (p) => p.newBlockIds.some((s) => set.has(s)))
   }
 
-  private async unpledge (due: (p: PledgeRecord) => boolean): Promise<void> {
-    const todo: PledgeRecord[] = []
-    for await (const [, p] of this.ledger.records<PledgeRecord>('cs-pledges')) if (due(p)) todo.push(p)
-    for (const p of todo) {
-      await this.locks.run(p.quorumDid, async () => {
+  /** Pledge keys of the index entries in `range` (after indexing the pledges of an older data dir once). */
+  private async * indexed (range: KeyRange): AsyncIterable<[string, string]> {
+    this.pledgeIndexReady ??= this.indexOldPledges().catch((e) => { this.pledgeIndexReady = undefined; throw e })
+    await this.pledgeIndexReady
+    yield * this.ledger.records<string>('cs-pledge-index', range)
+  }
+
+  private pledgeIndexReady?: Promise<void>
+  private async indexOldPledges (): Promise<void> {
+    if (await this.ledger.record('cs-pledge-index', PLEDGE_INDEX_VERSION_KEY) !== undefined) return
+    const pledges: PledgeRecord[] = []
+    for await (const [, p] of this.ledger.records<PledgeRecord>('cs-pledges')) pledges.push(p)
+    await this.ledger.commit((w) => {
+      for (const p of pledges) for (const k of pledgeIndexKeys(p)) w.putRecord('cs-pledge-index', k, voteKey(p.quorumDid, p.txid))
+      w.putRecord('cs-pledge-index', PLEDGE_INDEX_VERSION_KEY, 1)
+    })
+    if (pledges.length > 0) this.log.info(`indexed ${pledges.length} pledge(s) kept from before the pledge index`)
+  }
+
+  private async unpledge (entries: AsyncIterable<[string, string]>, due: (p: PledgeRecord) => boolean): Promise<void> {
+    const todo = new Map<string, string[]>()
+    for await (const [indexKey, key] of entries) todo.set(key, [...(todo.get(key) ?? []), indexKey])
+    for (const [key, indexKeys] of todo) {
+      const quorumDid = key.slice(0, key.lastIndexOf('/'))
+      await this.locks.run(quorumDid, async () => {
+        const p = await this.ledger.record<PledgeRecord>('cs-pledges', key)
+        if (p === undefined) {
+          // an entry left by a pledge released before (a crash cannot leave one: both go in one commit)
+          await this.ledger.commit((w) => { for (const k of indexKeys) w.delRecord('cs-pledge-index', k) })
+          return
+        }
+        if (!due(p)) return
         const tokens = await Promise.all(p.tokens.map(async (id) => await this.ledger.token(id)))
         const now = this.clock.now()
         await this.ledger.commit((w) => {
           for (const t of tokens) if (t !== undefined && t.status === 'Pledged' && t.txid === p.txid) w.putToken({ ...t, status: 'Free', updatedAt: now })
-          w.delRecord('cs-pledges', voteKey(p.quorumDid, p.txid))
+          w.delRecord('cs-pledges', key)
+          for (const k of pledgeIndexKeys(p)) w.delRecord('cs-pledge-index', k)
         })
       })
     }
@@ -567,7 +599,10 @@ export class QuorumService {
       await this.ledger.commit((w) => {
         w.putToken({ ...t, status: 'Free', updatedAt: now })
         if (rest.length > 0) w.putRecord('cs-pledges', voteKey(p.quorumDid, p.txid), { ...p, tokens: rest })
-        else w.delRecord('cs-pledges', voteKey(p.quorumDid, p.txid))
+        else {
+          w.delRecord('cs-pledges', voteKey(p.quorumDid, p.txid))
+          for (const k of pledgeIndexKeys(p)) w.delRecord('cs-pledge-index', k)
+        }
         w.putRecord('cs-pow-proofs', `${proof.token}/${proof.txid}`, proof)
       })
     })
@@ -577,7 +612,7 @@ export class QuorumService {
   async storedProof (token: string, txid?: string): Promise<UnpledgeProof | undefined> {
     if (txid !== undefined) return await this.ledger.record<UnpledgeProof>('cs-pow-proofs', `${token}/${txid}`)
     let found: UnpledgeProof | undefined
-    for await (const [k, v] of this.ledger.records<UnpledgeProof>('cs-pow-proofs')) if (k.startsWith(`${token}/`)) found = v
+    for await (const [, v] of this.ledger.records<UnpledgeProof>('cs-pow-proofs', { gte: `${token}/`, lt: `${token}/\uffff` })) found = v
     return found
   }
 

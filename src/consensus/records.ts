@@ -71,6 +71,23 @@ export interface PledgeRecord {
   releaseAt: number
 }
 
+/**
+ * Index entries of a pledge (cs-pledge-index, value: the pledge key `<quorumDid>/<txid>`), written
+ * and deleted in the same commit as the pledge: `s|<state>|<pledge key>` for each state the pledge
+ * backs, so a spend finds the pledges it releases without reading the others, and
+ * `t|<release time, 15 digits>|<pledge key>`, so a sweep reads only the pledges that are due.
+ */
+export const pledgeIndexKeys = (p: PledgeRecord): string[] => {
+  const key = `${p.quorumDid}/${p.txid}`
+  return [...p.newBlockIds.map((s) => `s|${s}|${key}`), `${pledgeDuePrefix}${String(Math.max(0, Math.floor(p.releaseAt))).padStart(15, '0')}|${key}`]
+}
+export const pledgeStatePrefix = (state: string): string => `s|${state}|`
+export const pledgeDuePrefix = 't|'
+/** Upper bound (exclusive) of the due entries of pledges released at or before `ms`. */
+export const pledgeDueUntil = (ms: number): string => `${pledgeDuePrefix}${String(Math.max(0, Math.floor(ms) + 1)).padStart(15, '0')}|`
+/** Marks a data dir whose pledges written before the index existed were indexed. */
+export const PLEDGE_INDEX_VERSION_KEY = 'v|1'
+
 export interface IncomingRecord { txid: string, receiver: string, sender: string, at: number }
 
 export const b64 = (b: Uint8Array): string => Buffer.from(b).toString('base64')

@@ -5,7 +5,7 @@ import type { BatchOp, KvStore } from '../../storage/kv-store.js'
 import type { TokenLedger, LedgerChange, StoredBlockInput } from '../../storage/token-ledger.js'
 import type { TokenRepositories } from '../../storage/token-repositories.js'
 import type { BlockRecord, TokenKindName, TokenRecord, TransactionRecord as StoredTx } from '../../storage/token-records.js'
-import type { ConsensusCollection, Ledger, LedgerWriter, TokenState, TokenStatus, TransactionRecord } from '../../consensus/ports.js'
+import type { ConsensusCollection, KeyRange, Ledger, LedgerWriter, TokenState, TokenStatus, TransactionRecord } from '../../consensus/ports.js'
 
 const kindOf = (tokenType: number): TokenKindName =>
   tokenType === TokenType.PART || tokenType === TokenType.TEST_PART
@@ -86,7 +86,9 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
       if (c === 'cs-contents') return await repos.tokens.content(key) as T | undefined
       return await recordCol(c).get(key) as T | undefined
     },
-    records: <T>(c: ConsensusCollection) => recordCol(c).entries() as AsyncIterable<[string, T]>,
+    records: <T>(c: ConsensusCollection, range?: KeyRange) => recordCol(c).entries({
+      ...(range?.gte !== undefined ? { gte: range.gte } : {}), ...(range?.lt !== undefined ? { lt: range.lt } : {})
+    }) as AsyncIterable<[string, T]>,
     commit: async (build) => {
       const tokens = new Map<string, TokenRecord>()
       const blocks: StoredBlockInput[] = []

@@ -11,6 +11,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { fetchBundle, validateBundleTokens, type ChainSource, type FetchedBundle, type HeldChains } from '../../consensus/chain-sync.js'
+import { pledgeIndexKeys } from '../../consensus/records.js'
 import { decodeBlockEnvelope, formatBlockId, type Block } from '../../tokenchain/block.js'
 import { floatToMilliExact } from '../../tokenchain/amount.js'
 import { sha3Hex } from '../../tokenchain/hash.js'
@@ -432,7 +433,10 @@ export class SyncService {
     const change = await this.buildChange(fetched, tips, records, `recover:${did}:${nonce}`, new Set(ids))
     // the pledge comes back with its release rules: the quorum role frees it when a backed token moves on or the period ends
     change.extra = [...pledges.values()].filter((p) => p.releaseAt > this.now() && records.some((r) => r.txId === p.txid))
-      .map((p) => ({ type: 'put' as const, collection: 'cs-pledges', key: `${p.quorumDid}/${p.txid}`, value: p }))
+      .flatMap((p) => [
+        { type: 'put' as const, collection: 'cs-pledges', key: `${p.quorumDid}/${p.txid}`, value: p as unknown },
+        ...pledgeIndexKeys(p).map((k) => ({ type: 'put' as const, collection: 'cs-pledge-index', key: k, value: `${p.quorumDid}/${p.txid}` as unknown }))
+      ])
     await this.o.ledger.commit(change)
     const summary: RecoverySummary = {
       did, fullnode: peer, tokens: ids.length, by_type: {}, by_status: {}, blocks_stored: change.blocks!.length,

@@ -4,7 +4,7 @@ import { RacType, TokenType } from '../../../src/tokenchain/types.js'
 import { createDid, didDocumentOf } from '../../../src/wallet/create-did.js'
 import { DidSigner, QuorumSigner } from '../../../src/wallet/did-crypto.js'
 import type { DidDocument } from '../../../src/wallet/did-document.js'
-import type { ConsensusSigner, ConsensusCollection, Ledger, LedgerWriter, SpentMarker, SpentMarkers, TokenState, TokenStatus, TransactionRecord } from '../../../src/consensus/ports.js'
+import type { ConsensusSigner, ConsensusCollection, KeyRange, Ledger, LedgerWriter, SpentMarker, SpentMarkers, TokenState, TokenStatus, TransactionRecord } from '../../../src/consensus/ports.js'
 import type { ConsensusTransport } from '../../../src/consensus/messages.js'
 import { TransferSender } from '../../../src/consensus/sender.js'
 import { QuorumService } from '../../../src/consensus/quorum.js'
@@ -41,7 +41,12 @@ export class MemoryLedger implements Ledger {
   async record<T> (c: ConsensusCollection, k: string): Promise<T | undefined> { const v = this.recs.get(c)?.get(k); return v === undefined ? undefined : structuredClone(v) as T }
   /** full scans per collection (records()), for tests that check what a sweep reads */
   scans = new Map<string, number>()
-  async * records<T> (c: ConsensusCollection): AsyncIterable<[string, T]> { this.scans.set(c, (this.scans.get(c) ?? 0) + 1); for (const [k, v] of [...(this.recs.get(c) ?? new Map())]) yield [k, structuredClone(v) as T] }
+  async * records<T> (c: ConsensusCollection, range?: KeyRange): AsyncIterable<[string, T]> {
+    if (range === undefined) this.scans.set(c, (this.scans.get(c) ?? 0) + 1)
+    const rows = [...(this.recs.get(c) ?? new Map<string, unknown>())].filter(([k]) => (range?.gte === undefined || k >= range.gte) && (range?.lt === undefined || k < range.lt))
+    rows.sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
+    for (const [k, v] of rows) yield [k, structuredClone(v) as T]
+  }
   async commit (build: (w: LedgerWriter) => void): Promise<void> {
     const ops: Array<() => void> = []
     build({

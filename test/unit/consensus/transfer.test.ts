@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { validateChain } from '../../../src/tokenchain/validate.js'
 import { didSignatureVerifier } from '../../../src/tokens/verifier.js'
-import type { OutgoingRecord, VoteRecord } from '../../../src/consensus/records.js'
+import type { OutgoingRecord, PledgeRecord, VoteRecord } from '../../../src/consensus/records.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
 import type { ConsensusTransport } from '../../../src/consensus/messages.js'
 import { SimNet, balance, type SimNode } from './harness.js'
@@ -371,6 +371,52 @@ describe('consensus: quorum pledges', function () {
     await a.sender.recover()
     expect(a.ledger.scans.get('cs-outgoing') ?? 0).to.equal(outgoingScans)
     expect(await balance(b, bob.did)).to.equal(1000)
+  })
+
+  it('a spend releases the pledges backing the spent states and the sweep the due ones, through the pledge index (no scan of all pledges)', async () => {
+    const { net, a, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 3)
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    const pledgesOf = async (q: typeof net.nodes[number]): Promise<PledgeRecord[]> => {
+      const out: PledgeRecord[] = []
+      for await (const [, p] of q.ledger.records<PledgeRecord>('cs-pledges')) out.push(p)
+      return out
+    }
+    await waitFor(async () => net.nodes.slice(0, 7).some((n) => (n.ledger.recs.get('cs-pledges')?.size ?? 0) === 2), { timeoutMs: 5_000, what: 'the committed pledges' })
+    const q = net.nodes.slice(0, 7).find((n) => (n.ledger.recs.get('cs-pledges')?.size ?? 0) === 2)!
+    const [first, second] = await pledgesOf(q)
+    expect(second, 'a quorum that pledged for both transfers').to.not.equal(undefined)
+    const pledged = async (p: PledgeRecord): Promise<string[]> => (await Promise.all(p.tokens.map(async (id) => await q.ledger.token(id)))).filter((t) => t?.status === 'Pledged' && t.txid === p.txid).map((t) => t!.tokenId)
+    expect(await pledged(first!)).to.have.length.greaterThan(0)
+    await q.quorum.tokensMovedOn(['QmNotAState@0-x'])
+    const scans = q.ledger.scans.get('cs-pledges') ?? 0
+    await q.quorum.tokensMovedOn(first!.newBlockIds)
+    expect(await pledged(first!)).to.deep.equal([])
+    expect(await q.ledger.record('cs-pledges', `${first!.quorumDid}/${first!.txid}`)).to.equal(undefined)
+    expect(await pledged(second!), 'the other pledge stays').to.have.length.greaterThan(0)
+    net.now += 60_001
+    await q.quorum.sweep()
+    expect(await pledged(second!)).to.deep.equal([])
+    expect(await pledgesOf(q)).to.deep.equal([])
+    const index: string[] = []
+    for await (const [k] of q.ledger.records('cs-pledge-index')) index.push(k)
+    expect(index, 'only the version mark is left in the index').to.deep.equal(['v|1'])
+    expect(q.ledger.scans.get('cs-pledges') ?? 0, 'pledges read by key only').to.equal(scans + 1)
+  })
+
+  it('a data dir with pledges from before the pledge index gets them indexed once, and they are released as before', async () => {
+    const { net, a, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 2)
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    await waitFor(async () => net.nodes.slice(0, 7).some((n) => (n.ledger.recs.get('cs-pledges')?.size ?? 0) > 0), { timeoutMs: 5_000, what: 'a committed pledge' })
+    const q = net.nodes.slice(0, 7).find((n) => (n.ledger.recs.get('cs-pledges')?.size ?? 0) > 0)!
+    // as an older node left it: pledges without index entries
+    q.ledger.recs.delete('cs-pledge-index')
+    const [p] = [...q.ledger.recs.get('cs-pledges')!.values()] as PledgeRecord[]
+    await q.quorum.tokensMovedOn(p!.newBlockIds)
+    expect(q.ledger.recs.get('cs-pledges')?.size ?? 0).to.equal(0)
+    expect([...q.ledger.recs.get('cs-pledge-index')!.keys()]).to.deep.equal(['v|1'])
   })
 
   it('a slow password answer does not make the running transfer look stale to the periodic recovery', async () => {
