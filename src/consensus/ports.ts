@@ -92,9 +92,11 @@ export interface SpentMarkers {
   lookup: (stateHash: string) => Promise<SpentMarker | undefined>
   /**
    * signs the marker, keeps it, stores it as a network record on the peers closest to its key, and
-   * gossips it when that store left some nodes of the network without it
+   * gossips it when that store left some nodes of the network without it. A `backup` publisher
+   * waits a moment first and stores nothing when another publisher's marker of the same
+   * transaction reached it meanwhile (that publisher is alive and did the work).
    */
-  publish: (stateHash: string, marker: SpentMarker) => Promise<void>
+  publish: (stateHash: string, marker: SpentMarker, opts?: { backup?: boolean }) => Promise<void>
   /** many states of one transaction at once: one signature, one gossip message (no DHT records) */
   publishBatch?: (quorum: string, txid: string, items: Array<{ stateHash: string, blockId: string }>) => Promise<void>
 }

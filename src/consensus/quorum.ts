@@ -430,7 +430,9 @@ export class QuorumService {
         const stateHash = tokenStateHash(tokenId, blockId)
         const publishers = markerPublishers(stateHash, signers)
         if (!publishers.includes(vote.quorumDid)) continue
-        this.opts.markers.publish(stateHash, { txid: vote.txid, blockId: formatBlockId(block.content.transInfo.tokens[tokenId]?.blockNumber ?? '0', block.hash), quorum: vote.quorumDid })
+        // the first-ranked publisher stores the marker at once; the second is its backup
+        const backup = publishers.length > 1 && publishers[0] !== vote.quorumDid
+        this.opts.markers.publish(stateHash, { txid: vote.txid, blockId: formatBlockId(block.content.transInfo.tokens[tokenId]?.blockNumber ?? '0', block.hash), quorum: vote.quorumDid }, { backup })
           .catch((e) => { this.log.debug(`spent marker for ${tokenId}: ${errorMessage(e)}`) })
       }
     }

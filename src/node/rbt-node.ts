@@ -53,7 +53,7 @@ import { kvExplorerSource } from './explorer/explorer-sync.js'
 import { Legacy26Service } from './legacy26/legacy-service.js'
 import { createLegacy26App } from '../api/server/legacy26/app.js'
 import { createdTokens, FN_PLEDGES, SyncService, type SyncNetwork } from './sync/sync-service.js'
-import { AnnouncementBatcher } from './sync/announcement-batcher.js'
+import { AnnouncementBatcher, transferAnnouncementBatcher, type Batcher, type TransferAnnouncement } from './sync/announcement-batcher.js'
 import { createSyncApi } from './sync/sync-api.js'
 import type { SyncMethods } from './sync/sync-network.js'
 
@@ -117,6 +117,7 @@ export class RbtNode {
   private faucet?: Faucet
   private unsubscribeGenesis?: () => void
   private genesisBatcher?: AnnouncementBatcher
+  private txnBatcher?: Batcher<TransferAnnouncement>
   /** NFTs: files, consensus operations, subscriptions */
   readonly nfts: NftService
   readonly fts: FtService
@@ -531,6 +532,12 @@ export class RbtNode {
       isLocal: async (did) => await this.identity.isLocal(did),
       peerOf: async (did) => (await this.identity.resolvePeer(did)).peerId
     })
+    // committed transfers are announced in merged messages (the states each spent, the tokens each moved)
+    const txnBatcher = transferAnnouncementBatcher({
+      publish: async (m) => { await host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid: '', ...m }))) },
+      onError: (e) => { this.log.debug(`announcing transactions: ${errorMessage(e)}`) }
+    })
+    this.txnBatcher = txnBatcher
     const markers = markersMod.nodeSpentMarkers({
       host: () => this.host,
       rpc: () => this.rpc,
@@ -560,13 +567,13 @@ export class RbtNode {
           .then((sc) => { if (sc) this.contracts.committed(nftId, blockId, txid, owner); else this.nfts.committed(nftId, blockId, owner, txid) })
           .catch((e) => { this.log.debug(`after ${txid}: ${errorMessage(e)}`) })
         // fullnodes learn NFT and contract states too (a deploy spends no earlier state)
-        host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid, spent: [], tokens: [nftId] }))).catch(() => {})
+        txnBatcher.add([{ spent: [], tokens: [nftId] }])
       },
       scCode: async (scId) => await this.contracts.code(scId),
       contracts: this.contractEngine,
       onCommitted: (txid, spent) => {
         const tokens = [...new Set(spent.map((s) => s.slice(0, s.indexOf('@') < 0 ? s.length : s.indexOf('@'))))]
-        host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid, spent, tokens }))).catch(() => {})
+        txnBatcher.add([{ spent, tokens }])
         svc.quorum.tokensMovedOn(spent).catch(() => {})
       },
       faucet: this.options.faucet ? async (did, count) => await this.faucet!.serve(did, count) : undefined
@@ -620,6 +627,7 @@ export class RbtNode {
     this.sync.stop()
     this.unsubscribeGenesis?.()
     this.genesisBatcher?.flush()
+    this.txnBatcher?.flush()
     if (this.fullnodeTimer !== undefined) clearInterval(this.fullnodeTimer)
     this.consensus?.stop()
     if (this.republishTimer !== undefined) clearInterval(this.republishTimer)

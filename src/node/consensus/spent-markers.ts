@@ -19,6 +19,8 @@ type StoredMarker = MarkerRecord & { stateHash: string, batch?: true }
 
 /** Kademlia's k: a record lives on the k peers closest to its key, and a lookup ends when those answered. */
 export const MARKER_REPLICAS = 20
+/** How long a backup publisher waits for the first publisher's marker before storing its own. */
+export const BACKUP_DELAY_MS = 3000
 /** Requests of one record walk in flight at once. */
 const WALK_CONCURRENCY = 8
 
@@ -109,8 +111,18 @@ export function nodeSpentMarkers (opts: {
   signerFor: (did: string) => ConsensusSigner | undefined
   local: Collection<StoredMarker>
   dhtTimeoutMs?: number
+  /** how long a backup publisher waits for the first publisher's marker (default BACKUP_DELAY_MS) */
+  backupDelayMs?: number
   log: Logger
 }): NodeSpentMarkers {
+  // A backup publisher waiting on a state: `txid|quorum` it waits for another publisher's marker of
+  // (same transaction, another quorum); `seen` once such a marker arrived here and verified.
+  const backups = new Map<string, { txid: string, quorum: string, seen: boolean }>()
+  const noteArrival = async (stateHash: string, r: MarkerRecord): Promise<void> => {
+    const b = backups.get(stateHash)
+    if (b === undefined || b.seen || r.txid !== b.txid || r.quorum === b.quorum) return
+    if (await verified(stateHash, r)) b.seen = true
+  }
   const verified = async (stateHash: string, r: MarkerRecord): Promise<boolean> =>
     await opts.verifier.verify(r.quorum, markerDigest(stateHash, r), r.sig, 'quorum').catch(() => false)
   return {
@@ -133,11 +145,24 @@ export function nodeSpentMarkers (opts: {
       await opts.local.put(stateHash, { txid: rec.txid, blockId: rec.blockId, quorum: rec.quorum, sig: rec.sig, stateHash })
       return { txid: rec.txid, blockId: rec.blockId, quorum: rec.quorum }
     },
-    publish: async (stateHash, m) => {
+    publish: async (stateHash, m, o) => {
       const signer = opts.signerFor(m.quorum)
       if (signer === undefined) return
       const rec: MarkerRecord = { ...m, sig: await signer.pvtSign(markerDigest(stateHash, m)) }
+      // every record in the local store verified (or is this node's own) before it was kept
+      const held = await opts.local.get(stateHash)
       await opts.local.put(stateHash, { ...rec, stateHash })
+      if (o?.backup === true) {
+        const b = { txid: m.txid, quorum: m.quorum, seen: held !== undefined && held.batch !== true && held.txid === m.txid && held.quorum !== m.quorum }
+        if (b.seen) return
+        backups.set(stateHash, b)
+        try {
+          await new Promise((resolve) => { setTimeout(resolve, opts.backupDelayMs ?? BACKUP_DELAY_MS).unref?.() })
+        } finally {
+          if (backups.get(stateHash) === b) backups.delete(stateHash)
+        }
+        if (b.seen) return
+      }
       const h = opts.host()
       if (h === undefined) return
       const gossip = (): void => { h.publish(SPENT_TOPIC, new TextEncoder().encode(JSON.stringify({ stateHash, ...rec }))).catch(() => {}) }
@@ -176,6 +201,7 @@ export function nodeSpentMarkers (opts: {
       }
       const r = parse(bytes) as (MarkerRecord & { stateHash?: unknown }) | undefined
       if (r === undefined || typeof r.stateHash !== 'string' || !/^Qm[1-9A-HJ-NP-Za-km-z]{44}$/.test(r.stateHash)) return
+      await noteArrival(r.stateHash, r)
       if (await opts.local.get(r.stateHash) !== undefined) return
       if (await verified(r.stateHash, r)) await opts.local.put(r.stateHash, { txid: r.txid, blockId: r.blockId, quorum: r.quorum, sig: r.sig, stateHash: r.stateHash })
     },
@@ -186,6 +212,7 @@ export function nodeSpentMarkers (opts: {
       return { record: { txid: mine.txid, blockId: mine.blockId, quorum: mine.quorum, sig: mine.sig }, closer }
     },
     servePut: async (stateHash, rec) => {
+      await noteArrival(stateHash, rec)
       const closer = await closerPeers(opts.host(), new TextEncoder().encode(spentKey(stateHash)))
       // the first verified record of a state stays: a later one cannot shadow it
       if (await opts.local.get(stateHash) !== undefined) return { closer }

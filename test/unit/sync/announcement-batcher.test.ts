@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { AnnouncementBatcher } from '../../../src/node/sync/announcement-batcher.js'
+import { AnnouncementBatcher, transferAnnouncementBatcher, type TransferAnnouncement } from '../../../src/node/sync/announcement-batcher.js'
 import { waitFor } from '../../helpers/wait.js'
 
 describe('sync: batched announcements of created tokens', () => {
@@ -32,5 +32,24 @@ describe('sync: batched announcements of created tokens', () => {
     b.add(['x'])
     b.flush()
     await waitFor(() => errors.length === 1, { timeoutMs: 2000, what: 'the error' })
+  })
+
+  it('transfers committed within the delay are announced in one merged message; a heavy one goes alone', async () => {
+    const sent: TransferAnnouncement[] = []
+    const b = transferAnnouncementBatcher({ publish: async (m) => { sent.push(m) }, delayMs: 50, maxIds: 6 })
+    b.add([{ spent: ['t1@1-a'], tokens: ['t1'] }])
+    b.add([{ spent: ['t2@1-b'], tokens: ['t2'] }])
+    b.add([{ spent: [], tokens: ['nft1'] }])
+    expect(sent).to.deep.equal([])
+    await waitFor(() => sent.length === 1, { timeoutMs: 2000, what: 'the merged announcement' })
+    expect(sent[0]).to.deep.equal({ spent: ['t1@1-a', 't2@1-b'], tokens: ['t1', 't2', 'nft1'] })
+    // 4 + 4 ids exceed 6: the first goes out when the second arrives, the second when full or at flush
+    b.add([{ spent: ['a@1', 'b@1'], tokens: ['a', 'b'] }])
+    b.add([{ spent: ['c@1', 'd@1'], tokens: ['c', 'd'] }])
+    expect(sent[1]).to.deep.equal({ spent: ['a@1', 'b@1'], tokens: ['a', 'b'] })
+    b.add([{ spent: Array.from({ length: 10 }, (_v, i) => `f${i}@1`), tokens: ['f'] }])
+    expect(sent.slice(2)).to.deep.equal([{ spent: ['c@1', 'd@1'], tokens: ['c', 'd'] }, { spent: Array.from({ length: 10 }, (_v, i) => `f${i}@1`), tokens: ['f'] }])
+    b.flush()
+    expect(sent).to.have.length(4)
   })
 })
