@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 /** Small helpers for benchmark figures. */
 export function percentile (values: number[], p: number): number {
   if (values.length === 0) return NaN
@@ -10,3 +11,19 @@ export const ms = (v: number): string => `${v.toFixed(1)} ms`
 export function isMain (metaUrl: string): boolean {
   return process.argv[1] !== undefined && metaUrl === new URL(`file://${process.argv[1]}`).href
 }
+
+/**
+ * User + system CPU time (ms) the kernel has charged to a process, or undefined where /proc is not
+ * available (not Linux) or the process is gone.
+ */
+export function processCpuMs (pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const ticks = Number(fields[11]) + Number(fields[12])
+    return Number.isFinite(ticks) ? ticks * 1000 / CLOCK_TICKS : undefined
+  } catch { return undefined }
+}
+/** Linux reports process times in clock ticks of 1/100 s (USER_HZ) on every common platform. */
+const CLOCK_TICKS = 100

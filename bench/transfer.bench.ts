@@ -1,7 +1,7 @@
 import '../src/util/polyfill.js'
 import { performance } from 'node:perf_hooks'
 import { closeQuorumNetwork, createLiteDid, mintRbt, QUORUM_PASSWORD, quorumNetwork, transfer, USER_PASSWORD } from '../test/helpers/quorum-network.js'
-import { isMain, ms, percentile } from './stats.js'
+import { isMain, ms, percentile, processCpuMs } from './stats.js'
 import { waitFor } from '../test/helpers/wait.js'
 
 /**
@@ -23,13 +23,26 @@ export async function run (): Promise<Record<string, string | number>> {
     await mintRbt(a.client, alice, N + 5, 10_000, USER_PASSWORD)
     // warm-up: DID documents fetched, chains cached
     for (let i = 0; i < 3; i++) await transfer(a.client, alice, bob, 1, USER_PASSWORD)
+    // CPU time of every node process (7 quorums, sender, receiver) over a phase, per transfer
+    const procs = [...net.quorums, a, b]
+    const cpuNow = (): number | undefined => {
+      let sum = 0
+      for (const p of procs) { const v = processCpuMs(p.child?.pid); if (v === undefined) return undefined; sum += v }
+      return sum
+    }
+    const cpuPer = (before: number | undefined, count: number): string => {
+      const after = cpuNow()
+      return before === undefined || after === undefined || count === 0 ? 'n/a (no /proc)' : ms((after - before) / count)
+    }
     const lat: number[] = []
+    const cpu0 = cpuNow()
     for (let i = 0; i < N; i++) {
       const t = performance.now()
       const out = await transfer(a.client, alice, bob, 1, USER_PASSWORD)
       if (!out.status) throw new Error(`transfer ${i} failed: ${out.message}`)
       lat.push(performance.now() - t)
     }
+    const seqCpu = cpuPer(cpu0, N)
     const senders = await Promise.all([0, 1, 2, 3].map(async () => await createLiteDid(a.client, USER_PASSWORD)))
     const receivers = await Promise.all([0, 1, 2, 3].map(async () => await createLiteDid(b.client, USER_PASSWORD)))
     for (const [i, s] of senders.entries()) await mintRbt(a.client, s, PER_PAIR, 20_000 + i * 1000, USER_PASSWORD)
@@ -38,6 +51,7 @@ export async function run (): Promise<Record<string, string | number>> {
       return true
     }, { timeoutMs: 30_000, what: 'the receivers to resolve' })
     const t0 = performance.now()
+    const cpu1 = cpuNow()
     let okCount = 0
     await Promise.all(senders.map(async (s, i) => {
       for (let k = 0; k < PER_PAIR; k++) {
@@ -46,10 +60,13 @@ export async function run (): Promise<Record<string, string | number>> {
       }
     }))
     const secs = (performance.now() - t0) / 1000
+    const pairCpu = cpuPer(cpu1, okCount)
     return {
       [`1-RBT transfer latency p50 (${N} sequential)`]: ms(percentile(lat, 50)),
       [`1-RBT transfer latency p99 (${N} sequential)`]: ms(percentile(lat, 99)),
-      'throughput, 4 pairs at once': `${(okCount / secs).toFixed(1)} transfers/s (${okCount}/${4 * PER_PAIR} ok in ${secs.toFixed(1)} s)`
+      'throughput, 4 pairs at once': `${(okCount / secs).toFixed(1)} transfers/s (${okCount}/${4 * PER_PAIR} ok in ${secs.toFixed(1)} s)`,
+      'CPU per transfer, all 9 node processes (sequential)': seqCpu,
+      'CPU per transfer, all 9 node processes (4 pairs)': pairCpu
     }
   } finally {
     await closeQuorumNetwork()
