@@ -80,15 +80,36 @@ describe('p2p: spent-marker records over the rpc channel', function () {
     expect(await markers[4]!.known(s), 'a found marker is kept').to.deep.equal({ txid: 'tx1', blockId: 'b1', quorum: QUORUM })
   })
 
-  it('refuses a record whose signature does not verify, and a later record cannot shadow the first', async () => {
-    const s = state(2)
-    await expectRbtError(rpcs[2]!.call(hosts[1]!.peerId, 'markers.put', { stateHash: s, record: { txid: 'forged', blockId: 'b', quorum: QUORUM, sig: 'nope' } }), ErrorCode.VERIFICATION_FAILED)
-    expect(await markers[1]!.known(s)).to.equal(undefined)
-    await markers[0]!.publish(s, { txid: 'tx2', blockId: 'b2', quorum: QUORUM })
+  it('a forged record is dropped when it would be used, and cannot shadow the real one sent after it', async () => {
+    const forged = (n: number): { stateHash: string, record: { txid: string, blockId: string, quorum: string, sig: string } } =>
+      ({ stateHash: state(n), record: { txid: 'forged', blockId: 'b', quorum: QUORUM, sig: 'nope' } })
+    // alone, it is kept unverified until used: then it fails verification and is gone
+    await rpcs[2]!.call(hosts[1]!.peerId, 'markers.put', forged(12))
+    expect(await markers[1]!.known(state(12))).to.equal(undefined)
+    expect(await stores[1]!.collection('spent-markers').get(state(12))).to.equal(undefined)
+    // sent ahead of the real marker, it is verified when the real one arrives, and replaced
+    await rpcs[2]!.call(hosts[1]!.peerId, 'markers.put', forged(2))
+    await markers[0]!.publish(state(2), { txid: 'tx2', blockId: 'b2', quorum: QUORUM })
+    expect((await stores[1]!.collection<{ txid: string }>('spent-markers').get(state(2)))?.txid).to.equal('tx2')
+    // a later claim, even validly signed, does not replace the first valid one
     const m = { txid: 'tx-other', blockId: 'b9', quorum: QUORUM }
-    const other = { ...m, sig: sign(QUORUM, markerDigest(s, m)) }
-    await rpcs[2]!.call(hosts[1]!.peerId, 'markers.put', { stateHash: s, record: other })
-    expect((await markers[1]!.known(s))?.txid).to.equal('tx2')
+    await rpcs[2]!.call(hosts[1]!.peerId, 'markers.put', { stateHash: state(2), record: { ...m, sig: sign(QUORUM, markerDigest(state(2), m)) } })
+    await rpcs[2]!.call(hosts[1]!.peerId, 'markers.put', forged(2))
+    expect((await markers[1]!.known(state(2)))?.txid).to.equal('tx2')
+    // a real marker received first, a forged one after: the real one stays
+    await markers[0]!.publish(state(13), { txid: 'tx13', blockId: 'b13', quorum: QUORUM })
+    await rpcs[2]!.call(hosts[1]!.peerId, 'markers.put', forged(13))
+    expect((await markers[1]!.known(state(13)))?.txid).to.equal('tx13')
+  })
+
+  it('two claims arriving at once: the valid one stays whichever lands first', async () => {
+    const s = state(14)
+    const m = { txid: 'tx14', blockId: 'b14', quorum: QUORUM }
+    await Promise.all([
+      rpcs[2]!.call(hosts[1]!.peerId, 'markers.put', { stateHash: s, record: { txid: 'forged', blockId: 'b', quorum: QUORUM, sig: 'nope' } }),
+      rpcs[3]!.call(hosts[1]!.peerId, 'markers.put', { stateHash: s, record: { ...m, sig: sign(QUORUM, markerDigest(s, m)) } })
+    ])
+    expect((await markers[1]!.known(s))?.txid).to.equal('tx14')
   })
 
   it('a lookup passes over a peer answering a forged record and finds the real one', async () => {

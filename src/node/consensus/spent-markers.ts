@@ -14,8 +14,11 @@ export const spentKey = (stateHash: string): string => `/rbt/spent/${stateHash}`
 export const SPENT_TOPIC = '/rbt/spent/1.0.0'
 
 interface MarkerRecord extends SpentMarker { sig: string }
-/** As stored: `batch` when `sig` signs a whole transaction's batch (such records are not served one by one). */
-type StoredMarker = MarkerRecord & { stateHash: string, batch?: true }
+/**
+ * As stored: `batch` when `sig` signs a whole transaction's batch (such records are not served one
+ * by one); `pending` while a record another node sent is not verified yet (see `keepIncoming`).
+ */
+type StoredMarker = MarkerRecord & { stateHash: string, batch?: true, pending?: true }
 
 /** Kademlia's k: a record lives on the k peers closest to its key, and a lookup ends when those answered. */
 export const MARKER_REPLICAS = 20
@@ -125,9 +128,47 @@ export function nodeSpentMarkers (opts: {
   }
   const verified = async (stateHash: string, r: MarkerRecord): Promise<boolean> =>
     await opts.verifier.verify(r.quorum, markerDigest(stateHash, r), r.sig, 'quorum').catch(() => false)
+  // one change at a time per state: two records arriving together must not both find the slot empty
+  const chains = new Map<string, Promise<unknown>>()
+  const serial = async <R>(stateHash: string, fn: () => Promise<R>): Promise<R> => {
+    const prev = chains.get(stateHash) ?? Promise.resolve()
+    const run = prev.then(fn, fn)
+    const settled = run.catch(() => {})
+    chains.set(stateHash, settled)
+    void settled.then(() => { if (chains.get(stateHash) === settled) chains.delete(stateHash) })
+    return await run
+  }
+  const plain = (stateHash: string, r: MarkerRecord): StoredMarker => ({ txid: r.txid, blockId: r.blockId, quorum: r.quorum, sig: r.sig, stateHash })
+  /**
+   * A record another node stored here or gossiped. The only claim for its state is kept without
+   * verifying it: almost every state is never looked at again, and whoever uses a record verifies
+   * it first (`known` here, the asker of a lookup). A second, different claim makes the first one
+   * verify: the first claim that verifies stays, so a forged record sent ahead of the real one
+   * cannot shadow it, and a verified record is never replaced.
+   */
+  const keepIncoming = async (stateHash: string, rec: MarkerRecord): Promise<void> => {
+    await noteArrival(stateHash, rec)
+    await serial(stateHash, async () => {
+      const held = await opts.local.get(stateHash)
+      if (held === undefined) { await opts.local.put(stateHash, { ...plain(stateHash, rec), pending: true }); return }
+      if (held.pending !== true || (held.sig === rec.sig && held.txid === rec.txid && held.blockId === rec.blockId && held.quorum === rec.quorum)) return
+      if (await verified(stateHash, held)) { await opts.local.put(stateHash, plain(stateHash, held)); return }
+      if (await verified(stateHash, rec)) await opts.local.put(stateHash, plain(stateHash, rec))
+      else await opts.local.del(stateHash)
+    })
+  }
   return {
     known: async (stateHash) => {
-      const mine = await opts.local.get(stateHash)
+      let mine = await opts.local.get(stateHash)
+      if (mine?.pending === true) {
+        mine = await serial(stateHash, async () => {
+          const held = await opts.local.get(stateHash)
+          if (held?.pending !== true) return held
+          if (await verified(stateHash, held)) { await opts.local.put(stateHash, plain(stateHash, held)); return held }
+          await opts.local.del(stateHash)
+          return undefined
+        })
+      }
       return mine === undefined ? undefined : { txid: mine.txid, blockId: mine.blockId, quorum: mine.quorum }
     },
     lookup: async (stateHash) => {
@@ -149,11 +190,14 @@ export function nodeSpentMarkers (opts: {
       const signer = opts.signerFor(m.quorum)
       if (signer === undefined) return
       const rec: MarkerRecord = { ...m, sig: await signer.pvtSign(markerDigest(stateHash, m)) }
-      // every record in the local store verified (or is this node's own) before it was kept
       const held = await opts.local.get(stateHash)
       await opts.local.put(stateHash, { ...rec, stateHash })
       if (o?.backup === true) {
-        const b = { txid: m.txid, quorum: m.quorum, seen: held !== undefined && held.batch !== true && held.txid === m.txid && held.quorum !== m.quorum }
+        const b = {
+          txid: m.txid,
+          quorum: m.quorum,
+          seen: held !== undefined && held.batch !== true && held.txid === m.txid && held.quorum !== m.quorum && (held.pending !== true || await verified(stateHash, held))
+        }
         if (b.seen) return
         backups.set(stateHash, b)
         try {
@@ -201,9 +245,7 @@ export function nodeSpentMarkers (opts: {
       }
       const r = parse(bytes) as (MarkerRecord & { stateHash?: unknown }) | undefined
       if (r === undefined || typeof r.stateHash !== 'string' || !/^Qm[1-9A-HJ-NP-Za-km-z]{44}$/.test(r.stateHash)) return
-      await noteArrival(r.stateHash, r)
-      if (await opts.local.get(r.stateHash) !== undefined) return
-      if (await verified(r.stateHash, r)) await opts.local.put(r.stateHash, { txid: r.txid, blockId: r.blockId, quorum: r.quorum, sig: r.sig, stateHash: r.stateHash })
+      await keepIncoming(r.stateHash, r)
     },
     serveGet: async (stateHash) => {
       const mine = await opts.local.get(stateHash)
@@ -212,12 +254,8 @@ export function nodeSpentMarkers (opts: {
       return { record: { txid: mine.txid, blockId: mine.blockId, quorum: mine.quorum, sig: mine.sig }, closer }
     },
     servePut: async (stateHash, rec) => {
-      await noteArrival(stateHash, rec)
       const closer = await closerPeers(opts.host(), new TextEncoder().encode(spentKey(stateHash)))
-      // the first verified record of a state stays: a later one cannot shadow it
-      if (await opts.local.get(stateHash) !== undefined) return { closer }
-      if (!await verified(stateHash, rec)) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `spent marker for ${stateHash} is not signed by ${rec.quorum}`)
-      if (await opts.local.get(stateHash) === undefined) await opts.local.put(stateHash, { txid: rec.txid, blockId: rec.blockId, quorum: rec.quorum, sig: rec.sig, stateHash })
+      await keepIncoming(stateHash, rec)
       return { closer }
     }
   }
