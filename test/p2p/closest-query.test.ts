@@ -5,8 +5,8 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { closestQuery, compareDistance, kadKey, kadPeerKey, type QueryPeer } from '../../src/p2p/closest-query.js'
 
 /**
- * The walk alone, over a table of who-knows-whom: each peer answers with the peers it knows that
- * are closer to the key than itself, as the record protocol's handlers do.
+ * The walk alone, over a table of who-knows-whom: each peer answers with the k peers it knows
+ * closest to the key, as the record protocol's handlers do.
  */
 describe('p2p/closest-query', () => {
   let ids: string[]
@@ -20,7 +20,11 @@ describe('p2p/closest-query', () => {
   })
 
   const peer = (peerId: string): QueryPeer => ({ peerId, multiaddrs: [`/ip4/127.0.0.1/tcp/${4000 + ids.indexOf(peerId)}`] })
-  /** Kademlia buckets: every peer knows at most `size` peers at each distance range (leading bit of the XOR) */
+  /**
+   * Kademlia buckets: every peer knows at most `size` peers at each distance range (leading bit of
+   * the XOR). With 40 peers and `size` 10 only the farthest bucket (half the network) is cut, so a
+   * peer in the key's half knows that whole half: a walk that reaches it learns the k closest.
+   */
   const bucketsOf = (p: string, size: number): string[] => {
     const me = kadPeerKey(p)
     const buckets = new Map<number, string[]>()
@@ -38,8 +42,7 @@ describe('p2p/closest-query', () => {
     }
     return [...buckets.values()].flat()
   }
-  const closerThan = (p: string, known: string[]): QueryPeer[] =>
-    known.filter((q) => compareDistance(target, kadPeerKey(q), kadPeerKey(p)) < 0).map(peer)
+  const closestOf = (known: string[], k: number): QueryPeer[] => byDistance(known).slice(0, k).map(peer)
 
   it('orders ids by XOR distance to the key', () => {
     const sorted = byDistance(ids)
@@ -55,7 +58,7 @@ describe('p2p/closest-query', () => {
     const asked: string[] = []
     const res = await closestQuery<string>({
       target, start, self, k, concurrency: 3,
-      ask: async (p) => { asked.push(p.peerId); return { closer: closerThan(p.peerId, bucketsOf(p.peerId, k)) } }
+      ask: async (p) => { asked.push(p.peerId); return { closer: closestOf(bucketsOf(p.peerId, 2 * k), k) } }
     })
     const closest = byDistance(ids.slice(1)).slice(0, k)
     for (const c of closest) expect(res.answered, 'every one of the k closest answered').to.include(c)
@@ -89,7 +92,7 @@ describe('p2p/closest-query', () => {
       target, start: sorted.slice(0, 6).map(peer), self: ids[0]!, k: 3, concurrency: 2,
       ask: async (p) => {
         if (down.has(p.peerId)) throw new Error('unreachable')
-        return { closer: closerThan(p.peerId, sorted) }
+        return { closer: closestOf(sorted.filter((q) => q !== p.peerId), 3) }
       }
     })
     expect(res.failed.sort()).to.deep.equal([...down].sort())

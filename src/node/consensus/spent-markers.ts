@@ -6,7 +6,7 @@ import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import type { Logger } from '../../util/logger.js'
 import type { P2pHost } from '../../p2p/host.js'
 import type { RpcClient, RpcHandlers, UnarySpec } from '../../p2p/rpc.js'
-import { closestQuery, compareDistance, kadKey, kadPeerKey, type QueryPeer } from '../../p2p/closest-query.js'
+import { closestQuery, kadKey, type QueryPeer } from '../../p2p/closest-query.js'
 
 /** Key of the network-wide "this token state is spent" record; its Kademlia id places it. */
 export const spentKey = (stateHash: string): string => `/rbt/spent/${stateHash}`
@@ -68,10 +68,10 @@ function parseBatch (bytes: Uint8Array): BatchMessage | undefined {
 export interface NodeSpentMarkers extends SpentMarkers {
   /** a marker received by gossip: kept after its signature verifies */
   receive: (bytes: Uint8Array) => Promise<void>
-  /** answers a peer's lookup: the record held here, and the known peers closer to the key */
-  serveGet: (stateHash: string) => Promise<{ record?: MarkerRecord, closer: QueryPeer[] }>
-  /** keeps a record a peer stores here (after its signature verifies); answers like `serveGet` */
-  servePut: (stateHash: string, record: MarkerRecord) => Promise<{ closer: QueryPeer[] }>
+  /** answers a peer's lookup: the record held here, and the known peers closest to the key (`asker` left out) */
+  serveGet: (stateHash: string, asker?: string) => Promise<{ record?: MarkerRecord, closer: QueryPeer[] }>
+  /** keeps a record a peer stores here (see `keepIncoming`); answers like `serveGet` */
+  servePut: (stateHash: string, record: MarkerRecord, asker?: string) => Promise<{ closer: QueryPeer[] }>
 }
 
 function isRecord (r: unknown): r is MarkerRecord {
@@ -92,11 +92,11 @@ export function spentMarkerRpcHandlers (markers: () => NodeSpentMarkers | undefi
     return m
   }
   return {
-    'markers.get': async (req) => { needState(req?.stateHash); return await svc().serveGet(req.stateHash) },
-    'markers.put': async (req) => {
+    'markers.get': async (req, ctx) => { needState(req?.stateHash); return await svc().serveGet(req.stateHash, ctx.peerId) },
+    'markers.put': async (req, ctx) => {
       needState(req?.stateHash)
       if (!isRecord(req.record)) throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed spent-marker request: record')
-      return await svc().servePut(req.stateHash, req.record)
+      return await svc().servePut(req.stateHash, req.record, ctx.peerId)
     }
   }
 }
@@ -247,26 +247,28 @@ export function nodeSpentMarkers (opts: {
       if (r === undefined || typeof r.stateHash !== 'string' || !/^Qm[1-9A-HJ-NP-Za-km-z]{44}$/.test(r.stateHash)) return
       await keepIncoming(r.stateHash, r)
     },
-    serveGet: async (stateHash) => {
+    serveGet: async (stateHash, asker) => {
       const mine = await opts.local.get(stateHash)
-      const closer = await closerPeers(opts.host(), new TextEncoder().encode(spentKey(stateHash)))
+      const closer = await closerPeers(opts.host(), new TextEncoder().encode(spentKey(stateHash)), asker)
       if (mine === undefined || mine.batch === true) return { closer }
       return { record: { txid: mine.txid, blockId: mine.blockId, quorum: mine.quorum, sig: mine.sig }, closer }
     },
-    servePut: async (stateHash, rec) => {
-      const closer = await closerPeers(opts.host(), new TextEncoder().encode(spentKey(stateHash)))
+    servePut: async (stateHash, rec, asker) => {
+      const closer = await closerPeers(opts.host(), new TextEncoder().encode(spentKey(stateHash)), asker)
       await keepIncoming(stateHash, rec)
       return { closer }
     }
   }
 }
 
-/** The peers this node knows that are closer to `key` than itself, with their addresses. */
-async function closerPeers (h: P2pHost | undefined, key: Uint8Array): Promise<QueryPeer[]> {
+/**
+ * The k peers this node knows closest to `key`, with their addresses, the asker left out (it knows
+ * itself). As Kademlia's FIND_NODE answers: peers farther than this node count too, or a walk
+ * could miss one of the k closest that only farther nodes know.
+ */
+async function closerPeers (h: P2pHost | undefined, key: Uint8Array, asker?: string): Promise<QueryPeer[]> {
   if (h === undefined) return []
-  const target = kadKey(key)
-  const self = kadPeerKey(h.peerId)
-  const ids = h.closestKnownPeers(key, MARKER_REPLICAS).filter((p) => compareDistance(target, kadPeerKey(p), self) < 0)
+  const ids = h.closestKnownPeers(key, MARKER_REPLICAS + 1).filter((p) => p !== asker).slice(0, MARKER_REPLICAS)
   return await Promise.all(ids.map(async (peerId) => ({ peerId, multiaddrs: await h.peerAddresses(peerId) })))
 }
 
