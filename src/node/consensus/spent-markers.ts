@@ -29,8 +29,8 @@ const WALK_CONCURRENCY = 8
 
 /**
  * The record protocol (docs/protocol.md, "Spent-marker records"): a Kademlia store and lookup
- * whose requests travel over the rpc channel. Each answer names the peers its sender knows that
- * are closer to the key than itself, so a walk converges as on the DHT.
+ * whose requests travel over the rpc channel. Each answer names the 20 peers its sender knows
+ * closest to the key, so a walk converges as on the DHT.
  */
 export interface SpentMarkerMethods {
   'markers.get': UnarySpec<{ stateHash: string }, { record?: MarkerRecord, closer: QueryPeer[] }>
@@ -66,7 +66,7 @@ function parseBatch (bytes: Uint8Array): BatchMessage | undefined {
 }
 
 export interface NodeSpentMarkers extends SpentMarkers {
-  /** a marker received by gossip: kept after its signature verifies */
+  /** a marker received by gossip: kept like a stored record (`keepIncoming`); batches after their signature verifies */
   receive: (bytes: Uint8Array) => Promise<void>
   /** answers a peer's lookup: the record held here, and the known peers closest to the key (`asker` left out) */
   serveGet: (stateHash: string, asker?: string) => Promise<{ record?: MarkerRecord, closer: QueryPeer[] }>
@@ -102,10 +102,11 @@ export function spentMarkerRpcHandlers (markers: () => NodeSpentMarkers | undefi
 }
 
 /**
- * Spent markers signed by the quorum that publishes them and verified on read, so a forged record
- * cannot block a token. Kept locally (own commits and gossip), in the DHT (for nodes that were
- * offline), and spread over gossipsub. A lookup answers from the local set at once and asks the
- * DHT for a bounded time.
+ * Spent markers signed by the quorum that publishes them and verified before use, so a forged
+ * record cannot block a token. Kept locally (own commits, records other nodes stored here, gossip),
+ * stored on the peers closest to their key (for nodes that were offline), and gossiped when that
+ * store left a node out. `known` answers from the local set at once; `lookup` walks the network for
+ * a bounded time.
  */
 export function nodeSpentMarkers (opts: {
   host: () => P2pHost | undefined
