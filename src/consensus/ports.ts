@@ -60,6 +60,8 @@ export type ConsensusCollection = 'cs-outgoing' | 'cs-votes' | 'cs-states' | 'cs
 
 /** A key range: keys `>= gte` and `< lt`, in key order. */
 export interface KeyRange { gte?: string, lt?: string }
+/** The range of the keys that start with `prefix`. */
+export const prefixRange = (prefix: string): KeyRange => ({ gte: prefix, lt: prefix + '\uffff' })
 
 export interface Ledger {
   token: (tokenId: string) => Promise<TokenState | undefined>

@@ -13,7 +13,7 @@ import { KeyedMutex } from './keyed-mutex.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import type { AbortRequest, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest } from './messages.js'
 import type { Clock, ConsensusSigner, KeyRange, Ledger, SpentMarkers, TokenState, Verifier } from './ports.js'
-import { MARKER_DHT_STATES, systemClock } from './ports.js'
+import { MARKER_DHT_STATES, prefixRange, systemClock } from './ports.js'
 import { PLEDGE_INDEX_VERSION_KEY, pledgeDuePrefix, pledgeDueUntil, pledgeIndexKeys, pledgeStatePrefix, stateKey, type PledgeRecord, type VoteRecord } from './records.js'
 import { ContractType, TransactionType } from '../tokenchain/types.js'
 import type { DecodedContract } from '../tokenchain/contract.js'
@@ -514,24 +514,21 @@ export class QuorumService {
         this.log.debug(`outcome of ${v.txid} from ${v.senderPeer}: ${errorMessage(e)}`)
       }
     }
-    await this.unpledge(this.indexed({ gte: pledgeDuePrefix, lt: pledgeDueUntil(now) }), (p) => p.releaseAt <= now)
+    await this.unpledge(this.indexed([{ gte: pledgeDuePrefix, lt: pledgeDueUntil(now) }]), (p) => p.releaseAt <= now)
   }
 
   /** Tokens that moved on again release the pledges that backed their previous state. */
   async tokensMovedOn (spentStates: readonly string[]): Promise<void> {
     if (spentStates.length === 0) return
     const set = new Set(spentStates)
-    const entries = (async function * (q: QuorumService) {
-      for (const s of set) yield * q.indexed({ gte: pledgeStatePrefix(s), lt: pledgeStatePrefix(s) + '\uffff' })
-    })(this)
-    await this.unpledge(entries, (p) => p.newBlockIds.some((s) => set.has(s)))
+    await this.unpledge(this.indexed([...set].map((s) => prefixRange(pledgeStatePrefix(s)))), (p) => p.newBlockIds.some((s) => set.has(s)))
   }
 
-  /** Pledge keys of the index entries in `range` (after indexing the pledges of an older data dir once). */
-  private async * indexed (range: KeyRange): AsyncIterable<[string, string]> {
+  /** The pledge index entries in `ranges` (after indexing the pledges of an older data dir once). */
+  private async * indexed (ranges: readonly KeyRange[]): AsyncIterable<[string, string]> {
     this.pledgeIndexReady ??= this.indexOldPledges().catch((e) => { this.pledgeIndexReady = undefined; throw e })
     await this.pledgeIndexReady
-    yield * this.ledger.records<string>('cs-pledge-index', range)
+    for (const range of ranges) yield * this.ledger.records<string>('cs-pledge-index', range)
   }
 
   private pledgeIndexReady?: Promise<void>
@@ -614,7 +611,7 @@ export class QuorumService {
   async storedProof (token: string, txid?: string): Promise<UnpledgeProof | undefined> {
     if (txid !== undefined) return await this.ledger.record<UnpledgeProof>('cs-pow-proofs', `${token}/${txid}`)
     let found: UnpledgeProof | undefined
-    for await (const [, v] of this.ledger.records<UnpledgeProof>('cs-pow-proofs', { gte: `${token}/`, lt: `${token}/\uffff` })) found = v
+    for await (const [, v] of this.ledger.records<UnpledgeProof>('cs-pow-proofs', prefixRange(`${token}/`))) found = v
     return found
   }
 

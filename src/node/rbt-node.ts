@@ -59,6 +59,10 @@ import type { SyncMethods } from './sync/sync-network.js'
 
 /** Gossipsub topic where senders announce committed transfers (spent token states). */
 export const TXN_TOPIC = '/rbt/txn/1.0.0'
+/** One announcement on the transaction topic; merged batches carry no single txid. */
+const publishTxn = async (host: P2pHost, m: TransferAnnouncement): Promise<void> => {
+  await host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid: '', ...m })))
+}
 const FAUCET_KEY = (testNet: boolean): string => `/rbt/faucet/${testNet ? 'testnet' : 'mainnet'}`
 
 /** Test builds only (RBTNODE_TEST_HOOKS=1): RBTNODE_FAULT=<step> kills the process right after that durable step. */
@@ -509,7 +513,7 @@ export class RbtNode {
     const fresh = createdTokens(change)
     if (fresh.length === 0) return
     this.genesisBatcher ??= new AnnouncementBatcher({
-      publish: async (tokens) => { await host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid: '', spent: [], tokens }))) },
+      publish: async (tokens) => { await publishTxn(host, { spent: [], tokens }) },
       onError: (e) => { this.log.debug(`announcing new tokens: ${errorMessage(e)}`) }
     })
     const batcher = this.genesisBatcher
@@ -534,7 +538,7 @@ export class RbtNode {
     })
     // committed transfers are announced in merged messages (the states each spent, the tokens each moved)
     const txnBatcher = transferAnnouncementBatcher({
-      publish: async (m) => { await host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid: '', ...m }))) },
+      publish: async (m) => { await publishTxn(host, m) },
       onError: (e) => { this.log.debug(`announcing transactions: ${errorMessage(e)}`) }
     })
     this.txnBatcher = txnBatcher

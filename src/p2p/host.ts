@@ -176,6 +176,8 @@ export interface HostServices extends Record<string, unknown> {
 }
 
 const MAX_RBT_RECORD_BYTES = 64 * 1024
+/** What the host reads of the Kad-DHT routing table. */
+interface RoutingTableView { size?: number, closestPeers?: (kadId: Uint8Array, o: { count: number }) => PeerId[] }
 /** How long `peerAddresses` answers from memory. */
 const ADDR_CACHE_MS = 30_000
 
@@ -533,8 +535,7 @@ class Host implements P2pHost {
 
   closestKnownPeers (key: Uint8Array, count: number): string[] {
     const target = kadKey(key)
-    const dht = this.libp2p.services.dht as unknown as { routingTable?: { closestPeers?: (k: Uint8Array, o: { count: number }) => PeerId[] } }
-    const ids = (dht.routingTable?.closestPeers?.(target, { count }) ?? []).map((p) => p.toString())
+    const ids = (this.routingTable?.closestPeers?.(target, { count }) ?? []).map((p) => p.toString())
     if (ids.length < count && this.connected.size > 0) {
       const have = new Set(ids)
       const more: Array<{ p: string, k: Uint8Array }> = []
@@ -575,8 +576,12 @@ class Host implements P2pHost {
   }
 
   dhtPeerCount (): number {
-    const dht = this.libp2p.services.dht as unknown as { routingTable?: { size?: number } }
-    return dht.routingTable?.size ?? 0
+    return this.routingTable?.size ?? 0
+  }
+
+  /** The DHT's routing table (a public field of the Kad-DHT service, not part of its typed interface). */
+  private get routingTable (): RoutingTableView | undefined {
+    return (this.libp2p.services.dht as unknown as { routingTable?: RoutingTableView }).routingTable
   }
 
   onPeerConnect (listener: (peerId: string) => void): () => void {

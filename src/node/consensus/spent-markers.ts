@@ -7,6 +7,7 @@ import type { Logger } from '../../util/logger.js'
 import type { P2pHost } from '../../p2p/host.js'
 import type { RpcClient, RpcHandlers, UnarySpec } from '../../p2p/rpc.js'
 import { closestQuery, kadKey, type QueryPeer } from '../../p2p/closest-query.js'
+import { KeyedMutex } from '../../consensus/keyed-mutex.js'
 
 /** Key of the network-wide "this token state is spent" record; its Kademlia id places it. */
 export const spentKey = (stateHash: string): string => `/rbt/spent/${stateHash}`
@@ -130,15 +131,7 @@ export function nodeSpentMarkers (opts: {
   const verified = async (stateHash: string, r: MarkerRecord): Promise<boolean> =>
     await opts.verifier.verify(r.quorum, markerDigest(stateHash, r), r.sig, 'quorum').catch(() => false)
   // one change at a time per state: two records arriving together must not both find the slot empty
-  const chains = new Map<string, Promise<unknown>>()
-  const serial = async <R>(stateHash: string, fn: () => Promise<R>): Promise<R> => {
-    const prev = chains.get(stateHash) ?? Promise.resolve()
-    const run = prev.then(fn, fn)
-    const settled = run.catch(() => {})
-    chains.set(stateHash, settled)
-    void settled.then(() => { if (chains.get(stateHash) === settled) chains.delete(stateHash) })
-    return await run
-  }
+  const locks = new KeyedMutex()
   const plain = (stateHash: string, r: MarkerRecord): StoredMarker => ({ txid: r.txid, blockId: r.blockId, quorum: r.quorum, sig: r.sig, stateHash })
   /**
    * A record another node stored here or gossiped. The only claim for its state is kept without
@@ -149,25 +142,28 @@ export function nodeSpentMarkers (opts: {
    */
   const keepIncoming = async (stateHash: string, rec: MarkerRecord): Promise<void> => {
     await noteArrival(stateHash, rec)
-    await serial(stateHash, async () => {
+    await locks.run(stateHash, async () => {
       const held = await opts.local.get(stateHash)
       if (held === undefined) { await opts.local.put(stateHash, { ...plain(stateHash, rec), pending: true }); return }
       if (held.pending !== true || (held.sig === rec.sig && held.txid === rec.txid && held.blockId === rec.blockId && held.quorum === rec.quorum)) return
-      if (await verified(stateHash, held)) { await opts.local.put(stateHash, plain(stateHash, held)); return }
+      if (await settle(stateHash, held) !== undefined) return
       if (await verified(stateHash, rec)) await opts.local.put(stateHash, plain(stateHash, rec))
-      else await opts.local.del(stateHash)
     })
+  }
+  /** Verifies a pending record (under the state's lock): kept as verified, or dropped. */
+  const settle = async (stateHash: string, held: StoredMarker): Promise<StoredMarker | undefined> => {
+    if (held.pending !== true) return held
+    if (await verified(stateHash, held)) { await opts.local.put(stateHash, plain(stateHash, held)); return held }
+    await opts.local.del(stateHash)
+    return undefined
   }
   return {
     known: async (stateHash) => {
       let mine = await opts.local.get(stateHash)
       if (mine?.pending === true) {
-        mine = await serial(stateHash, async () => {
+        mine = await locks.run(stateHash, async () => {
           const held = await opts.local.get(stateHash)
-          if (held?.pending !== true) return held
-          if (await verified(stateHash, held)) { await opts.local.put(stateHash, plain(stateHash, held)); return held }
-          await opts.local.del(stateHash)
-          return undefined
+          return held === undefined ? undefined : await settle(stateHash, held)
         })
       }
       return mine === undefined ? undefined : { txid: mine.txid, blockId: mine.blockId, quorum: mine.quorum }
@@ -184,7 +180,7 @@ export function nodeSpentMarkers (opts: {
       })
       const rec = res.values[0]?.value
       if (rec === undefined) return undefined
-      await opts.local.put(stateHash, { txid: rec.txid, blockId: rec.blockId, quorum: rec.quorum, sig: rec.sig, stateHash })
+      await opts.local.put(stateHash, plain(stateHash, rec))
       return { txid: rec.txid, blockId: rec.blockId, quorum: rec.quorum }
     },
     publish: async (stateHash, m, o) => {
