@@ -24,7 +24,7 @@ import { silentLogger, type Logger } from '../util/logger.js'
 import type { Startable, StartableStatus } from '../util/startable.js'
 import { deadline, raceAbort, withDeadline } from './deadline.js'
 import { p2pError } from './errors.js'
-import { corkingProtector, lazyYamuxWindowUpdates, skipRedundantPeerMerges } from './stack-tuning.js'
+import { corkingProtector, lazyYamuxWindowUpdates, quietLengthPrefixedDecoding, skipRedundantPeerMerges } from './stack-tuning.js'
 import type { SwarmKey } from './swarm-key.js'
 import { compareDistance, kadKey, kadPeerKey, type QueryPeer } from './closest-query.js'
 
@@ -148,8 +148,8 @@ export interface P2pHost extends Startable {
   /** Number of peers in the DHT routing table. */
   dhtPeerCount: () => number
   /**
-   * The `count` peers of the local routing table closest to `key` (Kademlia distance), topped up
-   * with connected peers when the table holds fewer. No traffic.
+   * The `count` peers closest to `key` (Kademlia distance) among the local routing table's and the
+   * connected peers, closest first. No traffic.
    */
   closestKnownPeers: (key: Uint8Array, count: number) => string[]
   /** Addresses the peer store holds for a peer (empty when none). */
@@ -254,6 +254,7 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
   if (opts.swarmKey === null) log.warn('no swarm key: joining an open (non-private) network')
 
   lazyYamuxWindowUpdates()
+  quietLengthPrefixedDecoding()
   const node = await createLibp2p<HostServices>({
     start: false,
     privateKey,
@@ -535,15 +536,12 @@ class Host implements P2pHost {
 
   closestKnownPeers (key: Uint8Array, count: number): string[] {
     const target = kadKey(key)
-    const ids = (this.routingTable?.closestPeers?.(target, { count }) ?? []).map((p) => p.toString())
-    if (ids.length < count && this.connected.size > 0) {
-      const have = new Set(ids)
-      const more: Array<{ p: string, k: Uint8Array }> = []
-      for (const p of this.connected) if (!have.has(p)) more.push({ p, k: kadPeerKey(p) })
-      more.sort((a, b) => compareDistance(target, a.k, b.k))
-      for (const m of more.slice(0, count - ids.length)) ids.push(m.p)
-    }
-    return ids
+    // The routing table's closest and every connected peer, ordered together: a connected peer the
+    // table does not hold (yet) may be closer than the ones it names.
+    const known = new Map<string, Uint8Array>()
+    for (const p of this.routingTable?.closestPeers?.(target, { count }) ?? []) known.set(p.toString(), kadPeerKey(p.toString()))
+    for (const p of this.connected) if (!known.has(p)) known.set(p, kadPeerKey(p))
+    return [...known].sort((a, b) => compareDistance(target, a[1], b[1])).slice(0, count).map(([p]) => p)
   }
 
   /** Peer-store reads decode the whole record; record walks ask for the same few peers' addresses many times a second. */

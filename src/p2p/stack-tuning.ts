@@ -1,6 +1,6 @@
 /**
- * Two adjustments to the libp2p stack that cut per-message work without changing what goes over
- * the wire. Both were measured on the transfer benchmark (see docs/architecture.md, "p2p").
+ * Adjustments to the libp2p stack that cut per-message work without changing what goes over
+ * the wire. Each was measured on the transfer benchmark or the p2p one (see docs/architecture.md, "p2p").
  *
  * - Yamux window updates. The stock stream answers every data frame it receives with a window
  *   update frame, so each message costs a second frame (Noise encryption and a socket write on
@@ -21,9 +21,15 @@
  * - Peer-store reads. The DHT answers every request with the closest peers it knows, reading and
  *   decoding each one's record from the peer store. Those answers (`getInfo`) are kept for up to
  *   two seconds and dropped at any write for that peer.
+ * - Length-prefixed decoding. Noise reads its frames with a length-prefixed decoder that, after
+ *   the last whole frame of a chunk, asks its length reader for the next length on an empty
+ *   buffer; the reader throws a RangeError that the decoder catches to end the loop. Nearly every
+ *   chunk ends that way, so each received frame built an error and its stack trace (5-7 µs, about
+ *   ten times the decoding itself). The length reader is now not asked about an empty buffer.
  */
 import { Socket } from 'node:net'
 import { StreamState, YamuxStream } from '@chainsafe/libp2p-yamux/stream'
+import { LengthPrefixedDecoder } from '@libp2p/utils'
 import type { ConnectionProtector, MessageStream, Peer, PeerData, PeerId, PeerInfo, PeerStore } from '@libp2p/interface'
 
 interface WindowFields {
@@ -49,6 +55,46 @@ export function lazyYamuxWindowUpdates (): void {
     stock.call(this)
   }
   proto[INSTALLED] = true
+}
+
+type LpChunk = Parameters<LengthPrefixedDecoder['decode']>[0]
+type LpFrames = ReturnType<LengthPrefixedDecoder['decode']>
+/** The length reader's argument: the decoder's buffer. */
+type LpBuffer = Parameters<NonNullable<NonNullable<ConstructorParameters<typeof LengthPrefixedDecoder>[0]>['lengthDecoder']>>[0]
+
+interface DecoderFields {
+  lengthDecoder: (data: LpBuffer) => number
+  encodingLength: (length: number) => number
+  [QUIET_DECODER]?: true
+}
+
+const QUIET_DECODER = Symbol.for('rbtnode.lp.quietEmptyBuffer')
+const LP_INSTALLED = Symbol.for('rbtnode.lp.quietDecoding')
+
+/**
+ * Makes `decoder` skip its length reader while its buffer is empty. The decoder then sees a
+ * frame of length 0 that needs at least one more byte than it has and stops, as it did on the
+ * RangeError. A decoder whose prefix of a zero length takes no bytes is left as it is (it would
+ * loop forever).
+ */
+export function quietEmptyBuffer (decoder: DecoderFields): void {
+  if (decoder[QUIET_DECODER] === true) return
+  decoder[QUIET_DECODER] = true
+  if (!(decoder.encodingLength(0) > 0)) return
+  const read = decoder.lengthDecoder
+  decoder.lengthDecoder = (data) => data.byteLength === 0 ? 0 : read(data)
+}
+
+/** Applies `quietEmptyBuffer` to every length-prefixed decoder of this process (idempotent). */
+export function quietLengthPrefixedDecoding (): void {
+  const proto = LengthPrefixedDecoder.prototype as unknown as Record<PropertyKey, unknown> & { decode: (this: DecoderFields, buf: LpChunk) => LpFrames }
+  if (proto[LP_INSTALLED] === true) return
+  const stock = proto.decode
+  proto.decode = function (this: DecoderFields, buf: LpChunk): LpFrames {
+    quietEmptyBuffer(this)
+    return stock.call(this, buf)
+  }
+  proto[LP_INSTALLED] = true
 }
 
 interface Known { peer: Peer, protocols: Set<string>, addrs: Set<string>, at: number }

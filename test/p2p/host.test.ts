@@ -203,6 +203,25 @@ describe('p2p/host', function () {
     }
   })
 
+  it('orders the routing table\'s peers and the connected ones together by distance', async () => {
+    const hs = await startHosts(4)
+    try {
+      for (const h of hs.slice(1)) await connect(hs[0]!, h)
+      await waitFor('routing table', () => hs[0]!.dhtPeerCount() === 3, 10_000)
+      const key = new TextEncoder().encode('/rbt/spent/QmOrder')
+      const target = kadKey(key)
+      const byDistance = hs.slice(1).map((h) => h.peerId).sort((a, b) => compareDistance(target, kadPeerKey(a), kadPeerKey(b)))
+      // the table keeps only the farthest peer; the two closer ones are connected but not in it
+      const table = (hs[0]!.libp2p.services.dht as unknown as { routingTable: { remove: (p: unknown) => Promise<void> } }).routingTable
+      for (const h of hs.slice(1)) if (h.peerId !== byDistance[2]) await table.remove(h.libp2p.peerId)
+      expect(hs[0]!.dhtPeerCount()).to.equal(1)
+      expect(hs[0]!.closestKnownPeers(key, 2)).to.deep.equal(byDistance.slice(0, 2))
+      expect(hs[0]!.closestKnownPeers(key, 20)).to.deep.equal(byDistance)
+    } finally {
+      await stopAll(hs)
+    }
+  })
+
   it('a lone host answers DHT operations from its own store without waiting for peers', async () => {
     const [h] = await startHosts(1)
     try {

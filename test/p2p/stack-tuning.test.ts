@@ -6,7 +6,8 @@ import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { multiaddr } from '@multiformats/multiaddr'
 import { waitFor } from './helpers.js'
-import { corkWrites, lazyYamuxWindowUpdates, skipRedundantPeerMerges } from '../../src/p2p/stack-tuning.js'
+import { corkWrites, lazyYamuxWindowUpdates, quietEmptyBuffer, quietLengthPrefixedDecoding, skipRedundantPeerMerges } from '../../src/p2p/stack-tuning.js'
+import { LengthPrefixedDecoder } from '@libp2p/utils'
 import { createServer, connect as tcpConnect, type Socket } from 'node:net'
 import type { MessageStream } from '@libp2p/interface'
 
@@ -31,7 +32,69 @@ function fakeStream (state: StreamState, consumed: number): { stream: YamuxStrea
   return { stream, frames }
 }
 
+/** Noise's frame prefix: a 2-byte big-endian length. */
+const uint16 = (data: { length: number, get: (i: number) => number }): number => {
+  if (data.length < 2) throw new RangeError('Could not decode int16BE')
+  return data.get(0) * 256 + data.get(1)
+}
+const noiseFrame = (body: number[]): number[] => [body.length >> 8, body.length & 255, ...body]
+
+/** A decoder as Noise builds one, counting how often its length reader saw an empty buffer or threw. */
+function noiseDecoder (): { decoder: LengthPrefixedDecoder, calls: { empty: number, thrown: number } } {
+  const calls = { empty: 0, thrown: 0 }
+  const decoder = new LengthPrefixedDecoder({
+    lengthDecoder: (data) => {
+      const list = data instanceof Uint8Array ? { length: data.length, get: (i: number) => data[i]! } : { length: data.byteLength, get: (i: number) => data.get(i) }
+      if (list.length === 0) calls.empty++
+      try { return uint16(list) } catch (e) { calls.thrown++; throw e }
+    },
+    encodingLength: () => 2
+  })
+  return { decoder, calls }
+}
+
+const frames = (d: LengthPrefixedDecoder, chunk: number[]): number[][] => [...d.decode(Uint8Array.from(chunk))].map((f) => [...f.subarray()])
+
 describe('p2p/stack-tuning', () => {
+  describe('length-prefixed decoding', () => {
+    it('reads the same frames without asking the length reader about an empty buffer', () => {
+      const { decoder, calls } = noiseDecoder()
+      quietEmptyBuffer(decoder as never)
+      // two frames in one chunk, then a frame cut inside its prefix and inside its body
+      expect(frames(decoder, [...noiseFrame([1, 2, 3]), ...noiseFrame([4])])).to.deep.equal([[1, 2, 3], [4]])
+      const third = noiseFrame([5, 6, 7, 8])
+      expect(frames(decoder, third.slice(0, 1))).to.deep.equal([])
+      expect(frames(decoder, third.slice(1, 4))).to.deep.equal([])
+      expect(frames(decoder, third.slice(4))).to.deep.equal([[5, 6, 7, 8]])
+      expect(calls.empty, 'length reads of an empty buffer').to.equal(0)
+      // only the one-byte prefix still ends the loop with an error, as before
+      expect(calls.thrown).to.equal(1)
+    })
+
+    it('the stock decoder threw once per chunk that ended on a frame boundary', () => {
+      const { decoder, calls } = noiseDecoder()
+      // a host may have installed the change already: mark this decoder as done without changing it
+      Object.assign(decoder, { [Symbol.for('rbtnode.lp.quietEmptyBuffer')]: true })
+      for (let i = 0; i < 5; i++) expect(frames(decoder, noiseFrame([i]))).to.deep.equal([[i]])
+      expect(calls.thrown).to.equal(5)
+    })
+
+    it('leaves alone a decoder whose zero-length prefix takes no bytes', () => {
+      const read = (): number => 0
+      const decoder = { lengthDecoder: read, encodingLength: () => 0 }
+      quietEmptyBuffer(decoder)
+      expect(decoder.lengthDecoder).to.equal(read)
+    })
+
+    it('is installed for every decoder of the process', () => {
+      quietLengthPrefixedDecoding()
+      quietLengthPrefixedDecoding()
+      const { decoder, calls } = noiseDecoder()
+      for (let i = 0; i < 5; i++) expect(frames(decoder, noiseFrame([i, i]))).to.deep.equal([[i, i]])
+      expect(calls).to.deep.equal({ empty: 0, thrown: 0 })
+    })
+  })
+
   describe('Yamux window updates', () => {
     before(() => { lazyYamuxWindowUpdates() })
 
