@@ -29,6 +29,8 @@ describe('p2p: spent-marker records over the rpc channel', function () {
   const QUORUM2 = 'bafybmisecondquorum'
   const sign = (did: string, msg: string): string => `${did}:${msg}`
   const verifier = { verify: async (did: string, msg: string, sig: string) => sig === sign(did, msg) }
+  /** the quorum of every marker signature made, in order */
+  const signed: string[] = []
   const state = (n: number): string => tokenStateHash(`QmToken${n}`, `1-${'ab'.repeat(32)}`)
 
   before(async () => {
@@ -53,7 +55,7 @@ describe('p2p: spent-marker records over the rpc channel', function () {
         host: () => h,
         rpc: () => rpc,
         verifier,
-        signerFor: (did) => (did === QUORUM && i === 0) || (did === QUORUM2 && i === 1) ? { did, pvtSign: async (msg: string) => sign(did, msg), signHash: async () => { throw new Error('unused') } } : undefined,
+        signerFor: (did) => (did === QUORUM && i === 0) || (did === QUORUM2 && i === 1) ? { did, pvtSign: async (msg: string) => { signed.push(did); return sign(did, msg) }, signHash: async () => { throw new Error('unused') } } : undefined,
         backupDelayMs: 200,
         local: kv.collection('spent-markers'),
         log: silentLogger
@@ -158,15 +160,18 @@ describe('p2p: spent-marker records over the rpc channel', function () {
   })
 
   it('a backup publisher stores its marker only when the first publisher\'s did not reach it', async () => {
-    // the first publisher is down: the backup stores the record after its wait
+    const backupSigns = (): number => signed.filter((d) => d === QUORUM2).length
+    // the first publisher is down: the backup signs and stores the record after its wait
     await markers[1]!.publish(state(8), { txid: 'tx8', blockId: 'b8', quorum: QUORUM2 }, { backup: true })
     for (const i of [0, 2, 3, 4]) expect((await markers[i]!.known(state(8)))?.quorum, `node ${i}`).to.equal(QUORUM2)
-    // the first publisher stored it everywhere: the backup only keeps its own copy
+    expect(backupSigns()).to.equal(1)
+    // the first publisher stored it everywhere: the backup neither signs nor stores a second record
     await markers[0]!.publish(state(9), { txid: 'tx9', blockId: 'b9', quorum: QUORUM })
     await stores[3]!.collection('spent-markers').del(state(9))
     await markers[1]!.publish(state(9), { txid: 'tx9', blockId: 'b9', quorum: QUORUM2 }, { backup: true })
     expect(await markers[3]!.known(state(9)), 'no second store').to.equal(undefined)
-    expect((await markers[1]!.known(state(9)))?.quorum).to.equal(QUORUM2)
+    expect((await markers[1]!.known(state(9)))?.quorum, 'the backup holds the first publisher\'s record').to.equal(QUORUM)
+    expect(backupSigns()).to.equal(1)
     // the first publisher's marker arrives while the backup waits
     const backup = markers[1]!.publish(state(10), { txid: 'tx10', blockId: 'b10', quorum: QUORUM2 }, { backup: true })
     await new Promise((resolve) => setTimeout(resolve, 20))
@@ -174,12 +179,14 @@ describe('p2p: spent-marker records over the rpc channel', function () {
     await stores[3]!.collection('spent-markers').del(state(10))
     await backup
     expect(await markers[3]!.known(state(10)), 'no second store').to.equal(undefined)
+    expect(backupSigns(), 'no signature for a marker it did not store').to.equal(1)
     // a forged marker in the first publisher's name does not silence the backup
     const forged = markers[1]!.publish(state(11), { txid: 'tx11', blockId: 'b11', quorum: QUORUM2 }, { backup: true })
     await new Promise((resolve) => setTimeout(resolve, 20))
     await rpcs[2]!.call(hosts[1]!.peerId, 'markers.put', { stateHash: state(11), record: { txid: 'tx11', blockId: 'b11', quorum: QUORUM, sig: 'forged' } })
     await forged
     expect((await markers[3]!.known(state(11)))?.quorum).to.equal(QUORUM2)
+    expect(backupSigns()).to.equal(2)
   })
 
   it('does not serve markers known only from a batch (their signature covers the whole batch)', async () => {

@@ -186,10 +186,10 @@ export function nodeSpentMarkers (opts: {
     publish: async (stateHash, m, o) => {
       const signer = opts.signerFor(m.quorum)
       if (signer === undefined) return
-      const rec: MarkerRecord = { ...m, sig: await signer.pvtSign(markerDigest(stateHash, m)) }
-      const held = await opts.local.get(stateHash)
-      await opts.local.put(stateHash, { ...rec, stateHash })
+      // A backup signs only once it is to store its own marker: almost always the first
+      // publisher's arrives during the wait, and this quorum's own records already hold the state.
       if (o?.backup === true) {
+        const held = await opts.local.get(stateHash)
         const b = {
           txid: m.txid,
           quorum: m.quorum,
@@ -204,6 +204,8 @@ export function nodeSpentMarkers (opts: {
         }
         if (b.seen) return
       }
+      const rec: MarkerRecord = { ...m, sig: await signer.pvtSign(markerDigest(stateHash, m)) }
+      await opts.local.put(stateHash, { ...rec, stateHash })
       const h = opts.host()
       if (h === undefined) return
       const gossip = (): void => { h.publish(SPENT_TOPIC, new TextEncoder().encode(JSON.stringify({ stateHash, ...rec }))).catch(() => {}) }
