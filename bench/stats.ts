@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 /** Small helpers for benchmark figures. */
 export function percentile (values: number[], p: number): number {
   if (values.length === 0) return NaN
@@ -17,9 +17,32 @@ export function isMain (metaUrl: string): boolean {
  * available (not Linux) or the process is gone.
  */
 export function processCpuMs (pid: number | undefined): number | undefined {
+  return pid === undefined ? undefined : statCpuMs(`/proc/${pid}/stat`)
+}
+
+/**
+ * A process's CPU time (ms) split between its main thread, where JavaScript runs, and its other
+ * threads (V8's optimising compiler and GC helpers, libuv's pool with LevelDB's work), or
+ * undefined without /proc. Threads that already exited are not counted.
+ */
+export function processThreadCpuMs (pid: number | undefined): { main: number, other: number } | undefined {
   if (pid === undefined) return undefined
+  let tids: string[]
+  try { tids = readdirSync(`/proc/${pid}/task`) } catch { return undefined }
+  let main = 0
+  let other = 0
+  for (const tid of tids) {
+    const v = statCpuMs(`/proc/${pid}/task/${tid}/stat`)
+    if (v === undefined) continue
+    if (tid === String(pid)) main += v
+    else other += v
+  }
+  return { main, other }
+}
+
+function statCpuMs (path: string): number | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const stat = readFileSync(path, 'utf8')
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     const ticks = Number(fields[11]) + Number(fields[12])
     return Number.isFinite(ticks) ? ticks * 1000 / CLOCK_TICKS : undefined

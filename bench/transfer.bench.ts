@@ -1,7 +1,7 @@
 import '../src/util/polyfill.js'
 import { performance } from 'node:perf_hooks'
 import { closeQuorumNetwork, createLiteDid, mintRbt, QUORUM_PASSWORD, quorumNetwork, transfer, USER_PASSWORD } from '../test/helpers/quorum-network.js'
-import { isMain, ms, percentile, processCpuMs } from './stats.js'
+import { isMain, ms, percentile, processThreadCpuMs } from './stats.js'
 import { waitFor } from '../test/helpers/wait.js'
 
 /**
@@ -23,16 +23,25 @@ export async function run (): Promise<Record<string, string | number>> {
     await mintRbt(a.client, alice, N + 5, 10_000, USER_PASSWORD)
     // warm-up: DID documents fetched, chains cached
     for (let i = 0; i < 3; i++) await transfer(a.client, alice, bob, 1, USER_PASSWORD)
-    // CPU time of every node process (7 quorums, sender, receiver) over a phase, per transfer
+    // CPU time of every node process (7 quorums, sender, receiver) over a phase, per transfer, by
+    // role, with the part spent off the main thread (V8's compiler and GC helpers, LevelDB)
+    const roles = [...net.quorums.map(() => 'quorum' as const), 'sender' as const, 'receiver' as const]
     const procs = [...net.quorums, a, b]
-    const cpuNow = (): number | undefined => {
-      let sum = 0
-      for (const p of procs) { const v = processCpuMs(p.child?.pid); if (v === undefined) return undefined; sum += v }
-      return sum
+    type Snapshot = Array<{ main: number, other: number }> | undefined
+    const cpuNow = (): Snapshot => {
+      const out = procs.map((p) => processThreadCpuMs(p.child?.pid))
+      return out.every((v) => v !== undefined) ? out as Array<{ main: number, other: number }> : undefined
     }
-    const cpuPer = (before: number | undefined, count: number): string => {
+    const cpuPer = (before: Snapshot, count: number): string => {
       const after = cpuNow()
-      return before === undefined || after === undefined || count === 0 ? 'n/a (no /proc)' : ms((after - before) / count)
+      if (before === undefined || after === undefined || count === 0) return 'n/a (no /proc)'
+      const used = after.map((v, i) => ({ main: v.main - before[i]!.main, other: v.other - before[i]!.other }))
+      const of = (role: string): number => used.reduce((sum, u, i) => roles[i] === role ? sum + u.main + u.other : sum, 0) / count
+      const total = used.reduce((sum, u) => sum + u.main + u.other, 0)
+      const other = used.reduce((sum, u) => sum + u.other, 0)
+      const quorumEach = of('quorum') / net.quorums.length
+      return `${ms(total / count)} (sender node ${ms(of('sender'))}, receiver node ${ms(of('receiver'))}, each quorum node ${ms(quorumEach)}; ` +
+        `${total > 0 ? Math.round(100 * other / total) : 0}% off the main thread)`
     }
     const lat: number[] = []
     const cpu0 = cpuNow()
