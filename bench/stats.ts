@@ -13,17 +13,10 @@ export function isMain (metaUrl: string): boolean {
 }
 
 /**
- * User + system CPU time (ms) the kernel has charged to a process, or undefined where /proc is not
- * available (not Linux) or the process is gone.
- */
-export function processCpuMs (pid: number | undefined): number | undefined {
-  return pid === undefined ? undefined : statCpuMs(`/proc/${pid}/stat`)
-}
-
-/**
- * A process's CPU time (ms) split between its main thread, where JavaScript runs, and its other
- * threads (V8's optimising compiler and GC helpers, libuv's pool with LevelDB's work), or
- * undefined without /proc. Threads that already exited are not counted.
+ * User + system CPU time (ms) the kernel has charged to a process, split between its main thread,
+ * where JavaScript runs, and its other threads (V8's optimising compiler and GC helpers, libuv's
+ * pool with LevelDB's work). Undefined where /proc is not available (not Linux) or the process is
+ * gone. Threads that already exited are not counted.
  */
 export function processThreadCpuMs (pid: number | undefined): { main: number, other: number } | undefined {
   if (pid === undefined) return undefined
