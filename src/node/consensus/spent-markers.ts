@@ -1,4 +1,5 @@
 import { sha3Hex } from '../../tokenchain/hash.js'
+import { utf8 } from '../../wallet/bytes.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
 import type { SpentMarker, SpentMarkers, ConsensusSigner } from '../../consensus/ports.js'
 import type { Collection } from '../../storage/kv-store.js'
@@ -11,6 +12,8 @@ import { KeyedMutex } from '../../consensus/keyed-mutex.js'
 
 /** Key of the network-wide "this token state is spent" record; its Kademlia id places it. */
 export const spentKey = (stateHash: string): string => `/rbt/spent/${stateHash}`
+/** The record key's bytes, whose Kademlia id places the record. */
+const spentKeyBytes = (stateHash: string): Uint8Array => utf8(spentKey(stateHash))
 /** Gossipsub topic on which quorums also spread their spent markers. */
 export const SPENT_TOPIC = '/rbt/spent/1.0.0'
 
@@ -39,7 +42,7 @@ export interface SpentMarkerMethods {
 }
 
 /** What a quorum signs for one state's marker. */
-export const markerDigest = (stateHash: string, m: SpentMarker): string => sha3Hex(new TextEncoder().encode(`${stateHash}|${m.txid}|${m.blockId}|${m.quorum}`))
+export const markerDigest = (stateHash: string, m: SpentMarker): string => sha3Hex(utf8(`${stateHash}|${m.txid}|${m.blockId}|${m.quorum}`))
 
 function parse (bytes: Uint8Array): MarkerRecord | undefined {
   try {
@@ -52,7 +55,7 @@ const STATE_RE = /^Qm[1-9A-HJ-NP-Za-km-z]{44}$/
 
 /** What a quorum signs for a batch: every (state, new block) of one transaction, sorted by state hash. */
 const batchDigest = (quorum: string, txid: string, items: ReadonlyArray<{ stateHash: string, blockId: string }>): string =>
-  sha3Hex(new TextEncoder().encode(`batch|${txid}|${quorum}|${items.map((it) => `${it.stateHash}:${it.blockId}`).join(',')}`))
+  sha3Hex(utf8(`batch|${txid}|${quorum}|${items.map((it) => `${it.stateHash}:${it.blockId}`).join(',')}`))
 
 interface BatchMessage { quorum: string, txid: string, items: Array<{ stateHash: string, blockId: string }>, sig: string }
 
@@ -172,7 +175,7 @@ export function nodeSpentMarkers (opts: {
       const h = opts.host()
       const rpc = opts.rpc()
       if (h === undefined || rpc === undefined) return undefined
-      const key = new TextEncoder().encode(spentKey(stateHash))
+      const key = spentKeyBytes(stateHash)
       const res = await walk(h, key, {
         ask: async (peer, signal) => await rpc.call(peer.peerId, 'markers.get', { stateHash }, { signal, timeoutMs: opts.dhtTimeoutMs ?? 2000 }),
         accept: async (rec) => isRecord(rec) && await verified(stateHash, rec),
@@ -208,10 +211,10 @@ export function nodeSpentMarkers (opts: {
       await opts.local.put(stateHash, { ...rec, stateHash })
       const h = opts.host()
       if (h === undefined) return
-      const gossip = (): void => { h.publish(SPENT_TOPIC, new TextEncoder().encode(JSON.stringify({ stateHash, ...rec }))).catch(() => {}) }
+      const gossip = (): void => { h.publish(SPENT_TOPIC, utf8(JSON.stringify({ stateHash, ...rec }))).catch(() => {}) }
       const rpc = opts.rpc()
       if (rpc === undefined) { gossip(); return }
-      const key = new TextEncoder().encode(spentKey(stateHash))
+      const key = spentKeyBytes(stateHash)
       const res = await walk(h, key, {
         ask: async (peer, signal) => await rpc.call(peer.peerId, 'markers.put', { stateHash, record: rec }, { signal, timeoutMs: 5000 }),
         timeoutMs: 15_000
@@ -230,7 +233,7 @@ export function nodeSpentMarkers (opts: {
       await Promise.all(sorted.map(async (it) => { await opts.local.put(it.stateHash, { txid, blockId: it.blockId, quorum, sig, stateHash: it.stateHash, batch: true }) }))
       const h = opts.host()
       if (h === undefined) return
-      await h.publish(SPENT_TOPIC, new TextEncoder().encode(JSON.stringify({ batch: { quorum, txid, items: sorted, sig } }))).catch(() => {})
+      await h.publish(SPENT_TOPIC, utf8(JSON.stringify({ batch: { quorum, txid, items: sorted, sig } }))).catch(() => {})
     },
     receive: async (bytes) => {
       const b = parseBatch(bytes)
@@ -248,12 +251,12 @@ export function nodeSpentMarkers (opts: {
     },
     serveGet: async (stateHash, asker) => {
       const mine = await opts.local.get(stateHash)
-      const closer = await closerPeers(opts.host(), new TextEncoder().encode(spentKey(stateHash)), asker)
+      const closer = await closerPeers(opts.host(), spentKeyBytes(stateHash), asker)
       if (mine === undefined || mine.batch === true) return { closer }
       return { record: { txid: mine.txid, blockId: mine.blockId, quorum: mine.quorum, sig: mine.sig }, closer }
     },
     servePut: async (stateHash, rec, asker) => {
-      const closer = await closerPeers(opts.host(), new TextEncoder().encode(spentKey(stateHash)), asker)
+      const closer = await closerPeers(opts.host(), spentKeyBytes(stateHash), asker)
       await keepIncoming(stateHash, rec)
       return { closer }
     }
