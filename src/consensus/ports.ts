@@ -67,6 +67,13 @@ export interface Ledger {
   token: (tokenId: string) => Promise<TokenState | undefined>
   /** tokens of a DID; `family` 'rbt' (default: whole and part RBT) or 'ft' */
   tokensOf: (did: string, status?: TokenStatus, family?: 'rbt' | 'ft') => Promise<TokenState[]>
+  /**
+   * ids and values of a DID's tokens in one status, from the wallet's owner index: no token record
+   * is read, so choosing tokens costs the same for a wallet of ten tokens or of ten thousand
+   */
+  holdings: (did: string, status: TokenStatus, family?: 'rbt' | 'ft') => Promise<Array<{ tokenId: string, valueMilli: number }>>
+  /** several tokens in one read, in the order asked (undefined where unknown) */
+  tokensById: (tokenIds: readonly string[]) => Promise<Array<TokenState | undefined>>
   /** all block envelopes of a token's chain, genesis first (empty when unknown) */
   chain: (tokenId: string) => Promise<Uint8Array[]>
   record: <T>(collection: ConsensusCollection, key: string) => Promise<T | undefined>

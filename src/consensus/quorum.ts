@@ -21,6 +21,7 @@ import { deployIdMatches, isNftTokenType } from './nft.js'
 import { verifyProof, type UnpledgeProof } from './unpledge-pow.js'
 import { isScContractType, validateScOp, type ScRunner } from './smart-contract.js'
 import { carriesFt } from './ft.js'
+import { freeTokensById } from './wallet-tokens.js'
 
 export interface QuorumOptions {
   ledger: Ledger
@@ -242,30 +243,35 @@ export class QuorumService {
   /**
    * Free tokens of the quorum covering `share`; a larger token is split so exactly the share is
    * pledged. The split cuts several parts of the share at once (PLEDGE_PIECES), so the next
-   * transfers of the same size find an exact part and sign no split of their own.
+   * transfers of the same size find an exact part and sign no split of their own. Tokens are chosen
+   * from the quorum's holdings (the owner index): only the chosen ones are read.
    */
   private async pledgeTokens (quorumDid: string, share: number): Promise<TokenState[] | undefined> {
     const t0 = Date.now()
-    const free = (await this.ledger.tokensOf(quorumDid, 'Free')).filter((t) => t.owner === quorumDid)
+    const held = await this.ledger.holdings(quorumDid, 'Free')
     const t1 = Date.now()
-    const exact = free.find((t) => t.valueMilli === share)
-    if (exact !== undefined) return [exact]
-    const split = await this.splitForPledge(quorumDid, free, share)
+    const exact = held.find((h) => h.valueMilli === share)
+    if (exact !== undefined) return [...(await freeTokensById(this.ledger, quorumDid, [exact.tokenId])).values()]
+    const split = await this.splitForPledge(quorumDid, held, share)
     if (split !== undefined) {
-      this.log.debug(`pledge split: tokensOf ${t1 - t0} ms (${free.length} free), split ${Date.now() - t1} ms`)
-      await this.storeSplit(split)
-      return [split.parts[0].token]
+      this.log.debug(`pledge split: holdings ${t1 - t0} ms (${held.length} free), split ${Date.now() - t1} ms`)
+      await this.storeSplit(split.result)
+      return [split.result.parts[0].token]
     }
-    return pickPledge(free, share)
+    const ids = pickPledge(held, share)
+    return ids === undefined ? undefined : [...(await freeTokensById(this.ledger, quorumDid, ids)).values()]
   }
 
   /** Cuts PLEDGE_PIECES parts of `share` from the smallest larger Free token (built, not stored). */
-  private async splitForPledge (quorumDid: string, free: TokenState[], share: number): Promise<SplitResult | undefined> {
+  private async splitForPledge (quorumDid: string, held: ReadonlyArray<{ tokenId: string, valueMilli: number }>, share: number): Promise<{ result: SplitResult, parent: TokenState } | undefined> {
     const owner = this.opts.ownerSignerFor?.(quorumDid)
-    const bigger = free.filter((t) => t.valueMilli > share).sort((a, b) => a.valueMilli - b.valueMilli)[0]
+    const bigger = held.filter((h) => h.valueMilli > share).sort((a, b) => a.valueMilli - b.valueMilli)[0]
     if (owner === undefined || bigger === undefined) return undefined
-    const chain = await this.ledger.chain(bigger.tokenId)
-    return await splitToken(bigger, chain[chain.length - 1], share, owner, this.clock.now(), PLEDGE_PIECES)
+    // the background refill reads outside the quorum's lock: a token pledged meanwhile is left alone
+    const [parent] = await this.ledger.tokensById([bigger.tokenId])
+    if (parent === undefined || parent.status !== 'Free' || parent.owner !== quorumDid) return undefined
+    const chain = await this.ledger.chain(parent.tokenId)
+    return { result: await splitToken(parent, chain[chain.length - 1], share, owner, this.clock.now(), PLEDGE_PIECES), parent }
   }
 
   /** One commit: the parent burnt, its parts Free with their genesis blocks. */
@@ -286,15 +292,15 @@ export class QuorumService {
   private refillPledgePieces (quorumDid: string, share: number): void {
     if (this.refilling.has(quorumDid)) return
     const run = (async () => {
-      const free = (await this.ledger.tokensOf(quorumDid, 'Free')).filter((t) => t.owner === quorumDid)
-      if (free.filter((t) => t.valueMilli === share).length >= PLEDGE_RESERVE) return
-      const split = await this.splitForPledge(quorumDid, free, share)
+      const held = await this.ledger.holdings(quorumDid, 'Free')
+      if (held.filter((h) => h.valueMilli === share).length >= PLEDGE_RESERVE) return
+      const split = await this.splitForPledge(quorumDid, held, share)
       if (split === undefined) return
-      const parentBefore = free.find((t) => t.tokenId === split.parent.tokenId)!
+      const before = split.parent
       await this.locks.run(quorumDid, async () => {
-        const now = await this.ledger.token(parentBefore.tokenId)
-        if (now === undefined || now.status !== 'Free' || now.owner !== quorumDid || now.latestBlockId !== parentBefore.latestBlockId) return
-        await this.storeSplit(split)
+        const now = await this.ledger.token(before.tokenId)
+        if (now === undefined || now.status !== 'Free' || now.owner !== quorumDid || now.latestBlockId !== before.latestBlockId) return
+        await this.storeSplit(split.result)
       })
     })().catch((e) => { this.log.debug(`refilling pledge pieces of ${quorumDid}: ${errorMessage(e)}`) })
       .finally(() => { this.refilling.delete(quorumDid) })
@@ -664,13 +670,14 @@ const PLEDGE_PIECES = 8
 /** Free pieces of the last pledged share a quorum keeps ready (refilled in the background). */
 const PLEDGE_RESERVE = 2
 
-function pickPledge (free: TokenState[], share: number): TokenState[] | undefined {
-  const single = free.filter((t) => t.valueMilli >= share).sort((a, b) => a.valueMilli - b.valueMilli)[0]
-  if (single !== undefined) return [single]
-  const out: TokenState[] = []
+/** Ids of Free tokens covering `share` when no split is possible: the smallest one large enough, else the largest first. */
+function pickPledge (held: ReadonlyArray<{ tokenId: string, valueMilli: number }>, share: number): string[] | undefined {
+  const single = held.filter((h) => h.valueMilli >= share).sort((a, b) => a.valueMilli - b.valueMilli)[0]
+  if (single !== undefined) return [single.tokenId]
+  const out: string[] = []
   let sum = 0
-  for (const t of [...free].sort((a, b) => b.valueMilli - a.valueMilli)) {
-    out.push(t); sum += t.valueMilli
+  for (const h of [...held].sort((a, b) => b.valueMilli - a.valueMilli)) {
+    out.push(h.tokenId); sum += h.valueMilli
     if (sum >= share) return out
   }
   return undefined

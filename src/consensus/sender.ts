@@ -14,6 +14,7 @@ import { systemClock } from './ports.js'
 import { MIN_QUORUM_SIGNATURES, selectQuorums } from './quorum-selection.js'
 import { b64, unb64, type OutgoingRecord } from './records.js'
 import { selectTokens } from '../tokens/select.js'
+import { freeTokensById } from './wallet-tokens.js'
 import { isNftTokenType, nftBlock, opTokenType, type NftOp } from './nft.js'
 import { scContractFields, scExecutable, type ScCode } from './smart-contract.js'
 
@@ -207,9 +208,10 @@ export class TransferSender {
 
   private async lockTokens (input: TransferInput, signer: ConsensusSigner): Promise<OutgoingRecord> {
     const now = this.clock.now()
-    const free = (await this.ledger.tokensOf(input.sender, 'Free')).filter((t) => t.owner === input.sender)
-    const byId = new Map(free.map((t) => [t.tokenId, t]))
-    const sel = input.amountMilli > 0 ? selectTokens(free.map((t) => ({ tokenId: t.tokenId, value: t.valueMilli })), input.amountMilli) : { take: [], split: undefined }
+    // chosen from the owner index; only the chosen tokens' records are read
+    const held = (await this.ledger.holdings(input.sender, 'Free')).map((h) => ({ tokenId: h.tokenId, value: h.valueMilli }))
+    const sel = input.amountMilli > 0 ? selectTokens(held, input.amountMilli) : { take: [], split: undefined }
+    const byId = await freeTokensById(this.ledger, input.sender, [...sel.take.map((h) => h.tokenId), ...(sel.split !== undefined ? [sel.split.token.tokenId] : [])])
     let tokens = sel.take.map((h) => byId.get(h.tokenId)!)
     if (sel.split !== undefined) {
       const token = byId.get(sel.split.token.tokenId)!

@@ -73,6 +73,12 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
       for (const [i, r] of recs.entries()) if (r !== undefined) out.push(toState(r, contents[i]))
       return out
     },
+    holdings: async (did, status, family) =>
+      (await repos.owners.list(did, family ?? 'rbt', status)).map((e) => ({ tokenId: e.tokenId, valueMilli: e.value })),
+    tokensById: async (ids) => {
+      const [recs, contents] = await Promise.all([repos.tokens.getMany([...ids]), repos.tokens.contents([...ids])])
+      return recs.map((r, i) => r === undefined ? undefined : toState(r, contents[i]))
+    },
     chain: async (id) => {
       // a block shared by many tokens comes back as one array, so it is decoded (and sent) once
       const recs = await repos.blocks.chain(id)

@@ -32,9 +32,24 @@ export class MemoryLedger implements Ledger {
     return c
   }
 
-  async token (id: string): Promise<TokenState | undefined> { const t = this.tokens.get(id); return t === undefined ? undefined : { ...t } }
+  /** token records read through the port (tests check that choosing tokens does not read a whole wallet) */
+  tokenReads = 0
+  async token (id: string): Promise<TokenState | undefined> { this.tokenReads++; const t = this.tokens.get(id); return t === undefined ? undefined : { ...t } }
   async tokensOf (did: string, status?: TokenStatus): Promise<TokenState[]> {
-    return [...this.tokens.values()].filter((t) => t.owner === did && (status === undefined || t.status === status)).map((t) => ({ ...t }))
+    const out = [...this.tokens.values()].filter((t) => t.owner === did && (status === undefined || t.status === status)).map((t) => ({ ...t }))
+    this.tokenReads += out.length
+    return out
+  }
+
+  async holdings (did: string, status: TokenStatus): Promise<Array<{ tokenId: string, valueMilli: number }>> {
+    // key order, as the owner index gives them
+    return [...this.tokens.values()].filter((t) => t.owner === did && t.status === status)
+      .map((t) => ({ tokenId: t.tokenId, valueMilli: t.valueMilli })).sort((x, y) => x.tokenId < y.tokenId ? -1 : x.tokenId > y.tokenId ? 1 : 0)
+  }
+
+  async tokensById (ids: readonly string[]): Promise<Array<TokenState | undefined>> {
+    this.tokenReads += ids.length
+    return ids.map((id) => { const t = this.tokens.get(id); return t === undefined ? undefined : { ...t } })
   }
 
   async chain (id: string): Promise<Uint8Array[]> { return [...(this.blocks.get(id) ?? [])] }

@@ -436,4 +436,24 @@ describe('consensus: quorum pledges', function () {
     expect(seen).to.deep.equal(['PREPARING', 'Locked'])
     expect(await balance(b, bob.did)).to.equal(1000)
   })
+
+  it('choosing tokens reads only the chosen ones: the sender and the quorums read the same few records whatever their wallet size', async () => {
+    const { net, a, b, alice, bob, quorums } = await SimNet.standard(40)
+    await net.mint(a, alice.did, 120)
+    const readsPer = async (milli: number): Promise<number[]> => {
+      const nodes = [a, ...quorums]
+      for (const n of nodes) n.ledger.tokenReads = 0
+      await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: milli, memo: '', quorums: net.quorumDids }, alice.owner)
+      await Promise.all(quorums.map(async (q) => { await q.quorum.refills() }))
+      return nodes.map((n) => n.ledger.tokenReads)
+    }
+    // a part amount (the sender and the quorums split), the same again (a part and pieces are left over), a new share (the quorums split again)
+    for (const milli of [500, 500, 1000]) {
+      const [sender, ...quorumReads] = await readsPer(milli)
+      // before, a transfer read all 120 of the sender's token records (128 reads) and, at each asked quorum, its 40 twice (PREPARE and the refill)
+      expect(sender, `sender, ${milli} milli-RBT`).to.be.at.most(10)
+      for (const [i, r] of quorumReads.entries()) expect(r, `${quorums[i]!.name}, ${milli} milli-RBT`).to.be.at.most(6)
+    }
+    expect(await balance(b, bob.did)).to.equal(2000)
+  })
 })
