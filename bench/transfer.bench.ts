@@ -1,5 +1,6 @@
 import '../src/util/polyfill.js'
 import { performance } from 'node:perf_hooks'
+import { availableParallelism } from 'node:os'
 import { closeQuorumNetwork, createLiteDid, mintRbt, QUORUM_PASSWORD, quorumNetwork, transfer, USER_PASSWORD } from '../test/helpers/quorum-network.js'
 import { isMain, ms, percentile, processThreadCpuMs } from './stats.js'
 import { waitFor } from '../test/helpers/wait.js'
@@ -32,10 +33,14 @@ export async function run (): Promise<Record<string, string | number>> {
       const out = procs.map((p) => processThreadCpuMs(p.child?.pid))
       return out.every((v) => v !== undefined) ? out as Array<{ main: number, other: number }> : undefined
     }
-    const cpuPer = (before: Snapshot, count: number): string => {
+    // CPU ms all nine processes used since `before` (undefined without /proc)
+    const cpuSince = (before: Snapshot): Array<{ main: number, other: number }> | undefined => {
       const after = cpuNow()
-      if (before === undefined || after === undefined || count === 0) return 'n/a (no /proc)'
-      const used = after.map((v, i) => ({ main: v.main - before[i]!.main, other: v.other - before[i]!.other }))
+      if (before === undefined || after === undefined) return undefined
+      return after.map((v, i) => ({ main: v.main - before[i]!.main, other: v.other - before[i]!.other }))
+    }
+    const cpuPer = (used: Array<{ main: number, other: number }> | undefined, count: number): string => {
+      if (used === undefined || count === 0) return 'n/a (no /proc)'
       const of = (role: string): number => used.reduce((sum, u, i) => roles[i] === role ? sum + u.main + u.other : sum, 0) / count
       const total = used.reduce((sum, u) => sum + u.main + u.other, 0)
       const other = used.reduce((sum, u) => sum + u.other, 0)
@@ -51,7 +56,7 @@ export async function run (): Promise<Record<string, string | number>> {
       if (!out.status) throw new Error(`transfer ${i} failed: ${out.message}`)
       lat.push(performance.now() - t)
     }
-    const seqCpu = cpuPer(cpu0, N)
+    const seqCpu = cpuPer(cpuSince(cpu0), N)
     const senders = await Promise.all([0, 1, 2, 3].map(async () => await createLiteDid(a.client, USER_PASSWORD)))
     const receivers = await Promise.all([0, 1, 2, 3].map(async () => await createLiteDid(b.client, USER_PASSWORD)))
     for (const [i, s] of senders.entries()) await mintRbt(a.client, s, PER_PAIR, 20_000 + i * 1000, USER_PASSWORD)
@@ -69,13 +74,18 @@ export async function run (): Promise<Record<string, string | number>> {
       }
     }))
     const secs = (performance.now() - t0) / 1000
-    const pairCpu = cpuPer(cpu1, okCount)
+    const pairUsed = cpuSince(cpu1)
+    const pairCpu = cpuPer(pairUsed, okCount)
+    // how many cores the nine processes kept busy: at the machine's core count the rate is bound by
+    // CPU, and the rate it allows is cores × 1000 ÷ (CPU ms per transfer)
+    const busy = pairUsed === undefined ? 'n/a (no /proc)' : (pairUsed.reduce((s, u) => s + u.main + u.other, 0) / (secs * 1000)).toFixed(2)
     return {
       [`1-RBT transfer latency p50 (${N} sequential)`]: ms(percentile(lat, 50)),
       [`1-RBT transfer latency p99 (${N} sequential)`]: ms(percentile(lat, 99)),
       'throughput, 4 pairs at once': `${(okCount / secs).toFixed(1)} transfers/s (${okCount}/${4 * PER_PAIR} ok in ${secs.toFixed(1)} s)`,
       'CPU per transfer, all 9 node processes (sequential)': seqCpu,
-      'CPU per transfer, all 9 node processes (4 pairs)': pairCpu
+      'CPU per transfer, all 9 node processes (4 pairs)': pairCpu,
+      'cores kept busy, 4 pairs': `${busy} of ${availableParallelism()}`
     }
   } finally {
     await closeQuorumNetwork()
