@@ -72,6 +72,8 @@ export interface Ledger {
    * is read, so choosing tokens costs the same for a wallet of ten tokens or of ten thousand
    */
   holdings: (did: string, status: TokenStatus, family?: 'rbt' | 'ft') => Promise<Array<{ tokenId: string, valueMilli: number }>>
+  /** ids of the first `count` Free FTs of one name and creator a DID holds, in latest-block order (an index: no record is read) */
+  freeFts: (did: string, name: string, creator: string, count: number) => Promise<string[]>
   /** several tokens in one read, in the order asked (undefined where unknown) */
   tokensById: (tokenIds: readonly string[]) => Promise<Array<TokenState | undefined>>
   /** all block envelopes of a token's chain, genesis first (empty when unknown) */

@@ -284,17 +284,16 @@ export class TransferSender {
   /**
    * The first `count` Free FTs of each name and creator asked for; all or nothing. FTs are taken in
    * the order of their latest block, so units that share a block (a genesis group, an earlier
-   * transfer) travel together and quorums check few distinct blocks.
+   * transfer) travel together and quorums check few distinct blocks. They are chosen on the free-FT
+   * index, so only the chosen records are read, however many FTs the DID holds.
    */
   private async selectFts (input: TransferInput): Promise<TokenState[]> {
-    if ((input.fts ?? []).length === 0) return []
-    const free = (await this.ledger.tokensOf(input.sender, 'Free', 'ft')).filter((t) => t.owner === input.sender)
     const out: TokenState[] = []
-    for (const f of input.fts!) {
-      const mine = free.filter((t) => t.ftName === f.name && t.creator === f.creator)
-        .sort((a, b) => a.latestBlockId < b.latestBlockId ? -1 : a.latestBlockId > b.latestBlockId ? 1 : a.tokenId < b.tokenId ? -1 : 1)
-      if (mine.length < f.count) throw new RbtError(ErrorCode.INSUFFICIENT_BALANCE, `insufficient FT balance: ${mine.length} free "${f.name}" FTs of ${f.creator}, ${f.count} asked`)
-      out.push(...mine.slice(0, f.count))
+    for (const f of input.fts ?? []) {
+      const ids = await this.ledger.freeFts(input.sender, f.name, f.creator, f.count)
+      if (ids.length < f.count) throw new RbtError(ErrorCode.INSUFFICIENT_BALANCE, `insufficient FT balance: ${ids.length} free "${f.name}" FTs of ${f.creator}, ${f.count} asked`)
+      const byId = await freeTokensById(this.ledger, input.sender, ids)
+      out.push(...ids.map((id) => byId.get(id)!))
     }
     return out
   }

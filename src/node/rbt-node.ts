@@ -222,6 +222,9 @@ export class RbtNode {
     const node = new RbtNode(options, logger ?? createLogger())
     try {
       await node.store.open()
+      // a data dir from before the free-FT index gets it filled once
+      const indexed = await node.tokenLedger.indexFreeFts()
+      if (indexed > 0) node.log.info(`indexed ${indexed} free FT(s) kept from before the free-FT index`)
       await node.config.open(options.bootstrap)
       await node.identity.open()
       node.explorer.open()

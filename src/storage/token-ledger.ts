@@ -11,7 +11,7 @@
 import type { BatchOp, KvStore } from './kv-store.js'
 import { ErrorCode, RbtError } from '../util/errors.js'
 import {
-  Collections, blockKey, emptyBalance, familyOf, mintIndexKey, ownerKey, txByDidKey,
+  Collections, FREE_FT_INDEX_VERSION_KEY, blockKey, emptyBalance, familyOf, freeFtKeyOf, mintIndexKey, ownerKey, txByDidKey,
   type BalanceRecord, type BlockRecord, type OwnerIndexEntry, type TokenRecord, type TokenStatus, type TransactionRecord
 } from './token-records.js'
 
@@ -78,6 +78,25 @@ export class TokenLedger {
     }
   }
 
+  /**
+   * Fills the free-FT index once, for a store written before the index existed (commits keep it
+   * up to date from then on). Returns how many entries it wrote; 0 when the index was complete.
+   */
+  async indexFreeFts (): Promise<number> {
+    return await this.exclusive(async () => {
+      const col = this.store.collection<number>(Collections.freeFts)
+      if (await col.get(FREE_FT_INDEX_VERSION_KEY) !== undefined) return 0
+      const ops: BatchOp[] = []
+      for await (const [, t] of this.store.collection<TokenRecord>(Collections.tokens).entries()) {
+        const k = freeFtKeyOf(t)
+        if (k !== undefined) ops.push({ type: 'put', collection: Collections.freeFts, key: k, value: t.value })
+      }
+      ops.push({ type: 'put', collection: Collections.freeFts, key: FREE_FT_INDEX_VERSION_KEY, value: 1 })
+      await this.store.batch(ops, { sync: true })
+      return ops.length - 1
+    })
+  }
+
   async commit (change: LedgerChange): Promise<CommitResult> {
     return await this.exclusive(async () => await this.commitUnlocked(change))
   }
@@ -140,15 +159,19 @@ export class TokenLedger {
     tokenChanges.forEach(({ record }, i) => {
       const old = before[i]
       const rec: TokenRecord = { ...record, createdAt: old?.createdAt ?? record.createdAt ?? now, updatedAt: now }
+      const freeFt = freeFtKeyOf(rec)
       if (old !== undefined) {
         apply(old, -1)
         const k = ownerKey(old.owner, familyOf(old.kind), old.status, old.tokenId)
         const nk = ownerKey(rec.owner, familyOf(rec.kind), rec.status, rec.tokenId)
         if (k !== nk) ops.push({ type: 'del', collection: Collections.ownerIndex, key: k })
+        const oldFreeFt = freeFtKeyOf(old)
+        if (oldFreeFt !== undefined && oldFreeFt !== freeFt) ops.push({ type: 'del', collection: Collections.freeFts, key: oldFreeFt })
       }
       apply(rec, 1)
       const entry: OwnerIndexEntry = { value: rec.value, tokenType: rec.tokenType, kind: rec.kind }
       ops.push({ type: 'put', collection: Collections.ownerIndex, key: ownerKey(rec.owner, familyOf(rec.kind), rec.status, rec.tokenId), value: entry })
+      if (freeFt !== undefined) ops.push({ type: 'put', collection: Collections.freeFts, key: freeFt, value: rec.value })
       ops.push({ type: 'put', collection: Collections.tokens, key: rec.tokenId, value: rec })
     })
     if (deltas.size > 0) {
@@ -234,8 +257,8 @@ export interface AuditReport {
 /**
  * Walks every token collection and checks that they agree: each token's latest block is stored and
  * is the last of its chain, every stored block belongs to a stored token, the owner index holds
- * exactly one entry per token, each token's transaction record exists and names it, and the
- * balance records equal the sums recomputed from the token records.
+ * exactly one entry per token, the free-FT index exactly one per Free FT, each token's transaction
+ * record exists and names it, and the balance records equal the sums recomputed from the token records.
  */
 export async function auditLedger (store: KvStore): Promise<AuditReport> {
   const problems: string[] = []
@@ -288,6 +311,13 @@ export async function auditLedger (store: KvStore): Promise<AuditReport> {
     const c = (b.counts[fam] ??= {}); c[t.status] = (c[t.status] ?? 0) + 1
   }
   for (const k of ownerEntries) problems.push(`owner index entry ${k} matches no token state`)
+  const freeFts = new Set<string>()
+  for await (const k of store.collection(Collections.freeFts).keys()) if (k !== FREE_FT_INDEX_VERSION_KEY) freeFts.add(k)
+  for (const t of tokens.values()) {
+    const k = freeFtKeyOf(t)
+    if (k !== undefined && !freeFts.delete(k)) problems.push(`free-FT index lacks ${t.tokenId} of ${t.owner}`)
+  }
+  for (const k of freeFts) problems.push(`free-FT index entry ${k.replaceAll('\u0000', '/')} matches no Free FT`)
 
   const stored = new Map<string, BalanceRecord>()
   for await (const [k, v] of store.collection<BalanceRecord>(Collections.balances).entries()) stored.set(k, v)

@@ -131,7 +131,8 @@ export const Collections = {
   txByDid: 'tx-by-did',
   ownerIndex: 'owner-tokens',
   balances: 'balances',
-  mintIndex: 'mint-index'
+  mintIndex: 'mint-index',
+  freeFts: 'ft-free'
 } as const
 
 /** Block numbers are zero-padded to 16 digits so a token's blocks iterate in order. */
@@ -141,6 +142,20 @@ export const ownerPrefix = (did: string, family?: TokenFamily, status?: TokenSta
   family === undefined ? `${did}/` : status === undefined ? `${did}/${family}/` : `${did}/${family}/${status}/`
 export const txByDidKey = (did: string, epoch: number, txId: string): string => `${did}/${String(epoch).padStart(12, '0')}/${txId}`
 export const mintIndexKey = (did: string, index: number): string => `${did}/${String(index).padStart(16, '0')}`
+
+/**
+ * Free FTs by holder, name and creator, in the order an FT transfer takes them (latest block, then
+ * token id): `<did>␀<name>␀<creator>␀<latest block id>␀<token id>`. NUL separates the parts, so a
+ * name may hold any other character.
+ */
+export const freeFtKey = (did: string, name: string, creator: string, blockId: string, tokenId: string): string =>
+  `${freeFtPrefix(did, name, creator)}${blockId}\u0000${tokenId}`
+export const freeFtPrefix = (did: string, name: string, creator: string): string => `${did}\u0000${name}\u0000${creator}\u0000`
+/** Marks a store whose free-FT index is complete (written by the build that fills it for older data dirs). */
+export const FREE_FT_INDEX_VERSION_KEY = '\u0000version'
+/** The free-FT index key of a token record, or undefined when the token is not a Free FT. */
+export const freeFtKeyOf = (r: TokenRecord): string | undefined =>
+  r.kind === 'ft' && r.status === TokenStatus.Free ? freeFtKey(r.owner, r.ftName ?? '', r.creator ?? '', r.latestBlockId, r.tokenId) : undefined
 
 /** Value kept in the owner index. */
 export interface OwnerIndexEntry { value: number, tokenType: number, kind: TokenKindName }

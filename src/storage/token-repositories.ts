@@ -4,7 +4,7 @@
  */
 import type { KvStore } from './kv-store.js'
 import {
-  Collections, blockKey, ownerPrefix, type BalanceRecord, type BlockRecord, type OwnerIndexEntry, type TokenFamily,
+  Collections, blockKey, freeFtPrefix, ownerPrefix, type BalanceRecord, type BlockRecord, type OwnerIndexEntry, type TokenFamily,
   type TokenRecord, type TokenStatus, type TransactionRecord
 } from './token-records.js'
 
@@ -21,6 +21,8 @@ export interface TokenRepository {
 export interface OwnerIndex {
   /** Token ids (with value) a DID holds, optionally of one family and status, in key order. */
   list: (did: string, family?: TokenFamily, status?: TokenStatus, limit?: number) => Promise<Array<{ tokenId: string, family: TokenFamily, status: TokenStatus } & OwnerIndexEntry>>
+  /** Ids of the first `limit` Free FTs of one name and creator a DID holds, latest block first in key order. */
+  freeFts: (did: string, name: string, creator: string, limit: number) => Promise<string[]>
 }
 
 export interface BlockRepository {
@@ -61,6 +63,7 @@ export function levelTokenRepositories (store: KvStore): TokenRepositories {
   const txs = store.collection<TransactionRecord>(Collections.transactions)
   const txByDid = store.collection<{ role: string }>(Collections.txByDid)
   const owners = store.collection<OwnerIndexEntry>(Collections.ownerIndex)
+  const freeFts = store.collection<number>(Collections.freeFts)
   const balances = store.collection<BalanceRecord>(Collections.balances)
 
   return {
@@ -78,6 +81,11 @@ export function levelTokenRepositories (store: KvStore): TokenRepositories {
           const [, fam, st, tokenId] = k.split('/')
           out.push({ tokenId: tokenId!, family: fam as TokenFamily, status: st as TokenStatus, ...v })
         }
+        return out
+      },
+      freeFts: async (did, name, creator, limit) => {
+        const out: string[] = []
+        for await (const k of freeFts.keys({ prefix: freeFtPrefix(did, name, creator), limit })) out.push(k.slice(k.lastIndexOf('\u0000') + 1))
         return out
       }
     },

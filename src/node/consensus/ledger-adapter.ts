@@ -75,6 +75,7 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
     },
     holdings: async (did, status, family) =>
       (await repos.owners.list(did, family ?? 'rbt', status)).map((e) => ({ tokenId: e.tokenId, valueMilli: e.value })),
+    freeFts: async (did, name, creator, count) => await repos.owners.freeFts(did, name, creator, count),
     tokensById: async (ids) => {
       const [recs, contents] = await Promise.all([repos.tokens.getMany([...ids]), repos.tokens.contents([...ids])])
       return recs.map((r, i) => r === undefined ? undefined : toState(r, contents[i]))

@@ -47,6 +47,12 @@ export class MemoryLedger implements Ledger {
       .map((t) => ({ tokenId: t.tokenId, valueMilli: t.valueMilli })).sort((x, y) => x.tokenId < y.tokenId ? -1 : x.tokenId > y.tokenId ? 1 : 0)
   }
 
+  async freeFts (did: string, name: string, creator: string, count: number): Promise<string[]> {
+    return [...this.tokens.values()].filter((t) => t.owner === did && t.status === 'Free' && t.ftName === name && t.creator === creator)
+      .sort((x, y) => x.latestBlockId < y.latestBlockId ? -1 : x.latestBlockId > y.latestBlockId ? 1 : x.tokenId < y.tokenId ? -1 : 1)
+      .slice(0, count).map((t) => t.tokenId)
+  }
+
   async tokensById (ids: readonly string[]): Promise<Array<TokenState | undefined>> {
     this.tokenReads += ids.length
     return ids.map((id) => { const t = this.tokens.get(id); return t === undefined ? undefined : { ...t } })

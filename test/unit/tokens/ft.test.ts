@@ -141,4 +141,36 @@ describe('tokens: FtService over LevelDB', function () {
     const audit = await auditLedger(env.store)
     expect(audit.problems, audit.problems.join('\n')).to.deep.equal([])
   })
+
+  it('keeps a free-FT index per holder, name and creator in transfer order, and fills it once for an older store', async () => {
+    const signer = ringSigner(env.ring, did)
+    await env.service.mintLocalRbt({ did, count: 2, startIndex: 0 }, signer)
+    await fts.mint({ did, ftName: 'IDX', ftCount: 250, tokenCount: 1, startIndex: 0 }, signer)
+    await fts.mint({ did, ftName: 'IDX-2', ftCount: 4, tokenCount: 1, startIndex: 1 }, signer)
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const order = (name: string): Promise<string[]> => ledger.tokensOf(did, 'Free', 'ft').then((all) => all.filter((t) => t.ftName === name)
+      .sort((a, b) => a.latestBlockId < b.latestBlockId ? -1 : a.latestBlockId > b.latestBlockId ? 1 : a.tokenId < b.tokenId ? -1 : 1).map((t) => t.tokenId))
+    const idx = await order('IDX')
+    expect(idx).to.have.length(250)
+    expect(await ledger.freeFts(did, 'IDX', did, 120)).to.deep.equal(idx.slice(0, 120))
+    expect(await ledger.freeFts(did, 'IDX-2', did, 10)).to.deep.equal(await order('IDX-2'))
+    expect(await ledger.freeFts(did, 'IDX', 'bafybmi' + 'b'.repeat(52), 10)).to.deep.equal([])
+
+    // a token that stops being Free leaves the index in the same commit
+    const first = (await env.repos.tokens.get(idx[0]!))!
+    await env.ledger.commit({ tokens: [{ record: { ...first, status: 'Locked' } }] })
+    expect((await ledger.freeFts(did, 'IDX', did, 2))[0]).to.equal(idx[1])
+    expect((await auditLedger(env.store)).problems).to.deep.equal([])
+
+    // a store from before the index: the entries are missing until the one-time fill
+    const col = env.store.collection<number>('ft-free')
+    const keys: string[] = []
+    for await (const k of col.keys()) keys.push(k)
+    await env.store.batch(keys.map((key) => ({ type: 'del' as const, collection: 'ft-free', key })))
+    expect((await auditLedger(env.store)).problems).to.have.length(253)
+    expect(await env.ledger.indexFreeFts()).to.equal(253)
+    expect((await auditLedger(env.store)).problems).to.deep.equal([])
+    expect(await ledger.freeFts(did, 'IDX', did, 3)).to.deep.equal(idx.slice(1, 4))
+    expect(await env.ledger.indexFreeFts()).to.equal(0)
+  })
 })
