@@ -68,10 +68,10 @@ export interface Ledger {
   /** tokens of a DID; `family` 'rbt' (default: whole and part RBT) or 'ft' */
   tokensOf: (did: string, status?: TokenStatus, family?: 'rbt' | 'ft') => Promise<TokenState[]>
   /**
-   * ids and values of a DID's tokens in one status, from the wallet's owner index: no token record
-   * is read, so choosing tokens costs the same for a wallet of ten tokens or of ten thousand
+   * ids and values of a DID's RBT (whole and part) in one status, from the wallet's owner index: no
+   * token record is read, so choosing tokens costs the same for a wallet of ten tokens or of ten thousand
    */
-  holdings: (did: string, status: TokenStatus, family?: 'rbt' | 'ft') => Promise<Array<{ tokenId: string, valueMilli: number }>>
+  holdings: (did: string, status: TokenStatus) => Promise<Array<{ tokenId: string, valueMilli: number }>>
   /** ids of the first `count` Free FTs of one name and creator a DID holds, in latest-block order (an index: no record is read) */
   freeFts: (did: string, name: string, creator: string, count: number) => Promise<string[]>
   /** several tokens in one read, in the order asked (undefined where unknown) */

@@ -21,7 +21,7 @@ import { deployIdMatches, isNftTokenType } from './nft.js'
 import { verifyProof, type UnpledgeProof } from './unpledge-pow.js'
 import { isScContractType, validateScOp, type ScRunner } from './smart-contract.js'
 import { carriesFt } from './ft.js'
-import { freeTokensById } from './wallet-tokens.js'
+import { freeTokensById, isFreeOf } from './wallet-tokens.js'
 
 export interface QuorumOptions {
   ledger: Ledger
@@ -269,7 +269,7 @@ export class QuorumService {
     if (owner === undefined || bigger === undefined) return undefined
     // the background refill reads outside the quorum's lock: a token pledged meanwhile is left alone
     const [parent] = await this.ledger.tokensById([bigger.tokenId])
-    if (parent === undefined || parent.status !== 'Free' || parent.owner !== quorumDid) return undefined
+    if (parent === undefined || !isFreeOf(parent, quorumDid)) return undefined
     const chain = await this.ledger.chain(parent.tokenId)
     return { result: await splitToken(parent, chain[chain.length - 1], share, owner, this.clock.now(), PLEDGE_PIECES), parent }
   }
@@ -299,7 +299,7 @@ export class QuorumService {
       const before = split.parent
       await this.locks.run(quorumDid, async () => {
         const now = await this.ledger.token(before.tokenId)
-        if (now === undefined || now.status !== 'Free' || now.owner !== quorumDid || now.latestBlockId !== before.latestBlockId) return
+        if (now === undefined || !isFreeOf(now, quorumDid) || now.latestBlockId !== before.latestBlockId) return
         await this.storeSplit(split.result)
       })
     })().catch((e) => { this.log.debug(`refilling pledge pieces of ${quorumDid}: ${errorMessage(e)}`) })

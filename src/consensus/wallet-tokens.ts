@@ -1,6 +1,9 @@
 import { ErrorCode, RbtError } from '../util/errors.js'
 import type { Ledger, TokenState } from './ports.js'
 
+/** A token record that is Free and belongs to `did`. */
+export const isFreeOf = (t: TokenState, did: string): boolean => t.status === 'Free' && t.owner === did
+
 /**
  * The records of tokens chosen from a DID's holdings (the owner index), each checked to be Free and
  * the DID's own. The index is written in the same commit as the records, so a disagreement means a
@@ -10,7 +13,7 @@ export async function freeTokensById (ledger: Ledger, did: string, ids: readonly
   const out = new Map<string, TokenState>()
   const found = ids.length === 0 ? [] : await ledger.tokensById(ids)
   found.forEach((t, i) => {
-    if (t === undefined || t.owner !== did || t.status !== 'Free') {
+    if (t === undefined || !isFreeOf(t, did)) {
       const saw = t === undefined ? 'is missing' : `says ${t.status}, owner ${t.owner}`
       throw new RbtError(ErrorCode.INTERNAL, `token ${ids[i]!} is listed as Free for ${did} but its record ${saw}`)
     }

@@ -59,6 +59,14 @@ const kindOfTx = (role: TransactionRecord['role']): StoredTx['kind'] => role ===
 export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: TokenRepositories): Ledger {
   const bodies = new Map<string, Uint8Array>()
   const recordCol = (c: ConsensusCollection): ReturnType<KvStore['collection']> => store.collection(c)
+  // the states of stored tokens in the order asked; FTs carry no token content, so none is read for them
+  const statesOf = async (ids: readonly string[]): Promise<Array<TokenState | undefined>> => {
+    const recs = ids.length === 0 ? [] : await repos.tokens.getMany([...ids])
+    const racBacked = recs.flatMap((r) => r !== undefined && r.kind !== 'ft' ? [r.tokenId] : [])
+    const contents = racBacked.length === 0 ? [] : await repos.tokens.contents(racBacked)
+    const contentOf = new Map(racBacked.map((id, i) => [id, contents[i]]))
+    return recs.map((r) => r === undefined ? undefined : toState(r, contentOf.get(r.tokenId)))
+  }
   return {
     token: async (id) => {
       const r = await repos.tokens.get(id)
@@ -66,20 +74,12 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
     },
     tokensOf: async (did, status, family) => {
       const entries = await repos.owners.list(did, family ?? 'rbt', status)
-      const ids = entries.map((e) => e.tokenId)
-      // FTs have no token content
-      const [recs, contents] = await Promise.all([repos.tokens.getMany(ids), family === 'ft' ? [] : repos.tokens.contents(ids)])
-      const out: TokenState[] = []
-      for (const [i, r] of recs.entries()) if (r !== undefined) out.push(toState(r, contents[i]))
-      return out
+      return (await statesOf(entries.map((e) => e.tokenId))).filter((t): t is TokenState => t !== undefined)
     },
-    holdings: async (did, status, family) =>
-      (await repos.owners.list(did, family ?? 'rbt', status)).map((e) => ({ tokenId: e.tokenId, valueMilli: e.value })),
+    holdings: async (did, status) =>
+      (await repos.owners.list(did, 'rbt', status)).map((e) => ({ tokenId: e.tokenId, valueMilli: e.value })),
     freeFts: async (did, name, creator, count) => await repos.owners.freeFts(did, name, creator, count),
-    tokensById: async (ids) => {
-      const [recs, contents] = await Promise.all([repos.tokens.getMany([...ids]), repos.tokens.contents([...ids])])
-      return recs.map((r, i) => r === undefined ? undefined : toState(r, contents[i]))
-    },
+    tokensById: statesOf,
     chain: async (id) => {
       // a block shared by many tokens comes back as one array, so it is decoded (and sent) once
       const recs = await repos.blocks.chain(id)
