@@ -40,7 +40,16 @@ export type PrepareReply =
   | { vote: 'no', quorumDid: string, reason: string, conflict?: boolean }
 
 export interface SignRequest { txid: string, quorumDid: string, block: Uint8Array }
-export interface SignReply { quorumDid: string, signature: string }
+export interface SignReply {
+  quorumDid: string
+  signature: string
+  /**
+   * Evidence of the quorum's pledge: the chains (and part-token ancestry) of the tokens it pledged,
+   * ending at the blocks the block's pledge details name. The sender hands them to the receiver,
+   * which accepts the block by this evidence rather than by its own quorum list.
+   */
+  pledgeChains?: ChainBundle
+}
 
 export interface FinalizeRequest { txid: string, quorumDid: string, block: Uint8Array }
 export interface AbortRequest { txid: string, quorumDid: string, reason: string }
@@ -53,10 +62,18 @@ export interface DeliverRequest {
   block: Uint8Array
   /** whole chains including the new block, plus ancestors of part tokens */
   bundle: ChainBundle
+  /** the signers' pledge evidence (chains of every pledged token), merged; see SignReply */
+  pledges?: ChainBundle
   memo: string
   epoch: number
 }
 export interface DeliverReply { txid: string, accepted: true }
+
+/** What a receiver's node tells a sender before the decision (docs/protocol.md, "Receiver acceptance"). */
+export interface ReceiverPolicy {
+  /** set when the receiver's node accepts only these quorums as signers (trustOwnQuorumList) */
+  quorums?: string[]
+}
 
 export type OutcomeState = 'PREPARING' | 'SIGNING' | 'COMMITTING' | 'COMMITTED' | 'ABORTED' | 'UNKNOWN'
 export interface OutcomeRequest { txid: string }
@@ -69,8 +86,11 @@ export interface ConsensusTransport {
   finalize: (req: FinalizeRequest) => Promise<void>
   abort: (req: AbortRequest) => Promise<void>
   deliver: (req: DeliverRequest) => Promise<DeliverReply>
-  /** can the receiver DID be reached (resolves its peer and asks it)? */
-  probeReceiver: (did: string) => Promise<void>
+  /**
+   * Can the receiver DID be reached (resolves its peer and asks it)? Answers the receiver node's
+   * acceptance policy: `quorums` only when that node accepts signers of its own quorum list alone.
+   */
+  probeReceiver: (did: string) => Promise<ReceiverPolicy>
   /** asks the sender's node for a transaction's outcome */
   outcome: (senderPeer: string, req: OutcomeRequest) => Promise<OutcomeReply>
 }

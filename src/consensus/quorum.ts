@@ -7,11 +7,11 @@ import type { VerifiedBlockCache } from '../tokenchain/validate.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
-import { validateBundleToken } from './bundle.js'
+import { buildBundle, validateBundleToken } from './bundle.js'
 import { splitToken, type SplitResult } from './part-split.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
-import type { AbortRequest, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest } from './messages.js'
+import type { AbortRequest, ChainBundle, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest } from './messages.js'
 import type { Clock, ConsensusSigner, KeyRange, Ledger, SpentMarkers, TokenState, Verifier } from './ports.js'
 import { MARKER_DHT_STATES, prefixRange, systemClock } from './ports.js'
 import { PLEDGE_INDEX_VERSION_KEY, pledgeDuePrefix, pledgeDueUntil, pledgeIndexKeys, pledgeStatePrefix, stateKey, type PledgeRecord, type VoteRecord } from './records.js'
@@ -359,7 +359,7 @@ export class QuorumService {
       const block = decodeBlockEnvelope(req.block)
       // the same block again: the same signature; another block for this transaction (the sender
       // replaced a signer that failed) is signed too when it spends exactly what was reserved
-      if (vote.signature !== undefined && vote.blockHash === block.hash) return { quorumDid, signature: vote.signature }
+      if (vote.signature !== undefined && vote.blockHash === block.hash) return { quorumDid, signature: vote.signature, pledgeChains: await this.pledgeEvidence(vote) }
       this.checkBlockForVote(vote, block)
       // a state found spent on the network (other quorum set) is never signed for; the designated
       // checkers among the block's credit signers ask the network, the others rely on their own records
@@ -378,8 +378,14 @@ export class QuorumService {
       await this.ledger.commit((w) => { w.putRecord('cs-votes', voteKey(quorumDid, txid), { ...vote, state: 'SIGNED', blockHash: block.hash, signature, updatedAt: now }) })
       this.trackVote(voteKey(quorumDid, txid), 'SIGNED')
       this.fault('quorum-signed')
-      return { quorumDid, signature }
+      return { quorumDid, signature, pledgeChains: await this.pledgeEvidence(vote) }
     })
+  }
+
+  /** The chains of the tokens a vote pledged: the receiver's evidence that this quorum's pledge is real. */
+  private async pledgeEvidence (vote: VoteRecord): Promise<ChainBundle | undefined> {
+    if (vote.pledge.length === 0) return undefined
+    return await buildBundle(this.ledger, vote.pledge.map((p) => p.token))
   }
 
   async finalize (req: FinalizeRequest): Promise<void> {

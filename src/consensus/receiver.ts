@@ -1,24 +1,30 @@
 import { decodeBlockEnvelope, formatBlockId } from '../tokenchain/block.js'
 import { decodeContract } from '../tokenchain/contract.js'
-import { floatToMilliExact } from '../tokenchain/amount.js'
+import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
+import type { Block } from '../tokenchain/block.js'
 import type { VerifiedBlockCache } from '../tokenchain/validate.js'
 import { ErrorCode, RbtError } from '../util/errors.js'
 import { validateBundleToken } from './bundle.js'
 import { KeyedMutex } from './keyed-mutex.js'
-import type { DeliverReply, DeliverRequest } from './messages.js'
+import type { ChainBundle, DeliverReply, DeliverRequest, ReceiverPolicy } from './messages.js'
 import type { Clock, Ledger, TokenState, Verifier } from './ports.js'
 import { systemClock } from './ports.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import type { IncomingRecord } from './records.js'
-import { ContractType } from '../tokenchain/types.js'
+import { ContractType, TokenType } from '../tokenchain/types.js'
 import { carriesFt, ftIdentity } from './ft.js'
 
 export interface ReceiverOptions {
   ledger: Ledger
   verifier: Verifier
   isLocalDid: (did: string) => Promise<boolean>
-  /** quorums this node trusts (its quorum list); when non-empty, the block's signers must be in it */
-  trustedQuorums: () => Promise<string[]>
+  /** this node's quorum list */
+  ownQuorums: () => Promise<string[]>
+  /**
+   * The strict rule (`trustOwnQuorumList`): only signers of this node's own quorum list count.
+   * Off by default: a signer counts when it backs its signature with a valid pledge.
+   */
+  trustOwnQuorumList?: () => boolean
   clock?: Clock
   fault?: (step: string) => void
 }
@@ -49,11 +55,7 @@ export class TransferReceiver {
       const block = decodeBlockEnvelope(req.block)
       if (block.content.transInfo.tid !== req.txid || block.content.owner !== req.receiver) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'the block does not hand the tokens to this receiver')
       const signers = Object.keys(block.signatures)
-      const trusted = await this.opts.trustedQuorums()
-      if (trusted.length > 0) {
-        const known = signers.filter((s) => trusted.includes(s))
-        if (known.length < MIN_QUORUM_SIGNATURES) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `only ${known.length} of the block's signers are in this node's quorum list, ${MIN_QUORUM_SIGNATURES} needed`)
-      }
+      await this.checkSigners(req, block, signers, floatToMilliExact(contract.content.totalRbts) ?? NaN)
       const now = this.clock.now()
       const incoming: TokenState[] = []
       let total = 0
@@ -98,5 +100,69 @@ export class TransferReceiver {
       return { txid: req.txid, accepted: true }
     })
   }
+
+  /** What a sender is told before its decision: the strict rule's list, when this node keeps it. */
+  async policy (): Promise<ReceiverPolicy> {
+    return this.opts.trustOwnQuorumList?.() === true ? { quorums: await this.opts.ownQuorums() } : {}
+  }
+
+  /**
+   * Who may sign a block this node accepts (docs/protocol.md, "Receiver acceptance"). By default at
+   * least 5 of the block's signers must each back their signature with a valid pledge: the tokens
+   * the block's pledge details name, whose chains (delivered as evidence) validate, end at the named
+   * block with the signer as owner, and are worth the share the protocol requires. With the strict
+   * rule only signers of this node's quorum list count. Every signature itself was verified with
+   * the chain.
+   */
+  private async checkSigners (req: DeliverRequest, block: Block, signers: string[], totalMilli: number): Promise<void> {
+    const own = await this.opts.ownQuorums()
+    if (this.opts.trustOwnQuorumList?.() === true) {
+      const known = signers.filter((s) => own.includes(s))
+      if (known.length < MIN_QUORUM_SIGNATURES) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `this node accepts only quorums of its own list (trustOwnQuorumList): ${known.length} of the block's signers are in it, ${MIN_QUORUM_SIGNATURES} needed`)
+      return
+    }
+    if (!Number.isInteger(totalMilli) || totalMilli < 0) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'the contract states no valid total')
+    const share = totalMilli === 0 ? 0 : pledgePerQuorum(totalMilli)
+    const problems: string[] = []
+    let backed = 0
+    for (const did of signers) {
+      const problem = await this.pledgeProblem(did, block, req.pledges, share, own)
+      if (problem === undefined) backed++
+      else problems.push(`${did}: ${problem}`)
+    }
+    if (backed < MIN_QUORUM_SIGNATURES) {
+      throw new RbtError(ErrorCode.VERIFICATION_FAILED, `only ${backed} of the block's ${signers.length} signers back their signature with a valid pledge, ${MIN_QUORUM_SIGNATURES} needed (${problems.join('; ')})`)
+    }
+  }
+
+  /** Why `did`'s pledge does not back its signature, or undefined when it does. */
+  private async pledgeProblem (did: string, block: Block, evidence: ChainBundle | undefined, shareMilli: number, own: string[]): Promise<string | undefined> {
+    const pledged = block.content.pledgeDetails?.[did] ?? []
+    if (shareMilli === 0) return undefined
+    if (pledged.length === 0) return 'the block states no pledge for it'
+    // a sender from before pledge evidence: only the operator's own quorum list vouches
+    if (evidence === undefined) return own.includes(did) ? undefined : 'no pledge evidence was delivered'
+    let sum = 0
+    for (const p of pledged) {
+      let tip
+      try {
+        tip = await validateBundleToken(evidence, p.token, this.opts.verifier, this.cache)
+      } catch (e) {
+        return `pledged token ${p.token}: ${e instanceof Error ? e.message : String(e)}`
+      }
+      if (tip.owner !== did) return `pledged token ${p.token} belongs to ${tip.owner}`
+      if (tip.blockId !== p.tokenBlockId) return `pledged token ${p.token} is at block ${tip.blockId}, the pledge names ${p.tokenBlockId}`
+      if (tip.burnt) return `pledged token ${p.token} is burnt`
+      if (!PLEDGEABLE.has(tip.tokenType)) return `pledged token ${p.token} is not an RBT token`
+      const v = tip.value !== undefined ? floatToMilliExact(tip.value) : (tip.tokenType === TokenType.RBT || tip.tokenType === TokenType.TEST_RBT ? 1000 : undefined)
+      if (v === undefined) return `pledged token ${p.token} has no value`
+      sum += v
+    }
+    if (sum < shareMilli) return `pledged ${sum / 1000} RBT, ${shareMilli / 1000} RBT required`
+    return undefined
+  }
 }
+
+/** Token types a quorum pledges (whole and part RBT, test or not). */
+const PLEDGEABLE = new Set<number>([TokenType.RBT, TokenType.PART, TokenType.TEST_RBT, TokenType.TEST_PART])
 

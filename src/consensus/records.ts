@@ -25,6 +25,10 @@ export interface OutgoingRecord {
   votes?: unknown[]
   /** base64 fully signed block, from COMMITTING on */
   block?: string
+  /** the signers' pledge evidence (chains as base64 blocks), delivered with the block; from COMMITTING on */
+  pledges?: { chains: Record<string, string[]>, contents: Record<string, string> }
+  /** the receiver's node accepts only these signers (its strict rule), as its probe answered */
+  receiverQuorums?: string[]
   /** quorums told the outcome */
   notified: string[]
   reason?: string

@@ -7,7 +7,7 @@ import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
 import { buildBundle } from './bundle.js'
 import { KeyedMutex } from './keyed-mutex.js'
-import type { ChainBundle, ConsensusTransport, PrepareReply } from './messages.js'
+import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply } from './messages.js'
 import { splitToken } from './part-split.js'
 import type { Clock, ConsensusSigner, Ledger, TokenState } from './ports.js'
 import { systemClock } from './ports.js'
@@ -132,8 +132,9 @@ export class TransferSender {
     if (signer.did !== initiator) throw new RbtError(ErrorCode.FORBIDDEN, `signer ${signer.did} is not the initiator ${initiator}`)
     if (!Number.isInteger(op.valueMilli) || op.valueMilli <= 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'NFT value must be at least 0.001 RBT')
     if (op.op === 'deploy' && receiver !== initiator) throw new RbtError(ErrorCode.INVALID_INPUT, 'an NFT is deployed to its deployer; transfer it afterwards')
-    if (receiver !== initiator) await this.transport.probeReceiver(receiver)
+    const policy = receiver !== initiator ? await this.transport.probeReceiver(receiver) : {}
     const rec = await this.locks.run(initiator, async () => await this.lockNft(input, signer))
+    this.receiverChecks.set(rec.txid, receiverCheck(Promise.resolve(policy)))
     return await this.drive(rec, 'NFT locked', progress)
   }
 
@@ -334,27 +335,40 @@ export class TransferSender {
       if (replies.filter((x) => x.vote === 'no').length > rec.asked.length - MIN_QUORUM_SIGNATURES) break
     }
     const tAnchor = Date.now()
-    probe?.throwIfFailed()
+    // The receiver's node may accept only signers of its own list (its strict rule): the probe has
+    // been running since before the tokens were locked, so its answer is normally in by now, and
+    // the rest of the round asks only quorums that node accepts; all settled before any signature.
+    const allowed = probe !== undefined ? (await probe.done).quorums : undefined
+    const eligible = (d: string): boolean => allowed === undefined || allowed.includes(d)
+    if (allowed !== undefined) {
+      rec.receiverQuorums = allowed
+      const shared = rec.asked.filter(eligible).length
+      if (shared < MIN_QUORUM_SIGNATURES) throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: the receiver's node accepts only quorums of its own list (trustOwnQuorumList), and ${shared} of this node's candidate quorums are in it, ${MIN_QUORUM_SIGNATURES} needed; add quorums both lists share`)
+    }
     // Then only as many as are still needed, in parallel; a quorum that says no or does not answer
     // is replaced by the next of the list. (Asking all seven at once cost every one of them the
     // validation, a pledge and an ABORT for votes that were never used.)
-    const yesCount = (): number => replies.filter((r) => r.vote === 'yes').length
-    while (yesCount() < MIN_QUORUM_SIGNATURES && rec.asked.length - next >= MIN_QUORUM_SIGNATURES - yesCount() && yesCount() > 0) {
-      const batch = rec.asked.slice(next, next + MIN_QUORUM_SIGNATURES - yesCount())
-      next += batch.length
+    const yesCount = (): number => replies.filter((r) => r.vote === 'yes' && eligible(r.quorumDid)).length
+    const left = (): string[] => rec.asked.slice(next).filter(eligible)
+    while (yesCount() < MIN_QUORUM_SIGNATURES && left().length >= MIN_QUORUM_SIGNATURES - yesCount() && replies.some((r) => r.vote === 'yes')) {
+      const batch = left().slice(0, MIN_QUORUM_SIGNATURES - yesCount())
+      next = rec.asked.indexOf(batch[batch.length - 1]) + 1
       replies.push(...await Promise.all(batch.map(prepare)))
     }
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: bundle ${tBundle - tb} ms, anchor ${tAnchor - tBundle} ms, others ${Date.now() - tAnchor} ms`)
     const tPrepared = Date.now()
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: prepare round ${tPrepared - rec.updatedAt} ms`)
-    const yes = rec.asked.map((d) => replies.find((r) => r.quorumDid === d)).filter((r): r is Vote => r?.vote === 'yes')
-    await this.update(rec, { yes: yes.map((v) => v.quorumDid), contacted: replies.map((r) => r.quorumDid) })
+    const agreed = rec.asked.map((d) => replies.find((r) => r.quorumDid === d)).filter((r): r is Vote => r?.vote === 'yes')
+    const yes = agreed.filter((v) => eligible(v.quorumDid))
+    await this.update(rec, { yes: agreed.map((v) => v.quorumDid), contacted: replies.map((r) => r.quorumDid) })
     this.fault('voted')
     if (yes.length < MIN_QUORUM_SIGNATURES) {
       const reasons = replies.filter((r) => r.vote === 'no').map((r) => `${r.quorumDid.slice(0, 16)}…: ${(r as { reason: string }).reason}`)
-      throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${yes.length} of ${rec.asked.length} quorums agreed, ${MIN_QUORUM_SIGNATURES} needed (${reasons.join('; ')})`)
+      if (allowed !== undefined && agreed.length >= MIN_QUORUM_SIGNATURES) {
+        throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: the receiver's node accepts only quorums of its own list (trustOwnQuorumList), and ${yes.length} of the ${agreed.length} quorums that agreed are in it, ${MIN_QUORUM_SIGNATURES} needed; add quorums both lists share`)
+      }
+      throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${yes.length} of ${rec.asked.length} quorums agreed, ${MIN_QUORUM_SIGNATURES} needed${allowed !== undefined ? ' among those the receiver\'s node accepts' : ''} (${reasons.join('; ')})`)
     }
-    if (probe !== undefined) await probe.done
     progress(`${yes.length} quorums validated and pledged`)
     // From the first signature request on, the transfer is never aborted: a quorum that signed a
     // block keeps the token state held, so giving up here could strand the tokens. SIGNING is
@@ -367,7 +381,8 @@ export class TransferSender {
   /** The sign round of a SIGNING transfer (also resumed by recover()), then the decision and delivery. */
   private async signAndCommit (rec: OutgoingRecord, progress: (msg: string) => void, t0 = Date.now()): Promise<TransferResult> {
     const contract = unb64(rec.contract)
-    const pool = [...(rec.votes ?? [])] as Vote[]
+    const allowed = rec.receiverQuorums
+    const pool = ([...(rec.votes ?? [])] as Vote[]).filter((v) => allowed === undefined || allowed.includes(v.quorumDid))
     let chosen = pool.slice(0, MIN_QUORUM_SIGNATURES)
     let spare = pool.slice(MIN_QUORUM_SIGNATURES)
     const refused: string[] = []
@@ -384,11 +399,11 @@ export class TransferSender {
       }))
       const failed = sigs.filter((s): s is RbtError => s instanceof RbtError)
       if (failed.length === 0) {
-        for (const s of sigs as Array<{ quorumDid: string, signature: string }>) block = setSignature(block, s.quorumDid, s.signature)
+        for (const s of sigs as SignReply[]) block = setSignature(block, s.quorumDid, s.signature)
         const signed = encodeBlockEnvelope(block)
         this.log.debug(`transfer ${rec.txid.slice(0, 12)}: sign round ${Date.now() - t0} ms`)
         // The decision point: from here on the transfer completes, whatever happens.
-        await this.update(rec, { state: 'COMMITTING', block: b64(signed), signers: chosen.map((v) => v.quorumDid) })
+        await this.update(rec, { state: 'COMMITTING', block: b64(signed), signers: chosen.map((v) => v.quorumDid), pledges: packEvidence(sigs as SignReply[]) })
         this.fault('committing')
         progress('quorums signed the block, delivering to the receiver')
         return await this.complete(rec.txid, true)
@@ -411,7 +426,7 @@ export class TransferSender {
    * The new votes are recorded, so a restart resumes with them.
    */
   private async recruit (rec: OutgoingRecord, need: number, have: string[], refused: string[]): Promise<Vote[]> {
-    const candidates = rec.asked.filter((d) => !have.includes(d))
+    const candidates = rec.asked.filter((d) => !have.includes(d) && (rec.receiverQuorums === undefined || rec.receiverQuorums.includes(d)))
     if (candidates.length === 0) return []
     const prepare = await this.preparer(rec)
     const got: Vote[] = []
@@ -519,7 +534,7 @@ export class TransferSender {
     let lastErr: unknown
     for (let i = 0; i < attempts; i++) {
       try {
-        await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: unb64(rec.contract), block, bundle, memo: rec.memo, epoch: rec.epoch })
+        await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: unb64(rec.contract), block, bundle, memo: rec.memo, epoch: rec.epoch, ...(rec.pledges !== undefined ? { pledges: unpackEvidence(rec.pledges) } : {}) })
         return true
       } catch (e) {
         lastErr = e
@@ -672,15 +687,34 @@ function checkFtSpends (fts: readonly FtSpend[]): void {
 
 /** The outcome of a receiver probe running next to the prepare round. */
 interface ReceiverCheck {
-  /** resolves when the receiver answered, rejects with the probe's error */
-  done: Promise<void>
+  /** resolves with the receiver's policy when it answered, rejects with the probe's error */
+  done: Promise<ReceiverPolicy>
   /** throws the probe's error if it already failed */
   throwIfFailed: () => void
 }
 
-function receiverCheck (probe: Promise<void>): ReceiverCheck {
+function receiverCheck (probe: Promise<ReceiverPolicy>): ReceiverCheck {
   let failure: { error: unknown } | undefined
   const done = probe.catch((e: unknown) => { failure = { error: e }; throw e })
   done.catch(() => {})
   return { done, throwIfFailed: () => { if (failure !== undefined) throw failure.error } }
+}
+
+/** The signers' pledge chains, merged into one bundle and kept in the outgoing record (base64). */
+function packEvidence (replies: SignReply[]): OutgoingRecord['pledges'] {
+  const out: NonNullable<OutgoingRecord['pledges']> = { chains: {}, contents: {} }
+  let any = false
+  for (const r of replies) {
+    const ev = r.pledgeChains
+    if (ev === undefined || ev === null || typeof ev !== 'object') continue
+    for (const [id, chain] of Object.entries(ev.chains ?? {})) {
+      if (Array.isArray(chain) && chain.every((b) => b instanceof Uint8Array)) { out.chains[id] = chain.map(b64); any = true }
+    }
+    for (const [id, c] of Object.entries(ev.contents ?? {})) if (typeof c === 'string') out.contents[id] = c
+  }
+  return any ? out : undefined
+}
+
+function unpackEvidence (p: NonNullable<OutgoingRecord['pledges']>): ChainBundle {
+  return { chains: Object.fromEntries(Object.entries(p.chains).map(([id, chain]) => [id, chain.map(unb64)])), contents: { ...p.contents } }
 }

@@ -22,7 +22,8 @@ export interface ConsensusMethods {
   'cs.abort': UnarySpec<AbortRequest, { ok: true }>
   'cs.deliver': UnarySpec<DeliverRequest, DeliverReply>
   'cs.outcome': UnarySpec<OutcomeRequest, OutcomeReply>
-  'cs.probe': UnarySpec<{ did: string }, { hosted: boolean }>
+  /** `quorums`: the receiver's node accepts only these signers (its strict rule, trustOwnQuorumList) */
+  'cs.probe': UnarySpec<{ did: string }, { hosted: boolean, quorums?: string[] }>
   'quorum.status': UnarySpec<{ did: string }, { setup: boolean }>
   'faucet.request': UnarySpec<{ did: string, count: number }, { txid: string, count: number }>
   /** the proof of work this node stored when it released `token` of the pledge for `txid` */
@@ -156,10 +157,16 @@ export function packDeliver (r: DeliverRequest): DeliverRequest & { blockRef?: n
 }
 
 const withCompressedBundle = <R extends { bundle: ChainBundle }>(r: R): R => ({ ...r, bundle: compressBundle(r.bundle as WireBundle) })
+const withCompressedPledges = <R extends { pledges?: ChainBundle }>(r: R): R => r.pledges === undefined ? r : ({ ...r, pledges: compressBundle(packBundle(r.pledges)) })
 
 function unpackDeliver (r: DeliverRequest & { blockRef?: unknown }): DeliverRequest {
   const w = inflateBundle(r.bundle)
   const bundle = unpackBundle(w)
+  if (r.pledges !== undefined) {
+    const p = inflateBundle(r.pledges)
+    checkBundle(p)
+    r = { ...r, pledges: unpackBundle(p) }
+  }
   if (r.blockRef === undefined) return { ...r, bundle }
   need(Number.isSafeInteger(r.blockRef) && Array.isArray(w.blocks) && (r.blockRef as number) >= 0 && (r.blockRef as number) < w.blocks.length, 'blockRef')
   const block = w.blocks![r.blockRef as number]!
@@ -202,7 +209,11 @@ export function consensusRpcHandlers (svc: () => ConsensusService): RpcHandlers<
       return await svc().receiver.deliver({ ...r, memo: String(r.memo ?? ''), epoch: Number(r.epoch ?? 0) })
     },
     'cs.outcome': async (r) => { checkTx(r); return { txid: r.txid, ...(await svc().sender.outcome(r.txid)) } },
-    'cs.probe': async (r) => { checkDid(r?.did, 'did'); return { hosted: await svc().hosts(r.did) } },
+    'cs.probe': async (r) => {
+      checkDid(r?.did, 'did')
+      const hosted = await svc().hosts(r.did)
+      return hosted ? { hosted, ...(await svc().receiver.policy()) } : { hosted }
+    },
     'quorum.status': async (r) => { checkDid(r?.did, 'did'); return { setup: svc().quorum.isSetUp(r.did) } },
     'cs.powProof': async (r) => {
       checkTx(r); need(typeof r.token === 'string' && r.token.length > 0 && r.token.length <= 256, 'token')
@@ -245,11 +256,13 @@ export function consensusTransport (svc: () => ConsensusService, rpc: () => RpcC
     sign: async (r) => await peers.isLocal(r.quorumDid) ? await svc().quorum.sign(r) : await remote(r.quorumDid, 'cs.sign', squeeze(r, 'block')),
     finalize: async (r) => { if (await peers.isLocal(r.quorumDid)) await svc().quorum.finalize(r); else await remote(r.quorumDid, 'cs.finalize', squeeze(r, 'block')) },
     abort: async (r) => { if (await peers.isLocal(r.quorumDid)) await svc().quorum.abort(r); else await remote(r.quorumDid, 'cs.abort', r) },
-    deliver: async (r) => await peers.isLocal(r.receiver) ? await svc().receiver.deliver(r) : await remote(r.receiver, 'cs.deliver', withCompressedBundle(packDeliver(r))),
+    deliver: async (r) => await peers.isLocal(r.receiver) ? await svc().receiver.deliver(r) : await remote(r.receiver, 'cs.deliver', withCompressedPledges(withCompressedBundle(packDeliver(r)))),
     probeReceiver: async (did) => {
-      if (await peers.isLocal(did)) return
+      if (await peers.isLocal(did)) return await svc().receiver.policy()
       const res = await remote(did, 'cs.probe', { did })
       if (!res.hosted) throw new RbtError(ErrorCode.NOT_FOUND, `receiver ${did} is not hosted on the peer it was announced on`)
+      const q = res.quorums
+      return Array.isArray(q) && q.every((d) => typeof d === 'string') ? { quorums: q } : {}
     },
     outcome: async (peer, r) => {
       const client = rpc()

@@ -24,6 +24,8 @@ export interface ConsensusServiceOptions {
   markers?: SpentMarkers
   selfPeer: () => string
   log: Logger
+  /** receiver: accept only signers of this node's own quorum list (default: by pledge evidence) */
+  trustOwnQuorumList?: boolean
   /** periodic quorum duty (outcome queries, unpledging) and sender recovery, ms; 0 = off */
   sweepIntervalMs?: number
   pledgePeriodMs?: number
@@ -66,7 +68,8 @@ export class ConsensusService {
     this.receiver = new TransferReceiver({
       ledger, verifier, fault: opts.fault,
       isLocalDid: async (did) => await opts.identity.isLocal(did),
-      trustedQuorums: async () => opts.registry.list()
+      ownQuorums: async () => opts.registry.list(),
+      trustOwnQuorumList: () => opts.trustOwnQuorumList === true
     })
   }
 

@@ -94,6 +94,10 @@ export class SimNode {
   /** refuses SIGN requests (a quorum that voted, then failed) */
   failSign = false
   fault?: (step: string) => void
+  /** this node's quorum list (what its receiver vouches for) */
+  quorumList: string[] = []
+  /** its receiver accepts only signers of `quorumList` (trustOwnQuorumList) */
+  strictReceiver = false
   constructor (readonly name: string, readonly net: SimNet) {}
 }
 
@@ -141,7 +145,7 @@ export class SimNet {
       finalize: async (r) => { await this.nodeOf(r.quorumDid).quorum.finalize(r) },
       abort: async (r) => { this.aborts.push({ txid: r.txid, quorumDid: r.quorumDid }); await this.nodeOf(r.quorumDid).quorum.abort(r) },
       deliver: async (r) => await this.nodeOf(r.receiver).receiver.deliver(structuredClone(r)),
-      probeReceiver: async (did) => { this.nodeOf(did) },
+      probeReceiver: async (did) => await this.nodeOf(did).receiver.policy(),
       outcome: async (peer, r) => {
         const n = this.nodes.find((x) => x.name === peer)
         if (n === undefined || n.down) throw new RbtError(ErrorCode.PEER_UNREACHABLE, `${peer} unreachable`)
@@ -169,7 +173,7 @@ export class SimNet {
       ownerSignerFor: (d) => n.dids.get(d)?.owner,
       markers: this.markerStore(name), transport: this.transportFor(n), clock: this.clock, fault, pledgePeriodMs: 60_000, staleVoteMs: 1000, contracts: this.engine
     })
-    n.receiver = new TransferReceiver({ ledger: n.ledger, verifier, isLocalDid: async (d) => n.dids.has(d), trustedQuorums: async () => [], clock: this.clock, fault })
+    n.receiver = new TransferReceiver({ ledger: n.ledger, verifier, isLocalDid: async (d) => n.dids.has(d), ownQuorums: async () => n.quorumList, trustOwnQuorumList: () => n.strictReceiver, clock: this.clock, fault })
     this.nodes.push(n)
     return n
   }

@@ -1,0 +1,93 @@
+import { expect } from 'chai'
+import type { ConsensusTransport, DeliverRequest } from '../../../src/consensus/messages.js'
+import type { OutgoingRecord } from '../../../src/consensus/records.js'
+import { SimNet, balance } from './harness.js'
+
+/** Docs: protocol.md, "Receiver acceptance". */
+describe('consensus: the receiver accepts a block by its signers\' pledges, not by its own quorum list', function () {
+  this.timeout(60_000)
+
+  it('a receiver whose quorum list names none of the signers takes the tokens, and spends them at once through its own list', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 2)
+    // the receiver's own quorum set: five other quorums (this used to refuse the delivery)
+    const set2: string[] = []
+    for (let i = 0; i < 5; i++) {
+      const q = net.addNode(`r${i}`)
+      const d = await net.addDid(q)
+      await net.mint(q, d.did, 3)
+      set2.push(d.did)
+    }
+    net.quorumDids.push(...set2)
+    b.quorumList = set2
+    a.quorumList = net.quorumDids.slice(0, 7)
+    const r = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 500, memo: '', quorums: a.quorumList }, alice.owner)
+    expect(r.delivered).to.equal(true)
+    expect(await balance(b, bob.did)).to.equal(500)
+    const back = await b.sender.transfer({ sender: bob.did, receiver: alice.did, amountMilli: 250, memo: '', quorums: set2 }, bob.owner)
+    expect(back.delivered).to.equal(true)
+    expect(await balance(b, bob.did)).to.equal(250)
+    expect(await balance(a, alice.did)).to.equal(2000 - 500 + 250)
+  })
+
+  it('refuses a delivery whose pledge evidence is missing, forged or too small, whatever else verifies', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    b.quorumList = []
+    let captured: DeliverRequest | undefined
+    const t = a.sender as unknown as { transport: ConsensusTransport }
+    const base = t.transport
+    t.transport = { ...base, deliver: async (r) => { captured = structuredClone(r); throw new Error('receiver unreachable') } }
+    const r = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    expect(r.delivered).to.equal(false)
+    const req = captured!
+    expect(req.pledges, 'the sender delivers the signers\' pledge chains').to.not.equal(undefined)
+    const refuse = async (mutate: (d: DeliverRequest) => void, why: RegExp): Promise<void> => {
+      const d = structuredClone(req)
+      mutate(d)
+      let err: Error | undefined
+      await b.receiver.deliver(d).catch((e: Error) => { err = e })
+      expect(err?.message, 'refused').to.match(why)
+      expect(await balance(b, bob.did)).to.equal(0)
+    }
+    await refuse((d) => { delete d.pledges }, /no pledge evidence was delivered/)
+    // a signer's pledged chain replaced by another quorum's: the owner does not match the signer
+    await refuse((d) => {
+      const [x, y] = Object.keys(d.pledges!.chains)
+      d.pledges!.chains[x!] = d.pledges!.chains[y!]!
+    }, /pledge/)
+    // a chain cut short of the pledged block, or a block altered: it does not validate or does not end where the pledge says
+    await refuse((d) => { for (const id of Object.keys(d.pledges!.chains)) d.pledges!.chains[id] = [] }, /pledged token/)
+    // with the receiver's own list naming every signer, evidence is not needed from an older sender
+    b.quorumList = [...net.quorumDids]
+    const d = structuredClone(req)
+    delete d.pledges
+    expect((await b.receiver.deliver(d)).accepted).to.equal(true)
+    expect(await balance(b, bob.did)).to.equal(1000)
+  })
+
+  it('strict rule (trustOwnQuorumList): a sender learns it from the probe and aborts before any quorum signs', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    b.strictReceiver = true
+    b.quorumList = net.quorumDids.slice(0, 4)
+    const t = a.sender as unknown as { transport: ConsensusTransport }
+    const base = t.transport
+    let signs = 0
+    t.transport = { ...base, sign: async (r) => { signs++; return await base.sign(r) } }
+    let err: Error | undefined
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner).catch((e: Error) => { err = e })
+    expect(err?.message).to.match(/accepts only quorums of its own list/)
+    expect(signs, 'no quorum was asked to sign').to.equal(0)
+    expect(await balance(a, alice.did)).to.equal(1000)
+    const recs: OutgoingRecord[] = []
+    for await (const [, r] of a.ledger.records<OutgoingRecord>('cs-outgoing')) recs.push(r)
+    expect(recs.map((r) => r.state)).to.deep.equal(['ABORTED'])
+    // a list that shares five quorums with the sender's: the signers are chosen among them
+    b.quorumList = net.quorumDids.slice(2, 7)
+    const ok = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    expect(ok.delivered).to.equal(true)
+    expect(ok.quorums.every((q) => b.quorumList.includes(q))).to.equal(true)
+    expect(await balance(b, bob.did)).to.equal(1000)
+  })
+})
