@@ -617,6 +617,11 @@ export class TransferSender {
     }))
   }
 
+  /** This node's record of a transfer it sent (any state). */
+  async record (txid: string): Promise<OutgoingRecord | undefined> {
+    return await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+  }
+
   /** What a quorum asking about `txid` is told. */
   async outcome (txid: string): Promise<{ state: OutgoingRecord['state'] | 'UNKNOWN', block?: Uint8Array }> {
     const rec = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
@@ -654,7 +659,7 @@ export class TransferSender {
       try {
         if (r.state === 'PREPARING' && r.updatedAt <= staleBefore) await this.abort(r, 'interrupted before the decision; aborted on recovery')
         else if (r.state === 'SIGNING') await this.signAndCommit(r, () => {})
-        else if (r.state === 'COMMITTING') await this.complete(r.txid, false)
+        else if (r.state === 'COMMITTING') await this.redeliver(r.txid)
         else if (r.state === 'COMMITTED' && r.notified.length < r.asked.length) await this.notifyQuorums(r.txid)
       } catch (e) {
         this.log.warn(`recovery of transfer ${r.txid}: ${errorMessage(e)}`)
@@ -662,11 +667,31 @@ export class TransferSender {
     }
   }
 
+  /** Delivery retries of decided transfers whose receiver did not answer: txid → failures, next try. */
+  private readonly redelivery = new Map<string, { failures: number, nextAt: number }>()
+
+  /**
+   * One more delivery of a COMMITTING transfer, with backoff: after n failed tries the next waits
+   * 2^(n-1) s, at most a minute (the periodic recovery calls this on every pass).
+   */
+  private async redeliver (txid: string): Promise<void> {
+    const now = this.clock.now()
+    const due = this.redelivery.get(txid)
+    if (due !== undefined && due.nextAt > now) return
+    const r = await this.complete(txid, false)
+    if (r.delivered) { this.redelivery.delete(txid); return }
+    const failures = (due?.failures ?? 0) + 1
+    this.redelivery.set(txid, { failures, nextAt: now + Math.min(MAX_REDELIVERY_DELAY_MS, 1000 * 2 ** (failures - 1)) })
+  }
+
   private async update (rec: OutgoingRecord, patch: Partial<OutgoingRecord>): Promise<void> {
     Object.assign(rec, patch, { updatedAt: this.clock.now() })
     await this.ledger.commit((w) => { w.putRecord('cs-outgoing', rec.txid, rec) })
   }
 }
+
+/** Longest wait between two deliveries of a decided transfer whose receiver does not answer. */
+const MAX_REDELIVERY_DELAY_MS = 60_000
 
 /** Full scans of the outgoing records happen every this many recovery passes. */
 const FULL_SCAN_EVERY = 100

@@ -22,6 +22,8 @@ export const ErrorCode = {
   VERIFICATION_FAILED: 'VERIFICATION_FAILED',
   CHAIN_INVALID: 'CHAIN_INVALID',
   CONSENSUS_FAILED: 'CONSENSUS_FAILED',
+  /** the quorums signed (the tokens are the receiver's), the receiver's node has not taken them yet */
+  DELIVERY_PENDING: 'DELIVERY_PENDING',
   NOT_RUNNING: 'NOT_RUNNING',
   CONFIG: 'CONFIG',
   STORAGE: 'STORAGE',
@@ -38,6 +40,13 @@ export class RbtError extends Error {
     this.code = code
     this.details = options?.details
   }
+}
+
+/** A transfer decided but not yet delivered: the answer names the transaction to follow. */
+export function deliveryPending (txid: string): RbtError {
+  return new RbtError(ErrorCode.DELIVERY_PENDING,
+    `Transaction ${txid}: the quorums signed and the tokens now belong to the receiver, but the receiver's node has not taken them yet; delivery is retried in the background (GET /svc/v1/tx/${txid} shows its state)`,
+    { details: { transactionID: txid } })
 }
 
 export const invalidInput = (message: string, details?: unknown): RbtError => new RbtError(ErrorCode.INVALID_INPUT, message, { details })

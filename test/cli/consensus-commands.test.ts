@@ -47,6 +47,24 @@ describe('cli: quorum and transfer commands against a stub transport', function 
     expect(r.requests[0].body).to.deep.equal({ did: Q[0], password: 'qq', priv_password: 'mypassword' })
   })
 
+  it('transferrbt: a decided transfer whose receiver has not taken it yet prints the id and exits 3', async () => {
+    const msg = `Transaction ${TX}: the quorums signed and the tokens now belong to the receiver, but the receiver's node has not taken them yet`
+    const r = await runCommand(['transferrbt', '-senderAddr', A, '-receiverAddr', B, '-rbtAmount', '1.5', '-privPWD', 'pw'], (req) => {
+      if (req.url.endsWith('/svc/v1/tx')) return { body: { status: true, message: 'Password needed', result: { id: 'id1', mode: 4, hash: null, only_priv_key: false } } }
+      return { status: 502, body: { status: false, message: msg, result: { code: 'DELIVERY_PENDING', transactionID: TX } } }
+    })
+    expect(r.code, r.stderr).to.equal(3)
+    expect(r.stdout).to.equal(TX + '\n')
+    expect(r.stderr).to.match(/\[ERROR\] Transaction .* has not taken them yet/)
+    // any other failure stays exit 1
+    const other = await runCommand(['transferrbt', '-senderAddr', A, '-receiverAddr', B, '-rbtAmount', '1.5', '-privPWD', 'pw'], (req) => {
+      if (req.url.endsWith('/svc/v1/tx')) return { body: { status: true, message: 'Password needed', result: { id: 'id1', mode: 4, hash: null, only_priv_key: false } } }
+      return { status: 409, body: { status: false, message: 'consensus failed', result: { code: 'CONSENSUS_FAILED' } } }
+    })
+    expect(other.code).to.equal(1)
+    expect(other.stdout).to.equal('')
+  })
+
   it('transferrbt completes the two-step flow and prints the transaction id', async () => {
     const r = await runCommand(['transferrbt', '-senderAddr', A, '-receiverAddr', B, '-rbtAmount', '1.5', '-privPWD', 'pw'], (req) => {
       if (req.url.endsWith('/svc/v1/tx')) return { body: { status: true, message: 'Password needed', result: { id: 'id1', mode: 4, hash: null, only_priv_key: false } } }

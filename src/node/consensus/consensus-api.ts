@@ -7,7 +7,8 @@ import type { TxResult } from '../../api/contract/routes.js'
 import { parseTransferAmount } from '../../tokenchain/amount.js'
 import type { TokenRepositories } from '../../storage/token-repositories.js'
 import type { TransactionRecord } from '../../storage/token-records.js'
-import { ErrorCode, RbtError } from '../../util/errors.js'
+import type { OutgoingRecord } from '../../consensus/records.js'
+import { ErrorCode, RbtError, deliveryPending } from '../../util/errors.js'
 import { isValidDid } from '../../wallet/did-string.js'
 import type { SignPrompt } from '../../wallet/did-crypto.js'
 import type { ConsensusService } from './consensus-service.js'
@@ -83,6 +84,36 @@ export function txView (t: TransactionRecord): TxView {
   }
 }
 
+/**
+ * What `GET /svc/v1/tx/{tx_id}` says of a transfer this node sent before it is committed
+ * (docs/protocol.md, "States of a transfer").
+ */
+export const OUTGOING_STATUS: Record<OutgoingRecord['state'], string> = {
+  PREPARING: 'preparing',
+  SIGNING: 'signing',
+  COMMITTING: 'delivery_pending',
+  COMMITTED: 'committed',
+  ABORTED: 'aborted'
+}
+
+function outgoingView (r: OutgoingRecord): TxView {
+  return {
+    transactionID: r.txid,
+    transaction_type: 'transfer',
+    token_type: r.nft !== undefined ? (r.nft.sc !== undefined ? 'smartContract' : 'nft') : r.fts !== undefined ? 'ft' : 'rbt',
+    sender: r.sender,
+    receiver: r.receiver,
+    amount: r.amountMilli / 1000,
+    tokens: r.tokens,
+    quorums: r.signers,
+    memo: r.memo,
+    epoch: r.epoch,
+    block_ids: [],
+    status: OUTGOING_STATUS[r.state] ?? r.state.toLowerCase(),
+    ...(r.reason !== undefined && r.state === 'ABORTED' ? { reason: r.reason } : {})
+  }
+}
+
 const DATE_RE = /^\d{4}-\d{2}-\d{2}$/
 function dayStart (s: string, what: string): number {
   const ms = Date.parse(`${s}T00:00:00Z`)
@@ -111,8 +142,11 @@ export function createConsensusApi (d: ConsensusApiDeps): ConsensusApi {
   }
   const view = async (txid: string): Promise<TxView> => {
     const t = await d.repos.transactions.get(txid)
-    if (t === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `failed to get transactions details for tx: ${txid}`)
-    return txView(t)
+    if (t !== undefined) return txView(t)
+    // a transfer this node sent that is not finished yet (or was aborted): its sender record
+    const rec = await d.service().sender.record(txid)
+    if (rec === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `failed to get transactions details for tx: ${txid}`)
+    return outgoingView(rec)
   }
   const all = async (): Promise<TxView[]> => (await d.repos.transactions.list()).map(txView)
   return {
@@ -133,10 +167,9 @@ export function createConsensusApi (d: ConsensusApiDeps): ConsensusApi {
       const mode = await localMode(body.initiator)
       return await d.twoStep.start(body.initiator, mode, async (prompt) => {
         const r = await d.service().transfer({ initiator: body.initiator, owner: body.owner, amountMilli, memo: body.memo ?? '', ...(fts.length > 0 ? { fts } : {}) }, prompt)
-        const msg = r.delivered
-          ? `Transaction ${r.txid} completed successfully`
-          : `Transaction ${r.txid} committed; delivery to the receiver is pending and is retried in the background`
-        return ok<TransferOutcome>(msg, { transactionID: r.txid, mintedNFTChildren: null })
+        // success means the receiver holds the tokens
+        if (!r.delivered) throw deliveryPending(r.txid)
+        return ok<TransferOutcome>(`Transaction ${r.txid} completed successfully`, { transactionID: r.txid, mintedNFTChildren: null })
       })
     },
     transactions: all,

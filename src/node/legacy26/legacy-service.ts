@@ -141,8 +141,15 @@ export class Legacy26Service implements Legacy26Api {
     }
     const signer = await this.d.identity.signerFor(sender, check)
     await signer.pvtSign('0'.repeat(64))
-    let env: Envelope<unknown> = await this.d.consensusApi.transfer({ initiator: sender, owner: body.receiver, rbt: formatAmount(amountMilli), memo: body.comment })
-    for (let i = 0; i < 8 && isChallenge(env); i++) env = await this.d.signing.complete((env.result as PendingSignature).id, { password })
+    let env: Envelope<unknown>
+    try {
+      env = await this.d.consensusApi.transfer({ initiator: sender, owner: body.receiver, rbt: formatAmount(amountMilli), memo: body.comment })
+      for (let i = 0; i < 8 && isChallenge(env); i++) env = await this.d.signing.complete((env.result as PendingSignature).id, { password })
+    } catch (e) {
+      // decided but not yet delivered: not a success, and the answer names the transaction
+      if (!(e instanceof RbtError && e.code === ErrorCode.DELIVERY_PENDING)) throw e
+      env = { status: false, message: e.message, result: e.details }
+    }
     if (isChallenge(env)) throw new RbtError(ErrorCode.INTERNAL, 'the transfer kept asking for signatures')
     const result = env.result as { transactionID?: string } | null
     const response = {
@@ -152,7 +159,7 @@ export class Legacy26Service implements Legacy26Api {
       tokenCount: amountMilli / 1000,
       comment: body.comment,
       type: body.type,
-      status: env.status ? 'Success' : 'Failed',
+      status: env.status ? 'Success' : result?.transactionID !== undefined ? 'Pending' : 'Failed',
       message: env.message
     }
     return { ok: env.status, message: env.message, data: { response } }

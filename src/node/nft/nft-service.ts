@@ -12,7 +12,7 @@ import { NFT_TOKEN_TYPE, childLinkProblem, childNftId, isNftTokenType, type NftO
 import { parseTransferAmount } from '../../tokenchain/amount.js'
 import { decodeBlockEnvelope } from '../../tokenchain/block.js'
 import { isCidV0 } from '../../tokenchain/token-id.js'
-import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
+import { ErrorCode, RbtError, deliveryPending, errorMessage } from '../../util/errors.js'
 import { isValidDid } from '../../wallet/did-string.js'
 import { followerBase, type AssetServiceDeps } from '../asset-service-deps.js'
 import { ChainFollower, followNetwork, requireCore } from '../chain-follower.js'
@@ -186,8 +186,9 @@ export class NftService {
     if (rec === undefined) throw new RbtError(ErrorCode.FORBIDDEN, `DID does not have an access: ${body.initiator} is not hosted on this node`)
     return await this.d.twoStep.start(body.initiator, rec.type, async (prompt) => {
       const r = await this.d.transact({ initiator: body.initiator, receiver, op, memo: body.memo ?? '' }, prompt)
-      const msg = r.delivered ? `Transaction ${r.txid} completed successfully` : `Transaction ${r.txid} committed; delivery to the receiver is pending and is retried in the background`
-      return ok<NftTxResult>(msg, { transactionID: r.txid, mintedNFTChildren: child !== undefined ? [child] : null })
+      // success means the receiver holds the NFT
+      if (!r.delivered) throw deliveryPending(r.txid)
+      return ok<NftTxResult>(`Transaction ${r.txid} completed successfully`, { transactionID: r.txid, mintedNFTChildren: child !== undefined ? [child] : null })
     })
   }
 

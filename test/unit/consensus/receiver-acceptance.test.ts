@@ -91,3 +91,32 @@ describe('consensus: the receiver accepts a block by its signers\' pledges, not 
     expect(await balance(b, bob.did)).to.equal(1000)
   })
 })
+
+describe('consensus: a decided transfer whose receiver is down', function () {
+  this.timeout(60_000)
+
+  it('reports delivered: false, keeps the tokens locked at the sender, retries with backoff, and delivers once the receiver is back', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    a.fault = (step) => { if (step === 'committing') b.down = true }
+    const t = a.sender as unknown as { transport: ConsensusTransport }
+    const base = t.transport
+    let deliveries = 0
+    t.transport = { ...base, deliver: async (r) => { deliveries++; return await base.deliver(r) } }
+    const r = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    a.fault = undefined
+    expect(r.delivered).to.equal(false)
+    expect((await a.sender.record(r.txid))?.state).to.equal('COMMITTING')
+    expect(await balance(a, alice.did)).to.equal(0)
+    expect(await balance(b, bob.did)).to.equal(0)
+    // recovery passes every "second": tries at 0, 1, 3, 7 s (waits 1, 2, 4 s), not on every pass
+    deliveries = 0
+    for (let s = 0; s < 8; s++) { await a.sender.recover(); net.now += 1000 }
+    expect(deliveries).to.equal(4)
+    b.down = false
+    for (let s = 0; s < 10 && (await a.sender.record(r.txid))?.state !== 'COMMITTED'; s++) { net.now += 1000; await a.sender.recover() }
+    expect((await a.sender.record(r.txid))?.state).to.equal('COMMITTED')
+    expect(await balance(b, bob.did)).to.equal(1000)
+    expect(await balance(a, alice.did)).to.equal(0)
+  })
+})
