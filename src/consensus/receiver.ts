@@ -47,6 +47,7 @@ export class TransferReceiver {
     const { ledger } = this.opts
     return await this.locks.run(req.txid, async () => {
       if (await ledger.record<IncomingRecord>('cs-incoming', req.txid) !== undefined) return { txid: req.txid, accepted: true }
+      this.opts.fault?.('delivering')
       if (!await this.opts.isLocalDid(req.receiver)) throw new RbtError(ErrorCode.NOT_FOUND, `receiver ${req.receiver} is not hosted on this node`)
       const contract = decodeContract(req.contract)
       if (contract.transactionId !== req.txid) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'transaction id is not the hash of the contract')
