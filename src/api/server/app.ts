@@ -9,6 +9,7 @@ import { normalizeKeys } from '../contract/normalize-keys.js'
 import { routes, type RouteDef, type RouteId, type ResultOf } from '../contract/routes.js'
 import type { ApiServices } from '../../node/services.js'
 import { toHttpError } from './errors.js'
+import { apiGuard, checkContentType, readLimitedText, type GuardOptions } from './guard.js'
 import { nodeRoutes } from './routes/v1/node.routes.js'
 import { bootstrapRoutes } from './routes/v1/bootstrap.routes.js'
 import { metaRoutes } from './routes/v1/meta.routes.js'
@@ -28,8 +29,10 @@ import { syncRoutes } from './routes/v1/sync.routes.js'
 export interface AppOptions {
   version: string
   logger?: Logger
-  /** Largest JSON body accepted, in bytes. */
+  /** Largest JSON body accepted, in bytes (read while streaming; default 1 MiB). */
   maxJsonBytes?: number
+  /** Host, origin and token rules (docs/security.md); loopback names only by default. */
+  guard?: GuardOptions
 }
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined
@@ -55,9 +58,9 @@ function zodMessage (err: z.ZodError, where: string): string {
 }
 
 async function readJson (c: Context, maxBytes: number): Promise<unknown> {
-  const text = await c.req.text()
-  if (Buffer.byteLength(text) > maxBytes) throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `Request body larger than ${maxBytes} bytes`)
+  const text = await readLimitedText(c, maxBytes)
   if (text.trim() === '') return undefined
+  checkContentType(c, 'json')
   try {
     return JSON.parse(text)
   } catch {
@@ -72,6 +75,7 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
   const maxJson = opts.maxJsonBytes ?? 1024 * 1024
   const table = routes as unknown as Record<RouteId, RouteDef>
   const registered = new Set<RouteId>()
+  app.use('*', apiGuard(opts.guard))
 
   const registrar: Registrar = {
     on (id, handler) {

@@ -25,9 +25,14 @@ export function isMultipart (c: Context): boolean {
   return /^multipart\/form-data/i.test(c.req.header('content-type') ?? '')
 }
 
-async function readLimited (req: Request, maxBytes: number): Promise<Uint8Array> {
+/**
+ * Reads a request body, never holding more than `maxBytes`: a Content-Length above the limit is
+ * refused before reading, and a body that grows past it while streaming is cut off.
+ */
+export async function readLimited (req: Request, maxBytes: number, what = 'Upload'): Promise<Uint8Array> {
+  const tooLarge = (): RbtError => new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `${what} larger than ${maxBytes} bytes`)
   const declared = Number(req.headers.get('content-length') ?? NaN)
-  if (Number.isFinite(declared) && declared > maxBytes) throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `Upload larger than ${maxBytes} bytes`)
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge()
   if (req.body === null) return new Uint8Array(0)
   const reader = req.body.getReader()
   const chunks: Uint8Array[] = []
@@ -38,7 +43,7 @@ async function readLimited (req: Request, maxBytes: number): Promise<Uint8Array>
     total += value.byteLength
     if (total > maxBytes) {
       await reader.cancel().catch(() => {})
-      throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `Upload larger than ${maxBytes} bytes`)
+      throw tooLarge()
     }
     chunks.push(value)
   }

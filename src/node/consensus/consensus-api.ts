@@ -8,7 +8,7 @@ import { parseTransferAmount } from '../../tokenchain/amount.js'
 import type { TokenRepositories } from '../../storage/token-repositories.js'
 import type { TransactionRecord } from '../../storage/token-records.js'
 import type { OutgoingRecord } from '../../consensus/records.js'
-import { ErrorCode, RbtError, deliveryPending } from '../../util/errors.js'
+import { ErrorCode, RbtError, deliveryPending, isRbtError } from '../../util/errors.js'
 import { isValidDid } from '../../wallet/did-string.js'
 import type { SignPrompt } from '../../wallet/did-crypto.js'
 import type { ConsensusService } from './consensus-service.js'
@@ -144,7 +144,13 @@ export function createConsensusApi (d: ConsensusApiDeps): ConsensusApi {
     const t = await d.repos.transactions.get(txid)
     if (t !== undefined) return txView(t)
     // a transfer this node sent that is not finished yet (or was aborted): its sender record
-    const rec = await d.service().sender.record(txid)
+    let rec: OutgoingRecord | undefined
+    try {
+      rec = await d.service().sender.record(txid)
+    } catch (e) {
+      // the core is not started: the stored transactions are all there is
+      if (!isRbtError(e, ErrorCode.NOT_RUNNING)) throw e
+    }
     if (rec === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `failed to get transactions details for tx: ${txid}`)
     return outgoingView(rec)
   }

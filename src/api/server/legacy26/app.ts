@@ -9,10 +9,14 @@ import { legacy26Routes, type Legacy26Api, type Legacy26Envelope, type Legacy26R
 import { ErrorCode, RbtError } from '../../../util/errors.js'
 import { silentLogger, type Logger } from '../../../util/logger.js'
 import { toHttpError } from '../errors.js'
+import { apiGuard, checkContentType, readLimitedText, type GuardOptions } from '../guard.js'
 
 export interface Legacy26AppOptions {
   logger?: Logger
+  /** largest JSON body, read while streaming (default 1 MiB, like the main API) */
   maxJsonBytes?: number
+  /** the same host, origin and token rules as the main API */
+  guard?: GuardOptions
 }
 
 export function legacyEnvelope<T> (ok: boolean, message: string, data: T | null = null): Legacy26Envelope<T> {
@@ -41,9 +45,9 @@ function zodMessage (err: z.ZodError, raw: unknown): string {
 }
 
 async function readBody (c: Context, maxBytes: number): Promise<unknown> {
-  const text = await c.req.text()
-  if (Buffer.byteLength(text) > maxBytes) throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `Request body larger than ${maxBytes} bytes`)
+  const text = await readLimitedText(c, maxBytes)
   if (text.trim() === '') return {}
+  checkContentType(c, 'json')
   try {
     return JSON.parse(text)
   } catch {
@@ -56,7 +60,8 @@ const reply = (r: Legacy26Reply): Legacy26Envelope => legacyEnvelope(r.ok, r.mes
 export function createLegacy26App (api: Legacy26Api, opts: Legacy26AppOptions = {}): Hono {
   const app = new Hono()
   const log = opts.logger ?? silentLogger
-  const maxJson = opts.maxJsonBytes ?? 64 * 1024 * 1024
+  const maxJson = opts.maxJsonBytes ?? 1024 * 1024
+  app.use('*', apiGuard(opts.guard))
   const handlers: { [R in Legacy26RouteId]: (body: z.output<(typeof legacy26Routes)[R]['body']>) => Promise<Legacy26Reply> } = {
     generateEcDSAKeys: async (b) => await api.generateKeys('transaction', b),
     generateQuorumKeys: async (b) => await api.generateKeys('quorum', b),
