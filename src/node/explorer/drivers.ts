@@ -179,4 +179,33 @@ export function dbErrorMessage (e: unknown): string {
   return inner !== undefined && inner !== '' && (msg === '' || msg === 'AggregateError') ? inner : msg !== '' ? msg : String(err.code ?? 'unknown database error')
 }
 
+/**
+ * What `last_error` says when a connection to a PostgreSQL or SQL Server database cannot be opened.
+ * The configured address may be any host and port, so the answer must not tell an open port from
+ * a closed or filtered one, a TLS endpoint or any other service: every failure before the database
+ * server answers in its own protocol is "connection refused or timed out". Only errors the database
+ * server itself reports are told apart: "authentication failed", else "the database server refused
+ * the request" with its stable error code (SQLSTATE or SQL Server error number). Driver and socket
+ * messages are never passed on.
+ */
+export function connectFailureMessage (e: unknown): string {
+  return `could not connect to the configured database: ${connectFailureClass(e)}`
+}
+
+function connectFailureClass (e: unknown): string {
+  const err = (e ?? {}) as { code?: unknown, severity?: unknown, number?: unknown, originalError?: { code?: unknown, number?: unknown, info?: { number?: unknown } } }
+  // PostgreSQL: a server-reported error carries a SQLSTATE and a severity
+  if (typeof err.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code) && typeof err.severity === 'string') {
+    return err.code.startsWith('28') ? 'authentication failed' : `the database server refused the request (SQLSTATE ${err.code})`
+  }
+  // SQL Server (mssql over tedious): ELOGIN is a login the server refused; a number is a server error
+  const code = typeof err.code === 'string' ? err.code : typeof err.originalError?.code === 'string' ? err.originalError.code : undefined
+  if (code === 'ELOGIN') return 'authentication failed'
+  const n = err.number ?? err.originalError?.number ?? err.originalError?.info?.number
+  if (typeof n === 'number' && Number.isInteger(n) && n > 0) {
+    return n === 18456 ? 'authentication failed' : `the database server refused the request (error ${n})`
+  }
+  return 'connection refused or timed out'
+}
+
 export const storageError = (msg: string, cause?: unknown): RbtError => new RbtError(ErrorCode.STORAGE, msg, { cause })

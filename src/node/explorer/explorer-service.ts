@@ -1,4 +1,5 @@
-import { isAbsolute, resolve } from 'node:path'
+import { lstatSync, openSync, readSync, closeSync } from 'node:fs'
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
 import type { ExplorerConfigView, ExplorerStatus } from '../../api/contract/routes.js'
 import type { NodeConfigStore } from '../../storage/node-config-store.js'
 import type { LedgerChange } from '../../storage/token-ledger.js'
@@ -38,7 +39,7 @@ export interface Sealer {
 export interface ExplorerServiceDeps {
   config: NodeConfigStore
   sealer: Sealer
-  /** The node's data directory; relative SQLite paths are resolved against it. */
+  /** The node's data directory; SQLite database files are plain names inside it. */
   root: string
   source: ExplorerSource
   ledger: { onCommit: (fn: (c: LedgerChange) => void) => () => void }
@@ -93,9 +94,9 @@ export class ExplorerService {
       port = Number(input.db_port)
       if (!Number.isInteger(port) || port < 1 || port > 65535) throw new RbtError(ErrorCode.INVALID_INPUT, `database port must be a number from 1 to 65535, got "${input.db_port}"`)
     }
-    let name = input.db_name ?? DEFAULTS.db_name
+    const name = input.db_name ?? DEFAULTS.db_name
     if (name.trim() === '') throw new RbtError(ErrorCode.INVALID_INPUT, 'database name must not be empty')
-    if (dialect === 'sqlite') name = isAbsolute(name) ? name : resolve(this.deps.root, name)
+    if (dialect === 'sqlite') checkSqliteFile(this.deps.root, name)
     const address = input.db_address ?? DEFAULTS.db_address
     if (dialect !== 'sqlite' && address.trim() === '') throw new RbtError(ErrorCode.INVALID_INPUT, 'database address must not be empty')
     const cfg: StoredExplorerConfig = {
@@ -136,10 +137,22 @@ export class ExplorerService {
       db_type: DIALECT_NAMES[cfg.dialect],
       db_address: cfg.dialect === 'sqlite' ? null : cfg.address,
       db_port: cfg.port ?? null,
-      db_name: cfg.name,
+      db_name: cfg.dialect === 'sqlite' ? this.sqliteFile(cfg.name) : cfg.name,
       db_username: cfg.dialect === 'sqlite' ? null : cfg.username,
       password_set: cfg.passwordSealed !== undefined
     }
+  }
+
+  /**
+   * The database file of a SQLite configuration. Saved configurations from before the plain-name
+   * rule hold an absolute path: it is used only when it names a plain file directly inside the
+   * data directory.
+   */
+  private sqliteFile (name: string): string {
+    const root = resolve(this.deps.root)
+    const plain = isAbsolute(name) && dirname(resolve(name)) === root ? basename(name) : name
+    checkSqliteName(plain)
+    return join(root, plain)
   }
 
   private run (cfg: StoredExplorerConfig): void {
@@ -147,12 +160,45 @@ export class ExplorerService {
       dialect: cfg.dialect,
       address: cfg.address,
       ...(cfg.port !== undefined ? { port: cfg.port } : {}),
-      name: cfg.name,
+      name: cfg.dialect === 'sqlite' ? this.sqliteFile(cfg.name) : cfg.name,
       username: cfg.username,
       password: cfg.passwordSealed !== undefined ? this.deps.sealer.unsealText(SEAL_LABEL, cfg.passwordSealed) : ''
     }
     this.sync = new ExplorerSync({ source: this.deps.source, target, log: this.deps.log, ...this.deps.sync })
     this.sync.start()
-    this.deps.log.info(`explorer: syncing to ${DIALECT_NAMES[cfg.dialect]} ${cfg.dialect === 'sqlite' ? cfg.name : `${cfg.address}:${cfg.port ?? ''}/${cfg.name}`}`)
+    this.deps.log.info(`explorer: syncing to ${DIALECT_NAMES[cfg.dialect]} ${cfg.dialect === 'sqlite' ? target.name : `${cfg.address}:${cfg.port ?? ''}/${cfg.name}`}`)
   }
+}
+
+/**
+ * A SQLite database is a plain file name inside the data directory: letters, digits, `-`, `_` and
+ * `.` (so an optional `.db` / `.sqlite` suffix), at most 128 characters, no leading dot, no `..`,
+ * no separators. Names the node itself uses in its data directory are refused, whatever the case.
+ */
+const SQLITE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/
+const NODE_OWN_NAMES = new Set(['node.json', 'db', 'peer.key', 'dids', 'nft', 'contracts', 'temp', 'quorum.secret', 'pledgedtokens.json', 'pledgedtokens.json.tmp', 'explorer.down', 'api_config.json', 'rubix'])
+const SQLITE_HEADER = 'SQLite format 3\0'
+
+function sqliteNameError (name: string, why: string): RbtError {
+  return new RbtError(ErrorCode.INVALID_INPUT, `SQLite database name ${JSON.stringify(name.slice(0, 200))} ${why}: give a plain file name such as explorer.sqlite (letters, digits, "-", "_", "."; no folders), kept in the node's data directory`)
+}
+
+export function checkSqliteName (name: string): void {
+  if (!SQLITE_NAME.test(name) || name.includes('..')) throw sqliteNameError(name, 'is not a plain file name')
+  const lower = name.toLowerCase()
+  if (NODE_OWN_NAMES.has(lower) || lower.endsWith('-wal') || lower.endsWith('-shm') || lower.endsWith('-journal')) throw sqliteNameError(name, 'is a name the node uses itself')
+}
+
+/** Checks the name, and that a file already there is a SQLite database (never adds tables to anything else). */
+function checkSqliteFile (root: string, name: string): void {
+  checkSqliteName(name)
+  const file = join(root, name)
+  let st
+  try { st = lstatSync(file) } catch { return }
+  if (!st.isFile()) throw sqliteNameError(name, 'names something in the data directory that is not a regular file')
+  if (st.size === 0) return
+  const head = Buffer.alloc(SQLITE_HEADER.length)
+  const fd = openSync(file, 'r')
+  try { readSync(fd, head, 0, head.length, 0) } finally { closeSync(fd) }
+  if (head.toString('latin1') !== SQLITE_HEADER) throw sqliteNameError(name, 'names an existing file that is not a SQLite database')
 }

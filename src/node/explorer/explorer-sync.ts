@@ -5,7 +5,7 @@ import type { LedgerChange } from '../../storage/token-ledger.js'
 import { Collections, blockKey, type BlockRecord, type TokenRecord, type TransactionRecord } from '../../storage/token-records.js'
 import type { Logger } from '../../util/logger.js'
 import { DIALECT_NAMES, EXPLORER_SERVICE } from './db-types.js'
-import { dbErrorMessage, openConnection, type DbTarget } from './drivers.js'
+import { connectFailureMessage, dbErrorMessage, openConnection, type DbTarget } from './drivers.js'
 import { currentTables } from './migrations/index.js'
 import { quoteIdent } from './schema.js'
 import { deleteWhereSql, migrate, rowValues, upsertSql, type SqlConn } from './sql.js'
@@ -142,7 +142,7 @@ export class ExplorerSync {
       try {
         if (this.conn === undefined) {
           this.state = 'connecting'
-          this.conn = this.guarded(await (this.opts.connect ?? openConnection)(this.opts.target))
+          this.conn = this.guarded(await this.connect())
           const applied = await migrate(this.conn)
           if (applied.length > 0) this.opts.log.info(`explorer: applied schema migrations ${applied.join(', ')}`)
           this.needFull = true
@@ -178,6 +178,20 @@ export class ExplorerSync {
         await this.idle(delay, true)
         delay = Math.min(delay * 2, max)
       }
+    }
+  }
+
+  /**
+   * Opens the connection. For a database server, a failure is reported by its class only (see
+   * `connectFailureMessage`): the status must not serve as a port scanner of the configured host.
+   */
+  private async connect (): Promise<SqlConn> {
+    const t = this.opts.target
+    try {
+      return await (this.opts.connect ?? openConnection)(t)
+    } catch (e) {
+      if (t.dialect === 'sqlite') throw e
+      throw new Error(connectFailureMessage(e))
     }
   }
 
