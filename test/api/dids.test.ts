@@ -1,6 +1,7 @@
 import { expect } from 'chai'
 import { createHmac } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Hono } from 'hono'
@@ -8,12 +9,13 @@ import { createApp } from '../../src/api/server/app.js'
 import type { ApiServices } from '../../src/node/services.js'
 import { LevelStore } from '../../src/storage/level-store.js'
 import { DidStore } from '../../src/node/identity/did-store.js'
-import { IdentityService, type DidNetwork, type PeerKeys } from '../../src/node/identity/identity-service.js'
+import { IdentityService, KEY_FILE_REFUSED, type DidNetwork, type PeerKeys } from '../../src/node/identity/identity-service.js'
 import { createIdentityApi } from '../../src/node/identity/identity-api.js'
 import { announcementDigest, type DidAnnouncement } from '../../src/node/identity/announcement.js'
 import { TwoStepEngine } from '../../src/node/signing/two-step.js'
 import { verifyPvtSignature } from '../../src/wallet/did-crypto.js'
 import { sha3Hex } from '../../src/wallet/bytes.js'
+import { sealPrivateKey } from '../../src/wallet/seal.js'
 import { unusedIdentity } from './stub-identity.js'
 import { unusedTokens } from './stub-tokens.js'
 import { unusedConsensus } from './stub-consensus.js'
@@ -160,15 +162,58 @@ describe('api: DIDs and signatures (real identity service, app.request)', functi
     expectFail(await req('POST', '/svc/v1/dids/create', { type: 3 }), 400, /child/)
     expectFail(await req('POST', '/svc/v1/dids/create', { public_key: 'zz' }), 400, /hex/)
     expectFail(await req('POST', '/svc/v1/dids/create', { private_key: join(h.dir, 'nope.pem') }), 400, /private_key/)
-    expectFail(await req('POST', '/svc/v1/dids/create', { private_key: h.dir }), 400, /not a regular file/)
+    expectFail(await req('POST', '/svc/v1/dids/create', { private_key: h.dir }), 400, /private_key/)
     expectFail(await req('POST', '/svc/v1/dids/create', '{"type":'), 400, /not valid JSON/)
     expect(await list()).to.deep.equal(before)
   })
 
   it('creates a lite DID from a private key file path on the node', async () => {
-    const key = join(h.dir, 'k.hex')
-    writeFileSync(key, Buffer.alloc(32, 7))
+    const key = join(h.dir, 'k.pem')
+    writeFileSync(key, await sealPrivateKey(new Uint8Array(32).fill(7), 'pk'))
     const r = await req('POST', '/svc/v1/dids/create', { type: 4, private_key: key, password: 'pk' })
+    expect(r.env.status, r.env.message).to.equal(true)
+  })
+
+  it('private_key path: one answer for every file that cannot be used, never its content', async () => {
+    const before = await list()
+    const d = join(h.dir, 'keyfiles')
+    mkdirSync(d, { recursive: true })
+    const good = join(d, 'good.pem')
+    writeFileSync(good, await sealPrivateKey(new Uint8Array(32).fill(9), 'pk'))
+    const secret = 'TOP-SECRET-LINE'
+    const files: Record<string, string> = {
+      missing: join(d, 'missing.pem'),
+      folder: d,
+      symlink: join(d, 'link.pem'),
+      device: '/dev/zero',
+      text: join(d, 'notes.txt'),
+      fakePem: join(d, 'fake.pem'),
+      publicPem: join(d, 'pub.pem'),
+      raw32: join(d, 'raw.key'),
+      large: join(d, 'large.pem'),
+      nul: 'a\0b'
+    }
+    symlinkSync(good, files.symlink)
+    writeFileSync(files.text, `${secret}\n`)
+    writeFileSync(files.fakePem, `-----BEGIN PRIVATE KEY-----\n${secret}\n-----END PRIVATE KEY-----\n`)
+    writeFileSync(files.publicPem, '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n')
+    writeFileSync(files.raw32, Buffer.alloc(32, 5))
+    writeFileSync(files.large, Buffer.alloc(17 * 1024, 65))
+    try { execFileSync('mkfifo', [join(d, 'fifo')]); files.fifo = join(d, 'fifo') } catch {}
+    const cases: Array<[string, Record<string, unknown>]> = Object.entries(files).map(([what, path]) => [what, { type: 4, private_key: path, password: 'pk' }])
+    cases.push(['wrong password', { type: 4, private_key: good, password: 'other' }])
+    cases.push(['other curve', { type: 0, private_key: good, password: 'pk' }])
+    const messages = new Set<string>()
+    for (const [what, body] of cases) {
+      const r = await req('POST', '/svc/v1/dids/create', body)
+      expect([r.code, r.env.status], what).to.deep.equal([400, false])
+      expect(r.env.message, what).to.not.include(secret)
+      messages.add(r.env.message)
+    }
+    expect([...messages]).to.deep.equal([KEY_FILE_REFUSED])
+    expect(await list()).to.deep.equal(before)
+    // the same file used properly still works
+    const r = await req('POST', '/svc/v1/dids/create', { type: 4, private_key: good, password: 'pk' })
     expect(r.env.status, r.env.message).to.equal(true)
   })
 

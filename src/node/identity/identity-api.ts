@@ -35,10 +35,7 @@ export function createIdentityApi (identity: IdentityService, engine: TwoStepEng
       if (input.childPath !== undefined) req.childPath = input.childPath
       if (input.files !== undefined) req.files = input.files
       if (input.files?.[DidFile.PVT_KEY] !== undefined) req.privateKey = input.files[DidFile.PVT_KEY]
-      if (input.private_key !== undefined && input.private_key !== '') {
-        if (req.privateKey !== undefined) throw new RbtError(ErrorCode.INVALID_INPUT, 'give the private key either as a path or as an upload, not both')
-        req.privateKey = await identity.readKeyFile(input.private_key)
-      }
+      if (input.private_key !== undefined && input.private_key !== '') req.privateKeyPath = input.private_key
       const r = await identity.create(req)
       return { did: r.did, peer_id: r.peerId }
     },

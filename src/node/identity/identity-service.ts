@@ -6,7 +6,8 @@
  * peer key through `PeerKeys`; both are provided by the node layer once the core runs.
  */
 import { randomBytes } from 'node:crypto'
-import { readFile, stat } from 'node:fs/promises'
+import { constants as fsConstants } from 'node:fs'
+import { open } from 'node:fs/promises'
 import type { Collection, KvStore } from '../../storage/kv-store.js'
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import { silentLogger, type Logger } from '../../util/logger.js'
@@ -18,8 +19,8 @@ import { didFromPublicFiles, isValidDid } from '../../wallet/did-string.js'
 import { readDidImage, readShareImage } from '../../wallet/image.js'
 import { p256Pkcs8Der, p256PublicPem, parsePublicKeyPem, generateKeyPair, type Curve, type KeyPair } from '../../wallet/keys.js'
 import { DID_HEAD_LEN, SHARE_HEAD_LEN, shareSign, shareVerify } from '../../wallet/nlss.js'
-import { encodePem, PEM_PRIVATE_KEY } from '../../wallet/pem.js'
-import { sealPrivateKey } from '../../wallet/seal.js'
+import { decodePem, encodePem, PEM_ENCRYPTED_PRIVATE_KEY, PEM_PRIVATE_KEY } from '../../wallet/pem.js'
+import { PEM_SEALED_KEY, sealPrivateKey } from '../../wallet/seal.js'
 import {
   announcementDigest, decodeAnnouncement, isDidSigned, preferAnnouncement, type DidAnnouncement
 } from './announcement.js'
@@ -58,6 +59,11 @@ export interface CreateRequest {
   publicKeyHex?: string
   /** An existing private key file's bytes (types 0 and 4). */
   privateKey?: Uint8Array
+  /**
+   * A private key file on the node's disk, named by path (types 0 and 4): a regular file holding
+   * a PEM private key that `password` opens. Every failure to use it is the one KEY_FILE_REFUSED error.
+   */
+  privateKeyPath?: string
   mnemonic?: string
   childPath?: number
   /** Uploaded files by canonical name: image.png, did.png, pubShare.png, pubKey.pem. */
@@ -87,6 +93,14 @@ export const DEFAULT_PASSWORD = 'mypassword'
 export const MAX_KEY_FILE_BYTES = 16 * 1024
 
 const bad = (m: string): RbtError => new RbtError(ErrorCode.INVALID_INPUT, m)
+
+/**
+ * The one answer for a `private_key` path that cannot be used, whatever the reason (missing, not
+ * a regular file, a symbolic link, too large, not PEM, not a private key, wrong password, wrong
+ * curve): the API must not tell the files of the node's disk apart, nor echo their content.
+ */
+export const KEY_FILE_REFUSED = `private_key: cannot use this file as a PEM private key (a regular file of at most ${MAX_KEY_FILE_BYTES} bytes holding a PEM private key that the given password opens)`
+const PRIVATE_PEM_TYPES = new Set([PEM_SEALED_KEY, PEM_ENCRYPTED_PRIVATE_KEY, PEM_PRIVATE_KEY, 'EC PRIVATE KEY'])
 
 function invalidDid (_did: unknown): RbtError {
   return new RbtError(ErrorCode.INVALID_DID, 'Invalid DID')
@@ -134,7 +148,12 @@ export class IdentityService {
     const input: CreateDidInput = { type, password, quorumPassword: req.quorumPassword ?? password }
     if (req.secret !== undefined) input.secret = req.secret
     if (files[DidFile.IMAGE] !== undefined) input.image = files[DidFile.IMAGE]
-    if (req.privateKey !== undefined) input.privateKey = req.privateKey
+    if (req.privateKeyPath !== undefined) {
+      if (req.privateKey !== undefined) throw bad('give the private key either as a path or as an upload, not both')
+      if (type !== DidType.BASIC && type !== DidType.LITE) throw bad('private_key applies to basic (0) and lite (4) DIDs')
+      if (req.publicKeyHex !== undefined || req.mnemonic !== undefined) throw bad('give only one of public_key, private_key and mnemonic')
+      input.privateKey = await this.openKeyFileAt(req.privateKeyPath, type === DidType.BASIC ? 'p256' : 'secp256k1', password)
+    } else if (req.privateKey !== undefined) input.privateKey = req.privateKey
     if (req.mnemonic !== undefined) input.mnemonic = req.mnemonic
     if (req.childPath !== undefined) input.childPath = req.childPath
     switch (type) {
@@ -183,18 +202,37 @@ export class IdentityService {
     return { did: created.did, peerId: peerId ?? null }
   }
 
-  /** Reads a key file named by path on the node's disk (the `private_key` option). */
-  async readKeyFile (path: string): Promise<Uint8Array> {
-    if (typeof path !== 'string' || path === '' || path.includes('\0')) throw bad('private_key must be a file path')
-    let st
+  /**
+   * Opens a key file named by path on the node's disk (the `private_key` option) and returns its
+   * private scalar. Only a regular file is read (opened without following a final symbolic link and
+   * without waiting on a FIFO, then checked on the open descriptor), at most MAX_KEY_FILE_BYTES;
+   * it must be one PEM private key block that `password` opens for `curve`. Every failure is
+   * KEY_FILE_REFUSED.
+   */
+  private async openKeyFileAt (path: string, curve: Curve, password: string): Promise<Uint8Array> {
+    const refused = (): RbtError => new RbtError(ErrorCode.INVALID_INPUT, KEY_FILE_REFUSED)
+    if (typeof path !== 'string' || path === '' || path.includes('\0')) throw refused()
+    const buf = Buffer.alloc(MAX_KEY_FILE_BYTES + 1)
+    let n = 0
     try {
-      st = await stat(path)
+      const fh = await open(path, fsConstants.O_RDONLY | (fsConstants.O_NOFOLLOW ?? 0) | (fsConstants.O_NONBLOCK ?? 0))
+      try {
+        const st = await fh.stat()
+        if (!st.isFile() || st.size > MAX_KEY_FILE_BYTES) throw refused()
+        for (;;) {
+          const { bytesRead } = await fh.read(buf, n, buf.length - n, n)
+          if (bytesRead === 0) break
+          n += bytesRead
+          if (n > MAX_KEY_FILE_BYTES) throw refused()
+        }
+      } finally { await fh.close() }
+      const file = new Uint8Array(buf.subarray(0, n))
+      if (!PRIVATE_PEM_TYPES.has(decodePem(file).type)) throw refused()
+      const kp = await openKeyFile(curve, file, password)
+      return kp.privateKey
     } catch {
-      throw bad('private_key: cannot read the key file at the given path')
-    }
-    if (!st.isFile()) throw bad('private_key: the path is not a regular file')
-    if (st.size > MAX_KEY_FILE_BYTES) throw bad(`private_key: key file larger than ${MAX_KEY_FILE_BYTES} bytes`)
-    return new Uint8Array(await readFile(path))
+      throw refused()
+    } finally { buf.fill(0) }
   }
 
   // ------------------------------------------------------------------ setup from files
