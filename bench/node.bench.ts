@@ -16,7 +16,7 @@ async function startOnce (): Promise<{ api: number, core: number }> {
   const port = await freePort()
   const swarm = await freePort()
   const t0 = performance.now()
-  const child = spawn(process.execPath, [BIN, 'run', '-p', dir, '-port', String(port), '-swarmPort', String(swarm)], { env: childEnv(), stdio: 'ignore' })
+  const child = spawn(process.execPath, [BIN, 'run', '-p', dir, '-port', String(port), '-swarmPort', String(swarm), '-mdns=false'], { env: childEnv(), stdio: 'ignore' })
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 1 })
   let api = 0
   let core = 0

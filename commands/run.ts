@@ -13,6 +13,8 @@ export default class Run extends BaseCommand {
     'js-libp2p host (TCP, Noise, Yamux, private network from the swarm key, identify, ping, Kad-DHT, gossipsub).',
     'Data lives in <-p>/Rubix/MainNet (or TestNet); the encrypted config file, peer key and database are created',
     'on first start. -grpcPort is accepted for compatibility only: this node serves no gRPC.',
+    'Peers on the same LAN or machine are found by mDNS and connected without addbootstrap when they use the',
+    'same swarm key; -mdns=false turns discovery off (so do RBTNODE_MDNS=0 and rbtnode.mdns: false in the config).',
     'Stops gracefully on SIGINT, SIGTERM or POST /svc/v1/node/shutdown.'
   ].join('\n')
 
@@ -20,7 +22,8 @@ export default class Run extends BaseCommand {
     '<%= config.bin %> run',
     '<%= config.bin %> run -p node1 -n 1',
     '<%= config.bin %> run -p node2 -n 2 -testNet -testNetKey testswarm.key',
-    '<%= config.bin %> run -p node3 -n 3 -port 20103 -swarmPort 4103 -s=false'
+    '<%= config.bin %> run -p node3 -n 3 -port 20103 -swarmPort 4103 -s=false',
+    '<%= config.bin %> run -p node4 -n 4 -mdns=false'
   ]
 
   async run (): Promise<void> {
@@ -41,7 +44,8 @@ export default class Run extends BaseCommand {
       swarmHost: f.swarmHost,
       legacyPort: intFlag(f.legacyPort, 'legacyPort'),
       fullnode: f.fullnode,
-      faucet: f.faucet
+      faucet: f.faucet,
+      mdns: f.mdns
     })
     const { createLogger } = await import('../src/util/logger.js')
     const log = createLogger()

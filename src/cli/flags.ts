@@ -26,6 +26,7 @@ export const globalFlags = {
   legacyPort: Flags.string({ description: 'serve the release-2.6 endpoints on this port (e.g. 1898)', helpGroup: 'RUN' }),
   fullnode: Flags.boolean({ description: 'run as a fullnode (keeps every chain it learns of, answers sync)', allowNo: true, helpGroup: 'RUN' }),
   faucet: Flags.boolean({ description: "run as the test network's faucet", allowNo: true, helpGroup: 'RUN' }),
+  mdns: Flags.boolean({ description: 'find peers on the local network by mDNS (default true; -mdns=false turns it off; RBTNODE_MDNS=0|1 sets the default)', allowNo: true, helpGroup: 'RUN' }),
   // peers and bootstrap
   peers: Flags.string({ description: 'comma-separated multiaddresses', helpGroup: 'PEERS' }),
   peerID: Flags.string({ description: 'peer id (12D3KooW...)', helpGroup: 'PEERS' }),

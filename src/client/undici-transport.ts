@@ -1,9 +1,17 @@
 import { Pool } from 'undici'
 import type { HttpRequest, HttpResponse, HttpTransport } from './transport.js'
 
+export interface UndiciTransportOptions {
+  /**
+   * Connect to this unix socket instead of the origin's host and port (the origin still names the
+   * Host header), e.g. a bridge to a node in another network namespace.
+   */
+  socketPath?: string
+}
+
 /** undici Pool transport for long-lived callers (benchmarks, tests, other services). */
-export function undiciTransport (origin: string, connections = 32): HttpTransport {
-  const pool = new Pool(origin, { connections, pipelining: 1 })
+export function undiciTransport (origin: string, connections = 32, opts: UndiciTransportOptions = {}): HttpTransport {
+  const pool = new Pool(origin, { connections, pipelining: 1, ...(opts.socketPath !== undefined ? { socketPath: opts.socketPath } : {}) })
   return {
     request: async (req: HttpRequest): Promise<HttpResponse> => {
       const u = new URL(req.url)

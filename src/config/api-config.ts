@@ -43,6 +43,8 @@ export interface RbtnodeSettings {
   fullnode?: boolean
   faucet?: boolean
   fullnodes?: string[]
+  /** LAN discovery by mDNS (default true) */
+  mdns?: boolean
 }
 
 function deriveKey (nonce: Buffer, keyString: string): Buffer {

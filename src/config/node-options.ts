@@ -26,6 +26,13 @@ export interface NodeOptions {
   fullnode: boolean
   faucet: boolean
   fullnodes: string[]
+  /**
+   * LAN discovery by mDNS: `-mdns`, else RBTNODE_MDNS=0|1, else the config file's `rbtnode.mdns`,
+   * else on (the reference's IPFS daemon finds LAN peers the same way)
+   */
+  mdns: boolean
+  /** milliseconds between mDNS queries (RBTNODE_MDNS_INTERVAL_MS; default 10 000) */
+  mdnsIntervalMs: number
   config: ApiConfig
 }
 
@@ -45,6 +52,7 @@ export interface RunFlags {
   legacyPort?: number
   fullnode?: boolean
   faucet?: boolean
+  mdns?: boolean
 }
 
 /**
@@ -101,8 +109,26 @@ export function resolveNodeOptions (flags: RunFlags, cwd: string = process.cwd()
     fullnode: flags.fullnode ?? ours.fullnode ?? false,
     faucet: flags.faucet ?? ours.faucet ?? false,
     fullnodes: ours.fullnodes ?? [],
+    mdns: flags.mdns ?? envSwitch('RBTNODE_MDNS') ?? ours.mdns ?? true,
+    mdnsIntervalMs: mdnsInterval(process.env.RBTNODE_MDNS_INTERVAL_MS),
     config
   }
+}
+
+/** An on/off environment setting: 1/true/on or 0/false/off; undefined when unset or empty. */
+function envSwitch (name: string): boolean | undefined {
+  const v = (process.env[name] ?? '').trim().toLowerCase()
+  if (v === '') return undefined
+  if (v === '1' || v === 'true' || v === 'on') return true
+  if (v === '0' || v === 'false' || v === 'off') return false
+  throw new RbtError(ErrorCode.CONFIG, `${name} must be 0 or 1, got "${process.env[name] ?? ''}"`)
+}
+
+function mdnsInterval (v: string | undefined): number {
+  if (v === undefined || v.trim() === '') return 10_000
+  const ms = Number(v)
+  if (!Number.isInteger(ms) || ms < 100 || ms > 3_600_000) throw new RbtError(ErrorCode.CONFIG, `RBTNODE_MDNS_INTERVAL_MS must be an integer from 100 to 3600000, got "${v}"`)
+  return ms
 }
 
 function powLevel (n: number): number {

@@ -366,6 +366,8 @@ export class RbtNode {
       peer_id: this.host?.peerId ?? null,
       listen: this.host?.multiaddrs() ?? [],
       connected_peers: this.host?.connectedPeers().length ?? 0,
+      peers: this.host?.connectedPeers() ?? [],
+      mdns: this.options.mdns,
       test_net: this.options.testNet,
       api: this.apiAddress,
       grpc: 'not served: this node has no gRPC interface',
@@ -438,6 +440,7 @@ export class RbtNode {
       swarmKey,
       listen: [`/ip4/${this.options.swarmHost}/tcp/${this.options.swarmPort}`],
       bootstrap,
+      mdns: this.options.mdns ? { intervalMs: this.options.mdnsIntervalMs } : false,
       logger: this.log.child('p2p'),
       gossip: { heartbeatIntervalMs: Number(process.env.RBTNODE_GOSSIP_HEARTBEAT_MS ?? 700) },
       dht: { validators: { rbt: didNet.validateRbtRecord }, selectors: { rbt: didNet.selectRbtRecord } }

@@ -10,12 +10,13 @@ import { yamux } from '@chainsafe/libp2p-yamux'
 import { gossipsub, type GossipSub, type Message } from '@libp2p/gossipsub'
 import { identify, type Identify } from '@libp2p/identify'
 import { kadDHT, passthroughMapper, removePrivateAddressesMapper, removePublicAddressesMapper, type KadDHT, type SelectFn, type ValidateFn } from '@libp2p/kad-dht'
+import { mdns } from '@libp2p/mdns'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { ping, type Ping } from '@libp2p/ping'
 import { preSharedKey } from '@libp2p/pnet'
 import { tcp } from '@libp2p/tcp'
-import type { Connection, Libp2p, PeerId, PrivateKey, Stream, StreamHandlerOptions } from '@libp2p/interface'
+import type { Connection, Libp2p, PeerDiscovery, PeerId, PeerInfo, PrivateKey, Stream, StreamHandlerOptions } from '@libp2p/interface'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { createLibp2p } from 'libp2p'
 import { CID } from 'multiformats/cid'
@@ -27,6 +28,7 @@ import { p2pError } from './errors.js'
 import { corkingProtector, lazyYamuxWindowUpdates, quietLengthPrefixedDecoding, skipRedundantPeerMerges } from './stack-tuning.js'
 import type { SwarmKey } from './swarm-key.js'
 import { compareDistance, kadKey, kadPeerKey, type QueryPeer } from './closest-query.js'
+import { DiscoveryDialer, type DiscoveredPeer } from './discovery-dialer.js'
 
 /** DHT protocol id of our private network (kept apart from the public IPFS DHT). */
 export const DEFAULT_DHT_PROTOCOL = '/rbt/kad/1.0.0'
@@ -69,6 +71,14 @@ export interface DhtOptions {
   selectors?: Record<string, SelectFn>
 }
 
+/** Milliseconds between two mDNS queries when no interval is given. */
+export const DEFAULT_MDNS_INTERVAL_MS = 10_000
+
+export interface MdnsOptions {
+  /** Milliseconds between two queries (default DEFAULT_MDNS_INTERVAL_MS); a query also goes out at start. */
+  intervalMs?: number
+}
+
 export interface P2pHostOptions {
   /** Identity key; an ephemeral Ed25519 key is generated when absent (tests, benchmarks). */
   privateKey?: PrivateKey
@@ -80,6 +90,13 @@ export interface P2pHostOptions {
   announce?: string[]
   /** Multiaddrs with /p2p/<id>, dialled in the background after start; failures are only logged. */
   bootstrap?: string[]
+  /**
+   * LAN discovery by multicast DNS (the service name IPFS daemons use): the host answers queries
+   * with its private and loopback addresses and dials every peer that answers; only peers of the
+   * same private network get past the protector. Default off: it sends multicast, which tests
+   * allow only inside a network namespace of their own. `rbtnode run` turns it on (NodeOptions).
+   */
+  mdns?: boolean | MdnsOptions
   dht?: DhtOptions
   gossip?: GossipOptions
   /** Per-host inbound connection rate limit; libp2p's default is low enough to reset fast re-dials. */
@@ -255,11 +272,22 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
 
   lazyYamuxWindowUpdates()
   quietLengthPrefixedDecoding()
+  const mdnsOpts = opts.mdns === true ? {} : opts.mdns === false || opts.mdns === undefined ? undefined : opts.mdns
+  let discovery: PeerDiscovery | undefined
   const node = await createLibp2p<HostServices>({
     start: false,
     privateKey,
     addresses: { listen, ...(opts.announce !== undefined ? { announce: opts.announce } : {}) },
     transports: [tcp()],
+    // libp2p keeps what discovery reports in its peer store; the host dials it (DiscoveryDialer)
+    ...(mdnsOpts !== undefined
+      ? {
+          peerDiscovery: [(components: Parameters<ReturnType<typeof mdns>>[0]) => {
+            discovery = mdns({ interval: mdnsOpts.intervalMs ?? DEFAULT_MDNS_INTERVAL_MS })(components)
+            return discovery
+          }]
+        }
+      : {}),
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
     ...(opts.swarmKey !== null ? { connectionProtector: corkingProtector(preSharedKey({ psk: opts.swarmKey.psk })) } : {}),
@@ -301,7 +329,7 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
   })
 
   skipRedundantPeerMerges(node.peerStore)
-  return new Host(node, log, defaultTimeoutMs, opts.bootstrap ?? [], peerInfoMapper)
+  return new Host(node, log, defaultTimeoutMs, opts.bootstrap ?? [], peerInfoMapper, discovery)
 }
 
 class Host implements P2pHost {
@@ -311,18 +339,48 @@ class Host implements P2pHost {
   private readonly bootstrapAbort = new AbortController()
   /** peers with an open connection, kept from libp2p's events (its own list is rebuilt on every call) */
   private readonly connected = new Set<string>()
+  /** dials what LAN discovery reports; absent when discovery is off */
+  private readonly discoveryDialer?: DiscoveryDialer
 
   constructor (
     readonly libp2p: Libp2p<HostServices>,
     private readonly log: Logger,
     private readonly defaultTimeoutMs: number,
     private readonly bootstrap: string[],
-    private readonly peerInfoMapper: typeof passthroughMapper = passthroughMapper
+    private readonly peerInfoMapper: typeof passthroughMapper = passthroughMapper,
+    discovery?: PeerDiscovery
   ) {
     this.peerId = libp2p.peerId.toString()
     libp2p.services.pubsub.addEventListener('message', this.onPubsubMessage)
     libp2p.addEventListener('peer:connect', (e) => { this.connected.add(e.detail.toString()) })
     libp2p.addEventListener('peer:disconnect', (e) => { this.connected.delete(e.detail.toString()) })
+    if (discovery !== undefined) {
+      const dialer = new DiscoveryDialer({
+        self: this.peerId,
+        isConnected: (p) => this.connected.has(p),
+        dial: async (peer, signal) => { await this.dialDiscovered(peer, signal) },
+        log: log.child('mdns')
+      })
+      this.discoveryDialer = dialer
+      // every answer, not only libp2p's `peer:discovery` (that fires once per peer-store entry):
+      // a peer that went away and came back is dialled again
+      discovery.addEventListener('peer', (e: CustomEvent<PeerInfo>) => {
+        dialer.onPeer({ peerId: e.detail.id.toString(), multiaddrs: e.detail.multiaddrs.map((a) => a.toString()) })?.catch(() => {})
+      })
+    }
+  }
+
+  /** Keeps a discovered peer's addresses in the peer store (the rpc layer dials by peer id) and connects. */
+  private async dialDiscovered (peer: DiscoveredPeer, signal: AbortSignal): Promise<void> {
+    const id = peerIdFromString(peer.peerId)
+    await this.libp2p.peerStore.merge(id, { multiaddrs: peer.multiaddrs.map((a) => multiaddr(a)) })
+    await withDeadline(this.defaultTimeoutMs, signal, async (d) => {
+      try {
+        await raceAbort(this.libp2p.dial(id, { signal: d.signal }), d.signal)
+      } catch (e) {
+        throw p2pError(e, { peer: peer.peerId, op: 'dial', deadline: d })
+      }
+    })
   }
 
   get status (): StartableStatus { return this._status }
@@ -339,6 +397,10 @@ class Host implements P2pHost {
     }
     this._status = 'started'
     this.log.info(`p2p host ${this.peerId} listening on ${this.multiaddrs().join(', ')}`)
+    if (this.discoveryDialer !== undefined) {
+      this.discoveryDialer.start()
+      this.log.info('looking for peers on the local network (mDNS)')
+    }
     for (const addr of this.bootstrap) {
       this.dial(addr, { signal: this.bootstrapAbort.signal })
         .then(p => { this.log.info(`connected to bootstrap peer ${p}`) })
@@ -350,6 +412,7 @@ class Host implements P2pHost {
     if (this._status === 'stopped' || this._status === 'stopping') return
     this._status = 'stopping'
     this.bootstrapAbort.abort()
+    this.discoveryDialer?.stop()
     try {
       this.libp2p.services.pubsub.removeEventListener('message', this.onPubsubMessage)
       await this.libp2p.stop()

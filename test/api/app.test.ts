@@ -16,7 +16,7 @@ function stubServices (): ApiServices & { calls: unknown[] } {
   return {
     calls,
     node: {
-      status: () => ({ version: 't', core_started: true, peer_id: PEER, listen: [], connected_peers: 0, test_net: false, api: '', grpc: 'none' }),
+      status: () => ({ version: 't', core_started: true, peer_id: PEER, listen: [], connected_peers: 0, peers: [], mdns: false, test_net: false, api: '', grpc: 'none' }),
       startCore: async () => 'Core started successfully',
       requestShutdown: () => { calls.push('shutdown') },
       peerId: () => PEER,

@@ -2,9 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { RbtClient } from '../../src/client/rbt-client.js'
 import { undiciTransport } from '../../src/client/undici-transport.js'
 import { BIN, ROOT, childEnv } from './cli.js'
+import type { Netns } from './netns.js'
 import { freePort } from './ports.js'
 import { waitFor } from './wait.js'
 
@@ -18,11 +20,28 @@ export interface NodeProcessOptions {
   env?: Record<string, string>
   /** cwd of the process (where -testNetKey is resolved) */
   cwd?: string
+  /**
+   * Run inside this network namespace, with mDNS discovery on (every 1 s unless env says
+   * otherwise; `-mdns=false` in extraArgs turns it off). Without it the node runs in the test's
+   * own namespace and always with `-mdns=false`: discovery sends multicast, allowed only inside a
+   * namespace the test made.
+   */
+  netns?: Netns
 }
+
+/** The API bridge run inside a namespace (see ns-bridge.ts). */
+const BRIDGE = fileURLToPath(new URL('./ns-bridge.js', import.meta.url))
+
+/** A `-mdns` argument that turns discovery on (a bare flag or a true value). */
+const MDNS_ON = /^--?mdns(=(true|t|1))?$/i
+const MDNS_ANY = /^--?(no-)?mdns(=|$)/i
 
 /**
  * A real `rbtnode run` process on 127.0.0.1 with its own temp data dir and free ports.
- * Logs are kept in memory for failure reports.
+ * Logs are kept in memory for failure reports. With `netns` the process runs inside that namespace
+ * and the test reaches its API through a unix socket in the data dir (`socketPath`); `url`,
+ * `multiaddr` and `cliArgs` then name addresses as seen inside the namespace (use them with
+ * `runCli(args, { netns })` or from other nodes of the same namespace).
  */
 export class NodeProcess {
   readonly dir: string
@@ -34,6 +53,7 @@ export class NodeProcess {
   private exited?: Promise<number | null>
   private _client?: RbtClient
   private readonly ownsDir: boolean
+  private bridge?: ChildProcess
 
   constructor (readonly opts: NodeProcessOptions = {}) {
     this.ownsDir = opts.dir === undefined
@@ -42,8 +62,12 @@ export class NodeProcess {
 
   get url (): string { return `http://127.0.0.1:${this.apiPort}` }
   get multiaddr (): string { return `/ip4/127.0.0.1/tcp/${this.swarmPort}/p2p/${this.peerId}` }
+  get netns (): Netns | undefined { return this.opts.netns }
+  /** Unix socket bridged to the API inside the namespace (netns nodes only). */
+  get socketPath (): string | undefined { return this.opts.netns !== undefined ? join(this.dir, 'api.sock') : undefined }
   get client (): RbtClient {
-    this._client ??= new RbtClient({ baseUrl: this.url, transport: undiciTransport(this.url, 8) })
+    const socketPath = this.socketPath
+    this._client ??= new RbtClient({ baseUrl: this.url, transport: undiciTransport(this.url, 8, socketPath !== undefined ? { socketPath } : {}) })
     return this._client
   }
 
@@ -53,8 +77,19 @@ export class NodeProcess {
   async start (): Promise<this> {
     if (this.apiPort === 0) this.apiPort = this.opts.apiPort ?? await freePort()
     if (this.swarmPort === 0) this.swarmPort = this.opts.swarmPort ?? await freePort()
-    const args = [BIN, 'run', '-p', this.dir, '-n', String(this.opts.n ?? 0), '-port', String(this.apiPort), '-swarmPort', String(this.swarmPort), ...(this.opts.extraArgs ?? [])]
-    const child = spawn(process.execPath, args, { cwd: this.opts.cwd ?? ROOT, env: childEnv({ RBTNODE_GOSSIP_HEARTBEAT_MS: process.env.E2E_GOSSIP_HEARTBEAT_MS ?? '100', ...this.opts.env }), stdio: ['ignore', 'pipe', 'pipe'] })
+    const ns = this.opts.netns
+    const extra = this.opts.extraArgs ?? []
+    if (ns === undefined && extra.some((a) => MDNS_ON.test(a))) throw new Error('mDNS sends multicast: a node with -mdns on must run inside a network namespace (netns option)')
+    const args = [BIN, 'run', '-p', this.dir, '-n', String(this.opts.n ?? 0), '-port', String(this.apiPort), '-swarmPort', String(this.swarmPort), ...extra, ...(ns === undefined && !extra.some((a) => MDNS_ANY.test(a)) ? ['-mdns=false'] : [])]
+    const childEnvVars = childEnv({
+      RBTNODE_GOSSIP_HEARTBEAT_MS: process.env.E2E_GOSSIP_HEARTBEAT_MS ?? '100',
+      ...(ns !== undefined ? { RBTNODE_MDNS: '1', RBTNODE_MDNS_INTERVAL_MS: '1000' } : {}),
+      ...this.opts.env,
+      ...(ns === undefined ? { RBTNODE_MDNS: '0' } : {})
+    })
+    const spawnOpts = { cwd: this.opts.cwd ?? ROOT, env: childEnvVars, stdio: ['ignore', 'pipe', 'pipe'] as Array<'ignore' | 'pipe'> }
+    if (ns !== undefined) await this.startBridge(ns)
+    const child = ns !== undefined ? ns.spawn(process.execPath, args, spawnOpts) : spawn(process.execPath, args, spawnOpts)
     this.child = child
     child.stdout?.on('data', (d: Buffer) => { this.logs += d.toString() })
     child.stderr?.on('data', (d: Buffer) => { this.logs += d.toString() })
@@ -71,6 +106,31 @@ export class NodeProcess {
     const env = await this.client.call('nodePeerId')
     this.peerId = env.result ?? ''
     return this
+  }
+
+  /** Starts the API bridge inside the namespace once; it outlives restarts (same API port). */
+  private async startBridge (ns: Netns): Promise<void> {
+    if (this.bridge !== undefined && this.bridge.exitCode === null && this.bridge.signalCode === null) return
+    const bridge = ns.spawn(process.execPath, [BRIDGE, this.socketPath!, String(this.apiPort)], { env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'] })
+    this.bridge = bridge
+    let out = ''
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => { reject(new Error(`API bridge in ${ns.name} did not start: ${out}`)) }, 10_000)
+      const onData = (d: Buffer): void => {
+        out += d.toString()
+        if (out.includes('ready\n')) { clearTimeout(timer); bridge.stdout?.off('data', onData); resolve() }
+      }
+      bridge.stdout?.on('data', onData)
+      bridge.stderr?.on('data', (d: Buffer) => { out += d.toString() })
+      bridge.on('exit', (code) => { clearTimeout(timer); reject(new Error(`API bridge in ${ns.name} exited (${String(code)}): ${out}`)) })
+    })
+  }
+
+  private async stopBridge (): Promise<void> {
+    const b = this.bridge
+    this.bridge = undefined
+    if (b === undefined || b.exitCode !== null || b.signalCode !== null) return
+    await new Promise<void>((resolve) => { b.once('exit', () => { resolve() }); b.kill('SIGTERM') })
   }
 
   get running (): boolean { return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null }
@@ -114,6 +174,7 @@ export class NodeProcess {
   async dispose (): Promise<void> {
     await this.stop().catch(() => {})
     if (this.running) await this.kill()
+    await this.stopBridge().catch(() => {})
     if (this.ownsDir) rmSync(this.dir, { recursive: true, force: true })
   }
 }

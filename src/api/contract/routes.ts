@@ -47,7 +47,7 @@ const specs = {
     body: z.object({ DID: didString, PeerID: peerIdString, DIDType: z.number().int().min(0).max(4).optional() }),
     tags: ['node']
   }),
-  nodeStatus: route({ summary: 'Node status: core, peer id, listen addresses, connected peers', tags: ['node'] }),
+  nodeStatus: route({ summary: 'Node status: core, peer id, listen addresses, connected peers, LAN discovery', tags: ['node'] }),
   // ---- bootstrap
   bootstrapAdd: route({ summary: 'Adds bootstrap peers and dials them', body: peersBody, tags: ['bootstrap'] }),
   bootstrapRemove: route({ summary: 'Removes bootstrap peers', body: peersBody, tags: ['bootstrap'] }),
@@ -407,6 +407,10 @@ export interface NodeStatus {
   peer_id: string | null
   listen: string[]
   connected_peers: number
+  /** peer ids of the connected peers */
+  peers: string[]
+  /** whether the node looks for peers on the local network (mDNS) */
+  mdns: boolean
   test_net: boolean
   api: string
   grpc: string

@@ -82,6 +82,39 @@ describe('config: resolveNodeOptions', () => {
     }
   })
 
+  it('mDNS discovery: on by default; -mdns, then RBTNODE_MDNS, then the config decide', () => {
+    const saved = { on: process.env.RBTNODE_MDNS, ms: process.env.RBTNODE_MDNS_INTERVAL_MS }
+    try {
+      delete process.env.RBTNODE_MDNS
+      delete process.env.RBTNODE_MDNS_INTERVAL_MS
+      expect(resolveNodeOptions({ p: 'm' }, dir)).to.include({ mdns: true, mdnsIntervalMs: 10_000 })
+      expect(resolveNodeOptions({ p: 'm', mdns: false }, dir).mdns).to.equal(false)
+      const path = join(dir, 'm', 'api_config.json')
+      const cfg = decryptApiConfig(readFileSync(path, 'utf8'), 'TestKeyBasic#2022')
+      cfg.cfg_data.rbtnode = { ...cfg.cfg_data.rbtnode, mdns: false }
+      writeFileSync(path, encryptApiConfig(cfg, 'TestKeyBasic#2022'))
+      expect(resolveNodeOptions({ p: 'm' }, dir).mdns).to.equal(false)
+      process.env.RBTNODE_MDNS = '1'
+      expect(resolveNodeOptions({ p: 'm' }, dir).mdns).to.equal(true)
+      expect(resolveNodeOptions({ p: 'm', mdns: false }, dir).mdns).to.equal(false)
+      process.env.RBTNODE_MDNS = '0'
+      expect(resolveNodeOptions({ p: 'm', mdns: true }, dir).mdns).to.equal(true)
+      expect(resolveNodeOptions({ p: 'm' }, dir).mdns).to.equal(false)
+      process.env.RBTNODE_MDNS = 'maybe'
+      expect(() => resolveNodeOptions({ p: 'm' }, dir)).to.throw(RbtError, /RBTNODE_MDNS must be 0 or 1/)
+      process.env.RBTNODE_MDNS = '1'
+      process.env.RBTNODE_MDNS_INTERVAL_MS = '1500'
+      expect(resolveNodeOptions({ p: 'm' }, dir).mdnsIntervalMs).to.equal(1500)
+      process.env.RBTNODE_MDNS_INTERVAL_MS = '5'
+      expect(() => resolveNodeOptions({ p: 'm' }, dir)).to.throw(RbtError, /RBTNODE_MDNS_INTERVAL_MS/)
+    } finally {
+      for (const [k, v] of [['RBTNODE_MDNS', saved.on], ['RBTNODE_MDNS_INTERVAL_MS', saved.ms]] as const) {
+        if (v === undefined) delete process.env[k]
+        else process.env[k] = v
+      }
+    }
+  })
+
   it('rejects a bad node number', () => {
     expect(() => resolveNodeOptions({ p: 'x', n: -1 }, dir)).to.throw(RbtError, /-n must be/)
   })
