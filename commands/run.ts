@@ -45,7 +45,11 @@ export default class Run extends BaseCommand {
       legacyPort: intFlag(f.legacyPort, 'legacyPort'),
       fullnode: f.fullnode,
       faucet: f.faucet,
-      mdns: f.mdns
+      mdns: f.mdns,
+      trustOwnQuorumList: f.trustOwnQuorumList,
+      apiAuth: f.apiAuth,
+      allowHosts: f.allowHosts,
+      corsOrigins: f.corsOrigins
     })
     const { createLogger } = await import('../src/util/logger.js')
     const log = createLogger()

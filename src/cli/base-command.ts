@@ -43,7 +43,7 @@ export abstract class BaseCommand extends Command {
     return `http://${host}:${port}`
   }
 
-  protected client (): RbtClient { return cliDeps().makeClient(this.baseUrl()) }
+  protected client (): RbtClient { return cliDeps().makeClient(this.baseUrl(), this.flags.apiToken ?? process.env.RBTNODE_API_TOKEN) }
 
   /** Standard ending of a client command: --json prints the envelope, otherwise log + print. */
   protected finish<T> (env: Envelope<T>, render?: (result: T) => string | undefined): void {

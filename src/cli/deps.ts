@@ -4,7 +4,7 @@ import { terminalPrompter, type Prompter } from './prompter.js'
 
 /** What a client command needs from the outside world; tests replace these with stubs. */
 export interface CliDeps {
-  makeClient: (baseUrl: string) => RbtClient
+  makeClient: (baseUrl: string, token?: string) => RbtClient
   prompter: Prompter
   stdout: (text: string) => void
   stderr: (text: string) => void
@@ -12,7 +12,7 @@ export interface CliDeps {
 
 function defaults (): CliDeps {
   return {
-    makeClient: (baseUrl) => new RbtClient({ baseUrl, transport: nodeHttpTransport() }),
+    makeClient: (baseUrl, token) => new RbtClient({ baseUrl, transport: nodeHttpTransport(), token }),
     prompter: terminalPrompter(),
     stdout: (t) => { process.stdout.write(t) },
     stderr: (t) => { process.stderr.write(t) }

@@ -27,6 +27,11 @@ export const globalFlags = {
   fullnode: Flags.boolean({ description: 'run as a fullnode (keeps every chain it learns of, answers sync)', allowNo: true, helpGroup: 'RUN' }),
   faucet: Flags.boolean({ description: "run as the test network's faucet", allowNo: true, helpGroup: 'RUN' }),
   mdns: Flags.boolean({ description: 'find peers on the local network by mDNS (default true; -mdns=false turns it off; RBTNODE_MDNS=0|1 sets the default)', allowNo: true, helpGroup: 'RUN' }),
+  apiAuth: Flags.boolean({ description: 'require a bearer token on every API call; a fresh token is written to <-p>/api.cookie (mode 0600) at each start', allowNo: true, helpGroup: 'RUN' }),
+  allowHosts: Flags.string({ description: 'comma-separated Host names the API serves besides localhost, 127.0.0.1 and [::1]', helpGroup: 'RUN' }),
+  corsOrigins: Flags.string({ description: 'comma-separated browser origins allowed to call the API (CORS); none by default', helpGroup: 'RUN' }),
+  trustOwnQuorumList: Flags.boolean({ description: 'accept incoming transfers only when signed by quorums of this node\'s own list (default: any 5 signers backed by valid pledges)', allowNo: true, helpGroup: 'RUN' }),
+  apiToken: Flags.string({ description: 'API token of a node started with -apiAuth (default: RBTNODE_API_TOKEN)', helpGroup: 'CONNECTION' }),
   // peers and bootstrap
   peers: Flags.string({ description: 'comma-separated multiaddresses', helpGroup: 'PEERS' }),
   peerID: Flags.string({ description: 'peer id (12D3KooW...)', helpGroup: 'PEERS' }),

@@ -39,6 +39,8 @@ export interface ClientOptions {
   baseUrl: string
   transport: HttpTransport
   timeoutMs?: number
+  /** the API token of a node started with -apiAuth, sent as a bearer token */
+  token?: string
 }
 
 /**
@@ -49,11 +51,13 @@ export class RbtClient {
   readonly baseUrl: string
   private readonly transport: HttpTransport
   private readonly timeoutMs: number
+  private readonly auth: Record<string, string>
 
   constructor (opts: ClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/$/, '')
     this.transport = opts.transport
     this.timeoutMs = opts.timeoutMs ?? 10 * 60_000
+    this.auth = opts.token !== undefined && opts.token !== '' ? { authorization: `Bearer ${opts.token}` } : {}
   }
 
   /** The raw envelope (status may be false); throws only when no envelope came back. */
@@ -84,7 +88,7 @@ export class RbtClient {
         method: def.method,
         url,
         body,
-        headers: contentType !== undefined ? { 'content-type': contentType } : undefined,
+        headers: { ...this.auth, ...(contentType !== undefined ? { 'content-type': contentType } : {}) },
         timeoutMs: input.timeoutMs ?? this.timeoutMs
       })
     } catch (e) {

@@ -45,6 +45,16 @@ export interface RbtnodeSettings {
   fullnodes?: string[]
   /** LAN discovery by mDNS (default true) */
   mdns?: boolean
+  /** receiver: accept only signers of this node's own quorum list (default false: by pledge evidence) */
+  trust_own_quorum_list?: boolean
+  /** require a bearer token on the API (written to <-p>/api.cookie at each start) */
+  api_auth?: boolean
+  /** Host names the API serves besides the loopback names */
+  allow_hosts?: string[]
+  /** browser origins allowed to call the API (CORS) */
+  cors_origins?: string[]
+  /** largest JSON body on every HTTP port, bytes (default 1 MiB) */
+  max_json_bytes?: number
 }
 
 function deriveKey (nonce: Buffer, keyString: string): Buffer {

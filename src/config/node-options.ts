@@ -33,6 +33,16 @@ export interface NodeOptions {
   mdns: boolean
   /** milliseconds between mDNS queries (RBTNODE_MDNS_INTERVAL_MS; default 10 000) */
   mdnsIntervalMs: number
+  /** receiver: only signers of this node's own quorum list count (`-trustOwnQuorumList`, config) */
+  trustOwnQuorumList: boolean
+  /** the API needs a bearer token, written to <workDir>/api.cookie at each start (`-apiAuth`, config) */
+  apiAuth: boolean
+  /** Host names served besides localhost, 127.0.0.1 and [::1] (`-allowHosts`, config) */
+  allowHosts: string[]
+  /** browser origins allowed to call the API (`-corsOrigins`, config); none by default */
+  corsOrigins: string[]
+  /** largest JSON body on every HTTP port, bytes */
+  maxJsonBytes: number
   config: ApiConfig
 }
 
@@ -53,6 +63,12 @@ export interface RunFlags {
   fullnode?: boolean
   faucet?: boolean
   mdns?: boolean
+  trustOwnQuorumList?: boolean
+  apiAuth?: boolean
+  /** comma-separated */
+  allowHosts?: string
+  /** comma-separated */
+  corsOrigins?: string
 }
 
 /**
@@ -111,8 +127,29 @@ export function resolveNodeOptions (flags: RunFlags, cwd: string = process.cwd()
     fullnodes: ours.fullnodes ?? [],
     mdns: flags.mdns ?? envSwitch('RBTNODE_MDNS') ?? ours.mdns ?? true,
     mdnsIntervalMs: mdnsInterval(process.env.RBTNODE_MDNS_INTERVAL_MS),
+    trustOwnQuorumList: flags.trustOwnQuorumList ?? ours.trust_own_quorum_list ?? false,
+    apiAuth: flags.apiAuth ?? ours.api_auth ?? false,
+    allowHosts: flags.allowHosts !== undefined ? splitList(flags.allowHosts) : ours.allow_hosts ?? [],
+    corsOrigins: flags.corsOrigins !== undefined ? splitList(flags.corsOrigins) : ours.cors_origins ?? [],
+    maxJsonBytes: maxJson(ours.max_json_bytes),
     config
   }
+}
+
+function splitList (v: string): string[] {
+  return v.split(',').map((x) => x.trim()).filter((x) => x !== '')
+}
+
+function maxJson (v: number | undefined): number {
+  if (v === undefined) return 1024 * 1024
+  if (!Number.isInteger(v) || v < 1024 || v > 64 * 1024 * 1024) throw new RbtError(ErrorCode.CONFIG, `rbtnode.max_json_bytes must be an integer from 1024 to 67108864, got ${String(v)}`)
+  return v
+}
+
+/** Whether an API bind address is a loopback one (only local processes reach it). */
+export function isLoopbackHost (host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, '')
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h)
 }
 
 /** An on/off environment setting: 1/true/on or 0/false/off; undefined when unset or empty. */

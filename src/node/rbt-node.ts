@@ -1,5 +1,7 @@
 import '../util/polyfill.js'
 import { mkdirSync } from 'node:fs'
+import { rm, writeFile } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import type { Server } from 'node:http'
 import { serve } from '@hono/node-server'
@@ -52,6 +54,8 @@ import { ExplorerService } from './explorer/explorer-service.js'
 import { kvExplorerSource } from './explorer/explorer-sync.js'
 import { Legacy26Service } from './legacy26/legacy-service.js'
 import { createLegacy26App } from '../api/server/legacy26/app.js'
+import type { GuardOptions } from '../api/server/guard.js'
+import { isLoopbackHost } from '../config/node-options.js'
 import { createdTokens, FN_PLEDGES, SyncService, type SyncNetwork } from './sync/sync-service.js'
 import { AnnouncementBatcher, transferAnnouncementBatcher, type Batcher, type TransferAnnouncement } from './sync/announcement-batcher.js'
 import { createSyncApi } from './sync/sync-api.js'
@@ -64,6 +68,9 @@ const publishTxn = async (host: P2pHost, m: TransferAnnouncement): Promise<void>
   await host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid: '', ...m })))
 }
 const FAUCET_KEY = (testNet: boolean): string => `/rbt/faucet/${testNet ? 'testnet' : 'mainnet'}`
+
+/** The API token file of a node started with -apiAuth, in its working directory. */
+export const API_COOKIE = 'api.cookie'
 
 /** Test builds only (RBTNODE_TEST_HOOKS=1): RBTNODE_FAULT=<step> kills the process right after that durable step. */
 function faultHook (): ((step: string) => void) | undefined {
@@ -118,6 +125,7 @@ export class RbtNode {
   /** The explorer service (setupservice): exports chain data to a relational database. */
   readonly explorer: ExplorerService
   private consensus?: ConsensusService
+  private guard?: GuardOptions
   private faucet?: Faucet
   private unsubscribeGenesis?: () => void
   private genesisBatcher?: AnnouncementBatcher
@@ -377,13 +385,37 @@ export class RbtNode {
 
   private async listenApi (): Promise<void> {
     this.apiServices = this.services()
-    const app = createApp(this.apiServices, { version: this.version, logger: this.log })
     const { apiHost, apiPort } = this.options
+    this.guard = await this.apiGuardOptions()
+    const app = createApp(this.apiServices, { version: this.version, logger: this.log, guard: this.guard, maxJsonBytes: this.options.maxJsonBytes })
     this.server = await listen(app.fetch, apiHost, apiPort, 'API')
     const addr = this.server.address() as AddressInfo
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
     this.apiAddress = `http://${host}:${addr.port}`
     this.log.info(`API listening on ${this.apiAddress}/svc/v1`)
+  }
+
+  /**
+   * The browser guard's settings (docs/security.md). With `-apiAuth` a fresh random token is
+   * written to <workDir>/api.cookie (mode 0600) at each start. An API bound to an address other
+   * than loopback is refused without it: other machines would reach it with no secret at all.
+   */
+  private async apiGuardOptions (): Promise<GuardOptions> {
+    const o = this.options
+    if (!isLoopbackHost(o.apiHost) && !o.apiAuth) {
+      throw new RbtError(ErrorCode.CONFIG, `the API would listen on ${o.apiHost}, reachable from other machines, without a token: start with -apiAuth (the token is written to ${join(o.workDir, API_COOKIE)}) or bind to 127.0.0.1`)
+    }
+    // the bind address itself is a name clients of a non-loopback node use
+    const allowHosts = [...o.allowHosts, ...(isLoopbackHost(o.apiHost) || o.apiHost === '0.0.0.0' || o.apiHost === '::' ? [] : [o.apiHost.includes(':') ? `[${o.apiHost}]` : o.apiHost])]
+    let token: string | undefined
+    if (o.apiAuth) {
+      token = randomBytes(32).toString('hex')
+      const file = join(o.workDir, API_COOKIE)
+      await rm(file, { force: true })
+      await writeFile(file, token + '\n', { mode: 0o600 })
+      this.log.info(`API token written to ${file} (send it as Authorization: Bearer <token>; the CLI reads RBTNODE_API_TOKEN or -apiToken)`)
+    }
+    return { allowHosts, corsOrigins: o.corsOrigins, ...(token !== undefined ? { token } : {}) }
   }
 
   /** The release-2.6 endpoints on their own port, bound to the API host. */
@@ -410,7 +442,7 @@ export class RbtNode {
       powLevel: this.options.legacyPowLevel,
       log: this.log.child('legacy26')
     })
-    const app = createLegacy26App(legacy, { logger: this.log })
+    const app = createLegacy26App(legacy, { logger: this.log, guard: this.guard, maxJsonBytes: this.options.maxJsonBytes })
     this.legacyServer = await listen(app.fetch, this.options.apiHost, port, 'release-2.6')
     this.legacy = legacy
     legacy.start()
@@ -569,6 +601,7 @@ export class RbtNode {
       selfPeer: () => host.peerId,
       log: this.log.child('consensus'),
       sweepIntervalMs: env('RBTNODE_SWEEP_MS'),
+      trustOwnQuorumList: this.options.trustOwnQuorumList,
       pledgePeriodMs: env('RBTNODE_PLEDGE_PERIOD_MS'),
       staleVoteMs: env('RBTNODE_STALE_VOTE_MS'),
       fault: faultHook(),

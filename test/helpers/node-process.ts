@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -67,8 +67,18 @@ export class NodeProcess {
   get socketPath (): string | undefined { return this.opts.netns !== undefined ? join(this.dir, 'api.sock') : undefined }
   get client (): RbtClient {
     const socketPath = this.socketPath
-    this._client ??= new RbtClient({ baseUrl: this.url, transport: undiciTransport(this.url, 8, socketPath !== undefined ? { socketPath } : {}) })
+    // a node started with -apiAuth: its token, once written; the client is made again after it appears
+    const token = this.apiToken()
+    if (this._client !== undefined && token !== this.clientToken) { void this._client.close().catch(() => {}); this._client = undefined }
+    this.clientToken = token
+    this._client ??= new RbtClient({ baseUrl: this.url, transport: undiciTransport(this.url, 8, socketPath !== undefined ? { socketPath } : {}), token })
     return this._client
+  }
+
+  private clientToken: string | undefined
+  /** The token in <dir>/api.cookie (nodes started with -apiAuth), if any. */
+  apiToken (): string | undefined {
+    try { return readFileSync(join(this.dir, 'api.cookie'), 'utf8').trim() } catch { return undefined }
   }
 
   /** CLI connection flags for this node. */

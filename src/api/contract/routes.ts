@@ -389,7 +389,10 @@ export interface TxResult {
   memo: string
   epoch: number
   block_ids: string[]
+  /** committed, or for a transfer this node sent and has not finished: preparing, signing, delivery_pending, aborted */
   status: string
+  /** why an aborted transfer stopped */
+  reason?: string
 }
 
 export interface DidPublicInfo {
