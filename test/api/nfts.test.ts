@@ -1,10 +1,11 @@
 import { expect } from 'chai'
-import { mkdtempSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createApp } from '../../src/api/server/app.js'
-import { NftFileStore } from '../../src/assets/nft/nft-files.js'
-import { NftService } from '../../src/node/nft/nft-service.js'
+import { NftFileStore, manifestText, type NftPart } from '../../src/assets/nft/nft-files.js'
+import { NftService, type NftNetwork } from '../../src/node/nft/nft-service.js'
+import { cidV0ForContent, goIndentedJson } from '../../src/tokenchain/token-id.js'
 import type { ApiServices } from '../../src/node/services.js'
 import { unusedConsensus } from './stub-consensus.js'
 import { unusedIdentity } from './stub-identity.js'
@@ -15,8 +16,9 @@ const ALICE = 'bafybmi' + 'a'.repeat(52)
 
 describe('api: NFT routes (bad input)', () => {
   const tokens = new Map<string, unknown>()
+  const nftDir = mkdtempSync(join(tmpdir(), 'rbt-nft-'))
   const nfts = new NftService({
-    files: new NftFileStore(mkdtempSync(join(tmpdir(), 'rbt-nft-'))),
+    files: new NftFileStore(nftDir),
     ...offlineAssetDeps(tokens, ALICE)
   })
   const services = { ...unusedIdentity(), ...unusedTokens(), ...unusedConsensus(), nfts, node: {} as never, bootstrap: {} as never } as unknown as ApiServices
@@ -25,7 +27,7 @@ describe('api: NFT routes (bad input)', () => {
     const form = new FormData()
     for (const [k, v] of Object.entries(parts)) {
       if (typeof v === 'string') form.append(k, v)
-      else form.append(k, v, k === 'metadata' ? 'meta.json' : 'art.bin')
+      else form.append(k, v, k === 'metadata' ? 'meta.json' : k === 'artifact' ? 'art.bin' : k)
     }
     const res = await app.request('/svc/v1/nfts/generate', { method: 'POST', body: form })
     return { status: res.status, env: await res.json() as never }
@@ -56,6 +58,46 @@ describe('api: NFT routes (bad input)', () => {
     expect(r.env.status).to.equal(false)
     const res = await app.request('/svc/v1/nfts/generate', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })
     expect(res.status).to.equal(400)
+  })
+
+  it('refuses an artifact named like one of the NFT\'s own files, in any case; nothing is written', async () => {
+    const before = readdirSync(nftDir)
+    for (const name of ['manifest.json', 'nft.json', 'metadata.json', 'MANIFEST.JSON', 'Nft.Json', ' metadata.json ', 'manifest.json.']) {
+      const r = await upload({ did: ALICE, metadata: meta, artifact: new Blob([name]), artifact_name: name })
+      expect([r.status, r.env.status], name).to.deep.equal([400, false])
+      expect(r.env.message, name).to.match(/reserved for the NFT's own files/)
+    }
+    expect(readdirSync(nftDir)).to.deep.equal(before)
+    const ok = await upload({ did: ALICE, metadata: meta, artifact: new Blob(['fine']), artifact_name: 'manifest.json.png' })
+    expect(ok.status, ok.env.message).to.equal(200)
+  })
+
+  it('fetch-nft: a peer whose manifest names a reserved file fails the fetch with a clear error and nothing is written', async () => {
+    // a peer's NFT whose every part hashes correctly, but whose artifact is named manifest.json
+    const metadata = new TextEncoder().encode('{"name":"m"}')
+    const artifact = new TextEncoder().encode('{"Metadata":"x","Artifact":"y","ArtifactName":"evil"}')
+    const manifest = new TextEncoder().encode(manifestText({ metadata: cidV0ForContent(metadata), artifact: cidV0ForContent(artifact), artifactName: 'Manifest.json' }))
+    const nft = new TextEncoder().encode(goIndentedJson([['DID', ALICE], ['ArtifactHash', cidV0ForContent(manifest)]]))
+    const nftId = cidV0ForContent(nft)
+    const parts: Record<NftPart, Uint8Array> = { nft, manifest, metadata, artifact }
+    const network: NftNetwork = {
+      publish: async () => 0,
+      follow: () => {},
+      fetchChain: async () => [],
+      fetchPart: async (_peer, id, part) => { expect(id).to.equal(nftId); return parts[part] },
+      provide: async () => {},
+      candidates: async () => ['12D3KooWPeerHoldingTheNft']
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'rbt-nft-fetch-'))
+    const fetching = new NftService({ files: new NftFileStore(dir), ...offlineAssetDeps(new Map(), ALICE), network: () => network })
+    const fetchApp = createApp({ ...services, nfts: fetching } as unknown as ApiServices, { version: 't' })
+    const res = await fetchApp.request(`/svc/v1/fetch-nft?nft=${nftId}`)
+    const env = await res.json() as { status: boolean, message: string }
+    expect(res.status).to.be.within(400, 499)
+    expect(env.status).to.equal(false)
+    expect(env.message).to.match(/reserved for the NFT's own files/)
+    expect(existsSync(join(dir, nftId))).to.equal(false)
+    expect(readdirSync(dir)).to.deep.equal([])
   })
 
   it('refuses oversize metadata', async () => {

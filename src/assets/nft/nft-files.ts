@@ -20,6 +20,21 @@ export interface NftManifest { metadata: string, artifact: string, artifactName:
 const FILE_OF: Record<Exclude<NftPart, 'artifact'>, string> = { nft: 'nft.json', manifest: 'manifest.json', metadata: 'metadata.json' }
 const SAFE_NAME = /^[A-Za-z0-9._ -]{1,128}$/
 
+/**
+ * The names of the NFT's own files: an artifact of one of these names would overwrite them in the
+ * NFT's folder. Compared case-insensitively (and ignoring trailing dots and spaces, which some file
+ * systems drop), so no spelling reaches the same file.
+ */
+export const RESERVED_ARTIFACT_NAMES: readonly string[] = Object.values(FILE_OF)
+
+export function isReservedArtifactName (name: string): boolean {
+  const n = name.trim().replace(/[. ]+$/, '').toLowerCase()
+  return RESERVED_ARTIFACT_NAMES.includes(n)
+}
+
+const reservedMessage = (name: string): string =>
+  `the artifact name ${JSON.stringify(name)} is reserved for the NFT's own files (${RESERVED_ARTIFACT_NAMES.join(', ')}, in any case)`
+
 export function manifestText (m: NftManifest): string {
   return goIndentedJson([['Metadata', m.metadata], ['Artifact', m.artifact], ['ArtifactName', m.artifactName]])
 }
@@ -31,6 +46,7 @@ export function parseManifest (text: string): NftManifest {
   if (typeof r?.Metadata !== 'string' || typeof r.Artifact !== 'string' || typeof r.ArtifactName !== 'string' || !SAFE_NAME.test(r.ArtifactName) || r.ArtifactName.startsWith('.')) {
     throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'NFT manifest is malformed')
   }
+  if (isReservedArtifactName(r.ArtifactName)) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `NFT manifest refused: ${reservedMessage(r.ArtifactName)}`)
   return { metadata: r.Metadata, artifact: r.Artifact, artifactName: r.ArtifactName }
 }
 
@@ -42,9 +58,10 @@ export function parseDescriptor (text: string): { did: string, artifactHash: str
   return { did: r.DID, artifactHash: r.ArtifactHash }
 }
 
-/** A plain file name for the artifact (never a path). */
+/** A plain file name for the artifact (never a path); a name of the NFT's own files is refused (INVALID_INPUT). */
 export function artifactFileName (name: string | undefined): string {
   const n = (name ?? '').trim()
+  if (isReservedArtifactName(n)) throw new RbtError(ErrorCode.INVALID_INPUT, `Creation of NFT failed: ${reservedMessage(n)}`)
   return SAFE_NAME.test(n) && !n.startsWith('.') ? n : 'artifact'
 }
 

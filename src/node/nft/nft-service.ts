@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import { ok, type Envelope, type PendingSignature } from '../../api/contract/envelope.js'
 import type { NftChainItem, NftListItem, NftTxResult } from '../../api/contract/nft-results.js'
-import { NftFileStore, NFT_PARTS, type NftPart } from '../../assets/nft/nft-files.js'
+import { NftFileStore, NFT_PARTS, artifactFileName, type NftPart } from '../../assets/nft/nft-files.js'
 import { NFT_TOKEN_TYPE, childLinkProblem, childNftId, isNftTokenType, type NftOp } from '../../consensus/nft.js'
 import { parseTransferAmount } from '../../tokenchain/amount.js'
 import { decodeBlockEnvelope } from '../../tokenchain/block.js'
@@ -90,6 +90,7 @@ export class NftService {
     if (artifact === undefined) throw new RbtError(ErrorCode.INVALID_INPUT, 'Creation of NFT failed, failed to retrieve NFT artifact (file field "artifact")')
     if (metadata.length > NFT_UPLOAD_LIMITS.maxMetadataBytes) throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `NFT metadata is larger than ${NFT_UPLOAD_LIMITS.maxMetadataBytes} bytes`)
     try { JSON.parse(Buffer.from(metadata).toString('utf8')) } catch { throw new RbtError(ErrorCode.INVALID_INPUT, 'Creation of NFT failed, metadata is not a JSON document') }
+    artifactFileName(artifactName)
     if (!await this.d.identity.isLocal(did)) throw new RbtError(ErrorCode.FORBIDDEN, `DID does not have an access: ${did} is not hosted on this node`)
     const f = await this.d.files.create(did, metadata, artifact, artifactName)
     if (await this.d.ledger.token(f.nftId) === undefined) {
@@ -189,7 +190,7 @@ export class NftService {
       // success means the receiver holds the NFT
       if (!r.delivered) throw deliveryPending(r.txid)
       return ok<NftTxResult>(`Transaction ${r.txid} completed successfully`, { transactionID: r.txid, mintedNFTChildren: child !== undefined ? [child] : null })
-    })
+    }, `nft-${op.op}`)
   }
 
   /** After a committed NFT transaction on this node: publish the new state on the NFT's topic. */
