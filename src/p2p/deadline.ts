@@ -18,26 +18,71 @@ export class DeadlineExceeded extends Error {
   }
 }
 
+/**
+ * Deadlines and races hang on signals that outlive them: a caller's signal handed to every call it
+ * makes, the rpc layer's signal of a channel serving many requests at once. One listener each
+ * would put as many listeners on such a signal as there are calls in flight (Node warns past 10,
+ * MaxListenersExceededWarning). Instead a signal gets one listener, shared by every callback
+ * registered on it and removed with the last of them.
+ */
+interface AbortFanout { readonly callbacks: Set<() => void>, readonly listener: () => void }
+const fanouts = new WeakMap<AbortSignal, AbortFanout>()
+
+/**
+ * Call `fn` once when `signal` aborts (at once when it already has). The function returned
+ * unregisters `fn`; call it when the guarded operation settles.
+ */
+export function onAbort (signal: AbortSignal, fn: () => void): () => void {
+  if (signal.aborted) {
+    fn()
+    return () => {}
+  }
+  let fanout = fanouts.get(signal)
+  if (fanout === undefined) {
+    const callbacks = new Set<() => void>()
+    const listener = (): void => {
+      fanouts.delete(signal)
+      for (const cb of callbacks) {
+        try {
+          cb()
+        } catch (e) {
+          // as an event listener's exception would: reported, and the other callbacks still run
+          queueMicrotask(() => { throw e })
+        }
+      }
+      callbacks.clear()
+    }
+    fanout = { callbacks, listener }
+    fanouts.set(signal, fanout)
+    signal.addEventListener('abort', listener, { once: true })
+  }
+  const f = fanout
+  const cb = (): void => { fn() } // a registration of its own, even when `fn` is registered twice
+  f.callbacks.add(cb)
+  return () => {
+    // also while the abort is being dispatched: a callback unregistered by then is not called
+    if (!f.callbacks.delete(cb) || f.callbacks.size > 0 || fanouts.get(signal) !== f) return
+    fanouts.delete(signal)
+    signal.removeEventListener('abort', f.listener)
+  }
+}
+
 export function deadline (ms: number, parent?: AbortSignal): Deadline {
   const controller = new AbortController()
   let expired = false
-  const onParentAbort = (): void => { controller.abort(parent?.reason) }
   const timer = setTimeout(() => {
     expired = true
     controller.abort(new DeadlineExceeded(ms))
   }, ms)
   timer.unref?.()
-  if (parent !== undefined) {
-    if (parent.aborted) onParentAbort()
-    else parent.addEventListener('abort', onParentAbort, { once: true })
-  }
+  const unlink = parent === undefined ? undefined : onAbort(parent, () => { controller.abort(parent.reason) })
   return {
     signal: controller.signal,
     ms,
     timedOut: () => expired,
     clear: () => {
       clearTimeout(timer)
-      parent?.removeEventListener('abort', onParentAbort)
+      unlink?.()
     }
   }
 }
@@ -56,11 +101,10 @@ export async function withDeadline<T> (ms: number, parent: AbortSignal | undefin
 export async function raceAbort<T> (p: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) throw signal.reason
   return await new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => { reject(signal.reason) }
-    signal.addEventListener('abort', onAbort, { once: true })
+    const unlink = onAbort(signal, () => { reject(signal.reason) })
     p.then(
-      v => { signal.removeEventListener('abort', onAbort); resolve(v) },
-      e => { signal.removeEventListener('abort', onAbort); reject(e) }
+      v => { unlink(); resolve(v) },
+      e => { unlink(); reject(e) }
     )
   })
 }

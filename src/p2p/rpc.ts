@@ -19,7 +19,7 @@ import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import { silentLogger, type Logger } from '../util/logger.js'
 import type { Startable, StartableStatus } from '../util/startable.js'
 import { decodeJson, encodeJson } from './codec.js'
-import { deadline, raceAbort, type Deadline } from './deadline.js'
+import { deadline, onAbort, raceAbort, type Deadline } from './deadline.js'
 import { p2pError } from './errors.js'
 import type { P2pHost } from './host.js'
 import { DEFAULT_METHOD_VERSION, rpcProtocolId } from './protocol-id.js'
@@ -683,15 +683,15 @@ class RpcNode<T> implements Rpc<T> {
           continue
         }
         const ac = new AbortController()
-        const onChannelAbort = (): void => { ac.abort(channelAbort.signal.reason) }
-        channelAbort.signal.addEventListener('abort', onChannelAbort, { once: true })
+        // shared: one listener on the channel's signal for all of its requests in flight
+        const unlink = onAbort(channelAbort.signal, () => { ac.abort(channelAbort.signal.reason) })
         inflight.set(n, ac)
         void this.runChannelRequest(handler, f, method, peer, ac).then((frame) => {
           if (frame !== undefined && !cancelled.has(n)) answer(frame)
         }).finally(() => {
           inflight.delete(n)
           cancelled.delete(n)
-          channelAbort.signal.removeEventListener('abort', onChannelAbort)
+          unlink()
         })
       }
     } catch (e) {
