@@ -1,13 +1,14 @@
-import { decodeBlockEnvelope, formatBlockId, type DecodedBlock, type PledgeToken } from '../tokenchain/block.js'
+import { decodeBlockEnvelope, formatBlockId, parseBlockId, tokenEntry, type DecodedBlock, type PledgeToken } from '../tokenchain/block.js'
 import { decodeContract } from '../tokenchain/contract.js'
 import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
 import { sha3Hex } from '../tokenchain/hash.js'
-import type { VerifiedBlockCache } from '../tokenchain/validate.js'
+import { validateExtension, type VerifiedBlockCache } from '../tokenchain/validate.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
 import { buildBundle, validateBundleToken } from './bundle.js'
+import type { ChainSource } from './chain-sync.js'
 import { splitToken, type SplitResult } from './part-split.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
@@ -529,11 +530,93 @@ export class QuorumService {
     await this.unpledge(this.indexed([{ gte: pledgeDuePrefix, lt: pledgeDueUntil(now) }]), (p) => p.releaseAt <= now)
   }
 
-  /** Tokens that moved on again release the pledges that backed their previous state. */
-  async tokensMovedOn (spentStates: readonly string[]): Promise<void> {
+  /**
+   * A claim that tokens moved on again (a transaction announcement, or this node's own commit)
+   * releases the pledges that backed their previous state, but only once a valid block proves
+   * it: a block that continues the token from exactly the backed state, carrying the sender's
+   * signature and at least five quorum signatures that verify (see provenSpend). The block is
+   * read from this node's ledger, else from `source` (the announcing peer). Claims that match no
+   * pledge held here cost an index read and nothing else; unproven claims change nothing.
+   */
+  async tokensMovedOn (spentStates: readonly string[], source?: Pick<ChainSource, 'chain'>): Promise<void> {
     if (spentStates.length === 0) return
     const set = new Set(spentStates)
-    await this.unpledge(this.indexed([...set].map((s) => prefixRange(pledgeStatePrefix(s)))), (p) => p.newBlockIds.some((s) => set.has(s)))
+    const claimed = (p: PledgeRecord): boolean => p.newBlockIds.some((s) => set.has(s))
+    await this.unpledge(this.indexed([...set].map((s) => prefixRange(pledgeStatePrefix(s)))), claimed, async (p) => {
+      for (const s of p.newBlockIds) {
+        if (!set.has(s)) continue
+        const problem = await this.provenSpend(s, source).catch((e) => errorMessage(e))
+        if (problem === undefined) return true
+        this.log.debug(`pledge ${p.quorumDid}/${p.txid} kept: the claim that ${s} moved on is not proven (${problem})`)
+      }
+      return false
+    })
+  }
+
+  /** Spending blocks found invalid for a state (`<state>|<envelope digest>`): not verified again. */
+  private readonly refutedSpends = new BoundedCache(10_000)
+
+  /**
+   * Whether a valid block spends `state` (`<tokenId>@<n>-<hash>`): undefined when one does, else
+   * why not. The backed block (number n) must hash to the state's block id; the spending block
+   * (number n + 1) must link to it, be a quorum-signed consensus block with the initiator's
+   * signature, and validate as an extension of the backed state (owner link, contract, sender and
+   * every quorum signature, through the verified-block cache).
+   */
+  private async provenSpend (state: string, source?: Pick<ChainSource, 'chain'>): Promise<string | undefined> {
+    const at = state.indexOf('@')
+    if (at <= 0) return 'not a token state'
+    const tokenId = state.slice(0, at)
+    const blockId = state.slice(at + 1)
+    let n: number
+    try { n = parseBlockId(blockId).number } catch { return 'not a block id' }
+    let backed: DecodedBlock | undefined
+    let spend: DecodedBlock | undefined
+    const consider = (b: DecodedBlock): void => {
+      const e = tokenEntry(b, tokenId)
+      if (e === undefined) return
+      const num = Number(e.blockNumber)
+      if (num === n && formatBlockId(n, b.hash) === blockId) backed ??= b
+      else if (num === n + 1 && e.previousBlockId === blockId) spend ??= b
+    }
+    const local = await this.ledger.chain(tokenId)
+    for (let i = local.length - 1; i >= 0 && (backed === undefined || spend === undefined); i--) {
+      const env = local[i]
+      if (env === undefined) continue
+      const b = decodeBlockEnvelope(env)
+      consider(b)
+      const e = tokenEntry(b, tokenId)
+      if (e !== undefined && Number(e.blockNumber) < n) break
+    }
+    if ((backed === undefined || spend === undefined) && source !== undefined) {
+      const from = backed === undefined ? n : n + 1
+      let pages = 0
+      for await (const page of source.chain(tokenId, from)) {
+        for (const env of page) {
+          if (!(env instanceof Uint8Array)) continue
+          try { consider(decodeBlockEnvelope(env)) } catch { return 'a fetched block does not decode' }
+        }
+        if ((backed !== undefined && spend !== undefined) || ++pages >= 2) break
+      }
+    }
+    if (backed === undefined) return 'the backed block is not known'
+    if (spend === undefined) return 'no block spends it'
+    const refuted = `${state}|${sha3Hex(spend.envelopeBytes)}`
+    if (this.refutedSpends.has(refuted)) return 'the spending block was found invalid before'
+    const type = spend.content.transactionType
+    if (!MOVING_ON.has(type) || spend.content.initiatorSignature === undefined) {
+      this.refutedSpends.add(refuted)
+      return `block type "${type}" is not a signed transaction`
+    }
+    try {
+      await validateExtension(blockId, [spend.envelopeBytes], {
+        tokenId, verifier: this.opts.verifier, cache: this.cache, tipOwner: backed.content.owner, tipTokenType: tokenEntry(backed, tokenId)!.tokenType
+      })
+    } catch (e) {
+      this.refutedSpends.add(refuted)
+      return errorMessage(e)
+    }
+    return undefined
   }
 
   /** The pledge index entries in `ranges` (after indexing the pledges of an older data dir once). */
@@ -555,11 +638,20 @@ export class QuorumService {
     if (pledges.length > 0) this.log.info(`indexed ${pledges.length} pledge(s) kept from before the pledge index`)
   }
 
-  private async unpledge (entries: AsyncIterable<[string, string]>, due: (p: PledgeRecord) => boolean): Promise<void> {
+  /**
+   * Releases the pledges the index `entries` name that are `due`. `proven`, when given, must also
+   * hold; it runs before the quorum's lock is taken (it may fetch blocks from a peer), and a
+   * pledge record never changes its backed states, so the answer still holds under the lock.
+   */
+  private async unpledge (entries: AsyncIterable<[string, string]>, due: (p: PledgeRecord) => boolean, proven?: (p: PledgeRecord) => Promise<boolean>): Promise<void> {
     const todo = new Map<string, string[]>()
     for await (const [indexKey, key] of entries) todo.set(key, [...(todo.get(key) ?? []), indexKey])
     for (const [key, indexKeys] of todo) {
       const quorumDid = key.slice(0, key.lastIndexOf('/'))
+      if (proven !== undefined) {
+        const p = await this.ledger.record<PledgeRecord>('cs-pledges', key)
+        if (p !== undefined && (!due(p) || !await proven(p))) continue
+      }
       await this.locks.run(quorumDid, async () => {
         const p = await this.ledger.record<PledgeRecord>('cs-pledges', key)
         if (p === undefined) {
@@ -636,6 +728,9 @@ export class QuorumService {
 }
 
 /** The smallest single token covering `share`, or else the largest tokens first until covered. */
+/** Blocks that move a token on from a state and carry quorum signatures (a pledge's release needs one). */
+const MOVING_ON = new Set<string>([TransactionType.TRANSFERRED, TransactionType.EXECUTED, TransactionType.PINNED_AS_SERVICE])
+
 /** Full scans of the vote records happen every this many sweeps. */
 const FULL_SCAN_EVERY = 100
 const isOpenVote = (state: VoteRecord['state']): boolean => state === 'RESERVED' || state === 'SIGNED'

@@ -625,7 +625,9 @@ export class RbtNode {
       try {
         const m = JSON.parse(new TextDecoder().decode(msg.data)) as { spent?: unknown, tokens?: unknown }
         if (Array.isArray(m.tokens) && msg.from !== undefined && m.tokens.every((x) => typeof x === 'string')) this.sync.learn(msg.from, m.tokens as string[])
-        if (Array.isArray(m.spent) && m.spent.every((x) => typeof x === 'string')) await svc.quorum.tokensMovedOn(m.spent as string[])
+        // a pledge is released only on a valid spending block: from this node's ledger, else fetched from the announcer
+        const source = msg.from !== undefined ? this.syncNetwork?.source(msg.from) : undefined
+        if (Array.isArray(m.spent) && m.spent.every((x) => typeof x === 'string')) await svc.quorum.tokensMovedOn(m.spent as string[], source)
       } catch (e) {
         this.log.debug(`ignoring a transaction announcement: ${errorMessage(e)}`)
       }

@@ -232,3 +232,12 @@ export class SimNet {
 export async function balance (n: SimNode, did: string): Promise<number> {
   return (await n.ledger.tokensOf(did, 'Free')).reduce((s, t) => s + t.valueMilli, 0)
 }
+
+/** A node as a chain source (what its `sync.chain` serves): a token's stored blocks from number `from` on, in one page. */
+export function chainSourceOf (n: SimNode): { chain: (tokenId: string, from: number) => AsyncIterable<Uint8Array[]> } {
+  return {
+    chain: async function * (tokenId: string, from: number) {
+      yield (await n.ledger.chain(tokenId)).slice(from).filter((b): b is Uint8Array => b !== undefined)
+    }
+  }
+}
