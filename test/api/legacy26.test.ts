@@ -10,7 +10,8 @@ import { IdentityService } from '../../src/node/identity/identity-service.js'
 import { TwoStepEngine } from '../../src/node/signing/two-step.js'
 import { LevelStore } from '../../src/storage/level-store.js'
 import { NodeConfigStore } from '../../src/storage/node-config-store.js'
-import { generateProof } from '../../src/consensus/unpledge-pow.js'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { generateProof, powSeed } from '../../src/consensus/unpledge-pow.js'
 import { parsePublicKeyPem } from '../../src/wallet/keys.js'
 import { unsealPrivateKey } from '../../src/wallet/seal.js'
 import { isValidDid } from '../../src/wallet/did-string.js'
@@ -173,5 +174,33 @@ describe('api: release-2.6 endpoints', function () {
     expect(other.env.data['Release status']).to.equal(false)
     const weak = await generateProof(token, pledger, txid, { level: 1, every: 10 })
     expect((await h.post('/verifyPoW', { tokenList: token, receiver: pledger, transactionID: txid, proof: weak })).env.data['Release status']).to.equal(false)
+  })
+
+  it('verifyPoW of a proof with million-hash segments keeps the event loop free; other requests are answered meanwhile', async () => {
+    const token = 'Qm' + 'e'.repeat(44)
+    const pledger = 'bafybmi' + 'f'.repeat(52)
+    const txid = sha3Hex('slow')
+    // a fake proof whose first segment must be re-walked for a million hashes before it fails
+    const proof = { token, pledger, txid, level: 2, every: 1_000_000, hashes: [powSeed(token, pledger, txid), 'a'.repeat(64), '0'.repeat(62) + txid.slice(-2)] }
+    const delay = monitorEventLoopDelay({ resolution: 10 })
+    delay.enable()
+    // the histogram needs a first tick before it can see a blocked loop
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    const t0 = performance.now()
+    const slow = h.post('/verifyPoW', { tokenList: token, receiver: pledger, transactionID: txid, proof })
+    // another request, due 50 ms after: how long after that is it answered?
+    const due = t0 + 50
+    const otherDone = new Promise<{ code: number, env: Env }>((resolve, reject) => { setTimeout(() => { h.post('/verifyPoW', { tokenList: token }).then(resolve, reject) }, 50) })
+    const other = await otherDone
+    const otherMs = performance.now() - due
+    const r = await slow
+    const slowMs = performance.now() - t0
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    delay.disable()
+    expect(other.code).to.equal(400)
+    expect(r.code).to.equal(200)
+    expect(r.env.data).to.deep.equal({ 'Release status': false, reason: 'segment 0 does not hash to the next checkpoint' })
+    expect(otherMs, 'the other request waited').to.be.below(200)
+    expect(delay.max / 1e6, `event loop blocked (the verification took ${Math.round(slowMs)} ms)`).to.be.below(200)
   })
 })

@@ -17,7 +17,8 @@ import { rename, writeFile } from 'node:fs/promises'
 import type { Legacy26Api, Legacy26Body, Legacy26Reply } from '../../api/contract/legacy26.js'
 import type { Envelope, PendingSignature } from '../../api/contract/envelope.js'
 import { KeyedMutex } from '../../consensus/keyed-mutex.js'
-import { generateProof, verifyProof, type UnpledgeProof } from '../../consensus/unpledge-pow.js'
+import { generateProof, type UnpledgeProof } from '../../consensus/unpledge-pow.js'
+import { PowVerifier, type PowVerifierOptions } from '../../consensus/unpledge-pow-verifier.js'
 import { formatAmount, parseTransferAmount } from '../../tokenchain/amount.js'
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import { silentLogger, type Logger } from '../../util/logger.js'
@@ -49,6 +50,8 @@ export interface Legacy26Deps {
   pledgedFile: string
   /** proof-of-work level (hex characters of the suffix) asked of and accepted from proofs */
   powLevel: number
+  /** limits of /verifyPoW's checks, which run in worker threads (concurrency, queue, time) */
+  powVerifier?: PowVerifierOptions
   log?: Logger
 }
 
@@ -65,9 +68,11 @@ export class Legacy26Service implements Legacy26Api {
   private readonly aborter = new AbortController()
   private timer?: NodeJS.Timeout
   private lastView = ''
+  private readonly verifier: PowVerifier
 
   constructor (private readonly d: Legacy26Deps) {
     this.log = d.log ?? silentLogger
+    this.verifier = new PowVerifier(d.powVerifier)
   }
 
   /** Keeps the pledged-tokens view fresh (every `everyMs`, written only when it changed). */
@@ -80,6 +85,7 @@ export class Legacy26Service implements Legacy26Api {
   stop (): void {
     if (this.timer !== undefined) clearInterval(this.timer)
     this.aborter.abort()
+    void this.verifier.close()
   }
 
   private keys (): LegacyKeys {
@@ -198,7 +204,8 @@ export class Legacy26Service implements Legacy26Api {
       await this.d.consensus().quorum.storedProof(body.tokenList, body.transactionID) ??
       await this.d.fetchProof(body.receiver, body.tokenList, body.transactionID)
     if (proof === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `no proof for token ${body.tokenList} and transaction ${body.transactionID} here or at ${body.receiver}'s node`)
-    const r = verifyProof(proof, { token: body.tokenList, pledger: body.receiver, txid: body.transactionID }, { minLevel: this.d.powLevel })
+    // off the event loop: a proof's segments may be a million hashes each
+    const r = await this.verifier.verify(proof, { token: body.tokenList, pledger: body.receiver, txid: body.transactionID }, { minLevel: this.d.powLevel })
     return { ok: true, message: r.valid ? 'Proof verified' : `Proof rejected: ${r.reason ?? 'invalid'}`, data: { 'Release status': r.valid, ...(r.reason !== undefined ? { reason: r.reason } : {}) } }
   }
 
