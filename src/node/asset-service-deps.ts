@@ -18,7 +18,7 @@ export interface AssetServiceDeps<Net> {
   repos: TokenRepositories
   tokens: TokenService
   identity: { isLocal: (did: string) => Promise<boolean>, record: (did: string) => Promise<{ type: number } | undefined> }
-  twoStep: { start: <T>(did: string, mode: number, op: (prompt: SignPrompt) => Promise<Envelope<T>>) => Promise<Envelope<T | PendingSignature>> }
+  twoStep: { start: <T>(did: string, mode: number, op: (prompt: SignPrompt) => Promise<Envelope<T>>, operation?: string) => Promise<Envelope<T | PendingSignature>> }
   /** runs a transaction of the asset through consensus */
   transact: (input: { initiator: string, receiver: string, op: NftOp, memo: string }, prompt: SignPrompt) => Promise<TransferResult>
   network: () => Net | undefined

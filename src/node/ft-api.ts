@@ -26,7 +26,7 @@ export function createFtApi (fts: FtService, identity: TokenIdentityPort, twoSte
         const signer: TokenSigner = { did: req.did, sign: async (h) => bytesToHex(await didSigner.pvtSign(h)) }
         const r = await fts.mint(req, signer)
         return ok(`${r.ft_count} FTs "${r.ft_name}" minted successfully`, r)
-      })
+      }, 'mint-ft')
     },
     list: async () => await fts.list()
   }

@@ -17,7 +17,7 @@ export interface TokenIdentityPort {
 
 /** The two-step engine's start(). */
 export interface TwoStepPort {
-  start: <T>(did: string, mode: number, op: (prompt: SignPrompt) => Promise<Envelope<T>>) => Promise<Envelope<T | PendingSignature>>
+  start: <T>(did: string, mode: number, op: (prompt: SignPrompt) => Promise<Envelope<T>>, operation?: string) => Promise<Envelope<T | PendingSignature>>
 }
 
 export interface TokenApi {
@@ -56,7 +56,7 @@ export function createTokenApi (tokens: TokenService, identity: TokenIdentityPor
         const signer: TokenSigner = { did: req.did, sign: async (h) => bytesToHex(await didSigner.pvtSign(h)) }
         const r = await tokens.mintLocalRbt(req, signer)
         return ok('Local RBT tokens generated successfully', r)
-      })
+      }, 'mint-rbt')
     },
     balances: async (did) => await tokens.balances(did),
     rbtBalance: async (did) => await tokens.rbtBalance(did),

@@ -20,6 +20,8 @@ export const ErrorCode = {
   CONFLICT: 'CONFLICT',
   INSUFFICIENT_BALANCE: 'INSUFFICIENT_BALANCE',
   EXPIRED: 'EXPIRED',
+  /** a limit on waiting work or on password attempts was reached: try again later */
+  TOO_MANY_REQUESTS: 'TOO_MANY_REQUESTS',
   PEER_UNREACHABLE: 'PEER_UNREACHABLE',
   TIMEOUT: 'TIMEOUT',
   PROTOCOL: 'PROTOCOL',

@@ -19,6 +19,7 @@ import { sealPrivateKey } from '../../src/wallet/seal.js'
 import { unusedIdentity } from './stub-identity.js'
 import { unusedTokens } from './stub-tokens.js'
 import { unusedConsensus } from './stub-consensus.js'
+import { createLogger, type Logger } from '../../src/util/logger.js'
 import { MNEMONIC, liteDidByHand, testPng, walletAnswer, walletMaterial } from '../helpers/identity.js'
 
 const PEER = '12D3KooWPhZEYEw4jG3kSRuwgMEHcVt7KMkm1ui2ddu4fgSgwvDq'
@@ -40,13 +41,13 @@ interface Harness {
   close: () => Promise<void>
 }
 
-async function harness (net: Partial<DidNetwork> = {}, self = PEER): Promise<Harness> {
+async function harness (net: Partial<DidNetwork> = {}, self = PEER, logger?: Logger): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'rbt-dids-'))
   mkdirSync(join(dir, 'dids'))
   const kv = new LevelStore(join(dir, 'db'))
   await kv.open()
   const clock = { now: Date.now() }
-  const engine = new TwoStepEngine({ now: () => clock.now, sweepIntervalMs: 0 })
+  const engine = new TwoStepEngine({ now: () => clock.now, sweepIntervalMs: 0, ...(logger !== undefined ? { logger: logger.child('signing') } : {}) })
   const announced: DidAnnouncement[] = []
   const peers: Record<string, { peerId: string, didType?: number }> = {}
   const network: DidNetwork = {
@@ -66,7 +67,8 @@ async function harness (net: Partial<DidNetwork> = {}, self = PEER): Promise<Har
     kv,
     peers: { get: (d) => peers[d], set: async (d, p, t) => { peers[d] = { peerId: p, didType: t } } },
     network: () => network,
-    peerKeys: () => keys
+    peerKeys: () => keys,
+    ...(logger !== undefined ? { logger: logger.child('identity') } : {})
   })
   await identity.open()
   const api = createIdentityApi(identity, engine, () => true)
@@ -80,7 +82,7 @@ async function harness (net: Partial<DidNetwork> = {}, self = PEER): Promise<Har
     ...unusedTokens()
   }
   void stub
-  const app = createApp(services, { version: 't' })
+  const app = createApp(services, { version: 't', ...(logger !== undefined ? { logger } : {}) })
   return {
     app, dir, kv, engine, announced, clock, identity,
     close: async () => { engine.stop(); await kv.close(); rmSync(dir, { recursive: true, force: true }) }
@@ -374,5 +376,51 @@ describe('api: DIDs and signatures (real identity service, app.request)', functi
     } finally {
       await other.close()
     }
+  })
+})
+
+describe('api: signing limits and the audit log (real identity service, app.request)', function () {
+  this.timeout(60_000)
+  const lines: string[] = []
+  let h: Harness
+  before(async () => { h = await harness({}, PEER, createLogger({ level: 'DEBUG', write: (l) => { lines.push(l) } })) })
+  after(async () => { await h.close() })
+  const req = async (method: string, path: string, body?: unknown): Promise<{ code: number, env: Env }> => {
+    const res = await h.app.request(path, { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+    return { code: res.status, env: await res.json() as Env }
+  }
+
+  const PASSWORD = 'Pw-7f3a-unique-secret'
+  const GUESSES = ['Guess-one-c81', 'Guess-two-d92', 'Guess-three-e03', 'Guess-four-f14']
+
+  it('a password-bearing operation leaves one audit line and no password in the logs; wrong passwords slow down with 429', async () => {
+    const created = await req('POST', '/svc/v1/dids/create', { type: 4, password: PASSWORD })
+    expect(created.env.status, created.env.message).to.equal(true)
+    const did: string = created.env.result.did
+    const start = async (): Promise<string> => {
+      const r = await req('POST', '/svc/v1/signature/arbitrary', { signer_did: did, msg_to_sign: 'audit me' })
+      expect(r.env.message).to.equal('Password needed')
+      return r.env.result.id
+    }
+    const id = await start()
+    expect((await req('POST', '/svc/v1/signature', { id, password: GUESSES[0] })).code).to.equal(401)
+    const done = await req('POST', '/svc/v1/signature', { id, password: PASSWORD })
+    expect(done.env.status, done.env.message).to.equal(true)
+    // three wrong in a row, then even the right one is refused for a while, unchecked
+    const id2 = await start()
+    for (const g of GUESSES.slice(1)) expect((await req('POST', '/svc/v1/signature', { id: id2, password: g })).code).to.equal(401)
+    const slowed = await req('POST', '/svc/v1/signature', { id: id2, password: PASSWORD })
+    expect(slowed.code).to.equal(429)
+    expect(slowed.env).to.deep.include({ status: false, message: `Too many wrong passwords for ${did}: retry in 1 s` })
+    h.clock.now += 1000
+    expect((await req('POST', '/svc/v1/signature', { id: id2, password: PASSWORD })).env.status).to.equal(true)
+
+    const audit = lines.filter((l) => l.includes('audit:'))
+    expect(audit.map((l) => l.replace(/^\S+ /, ''))).to.deep.equal([
+      `[INFO] signing: audit: sign arbitrary did=${did} outcome=ok wrong_passwords=1`,
+      `[INFO] signing: audit: sign arbitrary did=${did} outcome=ok wrong_passwords=3`
+    ])
+    const all = lines.join('\n')
+    for (const secret of [PASSWORD, ...GUESSES]) expect(all, 'a password in the logs').to.not.include(secret)
   })
 })

@@ -59,7 +59,7 @@ export interface ConsensusApiDeps {
   registry: QuorumRegistry
   repos: TokenRepositories
   identity: { record: (did: string) => Promise<{ type: number } | undefined>, isLocal: (did: string) => Promise<boolean> }
-  twoStep: { start: <T>(did: string, mode: number, op: (prompt: SignPrompt) => Promise<Envelope<T>>) => Promise<Envelope<T | PendingSignature>> }
+  twoStep: { start: <T>(did: string, mode: number, op: (prompt: SignPrompt) => Promise<Envelope<T>>, operation?: string) => Promise<Envelope<T | PendingSignature>> }
   remoteQuorumStatus: (did: string) => Promise<boolean>
   requestFaucet: (did: string, count: number, prompt: SignPrompt) => Promise<{ txid: string, count: number }>
 }
@@ -176,7 +176,7 @@ export function createConsensusApi (d: ConsensusApiDeps): ConsensusApi {
         // success means the receiver holds the tokens
         if (!r.delivered) throw deliveryPending(r.txid)
         return ok<TransferOutcome>(`Transaction ${r.txid} completed successfully`, { transactionID: r.txid, mintedNFTChildren: null })
-      })
+      }, 'transfer')
     },
     transactions: all,
     transaction: view,
@@ -193,7 +193,7 @@ export function createConsensusApi (d: ConsensusApiDeps): ConsensusApi {
       return await d.twoStep.start(did, mode, async (prompt) => {
         const r = await d.requestFaucet(did, count, prompt)
         return ok(`Faucet sent ${r.count} test RBT in transaction ${r.txid}`, { transactionID: r.txid, count: r.count })
-      })
+      }, 'faucet')
     }
   }
 }

@@ -55,11 +55,11 @@ export function createIdentityApi (identity: IdentityService, engine: TwoStepEng
       return await engine.start(did, type, async (prompt) => {
         await identity.register(did, prompt)
         return ok('DID registered successfully', null)
-      })
+      }, 'register')
     },
     async signArbitrary (did, msg) {
       const type = await localType(did, `arbitrary sign failed, failed to setup did, err : DID ${did} is not on this node`)
-      return await engine.start(did, type, async (prompt) => ok('arbitrary sign successful', { signature: await identity.signArbitrary(did, msg, prompt) }))
+      return await engine.start(did, type, async (prompt) => ok('arbitrary sign successful', { signature: await identity.signArbitrary(did, msg, prompt) }), 'arbitrary')
     },
     verifyArbitrary: async (did, msg, signature) => await identity.verifyArbitrary(did, msg, signature),
     async publicInfo (did): Promise<DidPublicInfo> {

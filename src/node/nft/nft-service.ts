@@ -190,7 +190,7 @@ export class NftService {
       // success means the receiver holds the NFT
       if (!r.delivered) throw deliveryPending(r.txid)
       return ok<NftTxResult>(`Transaction ${r.txid} completed successfully`, { transactionID: r.txid, mintedNFTChildren: child !== undefined ? [child] : null })
-    }, `nft-${op.op}`)
+    }, receiver !== body.initiator ? 'nft-transfer' : `nft-${op.op}`)
   }
 
   /** After a committed NFT transaction on this node: publish the new state on the NFT's topic. */

@@ -134,7 +134,7 @@ export class ScService {
     return await this.d.twoStep.start(body.initiator, rec.type, async (prompt) => {
       const r = await this.d.transact({ initiator: body.initiator, receiver: body.initiator, op, memo: body.memo ?? '' }, prompt)
       return ok<ScTxResult>(`Transaction ${r.txid} completed successfully`, { transactionID: r.txid, smartContractToken: id, blockId: r.blockId, state: state.state, output: state.output })
-    })
+    }, `sc-${op.op}`)
   }
 
   /** After a committed deploy or execution on this node: announce the new state and call back. */

@@ -14,7 +14,15 @@
  *   same challenge stays open until it expires;
  * - an id is completed by at most one call at a time, and never again once the operation ended;
  * - a challenge not answered within the TTL (3 minutes, as the reference) expires: the operation
- *   is aborted with EXPIRED and the id answers "expired" afterwards.
+ *   is aborted with EXPIRED and the id answers "expired" afterwards;
+ * - at most `maxPending` operations (256) run or wait at once on the node, and `maxPendingPerDid`
+ *   (16) per DID: more are refused with TOO_MANY_REQUESTS before anything runs;
+ * - wrong passwords slow down per DID: from the third failure in a row, answers to that DID's
+ *   password challenges are refused (TOO_MANY_REQUESTS, "retry in N s") without being checked
+ *   for 1 s, doubling with each further failure up to 30 s; a right password resets it;
+ * - every operation ends with one INFO audit line: `audit: sign <operation> did=<did>
+ *   outcome=<ok|failed|expired|refused> [code=<error code>] [wrong_passwords=<n>]`. Answers
+ *   (passwords, signatures) never reach the log.
  */
 import { randomUUID } from 'node:crypto'
 import type { Envelope, PendingSignature } from '../../api/contract/envelope.js'
@@ -56,8 +64,20 @@ export function decodeSignatureText (v: string | Uint8Array, what = 'signature')
   return new Uint8Array(Buffer.from(s, 'base64'))
 }
 
+export const DEFAULT_MAX_PENDING = 256
+export const DEFAULT_MAX_PENDING_PER_DID = 16
+
+/** Delay after wrong passwords: none before `after` failures in a row, then `firstMs` doubling up to `maxMs`. */
+export interface PasswordBackoff { after: number, firstMs: number, maxMs: number }
+export const DEFAULT_PASSWORD_BACKOFF: PasswordBackoff = { after: 3, firstMs: 1_000, maxMs: 30_000 }
+
 export interface TwoStepOptions {
   ttlMs?: number
+  /** operations running or waiting for an answer at once, node-wide (default 256) */
+  maxPending?: number
+  /** the same, per DID (default 16) */
+  maxPendingPerDid?: number
+  passwordBackoff?: PasswordBackoff
   logger?: Logger
   /** Clock, injectable for tests. */
   now?: () => number
@@ -84,6 +104,9 @@ class Pending {
   busy = false
   finished = false
   expiresAt: number
+
+  /** wrong passwords handed in for this operation */
+  wrongPasswords = 0
 
   constructor (readonly id: string, readonly did: string, readonly mode: number, expiresAt: number) {
     this.expiresAt = expiresAt
@@ -132,9 +155,20 @@ export class TwoStepEngine {
   private readonly now: () => number
   private timer: NodeJS.Timeout | undefined
   private stopped = false
+  /** operations started and not ended, per DID (what the caps count) */
+  private readonly live = new Map<string, number>()
+  private liveTotal = 0
+  private readonly maxPending: number
+  private readonly maxPendingPerDid: number
+  private readonly backoff: PasswordBackoff
+  /** wrong passwords in a row per DID, and until when its password answers are refused */
+  private readonly failures = new Map<string, { count: number, until: number, at: number }>()
 
   constructor (opts: TwoStepOptions = {}) {
     this.ttlMs = opts.ttlMs ?? DEFAULT_SIGN_TTL_MS
+    this.maxPending = opts.maxPending ?? DEFAULT_MAX_PENDING
+    this.maxPendingPerDid = opts.maxPendingPerDid ?? DEFAULT_MAX_PENDING_PER_DID
+    this.backoff = opts.passwordBackoff ?? DEFAULT_PASSWORD_BACKOFF
     this.log = opts.logger ?? silentLogger
     this.now = opts.now ?? Date.now
     const every = opts.sweepIntervalMs ?? Math.min(5_000, Math.max(50, Math.floor(this.ttlMs / 4)))
@@ -148,19 +182,77 @@ export class TwoStepEngine {
   get size (): number { return this.pending.size }
 
   /**
-   * Runs `op`. If it finishes without asking, its envelope is returned as is; if it asks, the
-   * caller gets the challenge and the operation waits for complete().
+   * Runs `op` (`operation` names it in the audit line). If it finishes without asking, its
+   * envelope is returned as is; if it asks, the caller gets the challenge and the operation waits
+   * for complete(). Refused with TOO_MANY_REQUESTS, before `op` runs, when the node or the DID
+   * already has its most operations under way.
    */
-  async start<T> (did: string, mode: number, op: (prompt: SignPrompt) => Promise<Envelope<T>>): Promise<Envelope<T | PendingSignature>> {
+  async start<T> (did: string, mode: number, op: (prompt: SignPrompt) => Promise<Envelope<T>>, operation = 'operation'): Promise<Envelope<T | PendingSignature>> {
     if (this.stopped) throw new RbtError(ErrorCode.NOT_RUNNING, 'signing engine stopped')
+    const mine = this.live.get(did) ?? 0
+    if (this.liveTotal >= this.maxPending || mine >= this.maxPendingPerDid) {
+      const e = this.liveTotal >= this.maxPending
+        ? new RbtError(ErrorCode.TOO_MANY_REQUESTS, `Too many signing requests under way on this node (${this.maxPending}): answer or cancel waiting ones (they expire after ${Math.round(this.ttlMs / 1000)} s), then retry`)
+        : new RbtError(ErrorCode.TOO_MANY_REQUESTS, `Too many signing requests under way for ${did} (${this.maxPendingPerDid}): answer or cancel waiting ones (they expire after ${Math.round(this.ttlMs / 1000)} s), then retry`)
+      this.audit(operation, did, 'refused', e.code)
+      throw e
+    }
+    this.live.set(did, mine + 1)
+    this.liveTotal++
     const p = new Pending(randomUUID(), did, mode, this.now() + this.ttlMs)
     const prompt: EnginePrompt = async (req, opts) => await this.ask(p, req, opts)
+    const ended = (outcome: string, code?: string): void => {
+      p.finished = true
+      const n = (this.live.get(did) ?? 1) - 1
+      if (n > 0) this.live.set(did, n)
+      else this.live.delete(did)
+      this.liveTotal--
+      this.audit(operation, did, outcome, code, p.wrongPasswords)
+    }
     Promise.resolve()
       .then(async () => await op(prompt as SignPrompt))
-      .then((env) => { p.finished = true; p.push({ type: 'done', env: env as Envelope<unknown> }) },
-        (error: unknown) => { p.finished = true; p.push({ type: 'error', error }) })
+      .then((env) => { ended(env.status ? 'ok' : 'failed'); p.push({ type: 'done', env: env as Envelope<unknown> }) },
+        (error: unknown) => {
+          const code = error instanceof RbtError ? error.code : ErrorCode.INTERNAL
+          ended(code === ErrorCode.EXPIRED ? 'expired' : 'failed', code)
+          p.push({ type: 'error', error })
+        })
     const e = await p.next()
     return this.answerFor(p, e) as Envelope<T | PendingSignature>
+  }
+
+  /** One INFO line per operation: what, which DID, how it ended. Nothing the caller handed in. */
+  private audit (operation: string, did: string, outcome: string, code?: string, wrongPasswords = 0): void {
+    this.log.info(`audit: sign ${operation} did=${did} outcome=${outcome}${code !== undefined ? ` code=${code}` : ''}${wrongPasswords > 0 ? ` wrong_passwords=${wrongPasswords}` : ''}`)
+  }
+
+  /** Password checks waiting or running, chained per DID. */
+  private readonly checks = new Map<string, Promise<unknown>>()
+
+  private async onePerDid<T> (did: string, fn: () => Promise<T>): Promise<T> {
+    const run = (this.checks.get(did) ?? Promise.resolve()).then(fn)
+    const tail = run.catch(() => {})
+    this.checks.set(did, tail)
+    try {
+      return await run
+    } finally {
+      if (this.checks.get(did) === tail) this.checks.delete(did)
+    }
+  }
+
+  /** Seconds until `did` may try a password again (0: now). */
+  private passwordWait (did: string): number {
+    const f = this.failures.get(did)
+    const left = f === undefined ? 0 : f.until - this.now()
+    return left > 0 ? Math.ceil(left / 1000) : 0
+  }
+
+  private passwordFailed (did: string): void {
+    const now = this.now()
+    const count = (this.failures.get(did)?.count ?? 0) + 1
+    const b = this.backoff
+    const delay = count < b.after ? 0 : Math.min(b.maxMs, b.firstMs * 2 ** (count - b.after))
+    this.failures.set(did, { count, until: now + delay, at: now })
   }
 
   /**
@@ -184,10 +276,32 @@ export class TwoStepEngine {
     }
     const ch = p.challenge
     if (ch === undefined) throw new RbtError(ErrorCode.CONFLICT, `Request ${id} is not waiting for an answer`)
+    const isPassword = ch.req.kind === 'password'
+    // during the delay after wrong passwords the answer is not even looked at
+    const wait = isPassword ? this.passwordWait(p.did) : 0
+    if (wait > 0) throw new RbtError(ErrorCode.TOO_MANY_REQUESTS, `Too many wrong passwords for ${p.did}: retry in ${wait} s`)
     p.busy = true
     try {
       const ans = this.toSignAnswer(ch.req, answer)
-      if (ch.validate !== undefined) await ch.validate(ans)
+      const validate = ch.validate
+      if (validate !== undefined && !isPassword) await validate(ans)
+      else if (validate !== undefined) {
+        // one password of a DID is checked at a time, so parallel guesses cannot outrun the delay
+        await this.onePerDid(p.did, async () => {
+          const again = this.passwordWait(p.did)
+          if (again > 0) throw new RbtError(ErrorCode.TOO_MANY_REQUESTS, `Too many wrong passwords for ${p.did}: retry in ${again} s`)
+          try {
+            await validate(ans)
+          } catch (e) {
+            if (e instanceof RbtError && e.code === ErrorCode.WRONG_PASSWORD) {
+              p.wrongPasswords++
+              this.passwordFailed(p.did)
+            }
+            throw e
+          }
+          this.failures.delete(p.did)
+        })
+      }
       // the answer is accepted: from here on the id belongs to this call until the next event
       p.challenge = undefined
       ch.resolve(ans)
@@ -218,6 +332,8 @@ export class TwoStepEngine {
     }
     const keep = Math.max(this.ttlMs * 2, 600_000)
     for (const [id, e] of this.ended) if (now - e.at > keep) this.ended.delete(id)
+    // a run of wrong passwords is forgotten a while after its delay ran out
+    for (const [did, f] of this.failures) if (now - Math.max(f.at, f.until) > keep) this.failures.delete(did)
   }
 
   // ------------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ export function createSyncApi (sync: SyncService, identity: TokenIdentityPort, t
         return ok(summary.tokens === 0
           ? `Wallet synced from fullnode ${summary.fullnode}: no tokens owned by ${did}`
           : `Wallet synced from fullnode ${summary.fullnode}: ${summary.tokens} token(s) recovered: ${typeLine(summary)}`, summary)
-      })
+      }, 'sync')
     },
     transactionChains: async (input) => await sync.transactionChains(input)
   }

@@ -3,6 +3,7 @@ import { ok, type Envelope } from '../../../src/api/contract/envelope.js'
 import { TwoStepEngine, decodeSignatureText, type EnginePrompt } from '../../../src/node/signing/two-step.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
 import type { SignPrompt } from '../../../src/wallet/did-crypto.js'
+import { createLogger } from '../../../src/util/logger.js'
 
 const DID = 'bafybmi' + 'a'.repeat(52)
 
@@ -12,10 +13,13 @@ async function rejects (p: Promise<unknown>): Promise<RbtError> {
 }
 
 /** An operation that asks for a password (checked against `good`) and returns it reversed. */
-function passwordOp (good: string, counter?: { runs: number }) {
+function passwordOp (good: string, counter?: { runs: number, checks?: number }, did = DID) {
   return async (prompt: SignPrompt): Promise<Envelope<string>> => {
-    const ans = await (prompt as EnginePrompt)({ did: DID, mode: 0, kind: 'password', hash: null, onlyPrivKey: false }, {
-      validate: (a) => { if (a.password !== good) throw new RbtError(ErrorCode.WRONG_PASSWORD, 'wrong password') }
+    const ans = await (prompt as EnginePrompt)({ did, mode: 0, kind: 'password', hash: null, onlyPrivKey: false }, {
+      validate: (a) => {
+        if (counter !== undefined) counter.checks = (counter.checks ?? 0) + 1
+        if (a.password !== good) throw new RbtError(ErrorCode.WRONG_PASSWORD, 'wrong password')
+      }
     })
     if (counter !== undefined) counter.runs++
     return ok('done', [...ans.password!].reverse().join(''))
@@ -160,5 +164,106 @@ describe('signing: two-step engine', () => {
     expect(Buffer.from(decodeSignatureText(der.toString('base64'))).equals(der)).to.equal(true)
     expect(Buffer.from(decodeSignatureText('3006020101020101')).equals(der)).to.equal(true)
     expect(() => decodeSignatureText('not base64!')).to.throw(/base64 or hex/)
+  })
+
+  it('caps the operations under way: 16 per DID, 256 per node, refused with TOO_MANY_REQUESTS before they run', async () => {
+    const didN = (i: number): string => 'bafybmi' + String(i).padStart(52, 'c')
+    const idsOf: string[] = []
+    for (let i = 0; i < 16; i++) idsOf.push(((await engine.start(DID, 0, passwordOp('pw'))).result as { id: string }).id)
+    let ran = false
+    const e = await rejects(engine.start(DID, 0, async () => { ran = true; return ok('x', null) }))
+    expect(e.code).to.equal(ErrorCode.TOO_MANY_REQUESTS)
+    expect(e.message).to.match(/Too many signing requests under way for bafybmi/)
+    expect(ran, 'a refused operation never runs').to.equal(false)
+    // another DID is not affected; finishing one of the 16 frees a place
+    expect((await engine.start(didN(1), 0, async () => ok('other', 1))).result).to.equal(1)
+    expect((await engine.complete(idsOf[0]!, { password: 'pw' })).result).to.equal('wp')
+    expect(((await engine.start(DID, 0, passwordOp('pw'))).result as { id: string }).id).to.be.a('string')
+    // 16 DIDs x 16 = 256 waiting: the node is full for every DID
+    for (let d = 1; d < 16; d++) for (let i = 0; i < 16; i++) await engine.start(didN(d), 0, passwordOp('pw', undefined, didN(d)))
+    expect(engine.size).to.equal(256)
+    const full = await rejects(engine.start(didN(99), 0, async () => ok('x', null)))
+    expect(full.code).to.equal(ErrorCode.TOO_MANY_REQUESTS)
+    expect(full.message).to.match(/on this node \(256\)/)
+    // expired operations give their places back
+    clock += 180_000
+    engine.sweep()
+    await new Promise((resolve) => setImmediate(resolve))
+    expect((await engine.start(didN(99), 0, async () => ok('x', 5))).result).to.equal(5)
+  })
+
+  it('wrong passwords slow down per DID: from the third, answers are refused unchecked for 1 s, doubling to 30 s; a right one resets', async () => {
+    const counter = { runs: 0, checks: 0 }
+    const id = ((await engine.start(DID, 0, passwordOp('right', counter))).result as { id: string }).id
+    for (let i = 0; i < 3; i++) expect((await rejects(engine.complete(id, { password: `guess${i}` }))).code).to.equal(ErrorCode.WRONG_PASSWORD)
+    expect(counter.checks).to.equal(3)
+    // the delay: refused without being checked, even the right password, even under another id
+    const during = await rejects(engine.complete(id, { password: 'right' }))
+    expect(during.code).to.equal(ErrorCode.TOO_MANY_REQUESTS)
+    expect(during.message).to.equal(`Too many wrong passwords for ${DID}: retry in 1 s`)
+    const other = ((await engine.start(DID, 0, passwordOp('right', counter))).result as { id: string }).id
+    expect((await rejects(engine.complete(other, { password: 'right' }))).code).to.equal(ErrorCode.TOO_MANY_REQUESTS)
+    expect(counter.checks).to.equal(3)
+    // each further failure doubles the delay, up to 30 s
+    const delays: number[] = []
+    for (let i = 0; i < 8; i++) {
+      const wait = Number(/retry in (\d+) s/.exec((await rejects(engine.complete(id, { password: 'x' }))).message)![1])
+      delays.push(wait)
+      clock += wait * 1000
+      expect((await rejects(engine.complete(id, { password: `guess-${i}` }))).code).to.equal(ErrorCode.WRONG_PASSWORD)
+    }
+    expect(delays).to.deep.equal([1, 2, 4, 8, 16, 30, 30, 30])
+    // a DID that did nothing wrong is not slowed down
+    const otherDid = 'bafybmi' + 'd'.repeat(52)
+    const fresh = ((await engine.start(otherDid, 0, passwordOp('ok', undefined, otherDid))).result as { id: string }).id
+    expect((await engine.complete(fresh, { password: 'ok' })).result).to.equal('ko')
+    // after the delay the right password works, and the count starts again
+    clock += 30_000
+    expect((await engine.complete(id, { password: 'right' })).result).to.equal('thgir')
+    const next = ((await engine.start(DID, 0, passwordOp('right'))).result as { id: string }).id
+    expect((await rejects(engine.complete(next, { password: 'x' }))).code).to.equal(ErrorCode.WRONG_PASSWORD)
+    expect((await rejects(engine.complete(next, { password: 'y' }))).code).to.equal(ErrorCode.WRONG_PASSWORD)
+    expect((await engine.complete(next, { password: 'right' })).result).to.equal('thgir')
+  })
+
+  it('parallel guesses are checked one at a time per DID, so they cannot outrun the delay', async () => {
+    const counter = { runs: 0, checks: 0 }
+    const ids: string[] = []
+    for (let i = 0; i < 10; i++) ids.push(((await engine.start(DID, 0, passwordOp('right', counter))).result as { id: string }).id)
+    const results = await Promise.all(ids.map(async (id, i) => await engine.complete(id, { password: `guess${i}` }).then(() => 'ok', (e: RbtError) => e.code)))
+    expect(counter.checks, 'three checked, the rest refused unchecked').to.equal(3)
+    expect(results.filter((r) => r === ErrorCode.WRONG_PASSWORD)).to.have.length(3)
+    expect(results.filter((r) => r === ErrorCode.TOO_MANY_REQUESTS)).to.have.length(7)
+  })
+
+  it('writes one INFO audit line per operation (operation, DID, outcome), never an answer', async () => {
+    const lines: string[] = []
+    const logged = new TwoStepEngine({ now, sweepIntervalMs: 0, maxPendingPerDid: 2, logger: createLogger({ level: 'DEBUG', write: (l) => { lines.push(l) } }) })
+    try {
+      const first = await logged.start(DID, 0, passwordOp('s3cret-Pass'), 'transfer')
+      const id = (first.result as { id: string }).id
+      expect(lines, 'nothing before the operation ends').to.deep.equal([])
+      await rejects(logged.complete(id, { password: 'Wr0ng-guess' }))
+      await logged.complete(id, { password: 's3cret-Pass' })
+      await rejects(logged.start(DID, 0, async () => { throw new RbtError(ErrorCode.INSUFFICIENT_BALANCE, 'no') }, 'mint-ft'))
+      const parked = await logged.start(DID, 0, passwordOp('x'), 'sync')
+      await logged.start(DID, 0, passwordOp('x'), 'register')
+      await rejects(logged.start(DID, 0, passwordOp('x'), 'arbitrary'))
+      clock += 180_000
+      logged.sweep()
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(parked.message).to.equal('Password needed')
+      const audit = lines.filter((l) => l.includes('audit:')).map((l) => l.replace(/^\S+ /, ''))
+      expect(audit).to.deep.equal([
+        `[INFO] audit: sign transfer did=${DID} outcome=ok wrong_passwords=1`,
+        `[INFO] audit: sign mint-ft did=${DID} outcome=failed code=INSUFFICIENT_BALANCE`,
+        `[INFO] audit: sign arbitrary did=${DID} outcome=refused code=TOO_MANY_REQUESTS`,
+        `[INFO] audit: sign sync did=${DID} outcome=expired code=EXPIRED`,
+        `[INFO] audit: sign register did=${DID} outcome=expired code=EXPIRED`
+      ])
+      const all = lines.join('\n')
+      expect(all).to.not.include('s3cret-Pass')
+      expect(all).to.not.include('Wr0ng-guess')
+    } finally { logged.stop() }
   })
 })
