@@ -14,7 +14,6 @@ import { mdns } from '@libp2p/mdns'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { ping, type Ping } from '@libp2p/ping'
-import { preSharedKey } from '@libp2p/pnet'
 import { tcp } from '@libp2p/tcp'
 import type { Connection, Libp2p, PeerDiscovery, PeerId, PeerInfo, PrivateKey, Stream, StreamHandlerOptions } from '@libp2p/interface'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
@@ -26,6 +25,7 @@ import type { Startable, StartableStatus } from '../util/startable.js'
 import { deadline, raceAbort, withDeadline } from './deadline.js'
 import { p2pError } from './errors.js'
 import { corkingProtector, lazyYamuxWindowUpdates, quietLengthPrefixedDecoding, skipRedundantPeerMerges } from './stack-tuning.js'
+import { pnetProtector } from './pnet-protector.js'
 import type { SwarmKey } from './swarm-key.js'
 import { compareDistance, kadKey, kadPeerKey, type QueryPeer } from './closest-query.js'
 import { DiscoveryDialer, type DiscoveredPeer } from './discovery-dialer.js'
@@ -290,7 +290,7 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
       : {}),
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
-    ...(opts.swarmKey !== null ? { connectionProtector: corkingProtector(preSharedKey({ psk: opts.swarmKey.psk })) } : {}),
+    ...(opts.swarmKey !== null ? { connectionProtector: corkingProtector(pnetProtector({ swarmKey: opts.swarmKey })) } : {}),
     // libp2p pings every connection to spot dead ones; every 10 s (its default) that was a stream,
     // and a peer-store update, per connection end several times per transfer. A closed socket is
     // noticed at once anyway; the pings only catch silent half-open links.
