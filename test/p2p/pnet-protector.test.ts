@@ -337,8 +337,11 @@ describe('p2p/pnet-protector', function () {
 
     const port = (h: P2pHost): number => Number(/\/tcp\/(\d+)\//.exec(h.multiaddrs()[0])![1])
 
-    /** Opens a raw TCP socket to `h`, writes `bytes` (and ends it when asked); resolves once the host closes it. */
-    async function rawSession (h: P2pHost, bytes: Uint8Array, end: boolean): Promise<{ closedMs: number }> {
+    /**
+     * Opens a raw TCP socket to `h` and writes `bytes`, then ends the socket, resets it or leaves it
+     * open; resolves once the socket is closed (by the host, when left open).
+     */
+    async function rawSession (h: P2pHost, bytes: Uint8Array, then: 'end' | 'reset' | 'leave'): Promise<{ closedMs: number }> {
       const t0 = Date.now()
       return await new Promise((resolve, reject) => {
         const s: Socket = tcpConnect(port(h), '127.0.0.1')
@@ -347,20 +350,23 @@ describe('p2p/pnet-protector', function () {
         s.on('data', () => {})
         s.on('close', () => { clearTimeout(timer); resolve({ closedMs: Date.now() - t0 }) })
         s.on('connect', () => {
-          s.write(bytes)
-          if (end) s.end()
+          s.write(bytes, () => {
+            if (then === 'end') s.end()
+            if (then === 'reset') s.resetAndDestroy()
+          })
         })
       })
     }
 
-    it('a truncated nonce, garbage after a nonce and a reset mid-nonce each close only their connection', async () => {
+    it('a truncated nonce, an empty connection, garbage after a nonce and a reset mid-nonce each close only their connection', async () => {
       const trap = trapUncaught()
       try {
         const sessions = await Promise.all([
-          rawSession(b, randomBytes(10), true),
-          rawSession(b, randomBytes(PNET_NONCE_BYTES + 64 * 1024), false),
-          rawSession(b, new Uint8Array(0), true),
-          rawSession(b, randomBytes(PNET_NONCE_BYTES + 3), true)
+          rawSession(b, randomBytes(10), 'end'),
+          rawSession(b, randomBytes(PNET_NONCE_BYTES + 64 * 1024), 'leave'),
+          rawSession(b, new Uint8Array(0), 'end'),
+          rawSession(b, randomBytes(10), 'reset'),
+          rawSession(b, randomBytes(PNET_NONCE_BYTES + 3), 'end')
         ])
         for (const s of sessions) expect(s.closedMs).to.be.below(12_000)
         // a socket that sends nothing is dropped after the nonce deadline
