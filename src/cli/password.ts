@@ -7,6 +7,7 @@ import type { Envelope, PendingSignature } from '../api/contract/envelope.js'
 import { ApiError } from '../client/api-error.js'
 import { UsageError, type BaseFlags } from './base-command.js'
 import { cliDeps } from './deps.js'
+import { formatLine } from '../util/logger.js'
 
 /** The documented default private/quorum key password. */
 export const DEFAULT_KEY_PASSWORD = 'mypassword'
@@ -14,6 +15,10 @@ export const DEFAULT_KEY_PASSWORD = 'mypassword'
 export type PasswordFlag = 'privPWD' | 'quorumPWD'
 
 export async function passwordFrom (flags: BaseFlags, name: PasswordFlag, what: string): Promise<string> {
+  return warnIfDefault(await chosenPassword(flags, name, what), flags, name, what)
+}
+
+async function chosenPassword (flags: BaseFlags, name: PasswordFlag, what: string): Promise<string> {
   const given = flags[name]
   if (flags.fp !== true) return given !== undefined && given !== '' ? given : DEFAULT_KEY_PASSWORD
   const prompter = cliDeps().prompter
@@ -23,6 +28,21 @@ export async function passwordFrom (flags: BaseFlags, name: PasswordFlag, what: 
   }
   const pwd = await prompter.password(`Enter the ${what}`)
   if (pwd === '') throw new UsageError(`the ${what} must not be empty`)
+  return pwd
+}
+
+/**
+ * The default password is public (the reference documents it): a key sealed with it protects
+ * nothing. It stays accepted, but every command that uses it says so on stderr, in the CLI's
+ * log-line format (a `[WARN]` line; the password itself is never printed).
+ */
+function warnIfDefault (pwd: string, flags: BaseFlags, name: PasswordFlag, what: string): string {
+  if (pwd !== DEFAULT_KEY_PASSWORD) return pwd
+  const given = flags[name] !== undefined && flags[name] !== ''
+  const why = flags.fp === true || given ? `the ${what} given is the default one` : `-${name} not given: using the default ${what}`
+  // a progress line may be on the terminal: start a fresh line there
+  const clear = process.stderr.isTTY === true ? '\r\x1b[K' : ''
+  cliDeps().stderr(`${clear}${formatLine('WARN', `${why}, which anyone can look up; give the DID a password of its own (-${name}, or -fp to type it)`)}\n`)
   return pwd
 }
 

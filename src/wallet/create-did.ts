@@ -11,7 +11,7 @@ import { assertDidType, DidFile, DidType, type DidDocument } from './did-documen
 import { DID_IMAGE_SIZE, DID_STREAM_LEN, readDidImage, readShareImage, SHARE_HEIGHT, SHARE_WIDTH, writePngRgb } from './image.js'
 import { generateKeyPair, keyPairFromPrivate, p256FromPkcs8Der, p256Pkcs8Der, p256PublicPem, parsePublicKeyPem, rawPublicPem, type Curve, type KeyPair } from './keys.js'
 import { DEFAULT_DID_SECRET, generateShares, xorKeyStream } from './nlss.js'
-import { sealPrivateKey, unsealPrivateKey } from './seal.js'
+import { sealMnemonic, sealPrivateKey, unsealPrivateKey } from './seal.js'
 import { signMessage, verifyMessage } from './signing.js'
 import { decodePem } from './pem.js'
 
@@ -51,7 +51,7 @@ export interface CreatedDid {
   did: string
   type: DidType
   publicFiles: Record<string, Uint8Array>
-  /** Sealed keys, pvtShare.png, and for lite DIDs mnemonic.txt (plaintext, as the reference keeps it). */
+  /** Sealed keys, pvtShare.png, and for lite DIDs mnemonic.txt (sealed like the key, with the same password). */
   privateFiles: Record<string, Uint8Array>
   mnemonic?: string
 }
@@ -157,7 +157,7 @@ export async function createDid (input: CreateDidInput): Promise<CreatedDid> {
       } else {
         mnemonic = input.mnemonic ?? generateMnemonic()
         kp = liteKeyFromMnemonic(mnemonic, checkChildPath(input.childPath ?? 0))
-        pvt[DidFile.MNEMONIC] = utf8(mnemonic)
+        pvt[DidFile.MNEMONIC] = await sealMnemonic(mnemonic, pwd)
       }
       // Self-check as the reference does: sign and verify "test".
       if (!verifyMessage({ curve: 'secp256k1', point: kp.publicKey }, utf8('test'), signMessage('secp256k1', kp.privateKey, utf8('test')))) {

@@ -204,3 +204,28 @@ export async function unsealPrivateKey (file: Uint8Array | string, password: str
 export function unsealPrivateKeySync (file: Uint8Array | string, password: string): Uint8Array {
   return openWith(file, password, (b) => gcmOpen(deriveKeySync(password, b.salt, b.params), b.nonce, b.sealed, b.head), (k) => k)
 }
+
+// ---------------------------------------------------------------- mnemonics
+
+/**
+ * A lite DID's `mnemonic.txt` is sealed exactly like its private key (our format, the DID's
+ * private-key password). Files written before held the words in plaintext; those are told apart
+ * by the PEM armour and sealed when the password is next known (docs/decisions/0002-key-sealing.md).
+ */
+export async function sealMnemonic (words: string, password: string): Promise<Uint8Array> {
+  const plain = utf8(words.trim())
+  try { return await sealPrivateKey(plain, password) } finally { plain.fill(0) }
+}
+
+/** Whether a `mnemonic.txt` is sealed (else it holds the words in plaintext). */
+export function isSealedMnemonic (file: Uint8Array): boolean {
+  const head = Buffer.from(file.subarray(0, 64)).toString('latin1').trimStart()
+  return head.startsWith(`-----BEGIN ${PEM_SEALED_KEY}-----`)
+}
+
+/** The words of a sealed `mnemonic.txt`. Wrong password → RbtError(WRONG_PASSWORD). */
+export async function unsealMnemonic (file: Uint8Array, password: string): Promise<string> {
+  if (!isSealedMnemonic(file)) throw new RbtError(ErrorCode.INVALID_INPUT, 'the mnemonic file is not sealed')
+  const plain = await unsealPrivateKey(file, password)
+  try { return Buffer.from(plain).toString('utf8') } finally { plain.fill(0) }
+}

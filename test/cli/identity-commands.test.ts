@@ -42,6 +42,27 @@ describe('cli: identity commands (stub transport, stub prompter)', function () {
     expect(didConfig(req.body)).to.deep.equal({ type: 0, priv_pwd: 'mypassword', quorum_pwd: 'mypassword' })
   })
 
+  it('warns on stderr whenever a command uses the default password, without printing it', async () => {
+    const warns = (stderr: string): string[] => stderr.split('\n').filter((l) => l.includes('[WARN]'))
+    const r = await runCommand(['createdid'], () => created)
+    expect(r.code, r.stderr).to.equal(0)
+    expect(warns(r.stderr)).to.have.length(2)
+    expect(warns(r.stderr)[0]).to.match(/^\S+ \[WARN\] -privPWD not given: using the default private key password, which anyone can look up/)
+    expect(warns(r.stderr)[1]).to.match(/\[WARN\] -quorumPWD not given: using the default quorum key password/)
+    expect(r.stderr).to.not.include('mypassword')
+    const explicit = await runCommand(['createdid', '-didType', '4', '-privPWD', 'mypassword'], () => created)
+    expect(warns(explicit.stderr)).to.have.length(1)
+    expect(warns(explicit.stderr)[0]).to.match(/\[WARN\] the private key password given is the default one/)
+    const own = await runCommand(['createdid', '-didType', '4', '-privPWD', 'p9'], () => created)
+    expect(warns(own.stderr)).to.deep.equal([])
+    // the two-step answer of a signing command too
+    const reg = await runCommand(['registerdid', '-did', DID], (req) => req.url.endsWith('/signature')
+      ? { body: { status: true, message: 'DID registered successfully', result: null } }
+      : { body: { status: true, message: 'Password needed', result: { id: ID, mode: 4, hash: null, only_priv_key: false } } })
+    expect(reg.code, reg.stderr).to.equal(0)
+    expect(warns(reg.stderr)).to.have.length(1)
+  })
+
   it('createdid -didType 2 uploads did.png, pubShare.png and pubKey.pem, never the private share', async () => {
     const r = await runCommand(['createdid', '-didType', '2', '-quorumPWD', 'q1'], () => created)
     expect(r.code, r.stderr).to.equal(0)

@@ -115,6 +115,8 @@ export class ConsensusService {
       // checks the private password now rather than at the first pledge
       await s.pvtSign('0'.repeat(64)).catch((e) => { throw new RbtError(ErrorCode.WRONG_PASSWORD, `priv_password does not open the private key of ${did}: ${errorMessage(e)}`) })
       owner = ownerSigner(s)
+      // the private password is known (also at start, for saved setups): a plaintext mnemonic is sealed with it
+      await this.opts.identity.sealMnemonic(did, privPassword, true).catch((e) => { this.opts.log.warn(`sealing the mnemonic of ${did}: ${errorMessage(e)}`) })
     }
     this.quorumSigners.set(did, { quorum: quorumSigner(q), owner: owner ?? quorumSigner(q) })
   }

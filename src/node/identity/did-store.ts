@@ -1,7 +1,7 @@
 /**
  * The node's DIDs on disk: one folder per DID under `<dataDir>/dids/<did>/` holding the public
  * files (exactly what the DID string hashes) and the private ones (sealed keys, pvtShare.png,
- * mnemonic.txt), plus an index record per DID in the `dids` collection of the KV store.
+ * mnemonic.txt sealed like the key), plus an index record per DID in the `dids` collection of the KV store.
  *
  * A DID folder is written in a temporary folder and renamed into place, then indexed; a crash at
  * any step leaves either no DID or a whole one (stray temporary folders are removed at open).
@@ -186,6 +186,30 @@ export class DidStore {
     if (pvt[DidFile.PVT_SHARE] !== undefined) local.pvtShare = pvt[DidFile.PVT_SHARE]
     if (pvt[DidFile.QUORUM_PVT_KEY] !== undefined) local.quorumKey = pvt[DidFile.QUORUM_PVT_KEY]
     return local
+  }
+
+  /** One private file of a local DID (e.g. the sealed mnemonic), or undefined when the DID has none. */
+  async privateFile (did: string, name: string): Promise<Uint8Array | undefined> {
+    checkName(name)
+    if (!PRIVATE_NAMES.has(name)) throw new RbtError(ErrorCode.INVALID_INPUT, `${name} is not a private file`)
+    const rec = await this.get(did)
+    if (rec === undefined || !rec.privateFiles.includes(name)) return undefined
+    return (await this.readFiles(did, [name]))[name]
+  }
+
+  /** Replaces a private file the DID already has (written beside it, synced, then renamed over it). */
+  async replacePrivateFile (did: string, name: string, data: Uint8Array): Promise<void> {
+    checkName(name)
+    const rec = await this.get(did)
+    if (rec === undefined || !rec.privateFiles.includes(name) || !PRIVATE_NAMES.has(name)) throw new RbtError(ErrorCode.NOT_FOUND, `DID ${did} has no ${name}`)
+    const tmp = join(this.folder(did), TMP_PREFIX + randomUUID())
+    try {
+      await writeDurable(tmp, data, 0o600)
+      await rename(tmp, join(this.folder(did), name))
+    } catch (e) {
+      await rm(tmp, { force: true }).catch(() => {})
+      throw new RbtError(ErrorCode.STORAGE, `cannot write ${name} of DID ${did}: ${(e as Error).message}`, { cause: e })
+    }
   }
 
   // ---------------------------------------------------------------- remote documents

@@ -20,7 +20,7 @@ import { readDidImage, readShareImage } from '../../wallet/image.js'
 import { p256Pkcs8Der, p256PublicPem, parsePublicKeyPem, generateKeyPair, type Curve, type KeyPair } from '../../wallet/keys.js'
 import { DID_HEAD_LEN, SHARE_HEAD_LEN, shareSign, shareVerify } from '../../wallet/nlss.js'
 import { decodePem, encodePem, PEM_ENCRYPTED_PRIVATE_KEY, PEM_PRIVATE_KEY } from '../../wallet/pem.js'
-import { PEM_SEALED_KEY, sealPrivateKey } from '../../wallet/seal.js'
+import { isSealedMnemonic, PEM_SEALED_KEY, sealMnemonic, sealPrivateKey, unsealMnemonic } from '../../wallet/seal.js'
 import {
   announcementDigest, decodeAnnouncement, isDidSigned, preferAnnouncement, type DidAnnouncement
 } from './announcement.js'
@@ -133,7 +133,81 @@ export class IdentityService {
     this.log = opts.logger ?? silentLogger
   }
 
-  async open (): Promise<void> { await this.store.open() }
+  async open (): Promise<void> {
+    await this.store.open()
+    this.mnemonicsMigrated = this.migrateMnemonics().catch((e) => { this.log.debug(`sealing plaintext mnemonics: ${errorMessage(e)}`) })
+  }
+
+  // ------------------------------------------------------------------ mnemonics
+
+  /** Settles when the start-up pass over plaintext mnemonics is done (tests, shutdown). */
+  mnemonicsMigrated: Promise<void> = Promise.resolve()
+  /** DIDs whose mnemonic.txt is known to be sealed (or absent): the unlock hook skips them. */
+  private readonly mnemonicSealed = new Set<string>()
+  private readonly mnemonicSealing = new Map<string, Promise<boolean>>()
+
+  /**
+   * A data dir from before mnemonics were sealed holds lite DIDs' `mnemonic.txt` in plaintext.
+   * At start each is sealed with the default password when that password opens the DID's key
+   * (a DID created without one); the others are sealed at their DID's first successful unlock,
+   * the first moment their password is known (signerFor, quorum setup).
+   */
+  private async migrateMnemonics (): Promise<void> {
+    for (const rec of await this.store.list()) {
+      if (!rec.privateFiles.includes(DidFile.MNEMONIC)) continue
+      const file = await this.store.privateFile(rec.did, DidFile.MNEMONIC)
+      if (file === undefined || isSealedMnemonic(file)) { this.mnemonicSealed.add(rec.did); continue }
+      if (await this.sealMnemonic(rec.did, DEFAULT_PASSWORD).catch(() => false)) continue
+      this.log.info(`the mnemonic of ${rec.did} is stored in plaintext (an older data dir); it is sealed with the DID's password at its next unlock`)
+    }
+  }
+
+  /**
+   * Seals a plaintext `mnemonic.txt` of `did` with `password`, once `password` opens the DID's
+   * private key (so the mnemonic gets the key's password). True when the file is sealed now (or
+   * was, or the DID has none); false when the password does not open the key. `checked`: the
+   * caller has just opened the key with this password.
+   */
+  async sealMnemonic (did: string, password: string, checked = false): Promise<boolean> {
+    if (this.mnemonicSealed.has(did)) return true
+    const running = this.mnemonicSealing.get(did)
+    if (running !== undefined) { await running.catch(() => false); return await this.sealMnemonic(did, password, checked) }
+    const run = (async () => {
+      const file = await this.store.privateFile(did, DidFile.MNEMONIC)
+      if (file === undefined || isSealedMnemonic(file)) { this.mnemonicSealed.add(did); return true }
+      if (!checked && !await this.opensKey(did, password)) return false
+      await this.store.replacePrivateFile(did, DidFile.MNEMONIC, await sealMnemonic(Buffer.from(file).toString('utf8'), password))
+      file.fill(0)
+      this.mnemonicSealed.add(did)
+      this.log.info(`the mnemonic of ${did} is now sealed with its private key password`)
+      return true
+    })()
+    this.mnemonicSealing.set(did, run)
+    try { return await run } finally { this.mnemonicSealing.delete(did) }
+  }
+
+  private async opensKey (did: string, password: string): Promise<boolean> {
+    const local = await this.store.local(did)
+    if (local?.pvtKey === undefined) return false
+    try {
+      await openKeyFile(local.doc.type === DidType.LITE ? 'secp256k1' : 'p256', local.pvtKey, password)
+      return true
+    } catch { return false }
+  }
+
+  /**
+   * The mnemonic of a local lite DID, given its private key password: the only way the node reads
+   * one. A sealed file opens with the password (WRONG_PASSWORD otherwise); a plaintext one from an
+   * older data dir is handed out only when the password opens the key, and is sealed on the way.
+   */
+  async mnemonic (did: string, password: string): Promise<string> {
+    if (!isValidDid(did)) throw invalidDid(did)
+    const file = await this.store.privateFile(did, DidFile.MNEMONIC)
+    if (file === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `DID ${did} has no mnemonic on this node`)
+    if (isSealedMnemonic(file)) return await unsealMnemonic(file, password)
+    if (!await this.sealMnemonic(did, password)) throw new RbtError(ErrorCode.WRONG_PASSWORD, 'wrong password')
+    return Buffer.from(file).toString('utf8').trim()
+  }
 
   private ownPeerId (): string | undefined { return this.opts.peerKeys()?.peerId }
 
@@ -351,6 +425,8 @@ export class IdentityService {
           if (!samePoint(pk.point, kp.publicKey)) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `the private key of ${did} does not match its public key`)
           // hand the opened key to the signer so it is not derived a second time
           local.pvtKey = encodePem(PEM_PRIVATE_KEY, kp.curve === 'p256' ? p256Pkcs8Der(kp.privateKey) : kp.privateKey)
+          // the password is known now: a plaintext mnemonic from an older data dir is sealed with it
+          if (!this.mnemonicSealed.has(did)) await this.sealMnemonic(did, ans.password ?? '', true).catch((e) => { this.log.warn(`sealing the mnemonic of ${did}: ${errorMessage(e)}`) })
           return
         }
         const sig = ans.signature ?? new Uint8Array(0)

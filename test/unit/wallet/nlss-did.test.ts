@@ -10,6 +10,7 @@ import { generateKeyPair, p256PublicPem } from '../../../src/wallet/keys.js'
 import { signHashHex } from '../../../src/wallet/signing.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
 import { sha3 } from './helpers.js'
+import { isSealedMnemonic, unsealMnemonic } from '../../../src/wallet/seal.js'
 
 const sha3hex = (s: string | Uint8Array): string => createHash('sha3-256').update(s).digest('hex')
 
@@ -215,7 +216,12 @@ describe('wallet/did-crypto (create, sign, verify per type)', function () {
     const K1 = 'buffalo tumble defy laundry call almost little pig lift party property pool frame erosion mind library sample floor ring enemy word enemy foster ill'
     const lite = await createDid({ type: 4, password: 'p', mnemonic: K1, childPath: 0 })
     expect(Object.keys(lite.publicFiles)).to.deep.equal(['pubKey.pem'])
-    expect(Buffer.from(lite.privateFiles['mnemonic.txt']!).toString()).to.equal(K1)
+    // the mnemonic is sealed like the key, with the same password; never plaintext
+    const file = lite.privateFiles['mnemonic.txt']!
+    expect(Buffer.from(file).toString()).to.not.include('buffalo')
+    expect(isSealedMnemonic(file)).to.equal(true)
+    expect(await unsealMnemonic(file, 'p')).to.equal(K1)
+    expect((await unsealMnemonic(file, 'wrong').then(() => undefined, (e: RbtError) => e))?.code).to.equal(ErrorCode.WRONG_PASSWORD)
     const again = await createDid({ type: 4, password: 'other', mnemonic: K1, childPath: 0 })
     expect(again.did).to.equal(lite.did)
     expect((await createDid({ type: 4, password: 'p', mnemonic: K1, childPath: 1 })).did).to.not.equal(lite.did)
