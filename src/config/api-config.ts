@@ -55,6 +55,8 @@ export interface RbtnodeSettings {
   cors_origins?: string[]
   /** largest JSON body on every HTTP port, bytes (default 1 MiB) */
   max_json_bytes?: number
+  /** when set, the only hosts smart-contract callbacks may name (host names or IP addresses) */
+  callback_hosts?: string[]
 }
 
 function deriveKey (nonce: Buffer, keyString: string): Buffer {

@@ -43,6 +43,11 @@ export interface NodeOptions {
   corsOrigins: string[]
   /** largest JSON body on every HTTP port, bytes */
   maxJsonBytes: number
+  /**
+   * The only hosts smart-contract callbacks may name (config `rbtnode.callback_hosts`: host names
+   * or IP addresses); empty: any host the callback address rules allow (src/node/sc/callback-address.ts)
+   */
+  callbackHosts: string[]
   config: ApiConfig
 }
 
@@ -132,12 +137,21 @@ export function resolveNodeOptions (flags: RunFlags, cwd: string = process.cwd()
     allowHosts: flags.allowHosts !== undefined ? splitList(flags.allowHosts) : ours.allow_hosts ?? [],
     corsOrigins: flags.corsOrigins !== undefined ? splitList(flags.corsOrigins) : ours.cors_origins ?? [],
     maxJsonBytes: maxJson(ours.max_json_bytes),
+    callbackHosts: hostList(ours.callback_hosts, 'rbtnode.callback_hosts'),
     config
   }
 }
 
 function splitList (v: string): string[] {
   return v.split(',').map((x) => x.trim()).filter((x) => x !== '')
+}
+
+function hostList (v: unknown, name: string): string[] {
+  if (v === undefined || v === null) return []
+  if (!Array.isArray(v) || !v.every((h) => typeof h === 'string' && h.trim() !== '' && !/[\s/@]/.test(h.trim()))) {
+    throw new RbtError(ErrorCode.CONFIG, `${name} must be a list of host names or IP addresses`)
+  }
+  return v.map((h: string) => h.trim().toLowerCase())
 }
 
 function maxJson (v: number | undefined): number {

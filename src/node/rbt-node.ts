@@ -210,7 +210,11 @@ export class RbtNode {
     const scCallbacks = this.store.collection<string[]>('sc-callbacks')
     this.callbacks = new CallbackDispatcher({
       store: { get: async (id) => await scCallbacks.get(id), put: async (id, urls) => { await scCallbacks.put(id, urls) } },
-      log: log.child('sc-callback')
+      log: log.child('sc-callback'),
+      // never a callback target on a local address: the API and release-2.6 ports, as configured and as bound
+      ownPorts: () => [options.apiPort, options.legacyPort, ...[this.server, this.legacyServer].map((s) => (s?.address() as AddressInfo | null)?.port)]
+        .filter((p): p is number => typeof p === 'number' && p > 0),
+      allowHosts: options.callbackHosts
     })
     this.contracts = new ScService({
       ...this.assetDeps(() => this.scNetwork, 'sc-follows', log.child('sc')),

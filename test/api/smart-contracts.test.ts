@@ -27,7 +27,12 @@ describe('api: smart-contract routes (bad input)', function () {
     files: new ScFileStore(mkdtempSync(join(tmpdir(), 'rbt-sc-'))),
     engine: new ContractEngine(),
     ...offlineAssetDeps(tokens, ALICE),
-    callbacks: new CallbackDispatcher({ store: { get: async (id) => callbacks.get(id), put: async (id, urls) => { callbacks.set(id, urls) } }, log: silentLogger }),
+    callbacks: new CallbackDispatcher({
+      store: { get: async (id) => callbacks.get(id), put: async (id, urls) => { callbacks.set(id, urls) } },
+      log: silentLogger,
+      ownPorts: () => [20000],
+      lookup: async (host) => host === 'example.org' ? [{ address: '93.184.216.34', family: 4 }] : []
+    }),
     port: 20000
   })
   const services = { ...unusedIdentity(), ...unusedTokens(), ...unusedConsensus(), contracts, node: {} as never, bootstrap: {} as never } as unknown as ApiServices
@@ -85,16 +90,36 @@ describe('api: smart-contract routes (bad input)', function () {
   })
 
   it('register_callback takes only http(s) URLs (keys in either case) for a valid contract id', async () => {
-    let r = await json('/svc/v1/smart_contracts/register_callback', { CallBackURL: 'ftp://example.org/x', SmartContractToken: UNKNOWN_ID })
+    const scId = (await upload(ALICE, [new Blob([Buffer.from(counter)]), 'counter.wasm'], [source, 'counter.rs'])).env.result as string
+    let r = await json('/svc/v1/smart_contracts/register_callback', { CallBackURL: 'ftp://example.org/x', SmartContractToken: scId })
     expect([r.status, r.env.status]).to.deep.equal([400, false])
     expect(r.env.message).to.match(/http or https/)
-    r = await json('/svc/v1/smart_contracts/register_callback', { callBackURL: 'not a url', smartContractToken: UNKNOWN_ID })
+    r = await json('/svc/v1/smart_contracts/register_callback', { callBackURL: 'not a url', smartContractToken: scId })
     expect(r.env.message).to.match(/not a URL/)
     r = await json('/svc/v1/smart_contracts/register_callback', { CallBackURL: 'http://127.0.0.1:9/cb', SmartContractToken: 'nope' })
     expect(r.status).to.equal(400)
-    r = await json('/svc/v1/smart_contracts/register_callback', { callBackURL: 'https://example.org/cb', smartContractToken: UNKNOWN_ID })
+    r = await json('/svc/v1/smart_contracts/register_callback', { callBackURL: 'https://example.org/cb', smartContractToken: scId })
     expect(r.env.status, r.env.message).to.equal(true)
-    expect(callbacks.get(UNKNOWN_ID)).to.deep.equal(['https://example.org/cb'])
+    expect(callbacks.get(scId)).to.deep.equal(['https://example.org/cb'])
+  })
+
+  it('register_callback: the contract must exist here (404); metadata, the node\'s own API and a sixth URL are refused', async () => {
+    const scId = (await upload(ALICE, [new Blob([Buffer.from(counter)]), 'counter.wasm'], [source, 'counter.rs'])).env.result as string
+    let r = await json('/svc/v1/smart_contracts/register_callback', { CallBackURL: 'http://127.0.0.1:9/cb', SmartContractToken: UNKNOWN_ID })
+    expect([r.status, r.env.status]).to.deep.equal([404, false])
+    expect(callbacks.get(UNKNOWN_ID)).to.equal(undefined)
+    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://[fe80::1]/', 'http://127.0.0.1:20000/svc/v1/node/shutdown', 'http://0.0.0.0:8080/']) {
+      r = await json('/svc/v1/smart_contracts/register_callback', { CallBackURL: url, SmartContractToken: scId })
+      expect([r.status, r.env.status], url).to.deep.equal([400, false])
+    }
+    const before = callbacks.get(scId)?.length ?? 0
+    for (let i = before; i < 5; i++) {
+      r = await json('/svc/v1/smart_contracts/register_callback', { CallBackURL: `http://127.0.0.1:${9000 + i}/cb`, SmartContractToken: scId })
+      expect(r.env.status, r.env.message).to.equal(true)
+    }
+    r = await json('/svc/v1/smart_contracts/register_callback', { CallBackURL: 'http://127.0.0.1:9999/cb', SmartContractToken: scId })
+    expect([r.status, r.env.status]).to.deep.equal([409, false])
+    expect(callbacks.get(scId)).to.have.length(5)
   })
 
   it('answers clear errors for unknown or malformed contract ids and bad transactions', async () => {

@@ -197,6 +197,7 @@ export class ScService {
 
   async registerCallback (url: string, scId: string): Promise<void> {
     checkScId(scId)
+    if (await this.d.ledger.token(scId) === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `smart contract ${scId} is not known on this node (generate it here, or subscribe to it)`)
     await this.d.callbacks.register(scId, url)
   }
 

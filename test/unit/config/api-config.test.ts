@@ -115,6 +115,21 @@ describe('config: resolveNodeOptions', () => {
     }
   })
 
+  it('smart-contract callbacks: rbtnode.callback_hosts narrows where they may go; none by default', () => {
+    expect(resolveNodeOptions({ p: 'h' }, dir).callbackHosts).to.deep.equal([])
+    const path = join(dir, 'h', 'api_config.json')
+    const cfg = decryptApiConfig(readFileSync(path, 'utf8'), 'TestKeyBasic#2022')
+    cfg.cfg_data.rbtnode = { ...cfg.cfg_data.rbtnode, callback_hosts: [' Hooks.LAN ', '192.168.1.5'] }
+    writeFileSync(path, encryptApiConfig(cfg, 'TestKeyBasic#2022'))
+    expect(resolveNodeOptions({ p: 'h' }, dir).callbackHosts).to.deep.equal(['hooks.lan', '192.168.1.5'])
+    cfg.cfg_data.rbtnode = { ...cfg.cfg_data.rbtnode, callback_hosts: 'hooks.lan' as never }
+    writeFileSync(path, encryptApiConfig(cfg, 'TestKeyBasic#2022'))
+    expect(() => resolveNodeOptions({ p: 'h' }, dir)).to.throw(RbtError, /callback_hosts/)
+    cfg.cfg_data.rbtnode = { ...cfg.cfg_data.rbtnode, callback_hosts: ['http://hooks.lan/x'] }
+    writeFileSync(path, encryptApiConfig(cfg, 'TestKeyBasic#2022'))
+    expect(() => resolveNodeOptions({ p: 'h' }, dir)).to.throw(RbtError, /callback_hosts/)
+  })
+
   it('rejects a bad node number', () => {
     expect(() => resolveNodeOptions({ p: 'x', n: -1 }, dir)).to.throw(RbtError, /-n must be/)
   })
