@@ -2,8 +2,8 @@
  * Proof verification off the event loop. Re-walking a proof's segments is pure CPU work (one
  * segment may be a million hashes, over a second), so each check runs in a fresh worker thread
  * (unpledge-pow-worker.ts) with a time limit. At most `concurrency` checks run at once and at most
- * `maxQueued` wait; beyond that a check is refused as busy (NOT_RUNNING) rather than queued without
- * bound. A check that runs out of time is a rejected proof.
+ * `maxQueued` wait; beyond that a check is refused as busy (TOO_MANY_REQUESTS, 429) rather than
+ * queued without bound. A check that runs out of time is a rejected proof.
  */
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
@@ -57,7 +57,7 @@ export class PowVerifier {
     if (this.closed) throw new RbtError(ErrorCode.NOT_RUNNING, 'proof verification stopped')
     if (this.running < this.concurrency) { this.running++; return }
     if (this.queue.length >= this.maxQueued) {
-      throw new RbtError(ErrorCode.NOT_RUNNING, `busy: ${this.running} proof verification(s) running and ${this.queue.length} waiting; try again shortly`)
+      throw new RbtError(ErrorCode.TOO_MANY_REQUESTS, `busy: ${this.running} proof verification(s) running and ${this.queue.length} waiting; try again shortly`)
     }
     // the slot is handed over by release(), so `running` never exceeds the limit
     await new Promise<void>((resolve, reject) => { this.queue.push({ resolve, reject }) })

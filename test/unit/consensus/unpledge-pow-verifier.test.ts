@@ -41,7 +41,7 @@ describe('unpledge proof verification in worker threads', function () {
       expect.fail('a third check should be refused')
     } catch (e) {
       expect(e).to.be.instanceOf(RbtError)
-      expect((e as RbtError).code).to.equal(ErrorCode.NOT_RUNNING)
+      expect((e as RbtError).code).to.equal(ErrorCode.TOO_MANY_REQUESTS)
       expect((e as RbtError).message).to.match(/busy/)
     }
     expect((await first).reason).to.match(/segment 0/)
