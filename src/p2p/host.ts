@@ -5,6 +5,7 @@
  * stream plumbing at the bottom of the P2pHost interface.
  */
 import '../util/polyfill.js'
+import { setMaxListeners } from 'node:events'
 import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
 import { gossipsub, type GossipSub, type Message } from '@libp2p/gossipsub'
@@ -240,6 +241,17 @@ function isPrivateListenAddr (addr: string): boolean {
   const ip = m[1]
   return ip.startsWith('127.') || ip.startsWith('10.') || ip.startsWith('192.168.') ||
     /^172\.(1[6-9]|2\d|3[01])\./.test(ip) || ip === '::1' || ip.toLowerCase().startsWith('fd')
+}
+
+/**
+ * The signal of one DHT operation, handed to kad-dht: it adds one abort listener per parallel
+ * query path and removes them when the operation ends, so a put to 20 peers held 20 at once and
+ * Node warned of a leak. The signal belongs to this one operation (its deadline), never to the
+ * node, so lifting its listener limit hides nothing that outlives the call.
+ */
+function fanOut (signal: AbortSignal): AbortSignal {
+  setMaxListeners(Infinity, signal)
+  return signal
 }
 
 function isNotFound (e: unknown): boolean {
@@ -531,7 +543,7 @@ class Host implements P2pHost {
     const k = dhtKeyBytes(key)
     await withDeadline(opts.timeoutMs ?? this.defaultTimeoutMs, opts.signal, async d => {
       try {
-        await raceAbort(this.libp2p.contentRouting.put(k, value, { signal: d.signal }), d.signal)
+        await raceAbort(this.libp2p.contentRouting.put(k, value, { signal: fanOut(d.signal) }), d.signal)
       } catch (e) {
         throw this.dhtError(e, 'DHT put', d)
       }
@@ -543,7 +555,7 @@ class Host implements P2pHost {
     const k = dhtKeyBytes(key)
     return await withDeadline(opts.timeoutMs ?? this.defaultTimeoutMs, opts.signal, async d => {
       try {
-        return await raceAbort(this.libp2p.contentRouting.get(k, { signal: d.signal }), d.signal)
+        return await raceAbort(this.libp2p.contentRouting.get(k, { signal: fanOut(d.signal) }), d.signal)
       } catch (e) {
         if (isNotFound(e)) {
           throw new RbtError(ErrorCode.NOT_FOUND, `DHT record ${new TextDecoder().decode(k)} not found`, { cause: e })
@@ -558,7 +570,7 @@ class Host implements P2pHost {
     const c = parseCid(cid)
     await withDeadline(opts.timeoutMs ?? this.defaultTimeoutMs, opts.signal, async d => {
       try {
-        await raceAbort(this.libp2p.contentRouting.provide(c, { signal: d.signal }), d.signal)
+        await raceAbort(this.libp2p.contentRouting.provide(c, { signal: fanOut(d.signal) }), d.signal)
       } catch (e) {
         throw this.dhtError(e, `DHT provide ${c.toString()}`, d)
       }
@@ -571,7 +583,7 @@ class Host implements P2pHost {
     const limit = opts.limit ?? 20
     const found = new Map<string, ProviderInfo>()
     const d = deadline(opts.timeoutMs ?? this.defaultTimeoutMs, opts.signal)
-    const it = this.libp2p.contentRouting.findProviders(c, { signal: d.signal })[Symbol.asyncIterator]()
+    const it = this.libp2p.contentRouting.findProviders(c, { signal: fanOut(d.signal) })[Symbol.asyncIterator]()
     try {
       for (let n = await raceAbort(it.next(), d.signal); n.done !== true; n = await raceAbort(it.next(), d.signal)) {
         const p = n.value

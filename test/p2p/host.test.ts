@@ -271,3 +271,24 @@ describe('p2p/host', function () {
     }
   })
 })
+
+describe('p2p host: DHT operations fan out without a listener warning', function () {
+  this.timeout(60_000)
+
+  it('a put to a dozen peers adds one abort listener per query path to its own signal and warns of nothing', async () => {
+    const hs = await startHosts(14)
+    const warnings: string[] = []
+    const onWarning = (w: Error): void => { if (w.name === 'MaxListenersExceededWarning') warnings.push(w.message) }
+    process.on('warning', onWarning)
+    try {
+      for (const h of hs.slice(1)) await connect(hs[0]!, h)
+      for (const h of hs.slice(2)) await connect(hs[1]!, h)
+      for (let i = 0; i < 3; i++) await hs[0]!.putValue(`/rbt/did/fan-${i}`, new Uint8Array([i]), { timeoutMs: 20_000 })
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(warnings).to.deep.equal([])
+    } finally {
+      process.off('warning', onWarning)
+      await stopAll(hs)
+    }
+  })
+})
