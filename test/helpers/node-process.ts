@@ -27,6 +27,8 @@ export interface NodeProcessOptions {
    * namespace the test made.
    */
   netns?: Netns
+  /** how long start() waits for the core (default 20 s; large networks on two cores start slower) */
+  startTimeoutMs?: number
 }
 
 /** The API bridge run inside a namespace (see ns-bridge.ts). */
@@ -110,7 +112,7 @@ export class NodeProcess {
       if (exitedEarly) throw new Error(`node exited during start:\n${this.logs}`)
       const env = await this.client.call('nodeStatus')
       return env.result?.core_started === true ? env.result : undefined
-    }, { timeoutMs: 20_000, what: `node on port ${this.apiPort} to start`, intervalMs: 30 }).catch((e) => {
+    }, { timeoutMs: this.opts.startTimeoutMs ?? 20_000, what: `node on port ${this.apiPort} to start`, intervalMs: 30 }).catch((e) => {
       throw new Error(`${(e as Error).message}\n--- logs ---\n${this.logs}`)
     })
     const env = await this.client.call('nodePeerId')
