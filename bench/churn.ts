@@ -97,7 +97,9 @@ async function main (): Promise<void> {
     else await old.stop()
     if (old.child?.exitCode !== null && old.child?.exitCode !== 0 && old.child?.signalCode !== 'SIGKILL') stats.deaths.push(`churning node exited with ${String(old.child?.exitCode)}`)
     await old.dispose()
-    const fresh = await new NodeProcess({ n: old.opts.n, extraArgs: ['-testNet'], env }).start()
+    const fresh = new NodeProcess({ n: old.opts.n, extraArgs: ['-testNet'], env, startTimeoutMs: 60_000 })
+    // a node that does not come up is stopped, not left running untracked
+    await fresh.start().catch(async (e: unknown) => { await fresh.dispose(); throw e })
     churning = churning.map((n) => n === old ? fresh : n)
     stats.restarts++
     await fresh.client.envelope('bootstrapAdd', { body: { peers: stable.map((n) => n.multiaddr) } })
