@@ -114,6 +114,13 @@ describe('api: NFT routes (bad input)', () => {
     expect(res.status).to.equal(503)
     const tx = await app.request('/svc/v1/tx', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ initiator: ALICE, owner: ALICE, tokens: { nft: [{ nftId: 'QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG', value: 1 }] } }) })
     expect(tx.status).to.equal(404)
+    // SPEC: rbt is 0 when no RBT is transferred; it does not count as mixing RBT with the NFT
+    for (const rbt of [0, '0', '0.0']) {
+      const zero = await app.request('/svc/v1/tx', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ initiator: ALICE, owner: ALICE, tokens: { rbt, nft: [{ nftId: 'QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG', value: 1 }] } }) })
+      expect([zero.status, String(rbt)]).to.deep.equal([404, String(rbt)])
+    }
+    const mixed = await app.request('/svc/v1/tx', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ initiator: ALICE, owner: ALICE, tokens: { rbt: 0.5, nft: [{ nftId: 'QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG', value: 1 }] } }) })
+    expect(mixed.status).to.equal(400)
     const two = await app.request('/svc/v1/tx', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ initiator: ALICE, owner: ALICE, tokens: { nft: [] , rbt: 1 } }) })
     expect(two.status).to.not.equal(500)
   })

@@ -137,6 +137,11 @@ describe('api: smart-contract routes (bad input)', function () {
     expect([r.status, r.env.message]).to.deep.equal([400, 'one smart contract per transaction: tokens.smartContract must hold exactly one entry'])
     r = await json('/svc/v1/tx', { initiator: ALICE, owner: ALICE, tokens: { rbt: 1, smartContract: [{ smartContractId: UNKNOWN_ID, value: 1 }] } })
     expect(r.status).to.equal(400)
+    // SPEC: rbt is 0 when no RBT is transferred: the contract call goes on (to the unknown-contract 404)
+    for (const rbt of [0, '0', '0.000']) {
+      r = await json('/svc/v1/tx', { initiator: ALICE, owner: ALICE, tokens: { rbt, smartContract: [{ smartContractId: UNKNOWN_ID, value: 1, data: '' }] } })
+      expect([r.status, String(rbt)]).to.deep.equal([404, String(rbt)])
+    }
   })
 
   it('a deploy whose first call fails is refused before anything is signed', async () => {

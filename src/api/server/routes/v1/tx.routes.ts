@@ -5,16 +5,23 @@ import type { Registrar } from '../../app.js'
 
 const TOKEN_TYPES = new Set(['rbt', 'ft', 'nft', 'smartcontract'])
 
+/** SPEC: `tokens.rbt` is 0 when no RBT is transferred; a missing, 0 or "0.000" amount carries none. */
+export function carriesRbt (rbt: unknown): boolean {
+  if (rbt === undefined || rbt === null || rbt === '') return false
+  if (typeof rbt === 'number') return rbt !== 0
+  return typeof rbt !== 'string' || !/^\s*0*(\.0*)?\s*$/.test(rbt)
+}
+
 export function txRoutes (r: Registrar, s: ApiServices): void {
   r.on('txInitiate', async ({ body }) => {
     const t = body.tokens
     if ((t.nft?.length ?? 0) > 0) {
-      if (t.rbt !== undefined || (t.ft?.length ?? 0) > 0 || (t.smartContract?.length ?? 0) > 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'mixing NFTs with RBT, FT or smart-contract tokens in one transaction is not available; send them separately')
+      if (carriesRbt(t.rbt) || (t.ft?.length ?? 0) > 0 || (t.smartContract?.length ?? 0) > 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'mixing NFTs with RBT, FT or smart-contract tokens in one transaction is not available; send them separately')
       if (s.nfts === undefined) throw new RbtError(ErrorCode.NOT_FOUND, 'NFTs are not served by this node')
       return await s.nfts.transact({ initiator: body.initiator, owner: body.owner, nft: t.nft!, transferNftOwnership: t.transferNftOwnership, memo: body.memo })
     }
     if ((t.smartContract?.length ?? 0) > 0) {
-      if (t.rbt !== undefined || (t.ft?.length ?? 0) > 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'mixing smart contracts with RBT or FT tokens in one transaction is not available; send them separately')
+      if (carriesRbt(t.rbt) || (t.ft?.length ?? 0) > 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'mixing smart contracts with RBT or FT tokens in one transaction is not available; send them separately')
       if (s.contracts === undefined) throw new RbtError(ErrorCode.NOT_FOUND, 'smart contracts are not served by this node')
       return await s.contracts.transact({ initiator: body.initiator, smartContract: t.smartContract!, memo: body.memo })
     }
