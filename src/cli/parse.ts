@@ -1,5 +1,5 @@
 import { UsageError } from './base-command.js'
-import { DID_HINT, DID_PATTERN, PEER_ID_HINT, PEER_ID_PATTERN, TOKEN_ID_HINT, TOKEN_ID_PATTERN } from '../api/contract/patterns.js'
+import { DID_HINT, DID_PATTERN, PEER_ADDRESS_HINT, TOKEN_ID_HINT, TOKEN_ID_PATTERN, isPeerAddress } from '../api/contract/patterns.js'
 
 /** Small parsers for flag values, shared by commands. */
 export function splitList (value: string): string[] {
@@ -41,8 +41,6 @@ export function fullnodeValue (v: unknown, flag = 'fullnode'): string | undefine
   if (v === undefined || v === '' || v === false) return undefined
   if (typeof v !== 'string') throw new UsageError(`-${flag} needs a peer id or multiaddr`)
   if (v.length > 400) throw new UsageError(`-${flag} is too long (at most 400 characters)`)
-  if (PEER_ID_PATTERN.test(v)) return v
-  const m = /\/p2p\/([^/]+)$/.exec(v)
-  if (v.startsWith('/') && m !== null && PEER_ID_PATTERN.test(m[1]!)) return v
-  throw new UsageError(`-${flag} must be a peer id (${PEER_ID_HINT}) or a multiaddr ending with /p2p/<peer id>, got "${v}"`)
+  if (isPeerAddress(v)) return v
+  throw new UsageError(`-${flag} must be ${PEER_ADDRESS_HINT}, got "${v}"`)
 }

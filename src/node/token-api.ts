@@ -65,8 +65,10 @@ export function createTokenApi (tokens: TokenService, identity: TokenIdentityPor
     list: async (did, type) => await tokens.listTokens(did, tokenFamilyOf(type)),
     chain: async (tokenId, opts) => await tokens.chainDump(tokenId, opts),
     accountInfo: async (did) => {
+      // as the reference: account info is for DIDs hosted on this node
       const rec = await identity.record(did)
-      return await tokens.accountInfo(did, rec?.type ?? 0)
+      if (rec === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `DID does not have an access: ${did} is not hosted on this node`)
+      return await tokens.accountInfo(did, rec.type)
     }
   }
 }

@@ -27,6 +27,20 @@ describe('api: sync routes', () => {
     expect(ok.status).to.equal(200)
     expect(ok.env.message).to.equal('Password needed')
     expect(calls.pop()).to.deep.equal({ did: ALICE })
+    const PEER = '12D3KooWPhZEYEw4jG3kSRuwgMEHcVt7KMkm1ui2ddu4fgSgwvDq'
+    for (const fullnode of [PEER, `/ip4/127.0.0.1/tcp/4010/p2p/${PEER}`, '']) {
+      expect((await post(app, '/svc/v1/sync', { did: ALICE, fullnode })).status, fullnode).to.equal(200)
+      expect(calls.pop()).to.deep.equal({ did: ALICE, fullnode })
+    }
+    // a malformed fullnode is bad input (400), refused before anything reaches the network
+    for (const fullnode of ['not-a-peer', '12D3KooWshort', '/ip4/127.0.0.1/tcp/4010', `/ip4/127.0.0.1/tcp/4010/p2p/${PEER}x`, `${PEER}\n`, 'x'.repeat(401)]) {
+      const bad = await post(app, '/svc/v1/sync', { did: ALICE, fullnode })
+      expect(bad.status, fullnode).to.equal(400)
+      expect(bad.env).to.deep.include({ status: false })
+      expect(bad.env.message, fullnode).to.match(/fullnode/)
+      const chains = await post(app, '/svc/v1/sync-transaction-chain', { did: ALICE, token_ids: [TOKEN], fullnode })
+      expect(chains.status, fullnode).to.equal(400)
+    }
     for (const body of [{}, { did: 'nope' }, { did: ALICE, fullnode: 5 }]) {
       const bad = await post(app, '/svc/v1/sync', body)
       expect(bad.status, JSON.stringify(body)).to.equal(400)

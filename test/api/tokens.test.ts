@@ -106,5 +106,10 @@ describe('api: token and balance routes', function () {
     expect((await json(await app.request('/svc/v1/tokens/QmUeBM2pNTbyYZ4LrsCNHb3hUTpBwYgW7XHrmJucy9cKvy/chain'))).message).to.match(/not known/)
     expect((await json(await app.request('/svc/v1/tokens/bad/chain'))).message).to.match(/Invalid token id/)
     expect((await json(await app.request('/api/get-account-info?did=x'))).status).to.equal(false)
+    // a well-formed DID this node does not host: status false, 404, the reference's message
+    const unknown = 'bafybmi' + 'd'.repeat(52)
+    const res = await app.request(`/api/get-account-info?did=${unknown}`)
+    expect(res.status).to.equal(404)
+    expect(await json(res)).to.deep.include({ status: false, message: `DID does not have an access: ${unknown} is not hosted on this node` })
   })
 })

@@ -1,9 +1,10 @@
 import { z } from 'zod'
-import { didCreateBody, didString, multiaddrString, peerIdString, peersBody, signatureBody } from './schemas.js'
+import { didCreateBody, didString, fullnodeString, multiaddrString, peerIdString, peersBody, signatureBody } from './schemas.js'
 import { paths, type RouteId } from './paths.js'
 import type { NftChainItem, NftListItem, NftTxResult } from './nft-results.js'
 import type { ScChainItem, ScListItem, ScTxResult } from './sc-results.js'
 import type { FtListItemResult, FtMintResult } from './ft-results.js'
+import type { ReleaseLockedResult } from './operator-results.js'
 import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtResult, NftBalanceResult, RbtBalanceResult, TokenChainResult, TokenListItemResult } from './token-results.js'
 
 /**
@@ -48,6 +49,7 @@ const specs = {
     tags: ['node']
   }),
   nodeStatus: route({ summary: 'Node status: core, peer id, listen addresses, connected peers, LAN discovery', tags: ['node'] }),
+  nodeOverview: route({ summary: "An operator's overview: version, peer id, uptime, peers, hosted DIDs with balances, quorum role and pledged RBT, pending two-step operations, transfers in flight, the last WARN/ERROR log lines", tags: ['node'] }),
   // ---- bootstrap
   bootstrapAdd: route({ summary: 'Adds bootstrap peers and dials them', body: peersBody, tags: ['bootstrap'] }),
   bootstrapRemove: route({ summary: 'Removes bootstrap peers', body: peersBody, tags: ['bootstrap'] }),
@@ -232,7 +234,7 @@ const specs = {
     summary: 'Rebuilds the wallet of a DID hosted here from a fullnode: the DID signs the fullnode\'s challenge (two-step), every chain is validated, all tokens (Free or Pledged) are stored in one commit; the result summarises counts and totals per token type',
     body: z.object({
       did: didString,
-      fullnode: z.string().max(400).optional().describe('peer id or multiaddr of the fullnode; default: the configured fullnodes, then those found on the network')
+      fullnode: fullnodeString.optional().describe('peer id, or multiaddr ending with /p2p/<peer id>, of the fullnode; default: the configured fullnodes, then those found on the network')
     }),
     async: true,
     tags: ['sync']
@@ -245,9 +247,17 @@ const specs = {
       exclude_transaction_ids: z.array(z.string().max(200)).max(100_000).optional(),
       cursor: z.string().max(100).optional().describe('next_cursor of the previous answer'),
       limit: z.number().int().min(1).max(10_000).optional().describe('blocks per answer, default 1000'),
-      fullnode: z.string().max(400).optional().describe('where to pull chains this node does not hold (peer id or multiaddr); default: discovered fullnodes')
+      fullnode: fullnodeString.optional().describe('where to pull chains this node does not hold (peer id, or multiaddr ending with /p2p/<peer id>); default: discovered fullnodes')
     }),
     tags: ['sync']
+  }),
+  // ---- operator features (docs/api.md, "Operator features")
+  tokensReleaseLocked: route({
+    summary: 'release-all-locked-tokens: frees the Locked tokens of transactions that can no longer commit, decided by the two-phase records (a stale PREPARING or an ABORTED transfer is aborted, quorums told ABORT; a pledge of a released or unknown vote, or a lock no record explains, is freed); SIGNING, COMMITTING and COMMITTED transfers and open votes keep theirs. Reports each token released or kept, and why',
+    body: z.object({
+      min_age_seconds: z.number().int().min(0).max(86_400 * 30).optional().describe('a PREPARING transfer must have been idle this long (default 60 s); one this node is running is never released')
+    }),
+    tags: ['tokens']
   })
 } as const satisfies Record<RouteId, RouteSpec>
 
@@ -265,6 +275,7 @@ export interface ResultTypes {
   nodePing: { peerID: string, rtt_ms: number }
   nodeAddPeers: null
   nodeStatus: NodeStatus
+  nodeOverview: NodeOverview
   bootstrapAdd: { peers: string[] }
   bootstrapRemove: { peers: string[] }
   bootstrapList: { peers: string[] }
@@ -321,6 +332,7 @@ export interface ResultTypes {
   servicesGet: { config: ExplorerConfigView | null, status: ExplorerStatus }
   sync: SyncSummaryResult | import('./envelope.js').PendingSignature
   syncTransactionChain: SyncTransactionChainResult
+  tokensReleaseLocked: ReleaseLockedResult
 }
 
 /** Final result of POST /svc/v1/sync. */
@@ -419,6 +431,35 @@ export interface NodeStatus {
   grpc: string
   /** the explorer service's sync state */
   explorer?: ExplorerStatus
+}
+
+/** GET /svc/v1/node/overview: what `rbtnode status` shows. Amounts are RBT. */
+export interface NodeOverview {
+  version: string
+  core_started: boolean
+  peer_id: string | null
+  /** when this node process started (ISO time) and for how long it has run */
+  started_at: string
+  uptime_s: number
+  connected_peers: number
+  peers: string[]
+  /** DIDs hosted here, with their RBT balances and whether each is set up as a quorum */
+  dids: Array<{ did: string, did_type: number, quorum: boolean, rbt: RbtBalanceResult }>
+  quorum: {
+    /** this node serves as a quorum: at least one of its DIDs is set up */
+    role: boolean
+    dids: string[]
+    /** RBT pledged by the DIDs hosted here */
+    pledged: number
+    /** DIDs in the quorum list this node's transfers use */
+    list_size: number
+  }
+  /** two-step operations that have not ended; waiting: the challenge is still unanswered */
+  pending_operations: Array<{ id: string, did: string, operation: string, waiting: boolean, expires_at: string }>
+  /** transfers this node sent that are not finished: preparing, signing, delivery_pending */
+  transfers_in_flight: Array<{ transactionID: string, status: string, sender: string, receiver: string, amount: number, started_at: string, updated_at: string }>
+  /** the last WARN and ERROR log lines, oldest first */
+  last_errors: Array<{ time: string, level: string, component?: string, msg: string }>
 }
 
 export { multiaddrString }

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { DID_HINT, DID_PATTERN, PEER_ID_HINT, PEER_ID_PATTERN } from './patterns.js'
+import { DID_HINT, DID_PATTERN, PEER_ADDRESS_HINT, PEER_ID_HINT, PEER_ID_PATTERN, isPeerAddress } from './patterns.js'
 
 /** Shared field schemas: one definition of what a DID, a peer id or a multiaddr looks like. */
 export const didString = z.string()
@@ -9,6 +9,11 @@ export const didString = z.string()
 export const peerIdString = z.string()
   .regex(PEER_ID_PATTERN, `Invalid PeerID: ${PEER_ID_HINT}`)
   .describe('libp2p peer id')
+
+/** A fullnode named in a request: a peer id or a multiaddr ending with /p2p/<peer id>; "" means none. */
+export const fullnodeString = z.string()
+  .max(400)
+  .refine((s) => s === '' || isPeerAddress(s), `Invalid fullnode: expected ${PEER_ADDRESS_HINT}`)
 
 export const multiaddrString = z.string()
   .min(1)

@@ -6,6 +6,7 @@ import { ok, type Envelope, type PendingSignature } from '../../api/contract/env
 import { bytesToHex } from '../../tokenchain/hash.js'
 import { isDid } from '../../tokenchain/index.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
+import { PEER_ADDRESS_HINT, isPeerAddress } from '../../api/contract/patterns.js'
 import type { TokenIdentityPort, TwoStepPort } from '../token-api.js'
 import type { RecoverySummary, SyncService, TxChainRequest, TxChainResult } from './sync-service.js'
 
@@ -15,12 +16,18 @@ export interface SyncApi {
   transactionChains: (input: TxChainRequest) => Promise<TxChainResult>
 }
 
+/** A fullnode named by the caller must be a peer id or a multiaddr ending with one: checked before any network call. */
+function checkFullnode (fullnode: string | undefined): void {
+  if (fullnode !== undefined && fullnode !== '' && !isPeerAddress(fullnode)) throw new RbtError(ErrorCode.INVALID_INPUT, `Invalid fullnode: expected ${PEER_ADDRESS_HINT}`)
+}
+
 const typeLine = (s: RecoverySummary): string => Object.entries(s.by_type).map(([k, v]) => `${v.count} ${k} (${v.value})`).join(', ')
 
 export function createSyncApi (sync: SyncService, identity: TokenIdentityPort, twoStep: TwoStepPort): SyncApi {
   return {
     recover: async ({ did, fullnode }) => {
       if (!isDid(did)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID')
+      checkFullnode(fullnode)
       const rec = await identity.record(did)
       if (rec === undefined) throw new RbtError(ErrorCode.FORBIDDEN, `DID does not have an access: ${did} is not hosted on this node (create it from its mnemonic or key files first)`)
       return await twoStep.start(did, rec.type, async (prompt) => {
@@ -31,6 +38,6 @@ export function createSyncApi (sync: SyncService, identity: TokenIdentityPort, t
           : `Wallet synced from fullnode ${summary.fullnode}: ${summary.tokens} token(s) recovered: ${typeLine(summary)}`, summary)
       }, 'sync')
     },
-    transactionChains: async (input) => await sync.transactionChains(input)
+    transactionChains: async (input) => { checkFullnode(input.fullnode); return await sync.transactionChains(input) }
   }
 }
