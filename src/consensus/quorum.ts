@@ -719,6 +719,30 @@ export class QuorumService {
     return found
   }
 
+  /**
+   * The operator's release of a Locked token no live transaction holds (release-all-locked-tokens):
+   * no sender record of its transaction on this node (the sender's own Locked tokens are released
+   * through `TransferSender.releaseStuck`), and no open vote of its owner for it: a vote RELEASED,
+   * or none at all, frees it. A RESERVED or SIGNED vote keeps it (the sender's outcome decides, see
+   * sweep), and so does a COMMITTED one. Under the owner's lock, as every pledge change.
+   */
+  async releaseOrphanLock (tokenId: string): Promise<{ released: boolean, why: string }> {
+    const first = await this.ledger.token(tokenId)
+    if (first === undefined || first.status !== 'Locked') return { released: false, why: 'not Locked any more' }
+    return await this.locks.run(first.owner, async () => {
+      const t = await this.ledger.token(tokenId)
+      if (t === undefined || t.status !== 'Locked') return { released: false, why: 'not Locked any more' }
+      const txid = t.txid
+      if (txid !== undefined && await this.ledger.record('cs-outgoing', txid) !== undefined) return { released: false, why: 'held by a transfer this node sent' }
+      const vote = txid === undefined ? undefined : await this.ledger.record<VoteRecord>('cs-votes', voteKey(t.owner, txid))
+      if (vote !== undefined && vote.state !== 'RELEASED') {
+        return { released: false, why: vote.state === 'COMMITTED' ? 'pledge of a committed vote' : `pledge of an open vote (${vote.state}): the sender's outcome decides` }
+      }
+      await this.ledger.commit((w) => { w.putToken({ ...t, status: 'Free', updatedAt: this.clock.now() }) })
+      return { released: true, why: txid === undefined ? 'locked by no transaction' : vote === undefined ? 'no record of its transaction' : 'pledge of a released vote' }
+    })
+  }
+
   /** Pledged totals for reporting. */
   async pledgeSummary (): Promise<Array<{ quorumDid: string, txid: string, tokens: string[] }>> {
     const out: Array<{ quorumDid: string, txid: string, tokens: string[] }> = []

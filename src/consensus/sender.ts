@@ -617,6 +617,38 @@ export class TransferSender {
     }))
   }
 
+  /**
+   * The operator's release of a transfer's Locked tokens (release-all-locked-tokens). Only a
+   * transfer that can no longer commit is released, through the abort above (tokens Free, the
+   * asked quorums told ABORT): a PREPARING one that no run of this process drives and that has not
+   * changed for `minAgeMs`, or an ABORTED one whose tokens are still Locked. From SIGNING on a
+   * quorum may have signed, so the tokens are, or may become, the receiver's: never released.
+   * Runs under the sender DID's lock, as locking new tokens does.
+   */
+  async releaseStuck (txid: string, minAgeMs: number): Promise<{ released: boolean, state: OutgoingRecord['state'] | 'UNKNOWN', why: string }> {
+    const first = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+    if (first === undefined) return { released: false, state: 'UNKNOWN', why: 'no outgoing record' }
+    return await this.locks.run(first.sender, async () => {
+      const rec = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+      if (rec === undefined) return { released: false, state: 'UNKNOWN' as const, why: 'no outgoing record' }
+      const state = rec.state
+      if (state === 'SIGNING') return { released: false, state, why: 'signing: quorums may have signed the block; recovery finishes the transfer' }
+      if (state === 'COMMITTING') return { released: false, state, why: 'decided: the tokens belong to the receiver; delivery is retried' }
+      if (state === 'COMMITTED') return { released: false, state, why: 'committed: the tokens belong to the receiver' }
+      if (state === 'PREPARING') {
+        if (this.inFlight.has(txid)) return { released: false, state, why: 'in flight: this node is gathering its votes now' }
+        const age = this.clock.now() - rec.updatedAt
+        if (age < minAgeMs) return { released: false, state, why: `preparing for ${Math.max(0, Math.round(age / 1000))} s, released only after ${Math.round(minAgeMs / 1000)} s` }
+      }
+      // PREPARING and stale, or ABORTED with tokens left Locked: the abort path again
+      this.inFlight.add(txid)
+      try {
+        await this.abort(rec, state === 'ABORTED' ? rec.reason ?? 'aborted' : 'released by the operator: interrupted before the decision')
+      } finally { this.inFlight.delete(txid) }
+      return { released: true, state, why: state === 'ABORTED' ? 'aborted transfer: tokens freed' : 'interrupted before the decision: aborted, quorums told ABORT' }
+    })
+  }
+
   /** This node's record of a transfer it sent (any state). */
   async record (txid: string): Promise<OutgoingRecord | undefined> {
     return await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)

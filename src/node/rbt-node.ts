@@ -34,6 +34,7 @@ import { TwoStepEngine } from './signing/two-step.js'
 import { join } from 'node:path'
 import { QuorumRegistry } from './consensus/quorum-registry.js'
 import { createConsensusApi } from './consensus/consensus-api.js'
+import { createOperatorApi } from './operator-api.js'
 import type { ConsensusService } from './consensus/consensus-service.js'
 import type { ConsensusMethods } from './consensus/consensus-network.js'
 import type { NodeSpentMarkers, SpentMarkerMethods } from './consensus/spent-markers.js'
@@ -299,6 +300,7 @@ export class RbtNode {
       tokens: createTokenApi(this.tokens, this.identity, this.signing),
       nfts: this.nfts,
       sync: createSyncApi(this.sync, this.identity, this.signing),
+      operator: createOperatorApi({ consensus: () => this.requireConsensus(), repos: this.repos, localDids: async () => await this.identity.list() }),
       contracts: this.contracts,
       fts: createFtApi(this.fts, this.identity, this.signing),
       signing: identityApi,

@@ -91,4 +91,6 @@ export interface ApiServices {
   services?: ServicesApi
   /** Wallet recovery and chain sync; absent in API tests that do not need it. */
   sync?: import('./sync/sync-api.js').SyncApi
+  /** The operator features (release of Locked tokens, chain validation, pledges); absent in API tests that do not need them. */
+  operator?: import('./operator-api.js').OperatorApi
 }

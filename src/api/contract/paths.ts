@@ -64,7 +64,8 @@ export const paths = {
   servicesSetup: { method: 'POST', path: '/svc/v1/services/setup' },
   servicesGet: { method: 'GET', path: '/svc/v1/services/:service_name' },
   sync: { method: 'POST', path: '/svc/v1/sync' },
-  syncTransactionChain: { method: 'POST', path: '/svc/v1/sync-transaction-chain' }
+  syncTransactionChain: { method: 'POST', path: '/svc/v1/sync-transaction-chain' },
+  tokensReleaseLocked: { method: 'POST', path: '/svc/v1/tokens/release_locked' }
 } as const
 
 export type RouteId = keyof typeof paths

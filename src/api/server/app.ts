@@ -18,6 +18,7 @@ import { legacyAccountRoutes } from './routes/legacy/account.routes.js'
 import { didRoutes, signatureRoutes } from './routes/v1/dids.routes.js'
 import { isMultipart } from './multipart.js'
 import { quorumRoutes } from './routes/v1/quorums.routes.js'
+import { operatorRoutes } from './routes/v1/operator.routes.js'
 import { txRoutes } from './routes/v1/tx.routes.js'
 import { legacyTxRoutes } from './routes/legacy/tx.routes.js'
 import { nftRoutes } from './routes/v1/nfts.routes.js'
@@ -124,6 +125,7 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
   scRoutes(registrar, services)
   ftRoutes(registrar, services)
   serviceRoutes(registrar, services)
+  operatorRoutes(registrar, services)
   syncRoutes(registrar, services)
 
   const missing = (Object.keys(table) as RouteId[]).filter((id) => !registered.has(id))
