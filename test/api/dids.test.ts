@@ -417,6 +417,8 @@ describe('api: signing limits and the audit log (real identity service, app.requ
 
     const audit = lines.filter((l) => l.includes('audit:'))
     expect(audit.map((l) => l.replace(/^\S+ /, ''))).to.deep.equal([
+      // the announcement a new DID signs with the password of the request, outside the engine
+      `[INFO] identity: audit: sign create-announcement did=${did} outcome=ok`,
       `[INFO] signing: audit: sign arbitrary did=${did} outcome=ok wrong_passwords=1`,
       `[INFO] signing: audit: sign arbitrary did=${did} outcome=ok wrong_passwords=3`
     ])

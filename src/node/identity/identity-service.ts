@@ -138,6 +138,21 @@ export class IdentityService {
     this.mnemonicsMigrated = this.migrateMnemonics().catch((e) => { this.log.debug(`sealing plaintext mnemonics: ${errorMessage(e)}`) })
   }
 
+  /**
+   * The audit line of a signing that does not run through the two-step engine (the announcement a
+   * DID signs when it is created or set up, with the password of the request), in the engine's format.
+   */
+  private async audited<T> (operation: string, did: string, sign: () => Promise<T>): Promise<T> {
+    try {
+      const r = await sign()
+      this.log.info(`audit: sign ${operation} did=${did} outcome=ok`)
+      return r
+    } catch (e) {
+      this.log.info(`audit: sign ${operation} did=${did} outcome=failed code=${e instanceof RbtError ? e.code : ErrorCode.INTERNAL}`)
+      throw e
+    }
+  }
+
   // ------------------------------------------------------------------ mnemonics
 
   /** Settles when the start-up pass over plaintext mnemonics is done (tests, shutdown). */
@@ -265,7 +280,7 @@ export class IdentityService {
     if (peerId !== undefined) {
       if (pvtKey !== undefined) {
         const local: LocalDid = { doc, pvtKey }
-        announcement = await this.signAnnouncement(new DidSigner(local, async () => ({ password })), created.did, type, peerId)
+        announcement = await this.audited('create-announcement', created.did, async () => await this.signAnnouncement(new DidSigner(local, async () => ({ password })), created.did, type, peerId))
       } else {
         announcement = await this.hostingClaim(created.did, type)
       }
@@ -385,7 +400,7 @@ export class IdentityService {
     let announcement: DidAnnouncement | undefined
     if (peerId !== undefined) {
       announcement = pvt[DidFile.PVT_KEY] !== undefined
-        ? await this.signAnnouncement(new DidSigner({ doc: { did, type, files: pub }, pvtKey: pvt[DidFile.PVT_KEY] }, async () => ({ password })), did, type, peerId)
+        ? await this.audited('setup-announcement', did, async () => await this.signAnnouncement(new DidSigner({ doc: { did, type, files: pub }, pvtKey: pvt[DidFile.PVT_KEY] }, async () => ({ password })), did, type, peerId))
         : await this.hostingClaim(did, type)
     }
     await this.store.add(did, type, pub, pvt, announcement)
