@@ -3,8 +3,12 @@
  * binding of services that already exist: the release of Locked tokens over the sender's abort
  * path and the quorum's pledge records.
  */
-import type { LockedTokenItem, ReleaseLockedResult } from '../api/contract/operator-results.js'
+import type { BadBlock, ChainValidationItem, LockedTokenItem, ReleaseLockedResult, ValidateChainResult } from '../api/contract/operator-results.js'
+import { buildBundle, validateBundleToken } from '../consensus/bundle.js'
+import type { Ledger } from '../consensus/ports.js'
 import { releaseLockedTokens, DEFAULT_RELEASE_MIN_AGE_MS, type LockedTokenOutcome } from '../consensus/release-locked.js'
+import type { SignatureVerifier } from '../tokenchain/validate.js'
+import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import type { TokenRepositories } from '../storage/token-repositories.js'
 import type { TokenFamily } from '../storage/token-records.js'
 import type { ConsensusService } from './consensus/consensus-service.js'
@@ -12,12 +16,18 @@ import type { ConsensusService } from './consensus/consensus-service.js'
 export interface OperatorApi {
   /** release-all-locked-tokens; `minAgeMs`: how long a PREPARING transfer must have been idle */
   releaseLocked: (opts?: { minAgeMs?: number }) => Promise<ReleaseLockedResult>
+  /** validate-token-chain: one token's whole chain (ancestors included), or every token `did` holds here */
+  validateChains: (did: string, token?: string) => Promise<ValidateChainResult>
 }
 
 export interface OperatorApiDeps {
   consensus: () => ConsensusService
   repos: TokenRepositories
   localDids: () => Promise<string[]>
+  /** the consensus view of the token store (chains, contents), as quorums read it */
+  ledger: () => Ledger
+  /** the node's signature verifier (DID documents through identity) */
+  verifier: SignatureVerifier
 }
 
 const FAMILIES: readonly TokenFamily[] = ['rbt', 'ft', 'nft', 'sc']
@@ -41,6 +51,52 @@ export function createOperatorApi (d: OperatorApiDeps): OperatorApi {
         : [{ tokenId: r.tokenId, owner: r.owner, valueMilli: r.value, ...(r.txId !== undefined ? { txid: r.txId } : {}) }])
       const out = await releaseLockedTokens({ sender: cs.sender, quorum: cs.quorum, locked, minAgeMs: opts.minAgeMs ?? DEFAULT_RELEASE_MIN_AGE_MS })
       return { released: out.released.map(item), kept: out.kept.map(item) }
+    },
+    validateChains: async (did, token) => {
+      let ids: string[]
+      if (token !== undefined && token !== '') {
+        const rec = await d.repos.tokens.get(token)
+        if (rec === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `Failed to get token chain block, token ${token} does not exist on this node`)
+        ids = [token]
+      } else {
+        ids = [...new Set((await d.repos.owners.list(did)).map((e) => e.tokenId))]
+      }
+      const ledger = d.ledger()
+      const tokens: ChainValidationItem[] = []
+      for (const id of ids) tokens.push(await validateOne(ledger, d, id))
+      const valid = tokens.filter((t) => t.valid).length
+      return { did, checked: tokens.length, valid, invalid: tokens.length - valid, tokens }
     }
+  }
+}
+
+/**
+ * The whole chain of one stored token, validated as a quorum validates a token it is asked to
+ * accept (`validateBundleToken`: every block, every signature, part tokens' parents, FT backing).
+ */
+async function validateOne (ledger: Ledger, d: OperatorApiDeps, tokenId: string): Promise<ChainValidationItem> {
+  let length = 0
+  try {
+    const bundle = await buildBundle(ledger, [tokenId])
+    length = bundle.chains[tokenId]?.length ?? 0
+    await validateBundleToken(bundle, tokenId, d.verifier)
+    return { token: tokenId, valid: true, length, bad_block: null }
+  } catch (e) {
+    return { token: tokenId, valid: false, length, bad_block: await badBlock(d, tokenId, e) }
+  }
+}
+
+async function badBlock (d: OperatorApiDeps, tokenId: string, e: unknown): Promise<BadBlock> {
+  const details = (e instanceof RbtError ? e.details : undefined) as { tokenId?: string, blockNumber?: number, check?: string } | undefined
+  const token = details?.tokenId ?? tokenId
+  // checks across chains (a part's parent, an FT's backing) name no block: the last block of the token's chain is where they fail
+  const number = details?.blockNumber ?? Math.max(0, ((await d.repos.tokens.get(token).catch(() => undefined))?.latestBlockNumber ?? 0))
+  const stored = await d.repos.blocks.get(token, number).catch(() => undefined)
+  return {
+    token,
+    block_number: number,
+    block_id: stored?.blockId ?? null,
+    check: details?.check ?? (e instanceof RbtError && e.code === ErrorCode.NOT_FOUND ? 'missing' : 'ancestry'),
+    reason: errorMessage(e)
   }
 }

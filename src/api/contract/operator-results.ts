@@ -18,3 +18,32 @@ export interface ReleaseLockedResult {
   released: LockedTokenItem[]
   kept: LockedTokenItem[]
 }
+
+/** The first block of a chain that failed validation. */
+export interface BadBlock {
+  /** the chain it belongs to: the token asked for, or an ancestor (a part token's parent, an FT's backing) */
+  token: string
+  block_number: number
+  /** `<number>-<hash>` when the node stores that block, else null */
+  block_id: string | null
+  /** which check failed (genesis, hash, link, signature, owner, parts, ...) */
+  check: string
+  reason: string
+}
+
+export interface ChainValidationItem {
+  token: string
+  valid: boolean
+  /** blocks in the token's own chain */
+  length: number
+  bad_block: BadBlock | null
+}
+
+/** GET /svc/v1/tokens/validate_chain */
+export interface ValidateChainResult {
+  did: string
+  checked: number
+  valid: number
+  invalid: number
+  tokens: ChainValidationItem[]
+}

@@ -65,7 +65,8 @@ export const paths = {
   servicesGet: { method: 'GET', path: '/svc/v1/services/:service_name' },
   sync: { method: 'POST', path: '/svc/v1/sync' },
   syncTransactionChain: { method: 'POST', path: '/svc/v1/sync-transaction-chain' },
-  tokensReleaseLocked: { method: 'POST', path: '/svc/v1/tokens/release_locked' }
+  tokensReleaseLocked: { method: 'POST', path: '/svc/v1/tokens/release_locked' },
+  tokensValidateChain: { method: 'GET', path: '/svc/v1/tokens/validate_chain' }
 } as const
 
 export type RouteId = keyof typeof paths

@@ -4,7 +4,7 @@ import { paths, type RouteId } from './paths.js'
 import type { NftChainItem, NftListItem, NftTxResult } from './nft-results.js'
 import type { ScChainItem, ScListItem, ScTxResult } from './sc-results.js'
 import type { FtListItemResult, FtMintResult } from './ft-results.js'
-import type { ReleaseLockedResult } from './operator-results.js'
+import type { ReleaseLockedResult, ValidateChainResult } from './operator-results.js'
 import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtResult, NftBalanceResult, RbtBalanceResult, TokenChainResult, TokenListItemResult } from './token-results.js'
 
 /**
@@ -258,6 +258,16 @@ const specs = {
       min_age_seconds: z.number().int().min(0).max(86_400 * 30).optional().describe('a PREPARING transfer must have been idle this long (default 60 s); one this node is running is never released')
     }),
     tags: ['tokens']
+  }),
+  tokensValidateChain: route({
+    summary: 'validate-token-chain: validates the whole chain of a token stored here (every block, link and signature, a part token\'s parents, an FT\'s backing) with the node\'s verifier, or of every token the DID holds when no token is named; reports the first bad block of each (chain, number, id, check, reason). Any invalid chain answers status false (HTTP 200) with the same result',
+    query: z.object({
+      did: didString.describe('the DID whose tokens are checked (the reference: the validator\'s DID)'),
+      token: z.string().regex(/^[A-Za-z0-9]{0,100}$/, 'Invalid token').optional().describe('one token id; empty or absent: every token of the DID'),
+      blockcount: z.string().regex(/^-?\d{1,9}$/, 'Failed to convert blockCount string into integer').optional().describe('accepted as the reference takes it; the whole chain is always validated'),
+      SCChainValidation: z.enum(['true', 'false', '1', '0', 't', 'f', 'T', 'F', 'TRUE', 'FALSE', 'True', 'False']).optional().describe('accepted as the reference takes it; smart-contract chains are validated like every chain')
+    }),
+    tags: ['tokens']
   })
 } as const satisfies Record<RouteId, RouteSpec>
 
@@ -333,6 +343,7 @@ export interface ResultTypes {
   sync: SyncSummaryResult | import('./envelope.js').PendingSignature
   syncTransactionChain: SyncTransactionChainResult
   tokensReleaseLocked: ReleaseLockedResult
+  tokensValidateChain: ValidateChainResult
 }
 
 /** Final result of POST /svc/v1/sync. */

@@ -26,6 +26,7 @@ import { scRoutes } from './routes/v1/sc.routes.js'
 import { ftRoutes } from './routes/v1/fts.routes.js'
 import { serviceRoutes } from './routes/v1/services.routes.js'
 import { syncRoutes } from './routes/v1/sync.routes.js'
+import { docsPage } from './docs-page.js'
 
 export interface AppOptions {
   version: string
@@ -130,6 +131,8 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
 
   const missing = (Object.keys(table) as RouteId[]).filter((id) => !registered.has(id))
   if (missing.length > 0) throw new Error(`routes without a handler: ${missing.join(', ')}`)
+  // the API reference page: HTML and static files, not envelopes, so outside the route contract
+  docsPage(app)
 
   app.notFound((c) => {
     const path = c.req.path

@@ -1,4 +1,4 @@
-import { ok } from '../../../contract/envelope.js'
+import { fail, ok } from '../../../contract/envelope.js'
 import type { ApiServices } from '../../../../node/services.js'
 import type { OperatorApi } from '../../../../node/operator-api.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
@@ -17,5 +17,14 @@ export function operatorRoutes (r: Registrar, s: ApiServices): void {
       ? `All Locked Tokens Releases Successfully Or NO Locked Tokens to release (${res.released.length} released)`
       : `Released ${res.released.length} locked token(s); kept ${res.kept.length} held by transactions that may still commit`
     return ok(msg, res)
+  })
+  r.on('tokensValidateChain', async ({ query }) => {
+    const res = await op().validateChains(query.did, query.token)
+    const bad = res.tokens.find((t) => !t.valid)
+    if (bad?.bad_block != null) {
+      const b = bad.bad_block
+      return fail(`token ${bad.token}: block ${b.block_number}${b.token !== bad.token ? ` of ${b.token}` : ''} failed the ${b.check} check: ${b.reason}`, res) as never
+    }
+    return ok(res.checked === 0 ? `token chain validated successfully (no tokens of ${res.did} on this node)` : `token chain validated successfully (${res.checked} token(s))`, res)
   })
 }

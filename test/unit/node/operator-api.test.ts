@@ -1,0 +1,64 @@
+import { expect } from 'chai'
+import { createOperatorApi } from '../../../src/node/operator-api.js'
+import { consensusLedger } from '../../../src/node/consensus/ledger-adapter.js'
+import { QuorumService } from '../../../src/consensus/quorum.js'
+import { TransferSender } from '../../../src/consensus/sender.js'
+import type { ConsensusService } from '../../../src/node/consensus/consensus-service.js'
+import type { SignatureVerifier } from '../../../src/tokenchain/validate.js'
+import { tokenEnv, ringSigner, type TokenEnv } from '../tokens/helpers.js'
+
+describe('node: operator API over the real token store', function () {
+  this.timeout(30_000)
+  let env: TokenEnv
+  let did: string
+  let ids: string[]
+  beforeEach(async () => {
+    env = await tokenEnv()
+    did = env.ring.newDid()
+    ids = (await env.service.mintLocalRbt({ did, count: 3, startIndex: 0 }, ringSigner(env.ring, did))).token_ids
+  })
+  afterEach(async () => { await env.close() })
+
+  const api = (verifier: SignatureVerifier = env.ring.verifier): ReturnType<typeof createOperatorApi> => {
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const unused = undefined as never
+    const cs = {
+      sender: new TransferSender({ ledger, transport: unused, selfPeer: 'self' }),
+      quorum: new QuorumService({ ledger, verifier, signerFor: () => undefined })
+    } as unknown as ConsensusService
+    return createOperatorApi({ consensus: () => cs, repos: env.repos, localDids: async () => [did], ledger: () => ledger, verifier })
+  }
+
+  it('validate-token-chain: every token of the DID, or one; a chain that fails names its first bad block', async () => {
+    const all = await api().validateChains(did)
+    expect(all).to.deep.include({ did, checked: 3, valid: 3, invalid: 0 })
+    expect(all.tokens.every((t) => t.valid && t.length === 1 && t.bad_block === null)).to.equal(true)
+    expect((await api().validateChains(did, ids[1])).tokens.map((t) => t.token)).to.deep.equal([ids[1]])
+    // a verifier that refuses the owner's signatures: the genesis block is the first bad one
+    const refusing: SignatureVerifier = { verify: async () => false }
+    const bad = await api(refusing).validateChains(did, ids[0])
+    expect(bad).to.deep.include({ checked: 1, valid: 0, invalid: 1 })
+    const b = bad.tokens[0].bad_block!
+    expect(b.token).to.equal(ids[0])
+    expect(b.block_number).to.equal(0)
+    expect(b.block_id).to.equal((await env.repos.blocks.get(ids[0], 0))!.blockId)
+    expect(b.check).to.be.a('string').and.not.equal('')
+    expect(b.reason).to.match(/block 0/)
+    try {
+      await api().validateChains(did, 'QmUnknownTokenUnknownTokenUnknownTokenUnknownT')
+      expect.fail('should refuse')
+    } catch (e) { expect((e as Error).message).to.match(/does not exist/) }
+  })
+
+  it('release-all-locked-tokens reads the Locked tokens from the owner index and frees one no record explains', async () => {
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const t = (await ledger.token(ids[2]))!
+    await ledger.commit((w) => { w.putToken({ ...t, status: 'Locked', txid: 'f'.repeat(64), updatedAt: Date.now() }) })
+    expect((await env.service.rbtBalance(did)).locked).to.equal(1)
+    const r = await api().releaseLocked()
+    expect(r.kept).to.deep.equal([])
+    expect(r.released).to.deep.equal([{ token: ids[2], did, value: 1, transaction_id: 'f'.repeat(64), record_state: 'UNKNOWN', reason: 'no record of its transaction' }])
+    expect(await env.service.rbtBalance(did)).to.deep.include({ balance: 3, locked: 0 })
+    expect(await api().releaseLocked()).to.deep.equal({ released: [], kept: [] })
+  })
+})
