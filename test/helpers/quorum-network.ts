@@ -72,7 +72,9 @@ let shared: Promise<QuorumNetwork> | undefined
  * user nodes A (alice) and B (bob), all on the test network over libp2p on 127.0.0.1.
  */
 export async function quorumNetwork (): Promise<QuorumNetwork> {
-  shared ??= build()
+  // a build that failed (a node too slow to start on a loaded machine) is not handed to every later
+  // suite: the next caller builds again
+  shared ??= build().catch((e: unknown) => { shared = undefined; throw e })
   return await shared
 }
 
@@ -102,7 +104,7 @@ async function build (): Promise<QuorumNetwork> {
 
 async function buildWith (started: NodeProcess[]): Promise<QuorumNetwork> {
   // quorum node 0 is also the test network's faucet
-  const opts = (i: number): NodeProcessOptions => ({ n: i, extraArgs: i === 0 ? ['-testNet', '-faucet'] : ['-testNet'], env: FIXTURE_ENV })
+  const opts = (i: number): NodeProcessOptions => ({ n: i, extraArgs: i === 0 ? ['-testNet', '-faucet'] : ['-testNet'], env: FIXTURE_ENV, startTimeoutMs: 60_000 })
   const launch = async (i: number): Promise<NodeProcess> => {
     const n = new NodeProcess(opts(i))
     started.push(n)
