@@ -300,7 +300,13 @@ export class RbtNode {
       tokens: createTokenApi(this.tokens, this.identity, this.signing),
       nfts: this.nfts,
       sync: createSyncApi(this.sync, this.identity, this.signing),
-      operator: createOperatorApi({ consensus: () => this.requireConsensus(), repos: this.repos, localDids: async () => await this.identity.list() }),
+      operator: createOperatorApi({
+        consensus: () => this.requireConsensus(),
+        repos: this.repos,
+        localDids: async () => await this.identity.list(),
+        ledger: () => consensusLedger(this.store, this.tokenLedger, this.repos),
+        verifier: didSignatureVerifier({ resolve: async (did) => await this.identity.documentOf(did).catch(() => undefined) })
+      }),
       contracts: this.contracts,
       fts: createFtApi(this.fts, this.identity, this.signing),
       signing: identityApi,
