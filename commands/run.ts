@@ -15,6 +15,7 @@ export default class Run extends BaseCommand {
     'on first start. -grpcPort is accepted for compatibility only: this node serves no gRPC.',
     'Peers on the same LAN or machine are found by mDNS and connected without addbootstrap when they use the',
     'same swarm key; -mdns=false turns discovery off (so do RBTNODE_MDNS=0 and rbtnode.mdns: false in the config).',
+    'Log lines go to stderr as `<time> [LEVEL] <message>`, or one JSON object per line with -logFormat json.',
     'Stops gracefully on SIGINT, SIGTERM or POST /svc/v1/node/shutdown.'
   ].join('\n')
 
@@ -23,7 +24,8 @@ export default class Run extends BaseCommand {
     '<%= config.bin %> run -p node1 -n 1',
     '<%= config.bin %> run -p node2 -n 2 -testNet -testNetKey testswarm.key',
     '<%= config.bin %> run -p node3 -n 3 -port 20103 -swarmPort 4103 -s=false',
-    '<%= config.bin %> run -p node4 -n 4 -mdns=false'
+    '<%= config.bin %> run -p node4 -n 4 -mdns=false',
+    '<%= config.bin %> run -p /var/lib/rbtnode -logFormat json'
   ]
 
   async run (): Promise<void> {
@@ -49,10 +51,12 @@ export default class Run extends BaseCommand {
       trustOwnQuorumList: f.trustOwnQuorumList,
       apiAuth: f.apiAuth,
       allowHosts: f.allowHosts,
-      corsOrigins: f.corsOrigins
+      corsOrigins: f.corsOrigins,
+      logFormat: f.logFormat
     })
     const { createLogger } = await import('../src/util/logger.js')
-    const log = createLogger()
+    // colour only for text lines on a terminal (this.errPaint is plain otherwise)
+    const log = createLogger(options.logFormat === 'json' ? { format: 'json' } : { painter: this.errPaint })
     if (options.grpcPort !== undefined) log.warn(`-grpcPort ${options.grpcPort} ignored: this node serves no gRPC (use the HTTP API)`)
     const { RbtNode } = await import('../src/node/rbt-node.js')
     const node = await RbtNode.init({ options, logger: log })

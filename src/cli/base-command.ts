@@ -3,6 +3,7 @@ import { ApiError } from '../client/api-error.js'
 import type { RbtClient } from '../client/rbt-client.js'
 import type { Envelope } from '../api/contract/envelope.js'
 import { formatLine } from '../util/logger.js'
+import { painterFor, plainPainter, type Painter } from '../util/colour.js'
 import { globalFlags } from './flags.js'
 import { cliDeps } from './deps.js'
 
@@ -24,16 +25,25 @@ export abstract class BaseCommand extends Command {
   static override baseFlags = globalFlags
   static override strict = true
   protected flags!: BaseFlags
+  /** colours of stdout (data) and stderr (log lines): plain unless the stream is a terminal */
+  protected outPaint: Painter = plainPainter
+  protected errPaint: Painter = plainPainter
 
   override async init (): Promise<void> {
     await super.init()
+    const tty = cliDeps().isTTY
+    ;[this.outPaint, this.errPaint] = await Promise.all([painterFor(tty.stdout), painterFor(tty.stderr)])
     const { flags } = await this.parse(this.constructor as typeof BaseCommand)
     this.flags = flags as BaseFlags
   }
 
-  protected info (msg: string): void { cliDeps().stderr(formatLine('INFO', msg) + '\n') }
-  protected errorLine (msg: string): void { cliDeps().stderr(formatLine('ERROR', msg) + '\n') }
-  protected print (text: string): void { cliDeps().stdout(text.endsWith('\n') ? text : text + '\n') }
+  protected info (msg: string): void { cliDeps().stderr(formatLine('INFO', msg, undefined, this.errPaint) + '\n') }
+  protected errorLine (msg: string): void { cliDeps().stderr(formatLine('ERROR', msg, undefined, this.errPaint) + '\n') }
+  /** Data on stdout; at a terminal DIDs, transaction ids and amounts are coloured (JSON never is). */
+  protected print (text: string): void {
+    const out = /^\s*[[{]/.test(text) ? text : this.outPaint.text(text)
+    cliDeps().stdout(out.endsWith('\n') ? out : out + '\n')
+  }
 
   protected baseUrl (): string {
     const addr = this.flags.addr ?? 'localhost'

@@ -8,6 +8,8 @@ export interface CliDeps {
   prompter: Prompter
   stdout: (text: string) => void
   stderr: (text: string) => void
+  /** whether stdout and stderr are terminals (colour; NO_COLOR and FORCE_COLOR still apply) */
+  isTTY: { stdout: boolean, stderr: boolean }
 }
 
 function defaults (): CliDeps {
@@ -15,7 +17,8 @@ function defaults (): CliDeps {
     makeClient: (baseUrl, token) => new RbtClient({ baseUrl, transport: nodeHttpTransport(), token }),
     prompter: terminalPrompter(),
     stdout: (t) => { process.stdout.write(t) },
-    stderr: (t) => { process.stderr.write(t) }
+    stderr: (t) => { process.stderr.write(t) },
+    isTTY: { stdout: process.stdout.isTTY === true, stderr: process.stderr.isTTY === true }
   }
 }
 

@@ -57,6 +57,8 @@ export interface RbtnodeSettings {
   max_json_bytes?: number
   /** when set, the only hosts smart-contract callbacks may name (host names or IP addresses) */
   callback_hosts?: string[]
+  /** log line format on stderr: text (default) or json */
+  log_format?: string
 }
 
 function deriveKey (nonce: Buffer, keyString: string): Buffer {

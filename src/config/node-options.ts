@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { ErrorCode, RbtError } from '../util/errors.js'
+import { parseLogFormat, type LogFormat } from '../util/logger.js'
 import { DEFAULT_CONFIG_FILE, DEFAULT_CONFIG_KEY, decryptApiConfig, defaultApiConfig, encryptApiConfig, type ApiConfig } from './api-config.js'
 
 /** Everything `rbtnode run` needs, resolved once from flags, the config file and defaults. */
@@ -48,6 +49,8 @@ export interface NodeOptions {
    * or IP addresses); empty: any host the callback address rules allow (src/node/sc/callback-address.ts)
    */
   callbackHosts: string[]
+  /** log line format: `-logFormat`, else the config file's `rbtnode.log_format`, else text */
+  logFormat: LogFormat
   config: ApiConfig
 }
 
@@ -74,6 +77,8 @@ export interface RunFlags {
   allowHosts?: string
   /** comma-separated */
   corsOrigins?: string
+  /** text or json */
+  logFormat?: string
 }
 
 /**
@@ -138,7 +143,16 @@ export function resolveNodeOptions (flags: RunFlags, cwd: string = process.cwd()
     corsOrigins: flags.corsOrigins !== undefined ? splitList(flags.corsOrigins) : ours.cors_origins ?? [],
     maxJsonBytes: maxJson(ours.max_json_bytes),
     callbackHosts: hostList(ours.callback_hosts, 'rbtnode.callback_hosts'),
+    logFormat: logFormat(flags.logFormat, ours.log_format),
     config
+  }
+}
+
+function logFormat (flag: string | undefined, config: unknown): LogFormat {
+  try {
+    return parseLogFormat(flag) ?? parseLogFormat(typeof config === 'string' ? config : config === undefined || config === null ? undefined : String(config), 'rbtnode.log_format') ?? 'text'
+  } catch (e) {
+    throw new RbtError(ErrorCode.CONFIG, (e as Error).message)
   }
 }
 

@@ -650,6 +650,23 @@ export class TransferSender {
   }
 
   /** This node's record of a transfer it sent (any state). */
+  /**
+   * Transfers this node sent that are not decided and delivered yet (PREPARING, SIGNING,
+   * COMMITTING), oldest first. Reads the open set recovery keeps; a full scan before its first run.
+   */
+  async openTransfers (): Promise<OutgoingRecord[]> {
+    const out: OutgoingRecord[] = []
+    if (this.openTxs === undefined) {
+      for await (const [, r] of this.ledger.records<OutgoingRecord>('cs-outgoing')) if (r.state !== 'COMMITTED' && r.state !== 'ABORTED') out.push(r)
+    } else {
+      for (const txid of new Set([...this.openTxs, ...this.inFlight])) {
+        const r = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+        if (r !== undefined && r.state !== 'COMMITTED' && r.state !== 'ABORTED') out.push(r)
+      }
+    }
+    return out.sort((a, b) => a.createdAt - b.createdAt)
+  }
+
   async record (txid: string): Promise<OutgoingRecord | undefined> {
     return await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
   }

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net'
 import type { Server } from 'node:http'
 import { serve } from '@hono/node-server'
 import { createApp } from '../api/server/app.js'
-import type { NodeStatus } from '../api/contract/routes.js'
+import type { NodeOverview, NodeStatus } from '../api/contract/routes.js'
 import type { NodeOptions } from '../config/node-options.js'
 import { LevelStore } from '../storage/level-store.js'
 import { NodeConfigStore } from '../storage/node-config-store.js'
@@ -16,6 +16,7 @@ import { dataDirLayout, type DataDirLayout } from './data-dir.js'
 import { BootstrapService } from './bootstrap-service.js'
 import type { ApiServices, NodeApi } from './services.js'
 import { packageVersion } from './version.js'
+import { buildOverview } from './overview.js'
 import { TokenLedger, type LedgerChange } from '../storage/token-ledger.js'
 import { levelTokenRepositories } from '../storage/token-repositories.js'
 import { sha3Hex } from '../tokenchain/hash.js'
@@ -103,6 +104,8 @@ export class RbtNode {
   readonly store: LevelStore
   readonly config: NodeConfigStore
   readonly version = packageVersion()
+  /** when this node object was made (the process start, near enough): the overview's uptime */
+  private readonly startedAt = Date.now()
   private server?: Server
   /** the release-2.6 listener (-legacyPort) and its service */
   private legacyServer?: Server
@@ -257,6 +260,7 @@ export class RbtNode {
   private services (): ApiServices {
     const nodeApi: NodeApi = {
       status: () => this.status(),
+      overview: async () => await this.overview(),
       startCore: async () => {
         const already = this.host !== undefined
         await this.startCore()
@@ -393,6 +397,23 @@ export class RbtNode {
       grpc: 'not served: this node has no gRPC interface',
       explorer: this.explorer.status()
     }
+  }
+
+  /** The operator's overview (`rbtnode status`): each part read from the service that owns it. */
+  async overview (): Promise<NodeOverview> {
+    return await buildOverview({
+      version: this.version,
+      startedAt: this.startedAt,
+      peerId: this.host?.peerId ?? null,
+      peers: this.host?.connectedPeers() ?? [],
+      dids: async () => (await this.identity.store.list()).map((r) => ({ did: r.did, type: r.type })),
+      rbt: async (did) => await this.tokens.rbtBalance(did),
+      isQuorum: (did) => this.consensus?.quorum.isSetUp(did) ?? false,
+      quorumList: async () => await this.registry.list(),
+      operations: () => this.signing.operations(),
+      openTransfers: async () => await this.consensus?.sender.openTransfers() ?? [],
+      recentLog: () => this.log.recent?.() ?? []
+    })
   }
 
   private async listenApi (): Promise<void> {

@@ -1,4 +1,4 @@
-import type { DidPublicInfo, NodeStatus } from '../api/contract/routes.js'
+import type { DidPublicInfo, NodeOverview, NodeStatus } from '../api/contract/routes.js'
 import type { Envelope } from '../api/contract/envelope.js'
 
 /**
@@ -7,6 +7,8 @@ import type { Envelope } from '../api/contract/envelope.js'
  */
 export interface NodeApi {
   status: () => NodeStatus
+  /** `GET /svc/v1/node/overview` (optional for stubs that serve other routes: NOT_RUNNING without it) */
+  overview?: () => Promise<NodeOverview>
   /** Starts the core (p2p host and services); idempotent. Returns a human message. */
   startCore: () => Promise<string>
   /** Schedules a graceful shutdown after the current response is sent. */

@@ -6,6 +6,7 @@ import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import { unusedIdentity } from './stub-identity.js'
 import { unusedTokens } from './stub-tokens.js'
 import { unusedConsensus } from './stub-consensus.js'
+import { buildOverview } from '../../src/node/overview.js'
 
 const PEER = '12D3KooWPhZEYEw4jG3kSRuwgMEHcVt7KMkm1ui2ddu4fgSgwvDq'
 const DID = 'bafybmi' + 'b'.repeat(52)
@@ -19,6 +20,20 @@ function stubServices (): ApiServices & { calls: unknown[] } {
       status: () => ({ version: 't', core_started: true, peer_id: PEER, listen: [], connected_peers: 0, peers: [], mdns: false, test_net: false, api: '', grpc: 'none' }),
       startCore: async () => 'Core started successfully',
       requestShutdown: () => { calls.push('shutdown') },
+      overview: async () => await buildOverview({
+        version: 't',
+        startedAt: Date.parse('2026-01-01T00:00:00Z'),
+        now: () => Date.parse('2026-01-01T01:00:05Z'),
+        peerId: PEER,
+        peers: [PEER],
+        dids: async () => [{ did: DID, type: 4 }],
+        rbt: async () => ({ balance: 10.1, locked: 0, pledged: 0.2, pinned: 0 }),
+        isQuorum: () => true,
+        quorumList: async () => [DID, DID],
+        operations: () => [{ id: 'op', did: DID, operation: 'transfer', waiting: true, expiresAt: Date.parse('2026-01-01T01:03:00Z') }],
+        openTransfers: async () => [{ txid: 'ab'.repeat(32), state: 'COMMITTING', sender: DID, receiver: DID, amountMilli: 1500, memo: '', epoch: 0, tokens: [], contract: '', asked: [], yes: [], signers: [], notified: [], createdAt: 0, updatedAt: 1000 }],
+        recentLog: () => [{ time: 't', level: 'ERROR', component: 'p2p', msg: 'p2p: dial failed' }]
+      }),
       peerId: () => PEER,
       ping: async (p) => {
         if (p !== PEER) throw new RbtError(ErrorCode.PEER_UNREACHABLE, `peer ${p} unreachable`)
@@ -142,6 +157,18 @@ describe('api: app routes (app.request)', () => {
       expect(doc.paths[p], `route ${id} missing from OpenAPI`).to.have.property(r.method.toLowerCase())
     }
     expect(JSON.stringify(doc.paths['/svc/v1/bootstrap/add'])).to.match(/peers/)
+  })
+
+  it('GET /svc/v1/node/overview gathers DIDs with balances, the quorum role, pending operations, open transfers and the last errors', async () => {
+    const res = await app.request('/svc/v1/node/overview')
+    expect(res.status).to.equal(200)
+    const { result } = await json(res)
+    expect(result).to.deep.include({ version: 't', core_started: true, peer_id: PEER, started_at: '2026-01-01T00:00:00.000Z', uptime_s: 3605, connected_peers: 1 })
+    expect(result.dids).to.deep.equal([{ did: DID, did_type: 4, quorum: true, rbt: { balance: 10.1, locked: 0, pledged: 0.2, pinned: 0 } }])
+    expect(result.quorum).to.deep.equal({ role: true, dids: [DID], pledged: 0.2, list_size: 2 })
+    expect(result.pending_operations).to.deep.equal([{ id: 'op', did: DID, operation: 'transfer', waiting: true, expires_at: '2026-01-01T01:03:00.000Z' }])
+    expect(result.transfers_in_flight).to.deep.equal([{ transactionID: 'ab'.repeat(32), status: 'delivery_pending', sender: DID, receiver: DID, amount: 1.5, started_at: '1970-01-01T00:00:00.000Z', updated_at: '1970-01-01T00:00:01.000Z' }])
+    expect(result.last_errors).to.deep.equal([{ time: 't', level: 'ERROR', component: 'p2p', msg: 'p2p: dial failed' }])
   })
 
   it('every route answers with an envelope, never a crash', async () => {

@@ -18,7 +18,7 @@ async function loadConfig (): Promise<Config> {
  * Runs a command in-process with a stub HTTP transport behind the real client and a stub prompter.
  * Returns what the command wrote and the exit code it asked for.
  */
-export async function runCommand (argv: string[], respond: Responder, prompter?: Partial<Prompter>): Promise<{ code: number, stdout: string, stderr: string, requests: Recorded[] }> {
+export async function runCommand (argv: string[], respond: Responder, prompter?: Partial<Prompter>, opts: { tty?: boolean } = {}): Promise<{ code: number, stdout: string, stderr: string, requests: Recorded[] }> {
   const requests: Recorded[] = []
   const transport: HttpTransport = {
     request: async (req: HttpRequest) => {
@@ -36,7 +36,8 @@ export async function runCommand (argv: string[], respond: Responder, prompter?:
     makeClient: (baseUrl) => new RbtClient({ baseUrl, transport }),
     stdout: (t) => { stdout += t },
     stderr: (t) => { stderr += t },
-    prompter: { interactive: false, password: async () => { throw new Error('no prompt expected') }, ...prompter }
+    prompter: { interactive: false, password: async () => { throw new Error('no prompt expected') }, ...prompter },
+    isTTY: { stdout: opts.tty === true, stderr: opts.tty === true }
   })
   const cfg = await loadConfig()
   let code = 0

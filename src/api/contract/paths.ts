@@ -9,6 +9,7 @@ export const paths = {
   nodePing: { method: 'GET', path: '/svc/v1/node/ping' },
   nodeAddPeers: { method: 'POST', path: '/svc/v1/node/add_peers' },
   nodeStatus: { method: 'GET', path: '/svc/v1/node/status' },
+  nodeOverview: { method: 'GET', path: '/svc/v1/node/overview' },
   bootstrapAdd: { method: 'POST', path: '/svc/v1/bootstrap/add' },
   bootstrapRemove: { method: 'POST', path: '/svc/v1/bootstrap/remove' },
   bootstrapList: { method: 'GET', path: '/svc/v1/bootstrap' },

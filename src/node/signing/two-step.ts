@@ -108,7 +108,7 @@ class Pending {
   /** wrong passwords handed in for this operation */
   wrongPasswords = 0
 
-  constructor (readonly id: string, readonly did: string, readonly mode: number, expiresAt: number) {
+  constructor (readonly id: string, readonly did: string, readonly mode: number, expiresAt: number, readonly operation = 'operation') {
     this.expiresAt = expiresAt
   }
 
@@ -199,7 +199,7 @@ export class TwoStepEngine {
     }
     this.live.set(did, mine + 1)
     this.liveTotal++
-    const p = new Pending(randomUUID(), did, mode, this.now() + this.ttlMs)
+    const p = new Pending(randomUUID(), did, mode, this.now() + this.ttlMs, operation)
     const prompt: EnginePrompt = async (req, opts) => await this.ask(p, req, opts)
     const ended = (outcome: string, code?: string): void => {
       p.finished = true
@@ -322,6 +322,15 @@ export class TwoStepEngine {
       p.challenge = undefined
     }
     this.pending.clear()
+  }
+
+  /**
+   * Operations that asked for a password or signature and have not ended: id, DID, what runs,
+   * whether the challenge is still unanswered and when it expires. Nothing the caller handed in.
+   */
+  operations (): Array<{ id: string, did: string, operation: string, mode: number, waiting: boolean, expiresAt: number }> {
+    return [...this.pending.values()].filter((p) => !p.finished)
+      .map((p) => ({ id: p.id, did: p.did, operation: p.operation, mode: p.mode, waiting: p.challenge !== undefined && !p.busy, expiresAt: p.expiresAt }))
   }
 
   /** Expires overdue operations (run by a timer; tests with a fake clock call it directly). */

@@ -1,4 +1,5 @@
 import { ok } from '../../../contract/envelope.js'
+import { ErrorCode, RbtError } from '../../../../util/errors.js'
 import type { ApiServices } from '../../../../node/services.js'
 import type { Registrar } from '../../app.js'
 
@@ -21,4 +22,8 @@ export function nodeRoutes (r: Registrar, s: ApiServices): void {
     return ok('Peers added successfully', null)
   })
   r.on('nodeStatus', async () => ok('Node status', s.node.status()))
+  r.on('nodeOverview', async () => {
+    if (s.node.overview === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'node overview not available')
+    return ok('Node overview', await s.node.overview())
+  })
 }
