@@ -23,6 +23,7 @@ import { verifyProof, type UnpledgeProof } from './unpledge-pow.js'
 import { isScContractType, validateScOp, type ScRunner } from './smart-contract.js'
 import { carriesFt } from './ft.js'
 import { freeTokensById, isFreeOf } from './wallet-tokens.js'
+import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe.js'
 
 export interface QuorumOptions {
   ledger: Ledger
@@ -46,6 +47,8 @@ export interface QuorumOptions {
   markerSignWaitMs?: number
   /** runs smart contracts again to check the proposed state (absent: smart-contract transactions are refused) */
   contracts?: ScRunner
+  /** told how each transaction ended for this quorum (metrics) */
+  observe?: ConsensusObserver
 }
 
 class BoundedCache implements VerifiedBlockCache {
@@ -87,6 +90,17 @@ export class QuorumService {
   private fault (step: string): void { this.opts.fault?.(step) }
 
   async prepare (req: PrepareRequest): Promise<PrepareReply> {
+    const started = Date.now()
+    const reply = await this.vote(req)
+    if (reply.vote === 'no') notify(this.opts.observe, { kind: 'transaction', role: 'quorum', outcome: 'refused', ms: Date.now() - started })
+    return reply
+  }
+
+  private ended (vote: VoteRecord, outcome: ConsensusOutcome): void {
+    notify(this.opts.observe, { kind: 'transaction', role: 'quorum', outcome, ms: Math.max(0, this.clock.now() - vote.createdAt) })
+  }
+
+  private async vote (req: PrepareRequest): Promise<PrepareReply> {
     const { quorumDid, txid } = req
     const no = (reason: string, conflict = false): PrepareReply => ({ vote: 'no', quorumDid, reason, conflict })
     const signer = this.opts.signerFor(quorumDid)
@@ -426,6 +440,7 @@ export class QuorumService {
       })
     })
     this.trackVote(voteKey(vote.quorumDid, vote.txid), 'COMMITTED')
+    this.ended(vote, 'committed')
     this.fault('quorum-committed')
     if (this.opts.markers !== undefined) {
       const signers = Object.keys(block.signatures).filter((d) => d !== vote.sender)
@@ -473,6 +488,7 @@ export class QuorumService {
       w.putRecord('cs-votes', voteKey(vote.quorumDid, vote.txid), { ...vote, state: 'RELEASED', reason, updatedAt: now, ...(keepStates ? { statesHeld: true } : {}) })
     })
     this.trackVote(voteKey(vote.quorumDid, vote.txid), 'RELEASED')
+    this.ended(vote, 'aborted')
     this.fault('quorum-released')
   }
 

@@ -13,6 +13,7 @@ import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import type { IncomingRecord } from './records.js'
 import { ContractType, TokenType } from '../tokenchain/types.js'
 import { carriesFt, ftIdentity } from './ft.js'
+import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe.js'
 
 export interface ReceiverOptions {
   ledger: Ledger
@@ -27,6 +28,8 @@ export interface ReceiverOptions {
   trustOwnQuorumList?: () => boolean
   clock?: Clock
   fault?: (step: string) => void
+  /** told how each delivery ended for the receiver (metrics) */
+  observe?: ConsensusObserver
 }
 
 /**
@@ -44,6 +47,21 @@ export class TransferReceiver {
   }
 
   async deliver (req: DeliverRequest): Promise<DeliverReply> {
+    const started = Date.now()
+    let fresh = false
+    const observed = (outcome: ConsensusOutcome): void => { notify(this.opts.observe, { kind: 'transaction', role: 'receiver', outcome, ms: Date.now() - started }) }
+    try {
+      const reply = await this.take(req, () => { fresh = true })
+      if (fresh) observed('committed')
+      return reply
+    } catch (e) {
+      observed(e instanceof RbtError && (e.code === ErrorCode.VERIFICATION_FAILED || e.code === ErrorCode.NOT_FOUND || e.code === ErrorCode.CHAIN_INVALID) ? 'refused' : 'failed')
+      throw e
+    }
+  }
+
+  /** Verifies and stores one delivery; `stored` is called when this call (not an earlier one) took the tokens. */
+  private async take (req: DeliverRequest, stored: () => void): Promise<DeliverReply> {
     const { ledger } = this.opts
     return await this.locks.run(req.txid, async () => {
       if (await ledger.record<IncomingRecord>('cs-incoming', req.txid) !== undefined) return { txid: req.txid, accepted: true }
@@ -97,6 +115,7 @@ export class TransferReceiver {
         })
         w.putRecord('cs-incoming', req.txid, { txid: req.txid, receiver: req.receiver, sender: ti.sender ?? '', at: now } satisfies IncomingRecord)
       })
+      stored()
       this.opts.fault?.('received')
       return { txid: req.txid, accepted: true }
     })

@@ -17,6 +17,7 @@ import { selectTokens } from '../tokens/select.js'
 import { freeTokensById } from './wallet-tokens.js'
 import { isNftTokenType, nftBlock, opTokenType, type NftOp } from './nft.js'
 import { scContractFields, scExecutable, type ScCode } from './smart-contract.js'
+import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe.js'
 
 export interface TransferInput {
   sender: string
@@ -60,6 +61,8 @@ export interface SenderOptions {
   onNftCommitted?: (nftId: string, blockId: string, owner: string, txid: string) => void
   /** a smart contract's descriptor and binary, sent to the quorums so they can run it */
   scCode?: (scId: string) => Promise<ScCode>
+  /** told how each transaction ended for the sender and how long its rounds took (metrics) */
+  observe?: ConsensusObserver
 }
 
 type Vote = Extract<PrepareReply, { vote: 'yes' }>
@@ -87,6 +90,23 @@ export class TransferSender {
   private fault (step: string): void { this.opts.fault?.(step) }
 
   async transfer (input: TransferInput, signer: ConsensusSigner, progress: (msg: string) => void = () => {}): Promise<TransferResult> {
+    const started = Date.now()
+    let rec: OutgoingRecord
+    try {
+      rec = await this.lockTransfer(input, signer)
+    } catch (e) {
+      this.observed('refused', started)
+      throw e
+    }
+    return await this.drive(rec, 'tokens locked', progress, started)
+  }
+
+  private observed (outcome: ConsensusOutcome, started: number): void {
+    notify(this.opts.observe, { kind: 'transaction', role: 'sender', outcome, ms: Date.now() - started })
+  }
+
+  /** Checks a transfer, probes the receiver and locks the tokens (the transaction's PREPARING record). */
+  private async lockTransfer (input: TransferInput, signer: ConsensusSigner): Promise<OutgoingRecord> {
     const { sender, receiver, amountMilli } = input
     if (signer.did !== sender) throw new RbtError(ErrorCode.FORBIDDEN, `signer ${signer.did} is not the sender ${sender}`)
     if (sender === receiver) throw new RbtError(ErrorCode.INVALID_INPUT, 'sender and receiver are the same DID')
@@ -102,22 +122,26 @@ export class TransferSender {
     const rec = await this.locks.run(sender, async () => await this.lockTokens(input, signer))
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: lock+sign ${Date.now() - t0} ms`)
     this.receiverChecks.set(rec.txid, probe)
-    return await this.drive(rec, 'tokens locked', progress)
+    return rec
   }
 
   /**
    * Runs consensus for a transaction this process just locked: undecided failures abort it; while
    * it runs, the periodic recovery leaves it alone (it is in `inFlight`).
    */
-  private async drive (rec: OutgoingRecord, locked: string, progress: (msg: string) => void): Promise<TransferResult> {
+  private async drive (rec: OutgoingRecord, locked: string, progress: (msg: string) => void, started: number): Promise<TransferResult> {
     try {
       this.fault('locked')
       progress(`${locked}, transaction ${rec.txid}`)
       try {
-        return await this.runConsensus(rec, progress)
+        const result = await this.runConsensus(rec, progress)
+        this.observed(result.delivered ? 'committed' : 'delivery_pending', started)
+        return result
       } catch (e) {
         const current = await this.ledger.record<OutgoingRecord>('cs-outgoing', rec.txid)
-        if (current?.state === 'PREPARING') await this.abort(current, errorMessage(e))
+        const aborting = current?.state === 'PREPARING'
+        this.observed(aborting ? 'aborted' : 'failed', started)
+        if (aborting) await this.abort(current, errorMessage(e))
         throw e
       }
     } finally {
@@ -128,6 +152,18 @@ export class TransferSender {
 
   /** Deploys, executes or transfers an NFT through consensus (same phases and records as a transfer). */
   async nft (input: NftInput, signer: ConsensusSigner, progress: (msg: string) => void = () => {}): Promise<TransferResult> {
+    const started = Date.now()
+    let rec: OutgoingRecord
+    try {
+      rec = await this.lockNftInput(input, signer)
+    } catch (e) {
+      this.observed('refused', started)
+      throw e
+    }
+    return await this.drive(rec, 'NFT locked', progress, started)
+  }
+
+  private async lockNftInput (input: NftInput, signer: ConsensusSigner): Promise<OutgoingRecord> {
     const { initiator, receiver, op } = input
     if (signer.did !== initiator) throw new RbtError(ErrorCode.FORBIDDEN, `signer ${signer.did} is not the initiator ${initiator}`)
     if (!Number.isInteger(op.valueMilli) || op.valueMilli <= 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'NFT value must be at least 0.001 RBT')
@@ -135,7 +171,7 @@ export class TransferSender {
     const policy = receiver !== initiator ? await this.transport.probeReceiver(receiver) : {}
     const rec = await this.locks.run(initiator, async () => await this.lockNft(input, signer))
     this.receiverChecks.set(rec.txid, receiverCheck(Promise.resolve(policy)))
-    return await this.drive(rec, 'NFT locked', progress)
+    return rec
   }
 
   private async lockNft (input: NftInput, signer: ConsensusSigner): Promise<OutgoingRecord> {
@@ -358,6 +394,7 @@ export class TransferSender {
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: bundle ${tBundle - tb} ms, anchor ${tAnchor - tBundle} ms, others ${Date.now() - tAnchor} ms`)
     const tPrepared = Date.now()
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: prepare round ${tPrepared - rec.updatedAt} ms`)
+    notify(this.opts.observe, { kind: 'round', round: 'prepare', ms: tPrepared - tb })
     const agreed = rec.asked.map((d) => replies.find((r) => r.quorumDid === d)).filter((r): r is Vote => r?.vote === 'yes')
     const yes = agreed.filter((v) => eligible(v.quorumDid))
     await this.update(rec, { yes: agreed.map((v) => v.quorumDid), contacted: replies.map((r) => r.quorumDid) })
@@ -402,6 +439,7 @@ export class TransferSender {
         for (const s of sigs as SignReply[]) block = setSignature(block, s.quorumDid, s.signature)
         const signed = encodeBlockEnvelope(block)
         this.log.debug(`transfer ${rec.txid.slice(0, 12)}: sign round ${Date.now() - t0} ms`)
+        notify(this.opts.observe, { kind: 'round', round: 'sign', ms: Date.now() - t0 })
         // The decision point: from here on the transfer completes, whatever happens.
         await this.update(rec, { state: 'COMMITTING', block: b64(signed), signers: chosen.map((v) => v.quorumDid), pledges: packEvidence(sigs as SignReply[]) })
         this.fault('committing')

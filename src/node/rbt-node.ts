@@ -62,6 +62,8 @@ import { createdTokens, FN_PLEDGES, SyncService, type SyncNetwork } from './sync
 import { AnnouncementBatcher, transferAnnouncementBatcher, type Batcher, type TransferAnnouncement } from './sync/announcement-batcher.js'
 import { createSyncApi } from './sync/sync-api.js'
 import type { SyncMethods } from './sync/sync-network.js'
+import { NodeMetrics } from './metrics/node-metrics.js'
+import { Collections, type BalanceRecord } from '../storage/token-records.js'
 
 /** Gossipsub topic where senders announce committed transfers (spent token states). */
 export const TXN_TOPIC = '/rbt/txn/1.0.0'
@@ -150,6 +152,8 @@ export class RbtNode {
   readonly sync: SyncService
   private syncNetwork?: SyncNetwork
   private fullnodeTimer?: NodeJS.Timeout
+  /** Prometheus metrics of this node (GET /metrics), its own registry. */
+  readonly metrics = new NodeMetrics()
 
   private constructor (readonly options: NodeOptions, log: Logger) {
     this.log = log
@@ -170,6 +174,7 @@ export class RbtNode {
       logger: log.child('identity')
     })
     this.tokenLedger = new TokenLedger(this.store, sha3Hex)
+    this.tokenLedger.observeCommit(this.metrics.ledgerCommit)
     this.repos = levelTokenRepositories(this.store)
     this.registry = new QuorumRegistry(this.config, this.store, join(this.layout.root, 'quorum.secret'))
     const testHooks = process.env.RBTNODE_TEST_HOOKS === '1'
@@ -191,7 +196,7 @@ export class RbtNode {
     this.tokens = new TokenService({
       ledger: this.tokenLedger,
       repos: this.repos,
-      verifier: didSignatureVerifier({ resolve: async (did) => await this.identity.documentOf(did).catch(() => undefined) }),
+      verifier: this.metrics.counting(didSignatureVerifier({ resolve: async (did) => await this.identity.documentOf(did).catch(() => undefined) })),
       localMint: { allowed: options.testNet, refusal: 'Local RBT generation is available only on a test network: start the node with -testNet' },
       testNet: options.testNet
     })
@@ -203,7 +208,7 @@ export class RbtNode {
     this.sync = new SyncService({
       ledger: this.tokenLedger,
       repos: this.repos,
-      verifier: didSignatureVerifier({ resolve: async (did) => await this.identity.documentOf(did).catch(() => undefined) }),
+      verifier: this.metrics.counting(didSignatureVerifier({ resolve: async (did) => await this.identity.documentOf(did).catch(() => undefined) })),
       fullnode: options.fullnode,
       isLocalDid: async (did) => await this.identity.isLocal(did),
       network: () => this.syncNetwork,
@@ -226,6 +231,13 @@ export class RbtNode {
       engine: this.contractEngine,
       callbacks: this.callbacks,
       port: options.apiPort
+    })
+    const balances = this.store.collection<BalanceRecord>(Collections.balances)
+    this.metrics.setSources({
+      connectedPeers: () => this.host?.connectedPeers().length ?? 0,
+      pendingSignatures: () => this.signing.size,
+      balances: async function * () { for await (const [, b] of balances.entries()) yield b },
+      explorer: () => this.explorer.status()
     })
     let resolve!: () => void
     this.closedDeferred = { promise: new Promise<void>((r) => { resolve = r }), resolve }
@@ -420,7 +432,7 @@ export class RbtNode {
     this.apiServices = this.services()
     const { apiHost, apiPort } = this.options
     this.guard = await this.apiGuardOptions()
-    const app = createApp(this.apiServices, { version: this.version, logger: this.log, guard: this.guard, maxJsonBytes: this.options.maxJsonBytes })
+    const app = createApp(this.apiServices, { version: this.version, logger: this.log, guard: this.guard, maxJsonBytes: this.options.maxJsonBytes, metrics: this.metrics })
     this.server = await listen(app.fetch, apiHost, apiPort, 'API')
     const addr = this.server.address() as AddressInfo
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address
@@ -532,7 +544,8 @@ export class RbtNode {
       logger: this.log.child('rpc'),
       // whole token chains travel in consensus messages
       maxFrameBytes: 64 * 1024 * 1024,
-      handlerTimeoutMs: 120_000
+      handlerTimeoutMs: 120_000,
+      observe: this.metrics.rpc
     })
     await rpc.start()
     this.rpc = rpc as unknown as Rpc<IdentityMethods & ConsensusMethods & SpentMarkerMethods>
@@ -601,7 +614,7 @@ export class RbtNode {
       import('./consensus/consensus-service.js'), import('./consensus/consensus-network.js'), import('./consensus/ledger-adapter.js'),
       import('./consensus/spent-markers.js'), import('./consensus/faucet.js')
     ])
-    const verifier = didSignatureVerifier({ resolve: async (did) => await this.identity.documentOf(did).catch(() => undefined) })
+    const verifier = this.metrics.counting(didSignatureVerifier({ resolve: async (did) => await this.identity.documentOf(did).catch(() => undefined) }))
     const env = (name: string): number | undefined => process.env[name] !== undefined ? Number(process.env[name]) : undefined
     const transport = netMod.consensusTransport(() => this.requireConsensus(), () => this.rpc, {
       isLocal: async (did) => await this.identity.isLocal(did),
@@ -638,6 +651,7 @@ export class RbtNode {
       pledgePeriodMs: env('RBTNODE_PLEDGE_PERIOD_MS'),
       staleVoteMs: env('RBTNODE_STALE_VOTE_MS'),
       fault: faultHook(),
+      observe: this.metrics.consensus,
       onNftCommitted: (nftId, blockId, owner, txid) => {
         this.contracts.knows(nftId)
           .then((sc) => { if (sc) this.contracts.committed(nftId, blockId, txid, owner); else this.nfts.committed(nftId, blockId, owner, txid) })

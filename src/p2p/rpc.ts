@@ -112,7 +112,15 @@ export interface RpcOptions<T> extends RpcLimits {
   /** Protocol version per method, default 1.0.0. */
   versions?: Partial<Record<keyof T & string, string>>
   logger?: Logger
+  /** Told of every request served and every unary call made (the node's metrics); must not throw. */
+  observe?: RpcObserver
 }
+
+/** One request as an observer sees it: `outcome` is `ok` or the error code in lower case (`timeout`, `peer_unreachable`, …). */
+export interface RpcObservation { side: 'server' | 'client', method: string, outcome: string, ms: number }
+export type RpcObserver = (o: RpcObservation) => void
+
+const outcomeOf = (e: unknown): string => e === undefined ? 'ok' : (e instanceof RbtError ? e.code : ErrorCode.INTERNAL).toLowerCase()
 
 // ---------------------------------------------------------------------------------------------
 // Frames
@@ -228,9 +236,11 @@ class RpcNode<T> implements Rpc<T> {
   private readonly pageWindow: number
   private readonly maxInboundStreams: number
   private readonly maxOutboundStreams: number
+  private readonly observer?: RpcObserver
 
   constructor (opts: RpcOptions<T>) {
     this.host = opts.host
+    this.observer = opts.observe
     this.log = (opts.logger ?? silentLogger).child('rpc')
     this.timeoutMs = opts.timeoutMs ?? 10_000
     this.pageTimeoutMs = opts.pageTimeoutMs ?? this.timeoutMs
@@ -304,6 +314,11 @@ class RpcNode<T> implements Rpc<T> {
     return lpStream(stream, { maxDataLength: this.maxFrameBytes, maxBufferSize: this.maxFrameBytes * (this.pageWindow + 2) + 64 })
   }
 
+  private observe (side: RpcObservation['side'], method: string, started: number, outcome: string): void {
+    if (this.observer === undefined) return
+    try { this.observer({ side, method, outcome, ms: Date.now() - started }) } catch { /* never disturbs a call */ }
+  }
+
   // ------------------------------------------------------------------------------- server side
 
   private async serve (method: string, stream: Stream, connection: Connection): Promise<void> {
@@ -317,6 +332,7 @@ class RpcNode<T> implements Rpc<T> {
     this.active.add(stream)
     let id = UNKNOWN_ID
     let iterator: AsyncIterator<unknown> | undefined
+    const started = Date.now()
     try {
       const req = await this.readFrame(lp, this.requestReadTimeoutMs, ac.signal, peer, op).catch(e => {
         const cause = (e as { cause?: unknown }).cause
@@ -353,7 +369,9 @@ class RpcNode<T> implements Rpc<T> {
         await this.writeFrame(lp, { t: 'end', id, pages: seq }, ac.signal, method)
       }
       await this.closeStream(stream)
+      this.observe('server', method, started, 'ok')
     } catch (e) {
+      this.observe('server', method, started, outcomeOf(e))
       if (iterator?.return !== undefined) {
         iterator.return().catch(() => {}) // do not await: a generator stuck in next() would never settle
       }
@@ -480,16 +498,25 @@ class RpcNode<T> implements Rpc<T> {
     const protocol = this.assertCallable(method)
     const id = opts.requestId ?? randomUUID()
     const d = deadline(opts.timeoutMs ?? this.timeoutMs, opts.signal)
-    let frame: Frame
+    const started = Date.now()
     try {
-      frame = await this.callOnChannel(peerId, method, id, request, d) ?? await this.callOnStream(peerId, method, protocol, id, request, d)
-    } finally {
-      d.clear()
+      let frame: Frame
+      try {
+        frame = await this.callOnChannel(peerId, method, id, request, d) ?? await this.callOnStream(peerId, method, protocol, id, request, d)
+      } finally {
+        d.clear()
+      }
+      if (frame.t === 'res') {
+        this.observe('client', method, started, 'ok')
+        return frame.body as ResponseOf<T[M]>
+      }
+      if (frame.t === 'err') throw remoteError(frame, peerId, method)
+      if (frame.t === 'page') throw protocolError(`${method} answered in pages; use callPaged`, peerId)
+      throw protocolError(`unexpected ${frame.t} frame from ${peerId} for ${method}`, peerId)
+    } catch (e) {
+      this.observe('client', method, started, outcomeOf(e))
+      throw e
     }
-    if (frame.t === 'res') return frame.body as ResponseOf<T[M]>
-    if (frame.t === 'err') throw remoteError(frame, peerId, method)
-    if (frame.t === 'page') throw protocolError(`${method} answered in pages; use callPaged`, peerId)
-    throw protocolError(`unexpected ${frame.t} frame from ${peerId} for ${method}`, peerId)
   }
 
   /** One request on a stream of its own (large requests, peers without the channel). */
@@ -708,6 +735,7 @@ class RpcNode<T> implements Rpc<T> {
     const id = req.id
     const n = req.n
     const ctx: RpcContext = { peerId: peer, method, requestId: id, signal: ac.signal }
+    const started = Date.now()
     try {
       const result = await this.underDeadline(Promise.resolve().then(() => handler(req.body, ctx)), ac, method)
       if (isAsyncIterable(result)) {
@@ -720,9 +748,12 @@ class RpcNode<T> implements Rpc<T> {
       if (bytes.byteLength > this.maxFrameBytes) {
         throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `${method} response is ${bytes.byteLength} bytes, over the ${this.maxFrameBytes}-byte frame limit (answer in pages instead)`)
       }
+      this.observe('server', method, started, 'ok')
       return bytes
     } catch (e) {
-      if (ac.signal.aborted && !(e instanceof RbtError && e.code === ErrorCode.TIMEOUT)) return undefined
+      const cancelled = ac.signal.aborted && !(e instanceof RbtError && e.code === ErrorCode.TIMEOUT)
+      this.observe('server', method, started, cancelled ? 'cancelled' : outcomeOf(e))
+      if (cancelled) return undefined
       if (e instanceof RbtError) return { t: 'err', ok: false, id, n, code: e.code, message: e.message }
       this.log.warn(`${method} from ${peer} failed: ${errorMessage(e)}`)
       return { t: 'err', ok: false, id, n, code: ErrorCode.INTERNAL, message: `internal error while handling ${method}` }

@@ -53,6 +53,7 @@ type Digest = (b: Uint8Array) => string
 export class TokenLedger {
   private tail: Promise<unknown> = Promise.resolve()
   private readonly listeners = new Set<(change: LedgerChange) => void>()
+  private readonly timers = new Set<(ms: number, ok: boolean) => void>()
 
   constructor (private readonly store: KvStore, private readonly digest: Digest) {}
 
@@ -60,6 +61,15 @@ export class TokenLedger {
   onCommit (fn: (change: LedgerChange) => void): () => void {
     this.listeners.add(fn)
     return () => { this.listeners.delete(fn) }
+  }
+
+  /**
+   * Calls `fn` after every commit attempt with how long it took (reads, checks and the synced
+   * batch; not the wait for the commit lock) and whether it landed. For metrics. Returns an unsubscribe.
+   */
+  observeCommit (fn: (ms: number, ok: boolean) => void): () => void {
+    this.timers.add(fn)
+    return () => { this.timers.delete(fn) }
   }
 
   /** Runs `fn` alone: no other commit or exclusive section interleaves with it. */
@@ -103,6 +113,20 @@ export class TokenLedger {
 
   /** Commit from inside an `exclusive` section (the caller already holds the lock). */
   async commitUnlocked (change: LedgerChange): Promise<CommitResult> {
+    if (this.timers.size === 0) return await this.write(change)
+    const started = performance.now()
+    let ok = false
+    try {
+      const r = await this.write(change)
+      ok = true
+      return r
+    } finally {
+      const ms = performance.now() - started
+      for (const fn of this.timers) { try { fn(ms, ok) } catch { /* an observer never fails a commit */ } }
+    }
+  }
+
+  private async write (change: LedgerChange): Promise<CommitResult> {
     const ops: BatchOp[] = []
     const now = Date.now()
     const tokenChanges = change.tokens ?? []

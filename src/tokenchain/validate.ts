@@ -38,6 +38,18 @@ export interface SignatureVerifier {
   verify (did: string, messageAsciiHex: string, signatureHex: string, role?: SignerRole): Promise<boolean>
   /** Image-share (NLSS) signatures; when absent, NLSS signatures are rejected. */
   verifyNlss? (did: string, messageAsciiHex: string, shareSignatureHex: string, keySignatureHex: string, role?: SignerRole): Promise<boolean>
+  /**
+   * Optional observer: told after each chain validation that used this verifier, with the blocks
+   * it checked and whether the chain passed (the node counts them for its metrics). Must not throw.
+   */
+  chainValidated? (blocks: number, valid: boolean): void
+}
+
+/** Tells the verifier's observer, if any, how a validation went; never lets it disturb the result. */
+function observed<R extends { length: number }> (ctx: ChainValidationContext, run: Promise<R>): Promise<R> {
+  if (ctx.verifier.chainValidated === undefined) return run
+  const tell = (blocks: number, valid: boolean): void => { try { ctx.verifier.chainValidated?.(blocks, valid) } catch { /* observer only */ } }
+  return run.then((r) => { tell(r.length, true); return r }, (e: unknown) => { tell(0, false); throw e })
 }
 
 /** Memo of envelopes whose signatures were already verified (a Set<string> fits). */
@@ -446,8 +458,7 @@ function result (ctx: ChainValidationContext, r: Awaited<ReturnType<typeof walk>
 /** Validates a whole chain, genesis first. Throws RbtError(CHAIN_INVALID) on the first failure. */
 export async function validateChain (blocks: readonly ChainBlockInput[], ctx: ChainValidationContext): Promise<ChainValidationResult> {
   if (blocks.length === 0) throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${ctx.tokenId}: the chain is empty`, { details: { tokenId: ctx.tokenId, blockNumber: 0, check: 'length' } })
-  const r = await walk(blocks, { index: 0, prevId: '', burnt: false }, ctx)
-  return result(ctx, r, true)
+  return await observed(ctx, walk(blocks, { index: 0, prevId: '', burnt: false }, ctx).then((r) => result(ctx, r, true)))
 }
 
 /**
@@ -470,6 +481,5 @@ export async function validateExtension (knownTip: string | ChainTip, newBlocks:
       signaturesVerified: 0, cacheHits: 0, ownerLinkChecked: true
     }
   }
-  const r = await walk(newBlocks, start, ctx)
-  return result(ctx, r, start.owner !== undefined)
+  return await observed(ctx, walk(newBlocks, start, ctx).then((r) => result(ctx, r, start.owner !== undefined)))
 }

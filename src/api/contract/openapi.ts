@@ -50,6 +50,15 @@ export function buildOpenApi (version: string, table: Record<string, RouteDef> =
     paths[oaPath] ??= {}
     paths[oaPath][r.method.toLowerCase()] = op
   }
+  // GET /metrics is served next to the table, outside the envelope (docs/operations.md, "Metrics")
+  paths['/metrics'] = {
+    get: {
+      operationId: 'metrics',
+      summary: 'Prometheus metrics of the node (text exposition format 0.0.4, not an envelope)',
+      tags: ['node'],
+      responses: { 200: { description: 'Prometheus text', content: { 'text/plain; version=0.0.4': { schema: { type: 'string' } } } } }
+    }
+  }
   return {
     openapi: '3.1.0',
     info: { title: 'rbtnode API', version, description: 'HTTP API of an rbtnode node. Every response is the envelope {status, message, result}.' },

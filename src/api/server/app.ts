@@ -28,6 +28,9 @@ import { serviceRoutes } from './routes/v1/services.routes.js'
 import { syncRoutes } from './routes/v1/sync.routes.js'
 import { docsPage } from './docs-page.js'
 
+/** The Prometheus scrape path (docs/operations.md, "Metrics"). */
+export const METRICS_PATH = '/metrics'
+
 export interface AppOptions {
   version: string
   logger?: Logger
@@ -35,6 +38,8 @@ export interface AppOptions {
   maxJsonBytes?: number
   /** Host, origin and token rules (docs/security.md); loopback names only by default. */
   guard?: GuardOptions
+  /** GET /metrics (Prometheus text, not an envelope); absent: no such route. */
+  metrics?: { contentType: string, render: () => Promise<string> }
 }
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined
@@ -128,6 +133,15 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
   serviceRoutes(registrar, services)
   operatorRoutes(registrar, services)
   syncRoutes(registrar, services)
+
+  const metrics = opts.metrics
+  if (metrics !== undefined) {
+    // outside the contract table (no envelope), behind the same guard as every route
+    app.get(METRICS_PATH, async (c) => {
+      c.header('Cache-Control', 'no-store')
+      return c.body(await metrics.render(), 200, { 'Content-Type': metrics.contentType })
+    })
+  }
 
   const missing = (Object.keys(table) as RouteId[]).filter((id) => !registered.has(id))
   if (missing.length > 0) throw new Error(`routes without a handler: ${missing.join(', ')}`)

@@ -5,6 +5,7 @@ import type { NftOp } from '../../consensus/nft.js'
 import type { ScCode, ScRunner } from '../../consensus/smart-contract.js'
 import type { ConsensusSigner, Ledger, SpentMarkers } from '../../consensus/ports.js'
 import type { ConsensusTransport } from '../../consensus/messages.js'
+import type { ConsensusObserver } from '../../consensus/observe.js'
 import { ownerSigner, quorumSigner } from '../../consensus/wallet-adapters.js'
 import { decodeContract } from '../../tokenchain/contract.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
@@ -38,6 +39,8 @@ export interface ConsensusServiceOptions {
   contracts?: ScRunner
   /** the faucet's duty: mint `count` test RBT to its own DID and transfer them to `did` */
   faucet?: (did: string, count: number) => Promise<{ txid: string, count: number }>
+  /** how transactions end per role and how long consensus rounds take (the node's metrics) */
+  observe?: ConsensusObserver
 }
 
 /** Sender, quorum and receiver roles of one node, and the quorum setups of its DIDs. */
@@ -55,7 +58,8 @@ export class ConsensusService {
       ledger, transport, selfPeer: opts.selfPeer(), logger: log.child('sender'), fault: opts.fault,
       onCommitted: opts.onCommitted,
       onNftCommitted: opts.onNftCommitted,
-      scCode: opts.scCode
+      scCode: opts.scCode,
+      observe: opts.observe
     })
     this.quorum = new QuorumService({
       ledger, verifier, markers: opts.markers, transport, logger: log.child('quorum'), fault: opts.fault,
@@ -63,13 +67,15 @@ export class ConsensusService {
       ownerSignerFor: (did) => this.quorumSigners.get(did)?.owner,
       pledgePeriodMs: opts.pledgePeriodMs,
       staleVoteMs: opts.staleVoteMs,
-      contracts: opts.contracts
+      contracts: opts.contracts,
+      observe: opts.observe
     })
     this.receiver = new TransferReceiver({
       ledger, verifier, fault: opts.fault,
       isLocalDid: async (did) => await opts.identity.isLocal(did),
       ownQuorums: async () => opts.registry.list(),
-      trustOwnQuorumList: () => opts.trustOwnQuorumList === true
+      trustOwnQuorumList: () => opts.trustOwnQuorumList === true,
+      observe: opts.observe
     })
   }
 
