@@ -3,7 +3,8 @@
  * binding of services that already exist: the release of Locked tokens over the sender's abort
  * path and the quorum's pledge records.
  */
-import type { BadBlock, ChainValidationItem, LockedTokenItem, ReleaseLockedResult, ValidateChainResult } from '../api/contract/operator-results.js'
+import type { BadBlock, ChainValidationItem, LockedTokenItem, PledgedTokenItem, ReleaseLockedResult, RunUnpledgeResult, TxCountItem, ValidateChainResult } from '../api/contract/operator-results.js'
+import type { PledgeRecord } from '../consensus/records.js'
 import { buildBundle, validateBundleToken } from '../consensus/bundle.js'
 import type { Ledger } from '../consensus/ports.js'
 import { releaseLockedTokens, DEFAULT_RELEASE_MIN_AGE_MS, type LockedTokenOutcome } from '../consensus/release-locked.js'
@@ -18,6 +19,12 @@ export interface OperatorApi {
   releaseLocked: (opts?: { minAgeMs?: number }) => Promise<ReleaseLockedResult>
   /** validate-token-chain: one token's whole chain (ancestors included), or every token `did` holds here */
   validateChains: (did: string, token?: string) => Promise<ValidateChainResult>
+  /** get-pledgedtoken-details: every token this node's quorum DIDs hold pledged, with the transaction it backs and its release time */
+  pledgedTokens: () => Promise<PledgedTokenItem[]>
+  /** get-by-node: transactions sent and received per DID hosted here */
+  txCounts: () => Promise<TxCountItem[]>
+  /** run-unpledge: the quorum's unpledge sweep now; what it released */
+  runUnpledge: () => Promise<RunUnpledgeResult>
 }
 
 export interface OperatorApiDeps {
@@ -66,6 +73,37 @@ export function createOperatorApi (d: OperatorApiDeps): OperatorApi {
       for (const id of ids) tokens.push(await validateOne(ledger, d, id))
       const valid = tokens.filter((t) => t.valid).length
       return { did, checked: tokens.length, valid, invalid: tokens.length - valid, tokens }
+    },
+    pledgedTokens: async () => {
+      const out: PledgedTokenItem[] = []
+      for (const p of await pledges(d.ledger())) {
+        for (const token of p.tokens) {
+          out.push({ did: p.quorumDid, token, transaction_id: p.txid, token_state: p.newBlockIds, release_at: new Date(p.releaseAt).toISOString() })
+        }
+      }
+      return out
+    },
+    txCounts: async () => {
+      const out: TxCountItem[] = []
+      for (const did of await d.localDids()) {
+        const txs = await d.repos.transactions.byDid(did)
+        out.push({ DID: did, TxnSend: txs.filter((t) => t.initiator === did).length, TxnReceived: txs.filter((t) => t.receiver === did && t.initiator !== did).length })
+      }
+      return out
+    },
+    runUnpledge: async () => {
+      const cs = d.consensus()
+      const ledger = d.ledger()
+      const before = await pledges(ledger)
+      await cs.quorum.sweep()
+      const after = new Set((await pledges(ledger)).map((p) => `${p.quorumDid}/${p.txid}`))
+      const gone = before.filter((p) => !after.has(`${p.quorumDid}/${p.txid}`))
+      const ids = gone.flatMap((p) => p.tokens)
+      const states = await ledger.tokensById(ids)
+      // released now: Free again at the quorum (a token that moved on since is not counted)
+      const freed = states.filter((t, i) => t !== undefined && t.status === 'Free' && t.owner === gone.find((p) => p.tokens.includes(ids[i]!))?.quorumDid)
+      const milli = freed.reduce((s, t) => s + t!.valueMilli, 0)
+      return { released: milli / 1000, pledges_released: gone.length, tokens: freed.map((t) => t!.tokenId), pledges_held: after.size }
     }
   }
 }
@@ -99,4 +137,10 @@ async function badBlock (d: OperatorApiDeps, tokenId: string, e: unknown): Promi
     check: details?.check ?? (e instanceof RbtError && e.code === ErrorCode.NOT_FOUND ? 'missing' : 'ancestry'),
     reason: errorMessage(e)
   }
+}
+
+async function pledges (ledger: Ledger): Promise<PledgeRecord[]> {
+  const out: PledgeRecord[] = []
+  for await (const [, p] of ledger.records<PledgeRecord>('cs-pledges')) out.push(p)
+  return out
 }

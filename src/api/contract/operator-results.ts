@@ -47,3 +47,28 @@ export interface ValidateChainResult {
   invalid: number
   tokens: ChainValidationItem[]
 }
+
+/** GET /svc/v1/quorums/pledged_tokens: one item per token a quorum DID of this node pledged. */
+export interface PledgedTokenItem {
+  did: string
+  token: string
+  /** the transaction the pledge backs */
+  transaction_id: string
+  /** the token states the transaction created (`<token>@<n>-<hash>` block ids): when one moves on, the pledge is released */
+  token_state: string[]
+  /** when the pledge period ends (ISO time) */
+  release_at: string
+}
+
+/** GET /svc/v1/node/tx_counts: per DID hosted here, as the reference's get-by-node. */
+export interface TxCountItem { DID: string, TxnSend: number, TxnReceived: number }
+
+/** POST /svc/v1/quorums/run_unpledge */
+export interface RunUnpledgeResult {
+  /** RBT released by this run */
+  released: number
+  pledges_released: number
+  tokens: string[]
+  /** pledges still held after the run */
+  pledges_held: number
+}

@@ -67,7 +67,10 @@ export const paths = {
   sync: { method: 'POST', path: '/svc/v1/sync' },
   syncTransactionChain: { method: 'POST', path: '/svc/v1/sync-transaction-chain' },
   tokensReleaseLocked: { method: 'POST', path: '/svc/v1/tokens/release_locked' },
-  tokensValidateChain: { method: 'GET', path: '/svc/v1/tokens/validate_chain' }
+  tokensValidateChain: { method: 'GET', path: '/svc/v1/tokens/validate_chain' },
+  quorumsPledgedTokens: { method: 'GET', path: '/svc/v1/quorums/pledged_tokens' },
+  quorumsRunUnpledge: { method: 'POST', path: '/svc/v1/quorums/run_unpledge' },
+  nodeTxCounts: { method: 'GET', path: '/svc/v1/node/tx_counts' }
 } as const
 
 export type RouteId = keyof typeof paths

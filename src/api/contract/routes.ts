@@ -4,7 +4,7 @@ import { paths, type RouteId } from './paths.js'
 import type { NftChainItem, NftListItem, NftTxResult } from './nft-results.js'
 import type { ScChainItem, ScListItem, ScTxResult } from './sc-results.js'
 import type { FtListItemResult, FtMintResult } from './ft-results.js'
-import type { ReleaseLockedResult, ValidateChainResult } from './operator-results.js'
+import type { PledgedTokenItem, ReleaseLockedResult, RunUnpledgeResult, TxCountItem, ValidateChainResult } from './operator-results.js'
 import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtResult, NftBalanceResult, RbtBalanceResult, TokenChainResult, TokenListItemResult } from './token-results.js'
 
 /**
@@ -268,7 +268,10 @@ const specs = {
       SCChainValidation: z.enum(['true', 'false', '1', '0', 't', 'f', 'T', 'F', 'TRUE', 'FALSE', 'True', 'False']).optional().describe('accepted as the reference takes it; smart-contract chains are validated like every chain')
     }),
     tags: ['tokens']
-  })
+  }),
+  quorumsPledgedTokens: route({ summary: 'get-pledgedtoken-details: every token the quorum DIDs of this node hold pledged, with the transaction it backs, the token states that transaction created and when the pledge period ends', tags: ['quorums'] }),
+  quorumsRunUnpledge: route({ summary: 'run-unpledge: runs the quorum\'s unpledge sweep now (pledges whose period ended; votes with no word asked about) and reports what it released', tags: ['quorums'] }),
+  nodeTxCounts: route({ summary: 'get-by-node: transactions sent and received by each DID hosted on this node', tags: ['node'] })
 } as const satisfies Record<RouteId, RouteSpec>
 
 type Routes = { [K in RouteId]: (typeof specs)[K] & (typeof paths)[K] }
@@ -344,6 +347,9 @@ export interface ResultTypes {
   syncTransactionChain: SyncTransactionChainResult
   tokensReleaseLocked: ReleaseLockedResult
   tokensValidateChain: ValidateChainResult
+  quorumsPledgedTokens: PledgedTokenItem[]
+  quorumsRunUnpledge: RunUnpledgeResult
+  nodeTxCounts: TxCountItem[]
 }
 
 /** Final result of POST /svc/v1/sync. */

@@ -6,6 +6,7 @@ import { TransferSender } from '../../../src/consensus/sender.js'
 import type { ConsensusService } from '../../../src/node/consensus/consensus-service.js'
 import type { SignatureVerifier } from '../../../src/tokenchain/validate.js'
 import { tokenEnv, ringSigner, type TokenEnv } from '../tokens/helpers.js'
+import { pledgeIndexKeys, type PledgeRecord } from '../../../src/consensus/records.js'
 
 describe('node: operator API over the real token store', function () {
   this.timeout(30_000)
@@ -60,5 +61,38 @@ describe('node: operator API over the real token store', function () {
     expect(r.released).to.deep.equal([{ token: ids[2], did, value: 1, transaction_id: 'f'.repeat(64), record_state: 'UNKNOWN', reason: 'no record of its transaction' }])
     expect(await env.service.rbtBalance(did)).to.deep.include({ balance: 3, locked: 0 })
     expect(await api().releaseLocked()).to.deep.equal({ released: [], kept: [] })
+  })
+
+  it('get-pledgedtoken-details lists the pledged tokens with their transaction and release time; run-unpledge releases the due ones and reports the total', async () => {
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const now = Date.now()
+    const pledge = async (token: string, txid: string, releaseAt: number): Promise<void> => {
+      const t = (await ledger.token(token))!
+      const p: PledgeRecord = { txid, quorumDid: did, tokens: [token], newBlockIds: [`${ids[0]}@1-${txid.slice(0, 8)}`], releaseAt }
+      await ledger.commit((w) => {
+        w.putToken({ ...t, status: 'Pledged', txid, updatedAt: now })
+        w.putRecord('cs-pledges', `${did}/${txid}`, p)
+        for (const k of pledgeIndexKeys(p)) w.putRecord('cs-pledge-index', k, `${did}/${txid}`)
+      })
+    }
+    await pledge(ids[0], 'a'.repeat(64), now - 1000)
+    await pledge(ids[1], 'b'.repeat(64), now + 3_600_000)
+    const list = await api().pledgedTokens()
+    expect(list).to.have.length(2)
+    expect(list.find((p) => p.token === ids[1])).to.deep.equal({ did, token: ids[1], transaction_id: 'b'.repeat(64), token_state: [`${ids[0]}@1-bbbbbbbb`], release_at: new Date(now + 3_600_000).toISOString() })
+    const r = await api().runUnpledge()
+    expect(r).to.deep.equal({ released: 1, pledges_released: 1, tokens: [ids[0]], pledges_held: 1 })
+    expect((await ledger.token(ids[0]))!.status).to.equal('Free')
+    expect((await ledger.token(ids[1]))!.status).to.equal('Pledged')
+    expect((await api().runUnpledge()).tokens).to.deep.equal([])
+    expect((await api().pledgedTokens()).map((p) => p.token)).to.deep.equal([ids[1]])
+  })
+
+  it('get-by-node counts the transactions each DID hosted here sent and received', async () => {
+    const counts = await api().txCounts()
+    expect(counts).to.have.length(1)
+    expect(counts[0].DID).to.equal(did)
+    expect(counts[0].TxnReceived).to.equal(0)
+    expect(counts[0].TxnSend).to.be.a('number')
   })
 })

@@ -7,7 +7,7 @@ import type { Registrar } from '../../app.js'
 /** The operator features of the reference's CLI (docs/api.md, "Operator features"). */
 export function operatorRoutes (r: Registrar, s: ApiServices): void {
   const op = (): OperatorApi => {
-    if (s.operator === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'operator features are not available on this node')
+    if (s.operator === undefined) throw new RbtError(ErrorCode.NOT_FOUND, 'operator features are not served by this node')
     return s.operator
   }
   r.on('tokensReleaseLocked', async ({ body }) => {
@@ -26,5 +26,15 @@ export function operatorRoutes (r: Registrar, s: ApiServices): void {
       return fail(`token ${bad.token}: block ${b.block_number}${b.token !== bad.token ? ` of ${b.token}` : ''} failed the ${b.check} check: ${b.reason}`, res) as never
     }
     return ok(res.checked === 0 ? `token chain validated successfully (no tokens of ${res.did} on this node)` : `token chain validated successfully (${res.checked} token(s))`, res)
+  })
+  r.on('quorumsPledgedTokens', async () => ok('Got pledged tokens with token states info successfully', await op().pledgedTokens()))
+  r.on('nodeTxCounts', async () => {
+    const counts = await op().txCounts()
+    // as the reference: a node with no DID answers status false
+    return counts.length === 0 ? fail('no DIDs on this node', counts) as never : ok('Got transaction counts of the DIDs of this node', counts)
+  })
+  r.on('quorumsRunUnpledge', async () => {
+    const res = await op().runUnpledge()
+    return ok(res.tokens.length === 0 ? 'No tokens present to unpledge' : `Unpledging of pledged tokens was successful, Total Unpledge Amount: ${res.released} RBT`, res)
   })
 }
