@@ -59,7 +59,11 @@ export interface ConsensusApiDeps {
   registry: QuorumRegistry
   repos: TokenRepositories
   identity: { record: (did: string) => Promise<{ type: number } | undefined>, isLocal: (did: string) => Promise<boolean> }
-  twoStep: { start: <T>(did: string, mode: number, op: (prompt: SignPrompt) => Promise<Envelope<T>>, operation?: string) => Promise<Envelope<T | PendingSignature>> }
+  twoStep: {
+    start: <T>(did: string, mode: number, op: (prompt: SignPrompt) => Promise<Envelope<T>>, operation?: string) => Promise<Envelope<T | PendingSignature>>
+    /** the engine's per-DID backoff around a password check made outside a challenge */
+    checkPassword?: <T>(did: string, check: () => Promise<T>) => Promise<T>
+  }
   remoteQuorumStatus: (did: string) => Promise<boolean>
   requestFaucet: (did: string, count: number, prompt: SignPrompt) => Promise<{ txid: string, count: number }>
 }
@@ -159,7 +163,12 @@ export function createConsensusApi (d: ConsensusApiDeps): ConsensusApi {
     quorumsAdd: async (did) => { await d.registry.add([did]) },
     quorumsList: () => d.registry.list(),
     quorumsRemoveAll: async () => { await d.registry.removeAll() },
-    quorumsSetup: async (did, password, priv) => { await d.service().setupQuorum(did, password, priv) },
+    quorumsSetup: async (did, password, priv) => {
+      // the setup opens the DID's keys with the passwords given: wrong ones slow down like a challenge's
+      const setup = async (): Promise<void> => { await d.service().setupQuorum(did, password, priv) }
+      if (d.twoStep.checkPassword !== undefined) await d.twoStep.checkPassword(did, setup)
+      else await setup()
+    },
     quorumStatus: async (did) => await d.identity.isLocal(did) ? d.service().isQuorumSetUp(did) : await d.remoteQuorumStatus(did),
     transfer: async (body) => {
       if (body.hasNft === true || body.hasSmartContract === true) {

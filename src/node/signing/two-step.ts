@@ -226,6 +226,37 @@ export class TwoStepEngine {
     this.log.info(`audit: sign ${operation} did=${did} outcome=${outcome}${code !== undefined ? ` code=${code}` : ''}${wrongPasswords > 0 ? ` wrong_passwords=${wrongPasswords}` : ''}`)
   }
 
+  /**
+   * Runs `check`, a check of a password of `did` (it throws WRONG_PASSWORD for a wrong one), under
+   * the DID's backoff: refused with TOO_MANY_REQUESTS without running during the delay after wrong
+   * passwords, one check of the DID at a time (so parallel guesses cannot outrun the delay); a
+   * wrong password extends the delay, a right one resets it. Answers to challenges go through it,
+   * and so must any other place that checks a local DID's password.
+   */
+  async checkPassword<T> (did: string, check: () => Promise<T>, onWrong?: () => void): Promise<T> {
+    this.refuseDuringDelay(did)
+    return await this.onePerDid(did, async () => {
+      this.refuseDuringDelay(did)
+      let r: T
+      try {
+        r = await check()
+      } catch (e) {
+        if (e instanceof RbtError && e.code === ErrorCode.WRONG_PASSWORD) {
+          onWrong?.()
+          this.passwordFailed(did)
+        }
+        throw e
+      }
+      this.failures.delete(did)
+      return r
+    })
+  }
+
+  private refuseDuringDelay (did: string): void {
+    const wait = this.passwordWait(did)
+    if (wait > 0) throw new RbtError(ErrorCode.TOO_MANY_REQUESTS, `Too many wrong passwords for ${did}: retry in ${wait} s`)
+  }
+
   /** Password checks waiting or running, chained per DID. */
   private readonly checks = new Map<string, Promise<unknown>>()
 
@@ -278,30 +309,13 @@ export class TwoStepEngine {
     if (ch === undefined) throw new RbtError(ErrorCode.CONFLICT, `Request ${id} is not waiting for an answer`)
     const isPassword = ch.req.kind === 'password'
     // during the delay after wrong passwords the answer is not even looked at
-    const wait = isPassword ? this.passwordWait(p.did) : 0
-    if (wait > 0) throw new RbtError(ErrorCode.TOO_MANY_REQUESTS, `Too many wrong passwords for ${p.did}: retry in ${wait} s`)
+    if (isPassword) this.refuseDuringDelay(p.did)
     p.busy = true
     try {
       const ans = this.toSignAnswer(ch.req, answer)
       const validate = ch.validate
       if (validate !== undefined && !isPassword) await validate(ans)
-      else if (validate !== undefined) {
-        // one password of a DID is checked at a time, so parallel guesses cannot outrun the delay
-        await this.onePerDid(p.did, async () => {
-          const again = this.passwordWait(p.did)
-          if (again > 0) throw new RbtError(ErrorCode.TOO_MANY_REQUESTS, `Too many wrong passwords for ${p.did}: retry in ${again} s`)
-          try {
-            await validate(ans)
-          } catch (e) {
-            if (e instanceof RbtError && e.code === ErrorCode.WRONG_PASSWORD) {
-              p.wrongPasswords++
-              this.passwordFailed(p.did)
-            }
-            throw e
-          }
-          this.failures.delete(p.did)
-        })
-      }
+      else if (validate !== undefined) await this.checkPassword(p.did, async () => { await validate(ans) }, () => { p.wrongPasswords++ })
       // the answer is accepted: from here on the id belongs to this call until the next event
       p.challenge = undefined
       ch.resolve(ans)

@@ -226,6 +226,19 @@ describe('signing: two-step engine', () => {
     expect((await engine.complete(next, { password: 'right' })).result).to.equal('thgir')
   })
 
+  it('a password checked outside a challenge (checkPassword) shares the DID\'s delay with challenge answers', async () => {
+    const wrong = async (): Promise<void> => { throw new RbtError(ErrorCode.WRONG_PASSWORD, 'wrong password') }
+    for (let i = 0; i < 3; i++) expect((await rejects(engine.checkPassword(DID, wrong))).code).to.equal(ErrorCode.WRONG_PASSWORD)
+    let ran = false
+    expect((await rejects(engine.checkPassword(DID, async () => { ran = true })))).to.include({ code: ErrorCode.TOO_MANY_REQUESTS })
+    expect(ran).to.equal(false)
+    const id = ((await engine.start(DID, 0, passwordOp('right'))).result as { id: string }).id
+    expect((await rejects(engine.complete(id, { password: 'right' }))).code).to.equal(ErrorCode.TOO_MANY_REQUESTS)
+    clock += 1000
+    expect(await engine.checkPassword(DID, async () => 7)).to.equal(7)
+    expect((await engine.complete(id, { password: 'right' })).result).to.equal('thgir')
+  })
+
   it('parallel guesses are checked one at a time per DID, so they cannot outrun the delay', async () => {
     const counter = { runs: 0, checks: 0 }
     const ids: string[] = []
