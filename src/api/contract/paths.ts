@@ -2,7 +2,10 @@
  * Paths and methods of every route, with no runtime dependencies: the CLI client imports this
  * (fast start-up); routes.ts adds the schemas the server validates with and OpenAPI documents.
  */
+import { legacyApiPaths } from './legacy-api-paths.js'
+
 export const paths = {
+  ...legacyApiPaths,
   nodeStart: { method: 'GET', path: '/svc/v1/node/start' },
   nodeShutdown: { method: 'POST', path: '/svc/v1/node/shutdown' },
   nodePeerId: { method: 'GET', path: '/svc/v1/node/peer_id' },
@@ -70,7 +73,8 @@ export const paths = {
   tokensValidateChain: { method: 'GET', path: '/svc/v1/tokens/validate_chain' },
   quorumsPledgedTokens: { method: 'GET', path: '/svc/v1/quorums/pledged_tokens' },
   quorumsRunUnpledge: { method: 'POST', path: '/svc/v1/quorums/run_unpledge' },
-  nodeTxCounts: { method: 'GET', path: '/svc/v1/node/tx_counts' }
+  nodeTxCounts: { method: 'GET', path: '/svc/v1/node/tx_counts' },
+  txSelfTransfer: { method: 'POST', path: '/svc/v1/tx/self_transfer' }
 } as const
 
 export type RouteId = keyof typeof paths

@@ -21,6 +21,8 @@ import { quorumRoutes } from './routes/v1/quorums.routes.js'
 import { operatorRoutes } from './routes/v1/operator.routes.js'
 import { txRoutes } from './routes/v1/tx.routes.js'
 import { legacyTxRoutes } from './routes/legacy/tx.routes.js'
+import { legacyNodeRoutes } from './routes/legacy/node.routes.js'
+import { legacyQuorumRoutes } from './routes/legacy/quorum.routes.js'
 import { nftRoutes } from './routes/v1/nfts.routes.js'
 import { scRoutes } from './routes/v1/sc.routes.js'
 import { ftRoutes } from './routes/v1/fts.routes.js'
@@ -125,13 +127,15 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
   didRoutes(registrar, services)
   signatureRoutes(registrar, services)
   quorumRoutes(registrar, services)
+  operatorRoutes(registrar, services)
   txRoutes(registrar, services)
   legacyTxRoutes(registrar, services)
+  legacyNodeRoutes(registrar, services)
+  legacyQuorumRoutes(registrar, services)
   nftRoutes(registrar, services)
   scRoutes(registrar, services)
   ftRoutes(registrar, services)
   serviceRoutes(registrar, services)
-  operatorRoutes(registrar, services)
   syncRoutes(registrar, services)
 
   const metrics = opts.metrics

@@ -2,7 +2,8 @@ import { z } from 'zod'
 import { ok } from '../../../contract/envelope.js'
 import { normalizeKeys } from '../../../contract/normalize-keys.js'
 import { didCreateBody, didString } from '../../../contract/schemas.js'
-import type { ApiServices, DidCreateInput } from '../../../../node/services.js'
+import type { Context } from 'hono'
+import type { ApiServices, DidCreateInput, DidSetupInput } from '../../../../node/services.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
 import type { Registrar } from '../../app.js'
 import { isMultipart, parseUpload, type UploadLimits } from '../../multipart.js'
@@ -53,36 +54,36 @@ function checkDid (did: string | undefined): string {
   return did as string
 }
 
+/** The creation input of a request: the multipart form (did_config plus files) or the JSON body. */
+export async function didCreateInput (c: Context, body: z.output<typeof didCreateBody> | undefined): Promise<DidCreateInput> {
+  if (!isMultipart(c)) return { ...body }
+  const up = await parseUpload(c, DID_UPLOAD_FILES, DID_UPLOAD_LIMITS)
+  const cfg = parseConfig(up.fields.did_config, createConfig)
+  const { priv_pwd: privPwd, quorum_pwd: quorumPwd, ...rest } = cfg
+  const input: DidCreateInput = { ...rest, files: up.files }
+  if (input.password === undefined && privPwd !== undefined) input.password = privPwd
+  if (input.quorum_password === undefined && quorumPwd !== undefined) input.quorum_password = quorumPwd
+  return input
+}
+
+/** The setup input of a multipart request (did_config plus the DID's files). */
+export async function didSetupInput (c: Context): Promise<DidSetupInput> {
+  const up = await parseUpload(c, DID_UPLOAD_FILES, DID_UPLOAD_LIMITS)
+  const cfg = parseConfig(up.fields.did_config, setupConfig)
+  const password = cfg.password ?? cfg.priv_pwd
+  const quorumPassword = cfg.quorum_password ?? cfg.quorum_pwd
+  return {
+    type: cfg.type,
+    files: up.files,
+    ...(password !== undefined ? { password } : {}),
+    ...(quorumPassword !== undefined ? { quorum_password: quorumPassword } : {})
+  }
+}
+
 export function didRoutes (r: Registrar, s: ApiServices): void {
-  r.on('didCreate', async ({ body, c }) => {
-    let input: DidCreateInput
-    if (isMultipart(c)) {
-      const up = await parseUpload(c, DID_UPLOAD_FILES, DID_UPLOAD_LIMITS)
-      const cfg = parseConfig(up.fields.did_config, createConfig)
-      const { priv_pwd: privPwd, quorum_pwd: quorumPwd, ...rest } = cfg
-      input = { ...rest, files: up.files }
-      if (input.password === undefined && privPwd !== undefined) input.password = privPwd
-      if (input.quorum_password === undefined && quorumPwd !== undefined) input.quorum_password = quorumPwd
-    } else {
-      input = { ...body }
-    }
-    const res = await s.identity.create(input)
-    return ok('DID created successfully', res)
-  })
+  r.on('didCreate', async ({ body, c }) => ok('DID created successfully', await s.identity.create(await didCreateInput(c, body))))
   r.on('didList', async () => ok('Got all DIDs', await s.identity.list()))
-  r.on('didSetup', async ({ c }) => {
-    const up = await parseUpload(c, DID_UPLOAD_FILES, DID_UPLOAD_LIMITS)
-    const cfg = parseConfig(up.fields.did_config, setupConfig)
-    const password = cfg.password ?? cfg.priv_pwd
-    const quorumPassword = cfg.quorum_password ?? cfg.quorum_pwd
-    const res = await s.identity.setup({
-      type: cfg.type,
-      files: up.files,
-      ...(password !== undefined ? { password } : {}),
-      ...(quorumPassword !== undefined ? { quorum_password: quorumPassword } : {})
-    })
-    return ok('DID setup successfully', res)
-  })
+  r.on('didSetup', async ({ c }) => ok('DID setup successfully', await s.identity.setup(await didSetupInput(c))))
   r.on('didRegister', async ({ params }) => await s.identity.register(checkDid(params.did)))
   r.on('didPublicKey', async ({ params }) => ok('Got public key successfully', await s.identity.publicInfo(checkDid(params.did))))
   r.on('didResolve', async ({ params }) => ok('DID resolved', await s.identity.resolve(checkDid(params.did))))

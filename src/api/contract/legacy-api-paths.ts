@@ -1,0 +1,28 @@
+/**
+ * Paths and methods of the reference's `/api` routes this node serves as thin adapters over the
+ * `/svc/v1` services (docs/api.md, "The reference's /api routes"). Spread into paths.ts; no runtime
+ * dependencies, like paths.ts.
+ */
+export const legacyApiPaths = {
+  // identity and node
+  legacyGetAllDid: { method: 'GET', path: '/api/getalldid' },
+  legacyCreateDid: { method: 'POST', path: '/api/createdid' },
+  legacyRegisterDid: { method: 'POST', path: '/api/register-did' },
+  legacySetupDid: { method: 'POST', path: '/api/setup-did' },
+  legacyGetPeerId: { method: 'GET', path: '/api/get-peer-id' },
+  legacyStart: { method: 'GET', path: '/api/start' },
+  legacyShutdown: { method: 'POST', path: '/api/shutdown' },
+  legacyNodeStatus: { method: 'GET', path: '/api/node-status' },
+  legacyPing: { method: 'GET', path: '/api/ping' },
+  legacyAddPeerDetails: { method: 'POST', path: '/api/add-peer-details' },
+  // bootstrap and quorums
+  legacyAddBootstrap: { method: 'POST', path: '/api/add-bootstrap' },
+  legacyRemoveBootstrap: { method: 'POST', path: '/api/remove-bootstrap' },
+  legacyRemoveAllBootstrap: { method: 'POST', path: '/api/remove-all-bootstrap' },
+  legacyGetAllBootstrap: { method: 'GET', path: '/api/get-all-bootstrap' },
+  legacyAddQuorum: { method: 'POST', path: '/api/addquorum' },
+  legacyGetAllQuorum: { method: 'GET', path: '/api/getallquorum' },
+  legacyRemoveAllQuorum: { method: 'GET', path: '/api/removeallquorum' },
+  legacySetupQuorum: { method: 'POST', path: '/api/setup-quorum' },
+  legacyCheckQuorumStatus: { method: 'GET', path: '/api/check-quorum-status' }
+} as const

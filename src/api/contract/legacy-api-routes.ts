@@ -1,0 +1,80 @@
+import { z } from 'zod'
+import { didCreateBody, didString, peerIdString } from './schemas.js'
+import type { AccountInfoResult } from './token-results.js'
+
+/**
+ * Schemas of the reference's `/api` routes (paths in legacy-api-paths.ts), spread into the route
+ * table of routes.ts. Field names are the reference's; JSON keys match case-insensitively.
+ */
+const tags = ['legacy']
+
+/** The reference's bootstrap entries end with "/"; that slash is not part of the multiaddress. */
+const legacyPeers = z.object({
+  peers: z.array(z.string().min(1).max(1024)).min(1, 'Bootstrap Peers required').max(256)
+})
+
+export const legacyApiSpecs = {
+  legacyGetAllDid: { summary: 'Legacy: the DIDs hosted here with their RBT amounts (account_info); readiness probe of the reference scripts', tags },
+  legacyCreateDid: {
+    summary: 'Legacy createdid: multipart/form-data with a did_config JSON field and the files (as POST /svc/v1/dids/create)',
+    body: didCreateBody,
+    multipart: true,
+    tags
+  },
+  legacyRegisterDid: { summary: 'Legacy register-did: announces the DID → peer mapping; two-step', body: z.object({ did: didString }), async: true, tags },
+  legacySetupDid: { summary: 'Legacy setup-did: imports a DID from its files (as POST /svc/v1/dids/setup); result is the DID', multipart: true, tags },
+  legacyGetPeerId: { summary: "Legacy: this node's peer id, in message", tags },
+  legacyStart: { summary: 'Legacy: starts the core', tags },
+  legacyShutdown: { summary: 'Legacy: shuts the node down', tags },
+  legacyNodeStatus: { summary: 'Legacy: answers while the node is up', tags },
+  legacyPing: { summary: 'Legacy: pings a peer', query: z.object({ peerID: peerIdString }), tags },
+  legacyAddPeerDetails: {
+    summary: "Legacy: maps a peer's DID to its peer id",
+    body: z.object({ DID: didString, PeerID: peerIdString, DIDType: z.number().int().min(0, 'Invalid DID Type').max(4, 'Invalid DID Type').optional() }),
+    tags
+  },
+  legacyAddBootstrap: { summary: 'Legacy: adds bootstrap peers (entries may end with "/")', body: legacyPeers, tags },
+  legacyRemoveBootstrap: { summary: 'Legacy: removes bootstrap peers', body: legacyPeers, tags },
+  legacyRemoveAllBootstrap: { summary: 'Legacy: removes all bootstrap peers', tags },
+  legacyGetAllBootstrap: { summary: 'Legacy: lists the bootstrap peers ({peers})', tags },
+  legacyAddQuorum: {
+    summary: 'Legacy addquorum: a JSON array of at least 5 {type, address} (address: a quorum DID, or peerID.DID); those not yet listed are added',
+    body: z.array(z.object({ type: z.number().int().optional(), address: z.string().min(1).max(200) }))
+      .min(5, 'Length of Quorum list should be atleast 5').max(256),
+    tags
+  },
+  legacyGetAllQuorum: { summary: 'Legacy: the quorum list', tags },
+  legacyRemoveAllQuorum: { summary: 'Legacy: empties the quorum list (GET, as the reference)', tags },
+  legacySetupQuorum: {
+    summary: "Legacy: sets the node's own DID up as a quorum",
+    body: z.object({ did: didString, password: z.string().max(1024), priv_password: z.string().max(1024).optional() }),
+    tags
+  },
+  legacyCheckQuorumStatus: { summary: 'Legacy: whether a quorum is reachable and set up', query: z.object({ quorumAddress: didString }), tags }
+} as const
+
+/** What `result` holds per legacy route; extra top-level keys are listed in docs/api.md. */
+export interface LegacyApiResults {
+  legacyGetAllDid: null
+  legacyCreateDid: { did: string, peer_id: string | null }
+  legacyRegisterDid: unknown
+  legacySetupDid: string
+  legacyGetPeerId: null
+  legacyStart: null
+  legacyShutdown: null
+  legacyNodeStatus: null
+  legacyPing: null
+  legacyAddPeerDetails: null
+  legacyAddBootstrap: null
+  legacyRemoveBootstrap: null
+  legacyRemoveAllBootstrap: null
+  legacyGetAllBootstrap: { peers: string[] }
+  legacyAddQuorum: null
+  legacyGetAllQuorum: string[]
+  legacyRemoveAllQuorum: null
+  legacySetupQuorum: null
+  legacyCheckQuorumStatus: null
+}
+
+/** GET /api/getalldid and /api/get-account-info: the reference's DIDAccountInfo list. */
+export type LegacyAccountInfo = AccountInfoResult
