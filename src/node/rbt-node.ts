@@ -20,6 +20,7 @@ import { buildOverview } from './overview.js'
 import { TokenLedger, type LedgerChange } from '../storage/token-ledger.js'
 import { levelTokenRepositories } from '../storage/token-repositories.js'
 import { sha3Hex } from '../tokenchain/hash.js'
+import { describeSecpBackend } from '../wallet/secp-backend.js'
 import { TokenService, didSignatureVerifier } from '../tokens/index.js'
 import { createTokenApi } from './token-api.js'
 import { createFtApi } from './ft-api.js'
@@ -249,6 +250,8 @@ export class RbtNode {
   static async init ({ options, logger }: RbtNodeInit): Promise<RbtNode> {
     const node = new RbtNode(options, logger ?? createLogger())
     try {
+      // which secp256k1 implementation signs and verifies (libsecp256k1 or noble; decisions/0008)
+      node.log.info(describeSecpBackend())
       await node.store.open()
       // a data dir from before the free-FT index gets it filled once
       const indexed = await node.tokenLedger.indexFreeFts()

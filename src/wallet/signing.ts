@@ -6,7 +6,9 @@
  */
 import { RbtError, ErrorCode } from '../util/errors.js'
 import { utf8 } from './bytes.js'
+import { randomBytes } from 'node:crypto'
 import { curveImpl, normalisePoint, type Curve, type PublicKey } from './keys.js'
+import { secpBackend } from './secp-backend.js'
 
 /** The bytes ECDSA actually covers for a given input. */
 export function signedPortion (message: Uint8Array): Uint8Array {
@@ -16,14 +18,28 @@ export function signedPortion (message: Uint8Array): Uint8Array {
   return message.length > 32 ? message.subarray(0, 32) : message
 }
 
-/** DER ECDSA signature over `signedPortion(message)`. Nonces are RFC 6979 plus fresh entropy. */
-export function signMessage (curve: Curve, privateKey: Uint8Array, message: Uint8Array): Uint8Array {
+export interface SignOptions {
+  /**
+   * 32 bytes mixed into the RFC 6979 nonce derivation; false: plain RFC 6979 (deterministic).
+   * Default: 32 fresh random bytes. Only tests pass anything else.
+   */
+  extraEntropy?: Uint8Array | false
+}
+
+/**
+ * DER ECDSA signature (low-S) over `signedPortion(message)`. Nonces are RFC 6979 plus fresh
+ * entropy. secp256k1 goes through the selected backend (secp-backend.ts: libsecp256k1 or noble,
+ * the same bytes either way); P-256 through noble.
+ */
+export function signMessage (curve: Curve, privateKey: Uint8Array, message: Uint8Array, opts?: SignOptions): Uint8Array {
   // the key's validity only (deriving its public key cost a third of every signature)
   const impl = curveImpl(curve)
   if (!(privateKey instanceof Uint8Array) || privateKey.length !== 32 || !impl.utils.isValidSecretKey(privateKey)) {
     throw new RbtError(ErrorCode.INVALID_INPUT, `invalid ${curve} private key`)
   }
-  return impl.sign(signedPortion(message), privateKey, { prehash: false, format: 'der', extraEntropy: true })
+  const extra = opts?.extraEntropy === false ? undefined : opts?.extraEntropy ?? new Uint8Array(randomBytes(32))
+  if (curve === 'secp256k1') return secpBackend().sign(signedPortion(message), privateKey, extra)
+  return impl.sign(signedPortion(message), privateKey, { prehash: false, format: 'der', lowS: true, extraEntropy: extra ?? false })
 }
 
 /** Sign the ASCII text of a hex hash (block hash, RAC hash, …), the common case. */
@@ -66,6 +82,10 @@ export class Verifier {
       return false
     }
     if (r <= 0n || r >= Fn.ORDER || s <= 0n || s >= Fn.ORDER) return false
+    if (this.curve === 'secp256k1') {
+      const backend = secpBackend()
+      if (backend.name === 'native') return backend.verify(msg, r, s, this.point)
+    }
     // lazily: building the table eagerly multiplies through the blinded constant-time path,
     // whose (wider) table verification never uses
     if (++this.uses === PRECOMPUTE_AFTER) this.Q.precompute(PRECOMPUTE_WINDOW, true)
