@@ -28,6 +28,12 @@ export interface TransferInput {
   quorums: string[]
   /** FTs sent in the same transaction (docs/protocol.md, "FTs") */
   fts?: FtSpend[]
+  /**
+   * A self transfer (receiver = sender, the reference's initiate-self-transfer): exactly these Free
+   * RBT of the sender are spent to the sender again, with no split, so the quorums' pledges that
+   * backed their states are released and new ones made. `amountMilli` must be their total.
+   */
+  selfTokens?: string[]
 }
 
 /** `count` Free FTs named `name` by `creator`. */
@@ -109,7 +115,9 @@ export class TransferSender {
   private async lockTransfer (input: TransferInput, signer: ConsensusSigner): Promise<OutgoingRecord> {
     const { sender, receiver, amountMilli } = input
     if (signer.did !== sender) throw new RbtError(ErrorCode.FORBIDDEN, `signer ${signer.did} is not the sender ${sender}`)
-    if (sender === receiver) throw new RbtError(ErrorCode.INVALID_INPUT, 'sender and receiver are the same DID')
+    const self = input.selfTokens !== undefined
+    if (sender === receiver && !self) throw new RbtError(ErrorCode.INVALID_INPUT, 'sender and receiver are the same DID')
+    if (self && (sender !== receiver || input.selfTokens!.length === 0 || (input.fts ?? []).length > 0)) throw new RbtError(ErrorCode.INVALID_INPUT, 'a self transfer names tokens of the sender, to the sender, and no FTs')
     const hasFts = (input.fts ?? []).length > 0
     if (!Number.isInteger(amountMilli) || amountMilli < 0 || (amountMilli === 0 && !hasFts)) throw new RbtError(ErrorCode.INVALID_INPUT, 'amount must be at least 0.001 RBT')
     if (hasFts) checkFtSpends(input.fts!)
@@ -246,8 +254,10 @@ export class TransferSender {
   private async lockTokens (input: TransferInput, signer: ConsensusSigner): Promise<OutgoingRecord> {
     const now = this.clock.now()
     // chosen from the owner index; only the chosen tokens' records are read
-    const held = (await this.ledger.holdings(input.sender, 'Free')).map((h) => ({ tokenId: h.tokenId, value: h.valueMilli }))
-    const sel = input.amountMilli > 0 ? selectTokens(held, input.amountMilli) : { take: [], split: undefined }
+    const held = input.selfTokens !== undefined ? [] : (await this.ledger.holdings(input.sender, 'Free')).map((h) => ({ tokenId: h.tokenId, value: h.valueMilli }))
+    const sel = input.selfTokens !== undefined
+      ? { take: input.selfTokens.map((tokenId) => ({ tokenId, value: 0 })), split: undefined }
+      : input.amountMilli > 0 ? selectTokens(held, input.amountMilli) : { take: [], split: undefined }
     const byId = await freeTokensById(this.ledger, input.sender, [...sel.take.map((h) => h.tokenId), ...(sel.split !== undefined ? [sel.split.token.tokenId] : [])])
     let tokens = sel.take.map((h) => byId.get(h.tokenId)!)
     if (sel.split !== undefined) {
@@ -265,6 +275,7 @@ export class TransferSender {
     const fts = await this.selectFts(input)
     tokens = [...tokens, ...fts]
     const totalMilli = tokens.reduce((sum, t) => sum + t.valueMilli, 0)
+    if (input.selfTokens !== undefined && totalMilli !== input.amountMilli) throw new RbtError(ErrorCode.CONFLICT, 'the tokens of the self transfer changed; retry')
     const transTokens: Record<string, { tokenType: number, tokenValue: number, owner: string, blockId: string }> = {}
     for (const t of tokens) transTokens[t.tokenId] = { tokenType: t.tokenType, tokenValue: t.valueMilli / 1000, owner: input.sender, blockId: t.latestBlockId }
     let contract = createContract({
@@ -540,7 +551,8 @@ export class TransferSender {
         const last = chain[chain.length - 1]
         if (decodeBlockEnvelope(last).hash !== decoded.hash) bundle.chains[id] = [...chain, block]
       }
-      if (!await this.deliverWithRetry(rec, block, bundle, wait, 'transfer')) return { txid, blockId, quorums: rec.signers, delivered: false }
+      // a self transfer has no other party: this node stores the block itself below
+      if (rec.receiver !== rec.sender && !await this.deliverWithRetry(rec, block, bundle, wait, 'transfer')) return { txid, blockId, quorums: rec.signers, delivered: false }
       this.fault('delivered')
       this.log.debug(`transfer ${txid.slice(0, 12)}: delivered ${Date.now() - rec.updatedAt} ms after the decision`)
       const now = this.clock.now()
@@ -552,7 +564,7 @@ export class TransferSender {
           const number = Number(decoded.content.transInfo.tokens[t.tokenId].blockNumber)
           w.putBlock(t.tokenId, number, block)
           // a receiver on this node already owns the token record; do not overwrite it
-          if (t.owner === rec.sender) w.putToken({ ...t, status: 'Transferred', owner: rec.receiver, latestBlockId: formatBlockId(number, decoded.hash), txid, updatedAt: now })
+          if (t.owner === rec.sender) w.putToken({ ...t, status: rec.receiver === rec.sender ? 'Free' : 'Transferred', owner: rec.receiver, latestBlockId: formatBlockId(number, decoded.hash), txid, updatedAt: now })
         }
         w.putTransaction({ txid, tokenType: rec.fts !== undefined ? 'ft' : 'rbt', sender: rec.sender, receiver: rec.receiver, amountMilli: rec.amountMilli, tokens: rec.tokens, quorums: rec.signers, memo: rec.memo, epoch: rec.epoch, role: 'sender', blockId: formatBlockId(n, decoded.hash), status: 'committed' })
         w.putRecord('cs-outgoing', txid, { ...rec, state: 'COMMITTED', updatedAt: now })

@@ -3,7 +3,9 @@
  * binding of services that already exist: the release of Locked tokens over the sender's abort
  * path and the quorum's pledge records.
  */
-import type { BadBlock, ChainValidationItem, LockedTokenItem, PledgedTokenItem, ReleaseLockedResult, RunUnpledgeResult, TxCountItem, ValidateChainResult } from '../api/contract/operator-results.js'
+import type { BadBlock, ChainValidationItem, LockedTokenItem, PledgedTokenItem, ReleaseLockedResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from '../api/contract/operator-results.js'
+import { ok, type Envelope, type PendingSignature } from '../api/contract/envelope.js'
+import type { SignPrompt } from '../wallet/did-crypto.js'
 import type { PledgeRecord } from '../consensus/records.js'
 import { buildBundle, validateBundleToken } from '../consensus/bundle.js'
 import type { Ledger } from '../consensus/ports.js'
@@ -25,6 +27,12 @@ export interface OperatorApi {
   txCounts: () => Promise<TxCountItem[]>
   /** run-unpledge: the quorum's unpledge sweep now; what it released */
   runUnpledge: () => Promise<RunUnpledgeResult>
+  /**
+   * initiate-self-transfer: the DID's Free RBT (whole and part) unchanged for `minAgeMs` (default
+   * the 7-day pledge period) are spent to the DID itself through consensus, so the pledges that
+   * backed their states are released; two-step (the DID signs the contract)
+   */
+  selfTransfer: (did: string, opts?: { minAgeMs?: number }) => Promise<Envelope<SelfTransferResult | PendingSignature>>
 }
 
 export interface OperatorApiDeps {
@@ -35,7 +43,15 @@ export interface OperatorApiDeps {
   ledger: () => Ledger
   /** the node's signature verifier (DID documents through identity) */
   verifier: SignatureVerifier
+  /** a DID hosted here (its type picks the two-step mode), or undefined */
+  didRecord: (did: string) => Promise<{ type: number } | undefined>
+  twoStep: { start: <T>(did: string, mode: number, op: (prompt: SignPrompt) => Promise<Envelope<T>>, operation?: string) => Promise<Envelope<T | PendingSignature>> }
 }
+
+/** Tokens re-issued by one self transfer at most: every token's whole chain travels to the quorums. */
+export const SELF_TRANSFER_MAX_TOKENS = 100
+/** A token is re-issued once its state is this old: the reference's pledge period. */
+export const SELF_TRANSFER_MIN_AGE_MS = 7 * 24 * 3600 * 1000
 
 const FAMILIES: readonly TokenFamily[] = ['rbt', 'ft', 'nft', 'sc']
 
@@ -104,6 +120,24 @@ export function createOperatorApi (d: OperatorApiDeps): OperatorApi {
       const freed = states.filter((t, i) => t !== undefined && t.status === 'Free' && t.owner === gone.find((p) => p.tokens.includes(ids[i]!))?.quorumDid)
       const milli = freed.reduce((s, t) => s + t!.valueMilli, 0)
       return { released: milli / 1000, pledges_released: gone.length, tokens: freed.map((t) => t!.tokenId), pledges_held: after.size }
+    },
+    selfTransfer: async (did, opts = {}) => {
+      const rec = await d.didRecord(did)
+      if (rec === undefined) throw new RbtError(ErrorCode.FORBIDDEN, `DID does not have an access: ${did} is not hosted on this node`)
+      const before = Date.now() - (opts.minAgeMs ?? SELF_TRANSFER_MIN_AGE_MS)
+      const free = await d.repos.owners.list(did, 'rbt', 'Free')
+      const recs = free.length === 0 ? [] : await d.repos.tokens.getMany(free.map((e) => e.tokenId))
+      const due = recs.filter((r) => r !== undefined && r.status === 'Free' && r.owner === did && r.updatedAt <= before).map((r) => r!)
+      if (due.length === 0) return ok<SelfTransferResult>('No tokens present for self transfer', null)
+      const take = due.slice(0, SELF_TRANSFER_MAX_TOKENS)
+      const amountMilli = take.reduce((sum, r) => sum + r.value, 0)
+      const ids = take.map((r) => r.tokenId)
+      return await d.twoStep.start(did, rec.type, async (prompt) => {
+        const t0 = Date.now()
+        const r = await d.consensus().selfTransfer(did, ids, amountMilli, prompt)
+        return ok<SelfTransferResult>(`Transfer finished successfully in ${((Date.now() - t0) / 1000).toFixed(1)}s with trnxid ${r.txid}`,
+          { transactionID: r.txid, tokens: ids, amount: amountMilli / 1000, remaining: due.length - take.length })
+      }, 'self-transfer')
     }
   }
 }

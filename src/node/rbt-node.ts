@@ -324,7 +324,9 @@ export class RbtNode {
         repos: this.repos,
         localDids: async () => await this.identity.list(),
         ledger: () => consensusLedger(this.store, this.tokenLedger, this.repos),
-        verifier: didSignatureVerifier({ resolve: async (did) => await this.identity.documentOf(did).catch(() => undefined) })
+        verifier: didSignatureVerifier({ resolve: async (did) => await this.identity.documentOf(did).catch(() => undefined) }),
+        didRecord: async (did) => await this.identity.record(did),
+        twoStep: this.signing
       }),
       contracts: this.contracts,
       fts: createFtApi(this.fts, this.identity, this.signing),

@@ -72,3 +72,14 @@ export interface RunUnpledgeResult {
   /** pledges still held after the run */
   pledges_held: number
 }
+
+/** POST /svc/v1/tx/self_transfer, final answer */
+export interface SelfTransferResult {
+  transactionID: string
+  /** the tokens re-issued (Free again at the new block) */
+  tokens: string[]
+  /** RBT */
+  amount: number
+  /** Free RBT tokens old enough that were left for a later run (at most MAX per transaction) */
+  remaining: number
+}

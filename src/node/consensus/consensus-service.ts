@@ -162,6 +162,12 @@ export class ConsensusService {
     return await this.sender.transfer({ sender: req.initiator, receiver: req.owner, amountMilli: req.amountMilli, memo: req.memo, quorums: this.opts.registry.list(), ...(req.fts !== undefined ? { fts: req.fts } : {}) }, signer, progress)
   }
 
+  /** A self transfer (initiate-self-transfer): `tokens` of `did`, worth `amountMilli`, spent to `did` itself through consensus. */
+  async selfTransfer (did: string, tokens: string[], amountMilli: number, prompt: SignPrompt, progress?: (m: string) => void): Promise<TransferResult> {
+    const signer = ownerSigner(await this.opts.identity.signerFor(did, prompt))
+    return await this.sender.transfer({ sender: did, receiver: did, amountMilli, memo: 'self transfer', quorums: this.opts.registry.list(), selfTokens: tokens }, signer, progress)
+  }
+
   /** An NFT deploy, execution or transfer (POST /svc/v1/tx with tokens.nft). */
   async nft (req: { initiator: string, receiver: string, op: NftOp, memo: string }, prompt: SignPrompt): Promise<TransferResult> {
     const signer = ownerSigner(await this.opts.identity.signerFor(req.initiator, prompt))

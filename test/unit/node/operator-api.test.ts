@@ -27,7 +27,7 @@ describe('node: operator API over the real token store', function () {
       sender: new TransferSender({ ledger, transport: unused, selfPeer: 'self' }),
       quorum: new QuorumService({ ledger, verifier, signerFor: () => undefined })
     } as unknown as ConsensusService
-    return createOperatorApi({ consensus: () => cs, repos: env.repos, localDids: async () => [did], ledger: () => ledger, verifier })
+    return createOperatorApi({ consensus: () => cs, repos: env.repos, localDids: async () => [did], ledger: () => ledger, verifier, didRecord: async () => undefined, twoStep: unused })
   }
 
   it('validate-token-chain: every token of the DID, or one; a chain that fails names its first bad block', async () => {
@@ -94,5 +94,27 @@ describe('node: operator API over the real token store', function () {
     expect(counts[0].DID).to.equal(did)
     expect(counts[0].TxnReceived).to.equal(0)
     expect(counts[0].TxnSend).to.be.a('number')
+  })
+
+  it('initiate-self-transfer picks the Free RBT old enough, at most 100, and runs them through consensus as a self transfer; none due is status true', async () => {
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const calls: unknown[][] = []
+    const cs = { selfTransfer: async (...a: unknown[]) => { calls.push(a); return { txid: 'e'.repeat(64), blockId: '', quorums: [], delivered: true } } } as unknown as ConsensusService
+    const op = createOperatorApi({
+      consensus: () => cs, repos: env.repos, localDids: async () => [did], ledger: () => ledger, verifier: env.ring.verifier,
+      didRecord: async (x) => x === did ? { type: 4 } : undefined,
+      twoStep: { start: async (_d, _m, run) => await run((async () => ({ password: 'pw' })) as never) }
+    })
+    try { await op.selfTransfer(env.ring.newDid()); expect.fail('should refuse') } catch (e) { expect((e as Error).message).to.match(/does not have an access/) }
+    // minted just now: nothing is 7 days old
+    expect(await op.selfTransfer(did)).to.deep.equal({ status: true, message: 'No tokens present for self transfer', result: null })
+    expect(calls).to.have.length(0)
+    const t = (await ledger.token(ids[1]))!
+    await ledger.commit((w) => { w.putToken({ ...t, status: 'Pledged', txid: 'd'.repeat(64) }) })
+    const env2 = await op.selfTransfer(did, { minAgeMs: 0 })
+    expect(env2.status).to.equal(true)
+    expect(env2.message).to.match(/^Transfer finished successfully in [\d.]+s with trnxid e{64}$/)
+    expect(env2.result).to.deep.equal({ transactionID: 'e'.repeat(64), tokens: [ids[0], ids[2]].sort(), amount: 2, remaining: 0 })
+    expect(calls[0]!.slice(0, 3)).to.deep.equal([did, [ids[0], ids[2]].sort(), 2000])
   })
 })

@@ -37,4 +37,5 @@ export function operatorRoutes (r: Registrar, s: ApiServices): void {
     const res = await op().runUnpledge()
     return ok(res.tokens.length === 0 ? 'No tokens present to unpledge' : `Unpledging of pledged tokens was successful, Total Unpledge Amount: ${res.released} RBT`, res)
   })
+  r.on('txSelfTransfer', async ({ body }) => await op().selfTransfer(body.did, body.min_age_seconds !== undefined ? { minAgeMs: body.min_age_seconds * 1000 } : {}))
 }
