@@ -127,7 +127,6 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
   didRoutes(registrar, services)
   signatureRoutes(registrar, services)
   quorumRoutes(registrar, services)
-  operatorRoutes(registrar, services)
   txRoutes(registrar, services)
   legacyTxRoutes(registrar, services)
   legacyNodeRoutes(registrar, services)
@@ -136,6 +135,7 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
   scRoutes(registrar, services)
   ftRoutes(registrar, services)
   serviceRoutes(registrar, services)
+  operatorRoutes(registrar, services)
   syncRoutes(registrar, services)
 
   const metrics = opts.metrics
