@@ -5,7 +5,7 @@ import { legacyApiSpecs, type LegacyApiResults } from './legacy-api-routes.js'
 import type { NftChainItem, NftListItem, NftTxResult } from './nft-results.js'
 import type { ScChainItem, ScListItem, ScTxResult } from './sc-results.js'
 import type { FtListItemResult, FtMintResult } from './ft-results.js'
-import type { PledgedTokenItem, ReleaseLockedResult, RunUnpledgeResult, TxCountItem, ValidateChainResult } from './operator-results.js'
+import type { PledgedTokenItem, ReleaseLockedResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from './operator-results.js'
 import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtResult, NftBalanceResult, RbtBalanceResult, TokenChainResult, TokenListItemResult } from './token-results.js'
 
 /**
@@ -273,7 +273,16 @@ const specs = {
   }),
   quorumsPledgedTokens: route({ summary: 'get-pledgedtoken-details: every token the quorum DIDs of this node hold pledged, with the transaction it backs, the token states that transaction created and when the pledge period ends', tags: ['quorums'] }),
   quorumsRunUnpledge: route({ summary: 'run-unpledge: runs the quorum\'s unpledge sweep now (pledges whose period ended; votes with no word asked about) and reports what it released', tags: ['quorums'] }),
-  nodeTxCounts: route({ summary: 'get-by-node: transactions sent and received by each DID hosted on this node', tags: ['node'] })
+  nodeTxCounts: route({ summary: 'get-by-node: transactions sent and received by each DID hosted on this node', tags: ['node'] }),
+  txSelfTransfer: route({
+    summary: 'initiate-self-transfer: the DID\'s Free RBT unchanged for min_age_seconds (default the 7-day pledge period; at most 100 tokens a run) are spent to the DID itself through consensus, so the pledges that backed their states are released and the tokens stay Free at a new block; async (two-step)',
+    body: z.object({
+      did: didString,
+      min_age_seconds: z.number().int().min(0).max(86_400 * 365).optional().describe('re-issue tokens whose state is at least this old (default 604800, 7 days)')
+    }),
+    async: true,
+    tags: ['transactions']
+  })
 } as const satisfies Record<RouteId, RouteSpec>
 
 type Routes = { [K in RouteId]: (typeof specs)[K] & (typeof paths)[K] }
@@ -352,6 +361,7 @@ export interface ResultTypes extends LegacyApiResults {
   quorumsPledgedTokens: PledgedTokenItem[]
   quorumsRunUnpledge: RunUnpledgeResult
   nodeTxCounts: TxCountItem[]
+  txSelfTransfer: SelfTransferResult | import('./envelope.js').PendingSignature
 }
 
 /** Final result of POST /svc/v1/sync. */

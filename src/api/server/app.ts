@@ -127,6 +127,7 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
   didRoutes(registrar, services)
   signatureRoutes(registrar, services)
   quorumRoutes(registrar, services)
+  operatorRoutes(registrar, services)
   txRoutes(registrar, services)
   legacyTxRoutes(registrar, services)
   legacyNodeRoutes(registrar, services)
@@ -135,7 +136,6 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
   scRoutes(registrar, services)
   ftRoutes(registrar, services)
   serviceRoutes(registrar, services)
-  operatorRoutes(registrar, services)
   syncRoutes(registrar, services)
 
   const metrics = opts.metrics
