@@ -24,5 +24,16 @@ export const legacyApiPaths = {
   legacyGetAllQuorum: { method: 'GET', path: '/api/getallquorum' },
   legacyRemoveAllQuorum: { method: 'GET', path: '/api/removeallquorum' },
   legacySetupQuorum: { method: 'POST', path: '/api/setup-quorum' },
-  legacyCheckQuorumStatus: { method: 'GET', path: '/api/check-quorum-status' }
+  legacyCheckQuorumStatus: { method: 'GET', path: '/api/check-quorum-status' },
+  // RBT tokens, transactions, diagnostics
+  legacyGenerateTestToken: { method: 'POST', path: '/api/generate-test-token' },
+  legacyGenerateFaucetTestToken: { method: 'POST', path: '/api/generate-faucettest-token' },
+  legacyInitiateSelfTransfer: { method: 'POST', path: '/api/initiate-self-transfer' },
+  legacyGetAllTokens: { method: 'GET', path: '/api/getalltokens' },
+  legacyDumpTokenChain: { method: 'POST', path: '/api/dump-token-chain' },
+  legacyGetByNode: { method: 'GET', path: '/api/get-by-node' },
+  legacyGetPledgedTokenDetails: { method: 'GET', path: '/api/get-pledgedtoken-details' },
+  legacyRunUnpledge: { method: 'POST', path: '/api/run-unpledge' },
+  legacyReleaseAllLockedTokens: { method: 'GET', path: '/api/release-all-locked-tokens' },
+  legacyValidateTokenChain: { method: 'GET', path: '/api/validate-token-chain' }
 } as const

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { didCreateBody, didString, peerIdString } from './schemas.js'
 import type { AccountInfoResult } from './token-results.js'
+import type { ReleaseLockedResult, RunUnpledgeResult, ValidateChainResult } from './operator-results.js'
 
 /**
  * Schemas of the reference's `/api` routes (paths in legacy-api-paths.ts), spread into the route
@@ -12,6 +13,10 @@ const tags = ['legacy']
 const legacyPeers = z.object({
   peers: z.array(z.string().min(1).max(1024)).min(1, 'Bootstrap Peers required').max(256)
 })
+
+function wholePositive (message: string): z.ZodType<number> {
+  return z.number({ error: message }).refine(Number.isInteger, message).refine((n) => n > 0, message)
+}
 
 export const legacyApiSpecs = {
   legacyGetAllDid: { summary: 'Legacy: the DIDs hosted here with their RBT amounts (account_info); readiness probe of the reference scripts', tags },
@@ -50,7 +55,49 @@ export const legacyApiSpecs = {
     body: z.object({ did: didString, password: z.string().max(1024), priv_password: z.string().max(1024).optional() }),
     tags
   },
-  legacyCheckQuorumStatus: { summary: 'Legacy: whether a quorum is reachable and set up', query: z.object({ quorumAddress: didString }), tags }
+  legacyCheckQuorumStatus: { summary: 'Legacy: whether a quorum is reachable and set up', query: z.object({ quorumAddress: didString }), tags },
+  legacyGenerateTestToken: {
+    summary: 'Legacy generate-test-token: mints whole test RBT (test network only); two-step',
+    body: z.object({ did: didString, number_of_tokens: wholePositive('Invalid RBT amount, tokens generated should be a whole number and greater than 0') }),
+    async: true,
+    tags
+  },
+  legacyGenerateFaucetTestToken: {
+    summary: "Legacy generate-faucettest-token: test RBT from the test network's faucet; two-step",
+    body: z.object({ did: didString, token_count: wholePositive('Invalid level number, level should be greater than 0').refine((n) => n <= 100, 'at most 100 tokens') }),
+    async: true,
+    tags
+  },
+  legacyInitiateSelfTransfer: {
+    summary: "Legacy initiate-self-transfer: the sender's Free RBT old enough are re-issued to itself (receiver, tokenCOunt, comment ignored); two-step",
+    body: z.object({ sender: z.string().min(1).max(200), type: z.number().int().optional() }),
+    async: true,
+    tags
+  },
+  legacyGetAllTokens: {
+    summary: 'Legacy getalltokens: the tokens of a DID with the reference status codes (token_detials)',
+    query: z.object({ did: didString, type: z.string().max(40).optional().describe('RBT (default), FT, NFT or SC; DT is not served') }),
+    tags
+  },
+  legacyDumpTokenChain: {
+    summary: "Legacy dump-token-chain: a token's blocks after block_id, base64 (blocks, next_block_id)",
+    body: z.object({ token: z.string().regex(/^[A-Za-z0-9]{1,100}$/, 'Invalid token'), block_id: z.string().max(200).optional() }),
+    tags
+  },
+  legacyGetByNode: { summary: 'Legacy get-by-node: transactions sent and received per DID hosted here (TxnCount)', tags },
+  legacyGetPledgedTokenDetails: { summary: 'Legacy get-pledgedtoken-details: the tokens pledged by the quorum DIDs of this node (token_state_details)', tags },
+  legacyRunUnpledge: { summary: "Legacy run-unpledge: the quorum's unpledge sweep now", tags },
+  legacyReleaseAllLockedTokens: { summary: 'Legacy release-all-locked-tokens (GET, as the reference)', tags },
+  legacyValidateTokenChain: {
+    summary: 'Legacy validate-token-chain: validates the chains of a token or of every token of a DID',
+    query: z.object({
+      did: didString,
+      token: z.string().regex(/^[A-Za-z0-9]{0,100}$/, 'Invalid token').optional(),
+      blockcount: z.string().regex(/^-?\d{1,9}$/, 'Failed to convert blockCount string into integer').optional(),
+      SCChainValidation: z.string().regex(/^(1|0|t|f|true|false)$/i, 'Error converting string to boolean').optional()
+    }),
+    tags
+  }
 } as const
 
 /** What `result` holds per legacy route; extra top-level keys are listed in docs/api.md. */
@@ -74,6 +121,16 @@ export interface LegacyApiResults {
   legacyRemoveAllQuorum: null
   legacySetupQuorum: null
   legacyCheckQuorumStatus: null
+  legacyGenerateTestToken: unknown
+  legacyGenerateFaucetTestToken: unknown
+  legacyInitiateSelfTransfer: unknown
+  legacyGetAllTokens: null
+  legacyDumpTokenChain: null
+  legacyGetByNode: null
+  legacyGetPledgedTokenDetails: null
+  legacyRunUnpledge: RunUnpledgeResult
+  legacyReleaseAllLockedTokens: ReleaseLockedResult
+  legacyValidateTokenChain: ValidateChainResult
 }
 
 /** GET /api/getalldid and /api/get-account-info: the reference's DIDAccountInfo list. */
