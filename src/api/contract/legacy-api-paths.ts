@@ -35,5 +35,11 @@ export const legacyApiPaths = {
   legacyGetPledgedTokenDetails: { method: 'GET', path: '/api/get-pledgedtoken-details' },
   legacyRunUnpledge: { method: 'POST', path: '/api/run-unpledge' },
   legacyReleaseAllLockedTokens: { method: 'GET', path: '/api/release-all-locked-tokens' },
-  legacyValidateTokenChain: { method: 'GET', path: '/api/validate-token-chain' }
+  legacyValidateTokenChain: { method: 'GET', path: '/api/validate-token-chain' },
+  // FTs
+  legacyCreateFt: { method: 'POST', path: '/api/create-ft' },
+  legacyInitiateFtTransfer: { method: 'POST', path: '/api/initiate-ft-transfer' },
+  legacyGetFtInfoByDid: { method: 'GET', path: '/api/get-ft-info-by-did' },
+  legacyGetFtTokenChain: { method: 'GET', path: '/api/get-ft-token-chain' },
+  legacyDumpFtTokenChain: { method: 'POST', path: '/api/dump-ft-token-chain' }
 } as const

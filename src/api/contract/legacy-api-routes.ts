@@ -97,6 +97,43 @@ export const legacyApiSpecs = {
       SCChainValidation: z.string().regex(/^(1|0|t|f|true|false)$/i, 'Error converting string to boolean').optional()
     }),
     tags
+  },
+  legacyCreateFt: {
+    summary: 'Legacy create-ft: mints FTs backed by whole RBT of the creator; two-step',
+    body: z.object({
+      did: didString,
+      ft_name: z.string().min(1, 'FT name is required').max(64),
+      ft_count: wholePositive('number of tokens to create must be greater than zero'),
+      token_count: wholePositive('number of whole tokens must be a positive integer')
+    }),
+    async: true,
+    tags
+  },
+  legacyInitiateFtTransfer: {
+    summary: 'Legacy initiate-ft-transfer: sends FTs of one name (creatorDID picks among creators); two-step',
+    body: z.object({
+      sender: z.string().min(1, 'Sender and receiver cannot be empty').max(200),
+      receiver: z.string().min(1, 'Sender and receiver cannot be empty').max(200),
+      ft_name: z.string().min(1, 'FT name is required').max(64),
+      ft_count: wholePositive('Invalid FT count'),
+      comment: z.string().max(4096).optional(),
+      quorum_type: z.number().int().optional(),
+      password: z.string().max(1024).optional(),
+      creatorDID: z.string().max(200).optional()
+    }),
+    async: true,
+    tags
+  },
+  legacyGetFtInfoByDid: { summary: 'Legacy get-ft-info-by-did: the FTs a DID holds by name and creator (ft_info)', query: z.object({ did: didString }), tags },
+  legacyGetFtTokenChain: {
+    summary: "Legacy get-ft-token-chain: an FT's blocks with readable fields (TokenChainData)",
+    query: z.object({ tokenID: z.string().regex(/^[A-Za-z0-9]{1,100}$/, 'Invalid FT token ID') }),
+    tags
+  },
+  legacyDumpFtTokenChain: {
+    summary: "Legacy dump-ft-token-chain: an FT's blocks after block_id, base64 (blocks, next_block_id)",
+    body: z.object({ token: z.string().regex(/^[A-Za-z0-9]{1,100}$/, 'Invalid token'), block_id: z.string().max(200).optional() }),
+    tags
   }
 } as const
 
@@ -131,6 +168,11 @@ export interface LegacyApiResults {
   legacyRunUnpledge: RunUnpledgeResult
   legacyReleaseAllLockedTokens: ReleaseLockedResult
   legacyValidateTokenChain: ValidateChainResult
+  legacyCreateFt: unknown
+  legacyInitiateFtTransfer: unknown
+  legacyGetFtInfoByDid: null
+  legacyGetFtTokenChain: null
+  legacyDumpFtTokenChain: null
 }
 
 /** GET /api/getalldid and /api/get-account-info: the reference's DIDAccountInfo list. */

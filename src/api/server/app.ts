@@ -24,6 +24,7 @@ import { legacyTxRoutes } from './routes/legacy/tx.routes.js'
 import { legacyNodeRoutes } from './routes/legacy/node.routes.js'
 import { legacyQuorumRoutes } from './routes/legacy/quorum.routes.js'
 import { legacyTokenRoutes } from './routes/legacy/tokens.routes.js'
+import { legacyFtRoutes } from './routes/legacy/fts.routes.js'
 import { nftRoutes } from './routes/v1/nfts.routes.js'
 import { scRoutes } from './routes/v1/sc.routes.js'
 import { ftRoutes } from './routes/v1/fts.routes.js'
@@ -134,6 +135,7 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
   legacyNodeRoutes(registrar, services)
   legacyQuorumRoutes(registrar, services)
   legacyTokenRoutes(registrar, services)
+  legacyFtRoutes(registrar, services)
   nftRoutes(registrar, services)
   scRoutes(registrar, services)
   ftRoutes(registrar, services)
