@@ -102,7 +102,8 @@ export function createOperatorApi (d: OperatorApiDeps): OperatorApi {
     txCounts: async () => {
       const out: TxCountItem[] = []
       for (const did of await d.localDids()) {
-        const txs = await d.repos.transactions.byDid(did)
+        // transactions between parties (as the reference's transaction history); mints, splits and ingests are not
+        const txs = (await d.repos.transactions.byDid(did)).filter((t) => t.kind === 'transfer' || t.kind === 'receive')
         out.push({ DID: did, TxnSend: txs.filter((t) => t.initiator === did).length, TxnReceived: txs.filter((t) => t.receiver === did && t.initiator !== did).length })
       }
       return out

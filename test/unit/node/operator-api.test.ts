@@ -92,8 +92,8 @@ describe('node: operator API over the real token store', function () {
     const counts = await api().txCounts()
     expect(counts).to.have.length(1)
     expect(counts[0].DID).to.equal(did)
-    expect(counts[0].TxnReceived).to.equal(0)
-    expect(counts[0].TxnSend).to.be.a('number')
+    // the mint is not a transaction between parties
+    expect(counts[0]).to.deep.equal({ DID: did, TxnSend: 0, TxnReceived: 0 })
   })
 
   it('initiate-self-transfer picks the Free RBT old enough, at most 100, and runs them through consensus as a self transfer; none due is status true', async () => {
