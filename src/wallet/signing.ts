@@ -59,13 +59,18 @@ const PRECOMPUTE_WINDOW = 4
 export class Verifier {
   readonly curve: Curve
   readonly point: Uint8Array
-  private readonly Q: ReturnType<typeof curveImpl>['Point']['BASE']
+  // the point for noble's arithmetic, made at first noble use (libsecp256k1 parses its own)
+  private q: ReturnType<typeof curveImpl>['Point']['BASE'] | undefined
   private uses = 0
 
   constructor (key: PublicKey) {
     this.curve = key.curve
     this.point = normalisePoint(key.curve, key.point)
-    this.Q = curveImpl(key.curve).Point.fromBytes(this.point)
+  }
+
+  private get Q (): ReturnType<typeof curveImpl>['Point']['BASE'] {
+    if (this.q === undefined) this.q = curveImpl(this.curve).Point.fromBytes(this.point)
+    return this.q
   }
 
   /** True when `signature` (DER) is valid for `message` under the reference rule. Never throws on bad signatures. */

@@ -6,7 +6,9 @@
  * used directly as the digest (no further hashing); noble-curves does the raw ECDSA because
  * node:crypto always hashes its input. Mode "node-sha256" uses node:crypto sign/verify with cached
  * KeyObjects over the same 32 bytes (hashed with SHA-256 first): not wire-compatible, used only to
- * measure node:crypto speed in the benchmark.
+ * measure node:crypto speed in the benchmark. Mode "raw-secp256k1" signs as the reference's lite
+ * DIDs do (secp256k1, raw digest) through the wallet's own signer and `Verifier` (one per key, as
+ * the node caches them), so it runs on whichever secp256k1 backend is selected.
  */
 import crypto, { type KeyObject } from 'node:crypto'
 import { p256 } from '@noble/curves/nist.js'
@@ -16,10 +18,12 @@ import {
   blockIdFor, ContractType, PledgeMode, RacType, TokenType, TransactionType,
   type Block, type BlockContent, type SignatureVerifier, type SignerRole
 } from '../../../src/tokenchain/index.js'
+import { generateKeyPair as walletKeyPair } from '../../../src/wallet/keys.js'
+import { signMessage, Verifier } from '../../../src/wallet/signing.js'
 
 const B32 = 'abcdefghijklmnopqrstuvwxyz234567'
 
-interface KeyPair { priv: Uint8Array, pub: Uint8Array, privKey: KeyObject, pubKey: KeyObject }
+interface KeyPair { priv: Uint8Array, pub: Uint8Array, privKey?: KeyObject, pubKey?: KeyObject }
 
 /**
  * A P-256 key pair made with noble and imported into node:crypto as JWK. Not generateKeyPairSync +
@@ -37,12 +41,19 @@ function newKeyPair (): KeyPair {
   return { priv, pub, privKey, pubKey }
 }
 
-export type SignMode = 'raw' | 'node-sha256'
+function newSecpKeyPair (): KeyPair {
+  const kp = walletKeyPair('secp256k1')
+  return { priv: kp.privateKey, pub: kp.publicKey }
+}
+
+export type SignMode = 'raw' | 'node-sha256' | 'raw-secp256k1'
 
 export class KeyRing {
   private readonly keys = new Map<string, { owner: KeyPair, quorum: KeyPair }>()
   private counter = 0
   verifyCalls = 0
+  /** Parsed secp256k1 keys, per public key (raw-secp256k1 mode). */
+  private verifiers = new Map<Uint8Array, Verifier>()
   constructor (readonly mode: SignMode = 'raw') {}
 
   /** A fresh DID-shaped identifier with its own owner and quorum keys. */
@@ -51,7 +62,8 @@ export class KeyRing {
     let s = 'bafybmi'
     for (const x of bytes) s += B32[x % 32]
     this.counter++
-    this.keys.set(s, { owner: newKeyPair(), quorum: newKeyPair() })
+    const make = this.mode === 'raw-secp256k1' ? newSecpKeyPair : newKeyPair
+    this.keys.set(s, { owner: make(), quorum: make() })
     return s
   }
 
@@ -64,10 +76,14 @@ export class KeyRing {
   sign (did: string, messageAsciiHex: string, role: SignerRole = 'owner'): string {
     const msg = Buffer.from(messageAsciiHex, 'ascii').subarray(0, 32)
     const k = this.pair(did, role)
-    if (this.mode === 'node-sha256') return crypto.sign('sha256', msg, k.privKey).toString('hex')
+    if (this.mode === 'node-sha256') return crypto.sign('sha256', msg, k.privKey!).toString('hex')
+    if (this.mode === 'raw-secp256k1') return Buffer.from(signMessage('secp256k1', k.priv, msg)).toString('hex')
     const sig = p256.sign(msg, k.priv, { prehash: false, format: 'der' })
     return Buffer.from(sig).toString('hex')
   }
+
+  /** Forget parsed keys (a cold start for the next validation). */
+  clearVerifierCache (): void { this.verifiers = new Map() }
 
   readonly verifier: SignatureVerifier = {
     verify: async (did, messageAsciiHex, signatureHex, role = 'owner') => {
@@ -77,7 +93,12 @@ export class KeyRing {
       const kp = role === 'quorum' ? k.quorum : k.owner
       const msg = Buffer.from(messageAsciiHex, 'ascii').subarray(0, 32)
       const sig = Buffer.from(signatureHex, 'hex')
-      if (this.mode === 'node-sha256') return crypto.verify('sha256', msg, kp.pubKey, sig)
+      if (this.mode === 'node-sha256') return crypto.verify('sha256', msg, kp.pubKey!, sig)
+      if (this.mode === 'raw-secp256k1') {
+        let v = this.verifiers.get(kp.pub)
+        if (v === undefined) { v = new Verifier({ curve: 'secp256k1', point: kp.pub }); this.verifiers.set(kp.pub, v) }
+        return v.verify(msg, sig)
+      }
       try {
         return p256.verify(sig, msg, kp.pub, { prehash: false, format: 'der', lowS: false })
       } catch {

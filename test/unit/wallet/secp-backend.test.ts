@@ -10,6 +10,8 @@ import { generateKeyPair, parsePublicKeyPem } from '../../../src/wallet/keys.js'
 import { signHashHex, signMessage, verifyHashHex, Verifier } from '../../../src/wallet/signing.js'
 import { createDid, didDocumentOf } from '../../../src/wallet/create-did.js'
 import { QuorumSigner, verifyDidSignature, verifyPvtSignature, clearDidCaches } from '../../../src/wallet/did-crypto.js'
+import { validateChain } from '../../../src/tokenchain/validate.js'
+import { buildTestTokenChain, KeyRing } from '../tokenchain/fixtures.js'
 import { goPem, hex, toHex } from './helpers.js'
 import { LIVE } from './live-signatures.js'
 
@@ -179,6 +181,22 @@ for (const name of ['noble', 'native'] as SecpBackendName[]) {
         expect(verifyPvtSignature(doc, 'e4' + h.slice(2), pvt), other).to.equal(false)
       }
       setSecpBackend(name)
+    })
+
+    it('validates a secp256k1-signed token chain, and finds a bad signature in it', async () => {
+      const ring = new KeyRing('raw-secp256k1')
+      const chain = buildTestTokenChain(ring, 4, 5)
+      const ctx = { tokenId: chain.tokenId, verifier: ring.verifier, tokenContent: chain.tokenContent }
+      expect((await validateChain(chain.envelopes, ctx)).length).to.equal(5)
+      const verify = ring.verifier.verify
+      let calls = 0
+      // the ninth signature reaches the real verifier with its last byte changed
+      const flip = (h: string): string => h.slice(0, -2) + (parseInt(h.slice(-2), 16) ^ 1).toString(16).padStart(2, '0')
+      const failing = { ...ring.verifier, verify: async (did: string, m: string, sig: string, role?: 'owner' | 'quorum') => await verify(did, m, ++calls === 9 ? flip(sig) : sig, role) }
+      ring.clearVerifierCache()
+      let err: unknown
+      try { await validateChain(chain.envelopes, { ...ctx, verifier: failing }) } catch (e) { err = e }
+      expect(String(err)).to.match(/block 1: signature check failed/)
     })
   })
 }
