@@ -41,5 +41,15 @@ export const legacyApiPaths = {
   legacyInitiateFtTransfer: { method: 'POST', path: '/api/initiate-ft-transfer' },
   legacyGetFtInfoByDid: { method: 'GET', path: '/api/get-ft-info-by-did' },
   legacyGetFtTokenChain: { method: 'GET', path: '/api/get-ft-token-chain' },
-  legacyDumpFtTokenChain: { method: 'POST', path: '/api/dump-ft-token-chain' }
+  legacyDumpFtTokenChain: { method: 'POST', path: '/api/dump-ft-token-chain' },
+  // NFTs
+  legacyCreateNft: { method: 'POST', path: '/api/create-nft' },
+  legacyDeployNft: { method: 'POST', path: '/api/deploy-nft' },
+  legacyExecuteNft: { method: 'POST', path: '/api/execute-nft' },
+  legacySubscribeNft: { method: 'POST', path: '/api/subscribe-nft' },
+  legacyFetchNft: { method: 'GET', path: '/api/fetch-nft' },
+  legacyListNfts: { method: 'GET', path: '/api/list-nfts' },
+  legacyGetNftsByDid: { method: 'GET', path: '/api/get-nfts-by-did' },
+  legacyGetNftTokenChainData: { method: 'GET', path: '/api/get-nft-token-chain-data' },
+  legacyDumpNftTokenChain: { method: 'GET', path: '/api/dump-nft-token-chain' }
 } as const

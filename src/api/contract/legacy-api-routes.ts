@@ -18,6 +18,8 @@ function wholePositive (message: string): z.ZodType<number> {
   return z.number({ error: message }).refine(Number.isInteger, message).refine((n) => n > 0, message)
 }
 
+const nftId = z.string().regex(/^[A-Za-z0-9]{1,100}$/, 'Invalid NFT')
+
 export const legacyApiSpecs = {
   legacyGetAllDid: { summary: 'Legacy: the DIDs hosted here with their RBT amounts (account_info); readiness probe of the reference scripts', tags },
   legacyCreateDid: {
@@ -134,6 +136,41 @@ export const legacyApiSpecs = {
     summary: "Legacy dump-ft-token-chain: an FT's blocks after block_id, base64 (blocks, next_block_id)",
     body: z.object({ token: z.string().regex(/^[A-Za-z0-9]{1,100}$/, 'Invalid token'), block_id: z.string().max(200).optional() }),
     tags
+  },
+  legacyCreateNft: { summary: 'Legacy create-nft: multipart did field, metadata and artifact files (as nfts/generate); result the NFT id', multipart: true, tags },
+  legacyDeployNft: {
+    summary: 'Legacy deploy-nft: deploys a generated NFT with its value; two-step',
+    body: z.object({ nft: nftId, did: z.string().min(1).max(200), quorum_type: z.number().int().optional(), nft_value: z.number(), nft_data: z.string().max(64 * 1024).optional() }),
+    async: true,
+    tags
+  },
+  legacyExecuteNft: {
+    summary: 'Legacy execute-nft: a new state of an NFT by its owner, to a receiver when one is named; two-step',
+    body: z.object({
+      nft: nftId,
+      owner: z.string().min(1).max(200),
+      receiver: z.string().max(200).optional(),
+      quorum_type: z.number().int().optional(),
+      comment: z.string().max(4096).optional(),
+      nft_value: z.number(),
+      nft_data: z.string().max(64 * 1024).optional()
+    }),
+    async: true,
+    tags
+  },
+  legacySubscribeNft: { summary: 'Legacy subscribe-nft: follows an NFT', body: z.object({ nft: nftId }), tags },
+  legacyFetchNft: { summary: "Legacy fetch-nft: downloads an NFT's files", query: z.object({ nft: nftId }), tags },
+  legacyListNfts: { summary: 'Legacy list-nfts: the NFTs known here (nfts)', query: z.object({ did: z.string().optional() }), tags },
+  legacyGetNftsByDid: { summary: 'Legacy get-nfts-by-did: the NFTs a DID holds (nfts)', query: z.object({ did: didString }), tags },
+  legacyGetNftTokenChainData: {
+    summary: "Legacy get-nft-token-chain-data: an NFT's states (NFTDataReply), or the latest only",
+    query: z.object({ nft: z.string().min(1, 'NFT token details not provided').max(100), latest: z.string().regex(/^(1|0|t|f|true|false)?$/i, 'Param is not a valid boolean').optional() }),
+    tags
+  },
+  legacyDumpNftTokenChain: {
+    summary: "Legacy dump-nft-token-chain: an NFT's blocks after blockId, base64 (blocks, next_block_id)",
+    query: z.object({ nft: nftId, blockId: z.string().max(200).optional() }),
+    tags
   }
 } as const
 
@@ -173,6 +210,15 @@ export interface LegacyApiResults {
   legacyGetFtInfoByDid: null
   legacyGetFtTokenChain: null
   legacyDumpFtTokenChain: null
+  legacyCreateNft: string
+  legacyDeployNft: unknown
+  legacyExecuteNft: unknown
+  legacySubscribeNft: null
+  legacyFetchNft: null
+  legacyListNfts: null
+  legacyGetNftsByDid: null
+  legacyGetNftTokenChainData: null
+  legacyDumpNftTokenChain: null
 }
 
 /** GET /api/getalldid and /api/get-account-info: the reference's DIDAccountInfo list. */
