@@ -51,5 +51,14 @@ export const legacyApiPaths = {
   legacyListNfts: { method: 'GET', path: '/api/list-nfts' },
   legacyGetNftsByDid: { method: 'GET', path: '/api/get-nfts-by-did' },
   legacyGetNftTokenChainData: { method: 'GET', path: '/api/get-nft-token-chain-data' },
-  legacyDumpNftTokenChain: { method: 'GET', path: '/api/dump-nft-token-chain' }
+  legacyDumpNftTokenChain: { method: 'GET', path: '/api/dump-nft-token-chain' },
+  // smart contracts
+  legacyGenerateSmartContract: { method: 'POST', path: '/api/generate-smart-contract' },
+  legacyDeploySmartContract: { method: 'POST', path: '/api/deploy-smart-contract' },
+  legacyExecuteSmartContract: { method: 'POST', path: '/api/execute-smart-contract' },
+  legacySubscribeSmartContract: { method: 'POST', path: '/api/subscribe-smart-contract' },
+  legacyFetchSmartContract: { method: 'GET', path: '/api/fetch-smart-contract' },
+  legacyRegisterCallbackUrl: { method: 'POST', path: '/api/register-callback-url' },
+  legacyGetSmartContractTokenChainData: { method: 'POST', path: '/api/get-smart-contract-token-chain-data' },
+  legacyDumpSmartContractTokenChain: { method: 'POST', path: '/api/dump-smart-contract-token-chain' }
 } as const

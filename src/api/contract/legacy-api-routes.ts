@@ -20,6 +20,8 @@ function wholePositive (message: string): z.ZodType<number> {
 
 const nftId = z.string().regex(/^[A-Za-z0-9]{1,100}$/, 'Invalid NFT')
 
+const scId = z.string().regex(/^[A-Za-z0-9]{1,100}$/, 'Invalid smart contract token')
+
 export const legacyApiSpecs = {
   legacyGetAllDid: { summary: 'Legacy: the DIDs hosted here with their RBT amounts (account_info); readiness probe of the reference scripts', tags },
   legacyCreateDid: {
@@ -171,6 +173,52 @@ export const legacyApiSpecs = {
     summary: "Legacy dump-nft-token-chain: an NFT's blocks after blockId, base64 (blocks, next_block_id)",
     query: z.object({ nft: nftId, blockId: z.string().max(200).optional() }),
     tags
+  },
+  legacyGenerateSmartContract: {
+    summary: 'Legacy generate-smart-contract: multipart did field, binaryCodePath (.wasm) and rawCodePath files (as smart_contracts/generate; schemaFilePath accepted and unused); result the contract id',
+    multipart: true,
+    tags
+  },
+  legacyDeploySmartContract: {
+    summary: 'Legacy deploy-smart-contract: deploys a generated contract with its RBT value; two-step',
+    body: z.object({
+      smartContractToken: scId,
+      deployerAddr: z.string().min(1, 'Invalid Deployer address').max(200),
+      rbtAmount: z.number().min(0.001, 'Invalid RBT amount. Minimum RBT amount should be 0.001'),
+      quorumType: z.number().int().optional(),
+      comment: z.string().max(4096).optional()
+    }),
+    async: true,
+    tags
+  },
+  legacyExecuteSmartContract: {
+    summary: 'Legacy execute-smart-contract: runs the contract with smartContractData as input; two-step',
+    body: z.object({
+      smartContractToken: scId,
+      executorAddr: z.string().min(1, 'Invalid Executer address').max(200),
+      quorumType: z.number().int().optional(),
+      comment: z.string().max(4096).optional(),
+      smartContractData: z.string().max(64 * 1024).optional()
+    }),
+    async: true,
+    tags
+  },
+  legacySubscribeSmartContract: { summary: 'Legacy subscribe-smart-contract: follows a contract', body: z.object({ smartContractToken: scId }), tags },
+  legacyFetchSmartContract: { summary: "Legacy fetch-smart-contract: downloads a contract's files", query: z.object({ smartContractToken: scId }), tags },
+  legacyRegisterCallbackUrl: {
+    summary: 'Legacy register-callback-url: an http(s) URL told of every new state of the contract',
+    body: z.object({ SmartContractToken: scId, CallBackURL: z.string().min(1).max(2048) }),
+    tags
+  },
+  legacyGetSmartContractTokenChainData: {
+    summary: "Legacy get-smart-contract-token-chain-data: the contract's inputs per block (SCTDataReply), or the latest only",
+    body: z.object({ Token: scId, Latest: z.boolean().optional() }),
+    tags
+  },
+  legacyDumpSmartContractTokenChain: {
+    summary: "Legacy dump-smart-contract-token-chain: a contract's blocks after block_id, base64 (blocks, next_block_id)",
+    body: z.object({ token: scId, block_id: z.string().max(200).optional() }),
+    tags
   }
 } as const
 
@@ -219,6 +267,14 @@ export interface LegacyApiResults {
   legacyGetNftsByDid: null
   legacyGetNftTokenChainData: null
   legacyDumpNftTokenChain: null
+  legacyGenerateSmartContract: string
+  legacyDeploySmartContract: unknown
+  legacyExecuteSmartContract: unknown
+  legacySubscribeSmartContract: null
+  legacyFetchSmartContract: null
+  legacyRegisterCallbackUrl: null
+  legacyGetSmartContractTokenChainData: null
+  legacyDumpSmartContractTokenChain: null
 }
 
 /** GET /api/getalldid and /api/get-account-info: the reference's DIDAccountInfo list. */

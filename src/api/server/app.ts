@@ -26,6 +26,7 @@ import { legacyQuorumRoutes } from './routes/legacy/quorum.routes.js'
 import { legacyTokenRoutes } from './routes/legacy/tokens.routes.js'
 import { legacyFtRoutes } from './routes/legacy/fts.routes.js'
 import { legacyNftRoutes } from './routes/legacy/nfts.routes.js'
+import { legacyScRoutes } from './routes/legacy/sc.routes.js'
 import { nftRoutes } from './routes/v1/nfts.routes.js'
 import { scRoutes } from './routes/v1/sc.routes.js'
 import { ftRoutes } from './routes/v1/fts.routes.js'
@@ -138,6 +139,7 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
   legacyTokenRoutes(registrar, services)
   legacyFtRoutes(registrar, services)
   legacyNftRoutes(registrar, services)
+  legacyScRoutes(registrar, services)
   nftRoutes(registrar, services)
   scRoutes(registrar, services)
   ftRoutes(registrar, services)
