@@ -685,8 +685,8 @@ export class TransferSender {
       if (state === 'SIGNING') return { released: false, state, why: 'signing: quorums may have signed the block; recovery finishes the transfer' }
       if (state === 'COMMITTING') return { released: false, state, why: 'decided: the tokens belong to the receiver; delivery is retried' }
       if (state === 'COMMITTED') return { released: false, state, why: 'committed: the tokens belong to the receiver' }
+      if (this.inFlight.has(txid)) return { released: false, state, why: 'in flight: a run of this transaction is under way on this node' }
       if (state === 'PREPARING') {
-        if (this.inFlight.has(txid)) return { released: false, state, why: 'in flight: this node is gathering its votes now' }
         const age = this.clock.now() - rec.updatedAt
         if (age < minAgeMs) return { released: false, state, why: `preparing for ${Math.max(0, Math.round(age / 1000))} s, released only after ${Math.round(minAgeMs / 1000)} s` }
       }
@@ -697,6 +697,21 @@ export class TransferSender {
       } finally { this.inFlight.delete(txid) }
       return { released: true, state, why: state === 'ABORTED' ? 'aborted transfer: tokens freed' : 'interrupted before the decision: aborted, quorums told ABORT' }
     })
+  }
+
+  /**
+   * Recovery's abort of a stale PREPARING transfer, exclusive with any other run of the same
+   * transaction (a driver, the operator's release): it is marked in flight while it runs and its
+   * record is read again first. Two aborts reading the tokens at once could otherwise let the later
+   * commit free tokens a new transfer locked in between.
+   */
+  private async abortOnce (txid: string, reason: string): Promise<void> {
+    if (this.inFlight.has(txid)) return
+    this.inFlight.add(txid)
+    try {
+      const cur = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+      if (cur?.state === 'PREPARING') await this.abort(cur, reason)
+    } finally { this.inFlight.delete(txid) }
   }
 
   /** This node's record of a transfer it sent (any state). */
@@ -756,7 +771,7 @@ export class TransferSender {
     }
     for (const r of recs) {
       try {
-        if (r.state === 'PREPARING' && r.updatedAt <= staleBefore) await this.abort(r, 'interrupted before the decision; aborted on recovery')
+        if (r.state === 'PREPARING' && r.updatedAt <= staleBefore) await this.abortOnce(r.txid, 'interrupted before the decision; aborted on recovery')
         else if (r.state === 'SIGNING') await this.signAndCommit(r, () => {})
         else if (r.state === 'COMMITTING') await this.redeliver(r.txid)
         else if (r.state === 'COMMITTED' && r.notified.length < r.asked.length) await this.notifyQuorums(r.txid)

@@ -140,4 +140,21 @@ describe('consensus: release-all-locked-tokens, decided by the two-phase records
     expect((await q.ledger.token(open))!.status).to.equal('Locked')
     expect(await balance(q, qDid)).to.equal(2000)
   })
+
+  it('the operator\'s release and the periodic recovery abort a stranded transfer once between them', async () => {
+    const { net, a, bob, alice } = await SimNet.standard()
+    await net.mint(a, alice.did, 2)
+    a.fault = (s) => { if (s === 'voted') { a.ledger.failNextCommit = true; throw new Error('crash') } }
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 2000, memo: '', quorums: net.quorumDids }, alice.owner).catch(() => {})
+    a.fault = undefined
+    const rec = outgoing(a)[0]
+    expect(rec.state).to.equal('PREPARING')
+    net.now += 61_000
+    const [, r] = await Promise.all([a.sender.recover({ staleMs: 60_000 }), release(a)])
+    expect(outgoing(a)[0].state).to.equal('ABORTED')
+    expect(await balance(a, alice.did)).to.equal(2000)
+    // one abort: each asked quorum told once
+    expect(net.aborts.filter((x) => x.txid === rec.txid)).to.have.length(rec.asked.length)
+    expect(r.released.length + r.kept.length).to.equal(2)
+  })
 })
