@@ -153,6 +153,19 @@ describe('api: release-2.6 endpoints', function () {
     expect(h.transfers[0]).to.deep.include({ owner: receiver, rbt: '1.5', memo: 'c' })
   })
 
+  it('initiateTransaction: wrong passwords meet the same growing delay as every other password answer', async () => {
+    const receiver = 'bafybmi' + 'b'.repeat(52)
+    await h.post('/generateEcDSAKeys', { pvtKeyPass: 'pass-1', returnKey: 0 })
+    const codes: number[] = []
+    for (let i = 0; i < 5; i++) codes.push((await h.post('/initiateTransaction', { receiver, tokenCount: 1, comment: 'c', type: 1, pvtKeyPass: `guess-${i}` })).code)
+    // the first wrong ones are checked (401), then answers are refused unchecked for a while (429)
+    expect(codes.slice(0, 3)).to.deep.equal([401, 401, 401])
+    expect(codes.slice(3)).to.deep.equal([429, 429])
+    const during = await h.post('/initiateTransaction', { receiver, tokenCount: 1, comment: 'c', type: 1, pvtKeyPass: 'pass-1' })
+    expect(during.code, 'even the right password waits out the delay').to.equal(429)
+    expect(h.transfers).to.deep.equal([])
+  })
+
   it('startQuorumService without quorum keys is a clear error', async () => {
     const r = await h.post('/startQuorumService', { pvtKeyPass: 'pass-q' })
     expect(r.code).to.equal(404)

@@ -41,7 +41,11 @@ export interface Legacy26Deps {
   config: NodeConfigStore
   consensus: () => ConsensusService
   consensusApi: Pick<ConsensusApi, 'transfer'>
-  signing: { complete: (id: string, answer: { password: string }) => Promise<Envelope<unknown>> }
+  signing: {
+    complete: (id: string, answer: { password: string }) => Promise<Envelope<unknown>>
+    /** a password check under the engine's per-DID backoff (TwoStepEngine.checkPassword) */
+    checkPassword: <T>(did: string, check: () => Promise<T>) => Promise<T>
+  }
   /** asks the node hosting `pledger` for the proof it stored (undefined: it has none) */
   fetchProof: (pledger: string, token: string, txid: string) => Promise<UnpledgeProof | undefined>
   /** Free RBT of a DID, milli */
@@ -146,7 +150,8 @@ export class Legacy26Service implements Legacy26Api {
       return ans
     }
     const signer = await this.d.identity.signerFor(sender, check)
-    await signer.pvtSign('0'.repeat(64))
+    // through the engine's password backoff, like every other password answer
+    await this.d.signing.checkPassword(sender, async () => await signer.pvtSign('0'.repeat(64)))
     let env: Envelope<unknown>
     try {
       env = await this.d.consensusApi.transfer({ initiator: sender, owner: body.receiver, rbt: formatAmount(amountMilli), memo: body.comment })
