@@ -113,6 +113,15 @@ describe('api: the reference /api RBT token and diagnostic routes', () => {
     expect(r.env).to.deep.equal({ status: false, message: 'Failed to get token chain block, token does not exist', result: null, next_block_id: '', blocks: null })
   })
 
+  it('DELETE /api/check-pinned-state: not done here, status false on 200 naming the alternative', async () => {
+    const r = await call(app, 'DELETE', `/api/check-pinned-state?tokenstatehash=Qm${'d'.repeat(44)}`)
+    expect(r.status).to.equal(200)
+    keys(r.env)
+    expect(r.env.status).to.equal(false)
+    expect(r.env.message).to.match(/not done by this node.*get-pledgedtoken-details.*run-unpledge/)
+    expect((await call(app, 'GET', '/api/check-pinned-state')).status).to.equal(405)
+  })
+
   it('GET /api/get-by-node: TxnCount', async () => {
     const r = await call(app, 'GET', '/api/get-by-node')
     expect(r.status).to.equal(200)

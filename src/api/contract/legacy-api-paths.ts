@@ -36,6 +36,7 @@ export const legacyApiPaths = {
   legacyRunUnpledge: { method: 'POST', path: '/api/run-unpledge' },
   legacyReleaseAllLockedTokens: { method: 'GET', path: '/api/release-all-locked-tokens' },
   legacyValidateTokenChain: { method: 'GET', path: '/api/validate-token-chain' },
+  legacyCheckPinnedState: { method: 'DELETE', path: '/api/check-pinned-state' },
   // FTs
   legacyCreateFt: { method: 'POST', path: '/api/create-ft' },
   legacyInitiateFtTransfer: { method: 'POST', path: '/api/initiate-ft-transfer' },

@@ -102,6 +102,11 @@ export const legacyApiSpecs = {
     }),
     tags
   },
+  legacyCheckPinnedState: {
+    summary: 'Legacy check-pinned-state (DELETE, as the reference): not done by this node; answers status false naming what does the work here',
+    query: z.object({ tokenstatehash: z.string().max(200).optional() }),
+    tags
+  },
   legacyCreateFt: {
     summary: 'Legacy create-ft: mints FTs backed by whole RBT of the creator; two-step',
     body: z.object({
@@ -253,6 +258,7 @@ export interface LegacyApiResults {
   legacyRunUnpledge: RunUnpledgeResult
   legacyReleaseAllLockedTokens: ReleaseLockedResult
   legacyValidateTokenChain: ValidateChainResult
+  legacyCheckPinnedState: null
   legacyCreateFt: unknown
   legacyInitiateFtTransfer: unknown
   legacyGetFtInfoByDid: null

@@ -12,7 +12,7 @@ import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtRe
  * The one table of HTTP routes shared by the server (validation, routing, OpenAPI) and the client:
  * method and path come from paths.ts, the schemas for body and query are declared here once.
  */
-export type Method = 'GET' | 'POST'
+export type Method = 'GET' | 'POST' | 'DELETE'
 
 interface RouteSpec<B extends z.ZodType | undefined = z.ZodType | undefined, Q extends z.ZodType | undefined = z.ZodType | undefined> {
   summary: string

@@ -31,6 +31,11 @@ export function legacyTokenRoutes (r: Registrar, s: ApiServices): void {
     const dump = await s.tokens.chain(body.token, body.block_id !== undefined && body.block_id !== '' ? { afterBlockId: body.block_id } : {})
     return withKeys(ok('Successfully got the token chain block', null), { next_block_id: dump.next_block_id, blocks: dump.blocks.map((b) => b.envelope) })
   }, { next_block_id: '', blocks: null }))
+  r.on('legacyCheckPinnedState', async () => await answered(async () => {
+    // the reference looks for IPFS pins of a pledged token state; this node does not pin token
+    // states: a quorum's pledge is released once a spend of the state it backs is proven
+    throw new RbtError(ErrorCode.NOT_FOUND, 'check-pinned-state is not done by this node: pledges are released when a spend of the token state they back is proven; see GET /api/get-pledgedtoken-details (GET /svc/v1/quorums/pledged_tokens) and POST /api/run-unpledge (POST /svc/v1/quorums/run_unpledge)')
+  }))
   r.on('legacyGetByNode', async () => await answered(async () => {
     const counts = await op().txCounts()
     return withKeys(counts.length === 0 ? fail('no DIDs on this node') as never : ok('Got transaction counts of the DIDs of this node', null), { TxnCount: counts })
