@@ -22,6 +22,11 @@ const nftId = z.string().regex(/^[A-Za-z0-9]{1,100}$/, 'Invalid NFT')
 
 const scId = z.string().regex(/^[A-Za-z0-9]{1,100}$/, 'Invalid smart contract token')
 
+/** A reference route this node does not do: it answers status false naming the alternative. */
+function notDone (name: string): { summary: string, tags: string[] } {
+  return { summary: `Legacy ${name}: not done by this node; answers status false (HTTP 200) naming the alternative`, tags }
+}
+
 export const legacyApiSpecs = {
   legacyGetAllDid: { summary: 'Legacy: the DIDs hosted here with their RBT amounts (account_info); readiness probe of the reference scripts', tags },
   legacyCreateDid: {
@@ -224,7 +229,33 @@ export const legacyApiSpecs = {
     summary: "Legacy dump-smart-contract-token-chain: a contract's blocks after block_id, base64 (blocks, next_block_id)",
     body: z.object({ token: scId, block_id: z.string().max(200).optional() }),
     tags
-  }
+  },
+  legacyRequestDidForPubkey: {
+    summary: "Legacy request-did-for-pubkey: the lite DID of an external wallet's secp256k1 public key (hex); answers {did} without the envelope",
+    body: z.object({ public_key: z.string().regex(/^[0-9a-fA-F]{66}$|^[0-9a-fA-F]{130}$/, 'Invalid public key') }),
+    tags
+  },
+  legacyGetDidChallenge: notDone('getdidchallenge'),
+  legacyLoginDid: notDone('logindid'),
+  legacyAddUserApiKey: notDone('add-user-api-key'),
+  legacySetupDb: notDone('setup-db'),
+  legacyMigrateNode: notDone('migrate-node'),
+  legacyLockTokens: notDone('lock-tokens'),
+  legacyCreateDataToken: notDone('create-data-token'),
+  legacyCommitDataToken: notDone('commit-data-token'),
+  legacyCheckDataToken: notDone('check-data-token'),
+  legacyGetDataToken: notDone('get-data-token'),
+  legacyPublishSmartContract: notDone('publish-smart-contract'),
+  legacyRemoveTokenChainBlock: notDone('remove-token-chain-block'),
+  legacyGetAllExplorer: notDone('get-all-explorer'),
+  legacyAddExplorer: notDone('add-explorer'),
+  legacyRemoveExplorer: notDone('remove-explorer'),
+  legacyUnpledgePowUnpledgeTokens: notDone('unpledge-pow-unpledge-tokens'),
+  legacyInitiatePinToken: notDone('initiate-pin-token'),
+  legacyRecoverToken: notDone('recover-token'),
+  legacyFaucetTokenCheck: notDone('faucet-token-check'),
+  legacyValidateToken: notDone('validate-token'),
+  legacySendJwtFromWallet: notDone('send-jwt-from-wallet')
 } as const
 
 /** What `result` holds per legacy route; extra top-level keys are listed in docs/api.md. */
@@ -281,6 +312,28 @@ export interface LegacyApiResults {
   legacyRegisterCallbackUrl: null
   legacyGetSmartContractTokenChainData: null
   legacyDumpSmartContractTokenChain: null
+  legacyRequestDidForPubkey: { did: string }
+  legacyGetDidChallenge: null
+  legacyLoginDid: null
+  legacyAddUserApiKey: null
+  legacySetupDb: null
+  legacyMigrateNode: null
+  legacyLockTokens: null
+  legacyCreateDataToken: null
+  legacyCommitDataToken: null
+  legacyCheckDataToken: null
+  legacyGetDataToken: null
+  legacyPublishSmartContract: null
+  legacyRemoveTokenChainBlock: null
+  legacyGetAllExplorer: null
+  legacyAddExplorer: null
+  legacyRemoveExplorer: null
+  legacyUnpledgePowUnpledgeTokens: null
+  legacyInitiatePinToken: null
+  legacyRecoverToken: null
+  legacyFaucetTokenCheck: null
+  legacyValidateToken: null
+  legacySendJwtFromWallet: null
 }
 
 /** GET /api/getalldid and /api/get-account-info: the reference's DIDAccountInfo list. */

@@ -27,6 +27,7 @@ import { legacyTokenRoutes } from './routes/legacy/tokens.routes.js'
 import { legacyFtRoutes } from './routes/legacy/fts.routes.js'
 import { legacyNftRoutes } from './routes/legacy/nfts.routes.js'
 import { legacyScRoutes } from './routes/legacy/sc.routes.js'
+import { legacyOtherRoutes } from './routes/legacy/other.routes.js'
 import { nftRoutes } from './routes/v1/nfts.routes.js'
 import { scRoutes } from './routes/v1/sc.routes.js'
 import { ftRoutes } from './routes/v1/fts.routes.js'
@@ -140,6 +141,7 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
   legacyFtRoutes(registrar, services)
   legacyNftRoutes(registrar, services)
   legacyScRoutes(registrar, services)
+  legacyOtherRoutes(registrar, services)
   nftRoutes(registrar, services)
   scRoutes(registrar, services)
   ftRoutes(registrar, services)
