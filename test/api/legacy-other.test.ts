@@ -19,7 +19,17 @@ describe('api: the reference /api routes of its §9', () => {
     created.push(input)
     return { did: DID, peer_id: null }
   }
+  const setups: unknown[] = []
+  s.services = { setup: async (input: unknown) => { setups.push(input); return {} as never }, get: () => ({}) as never }
   const app = createApp(s, { version: 't' })
+
+  it('POST /api/setup-service: the explorer service over services/setup (db_user_name is the user)', async () => {
+    const body = { service_name: 'explorer_service', db_type: 'SQLite', db_name: 'x.db', db_user_name: 'u', db_password: 'p' }
+    const res = await app.request('/api/setup-service', { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+    expect(res.status).to.equal(200)
+    expect(await res.json()).to.deep.equal({ status: true, message: 'Service enabled successfully', result: null })
+    expect(setups).to.deep.equal([{ service_name: 'explorer_service', db_type: 'SQLite', db_name: 'x.db', db_username: 'u', db_password: 'p' }])
+  })
 
   it('POST /api/request-did-for-pubkey {public_key}: {did} without the envelope; a refused key is the envelope, status false', async () => {
     let res = await app.request('/api/request-did-for-pubkey', { method: 'POST', body: JSON.stringify({ public_key: KEY }), headers: { 'content-type': 'application/json' } })

@@ -64,6 +64,7 @@ export const legacyApiPaths = {
   legacyDumpSmartContractTokenChain: { method: 'POST', path: '/api/dump-smart-contract-token-chain' },
   // §9 routes
   legacyRequestDidForPubkey: { method: 'POST', path: '/api/request-did-for-pubkey' },
+  legacySetupService: { method: 'POST', path: '/api/setup-service' },
   legacyGetDidChallenge: { method: 'GET', path: '/api/getdidchallenge' },
   legacyLoginDid: { method: 'POST', path: '/api/logindid' },
   legacyAddUserApiKey: { method: 'POST', path: '/api/add-user-api-key' },

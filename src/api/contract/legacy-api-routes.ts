@@ -230,6 +230,19 @@ export const legacyApiSpecs = {
     body: z.object({ token: scId, block_id: z.string().max(200).optional() }),
     tags
   },
+  legacySetupService: {
+    summary: 'Legacy setup-service: configures the explorer service (as services/setup; db_user_name is the user)',
+    body: z.object({
+      service_name: z.string().max(100).optional(),
+      db_type: z.string().max(40).optional(),
+      db_address: z.string().max(255).optional(),
+      db_port: z.union([z.number().int(), z.string().max(10)]).optional(),
+      db_name: z.string().max(1024).optional(),
+      db_user_name: z.string().max(255).optional(),
+      db_password: z.string().max(1024).optional()
+    }),
+    tags
+  },
   legacyRequestDidForPubkey: {
     summary: "Legacy request-did-for-pubkey: the lite DID of an external wallet's secp256k1 public key (hex); answers {did} without the envelope",
     body: z.object({ public_key: z.string().regex(/^[0-9a-fA-F]{66}$|^[0-9a-fA-F]{130}$/, 'Invalid public key') }),
@@ -313,6 +326,7 @@ export interface LegacyApiResults {
   legacyGetSmartContractTokenChainData: null
   legacyDumpSmartContractTokenChain: null
   legacyRequestDidForPubkey: { did: string }
+  legacySetupService: null
   legacyGetDidChallenge: null
   legacyLoginDid: null
   legacyAddUserApiKey: null

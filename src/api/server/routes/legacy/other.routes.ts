@@ -3,6 +3,7 @@ import type { ApiServices } from '../../../../node/services.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
 import type { Registrar } from '../../app.js'
 import { answered } from './answer.js'
+import { ok } from '../../../contract/envelope.js'
 
 /**
  * The reference's remaining `/api` routes (legacy-api.md §9). What this node does is adapted; what
@@ -41,6 +42,12 @@ export function legacyOtherRoutes (r: Registrar, s: ApiServices): void {
     // as the reference: the DID alone, without the envelope, on success
     return res.status && res.result !== null ? c.json({ did: res.result.did }) as never : res
   })
+  r.on('legacySetupService', async ({ body }) => await answered(async () => {
+    if (s.services === undefined) throw new RbtError(ErrorCode.NOT_FOUND, 'no services are available on this node')
+    const { db_user_name: user, ...rest } = body
+    await s.services.setup({ ...rest, ...(user !== undefined ? { db_username: user } : {}) })
+    return ok('Service enabled successfully', null)
+  }))
   for (const id of Object.keys(NOT_DONE) as Array<keyof typeof NOT_DONE>) {
     r.on(id, async () => await answered(async () => { throw new RbtError(ErrorCode.NOT_FOUND, NOT_DONE[id]) }))
   }
