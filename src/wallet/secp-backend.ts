@@ -171,6 +171,7 @@ export function setSecpBackend (name: SecpBackendName | 'auto' | undefined): Sec
 export function describeSecpBackend (): string {
   const b = secpBackend()
   const why = b.name === 'noble' && nativeUnavailableReason() !== undefined ? ` (native unavailable: ${nativeUnavailableReason()!})` : ''
-  const forced = process.env[ENV] !== undefined && process.env[ENV] !== '' ? `, forced by ${ENV}` : ''
+  const wanted = (process.env[ENV] ?? '').trim().toLowerCase()
+  const forced = wanted === 'native' || wanted === 'noble' ? `, forced by ${ENV}` : ''
   return `secp256k1 signatures: ${b.name} backend, ${b.detail}${forced}${why}`
 }
