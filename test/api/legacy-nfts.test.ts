@@ -1,19 +1,13 @@
 import { expect } from 'chai'
-import type { Hono } from 'hono'
 import { createApp } from '../../src/api/server/app.js'
 import type { ApiServices } from '../../src/node/services.js'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import { unusedConsensus } from './stub-consensus.js'
 import { unusedIdentity } from './stub-identity.js'
 import { unusedTokens } from './stub-tokens.js'
+import { PEER, ALICE, BOB, CHALLENGE, type Env, call } from './legacy-harness.js'
 
-const PEER = '12D3KooWPhZEYEw4jG3kSRuwgMEHcVt7KMkm1ui2ddu4fgSgwvDq'
-const ALICE = 'bafybmi' + 'a'.repeat(52)
-const BOB = 'bafybmi' + 'b'.repeat(52)
 const NFT = 'Qm' + 'n'.repeat(44)
-const CHALLENGE = { status: true, message: 'Password needed', result: { id: 'op1', mode: 4, hash: null, only_priv_key: false } }
-
-interface Env { status: boolean, message: string, result: any, [k: string]: unknown }
 
 function services (): { s: ApiServices, calls: unknown[] } {
   const calls: unknown[] = []
@@ -38,14 +32,6 @@ function services (): { s: ApiServices, calls: unknown[] } {
     chain: async () => ({ blocks: [{ envelope: 'AAEC' }], next_block_id: '' })
   })
   return { s, calls }
-}
-
-async function call (app: Hono, method: string, path: string, body?: unknown): Promise<{ status: number, env: Env }> {
-  const init: RequestInit = { method }
-  if (body instanceof FormData) init.body = body
-  else if (body !== undefined) { init.body = JSON.stringify(body); init.headers = { 'content-type': 'application/json' } }
-  const res = await app.request(path, init)
-  return { status: res.status, env: await res.json() as Env }
 }
 
 describe('api: the reference /api NFT routes', () => {

@@ -1,17 +1,14 @@
 import { expect } from 'chai'
-import type { Hono } from 'hono'
 import { createApp } from '../../src/api/server/app.js'
 import type { ApiServices, DidCreateInput, DidSetupInput } from '../../src/node/services.js'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import { unusedConsensus } from './stub-consensus.js'
 import { unusedTokens } from './stub-tokens.js'
+import { PEER, type Env, call } from './legacy-harness.js'
 
-const PEER = '12D3KooWPhZEYEw4jG3kSRuwgMEHcVt7KMkm1ui2ddu4fgSgwvDq'
 const DID = 'bafybmi' + 'b'.repeat(52)
 const BROKEN = 'bafybmi' + 'c'.repeat(52)
 const QUORUMS = ['d', 'e', 'f', 'g', 'h'].map((x) => 'bafybmi' + x.repeat(52))
-
-interface Env { status: boolean, message: string, result: any, [k: string]: unknown }
 
 function services (): { s: ApiServices, calls: unknown[], quorums: string[], boot: { peers: string[] } } {
   const calls: unknown[] = []
@@ -63,14 +60,6 @@ function services (): { s: ApiServices, calls: unknown[], quorums: string[], boo
     quorumStatus: async (did: string) => did === QUORUMS[0]
   })
   return { s, calls, quorums, boot }
-}
-
-async function call (app: Hono, method: string, path: string, body?: unknown): Promise<{ status: number, env: Env }> {
-  const init: RequestInit = { method }
-  if (body instanceof FormData) init.body = body
-  else if (body !== undefined) { init.body = JSON.stringify(body); init.headers = { 'content-type': 'application/json' } }
-  const res = await app.request(path, init)
-  return { status: res.status, env: await res.json() as Env }
 }
 
 function envelope (env: Env, status: boolean, extra: string[] = []): void {

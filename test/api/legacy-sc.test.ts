@@ -1,17 +1,12 @@
 import { expect } from 'chai'
-import type { Hono } from 'hono'
 import { createApp } from '../../src/api/server/app.js'
 import type { ApiServices } from '../../src/node/services.js'
 import { unusedConsensus } from './stub-consensus.js'
 import { unusedIdentity } from './stub-identity.js'
 import { unusedTokens } from './stub-tokens.js'
+import { PEER, ALICE, CHALLENGE, type Env, call } from './legacy-harness.js'
 
-const PEER = '12D3KooWPhZEYEw4jG3kSRuwgMEHcVt7KMkm1ui2ddu4fgSgwvDq'
-const ALICE = 'bafybmi' + 'a'.repeat(52)
 const SC = 'Qm' + 's'.repeat(44)
-const CHALLENGE = { status: true, message: 'Password needed', result: { id: 'op1', mode: 4, hash: null, only_priv_key: false } }
-
-interface Env { status: boolean, message: string, result: any, [k: string]: unknown }
 
 function services (): { s: ApiServices, calls: unknown[] } {
   const calls: unknown[] = []
@@ -33,14 +28,6 @@ function services (): { s: ApiServices, calls: unknown[] } {
   } as never
   Object.assign(s.tokens, { chain: async () => ({ blocks: [{ envelope: 'AAEC' }], next_block_id: '' }) })
   return { s, calls }
-}
-
-async function call (app: Hono, method: string, path: string, body?: unknown): Promise<{ status: number, env: Env }> {
-  const init: RequestInit = { method }
-  if (body instanceof FormData) init.body = body
-  else if (body !== undefined) { init.body = JSON.stringify(body); init.headers = { 'content-type': 'application/json' } }
-  const res = await app.request(path, init)
-  return { status: res.status, env: await res.json() as Env }
 }
 
 describe('api: the reference /api smart-contract routes', () => {

@@ -1,5 +1,4 @@
 import { expect } from 'chai'
-import type { Hono } from 'hono'
 import { createApp } from '../../src/api/server/app.js'
 import type { ApiServices } from '../../src/node/services.js'
 import type { OperatorApi } from '../../src/node/operator-api.js'
@@ -7,14 +6,11 @@ import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import { unusedConsensus } from './stub-consensus.js'
 import { unusedIdentity } from './stub-identity.js'
 import { unusedTokens } from './stub-tokens.js'
+import { PEER, CHALLENGE, type Env, call } from './legacy-harness.js'
 
-const PEER = '12D3KooWPhZEYEw4jG3kSRuwgMEHcVt7KMkm1ui2ddu4fgSgwvDq'
 const DID = 'bafybmi' + 'b'.repeat(52)
 const EMPTY = 'bafybmi' + 'c'.repeat(52)
 const TOKEN = 'Qm' + 'a'.repeat(44)
-const CHALLENGE = { status: true, message: 'Password needed', result: { id: 'op1', mode: 4, hash: null, only_priv_key: false } }
-
-interface Env { status: boolean, message: string, result: any, [k: string]: unknown }
 
 function services (operator: boolean): { s: ApiServices, calls: unknown[] } {
   const calls: unknown[] = []
@@ -45,13 +41,6 @@ function services (operator: boolean): { s: ApiServices, calls: unknown[] } {
     s.operator = op
   }
   return { s, calls }
-}
-
-async function call (app: Hono, method: string, path: string, body?: unknown): Promise<{ status: number, env: Env }> {
-  const init: RequestInit = { method }
-  if (body !== undefined) { init.body = JSON.stringify(body); init.headers = { 'content-type': 'application/json' } }
-  const res = await app.request(path, init)
-  return { status: res.status, env: await res.json() as Env }
 }
 
 function keys (env: Env, extra: string[] = []): void {
