@@ -11,7 +11,8 @@ import { freePort } from '../helpers/ports.js'
  * types. Every answer must be an envelope with a 4xx or a 2xx: never a 5xx, never a dropped
  * connection, and the node must still be up at the end.
  */
-const NEVER = new Set(['nodeShutdown'])
+// stopping the node is what these do, whatever the body
+const NEVER = new Set(['nodeShutdown', 'legacyShutdown'])
 const TRAVERSAL = ['..%2F..%2Fetc%2Fpasswd', '%2E%2E', '%00', 'x'.repeat(600), '%E2%80%AE', '<script>']
 const QUERY_KEYS = ['did', 'DID', 'nft', 'txnID', 'quorumAddress', 'peerID', 'latest', 'start_date', 'start_epoch', 'token', 'tokenID', 'Role', 'comment', 'contract', 'port', 'path']
 const BODIES: Array<[string, string, string]> = [
@@ -68,9 +69,9 @@ describe('e2e: bounded fuzz of every API operation (no 5xx)', function () {
       const withParams = (v: string): string => def.path.replace(/:[A-Za-z_]+/g, v)
       const targets = def.path.includes(':') ? TRAVERSAL.map(withParams) : [def.path]
       for (const path of targets) {
-        if (def.method === 'GET') {
-          for (const v of TRAVERSAL) check(`${id} GET ${path}?…=${v}`, await send(node.url, 'GET', `${path}?${QUERY_KEYS.map((k) => `${k}=${v}`).join('&')}`))
-          check(`${id} GET ${path}`, await send(node.url, 'GET', path))
+        if (def.method === 'GET' || def.method === 'DELETE') {
+          for (const v of TRAVERSAL) check(`${id} ${def.method} ${path}?…=${v}`, await send(node.url, def.method, `${path}?${QUERY_KEYS.map((k) => `${k}=${v}`).join('&')}`))
+          check(`${id} ${def.method} ${path}`, await send(node.url, def.method, path))
         } else {
           for (const b of BODIES) check(`${id} POST ${path} (${b[0]})`, await send(node.url, 'POST', path, b))
         }
