@@ -121,9 +121,12 @@ describe('e2e: crashes during a transfer, and restarts', function () {
     await waitFor(async () => (await sender.client.envelope('didResolve', { params: { did: gina } })).status, { timeoutMs: 30_000, what: 'the sender to resolve gina' })
     const f0 = await totalOf(frank)
     const out = await dies(armed, 'received', async () => await tryTransfer(sender, frank.did, gina, 0.25, 'receiver crash'))
-    // the decision was taken before delivery: the sender reports the transfer committed, delivery pending
-    expect(out.status, out.message).to.equal(true)
-    expect(out.message).to.match(/delivery to the receiver is pending/)
+    // the decision was taken before delivery: not a success yet (the receiver does not hold the
+    // tokens), the answer names the transaction whose delivery is pending
+    expect(out.status, out.message).to.equal(false)
+    expect(out.message).to.match(/has not taken them yet/)
+    expect(out.txid).to.match(/^[0-9a-f]{64}$/)
+    expect((await sender.client.call('txGet', { params: { tx_id: out.txid ?? '' } })).result?.status).to.equal('delivery_pending')
     const receiver = await sameNode(armed).start()
     spare.push(receiver)
     const g: Party = { node: receiver, did: gina }
