@@ -55,15 +55,33 @@ describe('e2e: API reference page in headless Chromium', function () {
     const operations = Object.values(doc.paths).reduce((n, p) => n + Object.keys(p).length, 0)
     expect(operations).to.be.greaterThan(20)
 
-    await page.locator('[data-path="/svc/v1/node/status"]').first().waitFor({ timeout: 60_000 })
-    await page.waitForFunction((n) => document.querySelectorAll('.opblock').length >= n, operations, { timeout: 60_000 })
-    expect(await page.locator('.opblock').count()).to.equal(operations)
-    const shown = await page.locator('.opblock-summary-path').evaluateAll((els) => els.map((e) => e.getAttribute('data-path')))
-    expect(shown).to.include.members(['/svc/v1/node/status', '/svc/v1/openapi.json', '/svc/v1/tx'])
+    await page.locator('.opblock').first().waitFor({ timeout: 60_000 })
     expect(await page.locator('.info .title').innerText()).to.match(/rbtnode API/)
+    // Swagger UI renders the tag sections near the viewport only: scroll through the page and
+    // collect every operation it shows (method and path)
+    const seen = new Set<string>()
+    const collect = async (): Promise<void> => {
+      const found = await page.locator('.opblock').evaluateAll((els) => els.map((e) => `${/opblock-(get|post|delete)/.exec(e.className)?.[1] ?? '?'} ${e.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? ''}`))
+      for (const f of found) seen.add(f)
+    }
+    for (let i = 0; i < 400 && seen.size < operations; i++) {
+      await collect()
+      await page.mouse.wheel(0, 400)
+      await page.waitForTimeout(50)
+    }
+    await collect()
+    expect(seen.size, 'operations rendered while scrolling through the page').to.equal(operations)
+    expect([...seen]).to.include.members(['get /svc/v1/node/status', 'get /svc/v1/openapi.json', 'post /svc/v1/tx'])
 
     // "Try it out" on GET /svc/v1/node/status: the page's own call passes the guard
-    const op = page.locator('.opblock-get', { has: page.locator('[data-path="/svc/v1/node/status"]') })
+    await page.evaluate(() => { window.scrollTo(0, 0) })
+    const statusPath = page.locator('[data-path="/svc/v1/node/status"]')
+    for (let i = 0; i < 400 && await statusPath.count() === 0; i++) {
+      await page.mouse.wheel(0, 400)
+      await page.waitForTimeout(50)
+    }
+    await statusPath.first().scrollIntoViewIfNeeded()
+    const op = page.locator('.opblock-get', { has: statusPath })
     await op.locator('.opblock-summary-control').click()
     await op.locator('button.try-out__btn').click()
     await op.locator('button.execute').click()
