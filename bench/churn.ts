@@ -98,7 +98,7 @@ async function main (): Promise<void> {
     if (old.child?.exitCode !== null && old.child?.exitCode !== 0 && old.child?.signalCode !== 'SIGKILL') stats.deaths.push(`churning node exited with ${String(old.child?.exitCode)}`)
     await old.dispose()
     const fresh = new NodeProcess({ n: old.opts.n, extraArgs: ['-testNet'], env, startTimeoutMs: 60_000 })
-    // a node that does not come up is stopped, not left running untracked
+    // a node that does not come up is killed by start(); its data dir goes too
     await fresh.start().catch(async (e: unknown) => { await fresh.dispose(); throw e })
     churning = churning.map((n) => n === old ? fresh : n)
     stats.restarts++

@@ -112,7 +112,9 @@ export class NodeProcess {
       if (exitedEarly) throw new Error(`node exited during start:\n${this.logs}`)
       const env = await this.client.call('nodeStatus')
       return env.result?.core_started === true ? env.result : undefined
-    }, { timeoutMs: this.opts.startTimeoutMs ?? 20_000, what: `node on port ${this.apiPort} to start`, intervalMs: 30 }).catch((e) => {
+    }, { timeoutMs: this.opts.startTimeoutMs ?? 20_000, what: `node on port ${this.apiPort} to start`, intervalMs: 30 }).catch(async (e) => {
+      // a node that did not come up in time is not left running behind the caller's back
+      await this.kill()
       throw new Error(`${(e as Error).message}\n--- logs ---\n${this.logs}`)
     })
     const env = await this.client.call('nodePeerId')
