@@ -96,15 +96,20 @@ export class TransferSender {
   private fault (step: string): void { this.opts.fault?.(step) }
 
   async transfer (input: TransferInput, signer: ConsensusSigner, progress: (msg: string) => void = () => {}): Promise<TransferResult> {
+    return await this.lockAndDrive(async () => await this.lockTransfer(input, signer), 'tokens locked', progress)
+  }
+
+  /** Locks a transaction (a refusal there is observed as such), then drives its consensus. */
+  private async lockAndDrive (lock: () => Promise<OutgoingRecord>, locked: string, progress: (msg: string) => void): Promise<TransferResult> {
     const started = Date.now()
     let rec: OutgoingRecord
     try {
-      rec = await this.lockTransfer(input, signer)
+      rec = await lock()
     } catch (e) {
       this.observed('refused', started)
       throw e
     }
-    return await this.drive(rec, 'tokens locked', progress, started)
+    return await this.drive(rec, locked, progress, started)
   }
 
   private observed (outcome: ConsensusOutcome, started: number): void {
@@ -160,15 +165,7 @@ export class TransferSender {
 
   /** Deploys, executes or transfers an NFT through consensus (same phases and records as a transfer). */
   async nft (input: NftInput, signer: ConsensusSigner, progress: (msg: string) => void = () => {}): Promise<TransferResult> {
-    const started = Date.now()
-    let rec: OutgoingRecord
-    try {
-      rec = await this.lockNftInput(input, signer)
-    } catch (e) {
-      this.observed('refused', started)
-      throw e
-    }
-    return await this.drive(rec, 'NFT locked', progress, started)
+    return await this.lockAndDrive(async () => await this.lockNftInput(input, signer), 'NFT locked', progress)
   }
 
   private async lockNftInput (input: NftInput, signer: ConsensusSigner): Promise<OutgoingRecord> {
