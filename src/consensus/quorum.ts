@@ -368,13 +368,13 @@ export class QuorumService {
     const { quorumDid, txid } = req
     const signer = this.opts.signerFor(quorumDid)
     if (signer === undefined) throw new RbtError(ErrorCode.FORBIDDEN, 'Quorum is not setup')
-    return await this.locks.run(quorumDid, async () => {
+    const { signature, vote } = await this.locks.run(quorumDid, async () => {
       const vote = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
       if (vote === undefined || vote.state === 'RELEASED') throw new RbtError(ErrorCode.CONFLICT, `no reservation for transaction ${txid}`)
       const block = decodeBlockEnvelope(req.block)
       // the same block again: the same signature; another block for this transaction (the sender
       // replaced a signer that failed) is signed too when it spends exactly what was reserved
-      if (vote.signature !== undefined && vote.blockHash === block.hash) return { quorumDid, signature: vote.signature, pledgeChains: await this.pledgeEvidence(vote) }
+      if (vote.signature !== undefined && vote.blockHash === block.hash) return { signature: vote.signature, vote }
       this.checkBlockForVote(vote, block)
       // a state found spent on the network (other quorum set) is never signed for; the designated
       // checkers among the block's credit signers ask the network, the others rely on their own records
@@ -393,8 +393,10 @@ export class QuorumService {
       await this.ledger.commit((w) => { w.putRecord('cs-votes', voteKey(quorumDid, txid), { ...vote, state: 'SIGNED', blockHash: block.hash, signature, updatedAt: now }) })
       this.trackVote(voteKey(quorumDid, txid), 'SIGNED')
       this.fault('quorum-signed')
-      return { quorumDid, signature, pledgeChains: await this.pledgeEvidence(vote) }
+      return { signature, vote }
     })
+    // read outside the quorum's lock: the pledged tokens stay Locked for this transaction meanwhile
+    return { quorumDid, signature, pledgeChains: await this.pledgeEvidence(vote) }
   }
 
   /** The chains of the tokens a vote pledged: the receiver's evidence that this quorum's pledge is real. */
