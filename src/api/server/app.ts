@@ -74,7 +74,7 @@ function zodMessage (err: z.ZodError, where: string): string {
 async function readJson (c: Context, maxBytes: number): Promise<unknown> {
   const text = await readLimitedText(c, maxBytes)
   if (text.trim() === '') return undefined
-  checkContentType(c, 'json')
+  checkContentType(c)
   try {
     return JSON.parse(text)
   } catch {

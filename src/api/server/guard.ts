@@ -59,25 +59,24 @@ export function apiGuard (opts: GuardOptions = {}): MiddlewareHandler {
   const origins = new Set((opts.corsOrigins ?? []).map(normalizeOrigin))
   const hostAllowed = (name: string): boolean => anyHost || hosts.has(name)
 
-  const checkHost = (c: Context): string => {
+  /** The request's authority (Host header, else the URL's) once every name it carries is served. */
+  const checkHost = (c: Context, url: URL): string => {
     const header = c.req.header('host')
-    const fromUrl = hostName(new URL(c.req.url).host)
-    for (const name of header !== undefined ? [hostName(header), fromUrl] : [fromUrl]) {
+    for (const name of header !== undefined ? [hostName(header), hostName(url.host)] : [hostName(url.host)]) {
       if (!hostAllowed(name)) throw forbidden(`Host "${name}" is not served by this node; add it with run -allowHosts`)
     }
-    return header ?? new URL(c.req.url).host
+    return header ?? url.host
   }
 
-  /** Whether a browser sent this request from a page of another site, and that site is not allowed. */
-  const checkOrigin = (c: Context, authority: string): string | undefined => {
+  /** The allowed origin a browser sent, undefined for the node's own pages and non-browser calls. */
+  const checkOrigin = (c: Context, url: URL, authority: string): string | undefined => {
     const origin = c.req.header('origin')
     const site = c.req.header('sec-fetch-site')?.toLowerCase()
     if (origin !== undefined && origin !== '') {
       const o = normalizeOrigin(origin)
       if (origins.has(o)) return o
-      // the node's own pages (same scheme, host and port as the request) are not another site
-      const own = normalizeOrigin(`${new URL(c.req.url).protocol}//${authority}`)
-      if (o === own && hostAllowed(hostName(authority))) return undefined
+      // the node's own pages (same scheme, host and port as the request, already checked) are not another site
+      if (o === normalizeOrigin(`${url.protocol}//${authority}`)) return undefined
       throw forbidden(`Origin ${origin} may not call this node's API; allow it with run -corsOrigins`)
     }
     if (site === 'cross-site' || site === 'same-site') throw forbidden('a request from another site may not call this node\'s API; allow its origin with run -corsOrigins')
@@ -85,8 +84,9 @@ export function apiGuard (opts: GuardOptions = {}): MiddlewareHandler {
   }
 
   return async (c, next) => {
-    const authority = checkHost(c)
-    const allowedOrigin = checkOrigin(c, authority)
+    const url = new URL(c.req.url)
+    const authority = checkHost(c, url)
+    const allowedOrigin = checkOrigin(c, url, authority)
     if (allowedOrigin !== undefined) {
       c.header('Access-Control-Allow-Origin', c.req.header('origin') ?? allowedOrigin)
       c.header('Vary', 'Origin')
@@ -106,25 +106,20 @@ export function apiGuard (opts: GuardOptions = {}): MiddlewareHandler {
   }
 }
 
-/** What a route reads from its body. */
-export type BodyKind = 'json' | 'multipart'
-
 /**
- * Refuses a body whose content type the route does not read (415). Called once a body turned out
- * not to be empty: a request without one needs no content type.
+ * Refuses a JSON route's body sent as anything but JSON (415): the content types a page can send
+ * without a preflight never reach a handler. Called once a body turned out not to be empty: a
+ * request without one needs no content type. Uploads are told apart before (isMultipart).
  */
-export function checkContentType (c: Context, kind: BodyKind): void {
+export function checkContentType (c: Context): void {
   const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
-  const ok = kind === 'json'
-    ? type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type)
-    : type === 'multipart/form-data'
-  if (!ok) {
-    const want = kind === 'json' ? 'application/json' : 'multipart/form-data'
-    throw new RbtError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `Content-Type ${type === '' ? '(none)' : type} is not accepted here; send ${want}`)
+  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
+    throw new RbtError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, `Content-Type ${type === '' ? '(none)' : type} is not accepted here; send application/json`)
   }
 }
 
 /** A JSON request body as text, read under the byte limit while streaming (see readLimited). */
 export async function readLimitedText (c: Context, maxBytes: number): Promise<string> {
-  return Buffer.from(await readLimited(c.req.raw, maxBytes, 'Request body')).toString('utf8')
+  const bytes = await readLimited(c.req.raw, maxBytes, 'Request body')
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
 }

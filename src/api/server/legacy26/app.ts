@@ -47,7 +47,7 @@ function zodMessage (err: z.ZodError, raw: unknown): string {
 async function readBody (c: Context, maxBytes: number): Promise<unknown> {
   const text = await readLimitedText(c, maxBytes)
   if (text.trim() === '') return {}
-  checkContentType(c, 'json')
+  checkContentType(c)
   try {
     return JSON.parse(text)
   } catch {
