@@ -21,3 +21,6 @@ export async function answered<T> (run: () => Promise<Envelope<T>>, extra: Recor
 export function withKeys<T> (env: Envelope<T>, keys: Record<string, unknown>): Envelope<T> {
   return Object.assign({}, env, keys)
 }
+
+/** The DID of a reference-style address: "<peer id>.<DID>" or the DID alone. */
+export const didOf = (address: string): string => address.slice(address.lastIndexOf('.') + 1)

@@ -2,10 +2,7 @@ import { ok } from '../../../contract/envelope.js'
 import type { ApiServices, FtApi } from '../../../../node/services.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
 import type { Registrar } from '../../app.js'
-import { answered, withKeys } from './answer.js'
-
-/** "<peer id>.<DID>" or "<DID>": the DID. */
-const didOf = (address: string): string => address.slice(address.lastIndexOf('.') + 1)
+import { answered, didOf, withKeys } from './answer.js'
 
 /** The reference's `/api` FT routes (legacy-api.md §6) over the /svc/v1 FT, token and consensus services. */
 export function legacyFtRoutes (r: Registrar, s: ApiServices): void {

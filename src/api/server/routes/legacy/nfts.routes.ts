@@ -4,10 +4,7 @@ import { ErrorCode, RbtError } from '../../../../util/errors.js'
 import type { Registrar } from '../../app.js'
 import { parseUpload } from '../../multipart.js'
 import { NFT_ROUTE_LIMITS, NFT_UPLOAD_FILES } from '../v1/nfts.routes.js'
-import { answered, withKeys } from './answer.js'
-
-/** "<peer id>.<DID>" or "<DID>": the DID. */
-const didOf = (address: string): string => address.slice(address.lastIndexOf('.') + 1)
+import { answered, didOf, withKeys } from './answer.js'
 
 /** The reference's `/api` NFT routes (legacy-api.md §7) over the /svc/v1 NFT, token and transaction services. */
 export function legacyNftRoutes (r: Registrar, s: ApiServices): void {

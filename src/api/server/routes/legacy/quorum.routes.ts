@@ -3,7 +3,7 @@ import type { ApiServices } from '../../../../node/services.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
 import { didString } from '../../../contract/schemas.js'
 import type { Registrar } from '../../app.js'
-import { answered } from './answer.js'
+import { answered, didOf } from './answer.js'
 
 /** "/ip4/…/p2p/12D3…/" as the reference scripts write it: the last "/" is not part of the address. */
 function multiaddrs (peers: string[]): string[] {
@@ -15,7 +15,7 @@ function multiaddrs (peers: string[]): string[] {
 
 /** A quorum address of addquorum: the DID, or "<peer id>.<DID>". */
 function quorumDid (address: string): string {
-  const did = address.includes('.') ? address.slice(address.lastIndexOf('.') + 1) : address
+  const did = didOf(address)
   if (address.split('.').length > 2 || !didString.safeParse(did).success) throw new RbtError(ErrorCode.INVALID_DID, `Invalid quorum DID : ${address}`)
   return did
 }
@@ -38,7 +38,7 @@ export function legacyQuorumRoutes (r: Registrar, s: ApiServices): void {
   r.on('legacyAddQuorum', async ({ body }) => await answered(async () => {
     const dids = body.map((q) => quorumDid(q.address))
     // adding the same list again (scripts do) is not an error: only DIDs not listed yet are added
-    const listed = new Set(s.consensus.quorumsList().map((q) => q.slice(q.lastIndexOf('.') + 1)))
+    const listed = new Set(s.consensus.quorumsList().map(didOf))
     for (const did of new Set(dids)) {
       if (!listed.has(did)) await s.consensus.quorumsAdd(did)
     }

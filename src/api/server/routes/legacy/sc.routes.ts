@@ -4,10 +4,7 @@ import { ErrorCode, RbtError } from '../../../../util/errors.js'
 import type { Registrar } from '../../app.js'
 import { parseUpload } from '../../multipart.js'
 import { SC_ROUTE_LIMITS, SC_UPLOAD_FILES } from '../v1/sc.routes.js'
-import { answered, withKeys } from './answer.js'
-
-/** "<peer id>.<DID>" or "<DID>": the DID. */
-const didOf = (address: string): string => address.slice(address.lastIndexOf('.') + 1)
+import { answered, didOf, withKeys } from './answer.js'
 
 /** The reference's `/api` smart-contract routes (legacy-api.md §8) over the /svc/v1 smart-contract, token and transaction services. */
 export function legacyScRoutes (r: Registrar, s: ApiServices): void {

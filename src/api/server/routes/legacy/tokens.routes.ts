@@ -3,10 +3,7 @@ import type { ApiServices } from '../../../../node/services.js'
 import type { OperatorApi } from '../../../../node/operator-api.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
 import type { Registrar } from '../../app.js'
-import { answered, withKeys } from './answer.js'
-
-/** "<peer id>.<DID>" or "<DID>": the DID. */
-const didOf = (address: string): string => address.slice(address.lastIndexOf('.') + 1)
+import { answered, didOf, withKeys } from './answer.js'
 
 /**
  * The reference's `/api` RBT token, transaction and diagnostic routes (legacy-api.md §5), each over
