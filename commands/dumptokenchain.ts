@@ -5,7 +5,9 @@ import type { ResultOf } from '../src/api/contract/routes.js'
 type Dump = ResultOf<'tokenChain'>
 
 export default class DumpTokenChain extends BaseCommand {
-  static override summary = 'Print the chain of a token: number, id, type, owner, signers, transaction id and time of every block'
+  static override summary = 'Print the chain of a token (RBT, part token or FT): number, id, type, owner, signers, transaction id and time of every block'
+  /** the reference's `dump-ft -token` dumps an FT's chain, which this verb does for any token */
+  static override aliases = ['dump-ft']
   static override examples = ['<%= config.bin %> dumptokenchain -token Qm...', '<%= config.bin %> dumptokenchain -token Qm... --json']
 
   async run (): Promise<void> {

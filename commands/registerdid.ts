@@ -3,6 +3,8 @@ import { completeTwoStep } from '../src/cli/password.js'
 
 export default class RegisterDid extends BaseCommand {
   static override summary = 'Announce a DID → peer mapping to the network (signed by the DID; asks for its password)'
+  /** the reference's `setupdid` takes the same flags and calls the same route */
+  static override aliases = ['setupdid']
   static override examples = ['<%= config.bin %> registerdid -did bafybmi...', '<%= config.bin %> registerdid -did bafybmi... -fp']
 
   async run (): Promise<void> {

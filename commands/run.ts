@@ -30,6 +30,10 @@ export default class Run extends BaseCommand {
 
   async run (): Promise<void> {
     const f = this.flags
+    // run flags of the reference for what this node does otherwise: refused rather than ignored
+    if (f.enableAuth === true) throw new UsageError('-enableAuth (the reference\'s DID logins) is not supported: start the node with -apiAuth and send the token in <-p>/api.cookie as a bearer token (docs/security.md)')
+    if (f.arbitaryMode === true) throw new UsageError('-arbitaryMode (locking tokens by hand) is not supported: a transfer locks the tokens it spends, and releaseAllLockedTokens frees those of transfers that can no longer commit')
+    if (f.defaultSetup === true) throw new UsageError('-defaultSetup (the reference\'s built-in faucet quorums) is not supported: set the quorum list with addquorum -quorumList <file>')
     const { resolveNodeOptions } = await import('../src/config/node-options.js')
     const options = resolveNodeOptions({
       c: f.c,
@@ -58,6 +62,9 @@ export default class Run extends BaseCommand {
     // colour only for text lines on a terminal (this.errPaint is plain otherwise)
     const log = createLogger(options.logFormat === 'json' ? { format: 'json' } : { painter: this.errPaint })
     if (options.grpcPort !== undefined) log.warn(`-grpcPort ${options.grpcPort} ignored: this node serves no gRPC (use the HTTP API)`)
+    for (const name of ['grpcAddr', 'grpcSecure', 'logFile', 'logLevel', 'timeout'] as const) {
+      if (f[name] !== undefined && f[name] !== false) log.warn(`-${name} ignored: accepted for compatibility with the reference's run (see rbtnode run --help)`)
+    }
     const { RbtNode } = await import('../src/node/rbt-node.js')
     const node = await RbtNode.init({ options, logger: log })
     let signals = 0

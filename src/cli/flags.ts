@@ -20,6 +20,14 @@ export const globalFlags = {
   testNet: Flags.boolean({ description: 'run on the test network (test swarm key, TestNet data)', allowNo: true, helpGroup: 'RUN' }),
   testNetKey: Flags.string({ description: 'test network swarm key file, resolved against the current directory (default testswarm.key; the packaged key when absent)', helpGroup: 'RUN' }),
   grpcPort: Flags.string({ description: 'accepted for compatibility; this node serves no gRPC', helpGroup: 'RUN' }),
+  grpcAddr: Flags.string({ description: 'accepted for compatibility; this node serves no gRPC', helpGroup: 'RUN' }),
+  grpcSecure: Flags.boolean({ description: 'accepted for compatibility; this node serves no gRPC', allowNo: true, helpGroup: 'RUN' }),
+  logFile: Flags.string({ description: 'accepted for compatibility; log lines go to stderr (redirect them; docs/operations.md)', helpGroup: 'RUN' }),
+  logLevel: Flags.string({ description: 'accepted for compatibility; the node logs info, warnings and errors', helpGroup: 'RUN' }),
+  timeout: Flags.string({ description: 'accepted for compatibility (the reference\'s server timeout in minutes); not used', helpGroup: 'RUN' }),
+  enableAuth: Flags.boolean({ description: 'the reference\'s DID-login API auth: refused by run, use -apiAuth', allowNo: true, helpGroup: 'RUN' }),
+  arbitaryMode: Flags.boolean({ description: 'the reference\'s arbitrary mode (tokens locked by hand): refused by run, not supported', allowNo: true, helpGroup: 'RUN' }),
+  defaultSetup: Flags.boolean({ description: "the reference's default faucet quorums: refused by run, set the quorum list with addquorum", allowNo: true, helpGroup: 'RUN' }),
   host: Flags.string({ description: 'address the HTTP API binds to (default 127.0.0.1)', helpGroup: 'RUN' }),
   swarmPort: Flags.string({ description: 'libp2p TCP port (default 4002+n)', helpGroup: 'RUN' }),
   swarmHost: Flags.string({ description: 'address the libp2p host listens on (default 127.0.0.1)', helpGroup: 'RUN' }),
@@ -50,6 +58,7 @@ export const globalFlags = {
   pubKeyFile: Flags.string({ description: 'public key file (default pubKey.pem)', helpGroup: 'DID' }),
   mnemonic: Flags.string({ description: 'BIP-39 mnemonic to restore a lite DID', helpGroup: 'DID' }),
   childPath: Flags.string({ description: 'BIP-32 child index for lite DIDs (default 0)', helpGroup: 'DID' }),
+  didRoot: Flags.boolean({ description: 'accepted for compatibility (root DID of the reference); not used', allowNo: true, helpGroup: 'DID' }),
   // quorums
   quorumList: Flags.string({ description: 'quorum list file (default quorumlist.json)', helpGroup: 'QUORUM' }),
   // tokens and transfers
@@ -83,6 +92,7 @@ export const globalFlags = {
   sctData: Flags.string({ description: 'smart contract call data (the contract input, e.g. JSON)', helpGroup: 'ASSETS' }),
   binCode: Flags.string({ description: 'compiled smart contract, a .wasm file', helpGroup: 'ASSETS' }),
   rawCode: Flags.string({ description: 'smart contract source, a .rs file', helpGroup: 'ASSETS' }),
+  schemaFile: Flags.string({ description: 'smart contract schema file: accepted for compatibility; not used', helpGroup: 'ASSETS' }),
   // services
   srvName: Flags.string({ description: 'service name (default explorer_service)', helpGroup: 'SERVICE' }),
   dbAddress: Flags.string({ description: 'database address (default localhost)', helpGroup: 'SERVICE' }),

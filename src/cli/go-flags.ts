@@ -16,9 +16,11 @@ const HELP = new Set(['-h', '-help', '--help'])
 
 /**
  * `-h` and `-help` as `--help`, before oclif sees the arguments: oclif decides whether to show help
- * before the preparse hook runs, so the entry points apply this to the raw arguments.
+ * before the preparse hook runs, so the entry points apply this to the raw arguments. The
+ * reference's `-v` subcommand (the version) is oclif's `--version`.
  */
 export function helpArgv (argv: string[]): string[] {
+  if (argv.length === 1 && argv[0] === '-v') return ['--version']
   const end = argv.indexOf('--')
   return argv.map((a, i) => (end === -1 || i < end) && HELP.has(a) ? '--help' : a)
 }

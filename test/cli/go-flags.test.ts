@@ -33,6 +33,10 @@ describe('cli: Go-style flag normalisation', () => {
     expect(helpArgv(['syncwallet', '-help', '-did', 'x'])).to.deep.equal(['syncwallet', '--help', '-did', 'x'])
     expect(helpArgv(['run', '--', '-h'])).to.deep.equal(['run', '--', '-h'])
   })
+  it('helpArgv turns the reference\'s -v subcommand into --version, and only as the whole command line', () => {
+    expect(helpArgv(['-v'])).to.deep.equal(['--version'])
+    expect(helpArgv(['getalldid', '-v'])).to.deep.equal(['getalldid', '-v'])
+  })
   it('rejects unknown flags with a suggestion', () => {
     expect(() => normaliseArgv(['-prot', '1'], flags)).to.throw(UnknownFlagError, /did you mean -port/)
     expect(() => normaliseArgv(['-zzzzzzzz'], flags)).to.throw(UnknownFlagError, /unknown flag -zzzzzzzz/)

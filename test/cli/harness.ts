@@ -1,6 +1,7 @@
 import { Config } from '@oclif/core'
 import { RbtClient } from '../../src/client/rbt-client.js'
 import type { HttpRequest, HttpTransport } from '../../src/client/transport.js'
+import { nodeHttpTransport } from '../../src/client/node-http-transport.js'
 import { setCliDeps } from '../../src/cli/deps.js'
 import type { Prompter } from '../../src/cli/prompter.js'
 import { ROOT } from '../helpers/cli.js'
@@ -16,11 +17,12 @@ async function loadConfig (): Promise<Config> {
 
 /**
  * Runs a command in-process with a stub HTTP transport behind the real client and a stub prompter.
- * Returns what the command wrote and the exit code it asked for.
+ * Returns what the command wrote and the exit code it asked for. With `'node'` instead of a
+ * responder the command talks HTTP to the node its -addr/-port name (requests are not recorded).
  */
-export async function runCommand (argv: string[], respond: Responder, prompter?: Partial<Prompter>, opts: { tty?: boolean } = {}): Promise<{ code: number, stdout: string, stderr: string, requests: Recorded[] }> {
+export async function runCommand (argv: string[], respond: Responder | 'node', prompter?: Partial<Prompter>, opts: { tty?: boolean } = {}): Promise<{ code: number, stdout: string, stderr: string, requests: Recorded[] }> {
   const requests: Recorded[] = []
-  const transport: HttpTransport = {
+  const transport: HttpTransport = respond === 'node' ? nodeHttpTransport() : {
     request: async (req: HttpRequest) => {
       const text = req.body === undefined ? undefined : typeof req.body === 'string' ? req.body : Buffer.from(req.body).toString('latin1')
       const multipart = /^multipart\//.test(req.headers?.['content-type'] ?? '')
