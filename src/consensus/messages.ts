@@ -4,16 +4,9 @@
  * idempotent by it.
  */
 import type { CreditSignature, PledgeToken } from '../tokenchain/block.js'
-import type { NftOp } from './nft.js'
-import type { ScCode } from './smart-contract.js'
+import type { ChainBundle, NftOp, ScCode } from './types.js'
 
-/** Chain material a validator needs: the token's whole chain, and for part tokens its ancestors. */
-export interface ChainBundle {
-  /** tokenId → block envelopes, genesis first */
-  chains: Record<string, Uint8Array[]>
-  /** tokenId → hex RAC token content, for RAC-backed tokens */
-  contents: Record<string, string>
-}
+export type { ChainBundle } from './types.js'
 
 export interface PrepareRequest {
   txid: string

@@ -7,25 +7,9 @@
 import { createBlock, genesisEntry, nextTokenEntry, type Block, type BlockContent, type CreditSignature, type PledgeToken, type TransTokenEntry } from '../tokenchain/block.js'
 import { cidV0ForContent, goIndentedJson, nftTokenId } from '../tokenchain/token-id.js'
 import { TokenType, TransactionType, tokenKindOf } from '../tokenchain/types.js'
-import type { ScOpPart } from './smart-contract.js'
+import type { NftOp } from './types.js'
 
-export type NftOpKind = 'deploy' | 'execute'
-
-/** What an NFT transaction does; kept in the sender's outgoing record and the quorums' votes. */
-export interface NftOp {
-  op: NftOpKind
-  nftId: string
-  valueMilli: number
-  data: string
-  /** deploy of a child NFT: the parent it is linked to (the initiator must own the parent) */
-  parentId?: string
-  /** deploy of a top-level NFT: proves the deployer created it (the id commits to DID + artifact hash) */
-  artifactHash?: string
-  /** deploy of a child NFT: the nonce its id commits to */
-  nonce?: string
-  /** set when the token is a smart contract (consensus/smart-contract.ts): the proposed state record */
-  sc?: ScOpPart
-}
+export type { NftOp, NftOpKind } from './types.js'
 
 /** NFT token type on the wire. */
 export const NFT_TOKEN_TYPE: number = TokenType.NFT

@@ -1,5 +1,7 @@
 import type { CreditSignature, PledgeToken } from '../tokenchain/block.js'
-import type { NftOp } from './nft.js'
+import type { NftOp } from './types.js'
+
+export { stateKey } from './types.js'
 
 /** Sender's durable record of one outgoing transfer (collection cs-outgoing, key txid). */
 export interface OutgoingRecord {
@@ -96,4 +98,3 @@ export interface IncomingRecord { txid: string, receiver: string, sender: string
 
 export const b64 = (b: Uint8Array): string => Buffer.from(b).toString('base64')
 export const unb64 = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'base64'))
-export const stateKey = (tokenId: string, blockId: string): string => `${tokenId}@${blockId}`

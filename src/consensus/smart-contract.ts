@@ -14,26 +14,15 @@ import { floatToMilliExact } from '../tokenchain/amount.js'
 import { cidV0ForContent, smartContractTokenId } from '../tokenchain/token-id.js'
 import { sha3Hex } from '../tokenchain/hash.js'
 import { ContractType, TokenType, tokenKindOf } from '../tokenchain/types.js'
-import type { ChainBundle } from './messages.js'
 import type { ChainTip } from '../tokenchain/validate.js'
-import type { NftOp } from './nft.js'
-import { stateKey } from './records.js'
+import { stateKey, type ChainBundle, type NftOp, type ScCode } from './types.js'
 import { ErrorCode, RbtError } from '../util/errors.js'
 
 export const SC_TOKEN_TYPE: number = TokenType.SMART_CONTRACT
 export const isScTokenType = (t: number): boolean => tokenKindOf(t) === 'smart-contract'
 export const isScContractType = (t: number): boolean => t === ContractType.SC_DEPLOY || t === ContractType.SC_EXECUTE
 
-/** The smart-contract part of an operation (NftOp.sc). */
-export interface ScOpPart {
-  /** the state record the initiator computed (block key "9") */
-  record: string
-  /** the block id the record was computed on ("" for a deploy) */
-  base: string
-}
-
-/** Files a quorum needs to run the contract: the descriptor (its CID is the contract id) and the binary. */
-export interface ScCode { descriptor: string, binary: Uint8Array }
+export type { ScCode, ScOpPart } from './types.js'
 
 /** What runs contracts (contracts/sandbox.ts ContractEngine). */
 export interface ScRunner { run: (binary: Uint8Array, state: string, input: string) => Promise<ContractOutcome> }
