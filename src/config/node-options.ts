@@ -46,7 +46,7 @@ export interface NodeOptions {
   maxJsonBytes: number
   /**
    * The only hosts smart-contract callbacks may name (config `rbtnode.callback_hosts`: host names
-   * or IP addresses); empty: any host the callback address rules allow (src/node/sc/callback-address.ts)
+   * or IP addresses); empty: any host the callback address rules allow (src/node/smart-contracts/callback-address.ts)
    */
   callbackHosts: string[]
   /** log line format: `-logFormat`, else the config file's `rbtnode.log_format`, else text */

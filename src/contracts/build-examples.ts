@@ -1,7 +1,7 @@
 /**
- * Compiles the example contracts (assets/contracts/<name>/<name>.wat, WebAssembly text) to
- * dist/assets/contracts/<name>/<name>.wasm. A contract's ";; @runtime" line is replaced by the
- * shared assets/contracts/runtime.wat. Run by `npm run build`; tests call `exampleContract`.
+ * Compiles the example contracts (examples/contracts/<name>/<name>.wat, WebAssembly text) to
+ * dist/examples/contracts/<name>/<name>.wasm. A contract's ";; @runtime" line is replaced by the
+ * shared examples/contracts/runtime.wat. Run by `npm run build`; tests call `exampleContract`.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url'
 
 /** The package root (this file runs from dist/src/contracts/). */
 export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
-const SOURCES = join(PACKAGE_ROOT, 'assets', 'contracts')
-export const EXAMPLES_OUT = join(PACKAGE_ROOT, 'dist', 'assets', 'contracts')
+const SOURCES = join(PACKAGE_ROOT, 'examples', 'contracts')
+export const EXAMPLES_OUT = join(PACKAGE_ROOT, 'dist', 'examples', 'contracts')
 
 /** WebAssembly text to binary (the wabt package is a build-time dependency only). */
 export async function compileWat (name: string, text: string): Promise<Uint8Array> {

@@ -96,19 +96,19 @@ export function findPackageRoot (): string {
   if (packageRoot !== undefined) return packageRoot
   let dir = dirname(fileURLToPath(import.meta.url))
   for (;;) {
-    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'assets'))) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'swarm-keys'))) {
       packageRoot = dir
       return dir
     }
     const parent = dirname(dir)
-    if (parent === dir) throw new RbtError(ErrorCode.CONFIG, 'cannot locate the package root (package.json with assets/)')
+    if (parent === dir) throw new RbtError(ErrorCode.CONFIG, 'cannot locate the package root (package.json with swarm-keys/)')
     dir = parent
   }
 }
 
-/** Path of the swarm key shipped with the package: `assets/swarm.key` (main net) or `assets/testswarm.key`. */
+/** Path of the swarm key shipped with the package: `swarm-keys/swarm.key` (main net) or `swarm-keys/testswarm.key`. */
 export function defaultSwarmKeyPath (testNet: boolean): string {
-  return resolve(findPackageRoot(), 'assets', testNet ? 'testswarm.key' : 'swarm.key')
+  return resolve(findPackageRoot(), 'swarm-keys', testNet ? 'testswarm.key' : 'swarm.key')
 }
 
 /** Synchronous variant for start-up code paths that cannot await. */

@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { createApp } from '../../src/api/server/app.js'
 import { routes } from '../../src/api/contract/routes.js'
-import type { ApiServices } from '../../src/node/services.js'
+import type { ApiServices } from '../../src/api/server/services.js'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import { unusedIdentity } from './stub-identity.js'
 import { unusedTokens } from './stub-tokens.js'

@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { createApp } from '../../src/api/server/app.js'
 import { DOCS_CSP } from '../../src/api/server/docs-page.js'
-import type { ApiServices } from '../../src/node/services.js'
+import type { ApiServices } from '../../src/api/server/services.js'
 import { unusedIdentity } from './stub-identity.js'
 import { unusedTokens } from './stub-tokens.js'
 import { unusedConsensus } from './stub-consensus.js'

@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { createApp } from '../../src/api/server/app.js'
-import type { ApiServices } from '../../src/node/services.js'
+import type { ApiServices } from '../../src/api/server/services.js'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import { unusedConsensus } from './stub-consensus.js'
 import { unusedIdentity } from './stub-identity.js'

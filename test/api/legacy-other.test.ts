@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { createApp } from '../../src/api/server/app.js'
 import { routes } from '../../src/api/contract/routes.js'
-import type { ApiServices, DidCreateInput } from '../../src/node/services.js'
+import type { ApiServices, DidCreateInput } from '../../src/api/server/services.js'
 import { NOT_DONE } from '../../src/api/server/routes/legacy/other.routes.js'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import { unusedConsensus } from './stub-consensus.js'

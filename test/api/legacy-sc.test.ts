@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { createApp } from '../../src/api/server/app.js'
-import type { ApiServices } from '../../src/node/services.js'
+import type { ApiServices } from '../../src/api/server/services.js'
 import { unusedConsensus } from './stub-consensus.js'
 import { unusedIdentity } from './stub-identity.js'
 import { unusedTokens } from './stub-tokens.js'

@@ -1,5 +1,5 @@
 /** Stand-ins shared by the NFT and smart-contract route tests: an in-memory token ledger and a two-step flow that always asks for the password. */
-import type { AssetServiceDeps } from '../../src/node/asset-service-deps.js'
+import type { AssetServiceDeps } from '../../src/node/chain-follower/asset-service-deps.js'
 import { silentLogger } from '../../src/util/logger.js'
 
 export function memoryTokenLedger (tokens: Map<string, unknown>): never {

@@ -1,4 +1,4 @@
-import type { ApiServices } from '../../src/node/services.js'
+import type { ApiServices } from '../../src/api/server/services.js'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
 
 /** A consensus API for app tests that do not exercise transactions. */

@@ -1,4 +1,4 @@
-import type { IdentityApi, SigningApi } from '../../src/node/services.js'
+import type { IdentityApi, SigningApi } from '../../src/api/server/services.js'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
 
 /** Identity and signing services for app tests that do not exercise them. */

@@ -1,4 +1,4 @@
-import type { TokenApi } from '../../src/node/services.js'
+import type { TokenApi } from '../../src/api/server/services.js'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
 
 /** A token service for app tests that do not exercise tokens. */

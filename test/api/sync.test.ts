@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { createApp } from '../../src/api/server/app.js'
-import type { ApiServices } from '../../src/node/services.js'
+import type { ApiServices } from '../../src/api/server/services.js'
 import type { SyncApi } from '../../src/node/sync/sync-api.js'
 import { unusedConsensus } from './stub-consensus.js'
 import { unusedIdentity } from './stub-identity.js'

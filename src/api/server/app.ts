@@ -6,9 +6,10 @@ import { silentLogger } from '../../util/logger.js'
 import type { Envelope } from '../contract/envelope.js'
 import { fail } from '../contract/envelope.js'
 import { normalizeKeys } from '../contract/normalize-keys.js'
-import { routes, type RouteDef, type RouteId, type ResultOf } from '../contract/routes.js'
-import type { ApiServices } from '../../node/services.js'
+import { routes, type RouteDef, type RouteId } from '../contract/routes.js'
+import type { ApiServices } from './services.js'
 import { toHttpError } from './errors.js'
+import type { Registrar } from './registrar.js'
 import { apiGuard, checkContentType, readLimitedText, type GuardOptions } from './guard.js'
 import { nodeRoutes } from './routes/v1/node.routes.js'
 import { bootstrapRoutes } from './routes/v1/bootstrap.routes.js'
@@ -47,20 +48,6 @@ export interface AppOptions {
   guard?: GuardOptions
   /** GET /metrics (Prometheus text, not an envelope); absent: no such route. */
   metrics?: { contentType: string, render: () => Promise<string> }
-}
-
-type Out<S> = S extends z.ZodType ? z.output<S> : undefined
-export interface HandlerInput<R extends RouteId> {
-  body: Out<Exclude<(typeof routes)[R]['body' & keyof (typeof routes)[R]], undefined>>
-  query: Out<Exclude<(typeof routes)[R]['query' & keyof (typeof routes)[R]], undefined>>
-  params: Record<string, string>
-  c: Context
-}
-export type Handler<R extends RouteId> = (input: HandlerInput<R>) => Promise<Envelope<ResultOf<R>>>
-
-/** Registers the handler of one route of the shared table, with validation in front of it. */
-export interface Registrar {
-  on: <R extends RouteId>(id: R, handler: Handler<R>) => void
 }
 
 function zodMessage (err: z.ZodError, where: string): string {

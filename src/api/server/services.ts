@@ -1,10 +1,16 @@
-import type { DidPublicInfo, NodeOverview, NodeStatus } from '../api/contract/routes.js'
-import type { Envelope } from '../api/contract/envelope.js'
-
 /**
- * What the HTTP layer may ask of the node. The server imports these types only; the composition
- * root (node/rbt-node.ts) provides the implementations.
+ * What the HTTP layer asks of the node: one interface per feature, owned here, on the API side.
+ * Routes import these types only; the node's feature components implement them (the composition
+ * root hands them to createApp). Results are the contract's shapes (src/api/contract).
  */
+import type { DidPublicInfo, ExplorerConfigView, ExplorerStatus, NodeOverview, NodeStatus, SyncSummaryResult, SyncTransactionChainResult, TxResult } from '../contract/routes.js'
+import type { Envelope, PendingSignature } from '../contract/envelope.js'
+import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtResult, NftBalanceResult, RbtBalanceResult, TokenChainResult, TokenListItemResult } from '../contract/token-results.js'
+import type { FtListItemResult, FtMintResult } from '../contract/ft-results.js'
+import type { NftChainItem, NftListItem, NftTxResult } from '../contract/nft-results.js'
+import type { ScChainItem, ScListItem, ScTxResult } from '../contract/sc-results.js'
+import type { PledgedTokenItem, ReleaseLockedResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from '../contract/operator-results.js'
+
 export interface NodeApi {
   status: () => NodeStatus
   /** `GET /svc/v1/node/overview` (optional for stubs that serve other routes: NOT_RUNNING without it) */
@@ -62,23 +68,155 @@ export interface SigningApi {
   complete: (id: string, answer: { password?: string, signature?: string, pixels?: string }) => Promise<Envelope<unknown>>
 }
 
-export type { TokenApi } from './token-api.js'
+export interface TokenApi {
+  generateLocalRbt: (input: { did: string, number_of_tokens: number, start_index?: number }) => Promise<Envelope<MintLocalRbtResult | PendingSignature>>
+  balances: (did: string) => Promise<BalancesResult>
+  rbtBalance: (did: string) => Promise<RbtBalanceResult>
+  ftBalance: (did: string) => Promise<FtBalanceResult[]>
+  nftBalance: (did: string) => Promise<NftBalanceResult[]>
+  list: (did: string, type?: string) => Promise<TokenListItemResult[]>
+  chain: (tokenId: string, opts: { afterBlockId?: string, limit?: number }) => Promise<TokenChainResult>
+  accountInfo: (did: string) => Promise<AccountInfoResult>
+}
 
-/** What the NFT routes need (node/nft/nft-service.ts implements it). */
-export type NftApi = Pick<import('./nft/nft-service.js').NftService, 'generate' | 'list' | 'chain' | 'children' | 'parent' | 'transact' | 'subscribe' | 'fetch'>
+/** An FT mint as the routes hand it in (the route maps the contract's snake_case body). */
+export interface FtMintInput { did: string, ftName: string, ftCount: number, tokenCount: number, startIndex: number }
 
-/** What the smart-contract routes need (node/sc/sc-service.ts implements it). */
-export type ScApi = Pick<import('./sc/sc-service.js').ScService, 'generate' | 'list' | 'chain' | 'transact' | 'subscribe' | 'fetch' | 'registerCallback'>
-export type { FtApi } from './ft-api.js'
+export interface FtApi {
+  mint: (req: FtMintInput) => Promise<Envelope<FtMintResult | PendingSignature>>
+  list: () => Promise<FtListItemResult[]>
+}
+
+export interface TxFilters {
+  latest?: number
+  start_date?: string
+  end_date?: string
+  start_epoch?: number
+  end_epoch?: number
+}
+
+export interface TransferBody {
+  initiator: string
+  owner: string
+  rbt: number | string
+  memo?: string
+  hasFt?: boolean
+  /** FTs sent in the same transaction */
+  ft?: Array<{ ftName: string, numberOfFts: number, creatorDID: string }>
+  hasNft?: boolean
+  hasSmartContract?: boolean
+}
+
+export interface TransferOutcome { transactionID: string, mintedNFTChildren: null }
+
+export interface ConsensusApi {
+  quorumsAdd: (did: string) => Promise<void>
+  quorumsList: () => string[]
+  quorumsRemoveAll: () => Promise<void>
+  quorumsSetup: (did: string, password: string, privPassword: string) => Promise<void>
+  quorumStatus: (did: string) => Promise<boolean>
+  transfer: (body: TransferBody) => Promise<Envelope<TransferOutcome | PendingSignature>>
+  transactions: () => Promise<TxResult[]>
+  transaction: (txid: string) => Promise<TxResult>
+  byDid: (did: string, tokenType: string, f: TxFilters) => Promise<TxResult[]>
+  byComment: (comment: string) => Promise<TxResult[]>
+  byDidRole: (did: string, role: 'Sender' | 'Receiver') => Promise<TxResult[]>
+  faucet: (did: string, count: number) => Promise<Envelope<unknown>>
+}
+
+export interface NftTxBody {
+  initiator: string
+  owner: string
+  nft: Array<{ nftId: string, value: number, data?: string, parentNFTId?: string }>
+  transferNftOwnership?: boolean
+  memo?: string
+}
+
+/** What the NFT routes need (the nft feature's NftService implements it). */
+export interface NftApi {
+  generate: (did: string, metadata: Uint8Array | undefined, artifact: Uint8Array | undefined, artifactName: string) => Promise<string>
+  list: () => Promise<NftListItem[]>
+  chain: (nftId: string) => Promise<NftChainItem[]>
+  children: (nftId: string) => Promise<Array<{ nft_id: string, value: number }>>
+  parent: (nftId: string) => Promise<{ nft_id: string, value: number } | null>
+  transact: (body: NftTxBody) => Promise<Envelope<NftTxResult | PendingSignature>>
+  subscribe: (nftId: string) => Promise<void>
+  fetch: (nftId: string) => Promise<{ message: string, path: string }>
+}
+
+export interface ScTxBody {
+  initiator: string
+  smartContract: Array<{ smartContractId: string, value: number, data?: string }>
+  memo?: string
+}
+
+/** What the smart-contract routes need (the contracts feature's ScService implements it). */
+export interface ScApi {
+  generate: (did: string, binary: Uint8Array | undefined, raw: Uint8Array | undefined, names: { binary?: string, raw?: string }) => Promise<string>
+  list: () => Promise<ScListItem[]>
+  chain: (scId: string) => Promise<ScChainItem[]>
+  transact: (body: ScTxBody) => Promise<Envelope<ScTxResult | PendingSignature>>
+  subscribe: (scId: string) => Promise<void>
+  fetch: (scId: string) => Promise<{ message: string, path: string }>
+  registerCallback: (url: string, scId: string) => Promise<void>
+}
+
+/** What `setupservice` sends (SPEC defaults apply to what is absent). */
+export interface ServiceSetupInput {
+  service_name?: string
+  db_type?: string
+  db_address?: string
+  db_port?: number | string
+  db_name?: string
+  db_username?: string
+  db_password?: string
+}
 
 export interface ServicesApi {
-  setup: (input: import('./explorer/explorer-service.js').ServiceSetupInput) => Promise<import('../api/contract/routes.js').ExplorerConfigView>
-  get: (serviceName: string) => { config: import('../api/contract/routes.js').ExplorerConfigView | null, status: import('../api/contract/routes.js').ExplorerStatus }
+  setup: (input: ServiceSetupInput) => Promise<ExplorerConfigView>
+  get: (serviceName: string) => { config: ExplorerConfigView | null, status: ExplorerStatus }
+}
+
+export interface TxChainRequest {
+  did: string
+  token_ids: string[]
+  exclude_transaction_ids?: string[]
+  /** resume after the previous answer (its `next_cursor`) */
+  cursor?: string
+  /** blocks per answer (default 1000, at most 10 000) */
+  limit?: number
+  /** fullnode to pull chains this node does not hold from (peer id or multiaddr); default: discovered */
+  fullnode?: string
+}
+
+export interface SyncApi {
+  /** Two-step: the DID signs the fullnode's challenge, then the summary of what was recovered. */
+  recover: (input: { did: string, fullnode?: string }) => Promise<Envelope<SyncSummaryResult | PendingSignature>>
+  transactionChains: (input: TxChainRequest) => Promise<SyncTransactionChainResult>
+}
+
+export interface OperatorApi {
+  /** release-all-locked-tokens; `minAgeMs`: how long a PREPARING transfer must have been idle */
+  releaseLocked: (opts?: { minAgeMs?: number }) => Promise<ReleaseLockedResult>
+  /** validate-token-chain: one token's whole chain (ancestors included), or every token `did` holds here */
+  validateChains: (did: string, token?: string) => Promise<ValidateChainResult>
+  /** get-pledgedtoken-details: every token this node's quorum DIDs hold pledged, with the transaction it backs and its release time */
+  pledgedTokens: () => Promise<PledgedTokenItem[]>
+  /** get-by-node: transactions sent and received per DID hosted here */
+  txCounts: () => Promise<TxCountItem[]>
+  /** run-unpledge: the quorum's unpledge sweep now; what it released */
+  runUnpledge: () => Promise<RunUnpledgeResult>
+  /**
+   * initiate-self-transfer: the DID's Free RBT (whole and part) unchanged for `minAgeMs` (default
+   * the 7-day pledge period) are spent to the DID itself through consensus, so the pledges that
+   * backed their states are released; two-step (the DID signs the contract)
+   */
+  selfTransfer: (did: string, opts?: { minAgeMs?: number }) => Promise<Envelope<SelfTransferResult | PendingSignature>>
 }
 
 export interface ApiServices {
-  consensus: import('./consensus/consensus-api.js').ConsensusApi
-  tokens: import('./token-api.js').TokenApi
+  consensus: ConsensusApi
+  tokens: TokenApi
   node: NodeApi
   bootstrap: BootstrapApi
   identity: IdentityApi
@@ -88,11 +226,11 @@ export interface ApiServices {
   /** Smart contracts; absent in API tests that do not need them */
   contracts?: ScApi
   /** FTs; absent in API tests that do not need them (the routes then answer 404) */
-  fts?: import('./ft-api.js').FtApi
+  fts?: FtApi
   /** The explorer service (setupservice); absent in API tests that do not need it. */
   services?: ServicesApi
   /** Wallet recovery and chain sync; absent in API tests that do not need it. */
-  sync?: import('./sync/sync-api.js').SyncApi
+  sync?: SyncApi
   /** The operator features (release of Locked tokens, chain validation, pledges); absent in API tests that do not need them. */
-  operator?: import('./operator-api.js').OperatorApi
+  operator?: OperatorApi
 }

@@ -3,14 +3,14 @@
  * through the two-step engine, run their transactions through the NFT path of consensus and
  * follow announced chains from the network (chain-follower.ts).
  */
-import type { Envelope, PendingSignature } from '../api/contract/envelope.js'
-import type { NftOp } from '../consensus/nft.js'
-import type { Ledger } from '../consensus/ports.js'
-import type { TransferResult } from '../consensus/sender.js'
-import type { TokenRepositories } from '../storage/token-repositories.js'
-import type { TokenService } from '../tokens/token-service.js'
-import type { Logger } from '../util/logger.js'
-import type { SignPrompt } from '../wallet/did-crypto.js'
+import type { Envelope, PendingSignature } from '../../api/contract/envelope.js'
+import type { NftOp } from '../../consensus/nft.js'
+import type { Ledger } from '../../consensus/ports.js'
+import type { TransferResult } from '../../consensus/sender.js'
+import type { TokenRepositories } from '../../storage/token-repositories.js'
+import type { TokenService } from '../../tokens/token-service.js'
+import type { Logger } from '../../util/logger.js'
+import type { SignPrompt } from '../../wallet/did-crypto.js'
 import type { ChainFollowerDeps } from './chain-follower.js'
 
 export interface AssetServiceDeps<Net> {

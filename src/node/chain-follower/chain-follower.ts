@@ -3,11 +3,11 @@
  * per token announces new states; on each announcement, and at once when following starts, the
  * chain is fetched from peers, validated whole and stored (never trusted as sent).
  */
-import type { Ledger } from '../consensus/ports.js'
-import { decodeBlockEnvelope } from '../tokenchain/block.js'
-import type { TokenService } from '../tokens/token-service.js'
-import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
-import type { Logger } from '../util/logger.js'
+import type { Ledger } from '../../consensus/ports.js'
+import { decodeBlockEnvelope } from '../../tokenchain/block.js'
+import type { TokenService } from '../../tokens/token-service.js'
+import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
+import type { Logger } from '../../util/logger.js'
 
 /** The network port once the core runs; NOT_RUNNING before. */
 export function requireCore<T> (n: T | undefined): T {

@@ -13,46 +13,11 @@ import { isValidDid } from '../../wallet/did-string.js'
 import type { SignPrompt } from '../../wallet/did-crypto.js'
 import type { ConsensusService } from './consensus-service.js'
 import type { QuorumRegistry } from './quorum-registry.js'
+import type { ConsensusApi, TransferBody, TransferOutcome, TxFilters } from '../../api/server/services.js'
+export type { ConsensusApi, TransferBody, TransferOutcome, TxFilters } from '../../api/server/services.js'
 
 /** A transaction as the API shows it (the contract's TxResult). */
 export type TxView = TxResult
-
-export interface TxFilters {
-  latest?: number
-  start_date?: string
-  end_date?: string
-  start_epoch?: number
-  end_epoch?: number
-}
-
-export interface TransferBody {
-  initiator: string
-  owner: string
-  rbt: number | string
-  memo?: string
-  hasFt?: boolean
-  /** FTs sent in the same transaction */
-  ft?: Array<{ ftName: string, numberOfFts: number, creatorDID: string }>
-  hasNft?: boolean
-  hasSmartContract?: boolean
-}
-
-export interface TransferOutcome { transactionID: string, mintedNFTChildren: null }
-
-export interface ConsensusApi {
-  quorumsAdd: (did: string) => Promise<void>
-  quorumsList: () => string[]
-  quorumsRemoveAll: () => Promise<void>
-  quorumsSetup: (did: string, password: string, privPassword: string) => Promise<void>
-  quorumStatus: (did: string) => Promise<boolean>
-  transfer: (body: TransferBody) => Promise<Envelope<TransferOutcome | PendingSignature>>
-  transactions: () => Promise<TxView[]>
-  transaction: (txid: string) => Promise<TxView>
-  byDid: (did: string, tokenType: string, f: TxFilters) => Promise<TxView[]>
-  byComment: (comment: string) => Promise<TxView[]>
-  byDidRole: (did: string, role: 'Sender' | 'Receiver') => Promise<TxView[]>
-  faucet: (did: string, count: number) => Promise<Envelope<unknown>>
-}
 
 export interface ConsensusApiDeps {
   service: () => ConsensusService

@@ -3,37 +3,20 @@
  * binding of services that already exist: the release of Locked tokens over the sender's abort
  * path and the quorum's pledge records.
  */
-import type { BadBlock, ChainValidationItem, LockedTokenItem, PledgedTokenItem, ReleaseLockedResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from '../api/contract/operator-results.js'
-import { ok, type Envelope, type PendingSignature } from '../api/contract/envelope.js'
-import type { SignPrompt } from '../wallet/did-crypto.js'
-import type { PledgeRecord } from '../consensus/records.js'
-import { buildBundle, validateBundleToken } from '../consensus/bundle.js'
-import type { Ledger } from '../consensus/ports.js'
-import { releaseLockedTokens, DEFAULT_RELEASE_MIN_AGE_MS, type LockedTokenOutcome } from '../consensus/release-locked.js'
-import type { SignatureVerifier } from '../tokenchain/validate.js'
-import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
-import type { TokenRepositories } from '../storage/token-repositories.js'
-import type { TokenFamily } from '../storage/token-records.js'
-import type { ConsensusService } from './consensus/consensus-service.js'
-
-export interface OperatorApi {
-  /** release-all-locked-tokens; `minAgeMs`: how long a PREPARING transfer must have been idle */
-  releaseLocked: (opts?: { minAgeMs?: number }) => Promise<ReleaseLockedResult>
-  /** validate-token-chain: one token's whole chain (ancestors included), or every token `did` holds here */
-  validateChains: (did: string, token?: string) => Promise<ValidateChainResult>
-  /** get-pledgedtoken-details: every token this node's quorum DIDs hold pledged, with the transaction it backs and its release time */
-  pledgedTokens: () => Promise<PledgedTokenItem[]>
-  /** get-by-node: transactions sent and received per DID hosted here */
-  txCounts: () => Promise<TxCountItem[]>
-  /** run-unpledge: the quorum's unpledge sweep now; what it released */
-  runUnpledge: () => Promise<RunUnpledgeResult>
-  /**
-   * initiate-self-transfer: the DID's Free RBT (whole and part) unchanged for `minAgeMs` (default
-   * the 7-day pledge period) are spent to the DID itself through consensus, so the pledges that
-   * backed their states are released; two-step (the DID signs the contract)
-   */
-  selfTransfer: (did: string, opts?: { minAgeMs?: number }) => Promise<Envelope<SelfTransferResult | PendingSignature>>
-}
+import type { BadBlock, ChainValidationItem, LockedTokenItem, PledgedTokenItem, ReleaseLockedResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from '../../api/contract/operator-results.js'
+import { ok, type Envelope, type PendingSignature } from '../../api/contract/envelope.js'
+import type { SignPrompt } from '../../wallet/did-crypto.js'
+import type { PledgeRecord } from '../../consensus/records.js'
+import { buildBundle, validateBundleToken } from '../../consensus/bundle.js'
+import type { Ledger } from '../../consensus/ports.js'
+import { releaseLockedTokens, DEFAULT_RELEASE_MIN_AGE_MS, type LockedTokenOutcome } from '../../consensus/release-locked.js'
+import type { SignatureVerifier } from '../../tokenchain/validate.js'
+import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
+import type { TokenRepositories } from '../../storage/token-repositories.js'
+import type { TokenFamily } from '../../storage/token-records.js'
+import type { ConsensusService } from './consensus-service.js'
+import type { OperatorApi } from '../../api/server/services.js'
+export type { OperatorApi } from '../../api/server/services.js'
 
 export interface OperatorApiDeps {
   consensus: () => ConsensusService

@@ -8,17 +8,8 @@ import type { Logger } from '../../util/logger.js'
 import { DIALECT_NAMES, EXPLORER_SERVICE, defaultPort, parseDbType, type Dialect } from './db-types.js'
 import type { DbTarget } from './drivers.js'
 import { ExplorerSync, type ExplorerSource, type ExplorerSyncOptions } from './explorer-sync.js'
-
-/** What `setupservice` sends (SPEC defaults apply to what is absent). */
-export interface ServiceSetupInput {
-  service_name?: string
-  db_type?: string
-  db_address?: string
-  db_port?: number | string
-  db_name?: string
-  db_username?: string
-  db_password?: string
-}
+import type { ServiceSetupInput } from '../../api/server/services.js'
+export type { ServiceSetupInput } from '../../api/server/services.js'
 
 /** The explorer configuration as kept in node.json: the password only sealed with the node secret. */
 interface StoredExplorerConfig {

@@ -9,7 +9,7 @@ import { bytesToHex } from '../../wallet/bytes.js'
 import { DidFile, type DidType } from '../../wallet/did-document.js'
 import { isValidDid } from '../../wallet/did-string.js'
 import { parsePublicKeyPem } from '../../wallet/keys.js'
-import type { IdentityApi, SigningApi } from '../services.js'
+import type { IdentityApi, SigningApi } from '../../api/server/services.js'
 import type { TwoStepEngine } from '../signing/two-step.js'
 import type { CreateRequest, IdentityService } from './identity-service.js'
 

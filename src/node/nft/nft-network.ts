@@ -5,7 +5,7 @@
 import type { P2pHost, PagedSpec, RpcClient, RpcHandlers, UnarySpec } from '../../p2p/index.js'
 import { isCidV0 } from '../../tokenchain/token-id.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
-import { NFT_PARTS, type NftPart } from '../../assets/nft/nft-files.js'
+import { NFT_PARTS, type NftPart } from '../../token-files/nft/nft-files.js'
 import type { NftEvent, NftNetwork, NftService } from './nft-service.js'
 
 export const nftTopic = (nftId: string): string => `/rbt/nft/${nftId}/1.0.0`

@@ -7,16 +7,18 @@
 import { randomBytes } from 'node:crypto'
 import { ok, type Envelope, type PendingSignature } from '../../api/contract/envelope.js'
 import type { NftChainItem, NftListItem, NftTxResult } from '../../api/contract/nft-results.js'
-import { NftFileStore, NFT_PARTS, artifactFileName, type NftPart } from '../../assets/nft/nft-files.js'
+import { NftFileStore, NFT_PARTS, artifactFileName, type NftPart } from '../../token-files/nft/nft-files.js'
 import { NFT_TOKEN_TYPE, childLinkProblem, childNftId, isNftTokenType, type NftOp } from '../../consensus/nft.js'
 import { parseTransferAmount } from '../../tokenchain/amount.js'
 import { decodeBlockEnvelope } from '../../tokenchain/block.js'
 import { isCidV0 } from '../../tokenchain/token-id.js'
 import { ErrorCode, RbtError, deliveryPending, errorMessage } from '../../util/errors.js'
 import { isValidDid } from '../../wallet/did-string.js'
-import { followerBase, type AssetServiceDeps } from '../asset-service-deps.js'
-import { ChainFollower, followNetwork, requireCore } from '../chain-follower.js'
+import { followerBase, type AssetServiceDeps } from '../chain-follower/asset-service-deps.js'
+import { ChainFollower, followNetwork, requireCore } from '../chain-follower/chain-follower.js'
 import { nftChainItem } from './nft-chain.js'
+import type { NftTxBody } from '../../api/server/services.js'
+export type { NftTxBody } from '../../api/server/services.js'
 
 /**
  * Published on `/rbt/nft/<id>/1.0.0` by the owner's node after each committed state. With `child`,
@@ -35,14 +37,6 @@ export interface NftNetwork {
   provide: (nftId: string) => Promise<void>
   /** peers that may hold the NFT: topic peers, DHT providers, then connected peers */
   candidates: (nftId: string) => Promise<string[]>
-}
-
-export interface NftTxBody {
-  initiator: string
-  owner: string
-  nft: Array<{ nftId: string, value: number, data?: string, parentNFTId?: string }>
-  transferNftOwnership?: boolean
-  memo?: string
 }
 
 export interface NftServiceDeps extends AssetServiceDeps<NftNetwork> {

@@ -6,7 +6,7 @@
 import type { P2pHost, PagedSpec, RpcClient, RpcHandlers, UnarySpec } from '../../p2p/index.js'
 import { isCidV0 } from '../../tokenchain/token-id.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
-import { SC_PARTS, type ScPart } from '../../assets/sc/sc-files.js'
+import { SC_PARTS, type ScPart } from '../../token-files/smart-contracts/sc-files.js'
 import { candidatesOf, checkChainReply, joinPages, pagesOf, tokenTopic } from '../nft/nft-network.js'
 
 export const scTopic = (scId: string): string => `/rbt/sc/${scId}/1.0.0`

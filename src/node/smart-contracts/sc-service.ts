@@ -6,7 +6,7 @@
  */
 import { ok, type Envelope, type PendingSignature } from '../../api/contract/envelope.js'
 import type { ScCallbackEvent, ScChainItem, ScListItem, ScTxResult } from '../../api/contract/sc-results.js'
-import { ScFileStore, SC_PARTS, type ScPart } from '../../assets/sc/sc-files.js'
+import { ScFileStore, SC_PARTS, type ScPart } from '../../token-files/smart-contracts/sc-files.js'
 import { MAX_BINARY_BYTES } from '../../contracts/abi.js'
 import type { NftOp } from '../../consensus/nft.js'
 import { SC_TOKEN_TYPE, computeScRecord, latestScState, parseScRecord, type ScRunner } from '../../consensus/smart-contract.js'
@@ -16,16 +16,12 @@ import { isCidV0 } from '../../tokenchain/token-id.js'
 import { TransactionType } from '../../tokenchain/types.js'
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import { isValidDid } from '../../wallet/did-string.js'
-import { followerBase, type AssetServiceDeps } from '../asset-service-deps.js'
-import { ChainFollower, followNetwork, requireCore } from '../chain-follower.js'
+import { followerBase, type AssetServiceDeps } from '../chain-follower/asset-service-deps.js'
+import { ChainFollower, followNetwork, requireCore } from '../chain-follower/chain-follower.js'
 import type { CallbackDispatcher } from './callbacks.js'
 import type { ScEvent, ScNetwork } from './sc-network.js'
-
-export interface ScTxBody {
-  initiator: string
-  smartContract: Array<{ smartContractId: string, value: number, data?: string }>
-  memo?: string
-}
+import type { ScTxBody } from '../../api/server/services.js'
+export type { ScTxBody } from '../../api/server/services.js'
 
 export interface ScServiceDeps extends AssetServiceDeps<ScNetwork> {
   files: ScFileStore

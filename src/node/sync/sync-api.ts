@@ -7,14 +7,10 @@ import { bytesToHex } from '../../tokenchain/hash.js'
 import { isDid } from '../../tokenchain/index.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
 import { PEER_ADDRESS_HINT, isPeerAddress } from '../../api/contract/patterns.js'
-import type { TokenIdentityPort, TwoStepPort } from '../token-api.js'
+import type { TokenIdentityPort, TwoStepPort } from '../tokens/token-api.js'
 import type { RecoverySummary, SyncService, TxChainRequest, TxChainResult } from './sync-service.js'
-
-export interface SyncApi {
-  /** Two-step: the DID signs the fullnode's challenge, then the summary of what was recovered. */
-  recover: (input: { did: string, fullnode?: string }) => Promise<Envelope<RecoverySummary | PendingSignature>>
-  transactionChains: (input: TxChainRequest) => Promise<TxChainResult>
-}
+import type { SyncApi } from '../../api/server/services.js'
+export type { SyncApi } from '../../api/server/services.js'
 
 /** A fullnode named by the caller must be a peer id or a multiaddr ending with one: checked before any network call. */
 function checkFullnode (fullnode: string | undefined): void {

@@ -2,18 +2,15 @@
  * The node's FT API: binds the FT service to identity (local DIDs, their signers) and to the
  * two-step signing engine. Transfers of FTs go through the consensus API (POST /svc/v1/tx).
  */
-import { ok, type Envelope, type PendingSignature } from '../api/contract/envelope.js'
-import { bytesToHex } from '../tokenchain/hash.js'
-import type { FtListItem, FtMintResult, FtService } from '../tokens/ft-service.js'
-import type { FtMintRequest } from '../tokens/ft.js'
-import type { TokenSigner } from '../tokens/token-service.js'
-import { ErrorCode, RbtError } from '../util/errors.js'
+import { ok, type Envelope, type PendingSignature } from '../../api/contract/envelope.js'
+import { bytesToHex } from '../../tokenchain/hash.js'
+import type { FtListItem, FtMintResult, FtService } from '../../tokens/ft-service.js'
+import type { FtMintRequest } from '../../tokens/ft.js'
+import type { TokenSigner } from '../../tokens/token-service.js'
+import { ErrorCode, RbtError } from '../../util/errors.js'
 import type { TokenIdentityPort, TwoStepPort } from './token-api.js'
-
-export interface FtApi {
-  mint: (req: FtMintRequest) => Promise<Envelope<FtMintResult | PendingSignature>>
-  list: () => Promise<FtListItem[]>
-}
+import type { FtApi } from '../../api/server/services.js'
+export type { FtApi } from '../../api/server/services.js'
 
 export function createFtApi (fts: FtService, identity: TokenIdentityPort, twoStep: TwoStepPort): FtApi {
   return {

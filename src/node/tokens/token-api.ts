@@ -2,12 +2,14 @@
  * The node's token API: binds the token domain service to identity (local DIDs, their signers)
  * and to the two-step signing engine, and maps domain results onto the HTTP contract's shapes.
  */
-import { ok, type Envelope, type PendingSignature } from '../api/contract/envelope.js'
-import type { SignPrompt } from '../wallet/did-crypto.js'
-import { bytesToHex } from '../tokenchain/hash.js'
-import type { TokenFamily } from '../storage/token-records.js'
-import type { AccountInfo, Balances, ChainDump, FtBalanceItem, MintResult, NftBalanceItem, RbtBalance, TokenListItem, TokenService, TokenSigner } from '../tokens/index.js'
-import { ErrorCode, RbtError } from '../util/errors.js'
+import { ok, type Envelope, type PendingSignature } from '../../api/contract/envelope.js'
+import type { SignPrompt } from '../../wallet/did-crypto.js'
+import { bytesToHex } from '../../tokenchain/hash.js'
+import type { TokenFamily } from '../../storage/token-records.js'
+import type { AccountInfo, Balances, ChainDump, FtBalanceItem, MintResult, NftBalanceItem, RbtBalance, TokenListItem, TokenService, TokenSigner } from '../../tokens/index.js'
+import { ErrorCode, RbtError } from '../../util/errors.js'
+import type { TokenApi } from '../../api/server/services.js'
+export type { TokenApi } from '../../api/server/services.js'
 
 /** What the token API needs from identity (IdentityService provides it). */
 export interface TokenIdentityPort {
@@ -18,17 +20,6 @@ export interface TokenIdentityPort {
 /** The two-step engine's start(). */
 export interface TwoStepPort {
   start: <T>(did: string, mode: number, op: (prompt: SignPrompt) => Promise<Envelope<T>>, operation?: string) => Promise<Envelope<T | PendingSignature>>
-}
-
-export interface TokenApi {
-  generateLocalRbt: (input: { did: string, number_of_tokens: number, start_index?: number }) => Promise<Envelope<MintResult | PendingSignature>>
-  balances: (did: string) => Promise<Balances>
-  rbtBalance: (did: string) => Promise<RbtBalance>
-  ftBalance: (did: string) => Promise<FtBalanceItem[]>
-  nftBalance: (did: string) => Promise<NftBalanceItem[]>
-  list: (did: string, type?: string) => Promise<TokenListItem[]>
-  chain: (tokenId: string, opts: { afterBlockId?: string, limit?: number }) => Promise<ChainDump>
-  accountInfo: (did: string) => Promise<AccountInfo>
 }
 
 const FAMILY_BY_TYPE: Record<string, TokenFamily> = { rbt: 'rbt', part: 'rbt', ft: 'ft', nft: 'nft', smartcontract: 'sc', sc: 'sc' }

@@ -1,12 +1,12 @@
 import { expect } from 'chai'
-import { createOperatorApi } from '../../../src/node/operator-api.js'
-import { consensusLedger } from '../../../src/node/consensus/ledger-adapter.js'
-import { QuorumService } from '../../../src/consensus/quorum.js'
-import { TransferSender } from '../../../src/consensus/sender.js'
-import type { ConsensusService } from '../../../src/node/consensus/consensus-service.js'
-import type { SignatureVerifier } from '../../../src/tokenchain/validate.js'
-import { tokenEnv, ringSigner, type TokenEnv } from '../tokens/helpers.js'
-import { pledgeIndexKeys, type PledgeRecord } from '../../../src/consensus/records.js'
+import { createOperatorApi } from '../../../../src/node/consensus/operator-api.js'
+import { consensusLedger } from '../../../../src/node/consensus/ledger-adapter.js'
+import { QuorumService } from '../../../../src/consensus/quorum.js'
+import { TransferSender } from '../../../../src/consensus/sender.js'
+import type { ConsensusService } from '../../../../src/node/consensus/consensus-service.js'
+import type { SignatureVerifier } from '../../../../src/tokenchain/validate.js'
+import { tokenEnv, ringSigner, type TokenEnv } from '../../tokens/helpers.js'
+import { pledgeIndexKeys, type PledgeRecord } from '../../../../src/consensus/records.js'
 
 describe('node: operator API over the real token store', function () {
   this.timeout(30_000)

@@ -1,6 +1,6 @@
 import { ok } from '../../../contract/envelope.js'
-import type { ApiServices } from '../../../../node/services.js'
-import type { Registrar } from '../../app.js'
+import type { ApiServices } from '../../services.js'
+import type { Registrar } from '../../registrar.js'
 
 /** Legacy /api account endpoints: the envelope plus the `account_info` list old clients read. */
 export function legacyAccountRoutes (r: Registrar, s: ApiServices): void {

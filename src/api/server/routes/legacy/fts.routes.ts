@@ -1,7 +1,7 @@
 import { ok } from '../../../contract/envelope.js'
-import type { ApiServices, FtApi } from '../../../../node/services.js'
+import type { ApiServices, FtApi } from '../../services.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
-import type { Registrar } from '../../app.js'
+import type { Registrar } from '../../registrar.js'
 import { answered, didOf, withKeys } from './answer.js'
 
 /** The reference's `/api` FT routes (legacy-api.md §6) over the /svc/v1 FT, token and consensus services. */

@@ -1,8 +1,8 @@
 import { ok } from '../../../contract/envelope.js'
 import type { LegacyAccountInfo } from '../../../contract/legacy-api-routes.js'
-import type { ApiServices } from '../../../../node/services.js'
+import type { ApiServices } from '../../services.js'
 import { RbtError } from '../../../../util/errors.js'
-import type { Registrar } from '../../app.js'
+import type { Registrar } from '../../registrar.js'
 import { didCreateInput, didSetupInput } from '../v1/dids.routes.js'
 import { answered, withKeys } from './answer.js'
 

@@ -1,7 +1,7 @@
 import type { RouteId } from '../../../contract/routes.js'
-import type { ApiServices } from '../../../../node/services.js'
+import type { ApiServices } from '../../services.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
-import type { Registrar } from '../../app.js'
+import type { Registrar } from '../../registrar.js'
 import { answered } from './answer.js'
 import { ok } from '../../../contract/envelope.js'
 

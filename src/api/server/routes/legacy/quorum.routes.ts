@@ -1,8 +1,8 @@
 import { fail, ok } from '../../../contract/envelope.js'
-import type { ApiServices } from '../../../../node/services.js'
+import type { ApiServices } from '../../services.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
 import { didString } from '../../../contract/schemas.js'
-import type { Registrar } from '../../app.js'
+import type { Registrar } from '../../registrar.js'
 import { answered, didOf } from './answer.js'
 
 /** "/ip4/…/p2p/12D3…/" as the reference scripts write it: the last "/" is not part of the address. */

@@ -1,6 +1,6 @@
 import { ok } from '../../../contract/envelope.js'
-import type { ApiServices } from '../../../../node/services.js'
-import type { Registrar } from '../../app.js'
+import type { ApiServices } from '../../services.js'
+import type { Registrar } from '../../registrar.js'
 
 /** Legacy /api transaction endpoints, served by the same services as /svc/v1/tx. */
 export function legacyTxRoutes (r: Registrar, s: ApiServices): void {

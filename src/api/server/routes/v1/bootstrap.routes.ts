@@ -1,6 +1,6 @@
 import { ok } from '../../../contract/envelope.js'
-import type { ApiServices } from '../../../../node/services.js'
-import type { Registrar } from '../../app.js'
+import type { ApiServices } from '../../services.js'
+import type { Registrar } from '../../registrar.js'
 
 export function bootstrapRoutes (r: Registrar, s: ApiServices): void {
   r.on('bootstrapAdd', async ({ body }) => ok('Bootstrap peers added successfully', { peers: await s.bootstrap.add(body.peers) }))

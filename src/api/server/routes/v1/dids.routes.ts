@@ -3,9 +3,9 @@ import { ok } from '../../../contract/envelope.js'
 import { normalizeKeys } from '../../../contract/normalize-keys.js'
 import { didCreateBody, didString } from '../../../contract/schemas.js'
 import type { Context } from 'hono'
-import type { ApiServices, DidCreateInput, DidSetupInput } from '../../../../node/services.js'
+import type { ApiServices, DidCreateInput, DidSetupInput } from '../../services.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
-import type { Registrar } from '../../app.js'
+import type { Registrar } from '../../registrar.js'
 import { isMultipart, parseUpload, type UploadLimits } from '../../multipart.js'
 
 /** Files a DID upload may carry, by canonical name. */

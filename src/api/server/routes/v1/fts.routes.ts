@@ -1,7 +1,7 @@
 import { ok } from '../../../contract/envelope.js'
-import type { ApiServices, FtApi } from '../../../../node/services.js'
+import type { ApiServices, FtApi } from '../../services.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
-import type { Registrar } from '../../app.js'
+import type { Registrar } from '../../registrar.js'
 
 export function ftRoutes (r: Registrar, s: ApiServices): void {
   const fts = (): FtApi => {

@@ -1,6 +1,6 @@
 import { ok } from '../../../contract/envelope.js'
 import { buildOpenApi } from '../../../contract/openapi.js'
-import type { Registrar } from '../../app.js'
+import type { Registrar } from '../../registrar.js'
 
 export function metaRoutes (r: Registrar, version: string): void {
   let doc: Record<string, unknown> | undefined

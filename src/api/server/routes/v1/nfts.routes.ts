@@ -1,7 +1,7 @@
 import { ok } from '../../../contract/envelope.js'
-import type { ApiServices, NftApi } from '../../../../node/services.js'
+import type { ApiServices, NftApi } from '../../services.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
-import type { Registrar } from '../../app.js'
+import type { Registrar } from '../../registrar.js'
 import { parseUpload } from '../../multipart.js'
 
 export const NFT_UPLOAD_FILES = ['metadata', 'artifact'] as const

@@ -1,7 +1,7 @@
 import { ok } from '../../../contract/envelope.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
-import type { ApiServices } from '../../../../node/services.js'
-import type { Registrar } from '../../app.js'
+import type { ApiServices } from '../../services.js'
+import type { Registrar } from '../../registrar.js'
 
 export function nodeRoutes (r: Registrar, s: ApiServices): void {
   r.on('nodeStart', async () => ok(await s.node.startCore(), null))

@@ -1,8 +1,8 @@
 import { fail, ok } from '../../../contract/envelope.js'
-import type { ApiServices } from '../../../../node/services.js'
-import type { OperatorApi } from '../../../../node/operator-api.js'
+import type { ApiServices } from '../../services.js'
+import type { OperatorApi } from '../../services.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
-import type { Registrar } from '../../app.js'
+import type { Registrar } from '../../registrar.js'
 
 /** The operator features of the reference's CLI (docs/api.md, "Operator features"). */
 export function operatorRoutes (r: Registrar, s: ApiServices): void {

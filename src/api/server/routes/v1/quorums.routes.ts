@@ -1,6 +1,6 @@
 import { fail, ok } from '../../../contract/envelope.js'
-import type { ApiServices } from '../../../../node/services.js'
-import type { Registrar } from '../../app.js'
+import type { ApiServices } from '../../services.js'
+import type { Registrar } from '../../registrar.js'
 
 export function quorumRoutes (r: Registrar, s: ApiServices): void {
   r.on('quorumsAdd', async ({ body }) => {

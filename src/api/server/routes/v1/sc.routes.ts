@@ -1,7 +1,7 @@
 import { ok } from '../../../contract/envelope.js'
-import type { ApiServices, ScApi } from '../../../../node/services.js'
+import type { ApiServices, ScApi } from '../../services.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
-import type { Registrar } from '../../app.js'
+import type { Registrar } from '../../registrar.js'
 import { parseUpload } from '../../multipart.js'
 
 export const SC_UPLOAD_FILES = ['binaryCodePath', 'rawCodePath'] as const

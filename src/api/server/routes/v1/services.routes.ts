@@ -1,7 +1,7 @@
 import { ok } from '../../../contract/envelope.js'
-import type { ApiServices, ServicesApi } from '../../../../node/services.js'
+import type { ApiServices, ServicesApi } from '../../services.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
-import type { Registrar } from '../../app.js'
+import type { Registrar } from '../../registrar.js'
 
 export function serviceRoutes (r: Registrar, s: ApiServices): void {
   const api = (): ServicesApi => {

@@ -1,8 +1,8 @@
 import { ok } from '../../../contract/envelope.js'
-import type { ApiServices } from '../../../../node/services.js'
-import type { SyncApi } from '../../../../node/sync/sync-api.js'
+import type { ApiServices } from '../../services.js'
+import type { SyncApi } from '../../services.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
-import type { Registrar } from '../../app.js'
+import type { Registrar } from '../../registrar.js'
 
 /** Wallet recovery from a fullnode and transaction-chain sync. */
 export function syncRoutes (r: Registrar, s: ApiServices): void {

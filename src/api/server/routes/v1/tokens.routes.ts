@@ -1,6 +1,6 @@
 import { ok } from '../../../contract/envelope.js'
-import type { ApiServices } from '../../../../node/services.js'
-import type { Registrar } from '../../app.js'
+import type { ApiServices } from '../../services.js'
+import type { Registrar } from '../../registrar.js'
 
 /** Local RBT minting, token lists, token chains and balances. */
 export function tokenRoutes (r: Registrar, s: ApiServices): void {

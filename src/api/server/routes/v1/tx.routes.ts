@@ -1,7 +1,7 @@
 import { ok } from '../../../contract/envelope.js'
-import type { ApiServices } from '../../../../node/services.js'
+import type { ApiServices } from '../../services.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
-import type { Registrar } from '../../app.js'
+import type { Registrar } from '../../registrar.js'
 
 const TOKEN_TYPES = new Set(['rbt', 'ft', 'nft', 'smartcontract'])
 
