@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { BaseCommand } from '../src/cli/base-command.js'
-import { decodeTokenChain, goIndentedJson } from '../src/cli/decode-token-chain.js'
+import { decodeTokenChain, goMarshalIndent } from '../src/cli/decode-token-chain.js'
 
 const INPUT = 'dump.json'
 const OUTPUT = 'output.json'
@@ -26,7 +26,7 @@ export default class DecodeTokenChain extends BaseCommand {
     }
     if (!Array.isArray(blocks)) throw new Error(`${input} must hold a JSON array of blocks`)
     const output = resolve(OUTPUT)
-    await writeFile(output, goIndentedJson(decodeTokenChain(blocks)), { mode: 0o644 })
+    await writeFile(output, goMarshalIndent(decodeTokenChain(blocks)), { mode: 0o644 })
     const message = `token chain decoded successfully: ${blocks.length} block(s) of ${INPUT} written to ${OUTPUT}`
     this.finish({ status: true, message, result: { input, output, blocks: blocks.length } }, (r) => r.output)
   }

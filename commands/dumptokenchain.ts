@@ -1,11 +1,16 @@
+import { writeFile } from 'node:fs/promises'
+import { resolve } from 'node:path'
 import { BaseCommand, UsageError } from '../src/cli/base-command.js'
 import type { Envelope } from '../src/api/contract/envelope.js'
 import type { ResultOf } from '../src/api/contract/routes.js'
 
 type Dump = ResultOf<'tokenChain'>
 
+/** where the reference's dumptokenchain writes the blocks (and its decodetokenchain reads them) */
+const DUMP_FILE = 'dump.json'
+
 export default class DumpTokenChain extends BaseCommand {
-  static override summary = 'Print the chain of a token (RBT, part token or FT): number, id, type, owner, signers, transaction id and time of every block'
+  static override summary = 'Print the chain of a token (RBT, part token or FT): number, id, type, owner, signers, transaction id and time of every block; as the reference, also write the blocks to dump.json in the current directory (numeric keys; decodetokenchain renames them)'
   /** the reference's `dump-ft -token` dumps an FT's chain, which this verb does for any token */
   static override aliases = ['dump-ft']
   static override examples = ['<%= config.bin %> dumptokenchain -token Qm...', '<%= config.bin %> dumptokenchain -token Qm... --json']
@@ -15,17 +20,20 @@ export default class DumpTokenChain extends BaseCommand {
     if (!/^Qm[1-9A-HJ-NP-Za-km-z]{44}$/.test(token)) throw new UsageError(`-token must be a token id of 46 characters starting with Qm, got "${token}"`)
     const client = this.client()
     // follow the pages so the whole chain is printed
-    let env: Envelope<Dump> = await client.call('tokenChain', { params: { token_id: token } })
+    let env: Envelope<Dump> = await client.call('tokenChain', { params: { token_id: token }, query: { maps: 'true' } })
     const first = env.result!
     const blocks = [...first.blocks]
     let next = first.next_block_id
     while (next !== '') {
-      env = await client.call('tokenChain', { params: { token_id: token }, query: { block_id: next } })
+      env = await client.call('tokenChain', { params: { token_id: token }, query: { block_id: next, maps: 'true' } })
       blocks.push(...env.result!.blocks)
       next = env.result!.next_block_id
     }
-    const all: Envelope<Dump> = { ...env, result: { ...first, blocks, next_block_id: '' } }
+    const file = resolve(DUMP_FILE)
+    await writeFile(file, JSON.stringify(blocks.map((b) => b.map ?? {})))
+    const all: Envelope<Dump> = { ...env, result: { ...first, blocks: blocks.map(({ map: _map, ...b }) => b), next_block_id: '' } }
     this.finish(all, (d) => render(d))
+    if (!this.flags.json) this.info(`token chain dumped successfully: ${blocks.length} block(s) written to ${file}`)
   }
 }
 

@@ -1,3 +1,5 @@
+import { goJsonString } from '../util/go-json.js'
+
 /**
  * `decodetokenchain`: the reference CLI's local rewrite of a token-chain dump (dump.json, blocks
  * as maps with numeric keys) into output.json with symbolic key names. The key names and the
@@ -97,23 +99,19 @@ export function decodeTokenChain (blocks: unknown[]): Json[] {
 }
 
 /** JSON as Go's json.MarshalIndent(v, "", "  ") writes it: keys in byte order, <, > and & escaped. */
-export function goIndentedJson (value: Json, indent = ''): string {
+export function goMarshalIndent (value: Json, indent = ''): string {
   const inner = indent + '  '
   if (Array.isArray(value)) {
     if (value.length === 0) return '[]'
-    return '[\n' + value.map((v) => inner + goIndentedJson(v, inner)).join(',\n') + '\n' + indent + ']'
+    return '[\n' + value.map((v) => inner + goMarshalIndent(v, inner)).join(',\n') + '\n' + indent + ']'
   }
   if (isObject(value)) {
     const keys = Object.keys(value).sort(byteOrder)
     if (keys.length === 0) return '{}'
-    return '{\n' + keys.map((k) => `${inner}${goString(k)}: ${goIndentedJson(value[k]!, inner)}`).join(',\n') + '\n' + indent + '}'
+    return '{\n' + keys.map((k) => `${inner}${goJsonString(k)}: ${goMarshalIndent(value[k]!, inner)}`).join(',\n') + '\n' + indent + '}'
   }
-  if (typeof value === 'string') return goString(value)
+  if (typeof value === 'string') return goJsonString(value)
   return JSON.stringify(value)
-}
-
-function goString (s: string): string {
-  return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'))
 }
 
 function byteOrder (a: string, b: string): number {

@@ -5,6 +5,7 @@
 import { cidV0ForContent } from './cid.js'
 import { sha256Hex } from './hash.js'
 import { RbtError, ErrorCode } from '../util/errors.js'
+import { goJsonString } from '../util/go-json.js'
 
 export { cidV0ForContent, isCidV0 } from './cid.js'
 export { racTokenId, racTokenContent } from './rac.js'
@@ -48,12 +49,7 @@ export function ftTokenPreimage (ftName: string, index: number, creatorDid: stri
 export const ftTokenId = (ftName: string, index: number, creatorDid: string): string =>
   cidV0ForContent(ftTokenPreimage(ftName, index, creatorDid))
 
-/** JSON string literal the way Go's encoding/json writes it (HTML-safe escapes included). */
-export function goJsonString (s: string): string {
-  return JSON.stringify(s)
-    .replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026')
-    .replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')
-}
+export { goJsonString }
 
 /** Go `json.MarshalIndent(v, "", "  ")` of a flat struct of string fields, in field order. */
 export function goIndentedJson (fields: Array<[string, string]>): string {

@@ -17,6 +17,7 @@ import {
   familyOf, TokenStatus, type BalanceRecord, type BlockRecord, type TokenFamily, type TokenKindName, type TokenRecord, type TransactionRecord
 } from '../storage/token-records.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
+import { referenceDumpMap, type DumpValue } from '../tokenchain/dump-map.js'
 
 /** Signs the ASCII of a hex hash as `did` (PvtSign), answering the DER signature as hex. */
 export interface TokenSigner {
@@ -81,6 +82,8 @@ export interface ChainDumpBlock {
   time: string
   /** Envelope bytes, base64. */
   envelope: string
+  /** The block as the reference's dump.json holds it (asked for with `maps`). */
+  map?: { [key: string]: DumpValue }
 }
 
 export interface ChainDump {
@@ -496,7 +499,7 @@ export class TokenService {
   }
 
   /** The chain of a token as stored here, oldest first, from the block after `afterBlockId`. */
-  async chainDump (tokenId: string, opts: { afterBlockId?: string, limit?: number } = {}): Promise<ChainDump> {
+  async chainDump (tokenId: string, opts: { afterBlockId?: string, limit?: number, maps?: boolean } = {}): Promise<ChainDump> {
     const token = await this.requireToken(tokenId)
     let from = 0
     if (opts.afterBlockId !== undefined && opts.afterBlockId !== '') {
@@ -517,7 +520,7 @@ export class TokenService {
       status: token.status,
       value: rbt(token.value),
       length: token.latestBlockNumber + 1,
-      blocks: page.map((b, i) => chainDumpBlock(b, envs[i]!)),
+      blocks: page.map((b, i) => opts.maps === true ? { ...chainDumpBlock(b, envs[i]!), map: referenceDumpMap(envs[i]!) } : chainDumpBlock(b, envs[i]!)),
       next_block_id: more ? page[page.length - 1]!.blockId : ''
     }
   }

@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { decodeTokenChain, goIndentedJson, TOKEN_CHAIN_KEY_NAMES } from '../../src/cli/decode-token-chain.js'
+import { decodeTokenChain, goMarshalIndent, TOKEN_CHAIN_KEY_NAMES } from '../../src/cli/decode-token-chain.js'
 
 describe('cli: decodetokenchain key rewrite', () => {
   it('prefixes numeric keys with the numeric path above them; other keys keep their name and pass the path on', () => {
@@ -25,7 +25,7 @@ describe('cli: decodetokenchain key rewrite', () => {
   })
 
   it('writes JSON as Go\'s MarshalIndent: two-space indent, keys in byte order, <>& escaped, no final newline', () => {
-    expect(goIndentedJson([{ b: 1, a: [], Z: {}, '13': 'x<&>' }])).to.equal('[\n  {\n    "13": "x\\u003c\\u0026\\u003e",\n    "Z": {},\n    "a": [],\n    "b": 1\n  }\n]')
-    expect(goIndentedJson([])).to.equal('[]')
+    expect(goMarshalIndent([{ b: 1, a: [], Z: {}, '13': 'x<&>' }])).to.equal('[\n  {\n    "13": "x\\u003c\\u0026\\u003e",\n    "Z": {},\n    "a": [],\n    "b": 1\n  }\n]')
+    expect(goMarshalIndent([])).to.equal('[]')
   })
 })

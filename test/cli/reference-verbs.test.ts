@@ -28,12 +28,22 @@ describe('cli: verbs of the reference CLI against a stub transport', function ()
     expect(r.stderr).to.match(/DID registered successfully/)
   })
 
-  it('dump-ft is dumptokenchain under the reference\'s name: -token, every page followed', async () => {
-    const block = { number: 0, block_id: '0-x', hash: 'h', type: '01', type_name: 'generated', owner: A, signers: [], tx_id: '', time: '' , envelope: '' }
-    const r = await runCommand(['dump-ft', '-token', T], () => ok({ token_id: T, token_type: 10, kind: 'ft', owner: A, status: 'Free', value: 0.1, length: 1, blocks: [block], next_block_id: '' }, 'Got the token chain'))
-    expect(r.code, r.stderr).to.equal(0)
-    expect(r.requests.map(route)).to.deep.equal([`GET /svc/v1/tokens/${T}/chain`])
-    expect(r.stdout).to.match(/^token {4}Qm/)
+  it('dump-ft is dumptokenchain under the reference\'s name: -token, every page followed, the blocks written to dump.json', async () => {
+    const block = (n: number): Record<string, unknown> => ({ number: n, block_id: `${n}-x`, hash: 'h', type: '01', type_name: 'generated', owner: A, signers: [], tx_id: '', time: '', envelope: '', map: { 2: '01', 98: `h${n}` } })
+    const cwd = process.cwd()
+    const dir = mkdtempSync(join(tmpdir(), 'rbt-dump-'))
+    process.chdir(dir)
+    try {
+      const r = await runCommand(['dump-ft', '-token', T], (q) => ok({ token_id: T, token_type: 10, kind: 'ft', owner: A, status: 'Free', value: 0.1, length: 2, blocks: [block(query(q).block_id === undefined ? 0 : 1)], next_block_id: query(q).block_id === undefined ? '0-x' : '' }, 'Got the token chain'))
+      expect(r.code, r.stderr).to.equal(0)
+      expect(r.requests.map(route)).to.deep.equal([`GET /svc/v1/tokens/${T}/chain`, `GET /svc/v1/tokens/${T}/chain`])
+      expect(r.requests.map(query)).to.deep.equal([{ maps: 'true' }, { block_id: '0-x', maps: 'true' }])
+      expect(r.stdout).to.match(/^token {4}Qm/)
+      expect(r.stderr).to.match(/\[INFO\] token chain dumped successfully: 2 block\(s\) written to .*dump\.json/)
+      expect(JSON.parse(readFileSync('dump.json', 'utf8'))).to.deep.equal([{ 2: '01', 98: 'h0' }, { 2: '01', 98: 'h1' }])
+      const json = await runCommand(['dump-ft', '-token', T, '--json'], () => ok({ token_id: T, token_type: 10, kind: 'ft', owner: A, status: 'Free', value: 0.1, length: 1, blocks: [block(0)], next_block_id: '' }))
+      expect(JSON.parse(json.stdout).result.blocks[0], 'the dump map stays out of the printed envelope').to.not.have.property('map')
+    } finally { process.chdir(cwd); rmSync(dir, { recursive: true, force: true }) }
   })
 
   it('gettxndetails asks by -txnID, by -did (both roles when -role is absent, once per transaction) and by -transComment', async () => {

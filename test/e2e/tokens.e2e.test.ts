@@ -1,4 +1,6 @@
 import { expect } from 'chai'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { LevelStore } from '../../src/storage/level-store.js'
 import { auditLedger } from '../../src/storage/token-ledger.js'
@@ -115,22 +117,37 @@ describe('e2e: tokens on a real node', function () {
     expect(info.code, info.stderr).to.equal(0)
     expect(info.stdout).to.match(new RegExp(`RBT \\(free\\)\\s+${(before.balance + 2).toFixed(3)}`))
 
-    const dump = await runCli(['dumptokenchain', ...node.cliArgs, '-token', ids[0]!])
-    expect(dump.code, dump.stderr).to.equal(0)
-    expect(dump.stdout).to.contain(`token    ${ids[0]!}`)
-    expect(dump.stdout).to.match(/block 0 {2}0-[0-9a-f]{64}/)
-    expect(dump.stdout).to.contain('05 Generated')
-    expect(dump.stdout).to.contain(`signers  ${did}`)
-    const json = await runCli(['dumptokenchain', ...node.cliArgs, '-token', ids[0]!, '--json'])
-    const env = JSON.parse(json.stdout) as { result: { blocks: Array<{ number: number, envelope: string }> } }
-    expect(env.result.blocks).to.have.length(1)
-    expect(env.result.blocks[0]!.envelope).to.match(/^[A-Za-z0-9+/]+=*$/)
+    // as the reference: dumptokenchain also writes dump.json, which decodetokenchain rewrites
+    const cwd = mkdtempSync(join(tmpdir(), 'rbt-dump-'))
+    try {
+      const dump = await runCli(['dumptokenchain', ...node.cliArgs, '-token', ids[0]!], { cwd })
+      expect(dump.code, dump.stderr).to.equal(0)
+      expect(dump.stdout).to.contain(`token    ${ids[0]!}`)
+      expect(dump.stdout).to.match(/block 0 {2}0-[0-9a-f]{64}/)
+      expect(dump.stdout).to.contain('05 Generated')
+      expect(dump.stdout).to.contain(`signers  ${did}`)
+      expect(dump.stderr).to.match(/\[INFO\] token chain dumped successfully: 1 block\(s\) written to .*dump\.json/)
+      const blocks = JSON.parse(readFileSync(join(cwd, 'dump.json'), 'utf8')) as Array<Record<string, unknown>>
+      expect(blocks).to.have.length(1)
+      expect(blocks[0]!['2']).to.equal('05')
+      expect(blocks[0]!['3']).to.equal(did)
+      expect(blocks[0]!['98']).to.match(/^[0-9a-f]{64}$/)
+      expect(Object.keys(blocks[0]!['99'] as object)).to.deep.equal([did])
+      const decoded = await runCli(['decodetokenchain'], { cwd })
+      expect(decoded.code, decoded.stderr).to.equal(0)
+      const out = JSON.parse(readFileSync(join(cwd, 'output.json'), 'utf8')) as Array<Record<string, unknown>>
+      expect(out[0]).to.include({ TCTransTypeKey: '05', TCTokenOwnerKey: did, TCBlockHashKey: blocks[0]!['98'] })
+      const json = await runCli(['dumptokenchain', ...node.cliArgs, '-token', ids[0]!, '--json'], { cwd })
+      const env = JSON.parse(json.stdout) as { result: { blocks: Array<{ number: number, envelope: string }> } }
+      expect(env.result.blocks).to.have.length(1)
+      expect(env.result.blocks[0]!.envelope).to.match(/^[A-Za-z0-9+/]+=*$/)
 
-    const bad = await runCli(['dumptokenchain', ...node.cliArgs, '-token', 'nope'])
-    expect(bad.code).to.equal(2)
-    const unknown = await runCli(['dumptokenchain', ...node.cliArgs, '-token', 'QmUeBM2pNTbyYZ4LrsCNHb3hUTpBwYgW7XHrmJucy9cKvy'])
-    expect(unknown.code).to.equal(1)
-    expect(unknown.stderr).to.match(/not known/)
+      const bad = await runCli(['dumptokenchain', ...node.cliArgs, '-token', 'nope'])
+      expect(bad.code).to.equal(2)
+      const unknown = await runCli(['dumptokenchain', ...node.cliArgs, '-token', 'QmUeBM2pNTbyYZ4LrsCNHb3hUTpBwYgW7XHrmJucy9cKvy'], { cwd })
+      expect(unknown.code).to.equal(1)
+      expect(unknown.stderr).to.match(/not known/)
+    } finally { rmSync(cwd, { recursive: true, force: true }) }
   })
 })
 

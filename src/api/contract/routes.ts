@@ -81,7 +81,8 @@ const specs = {
     summary: 'The chain of a token, oldest block first, with readable fields and base64 envelopes; paged by block_id',
     query: z.object({
       block_id: z.string().max(200).optional().describe('return the blocks after this block id'),
-      limit: z.coerce.number().int().min(1).max(10_000).optional()
+      limit: z.coerce.number().int().min(1).max(10_000).optional(),
+      maps: z.enum(['true', 'false']).optional().describe('true: each block also as the reference\'s dump.json holds it (map)')
     }),
     tags: ['tokens']
   }),

@@ -47,6 +47,8 @@ export interface ChainBlockResult {
   time: string
   /** base64 of the block envelope */
   envelope: string
+  /** with `maps=true`: the block as the reference's dump.json holds it (numeric keys, "98" hash, "99" signatures; bytes as hex) */
+  map?: Record<string, unknown>
 }
 
 export interface TokenChainResult {

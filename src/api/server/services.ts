@@ -75,7 +75,7 @@ export interface TokenApi {
   ftBalance: (did: string) => Promise<FtBalanceResult[]>
   nftBalance: (did: string) => Promise<NftBalanceResult[]>
   list: (did: string, type?: string) => Promise<TokenListItemResult[]>
-  chain: (tokenId: string, opts: { afterBlockId?: string, limit?: number }) => Promise<TokenChainResult>
+  chain: (tokenId: string, opts: { afterBlockId?: string, limit?: number, maps?: boolean }) => Promise<TokenChainResult>
   accountInfo: (did: string) => Promise<AccountInfoResult>
 }
 
