@@ -79,7 +79,14 @@ export async function run (): Promise<Record<string, string | number>> {
     // how many cores the nine processes kept busy: at the machine's core count the rate is bound by
     // CPU, and the rate it allows is cores × 1000 ÷ (CPU ms per transfer)
     const busy = pairUsed === undefined ? 'n/a (no /proc)' : (pairUsed.reduce((s, u) => s + u.main + u.other, 0) / (secs * 1000)).toFixed(2)
+    const pairCpuTotal = pairUsed === undefined || okCount === 0 ? undefined : pairUsed.reduce((sum, u) => sum + u.main + u.other, 0) / okCount
+    const r1 = (x: number): number => Math.round(x * 10) / 10
     return {
+      // the issue's figures under their names (the lines after them say the same with more detail)
+      transfer_p50_ms: r1(percentile(lat, 50)),
+      transfer_p99_ms: r1(percentile(lat, 99)),
+      transfer_4pair_per_s: r1(okCount / secs),
+      transfer_cpu_ms: pairCpuTotal === undefined ? 'n/a (no /proc)' : r1(pairCpuTotal),
       [`1-RBT transfer latency p50 (${N} sequential)`]: ms(percentile(lat, 50)),
       [`1-RBT transfer latency p99 (${N} sequential)`]: ms(percentile(lat, 99)),
       'throughput, 4 pairs at once': `${(okCount / secs).toFixed(1)} transfers/s (${okCount}/${4 * PER_PAIR} ok in ${secs.toFixed(1)} s)`,

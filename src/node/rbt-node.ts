@@ -24,6 +24,7 @@ import { describeSecpBackend } from '../wallet/secp-backend.js'
 import { TokenService, didSignatureVerifier } from '../tokens/index.js'
 import { createTokenApi } from './tokens/token-api.js'
 import { createFtApi } from './tokens/ft-api.js'
+import { ChainValidationPool } from '../tokens/chain-validation-pool.js'
 import { FtService } from '../tokens/ft-service.js'
 import type { P2pHost } from '../p2p/host.js'
 import type { Rpc } from '../p2p/rpc.js'
@@ -155,6 +156,11 @@ export class RbtNode {
   private fullnodeTimer?: NodeJS.Timeout
   /** Prometheus metrics of this node (GET /metrics), its own registry. */
   readonly metrics = new NodeMetrics()
+  /** Whole-chain validation on worker threads, shared by every verifier of this node. */
+  private readonly chainPool = new ChainValidationPool({ onWorkerError: (e) => { this.log.warn(`chain validation worker failed (replaced): ${errorMessage(e)}`) } })
+  private readonly didResolver = { resolve: async (did: string) => await this.identity.documentOf(did).catch(() => undefined) }
+  /** Signatures checked against DID documents; whole chains validated on the pool. */
+  private didVerifier (): ReturnType<typeof didSignatureVerifier> { return didSignatureVerifier(this.didResolver, { pool: this.chainPool }) }
 
   private constructor (readonly options: NodeOptions, log: Logger) {
     this.log = log
@@ -197,7 +203,7 @@ export class RbtNode {
     this.tokens = new TokenService({
       ledger: this.tokenLedger,
       repos: this.repos,
-      verifier: this.metrics.counting(didSignatureVerifier({ resolve: async (did) => await this.identity.documentOf(did).catch(() => undefined) })),
+      verifier: this.metrics.counting(this.didVerifier()),
       localMint: { allowed: options.testNet, refusal: 'Local RBT generation is available only on a test network: start the node with -testNet' },
       testNet: options.testNet
     })
@@ -209,7 +215,7 @@ export class RbtNode {
     this.sync = new SyncService({
       ledger: this.tokenLedger,
       repos: this.repos,
-      verifier: this.metrics.counting(didSignatureVerifier({ resolve: async (did) => await this.identity.documentOf(did).catch(() => undefined) })),
+      verifier: this.metrics.counting(this.didVerifier()),
       fullnode: options.fullnode,
       isLocalDid: async (did) => await this.identity.isLocal(did),
       network: () => this.syncNetwork,
@@ -324,7 +330,7 @@ export class RbtNode {
         repos: this.repos,
         localDids: async () => await this.identity.list(),
         ledger: () => consensusLedger(this.store, this.tokenLedger, this.repos),
-        verifier: didSignatureVerifier({ resolve: async (did) => await this.identity.documentOf(did).catch(() => undefined) }),
+        verifier: this.didVerifier(),
         didRecord: async (did) => await this.identity.record(did),
         twoStep: this.signing
       }),
@@ -619,7 +625,7 @@ export class RbtNode {
       import('./consensus/consensus-service.js'), import('./consensus/consensus-network.js'), import('./consensus/ledger-adapter.js'),
       import('./consensus/spent-markers.js'), import('./consensus/faucet.js')
     ])
-    const verifier = this.metrics.counting(didSignatureVerifier({ resolve: async (did) => await this.identity.documentOf(did).catch(() => undefined) }))
+    const verifier = this.metrics.counting(this.didVerifier())
     const env = (name: string): number | undefined => process.env[name] !== undefined ? Number(process.env[name]) : undefined
     const transport = netMod.consensusTransport(() => this.requireConsensus(), () => this.rpc, {
       isLocal: async (did) => await this.identity.isLocal(did),
@@ -733,6 +739,7 @@ export class RbtNode {
     if (this.host !== undefined) await this.host.stop().catch((e) => { this.log.warn(`p2p stop: ${errorMessage(e)}`) })
     await this.callbacks.drain()
     await this.explorer.stop().catch((e) => { this.log.warn(`explorer stop: ${errorMessage(e)}`) })
+    await this.chainPool.close()
     await this.store.close().catch((e) => { this.log.warn(`storage close: ${errorMessage(e)}`) })
     this.log.info('stopped')
     this.closedDeferred.resolve()

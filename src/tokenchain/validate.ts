@@ -43,6 +43,19 @@ export interface SignatureVerifier {
    * it checked and whether the chain passed (the node counts them for its metrics). Must not throw.
    */
   chainValidated? (blocks: number, valid: boolean): void
+  /**
+   * Optional: where whole chains are validated instead of on this thread (the node's worker pool).
+   * `validateChain` hands every chain to it; it must give exactly what `validateChainHere` gives.
+   */
+  chains?: ChainValidator
+}
+
+/**
+ * Port: something that validates whole chains, possibly elsewhere (worker threads), with the same
+ * result and the same first failure as `validateChainHere` on this thread.
+ */
+export interface ChainValidator {
+  validateChain (blocks: readonly ChainBlockInput[], ctx: ChainValidationContext): Promise<ChainValidationResult>
 }
 
 /** Tells the verifier's observer, if any, how a validation went; never lets it disturb the result. */
@@ -455,10 +468,93 @@ function result (ctx: ChainValidationContext, r: Awaited<ReturnType<typeof walk>
   }
 }
 
-/** Validates a whole chain, genesis first. Throws RbtError(CHAIN_INVALID) on the first failure. */
+/**
+ * Validates a whole chain, genesis first. Throws RbtError(CHAIN_INVALID) on the first failure.
+ * When the verifier names a `ChainValidator` (`verifier.chains`), the chain is validated there.
+ */
 export async function validateChain (blocks: readonly ChainBlockInput[], ctx: ChainValidationContext): Promise<ChainValidationResult> {
-  if (blocks.length === 0) throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${ctx.tokenId}: the chain is empty`, { details: { tokenId: ctx.tokenId, blockNumber: 0, check: 'length' } })
-  return await observed(ctx, walk(blocks, { index: 0, prevId: '', burnt: false }, ctx).then((r) => result(ctx, r, true)))
+  if (blocks.length === 0) throw emptyChain(ctx.tokenId)
+  const elsewhere = ctx.verifier.chains
+  return await observed(ctx, elsewhere !== undefined ? elsewhere.validateChain(blocks, ctx) : validateChainHere(blocks, ctx))
+}
+
+const emptyChain = (tokenId: string): RbtError =>
+  new RbtError(ErrorCode.CHAIN_INVALID, `token ${tokenId}: the chain is empty`, { details: { tokenId, blockNumber: 0, check: 'length' } })
+
+/**
+ * `validateChain` on this thread, without handing the chain on and without telling the observer:
+ * what a `ChainValidator` runs. With `after` (the state after block `after.blockNumber`, as
+ * `chainTipOf` reads it from that block), `blocks` are the chain's blocks from the next number
+ * on: a slice of a longer chain. Every link to `after` is checked as in a whole-chain walk, so
+ * the slices of a chain, each valid, make a valid chain, and the first slice that fails fails
+ * at the block a whole-chain walk would. The result of a slice has no genesis owner and its
+ * tip's value is undefined unless a block of the slice states one.
+ */
+export async function validateChainHere (blocks: readonly ChainBlockInput[], ctx: ChainValidationContext, after?: ChainTip): Promise<ChainValidationResult> {
+  if (blocks.length === 0) throw emptyChain(ctx.tokenId)
+  const start: WalkState = after === undefined
+    ? { index: 0, prevId: '', burnt: false }
+    : { index: after.blockNumber + 1, prevId: after.blockId, owner: after.owner, tokenType: after.tokenType, burnt: after.burnt }
+  return result(ctx, await walk(blocks, start, ctx), true)
+}
+
+/**
+ * The walk state after `block` (number `n` of `tokenId`'s chain) as a tip, read from the block
+ * alone, not validated: where a slice of the chain starting at `n + 1` begins. Undefined when the
+ * block does not decode or does not carry the token (then the slice ending there fails first).
+ */
+export function chainTipOf (block: Uint8Array, tokenId: string, n: number): ChainTip | undefined {
+  try {
+    const b = decodeBlockEnvelope(block)
+    const e = tokenEntry(b, tokenId)
+    if (e === undefined) return undefined
+    const t = b.content.transactionType
+    return { tokenId, blockId: formatBlockId(n, b.hash), blockNumber: n, hash: b.hash, owner: b.content.owner, tokenType: e.tokenType, burnt: t === TransactionType.BURNT || t === TransactionType.BURNT_FOR_FT }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Every DID whose key a validation of these blocks may need (signers of the block, of the
+ * credits, of the contract, the owner), read from the blocks without validating them; blocks
+ * that do not decode are skipped. For fetching keys ahead of a validation.
+ */
+export function signersOf (blocks: readonly Uint8Array[]): Set<string> {
+  const out = new Set<string>()
+  for (const bytes of blocks) {
+    let b: DecodedBlock
+    try { b = decodeBlockEnvelope(bytes) } catch { continue }
+    out.add(b.content.owner)
+    for (const did of Object.keys(b.signatures)) out.add(did)
+    for (const cr of b.content.quorumSignatures ?? []) out.add(cr.did)
+    const init = b.content.initiatorSignature
+    if (init !== undefined) out.add(init.initiatorDid)
+    const deployer = b.content.transInfo.deployer
+    if (deployer !== undefined) out.add(deployer)
+  }
+  out.delete('')
+  return out
+}
+
+/** One result for a chain validated in consecutive slices (each from `validateChainHere`), in order. */
+export function joinSliceResults (parts: readonly ChainValidationResult[]): ChainValidationResult {
+  const first = parts[0]!
+  const last = parts[parts.length - 1]!
+  let value: number | undefined
+  for (let i = parts.length - 1; i >= 0 && value === undefined; i--) value = parts[i]!.tip.value
+  return {
+    tokenId: first.tokenId,
+    tokenType: first.tokenType,
+    kind: first.kind,
+    length: parts.reduce((n, p) => n + p.length, 0),
+    blockIds: parts.flatMap((p) => p.blockIds),
+    genesisOwner: first.genesisOwner,
+    tip: { ...last.tip, value },
+    signaturesVerified: parts.reduce((n, p) => n + p.signaturesVerified, 0),
+    cacheHits: parts.reduce((n, p) => n + p.cacheHits, 0),
+    ownerLinkChecked: true
+  }
 }
 
 /**

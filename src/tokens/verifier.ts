@@ -2,7 +2,7 @@
  * Signature verification for token chains backed by DID documents: the tokenchain validator's
  * `SignatureVerifier`, with the public keys looked up through a `DidResolver`.
  */
-import type { SignatureVerifier, SignerRole } from '../tokenchain/index.js'
+import type { ChainValidator, SignatureVerifier, SignerRole } from '../tokenchain/index.js'
 import { verifyDidSignature, verifyPvtSignature, type DidDocument } from '../wallet/index.js'
 import { ErrorCode, RbtError } from '../util/errors.js'
 
@@ -14,8 +14,16 @@ export interface DidResolver {
 const HEX_RE = /^(?:[0-9a-fA-F]{2})+$/
 const hexBytes = (s: string): Uint8Array | undefined => HEX_RE.test(s) ? new Uint8Array(Buffer.from(s, 'hex')) : undefined
 
-/** A verifier that resolves each signer's DID document (memoising per DID for the verifier's life). */
-export function didSignatureVerifier (resolver: DidResolver): SignatureVerifier {
+/** Where whole chains may be validated instead (chain-validation-pool.ts); structural, to keep this module free of threads. */
+export interface ChainValidatorSource {
+  validatorFor: (resolver: DidResolver) => ChainValidator
+}
+
+/**
+ * A verifier that resolves each signer's DID document (memoising per DID for the verifier's life).
+ * With a `pool`, whole chains are validated there, against documents from the same resolver.
+ */
+export function didSignatureVerifier (resolver: DidResolver, opts?: { pool?: ChainValidatorSource }): SignatureVerifier {
   const docs = new Map<string, Promise<DidDocument | undefined>>()
   const docOf = async (did: string): Promise<DidDocument> => {
     let p = docs.get(did)
@@ -32,6 +40,7 @@ export function didSignatureVerifier (resolver: DidResolver): SignatureVerifier 
     return doc
   }
   return {
+    ...(opts?.pool !== undefined ? { chains: opts.pool.validatorFor(resolver) } : {}),
     verify: async (did, messageAsciiHex, signatureHex, role?: SignerRole) => {
       const sig = hexBytes(signatureHex)
       if (sig === undefined) return false

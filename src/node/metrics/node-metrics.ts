@@ -186,6 +186,7 @@ export class NodeMetrics {
     const inner = verifier
     return {
       verify: async (...a) => await inner.verify(...a),
+      ...(inner.chains !== undefined ? { chains: inner.chains } : {}),
       ...(inner.verifyNlss !== undefined ? { verifyNlss: async (...a: Parameters<NonNullable<SignatureVerifier['verifyNlss']>>) => await inner.verifyNlss!(...a) } : {}),
       chainValidated: (blocks, valid) => { inner.chainValidated?.(blocks, valid); this.chainValidated(blocks, valid) }
     }

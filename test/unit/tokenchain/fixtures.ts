@@ -18,7 +18,9 @@ import {
   blockIdFor, ContractType, PledgeMode, RacType, TokenType, TransactionType,
   type Block, type BlockContent, type SignatureVerifier, type SignerRole
 } from '../../../src/tokenchain/index.js'
-import { generateKeyPair as walletKeyPair } from '../../../src/wallet/keys.js'
+import { generateKeyPair as walletKeyPair, rawPublicPem } from '../../../src/wallet/keys.js'
+import { didFromPublicFiles } from '../../../src/wallet/did-string.js'
+import { DidFile, DidType, type DidDocument } from '../../../src/wallet/did-document.js'
 import { signMessage, Verifier } from '../../../src/wallet/signing.js'
 
 const B32 = 'abcdefghijklmnopqrstuvwxyz234567'
@@ -108,6 +110,40 @@ export class KeyRing {
   }
 }
 
+/** What the chain builders need of a key ring. */
+export interface ChainSigner {
+  newDid: () => string
+  sign: (did: string, messageAsciiHex: string, role?: SignerRole) => string
+}
+
+/**
+ * Real lite DIDs (type 4: a secp256k1 key, `pubKey.pem` only, the DID the hash of that file), as
+ * reference wallets make them, with their documents for a `DidResolver`. A lite DID signs as owner
+ * and as quorum with the same key. Signing goes through the wallet's signer (the selected backend).
+ */
+export class LiteDidRing implements ChainSigner {
+  private readonly keys = new Map<string, Uint8Array>()
+  readonly docs = new Map<string, DidDocument>()
+  /** resolves the ring's DIDs (undefined for others), counting lookups */
+  resolves = 0
+  readonly resolver = { resolve: async (did: string): Promise<DidDocument | undefined> => { this.resolves++; return this.docs.get(did) } }
+
+  newDid (): string {
+    const kp = walletKeyPair('secp256k1')
+    const files = { [DidFile.PUB_KEY]: rawPublicPem('secp256k1', kp.publicKey) }
+    const did = didFromPublicFiles(files)
+    this.keys.set(did, kp.privateKey)
+    this.docs.set(did, { did, type: DidType.LITE, files })
+    return did
+  }
+
+  sign (did: string, messageAsciiHex: string): string {
+    const k = this.keys.get(did)
+    if (k === undefined) throw new Error(`no key for ${did}`)
+    return Buffer.from(signMessage('secp256k1', k, Buffer.from(messageAsciiHex, 'ascii').subarray(0, 32))).toString('hex')
+  }
+}
+
 export interface TestChain {
   tokenId: string
   tokenContent: string
@@ -118,7 +154,7 @@ export interface TestChain {
 }
 
 /** Content of a transfer block from `sender` to `receiver`, signed by sender and quorums. */
-export function transferBlock (ring: KeyRing, tokenId: string, previous: Block, sender: string, receiver: string, quorums: string[], epoch = 1_700_000_000): Block {
+export function transferBlock (ring: ChainSigner, tokenId: string, previous: Block, sender: string, receiver: string, quorums: string[], epoch = 1_700_000_000): Block {
   const prevId = blockIdFor(previous, tokenId)
   let contract = createContract({
     type: ContractType.RBT_DIRECT,
@@ -148,7 +184,7 @@ export function transferBlock (ring: KeyRing, tokenId: string, previous: Block, 
 }
 
 /** A test-token chain: genesis by owners[0], then transfers owners[i-1] → owners[i]. */
-export function buildTestTokenChain (ring: KeyRing, transfers: number, quorumCount = 5): TestChain {
+export function buildTestTokenChain (ring: ChainSigner, transfers: number, quorumCount = 5): TestChain {
   const owners = Array.from({ length: transfers + 1 }, () => ring.newDid())
   const quorums = Array.from({ length: quorumCount }, () => ring.newDid())
   const rac = createRac({ type: RacType.TEST_TOKEN, version: 1, did: owners[0]!, tokenNumber: 0, totalSupply: 1, timestamp: '2025-01-01 00:00:00 +0000 UTC' })

@@ -210,7 +210,7 @@ describe('wallet/secp-backend: whole signing suites with RBTNODE_SECP_BACKEND fo
   const here = dirname(fileURLToPath(import.meta.url))
   const files = [
     ...readdirSync(here).filter(f => f.endsWith('.test.js') && f !== 'secp-backend.test.js').map(f => join(here, f)),
-    ...['tokenchain/validate.test.js', 'tokenchain/contract.test.js', 'tokens/ingest.test.js'].map(f => join(here, '..', f))
+    ...['tokenchain/validate.test.js', 'tokenchain/contract.test.js', 'tokens/ingest.test.js', 'tokens/chain-validation-pool.test.js'].map(f => join(here, '..', f))
   ]
   const mocha = join(here, '..', '..', '..', '..', 'node_modules', 'mocha', 'bin', 'mocha.js')
   for (const name of ['noble', 'native']) {
