@@ -1,10 +1,5 @@
-import { writeFile } from 'node:fs/promises'
-import { resolve } from 'node:path'
 import { BaseCommand, UsageError } from '../src/cli/base-command.js'
-import type { Envelope } from '../src/api/contract/envelope.js'
-import type { ResultOf } from '../src/api/contract/routes.js'
-
-type Dump = ResultOf<'tokenChain'>
+import { wholeChainWithMaps, withoutMaps, writeReferenceDump, type ChainDump as Dump } from '../src/cli/chain-dump.js'
 
 /** where the reference's dumptokenchain writes the blocks (and its decodetokenchain reads them) */
 const DUMP_FILE = 'dump.json'
@@ -18,22 +13,10 @@ export default class DumpTokenChain extends BaseCommand {
   async run (): Promise<void> {
     const token = this.requireFlag('token', 'the token id (46 characters starting with Qm)')
     if (!/^Qm[1-9A-HJ-NP-Za-km-z]{44}$/.test(token)) throw new UsageError(`-token must be a token id of 46 characters starting with Qm, got "${token}"`)
-    const client = this.client()
-    // follow the pages so the whole chain is printed
-    let env: Envelope<Dump> = await client.call('tokenChain', { params: { token_id: token }, query: { maps: 'true' } })
-    const first = env.result!
-    const blocks = [...first.blocks]
-    let next = first.next_block_id
-    while (next !== '') {
-      env = await client.call('tokenChain', { params: { token_id: token }, query: { block_id: next, maps: 'true' } })
-      blocks.push(...env.result!.blocks)
-      next = env.result!.next_block_id
-    }
-    const file = resolve(DUMP_FILE)
-    await writeFile(file, JSON.stringify(blocks.map((b) => b.map ?? {})))
-    const all: Envelope<Dump> = { ...env, result: { ...first, blocks: blocks.map(({ map: _map, ...b }) => b), next_block_id: '' } }
-    this.finish(all, (d) => render(d))
-    if (!this.flags.json) this.info(`token chain dumped successfully: ${blocks.length} block(s) written to ${file}`)
+    const env = await wholeChainWithMaps(this.client(), token)
+    const file = await writeReferenceDump(DUMP_FILE, env.result!)
+    this.finish({ ...env, result: withoutMaps(env.result!) }, (d) => render(d))
+    if (!this.flags.json) this.info(`token chain dumped successfully: ${env.result!.blocks.length} block(s) written to ${file}`)
   }
 }
 

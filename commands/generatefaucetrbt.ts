@@ -13,7 +13,7 @@ export default class GenerateFaucetRbt extends BaseCommand {
     const client = this.client()
     const first = await client.call('tokensFaucet', { body: { did, token_count: count } })
     const env = await completeWithProgress(client, first, this.flags, 'faucet transfer running')
-    const r = env.result as { txid?: string } | null
-    this.finish(env, () => r?.txid ?? '')
+    const r = env.result as { transactionID?: string } | null
+    this.finish(env, () => r?.transactionID ?? '')
   }
 }

@@ -85,32 +85,47 @@ describe('cli: verbs of the reference CLI against a stub transport', function ()
     expect((await runCommand(['get-ft-info-by-did'], none)).code).to.equal(2)
   })
 
-  it('dump-nft-tokenchain, dumpsmartcontracttokenchain, getsmartcontractdata and fetchsct use the NFT and contract routes', async () => {
-    const nft = await runCommand(['dump-nft-tokenchain', '-nft', T], () => ok([{ transactionId: TX, initiator: A, owner: A, epoch: 7, data: 'hi', block_id: 'b0', transaction_type: 'deploy', value: 1 }]))
-    expect(nft.requests.map(route)).to.deep.equal([`GET /svc/v1/nfts/${T}/chain`])
-    expect(nft.stdout.trim()).to.equal(`b0 deploy ${TX} ${A} ${A} 1 7 "hi"`)
-    const blocks = [
-      { transactionId: TX, initiator: A, epoch: 1, data: 'init', block_id: 'b0', transaction_type: 'deploy', state: 's0', output: '', stateHash: '' },
-      { transactionId: TX, initiator: B, epoch: 2, data: '{"x":1}', block_id: 'b1', transaction_type: 'execute', state: 's1', output: '', stateHash: '' }
-    ]
-    const dump = await runCommand(['dumpsmartcontracttokenchain', '-sct', SC], () => ok(blocks))
-    expect(dump.requests.map(route)).to.deep.equal([`GET /svc/v1/smart_contracts/${SC}/chain`])
-    expect(dump.stdout.trim().split('\n')).to.have.length(2)
-    const data = await runCommand(['getsmartcontractdata', '-sct', SC], () => ok(blocks))
-    expect(data.stdout.trim().split('\n')).to.deep.equal(['0 b0 "init"', '1 b1 "{\\"x\\":1}"'])
-    const latest = await runCommand(['getsmartcontractdata', '-sct', SC, '-latest', '--json'], () => ok(blocks))
-    expect(JSON.parse(latest.stdout).result).to.deep.equal([{ block_no: 1, block_id: 'b1', data: '{"x":1}' }])
-    const fetch = await runCommand(['fetchsct', '-sct', SC], () => ok({ path: '/data/SmartContract/' + SC }))
-    expect(route(fetch.requests[0]!)).to.equal('GET /svc/v1/smart_contracts/fetch')
-    expect(query(fetch.requests[0]!)).to.deep.equal({ smartContractToken: SC })
-    expect(fetch.stdout.trim()).to.equal('/data/SmartContract/' + SC)
-    expect((await runCommand(['dumpsmartcontracttokenchain'], none)).code).to.equal(2)
+  it('dump-nft-tokenchain and dumpsmartcontracttokenchain print their chains and write nft.json / dump.json as the reference; getsmartcontractdata and fetchsct use the contract routes', async () => {
+    const cwd = process.cwd()
+    const dir = mkdtempSync(join(tmpdir(), 'rbt-dump-'))
+    process.chdir(dir)
+    try {
+      const maps = (id: string): { body: unknown } => ok({ token_id: id, token_type: 2, kind: 'nft', owner: A, status: 'Free', value: 1, length: 1, blocks: [{ number: 0, block_id: 'b0', hash: 'h', type: '05', type_name: 'g', owner: A, signers: [], tx_id: '', time: '', envelope: '', map: { 3: A, 98: 'h' } }], next_block_id: '' })
+      const nft = await runCommand(['dump-nft-tokenchain', '-nft', T], (q) => new URL(q.url).pathname.startsWith('/svc/v1/tokens/')
+        ? maps(T)
+        : ok([{ transactionId: TX, initiator: A, owner: A, epoch: 7, data: 'hi', block_id: 'b0', transaction_type: 'deploy', value: 1 }]))
+      expect(nft.code, nft.stderr).to.equal(0)
+      expect(nft.requests.map(route)).to.deep.equal([`GET /svc/v1/nfts/${T}/chain`, `GET /svc/v1/tokens/${T}/chain`])
+      expect(nft.stdout.trim()).to.equal(`b0 deploy ${TX} ${A} ${A} 1 7 "hi"`)
+      expect(nft.stderr).to.match(/\[INFO\] NFT token chain dumped successfully: 1 block\(s\) written to .*nft\.json/)
+      expect(JSON.parse(readFileSync('nft.json', 'utf8'))).to.deep.equal([{ 3: A, 98: 'h' }])
+
+      const blocks = [
+        { transactionId: TX, initiator: A, epoch: 1, data: 'init', block_id: 'b0', transaction_type: 'deploy', state: 's0', output: '', stateHash: '' },
+        { transactionId: TX, initiator: B, epoch: 2, data: '{"x":1}', block_id: 'b1', transaction_type: 'execute', state: 's1', output: '', stateHash: '' }
+      ]
+      const dump = await runCommand(['dumpsmartcontracttokenchain', '-sct', SC], (q) => new URL(q.url).pathname.startsWith('/svc/v1/tokens/') ? maps(SC) : ok(blocks))
+      expect(dump.code, dump.stderr).to.equal(0)
+      expect(dump.requests.map(route)).to.deep.equal([`GET /svc/v1/smart_contracts/${SC}/chain`, `GET /svc/v1/tokens/${SC}/chain`])
+      expect(dump.stdout.trim().split('\n')).to.have.length(2)
+      expect(JSON.parse(readFileSync('dump.json', 'utf8'))).to.deep.equal([{ 3: A, 98: 'h' }])
+      expect((await runCommand(['dumpsmartcontracttokenchain'], none)).code).to.equal(2)
+
+      const data = await runCommand(['getsmartcontractdata', '-sct', SC], () => ok(blocks))
+      expect(data.stdout.trim().split('\n')).to.deep.equal(['0 b0 "init"', '1 b1 "{\\"x\\":1}"'])
+      const latest = await runCommand(['getsmartcontractdata', '-sct', SC, '-latest', '--json'], () => ok(blocks))
+      expect(JSON.parse(latest.stdout).result).to.deep.equal([{ block_no: 1, block_id: 'b1', data: '{"x":1}' }])
+      const fetch = await runCommand(['fetchsct', '-sct', SC], () => ok({ path: '/data/SmartContract/' + SC }))
+      expect(route(fetch.requests[0]!)).to.equal('GET /svc/v1/smart_contracts/fetch')
+      expect(query(fetch.requests[0]!)).to.deep.equal({ smartContractToken: SC })
+      expect(fetch.stdout.trim()).to.equal('/data/SmartContract/' + SC)
+    } finally { process.chdir(cwd); rmSync(dir, { recursive: true, force: true }) }
   })
 
   it('generatefaucetrbt asks the faucet for -numTokens, answers the password request and prints the transaction id', async () => {
     const r = await runCommand(['generatefaucetrbt', '-did', A, '-numTokens', '3', '-privPWD', 'pw'], (q) => route(q) === 'POST /svc/v1/tokens/generate_faucet_test'
       ? ok({ id: 'op-1', mode: 4, hash: null, only_priv_key: true }, 'Password needed')
-      : ok({ txid: TX, count: 3 }, 'Faucet tokens transferred successfully'))
+      : ok({ transactionID: TX, count: 3 }, `Faucet sent 3 test RBT in transaction ${TX}`))
     expect(r.code, r.stderr).to.equal(0)
     expect(r.requests[0]!.body).to.deep.equal({ did: A, token_count: 3 })
     expect(r.requests[1]!.body).to.deep.include({ id: 'op-1', password: 'pw' })

@@ -1,6 +1,7 @@
 import { expect } from 'chai'
 import { complete, quorumNetwork, rbtBalance, USER_PASSWORD, type QuorumNetwork } from '../helpers/quorum-network.js'
 import { waitFor } from '../helpers/wait.js'
+import { runCli } from '../helpers/cli.js'
 
 describe('e2e: the test network faucet', function () {
   this.timeout(120_000)
@@ -23,6 +24,16 @@ describe('e2e: the test network faucet', function () {
     expect(env.status, env.message).to.equal(true)
     expect(env.message).to.match(/Faucet sent 2 test RBT in transaction [0-9a-f]{64}/)
     expect(Math.round((await rbtBalance(b.client, bob) - before) * 1000)).to.equal(2000)
+  })
+
+  it('generatefaucetrbt: the reference\'s verb asks the faucet, answers the password request and prints the transaction id', async () => {
+    const { b, bob } = net
+    const before = await rbtBalance(b.client, bob)
+    const r = await runCli(['generatefaucetrbt', ...b.cliArgs, '-did', bob, '-numTokens', '1', '-privPWD', USER_PASSWORD], { timeoutMs: 110_000 })
+    expect(r.code, r.stderr).to.equal(0)
+    expect(r.stdout.trim()).to.match(/^[0-9a-f]{64}$/)
+    expect(r.stderr).to.match(/\[INFO\] Faucet sent 1 test RBT in transaction [0-9a-f]{64}/)
+    expect(Math.round((await rbtBalance(b.client, bob) - before) * 1000)).to.equal(1000)
   })
 
   it('refuses bad requests', async () => {

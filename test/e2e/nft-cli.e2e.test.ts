@@ -58,6 +58,19 @@ describe('e2e: the NFT verbs of the CLI against the quorum network', function ()
     await waitFor(async () => (await chain(b, nftId)).length === 2, { timeoutMs: 60_000, what: 'B to see the executed state' })
     expect((await chain(b, nftId))[1].data).to.equal('cli state 2')
 
+    // the reference's dump-nft-tokenchain prints the chain and writes nft.json in the working directory
+    const dumped = await runCli(['dump-nft-tokenchain', ...a.cliArgs, '-nft', nftId], { ...SLOW, cwd: dir })
+    expect(dumped.code, dumped.stderr).to.equal(0)
+    expect(dumped.stdout.trim().split('\n').map((l) => l.split(' ')[1])).to.deep.equal(['09', '10'])
+    const nftJson = JSON.parse(readFileSync(join(dir, 'nft.json'), 'utf8')) as Array<Record<string, unknown>>
+    expect(nftJson.map((blk) => [blk['2'], blk['3']])).to.deep.equal([['09', dave], ['10', dave]])
+    expect(nftJson[1]!['98']).to.match(/^[0-9a-f]{64}$/)
+    for (const argv of [['get-nfts-by-did', '-did', dave], ['getallnft']]) {
+      const listed = await runCli([argv[0]!, ...a.cliArgs, ...argv.slice(1)], SLOW)
+      expect(listed.code, listed.stderr).to.equal(0)
+      expect(listed.stdout, argv[0]).to.contain(nftId)
+    }
+
     // fetch-nft on the follower: the very bytes that were uploaded, under the artifact's own name
     const fetched = await runCli(['fetch-nft', ...b.cliArgs, '-nft', nftId], SLOW)
     expect(fetched.code, fetched.stderr).to.equal(0)
