@@ -1,7 +1,7 @@
 import { acceptedString, NotDoneCommand } from '../src/cli/not-done.js'
 
 export default class AddExplorer extends NotDoneCommand {
-  static override summary = "Add explorer URLs: not done by this node: logs the node's reason, which names the alternative, as [ERROR] and exits 1"
+  static override summary = "Add explorer URLs. Not done by this node: logs the node's reason, which names the alternative, as [ERROR] and exits 1"
   static override flags = {
     links: acceptedString('comma-separated explorer URLs')
   }

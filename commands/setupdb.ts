@@ -1,7 +1,7 @@
 import { acceptedString, NotDoneCommand } from '../src/cli/not-done.js'
 
 export default class SetupDb extends NotDoneCommand {
-  static override summary = "Configure the node's database: not done by this node: logs the node's reason, which names the alternative, as [ERROR] and exits 1 (the explorer database is set up with setupservice)"
+  static override summary = "Configure the node's database. Not done by this node: logs the node's reason, which names the alternative, as [ERROR] and exits 1 (the explorer database is set up with setupservice)"
   static override flags = {
     storageType: acceptedString('storage type')
   }
