@@ -1,8 +1,8 @@
-import { decodeBlockEnvelope } from '../tokenchain/block.js'
+import { blockIdFor, decodeBlockEnvelope, tokenEntry } from '../tokenchain/block.js'
 import { floatToMilliExact } from '../tokenchain/amount.js'
 import { racFromTokenContent } from '../tokenchain/rac.js'
 import { cidV0ForContent } from '../tokenchain/cid.js'
-import { validateChain, type ChainTip, type VerifiedBlockCache } from '../tokenchain/validate.js'
+import { validateChain, validateExtension, type ChainTip, type VerifiedBlockCache } from '../tokenchain/validate.js'
 import type { Verifier } from './ports.js'
 import type { ChainBundle } from './messages.js'
 import type { Ledger } from './ports.js'
@@ -83,6 +83,28 @@ export async function validateBundleToken (bundle: ChainBundle, tokenId: string,
     }
   }
   return res.tip
+}
+
+/**
+ * validate-token-chain with a block count (the reference counts from the latest block back): the
+ * newest `blockCount` blocks of the token's chain, each checked for its number, its link to the block
+ * before it, its transition and its signatures, starting from the stored block just before them,
+ * taken as it is. `blockCount` 0, negative, or at least the chain's length: the whole chain with its
+ * ancestry (validateBundleToken). Returns how many blocks of the token's chain were validated.
+ */
+export async function validateNewestBlocks (bundle: ChainBundle, tokenId: string, verifier: Verifier, blockCount: number): Promise<number> {
+  const chain = bundle.chains[tokenId]
+  if (chain === undefined || chain.length === 0) throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${tokenId}: no chain supplied`)
+  if (!Number.isSafeInteger(blockCount) || blockCount <= 0 || blockCount >= chain.length) {
+    await validateBundleToken(bundle, tokenId, verifier)
+    return chain.length
+  }
+  const anchorAt = chain.length - blockCount - 1
+  const anchor = decodeBlockEnvelope(chain[anchorAt])
+  const entry = tokenEntry(anchor, tokenId)
+  if (entry === undefined) throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${tokenId} block ${anchorAt}: block does not carry this token`, { details: { tokenId, blockNumber: anchorAt, check: 'token-entry' } })
+  await validateExtension(blockIdFor(anchor, tokenId), chain.slice(anchorAt + 1), { tokenId, verifier, tipOwner: anchor.content.owner, tipTokenType: entry.tokenType })
+  return blockCount
 }
 
 const isFtGenesis = (genesis: ReturnType<typeof decodeBlockEnvelope>, id: string): boolean =>

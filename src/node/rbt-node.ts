@@ -287,6 +287,7 @@ export class RbtNode {
         await this.startCore()
         return already ? 'Core already started' : 'Core started successfully'
       },
+      starting: () => !this.coreUp && (this.options.startCore || this.coreStarting !== undefined),
       requestShutdown: () => { setTimeout(() => { this.close().catch((e) => { this.log.error(`shutdown: ${errorMessage(e)}`) }) }, 20) },
       peerId: () => this.requireHost().peerId,
       ping: async (peerId) => {
@@ -506,6 +507,9 @@ export class RbtNode {
     this.log.info(`release-2.6 endpoints listening on ${addr.address}:${addr.port} (proof-of-work level ${this.options.legacyPowLevel})`)
   }
 
+  /** The core and its services are running (the end of doStartCore). */
+  private coreUp = false
+
   /** Starts the p2p host and the services that need it; idempotent. */
   async startCore (): Promise<void> {
     this.coreStarting ??= this.doStartCore().catch((e) => { this.coreStarting = undefined; throw e })
@@ -537,6 +541,7 @@ export class RbtNode {
     await this.startIdentityNetwork(host, peerKey.privateKey)
     this.host = host
     await this.startConsensus(host)
+    this.coreUp = true
     this.log.info(`core started: peer id ${host.peerId}, swarm key ${this.options.swarmKeyPath ?? 'packaged ' + (this.options.testNet ? 'test net' : 'main net') + ' key'}`)
   }
 

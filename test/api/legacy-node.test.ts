@@ -85,6 +85,19 @@ describe('api: the reference /api identity and node routes', () => {
     expect((await call(app, 'POST', '/api/getalldid')).status).to.equal(405)
   })
 
+  it('GET /api/getalldid answers 503 while the core is starting, so a script polling it for readiness waits for the core', async () => {
+    const { s: starting } = services()
+    let up = false
+    starting.node.starting = () => !up
+    const slow = createApp(starting, { version: 't' })
+    const early = await call(slow, 'GET', '/api/getalldid')
+    expect(early.status).to.equal(503)
+    expect(early.env.status).to.equal(false)
+    expect(early.env.message).to.match(/starting/)
+    up = true
+    expect((await call(slow, 'GET', '/api/getalldid')).status).to.equal(200)
+  })
+
   it('POST /api/createdid takes the multipart did_config and answers {did, peer_id}', async () => {
     const form = new FormData()
     form.set('did_config', JSON.stringify({ type: 4, priv_pwd: 'pw' }))

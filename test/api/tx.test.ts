@@ -13,6 +13,9 @@ function view (id: string, epoch: number, over: Partial<TxView> = {}): TxView {
   return { transactionID: id, transaction_type: 'transfer', token_type: 'rbt', sender: ALICE, receiver: BOB, amount: 1, tokens: [], quorums: [], memo: '', epoch, block_ids: [], status: 'committed', ...over }
 }
 
+const TXID = 'ef'.repeat(32)
+const stored = [{ txId: TXID, kind: 'transfer', initiator: ALICE, receiver: BOB, amount: 1500, tokens: ['t1'], comment: 'legacy', epoch: 1764000000, blockIds: ['1-b'], status: 'committed' }]
+
 describe('api: transaction and quorum routes', () => {
   const started: unknown[] = []
   const quorums: string[] = []
@@ -23,7 +26,7 @@ describe('api: transaction and quorum routes', () => {
       add: async (d: string[]) => { for (const x of d) { if (quorums.includes(x)) throw new RbtError(ErrorCode.CONFLICT, `Failed to add quorums, quorum ${x} already exists`); quorums.push(x) } return quorums },
       removeAll: async () => { quorums.length = 0 }
     } as never,
-    repos: { transactions: { get: async () => undefined, list: async () => [], byDid: async () => [] } } as never,
+    repos: { transactions: { get: async (id: string) => stored.find((t) => t.txId === id), list: async () => stored, byDid: async (did: string) => stored.filter((t) => t.initiator === did || t.receiver === did) } } as never,
     identity: { record: async (did) => did === ALICE ? { type: 4 } : undefined, isLocal: async (did) => did === ALICE },
     twoStep: { start: async (did, mode) => { started.push({ did, mode }); return { status: true, message: 'Password needed', result: { id: 'x', mode, hash: null, only_priv_key: false } } } },
     remoteQuorumStatus: async () => true,
@@ -72,6 +75,34 @@ describe('api: transaction and quorum routes', () => {
     r = await post('/api/initiate-rbt-transfer', { comment: 'c', receiver: BOB, sender: ALICE, tokenCOunt: 0.0001, type: 2 })
     expect(r.status).to.equal(400)
     expect(started).to.have.length(1)
+  })
+
+  it('legacy initiate-rbt-transfer takes the reference\'s "<peer id>.<DID>" addresses', async () => {
+    started.length = 0
+    const peer = '12D3KooWPhZEYEw4jG3kSRuwgMEHcVt7KMkm1ui2ddu4fgSgwvDq'
+    const r = await post('/api/initiate-rbt-transfer', { comment: 'c', receiver: `${peer}.${BOB}`, sender: `${peer}.${ALICE}`, tokenCOunt: 1.5, type: 2 })
+    expect(r.status, r.env.message).to.equal(200)
+    expect(r.env.message).to.equal('Password needed')
+    expect(started).to.deep.equal([{ did: ALICE, mode: 4 }])
+    for (const bad of [`x.${BOB}`, `${peer}.${peer}.${BOB}`, 'nope']) {
+      const refused = await post('/api/initiate-rbt-transfer', { comment: 'c', receiver: bad, sender: ALICE, tokenCOunt: 1, type: 2 })
+      expect(refused.status, bad).to.equal(400)
+      expect(refused.env.message).to.match(/Invalid receiver address/)
+    }
+  })
+
+  it('legacy get-by-txnId, get-by-did and get-by-comment answer the reference\'s TxnDetails', async () => {
+    const details = { TransactionID: TXID, TransactionType: 'transfer', BlockID: '1-b', Mode: 0, SenderDID: ALICE, ReceiverDID: BOB, Amount: 1.5, TotalTime: 0, Comment: 'legacy', DateTime: new Date(1764000000 * 1000).toISOString(), Status: true, DeployerDID: '', Epoch: 1764000000 }
+    const get = async (q: string): Promise<{ status: boolean, message: string, TxnDetails: unknown[] }> => await (await app.request(q)).json() as never
+    const one = await get(`/api/get-by-txnId?txnID=${TXID}`)
+    expect(one).to.deep.include({ status: true, message: 'Retrieved Txn Details', TxnDetails: [details] })
+    const none = await get(`/api/get-by-txnId?txnID=${'cd'.repeat(32)}`)
+    expect(none).to.deep.include({ status: true, message: `no records present for this Transaction ID : ${'cd'.repeat(32)}`, TxnDetails: [] })
+    expect((await get(`/api/get-by-did?DID=${ALICE}&Role=sender`)).TxnDetails).to.deep.equal([details])
+    expect((await get(`/api/get-by-did?DID=${BOB}&Role=RECEIVER`)).TxnDetails).to.deep.equal([details])
+    expect((await get(`/api/get-by-did?DID=${BOB}`)).TxnDetails).to.deep.equal([details])
+    expect(await get(`/api/get-by-did?DID=${BOB}&Role=Sender`)).to.deep.include({ status: true, message: `no records present for this DID : ${BOB}`, TxnDetails: [] })
+    expect((await get('/api/get-by-comment?Comment=legacy')).TxnDetails).to.deep.equal([details])
   })
 
   it('quorums add / list / duplicate / remove_all', async () => {

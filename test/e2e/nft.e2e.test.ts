@@ -8,8 +8,9 @@ import { waitFor } from '../helpers/wait.js'
 
 interface Done { status: boolean, message: string, result: unknown }
 
-async function nftTx (client: RbtClient, initiator: string, owner: string, nft: { nftId: string, value: number, data?: string, parentNFTId?: string }, transfer = false): Promise<Done> {
-  const first = await client.envelope('txInitiate', { body: { initiator, owner, tokens: { nft: [nft], transferNftOwnership: transfer }, memo: 'nft e2e' } })
+/** `rbtZero`: the body also says `rbt: 0` (SPEC: "0 when no RBT is transferred") */
+async function nftTx (client: RbtClient, initiator: string, owner: string, nft: { nftId: string, value: number, data?: string, parentNFTId?: string }, transfer = false, rbtZero = false): Promise<Done> {
+  const first = await client.envelope('txInitiate', { body: { initiator, owner, tokens: { ...(rbtZero ? { rbt: 0 } : {}), nft: [nft], transferNftOwnership: transfer }, memo: 'nft e2e' } })
   if (!first.status) return first
   return await complete(client, first, USER_PASSWORD)
 }
@@ -57,7 +58,7 @@ describe('e2e: NFTs through 7 quorum nodes', function () {
     await c.client.call('nftsSubscribe', { query: { nft: nftId } })
     await waitFor(async () => (await c.client.envelope('nftChain', { params: { nft_id: nftId } })).status, { timeoutMs: 60_000, what: 'the follower to sync the deployed chain' })
 
-    done = await nftTx(a.client, alice, alice, { nftId, value: 1, data: 'state 2' })
+    done = await nftTx(a.client, alice, alice, { nftId, value: 1, data: 'state 2' }, false, true)
     expect(done.status, done.message).to.equal(true)
     const chain = await chainOf(a.client, nftId)
     expect(chain).to.have.length(2)

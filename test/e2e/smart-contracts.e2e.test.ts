@@ -11,8 +11,9 @@ import { waitFor } from '../helpers/wait.js'
 
 interface Done { status: boolean, message: string, result: unknown }
 
-async function scTx (client: RbtClient, initiator: string, smartContractId: string, data: string, value = 1): Promise<Done> {
-  const first = await client.envelope('txInitiate', { body: { initiator, owner: initiator, tokens: { smartContract: [{ smartContractId, value, data }] }, memo: 'sc e2e' } })
+/** `rbtZero`: the body also says `rbt: 0` (SPEC: "0 when no RBT is transferred") */
+async function scTx (client: RbtClient, initiator: string, smartContractId: string, data: string, value = 1, rbtZero = false): Promise<Done> {
+  const first = await client.envelope('txInitiate', { body: { initiator, owner: initiator, tokens: { ...(rbtZero ? { rbt: 0 } : {}), smartContract: [{ smartContractId, value, data }] }, memo: 'sc e2e' } })
   if (!first.status) return first
   return await complete(client, first, USER_PASSWORD)
 }
@@ -102,7 +103,7 @@ describe('e2e: smart contracts run by the nodes and their quorums', function () 
       return mine?.has_files === true && (await chainOf(b.client, scId)).length === 1
     }, { timeoutMs: 180_000, what: 'B to fetch the code and the deployed chain' })
 
-    done = await scTx(a.client, alice, scId, '{"increment": 2}')
+    done = await scTx(a.client, alice, scId, '{"increment": 2}', 1, true)
     expect(done.status, done.message).to.equal(true)
     expect(done.result).to.deep.include({ state: '2', output: '{"count":2}' })
     await waitFor(async () => (await chainOf(b.client, scId)).length === 2, { timeoutMs: 60_000, what: 'B to see state 2' })

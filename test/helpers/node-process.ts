@@ -29,6 +29,13 @@ export interface NodeProcessOptions {
   netns?: Netns
   /** how long start() waits for the core (default 20 s; large networks on two cores start slower) */
   startTimeoutMs?: number
+  /**
+   * How start() decides the node is ready: `svc` (default) waits for `GET /svc/v1/node/status`
+   * to report the core started; `api` polls the reference's `GET /api/getalldid` until it
+   * answers 200, as a script written for the reference does, and reads the peer id from
+   * `GET /api/get-peer-id`.
+   */
+  readiness?: 'svc' | 'api'
 }
 
 /** The API bridge run inside a namespace (see ns-bridge.ts). */
@@ -108,8 +115,10 @@ export class NodeProcess {
     this.exited = new Promise((resolve) => { child.on('exit', (code) => { resolve(code) }) })
     let exitedEarly = false
     void this.exited.then(() => { exitedEarly = true })
+    const legacy = this.opts.readiness === 'api'
     await waitFor(async () => {
       if (exitedEarly) throw new Error(`node exited during start:\n${this.logs}`)
+      if (legacy) return (await fetch(`${this.url}/api/getalldid`).catch(() => undefined))?.status === 200
       const env = await this.client.call('nodeStatus')
       return env.result?.core_started === true ? env.result : undefined
     }, { timeoutMs: this.opts.startTimeoutMs ?? 20_000, what: `node on port ${this.apiPort} to start`, intervalMs: 30 }).catch(async (e) => {
@@ -117,8 +126,12 @@ export class NodeProcess {
       await this.kill()
       throw new Error(`${(e as Error).message}\n--- logs ---\n${this.logs}`)
     })
-    const env = await this.client.call('nodePeerId')
-    this.peerId = env.result ?? ''
+    if (legacy) {
+      this.peerId = ((await (await fetch(`${this.url}/api/get-peer-id`)).json()) as { message: string }).message
+    } else {
+      const env = await this.client.call('nodePeerId')
+      this.peerId = env.result ?? ''
+    }
     return this
   }
 

@@ -36,6 +36,8 @@ export interface ChainValidationItem {
   valid: boolean
   /** blocks in the token's own chain */
   length: number
+  /** the newest blocks of the chain that were checked: `length` unless a block count asked for fewer */
+  validated_blocks: number
   bad_block: BadBlock | null
 }
 

@@ -30,6 +30,14 @@ export interface RouteDef<B extends z.ZodType | undefined = z.ZodType | undefine
   path: string
 }
 
+/** A reference-style address: the DID, or "<peer id>.<DID>" (legacy-api.md §1.3). */
+function legacyAddress (message: string): z.ZodType<string> {
+  return z.string().max(200).refine((a) => {
+    const parts = a.split('.')
+    return parts.length <= 2 && didString.safeParse(parts[parts.length - 1]).success && (parts.length === 1 || peerIdString.safeParse(parts[0]).success)
+  }, message)
+}
+
 function route<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined> (def: RouteSpec<B, Q>): RouteSpec<B, Q> {
   return def
 }
@@ -210,13 +218,17 @@ const specs = {
   }),
   legacyInitiateRbtTransfer: route({
     summary: 'Legacy RBT transfer (tokenCOunt spelled so); async',
-    body: z.object({ comment: z.string().max(4096).optional(), receiver: didString, sender: didString, tokenCOunt: z.union([z.number(), z.string()]), type: z.number().int().optional() }),
+    body: z.object({ comment: z.string().max(4096).optional(), receiver: legacyAddress('Invalid receiver address'), sender: legacyAddress('Invalid sender address'), tokenCOunt: z.union([z.number(), z.string()]), type: z.number().int().optional() }),
     async: true,
     tags: ['legacy']
   }),
   legacyGetByTxnId: route({ summary: 'Legacy: transaction by id', query: z.object({ txnID: z.string().min(1) }), tags: ['legacy'] }),
   legacyGetByComment: route({ summary: 'Legacy: transactions by comment', query: z.object({ Comment: z.string() }), tags: ['legacy'] }),
-  legacyGetByDid: route({ summary: 'Legacy: transactions of a DID as sender or receiver', query: z.object({ DID: didString, Role: z.enum(['Sender', 'Receiver']) }), tags: ['legacy'] }),
+  legacyGetByDid: route({
+    summary: 'Legacy: transactions of a DID, as sender or receiver (Role in any case), or both without Role',
+    query: z.object({ DID: didString, Role: z.string().transform((r) => r.toLowerCase()).pipe(z.enum(['', 'sender', 'receiver'])).optional() }),
+    tags: ['legacy']
+  }),
   // ---- services
   servicesSetup: route({
     summary: 'Configures the explorer service (exports chain data to SQLite, PostgreSQL or SQL Server); persisted, password sealed at rest',
@@ -267,7 +279,7 @@ const specs = {
     query: z.object({
       did: didString.describe('the DID whose tokens are checked (the reference: the validator\'s DID)'),
       token: z.string().regex(/^[A-Za-z0-9]{0,100}$/, 'Invalid token').optional().describe('one token id; empty or absent: every token of the DID'),
-      blockcount: z.string().regex(/^-?\d{1,9}$/, 'Failed to convert blockCount string into integer').optional().describe('accepted as the reference takes it; the whole chain is always validated'),
+      blockcount: z.string().regex(/^-?\d{1,9}$/, 'Failed to convert blockCount string into integer').optional().describe('N > 0: only the newest N blocks of each chain are validated (counted from the latest block back, as the reference does), from the stored block before them; absent, 0 or negative: the whole chain with its ancestry'),
       SCChainValidation: z.enum(['true', 'false', '1', '0', 't', 'f', 'T', 'F', 'TRUE', 'FALSE', 'True', 'False']).optional().describe('accepted as the reference takes it; smart-contract chains are validated like every chain')
     }),
     tags: ['tokens']

@@ -19,6 +19,12 @@ export interface NodeApi {
   startCore: () => Promise<string>
   /** Schedules a graceful shutdown after the current response is sent. */
   requestShutdown: () => void
+  /**
+   * True while the core is on its way up (the node was launched to start it, or a start is under
+   * way) and is not running yet: the reference's readiness probe (`GET /api/getalldid`) answers 503
+   * then. Optional for stubs (never starting).
+   */
+  starting?: () => boolean
   /** Peer id of the running core; throws NOT_RUNNING before the core starts. */
   peerId: () => string
   ping: (peerId: string) => Promise<{ rttMs: number, message: string }>
@@ -199,7 +205,8 @@ export interface OperatorApi {
   /** release-all-locked-tokens; `minAgeMs`: how long a PREPARING transfer must have been idle */
   releaseLocked: (opts?: { minAgeMs?: number }) => Promise<ReleaseLockedResult>
   /** validate-token-chain: one token's whole chain (ancestors included), or every token `did` holds here */
-  validateChains: (did: string, token?: string) => Promise<ValidateChainResult>
+  /** `blockCount` > 0: only the newest that many blocks of each chain (the reference's blockcount); absent or 0: the whole chain */
+  validateChains: (did: string, token?: string, opts?: { blockCount?: number }) => Promise<ValidateChainResult>
   /** get-pledgedtoken-details: every token this node's quorum DIDs hold pledged, with the transaction it backs and its release time */
   pledgedTokens: () => Promise<PledgedTokenItem[]>
   /** get-by-node: transactions sent and received per DID hosted here */

@@ -7,7 +7,7 @@ import type { BadBlock, ChainValidationItem, LockedTokenItem, PledgedTokenItem, 
 import { ok, type Envelope, type PendingSignature } from '../../api/contract/envelope.js'
 import type { SignPrompt } from '../../wallet/did-crypto.js'
 import type { PledgeRecord } from '../../consensus/records.js'
-import { buildBundle, validateBundleToken } from '../../consensus/bundle.js'
+import { buildBundle, validateNewestBlocks } from '../../consensus/bundle.js'
 import type { Ledger } from '../../consensus/ports.js'
 import { releaseLockedTokens, DEFAULT_RELEASE_MIN_AGE_MS, type LockedTokenOutcome } from '../../consensus/release-locked.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
@@ -58,7 +58,7 @@ export function createOperatorApi (d: OperatorApiDeps): OperatorApi {
       const out = await releaseLockedTokens({ sender: cs.sender, quorum: cs.quorum, locked, minAgeMs: opts.minAgeMs ?? DEFAULT_RELEASE_MIN_AGE_MS })
       return { released: out.released.map(item), kept: out.kept.map(item) }
     },
-    validateChains: async (did, token) => {
+    validateChains: async (did, token, opts = {}) => {
       let ids: string[]
       if (token !== undefined && token !== '') {
         const rec = await d.repos.tokens.get(token)
@@ -69,7 +69,7 @@ export function createOperatorApi (d: OperatorApiDeps): OperatorApi {
       }
       const ledger = d.ledger()
       const tokens: ChainValidationItem[] = []
-      for (const id of ids) tokens.push(await validateOne(ledger, d, id))
+      for (const id of ids) tokens.push(await validateOne(ledger, d, id, opts.blockCount ?? 0))
       const valid = tokens.filter((t) => t.valid).length
       return { did, checked: tokens.length, valid, invalid: tokens.length - valid, tokens }
     },
@@ -130,15 +130,15 @@ export function createOperatorApi (d: OperatorApiDeps): OperatorApi {
  * The whole chain of one stored token, validated as a quorum validates a token it is asked to
  * accept (`validateBundleToken`: every block, every signature, part tokens' parents, FT backing).
  */
-async function validateOne (ledger: Ledger, d: OperatorApiDeps, tokenId: string): Promise<ChainValidationItem> {
+async function validateOne (ledger: Ledger, d: OperatorApiDeps, tokenId: string, blockCount: number): Promise<ChainValidationItem> {
   let length = 0
   try {
     const bundle = await buildBundle(ledger, [tokenId])
     length = bundle.chains[tokenId]?.length ?? 0
-    await validateBundleToken(bundle, tokenId, d.verifier)
-    return { token: tokenId, valid: true, length, bad_block: null }
+    const validated = await validateNewestBlocks(bundle, tokenId, d.verifier, blockCount)
+    return { token: tokenId, valid: true, length, validated_blocks: validated, bad_block: null }
   } catch (e) {
-    return { token: tokenId, valid: false, length, bad_block: await badBlock(d, tokenId, e) }
+    return { token: tokenId, valid: false, length, validated_blocks: blockCount > 0 && blockCount < length ? blockCount : length, bad_block: await badBlock(d, tokenId, e) }
   }
 }
 

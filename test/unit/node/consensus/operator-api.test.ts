@@ -33,7 +33,9 @@ describe('node: operator API over the real token store', function () {
   it('validate-token-chain: every token of the DID, or one; a chain that fails names its first bad block', async () => {
     const all = await api().validateChains(did)
     expect(all).to.deep.include({ did, checked: 3, valid: 3, invalid: 0 })
-    expect(all.tokens.every((t) => t.valid && t.length === 1 && t.bad_block === null)).to.equal(true)
+    expect(all.tokens.every((t) => t.valid && t.length === 1 && t.validated_blocks === 1 && t.bad_block === null)).to.equal(true)
+    // a block count of at least the chain's length is the whole chain
+    expect((await api().validateChains(did, ids[1], { blockCount: 5 })).tokens[0]).to.deep.include({ valid: true, validated_blocks: 1 })
     expect((await api().validateChains(did, ids[1])).tokens.map((t) => t.token)).to.deep.equal([ids[1]])
     // a verifier that refuses the owner's signatures: the genesis block is the first bad one
     const refusing: SignatureVerifier = { verify: async () => false }

@@ -1,7 +1,7 @@
-import { ok } from '../../../contract/envelope.js'
+import { ok, type Envelope } from '../../../contract/envelope.js'
 import type { LegacyAccountInfo } from '../../../contract/legacy-api-routes.js'
 import type { ApiServices } from '../../services.js'
-import { RbtError } from '../../../../util/errors.js'
+import { ErrorCode, RbtError } from '../../../../util/errors.js'
 import type { Registrar } from '../../registrar.js'
 import { didCreateInput, didSetupInput } from '../v1/dids.routes.js'
 import { answered, withKeys } from './answer.js'
@@ -11,7 +11,12 @@ import { answered, withKeys } from './answer.js'
  * /svc/v1 route uses (docs/api.md, "The reference's /api routes").
  */
 export function legacyNodeRoutes (r: Registrar, s: ApiServices): void {
-  r.on('legacyGetAllDid', async () => await answered(async () => {
+  r.on('legacyGetAllDid', async () => {
+    // scripts poll this route until it answers 200 and then use the node: not before its core is up
+    if (s.node.starting?.() === true) throw new RbtError(ErrorCode.NOT_RUNNING, 'the node is starting: its core is not up yet; retry')
+    return await allDids()
+  })
+  const allDids = async (): Promise<Envelope<null>> => await answered(async () => {
     const dids = await s.identity.list()
     const info: LegacyAccountInfo[] = []
     for (const did of dids) {
@@ -24,7 +29,7 @@ export function legacyNodeRoutes (r: Registrar, s: ApiServices): void {
       }
     }
     return withKeys(ok('Got all DIDs', null), { account_info: info })
-  }, { account_info: [] }))
+  }, { account_info: [] })
   r.on('legacyCreateDid', async ({ body, c }) => await answered(async () =>
     ok('DID created successfully', await s.identity.create(await didCreateInput(c, body)))))
   r.on('legacyRegisterDid', async ({ body }) => await answered(async () => await s.identity.register(body.did)))

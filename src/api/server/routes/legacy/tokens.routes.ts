@@ -3,6 +3,7 @@ import type { ApiServices } from '../../services.js'
 import type { OperatorApi } from '../../services.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
 import type { Registrar } from '../../registrar.js'
+import { blockCountOf } from '../v1/operator.routes.js'
 import { answered, didOf, withKeys } from './answer.js'
 
 /**
@@ -52,7 +53,7 @@ export function legacyTokenRoutes (r: Registrar, s: ApiServices): void {
       : `Released ${res.released.length} locked token(s); kept ${res.kept.length} held by transactions that may still commit`, res)
   }))
   r.on('legacyValidateTokenChain', async ({ query }) => await answered(async () => {
-    const res = await op().validateChains(query.did, query.token === '' ? undefined : query.token)
+    const res = await op().validateChains(query.did, query.token === '' ? undefined : query.token, { blockCount: blockCountOf(query.blockcount) })
     const bad = res.tokens.find((t) => !t.valid)
     if (bad?.bad_block != null) return fail(`token ${bad.token}: block ${bad.bad_block.block_number} failed the ${bad.bad_block.check} check: ${bad.bad_block.reason}`, res) as never
     return ok('token chain validated successfully', res)

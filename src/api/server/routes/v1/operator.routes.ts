@@ -4,6 +4,9 @@ import type { OperatorApi } from '../../services.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
 import type { Registrar } from '../../registrar.js'
 
+/** validate-token-chain's `blockcount` (already checked to be an integer): 0 when absent, the whole chain. */
+export const blockCountOf = (q: string | undefined): number => q === undefined || q === '' ? 0 : Number.parseInt(q, 10)
+
 /** The operator features of the reference's CLI (docs/api.md, "Operator features"). */
 export function operatorRoutes (r: Registrar, s: ApiServices): void {
   const op = (): OperatorApi => {
@@ -19,7 +22,7 @@ export function operatorRoutes (r: Registrar, s: ApiServices): void {
     return ok(msg, res)
   })
   r.on('tokensValidateChain', async ({ query }) => {
-    const res = await op().validateChains(query.did, query.token)
+    const res = await op().validateChains(query.did, query.token, { blockCount: blockCountOf(query.blockcount) })
     const bad = res.tokens.find((t) => !t.valid)
     if (bad?.bad_block != null) {
       const b = bad.bad_block

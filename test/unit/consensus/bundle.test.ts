@@ -1,0 +1,46 @@
+import { expect } from 'chai'
+import { buildBundle, validateNewestBlocks } from '../../../src/consensus/bundle.js'
+import { decodeBlockEnvelope } from '../../../src/tokenchain/block.js'
+import type { SignatureVerifier } from '../../../src/tokenchain/validate.js'
+import { didSignatureVerifier } from '../../../src/tokens/verifier.js'
+import { SimNet } from './harness.js'
+
+describe('consensus: validating the newest blocks of a chain (validate-token-chain blockcount)', function () {
+  this.timeout(60_000)
+
+  it('a block count checks only that many blocks from the latest back; 0, negative or the whole length checks the whole chain', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    const [id] = await net.mint(b, bob.did, 1)
+    await b.sender.transfer({ sender: bob.did, receiver: alice.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, bob.owner)
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    const bundle = await buildBundle(b.ledger, [id])
+    const chain = bundle.chains[id]
+    expect(chain).to.have.length(3)
+    const verifier = didSignatureVerifier({ resolve: async (d) => net.docs.get(d) })
+    for (const n of [0, -1, 3, 7]) expect(await validateNewestBlocks(bundle, id, verifier, n), String(n)).to.equal(3)
+    expect(await validateNewestBlocks(bundle, id, verifier, 1)).to.equal(1)
+    expect(await validateNewestBlocks(bundle, id, verifier, 2)).to.equal(2)
+
+    // a verifier that refuses every signature over the middle block (block 1)
+    const middle = decodeBlockEnvelope(chain[1]).hash
+    const refusing: SignatureVerifier = { verify: async (did, msg, sig, role) => msg !== middle && await verifier.verify(did, msg, sig, role) }
+    expect(await validateNewestBlocks(bundle, id, refusing, 1), 'the latest block alone is fine').to.equal(1)
+    for (const n of [2, 0, 3]) {
+      try {
+        await validateNewestBlocks(bundle, id, refusing, n)
+        expect.fail(`block count ${n} should reach block 1`)
+      } catch (e) {
+        expect((e as { details?: { blockNumber?: number } }).details?.blockNumber, String(n)).to.equal(1)
+      }
+    }
+
+    // the window still checks its first block's link to the block before it
+    const swapped = { chains: { ...bundle.chains, [id]: [chain[0], chain[0], chain[2]] }, contents: bundle.contents }
+    try {
+      await validateNewestBlocks(swapped, id, verifier, 1)
+      expect.fail('a window whose first block does not follow the stored block before it is refused')
+    } catch (e) {
+      expect((e as Error).message).to.match(/block-number|previous-block/)
+    }
+  })
+})
