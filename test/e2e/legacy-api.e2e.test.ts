@@ -336,10 +336,12 @@ describe('e2e: a network driven only through the reference\'s /api routes', func
     mark('A restarted')
     const rel = await a.get('release-all-locked-tokens')
     expect(rel.status, rel.message).to.equal(true)
-    expect(rel.message).to.match(/^Released 0 locked token\(s\); kept 1 held by transactions that may still commit$/)
+    const kept = rel.result.kept as Array<{ did: string, value: number, record_state: string, transaction_id: string }>
+    expect(rel.message).to.equal(`Released 0 locked token(s); kept ${kept.length} held by transactions that may still commit`)
     expect(rel.result.released).to.deep.equal([])
-    expect(rel.result.kept).to.have.length(1)
-    expect(rel.result.kept[0]).to.deep.include({ did: alice, value: 0.25, record_state: 'COMMITTING' })
+    expect(kept.length).to.be.greaterThan(0)
+    for (const k of kept) expect(k).to.deep.include({ did: alice, record_state: 'COMMITTING', transaction_id: kept[0].transaction_id })
+    expect(Math.round(kept.reduce((sum, k) => sum + k.value, 0) * 1000)).to.equal(250)
     expect(await a.milli(alice)).to.deep.equal(held)
     // the receiver is back: the decided transfer is delivered
     const bp = launch(0, b.p)
