@@ -40,7 +40,7 @@ describe('api: the reference /api FT routes', () => {
   it('POST /api/initiate-ft-transfer: the creator implied by the balance or named; ambiguity and sender = receiver are status false', async () => {
     let r = await call(app, 'POST', '/api/initiate-ft-transfer', { sender: `${PEER}.${ALICE}`, receiver: BOB, ft_name: 'gold', ft_count: 2, comment: 'c', quorum_type: 2 })
     expect(r).to.deep.equal({ status: 200, env: CHALLENGE })
-    expect(calls).to.deep.include({ transfer: { initiator: ALICE, owner: BOB, rbt: 0, memo: 'c', hasFt: true, ft: [{ ftName: 'gold', numberOfFts: 2, creatorDID: CAROL }] } })
+    expect(calls).to.deep.include({ transfer: { initiator: ALICE, owner: BOB, rbt: 0, memo: 'c', hasFt: true, referenceMessage: true, ft: [{ ftName: 'gold', numberOfFts: 2, creatorDID: CAROL }] } })
     r = await call(app, 'POST', '/api/initiate-ft-transfer', { sender: ALICE, receiver: BOB, ft_name: 'twin', ft_count: 1 })
     expect(r.status).to.equal(200)
     expect(r.env).to.deep.equal({ status: false, message: 'There are same FTs with different creators, use -creatorDID flag to specify creatorDID', result: null })

@@ -206,7 +206,7 @@ describe('e2e: a network driven only through the reference\'s /api routes', func
   it('transfers RBT, a part amount included, and shows balances, tokens, the chain and the history', async () => {
     const sent = await a.signed('initiate-rbt-transfer', { sender: `${a.peerId}.${alice}`, receiver: `${b.peerId}.${bob}`, tokenCOunt: 1.5, comment: 'legacy e2e', type: 2 })
     expect(sent.status, sent.message).to.equal(true)
-    expect(sent.message).to.match(/successfully/)
+    expect(sent.message).to.match(/^Transfer finished successfully in [\d.]+s with trnxid [0-9a-f]{64}$/)
     txid = txidOf(sent)
     expect(await a.account(alice)).to.deep.include({ rbt_amount: 8.5, locked_rbt: 0 })
     await waitFor(async () => (await b.account(bob)).rbt_amount === 1.5, { timeoutMs: 20_000, what: "bob's balance" })
@@ -239,7 +239,7 @@ describe('e2e: a network driven only through the reference\'s /api routes', func
     expect((await a.get('get-ft-info-by-did', { did: alice })).ft_info).to.deep.equal([{ ft_name: 'legacy-coin', ft_count: 10, creator_did: alice }])
     const sent = await a.signed('initiate-ft-transfer', { sender: alice, receiver: bob, ft_name: 'legacy-coin', ft_count: 3, comment: 'fts', quorum_type: 2, password: PWD })
     expect(sent.status, sent.message).to.equal(true)
-    expect(sent.message).to.match(/successfully/)
+    expect(sent.message).to.match(/^FT Transfer finished successfully in [\d.]+s with trnxid [0-9a-f]{64}$/)
     expect((await a.get('get-ft-info-by-did', { did: alice })).ft_info).to.deep.equal([{ ft_name: 'legacy-coin', ft_count: 7, creator_did: alice }])
     await waitFor(async () => (await b.get('get-ft-info-by-did', { did: bob })).ft_info?.[0]?.ft_count === 3, { timeoutMs: 20_000, what: "bob's FTs" })
     expect((await b.get('get-ft-info-by-did', { did: bob }))).to.deep.include({ status: true, message: 'Got FT info successfully', ft_info: [{ ft_name: 'legacy-coin', ft_count: 3, creator_did: alice }] })

@@ -111,6 +111,12 @@ export interface TransferBody {
   ft?: Array<{ ftName: string, numberOfFts: number, creatorDID: string }>
   hasNft?: boolean
   hasSmartContract?: boolean
+  /**
+   * The final message in the reference's words (its /api routes): `Transfer finished successfully in
+   * <s>s with trnxid <txid>`, `FT Transfer finished …` when FTs move; otherwise `Transaction <txid>
+   * completed successfully`
+   */
+  referenceMessage?: boolean
 }
 
 export interface TransferOutcome { transactionID: string, mintedNFTChildren: null }

@@ -146,10 +146,14 @@ export function createConsensusApi (d: ConsensusApiDeps): ConsensusApi {
       const amountMilli = fts.length > 0 && (body.rbt === 0 || body.rbt === '0' || body.rbt === '') ? 0 : parseTransferAmount(body.rbt)
       const mode = await localMode(body.initiator)
       return await d.twoStep.start(body.initiator, mode, async (prompt) => {
+        const t0 = Date.now()
         const r = await d.service().transfer({ initiator: body.initiator, owner: body.owner, amountMilli, memo: body.memo ?? '', ...(fts.length > 0 ? { fts } : {}) }, prompt)
         // success means the receiver holds the tokens
         if (!r.delivered) throw deliveryPending(r.txid)
-        return ok<TransferOutcome>(`Transaction ${r.txid} completed successfully`, { transactionID: r.txid, mintedNFTChildren: null })
+        const message = body.referenceMessage === true
+          ? `${fts.length > 0 ? 'FT ' : ''}Transfer finished successfully in ${((Date.now() - t0) / 1000).toFixed(1)}s with trnxid ${r.txid}`
+          : `Transaction ${r.txid} completed successfully`
+        return ok<TransferOutcome>(message, { transactionID: r.txid, mintedNFTChildren: null })
       }, 'transfer')
     },
     transactions: all,

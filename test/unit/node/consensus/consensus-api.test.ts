@@ -28,3 +28,21 @@ describe('consensus api: quorum setup passwords', () => {
     } finally { engine.stop() }
   })
 })
+
+describe('consensus api: the final message of a transfer', () => {
+  it("referenceMessage gives the reference's words with the transaction id after trnxid; without it the /svc/v1 text", async () => {
+    const TX = 'ab'.repeat(32)
+    const sent: Array<{ fts?: unknown }> = []
+    const api = createConsensusApi({
+      service: () => ({ transfer: async (input: { fts?: unknown }) => { sent.push(input); return { txid: TX, delivered: true } } }),
+      identity: { record: async () => ({ type: 4 }), isLocal: async () => true },
+      // runs the operation at once, as a completed challenge would
+      twoStep: { start: async (_did: string, _mode: number, op: (prompt: unknown) => Promise<unknown>) => await op(undefined) }
+    } as unknown as ConsensusApiDeps)
+    const BOB = 'bafybmi' + 'r'.repeat(52)
+    expect((await api.transfer({ initiator: DID, owner: BOB, rbt: 1 })).message).to.equal(`Transaction ${TX} completed successfully`)
+    expect((await api.transfer({ initiator: DID, owner: BOB, rbt: 1, referenceMessage: true })).message).to.match(new RegExp(`^Transfer finished successfully in \\d+\\.\\ds with trnxid ${TX}$`))
+    const ft = await api.transfer({ initiator: DID, owner: BOB, rbt: 0, hasFt: true, referenceMessage: true, ft: [{ ftName: 'gold', numberOfFts: 1, creatorDID: DID }] })
+    expect(ft.message).to.match(new RegExp(`^FT Transfer finished successfully in \\d+\\.\\ds with trnxid ${TX}$`))
+  })
+})

@@ -30,6 +30,7 @@ export function legacyFtRoutes (r: Registrar, s: ApiServices): void {
       rbt: 0,
       ...(body.comment !== undefined ? { memo: body.comment } : {}),
       hasFt: true,
+      referenceMessage: true,
       ft: [{ ftName: body.ft_name, numberOfFts: body.ft_count, creatorDID: creator }]
     })
   }))

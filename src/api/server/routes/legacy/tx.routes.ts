@@ -50,7 +50,7 @@ export function txnDetails (t: TxResult): LegacyTxnDetails {
  */
 export function legacyTxRoutes (r: Registrar, s: ApiServices): void {
   r.on('legacyInitiateRbtTransfer', async ({ body }) => await s.consensus.transfer({
-    initiator: didOf(body.sender), owner: didOf(body.receiver), rbt: body.tokenCOunt, memo: body.comment
+    initiator: didOf(body.sender), owner: didOf(body.receiver), rbt: body.tokenCOunt, memo: body.comment, referenceMessage: true
   }))
   r.on('legacyGetByTxnId', async ({ query }) => {
     try {
