@@ -32,7 +32,10 @@ function services (operator: boolean): { s: ApiServices, calls: unknown[] } {
   if (operator) {
     const op = {
       releaseLocked: async () => ({ released: [], kept: [] }),
-      validateChains: async (did: string, token?: string) => ({ did, checked: 1, valid: token === TOKEN ? 1 : 0, invalid: token === TOKEN ? 0 : 1, tokens: [token === TOKEN ? { token, valid: true, length: 2, bad_block: null } : { token: token ?? 'x', valid: false, length: 2, bad_block: { token: token ?? 'x', block_number: 1, block_id: null, check: 'hash', reason: 'block hash does not match' } }] }) as never,
+      validateChains: async (did: string, token?: string, opts?: { blockCount?: number }) => {
+        calls.push({ validate: token ?? null, blockCount: opts?.blockCount })
+        return ({ did, checked: 1, valid: token === TOKEN ? 1 : 0, invalid: token === TOKEN ? 0 : 1, tokens: [token === TOKEN ? { token, valid: true, length: 2, bad_block: null } : { token: token ?? 'x', valid: false, length: 2, bad_block: { token: token ?? 'x', block_number: 1, block_id: null, check: 'hash', reason: 'block hash does not match' } }] }) as never
+      },
       pledgedTokens: async () => [{ did: DID, token: TOKEN, transaction_id: 't1', token_state: ['s'], release_at: '2026-01-01T00:00:00.000Z' }],
       txCounts: async () => [{ DID, TxnSend: 2, TxnReceived: 1 }],
       runUnpledge: async () => ({ released: 1.5, pledges_released: 1, tokens: [TOKEN], pledges_held: 0 }),
@@ -150,6 +153,10 @@ describe('api: the reference /api RBT token and diagnostic routes', () => {
     expect(r.env.status).to.equal(false)
     expect(r.env.message).to.match(/block hash does not match/)
     expect((await call(app, 'GET', `/api/validate-token-chain?did=${DID}&blockcount=x`)).env.message).to.match(/Failed to convert blockCount/)
+    // blockcount reaches the service: the newest N blocks; absent is 0, the whole chain
+    await call(app, 'GET', `/api/validate-token-chain?did=${DID}&token=${TOKEN}&blockcount=3`)
+    await call(app, 'GET', `/api/validate-token-chain?did=${DID}&token=${TOKEN}`)
+    expect(calls.filter((c) => (c as { validate?: unknown }).validate !== undefined).slice(-2)).to.deep.equal([{ validate: TOKEN, blockCount: 3 }, { validate: TOKEN, blockCount: 0 }])
   })
 })
 

@@ -31,6 +31,11 @@ describe('e2e: operator features on real nodes (self transfer, chain validation,
     const v = await a.client.call('tokensValidateChain', { query: { did: carol } })
     expect(v.status, v.message).to.equal(true)
     expect(v.result!.tokens.map((t) => [t.valid, t.length])).to.deep.equal([[true, 2], [true, 2]])
+    // blockcount: only the newest block of each chain (the self transfer's, signed by five quorums)
+    const newest = await a.client.call('tokensValidateChain', { query: { did: carol, blockcount: '1' } })
+    expect(newest.status, newest.message).to.equal(true)
+    expect(newest.result!.tokens.map((t) => [t.valid, t.length, t.validated_blocks])).to.deep.equal([[true, 2, 1], [true, 2, 1]])
+    expect(v.result!.tokens.map((t) => t.validated_blocks)).to.deep.equal([2, 2])
     // the signers hold pledges for the self transfer
     let pledged = 0
     for (const q of net.quorums) pledged += (await q.client.call('quorumsPledgedTokens')).result!.filter((p) => p.transaction_id === res.transactionID).length
