@@ -11,7 +11,9 @@ export type BaseFlags = Interfaces.InferredFlags<typeof globalFlags>
 
 /** Error code of a decided transfer not yet taken by its receiver (kept literal: commands load no domain code). */
 const DELIVERY_PENDING = 'DELIVERY_PENDING'
-/** Exit code when a transfer is decided but its delivery is pending (1: failed, 2: usage). */
+/** Error code of a transfer the quorums agreed on whose sign round is retried (it ends committed). */
+const SIGNING_PENDING = 'SIGNING_PENDING'
+/** Exit code when a transfer is decided but its delivery (or its sign round) is pending (1: failed, 2: usage). */
 export const EXIT_DELIVERY_PENDING = 3
 
 /** A usage problem found by a command itself (exit code 2, like oclif's parse errors). */
@@ -78,7 +80,7 @@ export abstract class BaseCommand extends Command {
       if (this.flags?.json === true) this.print(JSON.stringify({ status: false, message: err.message, result: err.result ?? null }, null, 2))
       this.errorLine(err.message)
       // a transfer the quorums decided whose receiver has not taken it yet: exit 3, the id on stdout
-      const txid = err.code === DELIVERY_PENDING ? (err.result as { transactionID?: unknown } | null)?.transactionID : undefined
+      const txid = err.code === DELIVERY_PENDING || err.code === SIGNING_PENDING ? (err.result as { transactionID?: unknown } | null)?.transactionID : undefined
       if (typeof txid === 'string') {
         if (this.flags?.json !== true) this.print(txid)
         this.exit(EXIT_DELIVERY_PENDING)

@@ -2,7 +2,7 @@ import { createBlock, decodeBlockEnvelope, encodeBlockEnvelope, formatBlockId, n
 import { createContract, decodeContract, encodeContractEnvelope, transactionId, withContractSignature } from '../tokenchain/contract.js'
 import { ContractType, PledgeMode, TransactionType } from '../tokenchain/types.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
-import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
+import { ErrorCode, RbtError, errorMessage, signingPending } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
 import { buildBundle } from './bundle.js'
@@ -459,7 +459,7 @@ export class TransferSender {
       refused.push(...failed.map((f) => f.message))
       if (spare.length < bad.size) spare.push(...await this.recruit(rec, bad.size - spare.length, [...chosen, ...spare].map((v) => v.quorumDid).concat([...failedSigners]), refused))
       if (spare.length < bad.size) {
-        throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus reached but only ${chosen.length - bad.size} quorums could sign the block (${refused.join('; ')}); the tokens stay locked and signing is retried automatically`)
+        throw signingPending(rec.txid, `consensus reached but only ${chosen.length - bad.size} quorums could sign the block (${refused.join('; ')}); the tokens stay locked and signing is retried automatically`)
       }
       chosen = [...chosen.filter((v) => !bad.has(v.quorumDid)), ...spare.slice(0, bad.size)]
       spare = spare.slice(bad.size)

@@ -30,6 +30,8 @@ export const ErrorCode = {
   CONSENSUS_FAILED: 'CONSENSUS_FAILED',
   /** the quorums signed (the tokens are the receiver's), the receiver's node has not taken them yet */
   DELIVERY_PENDING: 'DELIVERY_PENDING',
+  /** the quorums agreed but fewer than 5 could sign yet: not aborted, the sign round is retried until it completes */
+  SIGNING_PENDING: 'SIGNING_PENDING',
   NOT_RUNNING: 'NOT_RUNNING',
   CONFIG: 'CONFIG',
   STORAGE: 'STORAGE',
@@ -53,6 +55,15 @@ export function deliveryPending (txid: string): RbtError {
   return new RbtError(ErrorCode.DELIVERY_PENDING,
     `Transaction ${txid}: the quorums signed and the tokens now belong to the receiver, but the receiver's node has not taken them yet; delivery is retried in the background (GET /svc/v1/tx/${txid} shows its state)`,
     { details: { transactionID: txid } })
+}
+
+/**
+ * A transfer the quorums agreed on whose block fewer than 5 of them could sign yet: its tokens stay
+ * Locked and recovery retries the sign round until it completes. Not a refusal: the answer names
+ * the transaction, which ends committed.
+ */
+export function signingPending (txid: string, message: string): RbtError {
+  return new RbtError(ErrorCode.SIGNING_PENDING, `Transaction ${txid}: ${message}`, { details: { transactionID: txid } })
 }
 
 export const invalidInput = (message: string, details?: unknown): RbtError => new RbtError(ErrorCode.INVALID_INPUT, message, { details })

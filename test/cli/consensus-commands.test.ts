@@ -65,6 +65,15 @@ describe('cli: quorum and transfer commands against a stub transport', function 
     expect(other.stdout).to.equal('')
   })
 
+  it('transferrbt: a transfer whose sign round is retried (SIGNING_PENDING) prints the id and exits 3 too', async () => {
+    const r = await runCommand(['transferrbt', '-senderAddr', A, '-receiverAddr', B, '-rbtAmount', '1.5', '-privPWD', 'pw'], (req) => {
+      if (req.url.endsWith('/svc/v1/tx')) return { body: { status: true, message: 'Password needed', result: { id: 'id1', mode: 4, hash: null, only_priv_key: false } } }
+      return { status: 502, body: { status: false, message: `Transaction ${TX}: consensus reached but only 4 quorums could sign the block; signing is retried automatically`, result: { code: 'SIGNING_PENDING', transactionID: TX } } }
+    })
+    expect(r.code, r.stderr).to.equal(3)
+    expect(r.stdout).to.equal(TX + '\n')
+  })
+
   it('transferrbt completes the two-step flow and prints the transaction id', async () => {
     const r = await runCommand(['transferrbt', '-senderAddr', A, '-receiverAddr', B, '-rbtAmount', '1.5', '-privPWD', 'pw'], (req) => {
       if (req.url.endsWith('/svc/v1/tx')) return { body: { status: true, message: 'Password needed', result: { id: 'id1', mode: 4, hash: null, only_priv_key: false } } }

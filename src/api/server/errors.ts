@@ -27,6 +27,8 @@ const statusByCode: Record<ErrorCode, number> = {
   CONSENSUS_FAILED: 409,
   // the receiver's node (a peer) did not take the decided transfer yet
   DELIVERY_PENDING: 502,
+  // agreed, not yet signed by 5: retried until it commits
+  SIGNING_PENDING: 502,
   NOT_RUNNING: 503,
   CONFIG: 500,
   STORAGE: 500,
@@ -39,8 +41,8 @@ export function httpStatusOf (code: ErrorCode): number {
 
 export function toHttpError (err: unknown): { status: number, envelope: Envelope<unknown> } {
   if (err instanceof RbtError) {
-    // a pending delivery names its transaction, so the caller can follow it
-    const extra = err.code === ErrorCode.DELIVERY_PENDING ? err.details as Record<string, unknown> : {}
+    // a pending delivery or sign round names its transaction, so the caller can follow it
+    const extra = err.code === ErrorCode.DELIVERY_PENDING || err.code === ErrorCode.SIGNING_PENDING ? err.details as Record<string, unknown> : {}
     return { status: httpStatusOf(err.code), envelope: fail(err.message, { code: err.code, ...extra }) }
   }
   return { status: 500, envelope: fail(`Internal error: ${errorMessage(err)}`, { code: ErrorCode.INTERNAL }) }

@@ -157,8 +157,8 @@ export class Legacy26Service implements Legacy26Api {
       env = await this.d.consensusApi.transfer({ initiator: sender, owner: body.receiver, rbt: formatAmount(amountMilli), memo: body.comment })
       for (let i = 0; i < 8 && isChallenge(env); i++) env = await this.d.signing.complete((env.result as PendingSignature).id, { password })
     } catch (e) {
-      // decided but not yet delivered: not a success, and the answer names the transaction
-      if (!(e instanceof RbtError && e.code === ErrorCode.DELIVERY_PENDING)) throw e
+      // decided but not yet delivered (or not yet signed by 5): not a success, and the answer names the transaction
+      if (!(e instanceof RbtError && (e.code === ErrorCode.DELIVERY_PENDING || e.code === ErrorCode.SIGNING_PENDING))) throw e
       env = { status: false, message: e.message, result: e.details }
     }
     if (isChallenge(env)) throw new RbtError(ErrorCode.INTERNAL, 'the transfer kept asking for signatures')

@@ -217,7 +217,15 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     try {
       await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
       expect.fail('should not complete yet')
-    } catch (e) { expect((e as Error).message).to.match(/retried automatically/) }
+    } catch (e) {
+      expect((e as Error).message).to.match(/retried automatically/)
+      // not a refusal: a code of its own, and the transaction to follow (it was CONSENSUS_FAILED,
+      // the code of a clean refusal, so a client could not tell this answer from one)
+      expect((e as RbtError).code).to.equal(ErrorCode.SIGNING_PENDING)
+      const txid = ((e as RbtError).details as { transactionID: string }).transactionID
+      const out = [...(a.ledger.recs.get('cs-outgoing')?.values() ?? [])] as OutgoingRecord[]
+      expect(out.map((o) => o.txid)).to.deep.equal([txid])
+    }
     expect((await a.ledger.tokensOf(alice.did))[0].status).to.equal('Locked')
     for (const q of quorums) q.failSign = false
     await a.sender.recover()
