@@ -280,7 +280,8 @@ export interface AuditReport {
 
 /**
  * Walks every token collection and checks that they agree: each token's latest block is stored and
- * is the last of its chain, every stored block belongs to a stored token, the owner index holds
+ * is the last of its chain, every stored block belongs to a stored token (or, on a quorum, to a
+ * transfer it signed: its copy of the block it signed), the owner index holds
  * exactly one entry per token, the free-FT index exactly one per Free FT, each token's transaction
  * record exists and names it, and the balance records equal the sums recomputed from the token records.
  */
@@ -295,9 +296,16 @@ export async function auditLedger (store: KvStore): Promise<AuditReport> {
   let blocks = 0
   const bodies = store.collection<string>(Collections.blockBodies)
   const bodyKeys = new Set<string>()
+  // blocks of tokens not stored here: a quorum keeps the blocks it signed (its pledge's evidence),
+  // which are single blocks of other DIDs' chains; each must name a transaction the quorum recorded
+  const foreign: Array<[string, BlockRecord]> = []
   for await (const [k, b] of store.collection<BlockRecord>(Collections.blocks).entries()) {
     blocks++
-    if (!tokens.has(b.tokenId)) problems.push(`block ${k} belongs to no stored token`)
+    if (!tokens.has(b.tokenId)) {
+      foreign.push([k, b])
+      bodyKeys.add(b.bodyKey)
+      continue
+    }
     const prev = lastBlock.get(b.tokenId)
     if (prev === undefined ? b.number !== 0 : b.number !== prev.number + 1) problems.push(`chain of ${b.tokenId} has a gap before block ${b.number}`)
     lastBlock.set(b.tokenId, b)
@@ -308,6 +316,13 @@ export async function auditLedger (store: KvStore): Promise<AuditReport> {
   keys.forEach((k, i) => { if (present[i] === undefined) problems.push(`block body ${k} is missing`) })
 
   const txCol = store.collection<TransactionRecord>(Collections.transactions)
+  const signedIds = [...new Set(foreign.map(([, b]) => b.txId).filter((x): x is string => x !== undefined))]
+  const signedTxs = signedIds.length > 0 ? await txCol.getMany(signedIds) : []
+  const signedBy = new Map(signedIds.map((id, i) => [id, signedTxs[i]]))
+  for (const [k, b] of foreign) {
+    const tx = b.txId !== undefined ? signedBy.get(b.txId) : undefined
+    if (tx === undefined || tx.extra?.role !== 'quorum') problems.push(`block ${k} belongs to no stored token`)
+  }
   const txIds = [...new Set([...tokens.values()].map((t) => t.txId).filter((x): x is string => x !== undefined))]
   const txs = txIds.length > 0 ? await txCol.getMany(txIds) : []
   const txById = new Map(txIds.map((id, i) => [id, txs[i]]))

@@ -1,5 +1,8 @@
 import { expect } from 'chai'
 import { consensusLedger } from '../../../../src/node/consensus/ledger-adapter.js'
+import { auditLedger } from '../../../../src/storage/token-ledger.js'
+import { decodeBlockEnvelope } from '../../../../src/tokenchain/index.js'
+import { buildTestTokenChain } from '../../tokenchain/fixtures.js'
 import { ringSigner, tokenEnv, type TokenEnv } from '../../tokens/helpers.js'
 
 describe('node: the consensus ledger over LevelDB, choosing tokens', function () {
@@ -25,5 +28,26 @@ describe('node: the consensus ledger over LevelDB, choosing tokens', function ()
     expect(got[2]).to.deep.equal(full[0])
     // the burnt parent is not Free, so it is not held
     expect(held.some((h) => h.tokenId === minted.token_ids[0])).to.equal(false)
+  })
+
+  it('the ledger audit accepts the blocks a quorum stored for a transfer it signed, and still reports a block no token or signed transfer explains', async () => {
+    // what a quorum's commit writes: the finalized block of a token it does not hold, and its
+    // transaction record (role quorum); the audit reported every such block as belonging to no
+    // stored token, and the token's chain as having a gap, on every quorum node
+    const chain = buildTestTokenChain(env.ring, 3, 5)
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const signed = chain.envelopes[2]!
+    const b = decodeBlockEnvelope(signed)
+    const txid = b.content.transInfo.tid!
+    await ledger.commit((w) => {
+      w.putBlock(chain.tokenId, 2, signed)
+      w.putTransaction({ txid, tokenType: 'rbt', sender: b.content.transInfo.sender!, receiver: b.content.transInfo.receiver!, amountMilli: 1000, tokens: [chain.tokenId], quorums: [], memo: 'test', epoch: 1, role: 'quorum', status: 'committed' })
+    })
+    expect((await auditLedger(env.store)).problems).to.deep.equal([])
+    // a block of a token not stored here, of a transfer this node did not sign
+    await ledger.commit((w) => { w.putBlock(chain.tokenId, 3, chain.envelopes[3]!) })
+    const problems = (await auditLedger(env.store)).problems
+    expect(problems).to.have.length(1)
+    expect(problems[0]).to.match(/belongs to no stored token/)
   })
 })
