@@ -449,6 +449,14 @@ class Host implements P2pHost {
   async dial (addr: string, opts: TimeoutOptions = {}): Promise<string> {
     this.assertStarted()
     const ma = parseMultiaddr(addr)
+    // the address of a named peer is kept even when this dial fails (the peer is down, or slow to
+    // answer): the rpc layer dials by peer id, and a peer given by its address (a bootstrap peer)
+    // would otherwise stay "no known address" until something else taught it
+    const named = ma.getComponents().findLast((c) => c.name === 'p2p')?.value
+    if (named !== undefined && named !== this.peerId) {
+      await this.libp2p.peerStore.merge(peerIdFromString(named), { multiaddrs: [ma.decapsulateCode(421)] }).catch(() => {})
+      this.addrCache.delete(named)
+    }
     return await withDeadline(opts.timeoutMs ?? this.defaultTimeoutMs, opts.signal, async d => {
       try {
         const conn = await raceAbort(this.libp2p.dial(ma, { signal: d.signal }), d.signal)

@@ -9,7 +9,8 @@ import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import { createP2pHost, gossipFastId, type P2pHost } from '../../src/p2p/host.js'
 import { defaultSwarmKeyPath, loadSwarmKeySync } from '../../src/p2p/swarm-key.js'
 import { compareDistance, kadKey, kadPeerKey } from '../../src/p2p/closest-query.js'
-import { connect, startHosts, stopAll, waitFor, expectRbtError } from './helpers.js'
+import { freePort } from '../helpers/ports.js'
+import { connect, startHosts, stopAll, waitFor, expectRbtError, testSwarmKey } from './helpers.js'
 
 
 describe('p2p/host', function () {
@@ -50,6 +51,20 @@ describe('p2p/host', function () {
       expect(err.message).to.contain(stranger)
       await expectRbtError(a.ping('not-a-peer-id'), ErrorCode.INVALID_PEER_ID)
       await expectRbtError(a.dial('/not/a/multiaddr'), ErrorCode.INVALID_MULTIADDR)
+    })
+
+    it('a peer dialled by its address while it was down is reached by peer id once it is up', async () => {
+      // as a bootstrap peer that was restarting when the node started: the dial fails, and later
+      // requests by peer id said "no known address" (nothing else had taught the address)
+      const key = await generateKeyPair('Ed25519')
+      const id = peerIdFromPrivateKey(key).toString()
+      const port = await freePort()
+      await expectRbtError(a.dial(`/ip4/127.0.0.1/tcp/${port}/p2p/${id}`, { timeoutMs: 2000 }), ErrorCode.PEER_UNREACHABLE)
+      const late = await createP2pHost({ swarmKey: testSwarmKey, privateKey: key, listen: [`/ip4/127.0.0.1/tcp/${port}`] })
+      await late.start()
+      try {
+        expect(await a.ping(id, { timeoutMs: 5000 })).to.be.a('number')
+      } finally { await late.stop() }
     })
 
     it('a closed port is PEER_UNREACHABLE within the deadline', async () => {
