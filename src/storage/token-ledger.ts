@@ -271,6 +271,10 @@ function mergeBalance (base: BalanceRecord, delta: BalanceRecord): BalanceRecord
   return out
 }
 
+/** Consensus records (src/consensus/records.ts) a token's txId may name: a sender's transfer, keyed by txid, and a quorum's vote, keyed `<quorum DID>/<txid>`. */
+const CONSENSUS_OUTGOING = 'cs-outgoing'
+const CONSENSUS_VOTES = 'cs-votes'
+
 export interface AuditReport {
   tokens: number
   blocks: number
@@ -283,7 +287,8 @@ export interface AuditReport {
  * is the last of its chain, every stored block belongs to a stored token (or, on a quorum, to a
  * transfer it signed: its copy of the block it signed), the owner index holds
  * exactly one entry per token, the free-FT index exactly one per Free FT, each token's transaction
- * record exists and names it, and the balance records equal the sums recomputed from the token records.
+ * record exists and names it (or, for a token consensus locked or pledged, the transfer's or the
+ * vote's record exists), and the balance records equal the sums recomputed from the token records.
  */
 export async function auditLedger (store: KvStore): Promise<AuditReport> {
   const problems: string[] = []
@@ -297,10 +302,15 @@ export async function auditLedger (store: KvStore): Promise<AuditReport> {
   const bodies = store.collection<string>(Collections.blockBodies)
   const bodyKeys = new Set<string>()
   // blocks of tokens not stored here: a quorum keeps the blocks it signed (its pledge's evidence),
-  // which are single blocks of other DIDs' chains; each must name a transaction the quorum recorded
+  // which are single blocks of other DIDs' chains, each naming a transaction the quorum recorded;
+  // a receiver keeps the chains of a part token's parents (burnt at the sender), which it validated
   const foreign: Array<[string, BlockRecord]> = []
+  // part token → the token it was split from, from the token records and the burn blocks' children
+  const parentOf = new Map<string, string>()
+  for (const t of tokens.values()) if (t.parent !== undefined) parentOf.set(t.tokenId, t.parent)
   for await (const [k, b] of store.collection<BlockRecord>(Collections.blocks).entries()) {
     blocks++
+    for (const c of b.childTokens ?? []) if (!parentOf.has(c)) parentOf.set(c, b.tokenId)
     if (!tokens.has(b.tokenId)) {
       foreign.push([k, b])
       bodyKeys.add(b.bodyKey)
@@ -319,8 +329,13 @@ export async function auditLedger (store: KvStore): Promise<AuditReport> {
   const signedIds = [...new Set(foreign.map(([, b]) => b.txId).filter((x): x is string => x !== undefined))]
   const signedTxs = signedIds.length > 0 ? await txCol.getMany(signedIds) : []
   const signedBy = new Map(signedIds.map((id, i) => [id, signedTxs[i]]))
+  const ancestors = new Set<string>()
+  for (const id of tokens.keys()) {
+    for (let p = parentOf.get(id); p !== undefined && !tokens.has(p) && !ancestors.has(p); p = parentOf.get(p)) ancestors.add(p)
+  }
   for (const [k, b] of foreign) {
     const tx = b.txId !== undefined ? signedBy.get(b.txId) : undefined
+    if (ancestors.has(b.tokenId)) continue
     if (tx === undefined || tx.extra?.role !== 'quorum') problems.push(`block ${k} belongs to no stored token`)
   }
   const txIds = [...new Set([...tokens.values()].map((t) => t.txId).filter((x): x is string => x !== undefined))]
@@ -328,6 +343,14 @@ export async function auditLedger (store: KvStore): Promise<AuditReport> {
   const txById = new Map(txIds.map((id, i) => [id, txs[i]]))
   const txTokens = new Map<string, Set<string>>()
   for (const [id, t] of txById) if (t !== undefined) txTokens.set(id, new Set(t.tokens))
+  // consensus keeps in a token's txId the transfer that locked or pledged it, also once the lock is
+  // released: the sender's own transfer record, or the vote of the quorum DID that holds it, explains it
+  const unlisted = [...tokens.values()].filter((t) => t.txId !== undefined && txTokens.get(t.txId)?.has(t.tokenId) !== true)
+  const outKeys = [...new Set(unlisted.map((t) => t.txId!))]
+  const voteKeys = [...new Set(unlisted.map((t) => `${t.owner}/${t.txId!}`))]
+  const outs = outKeys.length > 0 ? await store.collection(CONSENSUS_OUTGOING).getMany(outKeys) : []
+  const votes = voteKeys.length > 0 ? await store.collection(CONSENSUS_VOTES).getMany(voteKeys) : []
+  const consensusRefs = new Set([...outKeys.filter((_, i) => outs[i] !== undefined), ...voteKeys.filter((_, i) => votes[i] !== undefined)])
 
   const ownerEntries = new Set<string>()
   for await (const k of store.collection(Collections.ownerIndex).keys()) ownerEntries.add(k)
@@ -337,7 +360,7 @@ export async function auditLedger (store: KvStore): Promise<AuditReport> {
     const last = lastBlock.get(t.tokenId)
     if (last === undefined) problems.push(`token ${t.tokenId} has no chain`)
     else if (last.blockId !== t.latestBlockId || last.number !== t.latestBlockNumber) problems.push(`token ${t.tokenId} says latest block ${t.latestBlockId}, the chain ends at ${last.blockId}`)
-    if (t.txId !== undefined) {
+    if (t.txId !== undefined && !consensusRefs.has(t.txId) && !consensusRefs.has(`${t.owner}/${t.txId}`)) {
       if (txById.get(t.txId) === undefined) problems.push(`token ${t.tokenId} names missing transaction ${t.txId}`)
       else if (txTokens.get(t.txId)?.has(t.tokenId) !== true) problems.push(`transaction ${t.txId} does not list token ${t.tokenId}`)
     }

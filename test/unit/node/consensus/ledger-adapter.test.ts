@@ -50,4 +50,56 @@ describe('node: the consensus ledger over LevelDB, choosing tokens', function ()
     expect(problems).to.have.length(1)
     expect(problems[0]).to.match(/belongs to no stored token/)
   })
+
+  it('the ledger audit accepts a token whose txId names the transfer that locked it (released since) or the vote that pledged it, and still reports a txId nothing records', async () => {
+    // consensus keeps the locking transfer in a token's txId: after an aborted transfer, or on a
+    // quorum's pledged token, the audit said "names missing transaction" / "does not list token"
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const alice = env.ring.newDid()
+    await env.service.mintLocalRbt({ did: alice, count: 1, startIndex: 0 }, ringSigner(env.ring, alice))
+    const [t] = await ledger.tokensOf(alice, 'Free')
+    await ledger.commit((w) => {
+      w.putRecord('cs-outgoing', 'tx-aborted', { txid: 'tx-aborted', state: 'PREPARING' })
+      w.putToken({ ...t!, status: 'Locked', txid: 'tx-aborted', updatedAt: Date.now() })
+    })
+    await ledger.commit((w) => {
+      w.putRecord('cs-outgoing', 'tx-aborted', { txid: 'tx-aborted', state: 'ABORTED' })
+      w.putToken({ ...t!, status: 'Free', txid: 'tx-aborted', updatedAt: Date.now() })
+    })
+    const quorum = env.ring.newDid()
+    await env.service.mintLocalRbt({ did: quorum, count: 1, startIndex: 0 }, ringSigner(env.ring, quorum))
+    const [p] = await ledger.tokensOf(quorum, 'Free')
+    await ledger.commit((w) => {
+      w.putRecord('cs-votes', `${quorum}/tx-signed`, { txid: 'tx-signed', quorumDid: quorum, state: 'COMMITTED' })
+      w.putTransaction({ txid: 'tx-signed', tokenType: 'rbt', sender: alice, receiver: alice, amountMilli: 1000, tokens: ['QmSomeoneElsesToken'], quorums: [quorum], memo: '', epoch: 1, role: 'quorum', status: 'committed' })
+      w.putToken({ ...p!, status: 'Pledged', txid: 'tx-signed', updatedAt: Date.now() })
+    })
+    expect((await auditLedger(env.store)).problems).to.deep.equal([])
+    await ledger.commit((w) => { w.putToken({ ...t!, status: 'Free', txid: 'tx-nowhere', updatedAt: Date.now() }) })
+    const problems = (await auditLedger(env.store)).problems
+    expect(problems).to.have.length(1)
+    expect(problems[0]).to.match(/names missing transaction tx-nowhere/)
+  })
+
+  it('the ledger audit accepts the chain of a received part token\'s parent (burnt at the sender, never a token here)', async () => {
+    const alice = env.ring.newDid()
+    const signer = ringSigner(env.ring, alice)
+    const minted = await env.service.mintLocalRbt({ did: alice, count: 1, startIndex: 0 }, signer)
+    const parentId = minted.token_ids[0]!
+    await env.service.splitToken(parentId, 250, signer)
+    const part = (await consensusLedger(env.store, env.ledger, env.repos).tokensOf(alice, 'Free')).find((x) => x.parentId === parentId)!
+    const parentEnvs = await env.repos.blocks.envelopes(await env.repos.blocks.chain(parentId))
+    const partEnvs = await env.repos.blocks.envelopes(await env.repos.blocks.chain(part.tokenId))
+    // the receiving node: the part and the chains it was given, the parent's included
+    const other = await tokenEnv({ ring: env.ring })
+    try {
+      const ledger = consensusLedger(other.store, other.ledger, other.repos)
+      await ledger.commit((w) => {
+        parentEnvs.forEach((e, i) => { w.putBlock(parentId, i, e) })
+        partEnvs.forEach((e, i) => { w.putBlock(part.tokenId, i, e) })
+        w.putToken({ ...part, txid: undefined })
+      })
+      expect((await auditLedger(other.store)).problems).to.deep.equal([])
+    } finally { await other.close() }
+  })
 })
