@@ -1,0 +1,132 @@
+import type { RbtClient } from '../../src/client/rbt-client.js'
+import { NodeProcess } from '../../test/helpers/node-process.js'
+import { FIXTURE_ENV, QUORUM_PASSWORD, USER_PASSWORD, complete, createLiteDid } from '../../test/helpers/quorum-network.js'
+import { waitFor } from '../../test/helpers/wait.js'
+
+/** Environment of every chaos node: the test fixture's (fast sweeps, test hooks) with a pledge period of a minute, so pledges come back during the run. */
+export const CHAOS_ENV: Record<string, string> = { ...FIXTURE_ENV, RBTNODE_LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'INFO', RBTNODE_PLEDGE_PERIOD_MS: '60000' }
+
+export const QUORUMS = 7
+const QUORUM_RBT = 20
+
+export interface ChaosNode {
+  name: string
+  role: 'quorum' | 'user'
+  proc: NodeProcess
+  dids: string[]
+}
+
+export interface UserDid { did: string, node: number }
+
+export interface ChaosNetwork {
+  nodes: ChaosNode[]
+  quorumDids: string[]
+  /** user DIDs with the index (into nodes) of their node */
+  users: UserDid[]
+  /** RBT minted (milli) minus what FT mints burnt */
+  rbtMilli: number
+  ft: Array<{ name: string, creator: string, count: number }>
+  nfts: string[]
+}
+
+async function mint (client: RbtClient, did: string, count: number, password: string): Promise<void> {
+  const first = await client.call('tokensGenerateLocalRbt', { body: { did, number_of_tokens: count, start_index: 0 } })
+  const done = await complete(client, first, password)
+  if (!done.status) throw new Error(`mint for ${did}: ${done.message}`)
+}
+
+/**
+ * 7 quorum nodes (one DID each, 20 RBT, set up as quorum) and `userNodes` user nodes with
+ * `didsPerNode` DIDs each (`rbtPerDid` RBT each); two FT kinds minted on two different nodes and
+ * `nftCount` deployed NFTs. Every node knows the quorum list and every DID's peer.
+ */
+export async function buildNetwork (o: { userNodes: number, didsPerNode: number, rbtPerDid: number, nftCount: number, started: NodeProcess[], log: (s: string) => void }): Promise<ChaosNetwork> {
+  const launch = async (i: number, role: 'quorum' | 'user'): Promise<ChaosNode> => {
+    const proc = new NodeProcess({ n: i, extraArgs: ['-testNet'], env: CHAOS_ENV, startTimeoutMs: 90_000 })
+    o.started.push(proc)
+    await proc.start()
+    return { name: role === 'quorum' ? `q${i}` : `u${i - QUORUMS}`, role, proc, dids: [] }
+  }
+  const nodes = await Promise.all([
+    ...Array.from({ length: QUORUMS }, async (_, i) => await launch(i, 'quorum')),
+    ...Array.from({ length: o.userNodes }, async (_, i) => await launch(QUORUMS + i, 'user'))
+  ])
+  o.log(`  ${nodes.length} nodes started`)
+  const seed = nodes[0]!.proc.multiaddr
+  const peers = nodes.map((n) => n.proc.multiaddr)
+  await Promise.all(nodes.map(async (n) => { await n.proc.client.call('bootstrapAdd', { body: { peers: peers.filter((p) => p !== n.proc.multiaddr) } }) }))
+  void seed
+  let rbtMilli = 0
+  const quorumDids = await Promise.all(nodes.slice(0, QUORUMS).map(async (q) => {
+    const did = await createLiteDid(q.proc.client, QUORUM_PASSWORD)
+    await mint(q.proc.client, did, QUORUM_RBT, QUORUM_PASSWORD)
+    await q.proc.client.call('quorumsSetup', { body: { did, password: QUORUM_PASSWORD, priv_password: QUORUM_PASSWORD } })
+    q.dids.push(did)
+    return did
+  }))
+  rbtMilli += QUORUMS * QUORUM_RBT * 1000
+  const users: UserDid[] = []
+  await Promise.all(nodes.slice(QUORUMS).map(async (n, k) => {
+    for (let j = 0; j < o.didsPerNode; j++) {
+      const did = await createLiteDid(n.proc.client, USER_PASSWORD)
+      await mint(n.proc.client, did, o.rbtPerDid, USER_PASSWORD)
+      n.dids.push(did)
+      users.push({ did, node: QUORUMS + k })
+    }
+  }))
+  users.sort((a, b) => a.node - b.node || nodes[a.node]!.dids.indexOf(a.did) - nodes[b.node]!.dids.indexOf(b.did))
+  rbtMilli += users.length * o.rbtPerDid * 1000
+  o.log(`  ${QUORUMS} quorum DIDs and ${users.length} user DIDs funded`)
+
+  // every node: the quorum list and the peer of every DID (given, not discovered)
+  const all = [...quorumDids.map((did, i) => ({ did, node: i })), ...users]
+  await Promise.all(nodes.map(async (n) => {
+    for (const did of quorumDids) await n.proc.client.call('quorumsAdd', { body: { did } })
+    for (const d of all) if (nodes[d.node] !== n) await n.proc.client.call('nodeAddPeers', { body: { DID: d.did, PeerID: nodes[d.node]!.proc.peerId, DIDType: 4 } })
+  }))
+  let missing = ''
+  await waitFor(async () => {
+    for (const n of nodes.slice(QUORUMS)) {
+      for (const did of quorumDids) {
+        const env = await n.proc.client.envelope('quorumsStatus', { query: { quorumAddress: did } })
+        if (!env.status) { missing = `${n.name} → quorum ${did.slice(0, 12)}…: ${env.message}`; return false }
+      }
+      for (const d of users) {
+        const env = await n.proc.client.envelope('didResolve', { params: { did: d.did } })
+        if (!env.status) { missing = `${n.name} → ${d.did.slice(0, 12)}…: ${env.message}`; return false }
+      }
+    }
+    return true
+  }, { timeoutMs: 120_000, intervalMs: 250, what: 'the user nodes to reach every quorum and resolve every DID' })
+    .catch((e: Error) => { throw new Error(`${e.message}; last: ${missing}`) })
+  o.log('  quorums reachable, DIDs resolved')
+
+  // FTs: two kinds, made on two different user nodes (each burns 2 RBT)
+  const ft: ChaosNetwork['ft'] = []
+  const makers = [users[0]!, users.find((u) => u.node !== users[0]!.node) ?? users[1]!]
+  await Promise.all(makers.map(async (u, k) => {
+    const name = `CHAOS${k}`
+    const client = nodes[u.node]!.proc.client
+    const first = await client.envelope('ftsMint', { body: { did: u.did, ft_name: name, ft_count: 200, token_count: 2, ft_num_start_index: 0 } })
+    const done = await complete(client, first, USER_PASSWORD)
+    if (!done.status) throw new Error(`FT mint ${name}: ${done.message}`)
+    ft.push({ name, creator: u.did, count: 200 })
+  }))
+  rbtMilli -= makers.length * 2 * 1000
+  ft.sort((a, b) => a.name.localeCompare(b.name))
+
+  // NFTs: made and deployed by user DIDs in turn
+  const nfts: string[] = []
+  for (let i = 0; i < o.nftCount; i++) {
+    const u = users[i % users.length]!
+    const client = nodes[u.node]!.proc.client
+    const form = { fields: { did: u.did }, files: { metadata: { filename: 'meta.json', data: Buffer.from(JSON.stringify({ chaos: i })) }, artifact: { filename: 'a.bin', data: Buffer.from(`chaos artifact ${i}`) } } }
+    const id = (await client.call('nftsGenerate', { form })).result as string
+    const first = await client.envelope('txInitiate', { body: { initiator: u.did, owner: u.did, tokens: { nft: [{ nftId: id, value: 1, data: 'deployed' }], transferNftOwnership: false }, memo: `chaos deploy ${i}` } })
+    const done = first.status ? await complete(client, first, USER_PASSWORD) : first
+    if (!done.status) throw new Error(`NFT deploy ${i}: ${done.message}`)
+    nfts.push(id)
+  }
+  o.log(`  ${ft.length} FT kinds and ${nfts.length} NFTs made`)
+  return { nodes, quorumDids, users, rbtMilli, ft, nfts }
+}
