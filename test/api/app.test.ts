@@ -6,7 +6,7 @@ import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import { unusedIdentity } from './stub-identity.js'
 import { unusedTokens } from './stub-tokens.js'
 import { unusedConsensus } from './stub-consensus.js'
-import { buildOverview } from '../../src/node/overview.js'
+import { buildOverview } from '../../src/node/http/overview.js'
 
 const PEER = '12D3KooWPhZEYEw4jG3kSRuwgMEHcVt7KMkm1ui2ddu4fgSgwvDq'
 const DID = 'bafybmi' + 'b'.repeat(52)

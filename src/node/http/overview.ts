@@ -1,7 +1,7 @@
-import type { NodeOverview } from '../api/contract/routes.js'
-import type { OutgoingRecord } from '../consensus/records.js'
-import type { LogRecord } from '../util/logger.js'
-import { OUTGOING_STATUS } from './consensus/consensus-api.js'
+import type { NodeOverview } from '../../api/contract/routes.js'
+import type { OutgoingRecord } from '../../consensus/records.js'
+import type { LogRecord } from '../../util/logger.js'
+import { OUTGOING_STATUS } from '../consensus/consensus-api.js'
 
 /** What the overview reads, each from the service that owns it (wired in RbtNode.overview). */
 export interface OverviewSources {

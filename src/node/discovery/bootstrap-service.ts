@@ -1,7 +1,7 @@
-import { ErrorCode, RbtError } from '../util/errors.js'
-import type { Logger } from '../util/logger.js'
-import type { NodeConfigStore } from '../storage/node-config-store.js'
-import type { BootstrapApi } from '../api/server/services.js'
+import { ErrorCode, RbtError } from '../../util/errors.js'
+import type { Logger } from '../../util/logger.js'
+import type { NodeConfigStore } from '../../storage/node-config-store.js'
+import type { BootstrapApi } from '../../api/server/services.js'
 
 export interface Dialer {
   /** Dial in the background; failures are logged, not thrown. */

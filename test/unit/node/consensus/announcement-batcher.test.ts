@@ -1,6 +1,6 @@
 import { expect } from 'chai'
-import { AnnouncementBatcher, transferAnnouncementBatcher, type TransferAnnouncement } from '../../../src/node/sync/announcement-batcher.js'
-import { waitFor } from '../../helpers/wait.js'
+import { AnnouncementBatcher, transferAnnouncementBatcher, type TransferAnnouncement } from '../../../../src/node/consensus/announcement-batcher.js'
+import { waitFor } from '../../../helpers/wait.js'
 
 describe('sync: batched announcements of created tokens', () => {
   it('ids added within the delay go out in one message', async () => {

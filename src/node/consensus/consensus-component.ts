@@ -1,0 +1,236 @@
+import { join } from 'node:path'
+import type { ChainSource } from '../../consensus/chain-sync.js'
+import type { ScCode, ScRunner } from '../../consensus/smart-contract.js'
+import type { SignPrompt } from '../../wallet/did-crypto.js'
+import { sha3Hex } from '../../tokenchain/hash.js'
+import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
+import type { Component, Factory } from '../component/component.js'
+import type { IdentityComponent } from '../identity/identity-component.js'
+import type { MetricsComponent } from '../metrics/metrics-component.js'
+import type { SigningComponent } from '../signing/signing-component.js'
+import type { StorageComponent } from '../storage/storage-component.js'
+import type { TokensComponent } from '../tokens/tokens-component.js'
+import { transferAnnouncementBatcher, type Batcher, type TransferAnnouncement } from './announcement-batcher.js'
+import { createConsensusApi } from './consensus-api.js'
+import type { ConsensusService } from './consensus-service.js'
+import type { Faucet } from './faucet.js'
+import { consensusLedger } from './ledger-adapter.js'
+import { createOperatorApi } from './operator-api.js'
+import { QuorumRegistry } from './quorum-registry.js'
+import type { NodeSpentMarkers } from './spent-markers.js'
+import type { ConsensusMethods } from './consensus-network.js'
+import type { RpcClient } from '../../p2p/rpc.js'
+import type { Network } from '../component/component.js'
+
+/** Gossipsub topic where senders announce committed transfers (spent token states). */
+export const TXN_TOPIC = '/rbt/txn/1.0.0'
+const FAUCET_KEY = (testNet: boolean): string => `/rbt/faucet/${testNet ? 'testnet' : 'mainnet'}`
+
+/** Test builds only (RBTNODE_TEST_HOOKS=1): RBTNODE_FAULT=<step> kills the process right after that durable step. */
+function faultHook (): ((step: string) => void) | undefined {
+  if (process.env.RBTNODE_TEST_HOOKS !== '1' || process.env.RBTNODE_FAULT === undefined) return undefined
+  const steps = new Set(process.env.RBTNODE_FAULT.split(','))
+  return (step) => { if (steps.has(step)) { process.stderr.write(`fault hook: killed at ${step}\n`); process.kill(process.pid, 'SIGKILL') } }
+}
+
+const env = (name: string): number | undefined => process.env[name] !== undefined ? Number(process.env[name]) : undefined
+
+/** An NFT or contract state committed by this node; a listener answers whether the token is its own. */
+export type NftCommitted = (nftId: string, blockId: string, owner: string, txid: string) => Promise<boolean>
+
+/** Transfers and quorum duty (docs/architecture.md, "Transfers"). */
+export interface ConsensusComponent extends Component {
+  registry: QuorumRegistry
+  /** the running service; NOT_RUNNING before the core starts */
+  require: () => ConsensusService
+  current: () => ConsensusService | undefined
+  /** committed NFT and contract transactions: later components are asked first, the first that owns the token takes it */
+  onNftCommitted: (listener: NftCommitted) => void
+  /** what smart contracts lend consensus: their code (sent to quorums) and the engine quorums run them with */
+  contracts: { code?: (scId: string) => Promise<ScCode>, engine?: ScRunner }
+  /** where a quorum fetches the spending block a transaction announcement names (chain sync lends it) */
+  chainSourceOf?: (peer: string) => Pick<ChainSource, 'chain'> | undefined
+  /** told of the tokens each transaction announcement names, and by whom (chain sync archives them) */
+  onAnnouncedTokens: (listener: (from: string, tokens: string[]) => void) => void
+  /** publishes one announcement on the transaction topic (the core must run) */
+  publishTxn: (m: TransferAnnouncement) => Promise<void>
+}
+
+type Needs = { storage: StorageComponent, identity: IdentityComponent, signing: SigningComponent, tokens: TokensComponent, metrics: MetricsComponent }
+
+export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, storage, identity: idc, signing, tokens, metrics }) => {
+  const { options, log } = base
+  const { store, config, tokenLedger, repos } = storage
+  const identity = idc.identity
+  const registry = new QuorumRegistry(config, store, join(base.layout.root, 'quorum.secret'))
+  const nftListeners: NftCommitted[] = []
+  const tokenListeners: Array<(from: string, tokens: string[]) => void> = []
+  let net: Network | undefined
+  let svc: ConsensusService | undefined
+  let markers: NodeSpentMarkers | undefined
+  let faucet: Faucet | undefined
+  let txnBatcher: Batcher<TransferAnnouncement> | undefined
+  const require = (): ConsensusService => {
+    if (svc === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
+    return svc
+  }
+  const requireNet = (): { host: Network['host'], rpc: RpcClient<ConsensusMethods> } => {
+    if (net === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
+    return net
+  }
+  const publishTxn = async (m: TransferAnnouncement): Promise<void> => {
+    await requireNet().host.publish(TXN_TOPIC, new TextEncoder().encode(JSON.stringify({ txid: '', ...m })))
+  }
+
+  /** Asks the test network's faucet (this node, or the peer named by the faucet DHT record). */
+  const requestFaucet = async (did: string, count: number, prompt: SignPrompt): Promise<{ txid: string, count: number }> => {
+    // the asker proves it controls the DID before anything is asked of the faucet
+    const signer = await identity.signerFor(did, prompt)
+    await signer.pvtSign(sha3Hex(new TextEncoder().encode(`faucet|${did}|${count}`)))
+    if (faucet !== undefined) return await faucet.serve(did, count)
+    const { host, rpc } = requireNet()
+    let peer: string
+    try {
+      peer = (JSON.parse(new TextDecoder().decode(await host.getValue(FAUCET_KEY(options.testNet), { timeoutMs: 10_000 }))) as { peerId: string }).peerId
+    } catch (e) {
+      throw new RbtError(ErrorCode.NOT_FOUND, `no faucet found on this network (${errorMessage(e)}); a faucet is a test-network node started with -faucet`)
+    }
+    return await rpc.call(peer, 'faucet.request', { did, count }, { timeoutMs: 120_000 })
+  }
+
+  const self: ConsensusComponent = {
+    registry,
+    require,
+    current: () => svc,
+    onNftCommitted: (l) => { nftListeners.unshift(l) },
+    contracts: {},
+    onAnnouncedTokens: (l) => { tokenListeners.push(l) },
+    publishTxn,
+    api: {
+      consensus: createConsensusApi({
+        service: require,
+        registry,
+        repos,
+        identity: { record: async (did) => await identity.record(did), isLocal: async (did) => await identity.isLocal(did) },
+        twoStep: signing.signing,
+        remoteQuorumStatus: async (did) => {
+          const { rpc } = requireNet()
+          const { peerId } = await identity.resolvePeer(did)
+          try {
+            return (await rpc.call(peerId, 'quorum.status', { did }, { timeoutMs: 10_000 })).setup
+          } catch (e) {
+            throw new RbtError(ErrorCode.PEER_UNREACHABLE, `Quorum Connection Error: ${errorMessage(e)}`)
+          }
+        },
+        requestFaucet
+      }),
+      operator: createOperatorApi({
+        consensus: require,
+        repos,
+        localDids: async () => await identity.list(),
+        ledger: () => consensusLedger(store, tokenLedger, repos),
+        verifier: idc.verifier(false),
+        didRecord: async (did) => await identity.record(did),
+        twoStep: signing.signing
+      })
+    },
+    rpcMethods: async () => {
+      const [netMod, markersMod] = await Promise.all([import('./consensus-network.js'), import('./spent-markers.js')])
+      return { ...netMod.consensusRpcHandlers(require), ...markersMod.spentMarkerRpcHandlers(() => markers) }
+    },
+    // sender, quorum and receiver roles over the rpc, spent markers, finality gossip
+    startNetwork: async (n) => {
+      const { host } = n
+      const [svcMod, netMod, markersMod, faucetMod] = await Promise.all([
+        import('./consensus-service.js'), import('./consensus-network.js'), import('./spent-markers.js'), import('./faucet.js')
+      ])
+      net = n
+      const verifier = idc.verifier()
+      const transport = netMod.consensusTransport(require, () => net?.rpc, {
+        isLocal: async (did) => await identity.isLocal(did),
+        peerOf: async (did) => (await identity.resolvePeer(did)).peerId
+      })
+      // committed transfers are announced in merged messages (the states each spent, the tokens each moved)
+      const batcher = transferAnnouncementBatcher({ publish: publishTxn, onError: (e) => { log.debug(`announcing transactions: ${errorMessage(e)}`) } })
+      txnBatcher = batcher
+      const m = markersMod.nodeSpentMarkers({
+        host: () => net?.host,
+        rpc: () => net?.rpc,
+        verifier,
+        signerFor: (did) => service.quorumSignerOf(did),
+        local: store.collection('spent-markers'),
+        dhtTimeoutMs: env('RBTNODE_MARKER_TIMEOUT_MS'),
+        log: log.child('markers')
+      })
+      markers = m
+      host.subscribe(markersMod.SPENT_TOPIC, async (msg) => { await m.receive(msg.data).catch(() => {}) })
+      const service: ConsensusService = new svcMod.ConsensusService({
+        ledger: consensusLedger(store, tokenLedger, repos),
+        verifier,
+        identity,
+        registry,
+        transport,
+        markers: m,
+        selfPeer: () => host.peerId,
+        log,
+        sweepIntervalMs: env('RBTNODE_SWEEP_MS'),
+        trustOwnQuorumList: options.trustOwnQuorumList,
+        pledgePeriodMs: env('RBTNODE_PLEDGE_PERIOD_MS'),
+        staleVoteMs: env('RBTNODE_STALE_VOTE_MS'),
+        fault: faultHook(),
+        observe: metrics.metrics.consensus,
+        onNftCommitted: (nftId, blockId, owner, txid) => {
+          void (async () => { for (const l of nftListeners) if (await l(nftId, blockId, owner, txid)) return })()
+            .catch((e) => { log.debug(`after ${txid}: ${errorMessage(e)}`) })
+          // fullnodes learn NFT and contract states too (a deploy spends no earlier state)
+          batcher.add([{ spent: [], tokens: [nftId] }])
+        },
+        scCode: async (scId) => {
+          if (self.contracts.code === undefined) throw new RbtError(ErrorCode.NOT_FOUND, 'smart contracts are not served by this node')
+          return await self.contracts.code(scId)
+        },
+        contracts: self.contracts.engine,
+        onCommitted: (txid, spent) => {
+          const moved = [...new Set(spent.map((s) => s.slice(0, s.indexOf('@') < 0 ? s.length : s.indexOf('@'))))]
+          batcher.add([{ spent, tokens: moved }])
+          service.quorum.tokensMovedOn(spent).catch(() => {})
+        },
+        faucet: options.faucet ? async (did, count) => await faucet!.serve(did, count) : undefined
+      })
+      // a transaction announcement names the tokens it moved (fullnodes archive them) and the states it spent (quorums release their pledges)
+      host.subscribe(TXN_TOPIC, async (msg) => {
+        try {
+          const a = JSON.parse(new TextDecoder().decode(msg.data)) as { spent?: unknown, tokens?: unknown }
+          const from = msg.from
+          if (Array.isArray(a.tokens) && from !== undefined && a.tokens.every((x) => typeof x === 'string')) for (const l of tokenListeners) l(from, a.tokens as string[])
+          // a pledge is released only on a valid spending block: from this node's ledger, else fetched from the announcer
+          const source = from !== undefined ? self.chainSourceOf?.(from) : undefined
+          if (Array.isArray(a.spent) && a.spent.every((x) => typeof x === 'string')) await service.quorum.tokensMovedOn(a.spent as string[], source)
+        } catch (e) {
+          log.debug(`ignoring a transaction announcement: ${errorMessage(e)}`)
+        }
+      })
+      svc = service
+      await service.start()
+      if (options.faucet) {
+        if (!options.testNet) log.warn('-faucet ignored: a faucet runs only on a test network (-testNet)')
+        else {
+          faucet = new faucetMod.Faucet({ identity, tokens: tokens.tokens, registry, config, consensus: require, log: log.child('faucet') })
+          const did = await faucet.did()
+          const publish = (): void => {
+            host.putValue(FAUCET_KEY(true), new TextEncoder().encode(JSON.stringify({ peerId: host.peerId, did })), { timeoutMs: 15_000 })
+              .catch((e) => { log.debug(`faucet record: ${errorMessage(e)}`) })
+          }
+          setTimeout(publish, 1500).unref()
+          setInterval(publish, 10 * 60_000).unref()
+          log.info(`faucet ready: DID ${did}`)
+        }
+      }
+    },
+    stopNetwork: () => {
+      txnBatcher?.flush()
+      svc?.stop()
+    }
+  }
+  return self
+}

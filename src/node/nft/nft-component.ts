@@ -1,0 +1,34 @@
+import { NftFileStore } from '../../token-files/nft/nft-files.js'
+import { assetServiceDeps } from '../chain-follower/asset-service-deps.js'
+import type { Component, Factory } from '../component/component.js'
+import type { ConsensusComponent } from '../consensus/consensus-component.js'
+import type { IdentityComponent } from '../identity/identity-component.js'
+import type { SigningComponent } from '../signing/signing-component.js'
+import type { StorageComponent } from '../storage/storage-component.js'
+import type { TokensComponent } from '../tokens/tokens-component.js'
+import { errorMessage } from '../../util/errors.js'
+import { createNftNetwork, nftRpcHandlers } from './nft-network.js'
+import { NftService, type NftNetwork } from './nft-service.js'
+
+/** NFTs: files, consensus operations, subscriptions (docs/architecture.md, "NFTs"). */
+export interface NftComponent extends Component {
+  nfts: NftService
+}
+
+type Needs = { storage: StorageComponent, identity: IdentityComponent, signing: SigningComponent, tokens: TokensComponent, consensus: ConsensusComponent }
+
+export const nftComponent: Factory<Needs, NftComponent> = (c) => {
+  const log = c.base.log
+  let network: NftNetwork | undefined
+  const nfts = new NftService({ ...assetServiceDeps(c, () => network, 'nft-follows', log), files: new NftFileStore(c.base.layout.nft) })
+  c.consensus.onNftCommitted(async (nftId, blockId, owner, txid) => { nfts.committed(nftId, blockId, owner, txid); return true })
+  return {
+    nfts,
+    api: { nfts },
+    rpcMethods: () => nftRpcHandlers(() => nfts),
+    startNetwork: async ({ host, rpc }) => {
+      network = createNftNetwork(host, rpc)
+      await nfts.resume().catch((e) => { log.warn(`NFT subscriptions: ${errorMessage(e)}`) })
+    }
+  }
+}
