@@ -19,9 +19,6 @@ import { apiGuardComponent } from './api-guard/api-guard-component.js'
 import { httpComponent } from './http/http-component.js'
 import { legacy26Component } from './legacy26/legacy26-component.js'
 
-export { API_COOKIE } from './api-guard/api-guard-component.js'
-export { TXN_TOPIC } from './consensus/consensus-component.js'
-
 /**
  * The node's components, in start order; each is built from the ones listed before it and
  * stopped in reverse. Adding or removing a feature is one line here.
