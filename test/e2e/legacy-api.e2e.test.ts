@@ -1,6 +1,7 @@
 import { expect } from 'chai'
 import { rmSync } from 'node:fs'
 import { decodeBlockEnvelope } from '../../src/tokenchain/block.js'
+import { testPng } from '../helpers/identity.js'
 import { NodeProcess } from '../helpers/node-process.js'
 import { FIXTURE_ENV } from '../helpers/quorum-network.js'
 import { waitFor } from '../helpers/wait.js'
@@ -48,9 +49,11 @@ class Api {
     return env
   }
 
-  async createDid (): Promise<string> {
+  /** A lite DID (type 4), or a basic one (type 0) from a 256×256 image uploaded as the Go client names it. */
+  async createDid (type: 0 | 4 = 4): Promise<string> {
     const form = new FormData()
-    form.set('did_config', JSON.stringify({ type: 4, priv_pwd: PWD, quorum_pwd: PWD }))
+    form.set('did_config', JSON.stringify({ type, priv_pwd: PWD, quorum_pwd: PWD }))
+    if (type === 0) form.set('image', new Blob([Buffer.from(testPng(256, 256, 7))], { type: 'image/png' }), 'image.png')
     const env = await this.post('createdid', form)
     expect(env, env.message).to.deep.include({ status: true, message: 'DID created successfully' })
     expect(env.result.did).to.match(/^bafybmi[A-Za-z0-9]{52}$/)
@@ -100,12 +103,16 @@ describe('e2e: a network driven only through the reference\'s /api routes', func
       ? { n, extraArgs: ['-testNet'], env: FIXTURE_ENV, readiness: 'api', startTimeoutMs: 60_000 }
       : { ...p.opts, dir: p.dir, apiPort: p.apiPort, swarmPort: p.swarmPort, env: { ...FIXTURE_ENV, ...env } })
 
-  /** Waits until A reaches every quorum and finds it set up (check-quorum-status), as a script does after a restart. */
+  /**
+   * Waits until A reaches every quorum and finds it set up (check-quorum-status) and reaches B's
+   * peer (ping: A knows bob's peer id from add-peer-details, the address comes from the network), as
+   * a script does before its first transfer and after a restart.
+   */
   const quorumsReachable = async (): Promise<void> => {
     await waitFor(async () => {
       for (const did of quorumDids) if (!(await a.get('check-quorum-status', { quorumAddress: did })).status) return false
-      return true
-    }, { timeoutMs: 30_000, what: 'check-quorum-status of the seven quorums from A' })
+      return (await a.get('ping', { peerID: b.peerId })).status
+    }, { timeoutMs: 30_000, what: "check-quorum-status of the seven quorums and a ping of B's peer from A" })
   }
 
   /** Restarts `api`'s process on the same data dir and ports, with `env` (a fault armed, or none). */
@@ -163,7 +170,8 @@ describe('e2e: a network driven only through the reference\'s /api routes', func
       return dids
     }))
     for (const [i, dids] of made.entries()) for (const d of dids) { quorumDids.push(d); quorumHost.push(qs[i]) }
-    ;[alice, bob] = await Promise.all([a.createDid(), b.createDid()])
+    // alice is a basic DID (the reference CLI's default type), bob a lite one
+    ;[alice, bob] = await Promise.all([a.createDid(0), b.createDid(4)])
     mark('bootstrap, DIDs')
     const hosts: Array<[string, Api]> = [...quorumDids.map((d, i): [string, Api] => [d, quorumHost[i]]), [alice, a], [bob, b]]
     // registration (a password step each) and the peer table every node gets
@@ -178,7 +186,7 @@ describe('e2e: a network driven only through the reference\'s /api routes', func
     for (const n of all) {
       for (const [did, host] of hosts) {
         if (host === n) continue
-        const env = await n.post('add-peer-details', { did, didtype: 4, peerid: host.peerId })
+        const env = await n.post('add-peer-details', { did, didtype: did === alice ? 0 : 4, peerid: host.peerId })
         expect(env, env.message).to.deep.include({ status: true, message: 'Peers added successfully' })
       }
     }
@@ -205,7 +213,7 @@ describe('e2e: a network driven only through the reference\'s /api routes', func
     await quorumsReachable()
     mark('addquorum+status')
     const listed = await a.get('getalldid')
-    expect(listed.account_info).to.deep.equal([{ did: alice, did_type: 4, rbt_amount: 10, pledged_rbt: 0, locked_rbt: 0, pinned_rbt: 0 }])
+    expect(listed.account_info).to.deep.equal([{ did: alice, did_type: 0, rbt_amount: 10, pledged_rbt: 0, locked_rbt: 0, pinned_rbt: 0 }])
   })
 
   let txid = ''
