@@ -35,7 +35,7 @@ import {
 import { blockRecordOf } from '../src/tokens/token-service.js'
 import { ChainValidationPool } from '../src/tokens/chain-validation-pool.js'
 import { didSignatureVerifier } from '../src/tokens/verifier.js'
-import { silentLogger } from '../src/util/logger.js'
+import { silentLogger, type Logger } from '../src/util/logger.js'
 import { FN_PLEDGES, SyncService, type SyncNetwork } from '../src/node/sync/sync-service.js'
 import { createSyncNetwork, syncRpcHandlers, type SyncMethods } from '../src/node/sync/sync-network.js'
 import { LiteDidRing, transferBlock } from '../test/unit/tokenchain/fixtures.js'
@@ -77,6 +77,14 @@ export async function run (): Promise<Record<string, string | number>> {
   }
   const buildS = (performance.now() - tBuild) / 1000
 
+  // when the recovering side's log says a phase ended (challenge, fetched, validated)
+  const phases: Array<{ what: string, at: number }> = []
+  const note = (msg: string): void => {
+    if (msg.includes('issued a challenge')) phases.push({ what: 'challenge', at: performance.now() })
+    else if (msg.includes('fetched; validating')) phases.push({ what: 'fetch', at: performance.now() })
+    else if (msg.includes('chains valid')) phases.push({ what: 'validate', at: performance.now() })
+  }
+  const phaseLog: Logger = { debug: note, info: note, warn: () => {}, error: () => {}, child: () => phaseLog }
   const swarmKey = await loadSwarmKey(defaultSwarmKeyPath(true))
   const hosts: P2pHost[] = []
   const dirs: string[] = []
@@ -98,7 +106,7 @@ export async function run (): Promise<Record<string, string | number>> {
       const side = {} as { sync: SyncService, net: SyncNetwork, ledger: TokenLedger }
       // the recovering side validates through the pool, as the node does
       const verifier = fullnode ? didSignatureVerifier(ring.resolver) : didSignatureVerifier(ring.resolver, { pool })
-      const sync = new SyncService({ ledger, repos: levelTokenRepositories(store), verifier, fullnode, isLocalDid: async () => false, network: () => side.net, pledges: store.collection(FN_PLEDGES), log: silentLogger })
+      const sync = new SyncService({ ledger, repos: levelTokenRepositories(store), verifier, fullnode, isLocalDid: async () => false, network: () => side.net, pledges: store.collection(FN_PLEDGES), log: fullnode ? silentLogger : phaseLog })
       const rpc = createRpc<SyncMethods>({ host, handlers: syncRpcHandlers(() => sync), maxFrameBytes: 4 * 1024 * 1024 })
       await rpc.start()
       rpcs.push(rpc)
@@ -128,10 +136,14 @@ export async function run (): Promise<Record<string, string | number>> {
     const cpu = process.cpuUsage(cpu0)
     if (summary.tokens !== TOKENS) throw new Error(`recovered ${summary.tokens} tokens, expected ${TOKENS}`)
     const stats = pool.stats()
+    const end = t0 + secs * 1000
+    let prev = t0
+    const split = [...phases, { what: 'list + commit', at: end }].map((p) => { const d = (p.at - prev) / 1000; prev = p.at; return `${p.what} ${d.toFixed(1)}` }).join(', ')
     return {
       recover_1000_tokens_s: Math.round(secs * 10) / 10,
       'recover: tokens, blocks fetched and stored': `${summary.tokens}, ${summary.blocks_fetched}, ${summary.blocks_stored}`,
       'recover: blocks per second (fetch + validate + commit)': Math.round(summary.blocks_fetched / secs),
+      'recover: phases (s)': split,
       'recover: CPU of this process (both sides, all threads)': `${((cpu.user + cpu.system) / 1e6).toFixed(1)} s`,
       'recover: chain validations inline / through the pool (slices, of which run by the calling thread)': `${stats.inline} / ${stats.pooled} (${stats.slices}, ${stats.pool?.inline ?? 0})`,
       'recover: building the history (signing)': `${buildS.toFixed(1)} s`

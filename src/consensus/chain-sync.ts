@@ -13,6 +13,8 @@ import type { ChainBundle } from './messages.js'
 import type { Verifier } from './ports.js'
 
 const MAX_ANCESTRY = 64
+/** Chains fetched at the same time. */
+const FETCH_LANES = 8
 
 /** Where chains come from (a peer, in practice). */
 export interface ChainSource {
@@ -56,8 +58,7 @@ export async function fetchBundle (source: ChainSource, held: HeldChains, tokenI
   const maxBlocks = limits.maxBlocks ?? 1_000_000
   const out: FetchedBundle = { bundle: { chains: {}, contents: {} }, held: {}, fetchedBlocks: 0 }
   const wantContents = new Set<string>()
-  const visit = async (id: string, depth: number): Promise<void> => {
-    if (out.bundle.chains[id] !== undefined) return
+  const fetchChain = async (id: string, depth: number): Promise<void> => {
     if (depth > MAX_ANCESTRY) throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${id}: part-token ancestry deeper than ${MAX_ANCESTRY}`)
     const mine = await held.chain(id)
     const chain = [...mine]
@@ -90,7 +91,26 @@ export async function fetchBundle (source: ChainSource, held: HeldChains, tokenI
       for (const sibling of decodeBlockEnvelope(parentChain[parentChain.length - 1]!).content.childTokens) wantContents.add(sibling)
     }
   }
-  for (const id of tokenIds) await visit(id, 0)
+  // each chain is fetched once, also when two tokens being fetched at the same time share an ancestor
+  const visiting = new Map<string, Promise<void>>()
+  const visit = async (id: string, depth: number): Promise<void> => {
+    if (out.bundle.chains[id] !== undefined) return
+    let p = visiting.get(id)
+    if (p === undefined) { p = fetchChain(id, depth); visiting.set(id, p) }
+    await p
+  }
+  // several chains at a time (each is a round trip to the source); the error is that of the
+  // first token, in the given order, whose chain could not be fetched
+  const errors: unknown[] = []
+  let next = 0
+  let failedAt = Infinity
+  const lane = async (): Promise<void> => {
+    for (let i = next++; i < tokenIds.length && i < failedAt; i = next++) {
+      try { await visit(tokenIds[i]!, 0) } catch (e) { errors[i] = e; failedAt = Math.min(failedAt, i) }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(FETCH_LANES, tokenIds.length) }, lane))
+  if (failedAt !== Infinity) throw errors[failedAt]
   const missing: string[] = []
   for (const id of wantContents) {
     const c = await held.content(id)
@@ -145,3 +165,41 @@ export async function validateBundleTokens (bundle: ChainBundle, tokenIds: reado
 
 /** Tokens of a bundle validated at the same time. */
 const BUNDLE_LANES = 6
+
+/**
+ * `fetchBundle` then `validateBundleTokens`, in batches of `batch` tokens, each batch validated
+ * while the next is fetched (for large sets: a wallet recovery). Fails as the two calls in a row
+ * would: a chain that could not be fetched first, then the first token, in order, that is invalid.
+ */
+export async function fetchAndValidate (source: ChainSource, held: HeldChains, tokenIds: readonly string[], verifier: Verifier, cache?: VerifiedBlockCache, opts: FetchLimits & { batch?: number } = {}): Promise<{ fetched: FetchedBundle, tips: Map<string, ChainTip> }> {
+  const batch = Math.max(1, opts.batch ?? 100)
+  const fetched: FetchedBundle = { bundle: { chains: {}, contents: {} }, held: {}, fetchedBlocks: 0 }
+  const tips = new Map<string, ChainTip>()
+  const validations: Array<Promise<Map<string, ChainTip>>> = []
+  // chains and contents of earlier batches count as held (an ancestor two batches share is fetched once)
+  const heldSoFar: HeldChains = {
+    chain: async (id) => fetched.bundle.chains[id] ?? await held.chain(id),
+    content: async (id) => fetched.bundle.contents[id] ?? await held.content(id)
+  }
+  try {
+    for (let i = 0; i < tokenIds.length; i += batch) {
+      const ids = tokenIds.slice(i, i + batch)
+      const part = await fetchBundle(source, heldSoFar, ids, opts)
+      Object.assign(fetched.bundle.chains, part.bundle.chains)
+      Object.assign(fetched.bundle.contents, part.bundle.contents)
+      for (const [id, n] of Object.entries(part.held)) fetched.held[id] ??= n
+      fetched.fetchedBlocks += part.fetchedBlocks
+      // one batch validating at a time, in order; the next is fetched meanwhile
+      const previous = validations[validations.length - 1]
+      validations.push((async () => {
+        await previous?.catch(() => undefined)
+        return await validateBundleTokens(part.bundle, ids, verifier, cache)
+      })())
+    }
+  } catch (e) {
+    await Promise.allSettled(validations)
+    throw e
+  }
+  for (const v of validations) for (const [id, tip] of await v) tips.set(id, tip)
+  return { fetched, tips }
+}

@@ -24,7 +24,7 @@ import { floatToMilliExact } from './amount.js'
 import { decodeRacEnvelope, racFromTokenContent } from './rac.js'
 import { cidV0ForContent } from './cid.js'
 import { ftTokenId, wholeTokenId } from './token-id.js'
-import { RacType, TokenType, TransactionType, tokenKindOf, type TokenKind } from './types.js'
+import { RacType, TokenType, TransactionType, isDid, tokenKindOf, type TokenKind } from './types.js'
 import { RbtError, ErrorCode, errorMessage } from '../util/errors.js'
 
 export type SignerRole = 'owner' | 'quorum'
@@ -516,26 +516,26 @@ export function chainTipOf (block: Uint8Array, tokenId: string, n: number): Chai
 }
 
 /**
- * Every DID whose key a validation of these blocks may need (signers of the block, of the
- * credits, of the contract, the owner), read from the blocks without validating them; blocks
- * that do not decode are skipped. For fetching keys ahead of a validation.
+ * Every DID a validation of these blocks may need a key of, found by scanning the envelope bytes
+ * for DID-shaped text (`bafybmi` and 52 base32 characters) without decoding them: the signers of
+ * the block, of the credits and of the contract, the owners, and any other DID the blocks name.
+ * For fetching keys ahead of a validation; a DID it misses is simply looked up when needed.
  */
-export function signersOf (blocks: readonly Uint8Array[]): Set<string> {
+export function didsIn (blocks: readonly Uint8Array[]): Set<string> {
   const out = new Set<string>()
   for (const bytes of blocks) {
-    let b: DecodedBlock
-    try { b = decodeBlockEnvelope(bytes) } catch { continue }
-    out.add(b.content.owner)
-    for (const did of Object.keys(b.signatures)) out.add(did)
-    for (const cr of b.content.quorumSignatures ?? []) out.add(cr.did)
-    const init = b.content.initiatorSignature
-    if (init !== undefined) out.add(init.initiatorDid)
-    const deployer = b.content.transInfo.deployer
-    if (deployer !== undefined) out.add(deployer)
+    const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    for (let at = buf.indexOf(DID_HEAD); at >= 0; at = buf.indexOf(DID_HEAD, at + DID_LEN)) {
+      if (at + DID_LEN > buf.length) break
+      const did = buf.toString('latin1', at, at + DID_LEN)
+      if (isDid(did)) out.add(did)
+    }
   }
-  out.delete('')
   return out
 }
+
+const DID_HEAD = Buffer.from('bafybmi', 'latin1')
+const DID_LEN = 59
 
 /** One result for a chain validated in consecutive slices (each from `validateChainHere`), in order. */
 export function joinSliceResults (parts: readonly ChainValidationResult[]): ChainValidationResult {

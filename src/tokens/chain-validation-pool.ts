@@ -21,7 +21,7 @@
  * to send every chain to the workers). docs/decisions/0008-native-secp256k1.md has the figures.
  */
 import { WorkerPool, defaultWorkerCount, type WorkerPoolStats } from '../util/worker-pool.js'
-import { chainTipOf, joinSliceResults, signersOf, validateChainHere, type ChainBlockInput, type ChainTip, type ChainValidationContext, type ChainValidationResult, type ChainValidator } from '../tokenchain/validate.js'
+import { chainTipOf, didsIn, joinSliceResults, validateChainHere, type ChainBlockInput, type ChainTip, type ChainValidationContext, type ChainValidationResult, type ChainValidator } from '../tokenchain/validate.js'
 import { sha3Hex } from '../tokenchain/hash.js'
 import { secpBackend } from '../wallet/secp-backend.js'
 import type { DidResolver } from './verifier.js'
@@ -56,7 +56,7 @@ export interface ChainValidationPoolOptions {
   maxQueue?: number
   /** chains with fewer blocks to verify stay on the calling thread; default 8 */
   inlineBelow?: number
-  /** blocks per slice of a long chain; default 64 */
+  /** blocks per slice of a long chain; default 32 */
   sliceBlocks?: number
   /** the calling thread validates waiting slices while every worker is busy; default true */
   callerHelps?: boolean
@@ -92,7 +92,7 @@ export class ChainValidationPool {
   constructor (o: ChainValidationPoolOptions = {}) {
     this.workers = Math.max(0, Math.floor(o.workers ?? envCount(ENV) ?? defaultWorkerCount()))
     this.inlineBelow = Math.max(1, Math.floor(o.inlineBelow ?? envCount(ENV_INLINE) ?? 8))
-    this.sliceBlocks = Math.max(1, Math.floor(o.sliceBlocks ?? 64))
+    this.sliceBlocks = Math.max(1, Math.floor(o.sliceBlocks ?? 32))
     if (this.workers > 0) {
       this.pool = new WorkerPool<SliceJob, SliceResult>({
         url: WORKER_URL,
@@ -173,7 +173,7 @@ export class ChainValidationPool {
    */
   private async docsToSend (rid: number, resolver: DidResolver, slice: readonly Uint8Array[]): Promise<DidDocument[]> {
     const want: string[] = []
-    for (const did of signersOf(slice)) {
+    for (const did of didsIn(slice)) {
       const key = `${rid}:${did}`
       if (this.sent.has(key)) continue
       want.push(did)

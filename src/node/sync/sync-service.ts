@@ -10,7 +10,7 @@
  * sync-transaction-chain route. The network is reached through the `SyncNetwork` interface.
  */
 import { randomBytes } from 'node:crypto'
-import { fetchBundle, validateBundleTokens, type ChainSource, type FetchedBundle, type HeldChains } from '../../consensus/chain-sync.js'
+import { fetchAndValidate, fetchBundle, validateBundleTokens, type ChainSource, type FetchedBundle, type HeldChains } from '../../consensus/chain-sync.js'
 import { pledgeIndexKeys } from '../../consensus/records.js'
 import { decodeBlockEnvelope, formatBlockId, type Block } from '../../tokenchain/block.js'
 import { floatToMilliExact } from '../../tokenchain/amount.js'
@@ -404,10 +404,9 @@ export class SyncService {
     // the chains of the tokens that pledged ones back are fetched and validated too: they prove the pledge
     const backing = [...new Set(owned.flatMap((t) => t.status === TokenStatus.Pledged ? (t.pledge?.backing ?? []).map((b) => b.slice(0, b.indexOf('@'))) : []))].filter((id) => isCidV0(id) && !ids.includes(id))
     this.o.log.info(`sync of ${did}: fullnode ${peer} lists ${ids.length} token(s); fetching their chains`)
-    const fetched = await fetchBundle(net.source(peer), this.held(), [...ids, ...backing])
-    this.o.log.debug(`sync of ${did}: ${fetched.fetchedBlocks} block(s) fetched; validating`)
-    const tips = await validateBundleTokens(fetched.bundle, [...ids, ...backing], this.o.verifier, this.cache())
-    this.o.log.debug(`sync of ${did}: chains valid`)
+    // fetched and validated in batches, each validated while the next is fetched
+    const { fetched, tips } = await fetchAndValidate(net.source(peer), this.held(), [...ids, ...backing], this.o.verifier, this.cache())
+    this.o.log.debug(`sync of ${did}: ${fetched.fetchedBlocks} block(s) fetched, chains valid`)
     const listed = new Map(owned.map((t) => [t.tokenId, t]))
     const records: Array<{ tokenId: string, status: string, txId?: string }> = []
     const pledges = new Map<string, { txid: string, quorumDid: string, tokens: string[], newBlockIds: string[], releaseAt: number }>()
