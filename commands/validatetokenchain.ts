@@ -8,7 +8,7 @@ type Validation = ResultOf<'tokensValidateChain'>
 export default class ValidateTokenChain extends BaseCommand {
   static override summary = 'Validate the whole chain of a token stored on the node (every block, link and signature, part tokens\' parents, FT backing), or of every token of a DID; prints one line per token, the first bad block of an invalid chain; exit 1 when any chain is invalid'
   static override flags = {
-    blockCount: Flags.string({ description: 'accepted as the reference takes it (an integer); the whole chain is always validated', helpGroup: 'TOKENS' }),
+    blockCount: Flags.string({ description: 'validate only the newest N blocks (as the reference); absent or 0 validates the whole chain', helpGroup: 'TOKENS' }),
     sctValidation: Flags.boolean({ description: 'accepted as the reference takes it; smart-contract chains are validated like every chain', helpGroup: 'TOKENS' })
   }
 
