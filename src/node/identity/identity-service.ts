@@ -272,6 +272,12 @@ export class IdentityService {
         break
     }
     const created = await createDid(input)
+    // A lite DID bound to an external key holds nothing but that key, and its id is derived from
+    // it: asking again for the same key answers the DID already here (as the reference does)
+    // instead of refusing, so a wallet may repeat the request safely.
+    if (type === DidType.LITE && input.publicKeyHex !== undefined && await this.store.has(created.did)) {
+      return { did: created.did, peerId: this.ownPeerId() ?? null }
+    }
     const doc: DidDocument = { did: created.did, type, files: created.publicFiles }
     // Sign the announcement now, while the password is at hand, when the node holds the key.
     let announcement: DidAnnouncement | undefined

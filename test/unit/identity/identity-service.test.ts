@@ -1,4 +1,6 @@
 import { expect } from 'chai'
+import { secp256k1 } from '@noble/curves/secp256k1.js'
+import { bytesToHex } from '@noble/curves/utils.js'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -89,5 +91,32 @@ describe('identity service: lite DID mnemonics are sealed', function () {
     expect((await rejects(id.mnemonic(did, 'guess'))).code).to.equal(ErrorCode.WRONG_PASSWORD)
     expect(await id.mnemonic(did, 'Own-pw')).to.equal(MNEMONIC)
     expect(isSealedMnemonic(readFileSync(mnemonicPath(did)))).to.equal(true)
+  })
+})
+
+describe('identity service: a lite DID of an external public key', function () {
+  this.timeout(30_000)
+  let dir: string
+  let kv: LevelStore
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'rbt-identity-'))
+    kv = new LevelStore(join(dir, 'db'))
+    await kv.open()
+  })
+  afterEach(async () => { await kv.close(); rmSync(dir, { recursive: true, force: true }) })
+
+  it('asked again for the same key, answers the DID already here and changes nothing; a DID made from a mnemonic still refuses a repeat', async () => {
+    const s = new IdentityService({
+      store: new DidStore(join(dir, 'dids'), kv), kv, peers: { get: () => undefined, set: async () => {} }, network: () => undefined, peerKeys: () => undefined
+    })
+    await s.open()
+    const key = bytesToHex(secp256k1.getPublicKey(secp256k1.utils.randomSecretKey(), true))
+    const first = await s.create({ type: 4, publicKeyHex: key })
+    const again = await s.create({ type: 4, publicKeyHex: key })
+    expect(again.did).to.equal(first.did)
+    expect((await s.list()).filter((d) => d === first.did)).to.have.length(1)
+    await s.create({ type: 4, mnemonic: MNEMONIC })
+    const err = await rejects(s.create({ type: 4, mnemonic: MNEMONIC }))
+    expect(err.code).to.equal(ErrorCode.CONFLICT)
   })
 })
