@@ -12,7 +12,7 @@ import type { MetricsComponent } from '../metrics/metrics-component.js'
  * starts, in list order, and stops in reverse before the host.
  */
 export interface P2pComponent extends Component {
-  /** the running host, or undefined before the core starts */
+  /** the running host, or undefined until the core and every network part have started */
   host: () => P2pHost | undefined
   requireHost: () => P2pHost
   /** the running rpc node, or undefined before the core starts */
@@ -72,10 +72,10 @@ export const p2pComponent: Factory<Needs, P2pComponent> = ({ base, metrics, disc
   }
 
   return {
-    host: () => net?.host,
-    rpc: () => net?.rpc,
+    host: () => up ? net?.host : undefined,
+    rpc: () => up ? net?.rpc : undefined,
     requireHost: () => {
-      if (net === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
+      if (net === undefined || !up) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
       return net.host
     },
     starting: () => !up && (options.startCore || starting !== undefined),
