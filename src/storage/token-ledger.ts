@@ -12,7 +12,7 @@ import type { BatchOp, KvStore } from './kv-store.js'
 import { ErrorCode, RbtError } from '../util/errors.js'
 import {
   Collections, FREE_FT_INDEX_VERSION_KEY, blockKey, emptyBalance, familyOf, freeFtKeyOf, mintIndexKey, ownerKey, txByDidKey,
-  type BalanceRecord, type BlockRecord, type OwnerIndexEntry, type TokenRecord, type TokenStatus, type TransactionRecord
+  type BalanceRecord, type BlockRecord, type OwnerIndexEntry, type TokenRecord, TokenStatus, type TransactionRecord
 } from './token-records.js'
 
 export interface TokenPrecondition {
@@ -274,6 +274,10 @@ function mergeBalance (base: BalanceRecord, delta: BalanceRecord): BalanceRecord
 /** Consensus records (src/consensus/records.ts) a token's txId may name: a sender's transfer, keyed by txid, and a quorum's vote, keyed `<quorum DID>/<txid>`. */
 const CONSENSUS_OUTGOING = 'cs-outgoing'
 const CONSENSUS_VOTES = 'cs-votes'
+/** Block transaction type of a token burnt for FTs (tokenchain TransactionType.BURNT_FOR_FT). */
+const BURNT_FOR_FT_BLOCK = '13'
+/** Statuses in which a DID holds a token: its record must be at the end of its chain. */
+const HELD_STATUSES: ReadonlySet<string> = new Set([TokenStatus.Free, TokenStatus.Locked, TokenStatus.Pledged])
 
 export interface AuditReport {
   tokens: number
@@ -303,14 +307,17 @@ export async function auditLedger (store: KvStore): Promise<AuditReport> {
   const bodyKeys = new Set<string>()
   // blocks of tokens not stored here: a quorum keeps the blocks it signed (its pledge's evidence),
   // which are single blocks of other DIDs' chains, each naming a transaction the quorum recorded;
-  // a receiver keeps the chains of a part token's parents (burnt at the sender), which it validated
+  // a receiver keeps the chains of a part token's parents (burnt at the sender) and of an FT's
+  // backing tokens (burnt for the FT by its creator), which it validated
   const foreign: Array<[string, BlockRecord]> = []
+  const blockIds = new Set<string>()
   // part token → the token it was split from, from the token records and the burn blocks' children
   const parentOf = new Map<string, string>()
   for (const t of tokens.values()) if (t.parent !== undefined) parentOf.set(t.tokenId, t.parent)
   for await (const [k, b] of store.collection<BlockRecord>(Collections.blocks).entries()) {
     blocks++
     for (const c of b.childTokens ?? []) if (!parentOf.has(c)) parentOf.set(c, b.tokenId)
+    blockIds.add(`${b.tokenId}\u0000${b.blockId}`)
     if (!tokens.has(b.tokenId)) {
       foreign.push([k, b])
       bodyKeys.add(b.bodyKey)
@@ -333,9 +340,14 @@ export async function auditLedger (store: KvStore): Promise<AuditReport> {
   for (const id of tokens.keys()) {
     for (let p = parentOf.get(id); p !== undefined && !tokens.has(p) && !ancestors.has(p); p = parentOf.get(p)) ancestors.add(p)
   }
+  const ftCreators = new Set([...tokens.values()].filter((t) => t.kind === 'ft' && t.creator !== undefined).map((t) => t.creator!))
+  const foreignLast = new Map<string, BlockRecord>()
+  for (const [, b] of foreign) foreignLast.set(b.tokenId, b)
   for (const [k, b] of foreign) {
-    const tx = b.txId !== undefined ? signedBy.get(b.txId) : undefined
     if (ancestors.has(b.tokenId)) continue
+    const last = foreignLast.get(b.tokenId)!
+    if (last.transactionType === BURNT_FOR_FT_BLOCK && ftCreators.has(last.owner)) continue
+    const tx = b.txId !== undefined ? signedBy.get(b.txId) : undefined
     if (tx === undefined || tx.extra?.role !== 'quorum') problems.push(`block ${k} belongs to no stored token`)
   }
   const txIds = [...new Set([...tokens.values()].map((t) => t.txId).filter((x): x is string => x !== undefined))]
@@ -359,7 +371,10 @@ export async function auditLedger (store: KvStore): Promise<AuditReport> {
   for (const t of tokens.values()) {
     const last = lastBlock.get(t.tokenId)
     if (last === undefined) problems.push(`token ${t.tokenId} has no chain`)
-    else if (last.blockId !== t.latestBlockId || last.number !== t.latestBlockNumber) problems.push(`token ${t.tokenId} says latest block ${t.latestBlockId}, the chain ends at ${last.blockId}`)
+    else if ((last.blockId !== t.latestBlockId || last.number !== t.latestBlockNumber) &&
+      // a token this node no longer holds may have later blocks here (its chain came again as the
+      // parent chain of a part token received since): its own latest block must still be in the chain
+      !(!HELD_STATUSES.has(t.status) && last.number > t.latestBlockNumber && blockIds.has(`${t.tokenId}\u0000${t.latestBlockId}`))) problems.push(`token ${t.tokenId} says latest block ${t.latestBlockId}, the chain ends at ${last.blockId}`)
     if (t.txId !== undefined && !consensusRefs.has(t.txId) && !consensusRefs.has(`${t.owner}/${t.txId}`)) {
       if (txById.get(t.txId) === undefined) problems.push(`token ${t.tokenId} names missing transaction ${t.txId}`)
       else if (txTokens.get(t.txId)?.has(t.tokenId) !== true) problems.push(`transaction ${t.txId} does not list token ${t.tokenId}`)

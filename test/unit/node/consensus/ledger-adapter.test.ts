@@ -3,6 +3,8 @@ import { consensusLedger } from '../../../../src/node/consensus/ledger-adapter.j
 import { auditLedger } from '../../../../src/storage/token-ledger.js'
 import { decodeBlockEnvelope } from '../../../../src/tokenchain/index.js'
 import { buildTestTokenChain } from '../../tokenchain/fixtures.js'
+import { FtService } from '../../../../src/tokens/ft-service.js'
+import { formatBlockId } from '../../../../src/tokenchain/index.js'
 import { ringSigner, tokenEnv, type TokenEnv } from '../../tokens/helpers.js'
 
 describe('node: the consensus ledger over LevelDB, choosing tokens', function () {
@@ -98,6 +100,47 @@ describe('node: the consensus ledger over LevelDB, choosing tokens', function ()
         parentEnvs.forEach((e, i) => { w.putBlock(parentId, i, e) })
         partEnvs.forEach((e, i) => { w.putBlock(part.tokenId, i, e) })
         w.putToken({ ...part, txid: undefined })
+      })
+      expect((await auditLedger(other.store)).problems).to.deep.equal([])
+    } finally { await other.close() }
+  })
+
+  it('the ledger audit accepts later blocks of a token this node sent away (its chain came back as a part\'s parent), not of one it holds', async () => {
+    // the sender keeps its record Transferred at the block it wrote; the receiver split the token and
+    // a part came back, with the parent's chain up to the burn: the audit said "says latest block 1,
+    // the chain ends at 2"
+    const chain = buildTestTokenChain(env.ring, 3, 5)
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const b1 = decodeBlockEnvelope(chain.envelopes[1]!)
+    const state = { tokenId: chain.tokenId, tokenType: 2, valueMilli: 1000, owner: chain.owners[1]!, latestBlockId: formatBlockId(1, b1.hash), updatedAt: Date.now() }
+    await ledger.commit((w) => {
+      chain.envelopes.slice(0, 3).forEach((e, i) => { w.putBlock(chain.tokenId, i, e) })
+      w.putToken({ ...state, status: 'Transferred' })
+    })
+    expect((await auditLedger(env.store)).problems).to.deep.equal([])
+    // held, it must be at the end of its chain
+    await ledger.commit((w) => { w.putToken({ ...state, status: 'Free' }) })
+    const problems = (await auditLedger(env.store)).problems
+    expect(problems).to.have.length(1)
+    expect(problems[0]).to.match(/says latest block 1-/)
+  })
+
+  it('the ledger audit accepts the backing chains of a received FT (burnt for it by its creator, never a token here)', async () => {
+    const creator = env.ring.newDid()
+    const signer = ringSigner(env.ring, creator)
+    await env.service.mintLocalRbt({ did: creator, count: 2, startIndex: 0 }, signer)
+    const fts = new FtService({ store: env.store, ledger: env.ledger, repos: env.repos, tokens: env.service })
+    const r = await fts.mint({ did: creator, ftName: 'ABC', ftCount: 4, tokenCount: 2, startIndex: 0 }, signer)
+    const ft = (await consensusLedger(env.store, env.ledger, env.repos).tokensById([r.first_ft_id]))[0]!
+    const ftEnvs = await env.repos.blocks.envelopes(await env.repos.blocks.chain(ft.tokenId))
+    const backing = await Promise.all(r.backing_tokens.map(async (id) => ({ id, envs: await env.repos.blocks.envelopes(await env.repos.blocks.chain(id)) })))
+    const other = await tokenEnv({ ring: env.ring })
+    try {
+      const ledger = consensusLedger(other.store, other.ledger, other.repos)
+      await ledger.commit((w) => {
+        for (const b of backing) b.envs.forEach((e, i) => { w.putBlock(b.id, i, e) })
+        ftEnvs.forEach((e, i) => { w.putBlock(ft.tokenId, i, e) })
+        w.putToken({ ...ft, txid: undefined })
       })
       expect((await auditLedger(other.store)).problems).to.deep.equal([])
     } finally { await other.close() }
