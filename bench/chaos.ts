@@ -136,9 +136,15 @@ function grouped (problems: string[]): Array<[string, number]> {
   return [...by.values()].sort((a, b) => b.n - a.n).map((g) => [g.example.length > 400 ? g.example.slice(0, 400) + '…' : g.example, g.n])
 }
 
+/** How far past its planned instant the fault plan may run (slow restarts delay faults). */
+const FAULT_GRACE_MS = 120_000
+
 /** Runs the fault plan in real time; restarts run in the background (tracked in `restarts`). */
 async function runFaults (plan: FaultEvent[], net: ChaosNetwork, runStart: number, restarts: Map<ChaosNode, Promise<void>>, paused: Set<ChaosNode>): Promise<void> {
+  // faults that slow restarts pushed this far past the planned end are dropped (the run stays bounded)
+  const lastStart = runStart + plan.reduce((m, f) => Math.max(m, f.atMs), 0) + FAULT_GRACE_MS
   for (const ev of plan) {
+    if (Date.now() > lastStart) { log(`${plan.length - plan.indexOf(ev)} faults dropped: restarts were too slow to run them in time`); break }
     const wait = runStart + ev.atMs - Date.now()
     if (wait > 0) await sleep(wait)
     const n = net.nodes[ev.node]!
