@@ -191,10 +191,13 @@ export async function fetchAndValidate (source: ChainSource, held: HeldChains, t
       fetched.fetchedBlocks += part.fetchedBlocks
       // one batch validating at a time, in order; the next is fetched meanwhile
       const previous = validations[validations.length - 1]
-      validations.push((async () => {
+      const validation = (async () => {
         await previous?.catch(() => undefined)
         return await validateBundleTokens(part.bundle, ids, verifier, cache)
-      })())
+      })()
+      // awaited below in order; a batch after the first failing one is never awaited
+      validation.catch(() => undefined)
+      validations.push(validation)
     }
   } catch (e) {
     await Promise.allSettled(validations)
