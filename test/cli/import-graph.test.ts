@@ -31,7 +31,7 @@ describe('cli: client commands stay thin', () => {
   const dir = join(ROOT, 'dist', 'commands')
   const commands = readdirSync(dir).filter((f) => f.endsWith('.js') && f !== 'run.js')
   const forbiddenPackages = /^(libp2p|@libp2p\/|@chainsafe\/|hono|@hono\/|classic-level|lowdb|undici|@noble\/|pngjs)/
-  const forbiddenDirs = ['/src/api/server/', '/src/node/', '/src/p2p/', '/src/storage/', '/src/consensus/', '/src/wallet/', '/src/tokenchain/']
+  const forbiddenDirs = ['/src/api/server/', '/src/node/', '/src/p2p/', '/src/storage/', '/src/consensus/', '/src/wallet/', '/src/tokenchain/', '/src/tokens/', '/src/token-files/', '/src/contracts/']
 
   it('finds the commands', () => { expect(commands.length).to.be.greaterThan(5) })
 
