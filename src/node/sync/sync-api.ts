@@ -8,8 +8,8 @@ import { isDid } from '../../tokenchain/index.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
 import { PEER_ADDRESS_HINT, isPeerAddress } from '../../api/contract/patterns.js'
 import type { TokenIdentityPort, TwoStepPort } from '../tokens/token-api.js'
-import type { RecoverySummary, SyncService, TxChainRequest, TxChainResult } from './sync-service.js'
-import type { SyncApi } from '../../api/server/services.js'
+import type { RecoverySummary, SyncService, TxChainResult } from './sync-service.js'
+import type { SyncApi, TxChainRequest } from '../../api/server/services.js'
 export type { SyncApi } from '../../api/server/services.js'
 
 /** A fullnode named by the caller must be a peer id or a multiaddr ending with one: checked before any network call. */

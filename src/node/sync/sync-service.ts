@@ -26,6 +26,7 @@ import { TokenStatus, type TokenKindName, type TokenRecord, type TransactionReco
 import { blockRecordOf, chainDumpBlock, kindName, type ChainDumpBlock } from '../../tokens/token-service.js'
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import type { Logger } from '../../util/logger.js'
+import type { TxChainRequest } from '../../api/server/services.js'
 
 /** A token a fullnode reports for a DID. */
 export interface OwnedToken {
@@ -93,18 +94,6 @@ export interface RecoverySummary {
   /** owned tokens this node already held at the fullnode's tip */
   already_held: number
   token_ids: string[]
-}
-
-export interface TxChainRequest {
-  did: string
-  token_ids: string[]
-  exclude_transaction_ids?: string[]
-  /** resume after the previous answer (its `next_cursor`) */
-  cursor?: string
-  /** blocks per answer (default 1000, at most 10 000) */
-  limit?: number
-  /** fullnode to pull chains this node does not hold from (peer id or multiaddr); default: discovered */
-  fullnode?: string
 }
 
 export interface TxChain {
