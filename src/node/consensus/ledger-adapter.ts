@@ -86,8 +86,10 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
       const missing = recs.filter((r) => !bodies.has(r.bodyKey))
       const fetched = await repos.blocks.envelopes(missing)
       missing.forEach((r, i) => { bodies.set(r.bodyKey, fetched[i]) })
+      // read before trimming: the trim may drop a body of this very chain that was cached earlier
+      const out = recs.map((r) => bodies.get(r.bodyKey)!)
       while (bodies.size > 512) bodies.delete(bodies.keys().next().value!)
-      return recs.map((r) => bodies.get(r.bodyKey) ?? fetched[missing.indexOf(r)])
+      return out
     },
     record: async <T>(c: ConsensusCollection, key: string) => {
       if (c === 'cs-contents') return await repos.tokens.content(key) as T | undefined

@@ -145,4 +145,22 @@ describe('node: the consensus ledger over LevelDB, choosing tokens', function ()
       expect((await auditLedger(other.store)).problems).to.deep.equal([])
     } finally { await other.close() }
   })
+
+  it('a chain read returns every block even when its first blocks were cached long ago and the cache is full', async () => {
+    // the body cache trimmed itself before the answer was read: a chain whose old blocks were the
+    // oldest cached entries came back with holes (validate-token-chain then failed on quorum nodes
+    // with "Cannot read properties of undefined (reading 'buffer')")
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const alice = env.ring.newDid()
+    const signer = ringSigner(env.ring, alice)
+    const x = (await env.service.mintLocalRbt({ did: alice, count: 1, startIndex: 0 }, signer)).token_ids[0]!
+    expect(await ledger.chain(x)).to.have.length(1)
+    const bob = env.ring.newDid()
+    const others = (await env.service.mintLocalRbt({ did: bob, count: 511, startIndex: 0 }, ringSigner(env.ring, bob))).token_ids
+    for (const id of others) await ledger.chain(id)
+    await env.service.splitToken(x, 250, signer)
+    const chain = await ledger.chain(x)
+    expect(chain).to.have.length(2)
+    for (const e of chain) expect(e).to.be.instanceOf(Uint8Array)
+  })
 })
