@@ -183,7 +183,9 @@ async function restart (n: ChaosNode, net: ChaosNetwork): Promise<void> {
       break
     } catch (e) {
       stats.restartFailures++
-      log(`restart of ${n.name} failed (attempt ${attempt}): ${(e as Error).message.split('\n')[0]}`)
+      const lines = (e as Error).message.trim().split('\n')
+      // the first line says what failed; the node's last stderr lines say why
+      log(`restart of ${n.name} failed (attempt ${attempt}): ${lines[0]}${lines.length > 1 ? `\n    ${lines.slice(-6).join('\n    ')}` : ''}`)
       if (attempt >= 5) throw e
     }
   }
