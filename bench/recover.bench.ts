@@ -17,29 +17,19 @@
  * the defaults). Run alone: `node dist/bench/recover.bench.js`.
  */
 import '../src/util/polyfill.js'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { createP2pHost, type P2pHost } from '../src/p2p/host.js'
-import { createRpc } from '../src/p2p/rpc.js'
-import { defaultSwarmKeyPath, loadSwarmKey } from '../src/p2p/swarm-key.js'
-import { LevelStore } from '../src/storage/level-store.js'
-import { TokenLedger } from '../src/storage/token-ledger.js'
-import { levelTokenRepositories } from '../src/storage/token-repositories.js'
 import { TokenStatus } from '../src/storage/token-records.js'
 import {
   createBlock, createRac, decodeBlockEnvelope, encodeBlockEnvelope, encodeRacEnvelope, formatBlockId, racTokenContent, racTokenId,
-  RacType, setSignature, sha3Hex, testTokenGenesis, type Block
+  RacType, setSignature, testTokenGenesis, type Block
 } from '../src/tokenchain/index.js'
 import { blockRecordOf } from '../src/tokens/token-service.js'
 import { ChainValidationPool } from '../src/tokens/chain-validation-pool.js'
 import { didSignatureVerifier } from '../src/tokens/verifier.js'
 import { silentLogger, type Logger } from '../src/util/logger.js'
-import { FN_PLEDGES, SyncService, type SyncNetwork } from '../src/node/sync/sync-service.js'
-import { createSyncNetwork, syncRpcHandlers, type SyncMethods } from '../src/node/sync/sync-network.js'
 import { LiteDidRing, transferBlock } from '../test/unit/tokenchain/fixtures.js'
 import { isMain } from './stats.js'
+import { startSyncPair } from './sync-pair.js'
 
 interface Token { tokenId: string, content: string, envelopes: Uint8Array[], last: Block }
 
@@ -84,40 +74,18 @@ export async function run (): Promise<Record<string, string | number>> {
     else if (msg.includes('chains valid')) phases.push({ what: 'list, fetch + validate', at: performance.now() })
   }
   const phaseLog: Logger = { debug: note, info: note, warn: () => {}, error: () => {}, child: () => phaseLog }
-  const swarmKey = await loadSwarmKey(defaultSwarmKeyPath(true))
-  const hosts: P2pHost[] = []
-  const dirs: string[] = []
-  const stores: LevelStore[] = []
-  const rpcs: Array<{ stop: () => Promise<void> }> = []
   const pool = new ChainValidationPool()
+  // side 0 is the fullnode; the recovering side 1 validates through the pool, as the node does
+  const pair = await startSyncPair('recover', (i) => i === 0
+    ? { verifier: didSignatureVerifier(ring.resolver), fullnode: true, log: silentLogger }
+    : { verifier: didSignatureVerifier(ring.resolver, { pool }), fullnode: false, log: phaseLog }).catch(async (e) => { await pool.close(); throw e })
+  const { sides, hosts } = pair
   try {
-    const sides: Array<{ sync: SyncService, net: SyncNetwork, ledger: TokenLedger }> = []
-    for (const fullnode of [true, false]) {
-      const host = await createP2pHost({ swarmKey, listen: ['/ip4/127.0.0.1/tcp/0'] })
-      await host.start()
-      hosts.push(host)
-      const dir = mkdtempSync(join(tmpdir(), 'rbtnode-bench-recover-'))
-      dirs.push(dir)
-      const store = new LevelStore(join(dir, 'db'))
-      await store.open()
-      stores.push(store)
-      const ledger = new TokenLedger(store, sha3Hex)
-      const side = {} as { sync: SyncService, net: SyncNetwork, ledger: TokenLedger }
-      // the recovering side validates through the pool, as the node does
-      const verifier = fullnode ? didSignatureVerifier(ring.resolver) : didSignatureVerifier(ring.resolver, { pool })
-      const sync = new SyncService({ ledger, repos: levelTokenRepositories(store), verifier, fullnode, isLocalDid: async () => false, network: () => side.net, pledges: store.collection(FN_PLEDGES), log: fullnode ? silentLogger : phaseLog })
-      const rpc = createRpc<SyncMethods>({ host, handlers: syncRpcHandlers(() => sync), maxFrameBytes: 4 * 1024 * 1024 })
-      await rpc.start()
-      rpcs.push(rpc)
-      Object.assign(side, { sync, ledger, net: createSyncNetwork(host, rpc, { testNet: true, configured: () => [] }) })
-      sides.push(side)
-    }
-    await hosts[1]!.dial(hosts[0]!.multiaddrs()[0]!)
     // the fullnode's archive: 100 tokens a commit, as archive commits write them
     const now = Date.now()
     for (let i = 0; i < tokens.length; i += 100) {
       const batch = tokens.slice(i, i + 100)
-      await sides[0]!.ledger.commit({
+      await sides[0].ledger.commit({
         tokens: batch.map((t) => ({
           record: { tokenId: t.tokenId, kind: 'rbt' as const, tokenType: 3, value: 1000, owner: wallet, status: TokenStatus.Free, latestBlockId: formatBlockId(t.envelopes.length - 1, t.last.hash), latestBlockNumber: t.envelopes.length - 1, createdAt: now, updatedAt: now }
         })),
@@ -127,10 +95,10 @@ export async function run (): Promise<Record<string, string | number>> {
     }
     // start the pool's threads, as in a running node (a recovery never starts a node from scratch)
     await pool.start()
-    const fullnodePeer = hosts[0]!.peerId
+    const fullnodePeer = hosts[0].peerId
     const cpu0 = process.cpuUsage()
     const t0 = performance.now()
-    const summary = await sides[1]!.sync.recover(wallet, async (digest) => ring.sign(wallet, digest), fullnodePeer)
+    const summary = await sides[1].sync.recover(wallet, async (digest) => ring.sign(wallet, digest), fullnodePeer)
     const secs = (performance.now() - t0) / 1000
     const cpu = process.cpuUsage(cpu0)
     if (summary.tokens !== TOKENS) throw new Error(`recovered ${summary.tokens} tokens, expected ${TOKENS}`)
@@ -149,10 +117,7 @@ export async function run (): Promise<Record<string, string | number>> {
     }
   } finally {
     await pool.close()
-    for (const r of rpcs) await r.stop().catch(() => {})
-    for (const h of hosts) await h.stop().catch(() => {})
-    for (const s of stores) await s.close().catch(() => {})
-    for (const d of dirs) rmSync(d, { recursive: true, force: true })
+    await pair.close()
   }
 }
 
