@@ -24,8 +24,11 @@ async function rejects (p: Promise<unknown>): Promise<RbtError> {
   throw new Error('expected a rejection')
 }
 
-describe('identity service: lite DID mnemonics are sealed', function () {
-  this.timeout(30_000)
+/**
+ * Registers, in the calling describe, a fresh temp dir and LevelDB store per test; `service()`
+ * opens an identity service over them (mnemonic migration finished).
+ */
+function tempIdentity (): { dir: () => string, service: () => Promise<IdentityService> } {
   let dir: string
   let kv: LevelStore
   beforeEach(async () => {
@@ -34,16 +37,23 @@ describe('identity service: lite DID mnemonics are sealed', function () {
     await kv.open()
   })
   afterEach(async () => { await kv.close(); rmSync(dir, { recursive: true, force: true }) })
-
-  const service = async (): Promise<IdentityService> => {
-    const s = new IdentityService({
-      store: new DidStore(join(dir, 'dids'), kv), kv, peers: { get: () => undefined, set: async () => {} }, network: () => undefined, peerKeys: () => undefined
-    })
-    await s.open()
-    await s.mnemonicsMigrated
-    return s
+  return {
+    dir: () => dir,
+    service: async () => {
+      const s = new IdentityService({
+        store: new DidStore(join(dir, 'dids'), kv), kv, peers: { get: () => undefined, set: async () => {} }, network: () => undefined, peerKeys: () => undefined
+      })
+      await s.open()
+      await s.mnemonicsMigrated
+      return s
+    }
   }
-  const mnemonicPath = (did: string): string => join(dir, 'dids', did, 'mnemonic.txt')
+}
+
+describe('identity service: lite DID mnemonics are sealed', function () {
+  this.timeout(30_000)
+  const { dir, service } = tempIdentity()
+  const mnemonicPath = (did: string): string => join(dir(), 'dids', did, 'mnemonic.txt')
   /** What a data dir from before sealing holds: the words in plaintext. */
   const makePlain = (did: string): void => { writeFileSync(mnemonicPath(did), MNEMONIC) }
 
@@ -96,20 +106,10 @@ describe('identity service: lite DID mnemonics are sealed', function () {
 
 describe('identity service: a lite DID of an external public key', function () {
   this.timeout(30_000)
-  let dir: string
-  let kv: LevelStore
-  beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'rbt-identity-'))
-    kv = new LevelStore(join(dir, 'db'))
-    await kv.open()
-  })
-  afterEach(async () => { await kv.close(); rmSync(dir, { recursive: true, force: true }) })
+  const { service } = tempIdentity()
 
   it('asked again for the same key, answers the DID already here and changes nothing; a DID made from a mnemonic still refuses a repeat', async () => {
-    const s = new IdentityService({
-      store: new DidStore(join(dir, 'dids'), kv), kv, peers: { get: () => undefined, set: async () => {} }, network: () => undefined, peerKeys: () => undefined
-    })
-    await s.open()
+    const s = await service()
     const key = bytesToHex(secp256k1.getPublicKey(secp256k1.utils.randomSecretKey(), true))
     const first = await s.create({ type: 4, publicKeyHex: key })
     const again = await s.create({ type: 4, publicKeyHex: key })
