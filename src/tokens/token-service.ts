@@ -4,6 +4,7 @@
  * chain dumps. Storage goes through the repositories and the ledger; signing through a
  * `TokenSigner` the caller binds to the two-step flow. No HTTP, no libp2p.
  */
+import { timeInComment } from '../util/go-time.js'
 import {
   blockIdFor, createBlock, createRac, decodeBlockEnvelope, encodeBlockEnvelope, encodeRacEnvelope,
   floatToMilliExact, formatAmount, formatBlockId, isCidV0, isDid, racTokenContent,
@@ -79,7 +80,7 @@ export interface ChainDumpBlock {
   value?: number
   child_tokens?: string[]
   epoch?: number
-  /** ISO time: the block's epoch when it has one, else when this node stored it. */
+  /** ISO time: the block's epoch when it has one, else the time its comment names (Go text), else when this node stored it. */
   time: string
   /** Envelope bytes, base64. */
   envelope: string
@@ -168,7 +169,8 @@ export function blockRecordOf (tokenId: string, b: Block, storedAt: number): Omi
 
 /** One stored block as the chain dumps show it. */
 export function chainDumpBlock (b: BlockRecord, envelope: Uint8Array): ChainDumpBlock {
-  const when = b.epoch !== undefined ? b.epoch * 1000 : b.storedAt
+  // a block without an epoch: the time its comment names (the reference's geneses and burns), else when it was stored
+  const when = b.epoch !== undefined ? b.epoch * 1000 : timeInComment(b.comment) ?? b.storedAt
   const out: ChainDumpBlock = {
     number: b.number,
     block_id: b.blockId,
