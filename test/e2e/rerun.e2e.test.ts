@@ -21,6 +21,9 @@ describe('e2e: every creating verb run twice with the same input (one node)', fu
   let node: NodeProcess
   let dir = ''
   let did = ''
+  let tokenId = ''
+  let nftId = ''
+  let scId = ''
 
   const cli = async (args: string[]): Promise<CliResult> => await runCli([...args, ...node.cliArgs], { cwd: dir })
   /** Runs the verb; it must succeed without an [ERROR] line. */
@@ -67,6 +70,7 @@ describe('e2e: every creating verb run twice with the same input (one node)', fu
     const [a, b] = await twice(['generatetestrbt', '-did', did, '-numTokens', '2', '-privPWD', PW])
     const ids = [...a.split('\n'), ...b.split('\n')]
     expect(new Set(ids).size).to.equal(4)
+    tokenId = ids[0]!
     expect(await succeeds(['getaccountinfo', '-did', did])).to.match(/RBT \(free\) {3}4\.000/)
     // an explicit start index that clashes: refused
     const clash = await cli(['generatetestrbt', '-did', did, '-numTokens', '1', '-startIndex', '1', '-privPWD', PW])
@@ -107,6 +111,7 @@ describe('e2e: every creating verb run twice with the same input (one node)', fu
     const [a, b] = await twice(['create-nft', '-did', did, '-metadata', join(dir, 'meta.json'), '-artifact', join(dir, 'art.bin')])
     expect(a).to.match(/Qm[1-9A-HJ-NP-Za-km-z]{44}/)
     expect(b).to.equal(a)
+    nftId = a
     await twice(['subscribe-nft', '-nft', a])
   })
 
@@ -116,6 +121,7 @@ describe('e2e: every creating verb run twice with the same input (one node)', fu
     const [a, b] = await twice(['generatesct', '-did', did, '-binCode', join(dir, 'counter.wasm'), '-rawCode', join(dir, 'lib.rs')])
     expect(a).to.match(/Qm[1-9A-HJ-NP-Za-km-z]{44}/)
     expect(b).to.equal(a)
+    scId = a
     await twice(['subscribesct', '-sct', a])
   })
 
@@ -124,5 +130,29 @@ describe('e2e: every creating verb run twice with the same input (one node)', fu
     const again = await cli(['create-ft', '-did', did, '-ftName', 'RERUN', '-ftCount', '10', '-rbtAmount', '1', '-privPWD', PW])
     expect(again.code).to.equal(1)
     expect(again.stderr).to.match(/\[ERROR\] FT name "RERUN" is already used by/)
+  })
+
+  it('the success path of every other verb a single node serves prints no [ERROR]', async () => {
+    expect(tokenId, 'the earlier tests ran').to.not.equal('')
+    const peer = (await succeeds(['get-peer-id'])).split('\n').pop()!
+    const verbs: string[][] = [
+      ['getalldid'], ['getaccountinfo', '-did', did], ['getallquorum'], ['getallbootstrap'], ['node-status'], ['status'],
+      ['checkQuorumStatus', '-quorumAddr', did], ['getalltokens', '-did', did], ['dumptokenchain', '-token', tokenId],
+      ['decodetokenchain'],
+      // the DID holds an NFT and a contract created but not deployed (no chains yet): its RBT chains are what there is to validate
+      ['validatetokenchain', '-did', did], ['gettxndetails', '-did', did], ['get-by-node'],
+      ['getpledgedtokendetails'], ['run-unpledge'], ['releaseAllLockedTokens'],
+      // a self transfer with nothing due, by either verb: success, nothing done
+      ['self-transfer-rbt', '-senderAddr', did, '-privPWD', PW], ['transferrbt', '-senderAddr', did, '-receiverAddr', did, '-rbtAmount', '1', '-privPWD', PW],
+      ['get-ft-info-by-did', '-did', did], ['getallnft'], ['get-nfts-by-did', '-did', did], ['fetch-nft', '-nft', nftId],
+      ['fetchsct', '-sct', scId], ['ping', '-peerID', peer],
+      ['removebootstrap', '-peers', '/ip4/127.0.0.1/tcp/9/p2p/12D3KooWPhZEYEw4jG3kSRuwgMEHcVt7KMkm1ui2ddu4fgSgwvDq'], ['removeallbootstrap'], ['removeallquorum']
+    ]
+    const failed: string[] = []
+    for (const v of verbs) {
+      const r = await cli(v)
+      if (r.code !== 0 || /\[ERROR\]/.test(r.stderr)) failed.push(`${v.join(' ')} → exit ${String(r.code)}\n${r.stderr}`)
+    }
+    expect(failed, failed.join('\n')).to.deep.equal([])
   })
 })
