@@ -110,6 +110,11 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
 
   const self: ConsensusComponent = {
     registry,
+    // the node secret is read (or a damaged one handled) before anything unseals with it
+    start: async () => {
+      const notice = await registry.open()
+      if (notice !== undefined) log.warn(notice)
+    },
     require,
     current: () => svc,
     onNftCommitted: (l) => { nftListeners.unshift(l) },
