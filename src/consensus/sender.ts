@@ -72,7 +72,12 @@ export interface SenderOptions {
   scCode?: (scId: string) => Promise<ScCode>
   /** told how each transaction ended for the sender and how long its rounds took (metrics) */
   observe?: ConsensusObserver
+  /** an operation of the DID waiting for its caller's answer (a password or signature prompt), if any */
+  waitingFor?: (did: string) => WaitingOperation | undefined
 }
+
+/** An operation parked on a prompt: its request id and the seconds until it expires. */
+export interface WaitingOperation { id: string, secondsLeft: number, kind: 'password' | 'signature' }
 
 type Vote = Extract<PrepareReply, { vote: 'yes' }>
 
@@ -119,6 +124,22 @@ export class TransferSender {
     notify(this.opts.observe, { kind: 'transaction', role: 'sender', outcome, ms: Date.now() - started })
   }
 
+  /**
+   * Before the DID's lock: the signer asks for its password now (a prompt left open then holds no
+   * lock), and when the lock is held by an operation of the DID that waits for its caller's answer
+   * (a DID whose signatures come from outside), this one is refused at once, naming that operation,
+   * rather than waiting behind it.
+   */
+  private async unlocked (did: string, signer: ConsensusSigner): Promise<void> {
+    await signer.unlock?.()
+    if (!this.locks.held(did)) return
+    const w = this.opts.waitingFor?.(did)
+    if (w === undefined) return
+    throw new RbtError(ErrorCode.CONFLICT,
+      `another operation of ${did} (request ${w.id}) waits for its ${w.kind}, ${w.secondsLeft} s left before it expires; answer it with POST /svc/v1/signature {"id":"${w.id}", ...}, or cancel it with POST /svc/v1/signature {"id":"${w.id}","cancel":true}, then retry`,
+      { details: { waitingRequest: w.id, secondsLeft: w.secondsLeft } })
+  }
+
   /** Checks a transfer, probes the receiver and locks the tokens (the transaction's PREPARING record). */
   private async lockTransfer (input: TransferInput, signer: ConsensusSigner): Promise<OutgoingRecord> {
     const { sender, receiver, amountMilli } = input
@@ -134,6 +155,7 @@ export class TransferSender {
     // The receiver is probed while the tokens are locked and the quorums asked; it must have
     // answered before the decision (SIGNING). An unknown receiver still fails before anything
     // becomes final: the tokens go back to Free and the asked quorums get ABORT.
+    await this.unlocked(sender, signer)
     const probe = receiverCheck(this.transport.probeReceiver(receiver))
     const rec = await this.locks.run(sender, async () => await this.lockTokens(input, signer))
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: lock+sign ${Date.now() - t0} ms`)
@@ -176,6 +198,7 @@ export class TransferSender {
     if (signer.did !== initiator) throw new RbtError(ErrorCode.FORBIDDEN, `signer ${signer.did} is not the initiator ${initiator}`)
     if (!Number.isInteger(op.valueMilli) || op.valueMilli <= 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'NFT value must be at least 0.001 RBT')
     if (op.op === 'deploy' && receiver !== initiator) throw new RbtError(ErrorCode.INVALID_INPUT, 'an NFT is deployed to its deployer; transfer it afterwards')
+    await this.unlocked(initiator, signer)
     const policy = receiver !== initiator ? await this.transport.probeReceiver(receiver) : {}
     const rec = await this.locks.run(initiator, async () => await this.lockNft(input, signer))
     this.receiverChecks.set(rec.txid, receiverCheck(Promise.resolve(policy)))
