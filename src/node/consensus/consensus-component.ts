@@ -187,6 +187,7 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
         staleVoteMs: env('RBTNODE_STALE_VOTE_MS'),
         fault: faultHook(),
         observe: metrics.metrics.consensus,
+        waitingFor: (did) => signing.signing.waitingFor(did),
         onNftCommitted: (nftId, blockId, owner, txid) => {
           void (async () => { for (const l of nftListeners) if (await l(nftId, blockId, owner, txid)) return })()
             .catch((e) => { log.debug(`after ${txid}: ${errorMessage(e)}`) })
