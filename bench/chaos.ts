@@ -147,7 +147,7 @@ async function main (): Promise<number> {
     `chaos_ops_per_s ${(stats.ops / (runMs / 1000)).toFixed(2)}`,
     `chaos_outcomes ok ${stats.byOutcome.ok}, delivery pending ${stats.byOutcome.pending}, refused ${stats.byOutcome.failed}, unknown ${stats.byOutcome.unknown}`,
     `chaos_refusals ${[...failures.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([m, k]) => `${k}× ${m}`).join(' | ') || '-'}`,
-    `chaos_faults ${stats.kills} kills, ${stats.pauses} pauses, ${stats.partitions} partitions (${Object.entries(stats.byPartition).map(([k, v]) => `${v} ${k}`).join(', ')}; ${stats.splitsAfterSigning} splits after the quorums signed), ${stats.fullDisks} full disks, ${stats.restartFailures} failed restarts`,
+    `chaos_faults ${stats.kills} kills, ${stats.pauses} pauses, ${stats.partitions} partitions (${Object.entries(stats.byPartition).map(([k, v]) => `${v} ${k}`).join(', ')}; ${stats.splitsAfterSigning} splits while a transfer between them was signed), ${stats.fullDisks} full disks, ${stats.restartFailures} failed restarts`,
     `chaos_checks ${stats.restartChecks} restarts checked for acknowledged transfers; reconnect after a heal at most ${(stats.reconnectMaxMs / 1000).toFixed(1)} s; ${runProblems.length} problems during the run`,
     `chaos_final ${c.heldTokens} held tokens, ${c.rbtMilli / 1000} RBT (minted ${net.rbtMilli / 1000}), ${c.ftUnits} FT units, ${c.nfts} NFTs, ${c.committedOps} ops committed`,
     `chaos_problems ${verdict.problems.length}${verdict.problems.length > 0 ? ` (all in ${problemsFile})` : ''}`,
@@ -260,7 +260,7 @@ async function partition (ev: FaultEvent, targets: ChaosNode[], net: ChaosNetwor
     if (signed) stats.splitsAfterSigning++
     await l.separate(idx(a), idx(b))
     pairs = [[a, b], [b, a]]
-    what = `${a.name} and ${b.name} separated${signed ? ' after the quorums signed a transfer between them' : ''}`
+    what = `${a.name} and ${b.name} separated${signed ? ' while the quorums signed a transfer between them' : ''}`
     heal = async () => { await l.join(idx(a), idx(b)) }
   } else {
     for (const n of targets) await l.cut(idx(n))
@@ -292,7 +292,12 @@ async function partition (ev: FaultEvent, targets: ChaosNode[], net: ChaosNetwor
   log(`healed: ${what}; pings answered after ${((Date.now() - healedAt) / 1000).toFixed(1)} s`)
 }
 
-/** Waits (at most `ms`) until a transfer between the nodes a and b is past its sign round (delivery_pending at the sender). */
+/**
+ * Waits (at most `ms`) until a transfer between the nodes a and b is decided: its sender's node
+ * has the receiver's answer to its probe and the quorums' votes, and the block is being signed
+ * (`signing`) or delivered (`delivery_pending`). Cut then, the quorums sign a block its receiver
+ * cannot be given until the heal.
+ */
 async function signedBetween (a: ChaosNode, b: ChaosNode, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms
   while (Date.now() < deadline) {
@@ -301,9 +306,9 @@ async function signedBetween (a: ChaosNode, b: ChaosNode, ms: number): Promise<b
       if (!sender.proc.running) continue
       const receiver = sender === a ? b : a
       const list = (await sender.proc.client.call('txList', { timeoutMs: 5_000 }).catch(() => undefined))?.result ?? []
-      if (list.some((t) => t.status === 'delivery_pending' && receiver.dids.includes(t.receiver))) return true
+      if (list.some((t) => (t.status === 'signing' || t.status === 'delivery_pending') && receiver.dids.includes(t.receiver))) return true
     }
-    await sleep(flows.length > 0 ? 100 : 250)
+    await sleep(flows.length > 0 ? 50 : 250)
   }
   return false
 }

@@ -41,8 +41,8 @@ export async function run (): Promise<Record<string, string | number>> {
     await net.a.client.call('nodeAddPeers', { body: { DID: alice2, PeerID: net.a.peerId, DIDType: 4 } })
     await net.b.client.call('nodeAddPeers', { body: { DID: alice2, PeerID: net.a.peerId, DIDType: 4 } })
 
-    // traffic: both directions, and one transfer between two DIDs of node a, without pause
-    const flows: Array<[NodeProcess, string, string]> = [[net.a, net.alice, net.bob], [net.b, net.bob, net.alice], [net.a, alice2, net.alice]]
+    // traffic: both directions between the nodes, and both ways between two DIDs of node a, without pause
+    const flows: Array<[NodeProcess, string, string]> = [[net.a, net.alice, net.bob], [net.b, net.bob, net.alice], [net.a, alice2, net.alice], [net.a, net.alice, alice2]]
     const traffic = Promise.all(flows.map(async ([node, from, to]) => {
       while (going) {
         if (!node.running) { await new Promise((resolve) => setTimeout(resolve, 200)); continue }
@@ -65,6 +65,7 @@ export async function run (): Promise<Record<string, string | number>> {
         try {
           await n.start()
           restartS.push((performance.now() - t) / 1000)
+          if (process.env.RESTART_VERBOSE === '1') say(`kill ${k} ${names.get(n) ?? '?'}: up again in ${((performance.now() - t) / 1000).toFixed(2)} s`)
           return
         } catch (e) {
           const lines = (e as Error).message.trim().split('\n')
