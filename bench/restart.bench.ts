@@ -13,11 +13,13 @@ import { isMain, percentile } from './stats.js'
  * failed one is counted, its error and the node's last output lines are printed, and it is started
  * again until it comes up (or the bench gives up on that node after 5 tries).
  *
- * RESTART_KILLS (default 500) sets the number of kills, RESTART_SEED the seed of the draws.
+ * RESTART_KILLS (default 500) sets the number of kills, RESTART_SEED the seed of the draws,
+ * RESTART_MAX_MINUTES a time limit (the kills done by then are reported; restart_kills says how many).
  * Figures: restart_failures (restarts that did not come up), restart_p99_s (spawn to ready).
  */
 export async function run (): Promise<Record<string, string | number>> {
   const kills = Number(process.env.RESTART_KILLS ?? 500)
+  const maxMs = Number(process.env.RESTART_MAX_MINUTES ?? Infinity) * 60_000
   const seed = process.env.RESTART_SEED !== undefined ? Number(process.env.RESTART_SEED) >>> 0 : randomSeed()
   const rng = new Prng(seed)
   const say = (s: string): void => { process.stdout.write(`  [restart] ${s}\n`) }
@@ -27,6 +29,7 @@ export async function run (): Promise<Record<string, string | number>> {
   const names = new Map<NodeProcess, string>(nodes.map((n, i) => [n, i < net.quorums.length ? `q${i}` : i === net.quorums.length ? 'a' : 'b']))
   const failures: string[] = []
   const restartS: number[] = []
+  let killed = 0
   let transfers = 0
   let refused = 0
   const reasons = new Map<string, number>()
@@ -78,7 +81,9 @@ export async function run (): Promise<Record<string, string | number>> {
       }
     }
 
-    for (let k = 1; k <= kills; k++) {
+    const t0 = Date.now()
+    for (let k = 1; k <= kills && Date.now() - t0 < maxMs; k++) {
+      killed = k
       const n = rng.pick(nodes)
       const during = rng.chance(1 / 3)
       if (during) {
@@ -107,7 +112,7 @@ export async function run (): Promise<Record<string, string | number>> {
   }
   return {
     restart_seed: seed,
-    restart_kills: kills,
+    restart_kills: killed < kills ? `${killed} (of ${kills}: the time limit of ${maxMs / 60_000} min came first)` : killed,
     restart_failures: failures.length,
     restart_p50_s: percentile(restartS, 50).toFixed(2),
     restart_p99_s: percentile(restartS, 99).toFixed(2),
