@@ -3,7 +3,8 @@ import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ROOT, runCli, type CliResult } from '../helpers/cli.js'
+import { ROOT } from '../helpers/cli.js'
+import { runCommand } from '../cli/harness.js'
 import { NodeProcess } from '../helpers/node-process.js'
 import { FIXTURE_ENV } from '../helpers/quorum-network.js'
 
@@ -25,7 +26,8 @@ describe('e2e: every creating verb run twice with the same input (one node)', fu
   let nftId = ''
   let scId = ''
 
-  const cli = async (args: string[]): Promise<CliResult> => await runCli([...args, ...node.cliArgs], { cwd: dir })
+  /** The verb run in this process (oclif, the real client over HTTP to the node), in the suite's folder. */
+  const cli = async (args: string[]): Promise<{ code: number, stdout: string, stderr: string }> => await runCommand([...args, ...node.cliArgs], 'node')
   /** Runs the verb; it must succeed without an [ERROR] line. */
   const succeeds = async (args: string[]): Promise<string> => {
     const r = await cli(args)
@@ -36,13 +38,17 @@ describe('e2e: every creating verb run twice with the same input (one node)', fu
   /** Runs the verb twice: both succeed; returns both outputs. */
   const twice = async (args: string[]): Promise<[string, string]> => [await succeeds(args), await succeeds(args)]
 
+  const cwd = process.cwd()
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rbtnode-rerun-'))
+    // files the verbs read and write (quorum lists, dump.json) stay in the suite's folder
+    process.chdir(dir)
     node = await new NodeProcess({ extraArgs: ['-testNet'], env: FIXTURE_ENV }).start()
     did = await succeeds(['createdid', '-didType', '4', '-mnemonic', MNEMONIC, '-childPath', '1', '-privPWD', PW, '-quorumPWD', PW])
     expect(did).to.match(/^bafybmi[a-z2-7]{52}$/)
   })
   after(async () => {
+    process.chdir(cwd)
     await node?.dispose()
     if (dir !== '') rmSync(dir, { recursive: true, force: true })
   })
