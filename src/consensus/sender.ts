@@ -74,6 +74,11 @@ export interface SenderOptions {
   observe?: ConsensusObserver
   /** an operation of the DID waiting for its caller's answer (a password or signature prompt), if any */
   waitingFor?: (did: string) => WaitingOperation | undefined
+  /**
+   * a quorum refused a transfer as a double spend of its tokens (`spent by <txid>`): the token
+   * states it spent, and the quorum's reason (the node checks those tokens' chains)
+   */
+  onDoubleSpent?: (states: Array<{ tokenId: string, blockId: string }>, reason: string) => void
 }
 
 /** An operation parked on a prompt: its request id and the seconds until it expires. */
@@ -394,6 +399,15 @@ export class TransferSender {
     }
   }
 
+  /** Tells the node of quorums' double-spend refusals ("spent by <txid>") of a transfer's tokens. */
+  private doubleSpent (rec: OutgoingRecord, replies: PrepareReply[]): void {
+    const refusals = replies.filter((r): r is Extract<PrepareReply, { vote: 'no' }> => r.vote === 'no' && r.conflict === true && /spent by /.test(r.reason))
+    if (refusals.length === 0 || this.opts.onDoubleSpent === undefined || rec.nft !== undefined) return
+    const spends = decodeContract(unb64(rec.contract)).content.transInfo.transTokens ?? {}
+    const states = Object.entries(spends).map(([tokenId, t]) => ({ tokenId, blockId: t.blockId ?? '' }))
+    try { this.opts.onDoubleSpent(states, refusals[0].reason) } catch (e) { this.log.debug(`onDoubleSpent: ${errorMessage(e)}`) }
+  }
+
   /**
    * The bundle again with the chains of the ancestors a quorum or receiver said it lacks (and their
    * own ancestry), or undefined when it named none this node can add.
@@ -424,7 +438,10 @@ export class TransferSender {
       const r = await prepare(rec.asked[next++])
       replies.push(r)
       if (r.vote === 'yes') break
-      if (r.conflict === true) throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${r.quorumDid}: ${r.reason}`)
+      if (r.conflict === true) {
+        this.doubleSpent(rec, [r])
+        throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${r.quorumDid}: ${r.reason}`)
+      }
       if (replies.filter((x) => x.vote === 'no').length > rec.asked.length - MIN_QUORUM_SIGNATURES) break
     }
     const tAnchor = Date.now()
@@ -457,6 +474,7 @@ export class TransferSender {
     await this.update(rec, { yes: agreed.map((v) => v.quorumDid), contacted: replies.map((r) => r.quorumDid) })
     this.fault('voted')
     if (yes.length < MIN_QUORUM_SIGNATURES) {
+      this.doubleSpent(rec, replies)
       const reasons = replies.filter((r) => r.vote === 'no').map((r) => `${r.quorumDid.slice(0, 16)}…: ${(r as { reason: string }).reason}`)
       if (allowed !== undefined && agreed.length >= MIN_QUORUM_SIGNATURES) {
         throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: the receiver's node accepts only quorums of its own list (trustOwnQuorumList), and ${yes.length} of the ${agreed.length} quorums that agreed are in it, ${MIN_QUORUM_SIGNATURES} needed; add quorums both lists share`)
