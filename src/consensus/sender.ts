@@ -13,7 +13,7 @@ import type { Clock, ConsensusSigner, Ledger, TokenState } from './ports.js'
 import { systemClock } from './ports.js'
 import { MIN_QUORUM_SIGNATURES, selectQuorums } from './quorum-selection.js'
 import { b64, unb64, type OutgoingRecord } from './records.js'
-import { selectTokens } from '../tokens/select.js'
+import { selectTokens, type Holding } from '../tokens/select.js'
 import { freeTokensById } from './wallet-tokens.js'
 import { isNftTokenType, nftBlock, opTokenType, type NftOp } from './nft.js'
 import { scContractFields, scExecutable, type ScCode } from './smart-contract.js'
@@ -285,7 +285,7 @@ export class TransferSender {
     const held = input.selfTokens !== undefined ? [] : (await this.ledger.holdings(input.sender, 'Free')).map((h) => ({ tokenId: h.tokenId, value: h.valueMilli }))
     const sel = input.selfTokens !== undefined
       ? { take: input.selfTokens.map((tokenId) => ({ tokenId, value: 0 })), split: undefined }
-      : input.amountMilli > 0 ? selectTokens(held, input.amountMilli) : { take: [], split: undefined }
+      : input.amountMilli > 0 ? await this.select(held, input.amountMilli) : { take: [], split: undefined }
     const byId = await freeTokensById(this.ledger, input.sender, [...sel.take.map((h) => h.tokenId), ...(sel.split !== undefined ? [sel.split.token.tokenId] : [])])
     let tokens = sel.take.map((h) => byId.get(h.tokenId)!)
     if (sel.split !== undefined) {
@@ -397,6 +397,27 @@ export class TransferSender {
         return { vote: 'no', quorumDid, reason: `unreachable: ${errorMessage(e)}` }
       }
     }
+  }
+
+  /**
+   * selectTokens, with the ancestry depth of the tokens tied for the split (the same value as the
+   * token it chose) looked up, so the shallowest of them is cut. Only those few are read, up to 32
+   * ancestors each: depth costs nothing per transfer (ancestors are remembered), this keeps the
+   * wallet's parts shallow where it is free to.
+   */
+  private async select (held: Holding[], amountMilli: number): Promise<ReturnType<typeof selectTokens>> {
+    const sel = selectTokens(held, amountMilli)
+    const pick = sel.split?.token
+    if (pick === undefined) return sel
+    const ties = held.filter((h) => h.value === pick.value).slice(0, 8)
+    if (ties.length < 2) return sel
+    const depth = new Map<string, number>()
+    for (const t of ties) {
+      let d = 0
+      for (let cur = await this.ledger.token(t.tokenId); cur?.parentId !== undefined && d < 32; cur = await this.ledger.token(cur.parentId)) d++
+      depth.set(t.tokenId, d)
+    }
+    return selectTokens(held.map((h) => depth.has(h.tokenId) ? { ...h, depth: depth.get(h.tokenId)! } : h), amountMilli)
   }
 
   /** Tells the node of quorums' double-spend refusals ("spent by <txid>") of a transfer's tokens. */
