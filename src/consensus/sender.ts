@@ -21,6 +21,8 @@ import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe
 
 /** Rounds in which a quorum or receiver may ask for ancestors it lacks (each answer names all it lacks at once). */
 const ANCESTRY_ROUNDS = 3
+/** Levels of ancestry sent in the first answer to a validator that lacks ancestors. */
+const ANCESTRY_FIRST_LEVELS = 8
 
 export interface TransferInput {
   sender: string
@@ -389,7 +391,7 @@ export class TransferSender {
         let sent = bundle
         for (let round = 0; ; round++) {
           const reply = await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle: sent, senderPeer: this.opts.selfPeer, epoch: rec.epoch, asked: rec.asked.slice(0, MIN_QUORUM_SIGNATURES), ...nft })
-          const more = round < ANCESTRY_ROUNDS ? await this.lacking(reply.vote === 'no' ? reply.missing : undefined, sent) : undefined
+          const more = round < ANCESTRY_ROUNDS ? await this.lacking(reply.vote === 'no' ? reply.missing : undefined, sent, round) : undefined
           if (more === undefined) return reply
           sent = more
         }
@@ -408,7 +410,8 @@ export class TransferSender {
   private async select (held: Holding[], amountMilli: number): Promise<ReturnType<typeof selectTokens>> {
     const sel = selectTokens(held, amountMilli)
     const pick = sel.split?.token
-    if (pick === undefined) return sel
+    // whole tokens have no ancestors
+    if (pick === undefined || pick.value >= 1000) return sel
     const ties = held.filter((h) => h.value === pick.value).slice(0, 8)
     if (ties.length < 2) return sel
     const depth = new Map<string, number>()
@@ -430,15 +433,17 @@ export class TransferSender {
   }
 
   /**
-   * The bundle again with the chains of the ancestors a quorum or receiver said it lacks (and their
-   * own ancestry), or undefined when it named none this node can add.
+   * The bundle again with the chains of the ancestors a quorum or receiver said it lacks, or
+   * undefined when it named none this node can add. The first time with the next few levels of
+   * their ancestry (a validator that missed a transaction or two remembers what lies above), after
+   * that with all of it, so the last round always suffices.
    */
-  private async lacking (missing: unknown, sent: ChainBundle): Promise<ChainBundle | undefined> {
+  private async lacking (missing: unknown, sent: ChainBundle, round: number): Promise<ChainBundle | undefined> {
     if (!Array.isArray(missing)) return undefined
     const ids = [...new Set(missing.filter((m): m is string => typeof m === 'string' && sent.chains[m] === undefined))].slice(0, 10_000)
     if (ids.length === 0) return undefined
     try {
-      return mergeBundles(sent, await buildBundle(this.ledger, ids))
+      return mergeBundles(sent, await buildBundle(this.ledger, ids, round === 0 ? { levels: ANCESTRY_FIRST_LEVELS } : {}))
     } catch (e) {
       this.log.warn(`ancestors asked for could not be bundled: ${errorMessage(e)}`)
       return undefined
@@ -674,7 +679,7 @@ export class TransferSender {
           const reply = await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: unb64(rec.contract), block, bundle: sent, memo: rec.memo, epoch: rec.epoch, ...(rec.pledges !== undefined ? { pledges: unpackEvidence(rec.pledges) } : {}) })
           if (reply?.accepted !== false) return true
           // the receiver lacks older ancestors of the parts: deliver again with their chains
-          const more = round < ANCESTRY_ROUNDS ? await this.lacking(reply.missing, sent) : undefined
+          const more = round < ANCESTRY_ROUNDS ? await this.lacking(reply.missing, sent, round) : undefined
           if (more === undefined) throw new RbtError(ErrorCode.CHAIN_INVALID, `the receiver lacks the chains of ${String(reply.missing?.length)} ancestors this node cannot supply`)
           sent = more
         }
