@@ -5,7 +5,7 @@ import { tokenStateHash } from '../tokenchain/token-id.js'
 import { ErrorCode, RbtError, errorMessage, signingPending } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
-import { buildBundle } from './bundle.js'
+import { buildBundle, mergeBundles } from './bundle.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply } from './messages.js'
 import { splitToken } from './part-split.js'
@@ -18,6 +18,9 @@ import { freeTokensById } from './wallet-tokens.js'
 import { isNftTokenType, nftBlock, opTokenType, type NftOp } from './nft.js'
 import { scContractFields, scExecutable, type ScCode } from './smart-contract.js'
 import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe.js'
+
+/** Rounds in which a quorum or receiver may ask for ancestors it lacks (each answer names all it lacks at once). */
+const ANCESTRY_ROUNDS = 3
 
 export interface TransferInput {
   sender: string
@@ -69,7 +72,12 @@ export interface SenderOptions {
   scCode?: (scId: string) => Promise<ScCode>
   /** told how each transaction ended for the sender and how long its rounds took (metrics) */
   observe?: ConsensusObserver
+  /** an operation of the DID waiting for its caller's answer (a password or signature prompt), if any */
+  waitingFor?: (did: string) => WaitingOperation | undefined
 }
+
+/** An operation parked on a prompt: its request id and the seconds until it expires. */
+export interface WaitingOperation { id: string, secondsLeft: number, kind: 'password' | 'signature' }
 
 type Vote = Extract<PrepareReply, { vote: 'yes' }>
 
@@ -116,6 +124,22 @@ export class TransferSender {
     notify(this.opts.observe, { kind: 'transaction', role: 'sender', outcome, ms: Date.now() - started })
   }
 
+  /**
+   * Before the DID's lock: the signer asks for its password now (a prompt left open then holds no
+   * lock), and when the lock is held by an operation of the DID that waits for its caller's answer
+   * (a DID whose signatures come from outside), this one is refused at once, naming that operation,
+   * rather than waiting behind it.
+   */
+  private async unlocked (did: string, signer: ConsensusSigner): Promise<void> {
+    await signer.unlock?.()
+    if (!this.locks.held(did)) return
+    const w = this.opts.waitingFor?.(did)
+    if (w === undefined) return
+    throw new RbtError(ErrorCode.CONFLICT,
+      `another operation of ${did} (request ${w.id}) waits for its ${w.kind}, ${w.secondsLeft} s left before it expires; answer it with POST /svc/v1/signature {"id":"${w.id}", ...}, or cancel it with POST /svc/v1/signature {"id":"${w.id}","cancel":true}, then retry`,
+      { details: { waitingRequest: w.id, secondsLeft: w.secondsLeft } })
+  }
+
   /** Checks a transfer, probes the receiver and locks the tokens (the transaction's PREPARING record). */
   private async lockTransfer (input: TransferInput, signer: ConsensusSigner): Promise<OutgoingRecord> {
     const { sender, receiver, amountMilli } = input
@@ -131,6 +155,7 @@ export class TransferSender {
     // The receiver is probed while the tokens are locked and the quorums asked; it must have
     // answered before the decision (SIGNING). An unknown receiver still fails before anything
     // becomes final: the tokens go back to Free and the asked quorums get ABORT.
+    await this.unlocked(sender, signer)
     const probe = receiverCheck(this.transport.probeReceiver(receiver))
     const rec = await this.locks.run(sender, async () => await this.lockTokens(input, signer))
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: lock+sign ${Date.now() - t0} ms`)
@@ -173,6 +198,7 @@ export class TransferSender {
     if (signer.did !== initiator) throw new RbtError(ErrorCode.FORBIDDEN, `signer ${signer.did} is not the initiator ${initiator}`)
     if (!Number.isInteger(op.valueMilli) || op.valueMilli <= 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'NFT value must be at least 0.001 RBT')
     if (op.op === 'deploy' && receiver !== initiator) throw new RbtError(ErrorCode.INVALID_INPUT, 'an NFT is deployed to its deployer; transfer it afterwards')
+    await this.unlocked(initiator, signer)
     const policy = receiver !== initiator ? await this.transport.probeReceiver(receiver) : {}
     const rec = await this.locks.run(initiator, async () => await this.lockNft(input, signer))
     this.receiverChecks.set(rec.txid, receiverCheck(Promise.resolve(policy)))
@@ -346,7 +372,8 @@ export class TransferSender {
   /** The PREPARE call of a transaction (bundle and contract built once), to any quorum of its list. */
   private async preparer (rec: OutgoingRecord): Promise<(quorumDid: string) => Promise<PrepareReply>> {
     const contract = unb64(rec.contract)
-    const bundle = rec.nft !== undefined ? await this.nftBundle(rec.nft) : await buildBundle(this.ledger, rec.tokens)
+    // each part with its parent's chain only: a quorum that lacks older ancestors says which (docs/protocol.md, "Part-token ancestry")
+    const bundle = rec.nft !== undefined ? await this.nftBundle(rec.nft) : await buildBundle(this.ledger, rec.tokens, { levels: 1 })
     const nft = rec.nft !== undefined ? { nft: rec.nft } : {}
     if (rec.nft?.sc !== undefined) {
       if (this.opts.scCode === undefined) throw new RbtError(ErrorCode.NOT_FOUND, 'this node does not serve smart contracts')
@@ -354,10 +381,32 @@ export class TransferSender {
     }
     return async (quorumDid: string): Promise<PrepareReply> => {
       try {
-        return await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle, senderPeer: this.opts.selfPeer, epoch: rec.epoch, asked: rec.asked.slice(0, MIN_QUORUM_SIGNATURES), ...nft })
+        let sent = bundle
+        for (let round = 0; ; round++) {
+          const reply = await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle: sent, senderPeer: this.opts.selfPeer, epoch: rec.epoch, asked: rec.asked.slice(0, MIN_QUORUM_SIGNATURES), ...nft })
+          const more = round < ANCESTRY_ROUNDS ? await this.lacking(reply.vote === 'no' ? reply.missing : undefined, sent) : undefined
+          if (more === undefined) return reply
+          sent = more
+        }
       } catch (e) {
         return { vote: 'no', quorumDid, reason: `unreachable: ${errorMessage(e)}` }
       }
+    }
+  }
+
+  /**
+   * The bundle again with the chains of the ancestors a quorum or receiver said it lacks (and their
+   * own ancestry), or undefined when it named none this node can add.
+   */
+  private async lacking (missing: unknown, sent: ChainBundle): Promise<ChainBundle | undefined> {
+    if (!Array.isArray(missing)) return undefined
+    const ids = [...new Set(missing.filter((m): m is string => typeof m === 'string' && sent.chains[m] === undefined))].slice(0, 10_000)
+    if (ids.length === 0) return undefined
+    try {
+      return mergeBundles(sent, await buildBundle(this.ledger, ids))
+    } catch (e) {
+      this.log.warn(`ancestors asked for could not be bundled: ${errorMessage(e)}`)
+      return undefined
     }
   }
 
@@ -542,7 +591,7 @@ export class TransferSender {
     const blockId = formatBlockId(decoded.content.transInfo.tokens[rec.tokens[0]].blockNumber, decoded.hash)
     if (rec.nft !== undefined) return await this.completeNft(rec, block, blockId, wait)
     if (rec.state === 'COMMITTING') {
-      const bundle = await buildBundle(this.ledger, rec.tokens)
+      const bundle = await buildBundle(this.ledger, rec.tokens, { levels: 1 })
       for (const id of rec.tokens) {
         const chain = bundle.chains[id]
         const last = chain[chain.length - 1]
@@ -581,8 +630,15 @@ export class TransferSender {
     let lastErr: unknown
     for (let i = 0; i < attempts; i++) {
       try {
-        await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: unb64(rec.contract), block, bundle, memo: rec.memo, epoch: rec.epoch, ...(rec.pledges !== undefined ? { pledges: unpackEvidence(rec.pledges) } : {}) })
-        return true
+        let sent = bundle
+        for (let round = 0; ; round++) {
+          const reply = await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: unb64(rec.contract), block, bundle: sent, memo: rec.memo, epoch: rec.epoch, ...(rec.pledges !== undefined ? { pledges: unpackEvidence(rec.pledges) } : {}) })
+          if (reply?.accepted !== false) return true
+          // the receiver lacks older ancestors of the parts: deliver again with their chains
+          const more = round < ANCESTRY_ROUNDS ? await this.lacking(reply.missing, sent) : undefined
+          if (more === undefined) throw new RbtError(ErrorCode.CHAIN_INVALID, `the receiver lacks the chains of ${String(reply.missing?.length)} ancestors this node cannot supply`)
+          sent = more
+        }
       } catch (e) {
         lastErr = e
         if (i + 1 < attempts) await new Promise((resolve) => setTimeout(resolve, 200 * (i + 1)))

@@ -110,6 +110,11 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
 
   const self: ConsensusComponent = {
     registry,
+    // the node secret is read (or a damaged one handled) before anything unseals with it
+    start: async () => {
+      const notice = await registry.open()
+      if (notice !== undefined) log.warn(notice)
+    },
     require,
     current: () => svc,
     onNftCommitted: (l) => { nftListeners.unshift(l) },
@@ -182,6 +187,7 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
         staleVoteMs: env('RBTNODE_STALE_VOTE_MS'),
         fault: faultHook(),
         observe: metrics.metrics.consensus,
+        waitingFor: (did) => signing.signing.waitingFor(did),
         onNftCommitted: (nftId, blockId, owner, txid) => {
           void (async () => { for (const l of nftListeners) if (await l(nftId, blockId, owner, txid)) return })()
             .catch((e) => { log.debug(`after ${txid}: ${errorMessage(e)}`) })
