@@ -44,7 +44,7 @@ describe('api: token and balance routes', function () {
       node: { status: () => ({}) as never, startCore: async () => '', requestShutdown: () => {}, peerId: () => '', ping: async () => ({ rttMs: 0, message: '' }), addPeer: async () => {} },
       bootstrap: { list: async () => [], add: async () => [], remove: async () => [], removeAll: async () => [] },
       identity: stub.identity,
-      signing: { complete: async (id, ans) => await engine.complete(id, ans) },
+      signing: { complete: async (id, ans) => await engine.complete(id, ans), cancel: async (id) => { engine.cancel(id) } },
       tokens: createTokenApi(env.service, identity as never, engine),
       ...unusedConsensus()
     }

@@ -1,6 +1,6 @@
 import { QuorumService } from '../../consensus/quorum.js'
 import { TransferReceiver } from '../../consensus/receiver.js'
-import { TransferSender, type FtSpend, type TransferResult } from '../../consensus/sender.js'
+import { TransferSender, type FtSpend, type TransferResult, type WaitingOperation } from '../../consensus/sender.js'
 import type { NftOp } from '../../consensus/nft.js'
 import type { ScCode, ScRunner } from '../../consensus/smart-contract.js'
 import type { ConsensusSigner, Ledger, SpentMarkers } from '../../consensus/ports.js'
@@ -41,6 +41,10 @@ export interface ConsensusServiceOptions {
   faucet?: (did: string, count: number) => Promise<{ txid: string, count: number }>
   /** how transactions end per role and how long consensus rounds take (the node's metrics) */
   observe?: ConsensusObserver
+  /** an operation of the DID waiting for its caller's answer (the two-step engine's) */
+  waitingFor?: (did: string) => WaitingOperation | undefined
+  /** a quorum refused a transfer of this node as a double spend: its token states, and the reason */
+  onDoubleSpent?: (states: Array<{ tokenId: string, blockId: string }>, reason: string) => void
 }
 
 /** Sender, quorum and receiver roles of one node, and the quorum setups of its DIDs. */
@@ -59,7 +63,9 @@ export class ConsensusService {
       onCommitted: opts.onCommitted,
       onNftCommitted: opts.onNftCommitted,
       scCode: opts.scCode,
-      observe: opts.observe
+      observe: opts.observe,
+      waitingFor: opts.waitingFor,
+      onDoubleSpent: opts.onDoubleSpent
     })
     this.quorum = new QuorumService({
       ledger, verifier, markers: opts.markers, transport, logger: log.child('quorum'), fault: opts.fault,
