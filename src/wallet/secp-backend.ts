@@ -38,6 +38,11 @@ export interface SecpBackend {
    * for a signature that is not strict DER in range. Only the native backend has it.
    */
   verifyDer?: (digest: Uint8Array, signature: Uint8Array, point: Uint8Array) => boolean
+  /**
+   * The 65-byte form of a 33-byte (02/03) or 65-byte (04) point, or undefined when it is not a
+   * point on the curve. Only the native backend has it (noble's decompression is a bigint square root).
+   */
+  uncompressPoint?: (point: Uint8Array) => Uint8Array | undefined
 }
 
 const N = secp256k1.Point.Fn.ORDER
@@ -84,6 +89,7 @@ export const nobleBackend: SecpBackend = {
 
 interface NativeBinding {
   contextRandomize: (seed: Uint8Array) => void
+  publicKeyConvert: (pubkey: Uint8Array, compressed: boolean) => Uint8Array
   ecdsaSign: (msg32: Uint8Array, seckey: Uint8Array, options?: { data?: Uint8Array }) => { signature: Uint8Array, recid: number }
   ecdsaVerify: (sig: Uint8Array, msg32: Uint8Array, pubkey: Uint8Array) => boolean
   signatureExport: (sig: Uint8Array) => Uint8Array
@@ -133,6 +139,12 @@ export function nativeBackend (): SecpBackend | undefined {
       compact.set(bigTo32(r), 0)
       compact.set(bigTo32(s > HALF_N ? N - s : s), 32)
       return b.ecdsaVerify(compact, digest32(digest), point)
+    },
+    uncompressPoint: (point) => {
+      // libsecp256k1 also parses the "hybrid" 06/07 form, which noble (and so the node) refuses
+      const ok = (point.length === 33 && (point[0] === 2 || point[0] === 3)) || (point.length === 65 && point[0] === 4)
+      if (!ok) return undefined
+      try { return b.publicKeyConvert(point, false) } catch { return undefined }
     },
     verifyDer: (digest, signature, point) => {
       const rs = parseDerSignature(signature, N_BYTES)

@@ -77,3 +77,25 @@ describe('wallet: DER signatures parsed on bytes', () => {
     }
   })
 })
+
+describe('wallet: secp256k1 points through libsecp256k1', () => {
+  it('normalisePoint gives noble\'s 65 bytes for every valid point, and refuses what noble refuses', async () => {
+    const { normalisePoint } = await import('../../../src/wallet/keys.js')
+    const { nativeBackend, setSecpBackend } = await import('../../../src/wallet/secp-backend.js')
+    if (nativeBackend() === undefined) return
+    setSecpBackend('native')
+    try {
+      const nobleForm = (p: Uint8Array): string | undefined => { try { return Buffer.from(secp256k1.Point.fromBytes(p).toBytes(false)).toString('hex') } catch { return undefined } }
+      const oursForm = (p: Uint8Array): string | undefined => { try { return Buffer.from(normalisePoint('secp256k1', p)).toString('hex') } catch { return undefined } }
+      for (let i = 0; i < 200; i++) {
+        const pub = secp256k1.getPublicKey(secp256k1.utils.randomSecretKey(), i % 2 === 0)
+        const bad = pub.slice()
+        bad[1 + (i % (pub.length - 1))] ^= 1
+        const hybrid = secp256k1.getPublicKey(secp256k1.utils.randomSecretKey(), false)
+        hybrid[0] = 6 + (hybrid[64]! & 1)
+        const overP = Uint8Array.from([2, ...new Uint8Array(32).fill(0xff)])
+        for (const p of [pub, bad, hybrid, overP]) expect(oursForm(p)).to.equal(nobleForm(p))
+      }
+    } finally { setSecpBackend(undefined) }
+  })
+})
