@@ -423,9 +423,12 @@ export class TransferSender {
     return selectTokens(held.map((h) => depth.has(h.tokenId) ? { ...h, depth: depth.get(h.tokenId)! } : h), amountMilli)
   }
 
-  /** Tells the node of quorums' double-spend refusals ("spent by <txid>") of a transfer's tokens. */
+  /**
+   * Tells the node of quorums' double-spend refusals of a transfer's tokens ("spent by <txid>", or
+   * the state "held by transaction <txid>" in a quorum's own record).
+   */
   private doubleSpent (rec: OutgoingRecord, replies: PrepareReply[]): void {
-    const refusals = replies.filter((r): r is Extract<PrepareReply, { vote: 'no' }> => r.vote === 'no' && r.conflict === true && /spent by /.test(r.reason))
+    const refusals = replies.filter((r): r is Extract<PrepareReply, { vote: 'no' }> => r.vote === 'no' && r.conflict === true && /spent by |held by transaction /.test(r.reason))
     if (refusals.length === 0 || this.opts.onDoubleSpent === undefined || rec.nft !== undefined) return
     const spends = decodeContract(unb64(rec.contract)).content.transInfo.transTokens ?? {}
     const states = Object.entries(spends).map(([tokenId, t]) => ({ tokenId, blockId: t.blockId ?? '' }))
