@@ -5,23 +5,124 @@ import { cidV0ForContent } from '../tokenchain/cid.js'
 import { validateChain, validateExtension, type ChainTip, type VerifiedBlockCache } from '../tokenchain/validate.js'
 import type { Verifier } from './ports.js'
 import type { ChainBundle } from './messages.js'
-import type { Ledger } from './ports.js'
+import type { Ledger, LedgerWriter } from './ports.js'
 import { ErrorCode, RbtError } from '../util/errors.js'
 import { TokenType, TransactionType } from '../tokenchain/types.js'
 import { ftBackingProblem, ftNameOfComment, type Backing } from '../tokens/ft.js'
 
-const MAX_ANCESTRY = 64
+/**
+ * The guard against hostile bundles (docs/protocol.md, "Part-token ancestry"). A part is always
+ * worth less than its parent (every part of a split is worth at least 0.001 RBT and the parts add
+ * up to the parent) and a whole token is worth 1 RBT, so a valid part has at most 999 ancestors
+ * whatever the payments that made it: honest use never comes near these bounds. They only stop a
+ * peer that sends chains built to make a validator walk or hold too much.
+ */
+export const MAX_ANCESTRY = 4096
+/** Most bytes (blocks and token contents) one bundle may carry. */
+export const MAX_BUNDLE_BYTES = 48 * 1024 * 1024
+/** Most blocks one bundle may carry. */
+export const MAX_BUNDLE_BLOCKS = 250_000
+
+/**
+ * A burnt part-token ancestor this node validated once (with its own ancestry, and the parts it was
+ * burnt into adding up to its value): a burnt chain never changes, so what was checked stays true.
+ * Kept in the ledger ('cs-ancestors'), with the ancestor's chain and its children's contents.
+ */
+export interface RememberedAncestor {
+  /** hash of the burn block that ends the ancestor's chain */
+  burnHash: string
+  /** who burnt it (the children's creator) */
+  owner: string
+  /** the parts it was burnt into */
+  children: string[]
+  /** its own number of ancestors (0: a whole token) */
+  depth: number
+}
+
+/** What a validator knows of ancestors, and what it learns while validating a bundle. */
+export interface AncestryMemory {
+  recall: (tokenId: string) => Promise<RememberedAncestor | undefined>
+  /** ancestors validated by this call, with the chain and contents to store beside them */
+  learned: Map<string, { record: RememberedAncestor, chain: Uint8Array[], contents: Record<string, string> }>
+}
+
+/** An AncestryMemory over the ledger's 'cs-ancestors' records (and what this memory learned already). */
+export function ledgerAncestry (ledger: Pick<Ledger, 'record'>): AncestryMemory {
+  const learned: AncestryMemory['learned'] = new Map()
+  return {
+    learned,
+    recall: async (id) => learned.get(id)?.record ?? await ledger.record<RememberedAncestor>('cs-ancestors', id)
+  }
+}
+
+/** Writes what `memory` learned (records, chains, the children's contents) into a commit. */
+export function storeLearned (w: LedgerWriter, memory: AncestryMemory | undefined): void {
+  if (memory === undefined) return
+  for (const [id, l] of memory.learned) {
+    l.chain.forEach((b, i) => { w.putBlock(id, i, b) })
+    for (const [c, content] of Object.entries(l.contents)) w.putRecord('cs-contents', c, content)
+    w.putRecord('cs-ancestors', id, l.record)
+  }
+}
+
+/** An ancestor's chain was neither in the bundle nor known here: the sender is to send it. */
+export class AncestryMissing extends RbtError {
+  constructor (readonly missing: string[], tokenId: string) {
+    super(ErrorCode.NOT_FOUND, `token ${tokenId}: the chain of its ancestor ${missing.join(', ')} was not supplied and is not known here`, { details: { missing } })
+    this.name = 'AncestryMissing'
+  }
+}
+
+/** Checks a bundle against the byte and block guard (once per bundle object). */
+const sizeChecked = new WeakSet<ChainBundle>()
+export function checkBundleSize (bundle: ChainBundle): void {
+  if (sizeChecked.has(bundle)) return
+  let bytes = 0
+  let blocks = 0
+  for (const chain of Object.values(bundle.chains ?? {})) {
+    if (!Array.isArray(chain)) throw new RbtError(ErrorCode.CHAIN_INVALID, 'a bundle chain is not a list of blocks')
+    blocks += chain.length
+    for (const b of chain) bytes += b instanceof Uint8Array ? b.byteLength : 0
+  }
+  for (const c of Object.values(bundle.contents ?? {})) bytes += typeof c === 'string' ? c.length : 0
+  if (blocks > MAX_BUNDLE_BLOCKS) throw new RbtError(ErrorCode.CHAIN_INVALID, `bundle carries ${blocks} blocks, more than the ${MAX_BUNDLE_BLOCKS} accepted`)
+  if (bytes > MAX_BUNDLE_BYTES) throw new RbtError(ErrorCode.CHAIN_INVALID, `bundle carries ${bytes} bytes, more than the ${MAX_BUNDLE_BYTES} accepted`)
+  sizeChecked.add(bundle)
+}
+
+/** Merges bundles (the first one's chain wins for a token both carry). */
+export function mergeBundles (...bundles: ChainBundle[]): ChainBundle {
+  const out: ChainBundle = { chains: {}, contents: {} }
+  for (const b of bundles) {
+    for (const [id, c] of Object.entries(b.chains)) out.chains[id] ??= c
+    for (const [id, c] of Object.entries(b.contents)) out.contents[id] ??= c
+  }
+  return out
+}
+
+export interface BuildBundleOptions {
+  /**
+   * Ancestor levels carried: 1 gives each part its parent's chain and its siblings' contents (what
+   * a validator that remembers the older ancestors needs); absent: the whole ancestry.
+   */
+  levels?: number
+}
 
 /** Collects the chains and token contents a validator needs for `tokenIds` (ancestors included). */
-export async function buildBundle (ledger: Ledger, tokenIds: readonly string[]): Promise<ChainBundle> {
+export async function buildBundle (ledger: Ledger, tokenIds: readonly string[], opts: BuildBundleOptions = {}): Promise<ChainBundle> {
+  const levels = opts.levels ?? MAX_ANCESTRY
   const bundle: ChainBundle = { chains: {}, contents: {} }
   const addContent = async (id: string): Promise<void> => {
     if (bundle.contents[id] !== undefined) return
     const c = (await ledger.token(id))?.content ?? await ledger.record<string>('cs-contents', id)
     if (c !== undefined) bundle.contents[id] = c
   }
-  const visit = async (id: string, depth: number): Promise<void> => {
-    if (bundle.chains[id] !== undefined) return
+  // iterative, so a deep ancestry costs no stack
+  const queue: Array<[string, number]> = tokenIds.map((id) => [id, 0])
+  while (queue.length > 0) {
+    const [id, depth] = queue.shift()!
+    if (bundle.chains[id] !== undefined) continue
+    if (depth > levels) continue
     if (depth > MAX_ANCESTRY) throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${id}: part-token ancestry deeper than ${MAX_ANCESTRY}`)
     const chain = await ledger.chain(id)
     if (chain.length === 0) throw new RbtError(ErrorCode.NOT_FOUND, `no chain stored for token ${id}`)
@@ -29,60 +130,126 @@ export async function buildBundle (ledger: Ledger, tokenIds: readonly string[]):
     const genesis = decodeBlockEnvelope(chain[0])
     // FTs have no token content
     if (!isFtGenesis(genesis, id)) await addContent(id)
+    // a burnt token travels with the contents of the parts it was burnt into (its validator adds them up)
+    if (chain.length > 1) for (const c of decodeBlockEnvelope(chain[chain.length - 1]).content.childTokens ?? []) await addContent(c)
     const parentId = genesis.content.genesis?.info[id]?.parentId
     if (isFtGenesis(genesis, id)) {
       // an FT: the backing tokens it names, and every token burnt with them for the mint
       for (const p of (parentId ?? '').split(',').filter((x) => x !== '')) {
-        await visit(p, depth + 1)
-        const pc = bundle.chains[p]
-        for (const other of Object.keys(decodeBlockEnvelope(pc[pc.length - 1]).content.transInfo.tokens)) await visit(other, depth + 1)
+        if (depth + 1 > levels) continue
+        const pc = await ledger.chain(p)
+        if (pc.length === 0) throw new RbtError(ErrorCode.NOT_FOUND, `no chain stored for token ${p}`)
+        queue.push([p, depth + 1])
+        for (const other of Object.keys(decodeBlockEnvelope(pc[pc.length - 1]).content.transInfo.tokens)) queue.push([other, depth + 1])
       }
     } else if (parentId !== undefined && parentId !== '' && genesis.content.genesis?.type === '') {
-      await visit(parentId, depth + 1)
-      const parentChain = bundle.chains[parentId]
+      if (depth + 1 > levels) continue
+      const parentChain = await ledger.chain(parentId)
+      if (parentChain.length === 0) throw new RbtError(ErrorCode.NOT_FOUND, `no chain stored for token ${parentId}`)
+      queue.push([parentId, depth + 1])
       const burn = decodeBlockEnvelope(parentChain[parentChain.length - 1])
       for (const sibling of burn.content.childTokens) await addContent(sibling)
     }
   }
-  for (const id of tokenIds) await visit(id, 0)
   return bundle
 }
 
 /**
  * Validates one token of a bundle: its whole chain, and for a part token the parent's chain (burnt
- * into exactly the children whose values add up to the parent's value), recursively.
+ * into exactly the children whose values add up to the parent's value), up the ancestry. With a
+ * `memory`, an ancestor validated before is not validated again (nor need it be in the bundle), and
+ * ancestors validated now are added to `memory.learned`. An ancestor neither supplied nor
+ * remembered throws AncestryMissing.
  */
-export async function validateBundleToken (bundle: ChainBundle, tokenId: string, verifier: Verifier, cache?: VerifiedBlockCache, depth = 0): Promise<ChainTip> {
-  if (depth > MAX_ANCESTRY) throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${tokenId}: part-token ancestry too deep`)
+export async function validateBundleToken (bundle: ChainBundle, tokenId: string, verifier: Verifier, cache?: VerifiedBlockCache, memory?: AncestryMemory): Promise<ChainTip> {
+  checkBundleSize(bundle)
+  return (await validateWithDepth(bundle, tokenId, verifier, cache, memory, 0)).tip
+}
+
+/** The number of ancestors of a token validated by `validateBundleToken` (0: not a part). */
+export async function validateBundleTokenDepth (bundle: ChainBundle, tokenId: string, verifier: Verifier, cache?: VerifiedBlockCache, memory?: AncestryMemory): Promise<{ tip: ChainTip, ancestors: number }> {
+  checkBundleSize(bundle)
+  const r = await validateWithDepth(bundle, tokenId, verifier, cache, memory, 0)
+  return { tip: r.tip, ancestors: r.ancestors }
+}
+
+/**
+ * The parent's side of a part: `parentId` burnt into `tokenId` by the part's creator. Validated in
+ * a loop up the ancestry (no recursion), stopping at the first remembered ancestor.
+ */
+async function validateWithDepth (bundle: ChainBundle, tokenId: string, verifier: Verifier, cache: VerifiedBlockCache | undefined, memory: AncestryMemory | undefined, level: number): Promise<{ tip: ChainTip, ancestors: number }> {
+  if (level > MAX_ANCESTRY) throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${tokenId}: part-token ancestry deeper than ${MAX_ANCESTRY}`)
   const chain = bundle.chains[tokenId]
   if (chain === undefined || chain.length === 0) throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${tokenId}: no chain supplied`)
   const res = await validateChain(chain, { tokenId, verifier, cache, tokenContent: bundle.contents[tokenId] })
-  if (res.kind === 'ft') await validateFtBacking(bundle, tokenId, chain[0], verifier, cache, depth)
-  if (res.kind === 'part') {
-    const genesis = decodeBlockEnvelope(chain[0])
-    const parentId = genesis.content.genesis?.info[tokenId]?.parentId
-    if (parentId === undefined) throw new RbtError(ErrorCode.CHAIN_INVALID, `part token ${tokenId} names no parent`)
-    const parentTip = await validateBundleToken(bundle, parentId, verifier, cache, depth + 1)
-    if (!parentTip.burnt) throw new RbtError(ErrorCode.CHAIN_INVALID, `parent token ${parentId} of ${tokenId} is not burnt`)
-    const parentChain = bundle.chains[parentId]
-    const burn = decodeBlockEnvelope(parentChain[parentChain.length - 1])
-    if (!burn.content.childTokens.includes(tokenId)) throw new RbtError(ErrorCode.CHAIN_INVALID, `parent token ${parentId} was not burnt into ${tokenId}`)
-    if (burn.content.owner !== res.genesisOwner) throw new RbtError(ErrorCode.CHAIN_INVALID, `part token ${tokenId} was created by ${String(res.genesisOwner)}, the parent belonged to ${burn.content.owner}`)
-    let sum = 0
-    for (const child of burn.content.childTokens) {
-      const content = bundle.contents[child]
-      if (content === undefined) throw new RbtError(ErrorCode.CHAIN_INVALID, `content of part ${child} (sibling of ${tokenId}) not supplied`)
-      if (cidV0ForContent(content) !== child) throw new RbtError(ErrorCode.CHAIN_INVALID, `content supplied for part ${child} does not hash to its id`)
-      const rac = racFromTokenContent(content)
-      if (rac.content.partInfo?.parentId !== parentId) throw new RbtError(ErrorCode.CHAIN_INVALID, `part ${child} does not name ${parentId} as its parent`)
-      sum += floatToMilliExact(rac.content.partInfo.value) ?? NaN
+  if (res.kind === 'ft') await validateFtBacking(bundle, tokenId, chain[0], verifier, cache, memory, level)
+  if (res.kind !== 'part') return { tip: res.tip, ancestors: 0 }
+  // walk up: each step checks `child` against its parent; the parent is remembered, or validated here
+  const pending: Array<{ id: string, chain: Uint8Array[], parentId: string, tip: ChainTip, genesisOwner: string | undefined }> = []
+  let child = { id: tokenId, chain, tip: res.tip, genesisOwner: res.genesisOwner }
+  let ancestors = 0
+  for (let step = level; ; step++) {
+    if (step >= MAX_ANCESTRY) throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${tokenId}: part-token ancestry deeper than ${MAX_ANCESTRY}`)
+    const parentId = decodeBlockEnvelope(child.chain[0]).content.genesis?.info[child.id]?.parentId
+    if (parentId === undefined || parentId === '') throw new RbtError(ErrorCode.CHAIN_INVALID, `part token ${child.id} names no parent`)
+    const known = await memory?.recall(parentId)
+    if (known !== undefined) {
+      if (!known.children.includes(child.id)) throw new RbtError(ErrorCode.CHAIN_INVALID, `parent token ${parentId} was not burnt into ${child.id}`)
+      if (known.owner !== child.genesisOwner) throw new RbtError(ErrorCode.CHAIN_INVALID, `part token ${child.id} was created by ${String(child.genesisOwner)}, the parent belonged to ${known.owner}`)
+      ancestors = known.depth + 1
+      break
     }
-    const parentValue = floatToMilliExact(parentTip.value ?? NaN)
-    if (parentValue === undefined || sum !== parentValue) {
-      throw new RbtError(ErrorCode.CHAIN_INVALID, `parts of ${parentId} add up to ${sum / 1000} RBT, the parent was worth ${String(parentTip.value)}`)
+    const parentChain = bundle.chains[parentId]
+    if (parentChain === undefined || parentChain.length === 0) {
+      if (memory !== undefined) throw new AncestryMissing([parentId], tokenId)
+      throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${parentId}: no chain supplied`)
+    }
+    const parentRes = await validateChain(parentChain, { tokenId: parentId, verifier, cache, tokenContent: bundle.contents[parentId] })
+    if (parentRes.kind === 'ft') throw new RbtError(ErrorCode.CHAIN_INVALID, `part token ${child.id} names an FT as its parent`)
+    checkBurnt(bundle, child.id, child.genesisOwner, parentId, parentChain, parentRes.tip)
+    pending.push({ id: parentId, chain: parentChain, parentId, tip: parentRes.tip, genesisOwner: parentRes.genesisOwner })
+    if (parentRes.kind !== 'part') { ancestors = 0; break }
+    child = { id: parentId, chain: parentChain, tip: parentRes.tip, genesisOwner: parentRes.genesisOwner }
+  }
+  // `ancestors` is now the depth of the topmost ancestor validated here (or one past a remembered one)
+  const topDepth = ancestors
+  if (topDepth + pending.length + level > MAX_ANCESTRY) throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${tokenId}: part-token ancestry deeper than ${MAX_ANCESTRY}`)
+  for (let i = pending.length - 1; i >= 0; i--) {
+    const p = pending[i]
+    const depth = topDepth + (pending.length - 1 - i)
+    if (memory !== undefined) {
+      const burn = decodeBlockEnvelope(p.chain[p.chain.length - 1])
+      const contents: Record<string, string> = {}
+      for (const c of burn.content.childTokens) if (bundle.contents[c] !== undefined) contents[c] = bundle.contents[c]
+      if (bundle.contents[p.id] !== undefined) contents[p.id] = bundle.contents[p.id]
+      memory.learned.set(p.id, { record: { burnHash: burn.hash, owner: burn.content.owner, children: [...burn.content.childTokens], depth }, chain: p.chain, contents })
     }
   }
-  return res.tip
+  return { tip: res.tip, ancestors: topDepth + pending.length }
+}
+
+/** `parentId` (chain validated, tip `parentTip`) was burnt by the part's creator into parts, `childId` one of them, adding up to its value. */
+function checkBurnt (bundle: ChainBundle, childId: string, childCreator: string | undefined, parentId: string, parentChain: Uint8Array[], parentTip: ChainTip): void {
+  if (!parentTip.burnt) throw new RbtError(ErrorCode.CHAIN_INVALID, `parent token ${parentId} of ${childId} is not burnt`)
+  const burn = decodeBlockEnvelope(parentChain[parentChain.length - 1])
+  if (!burn.content.childTokens.includes(childId)) throw new RbtError(ErrorCode.CHAIN_INVALID, `parent token ${parentId} was not burnt into ${childId}`)
+  if (burn.content.owner !== childCreator) throw new RbtError(ErrorCode.CHAIN_INVALID, `part token ${childId} was created by ${String(childCreator)}, the parent belonged to ${burn.content.owner}`)
+  const parentValue = floatToMilliExact(parentTip.value ?? NaN)
+  let sum = 0
+  for (const child of burn.content.childTokens) {
+    const content = bundle.contents[child]
+    if (content === undefined) throw new RbtError(ErrorCode.CHAIN_INVALID, `content of part ${child} (sibling of ${childId}) not supplied`)
+    if (cidV0ForContent(content) !== child) throw new RbtError(ErrorCode.CHAIN_INVALID, `content supplied for part ${child} does not hash to its id`)
+    const rac = racFromTokenContent(content)
+    if (rac.content.partInfo?.parentId !== parentId) throw new RbtError(ErrorCode.CHAIN_INVALID, `part ${child} does not name ${parentId} as its parent`)
+    const v = floatToMilliExact(rac.content.partInfo.value)
+    // every part is worth something and less than its parent: ancestry stays finite
+    if (v === undefined || v <= 0 || (parentValue !== undefined && v >= parentValue)) throw new RbtError(ErrorCode.CHAIN_INVALID, `part ${child} of ${parentId} has the bad value ${String(rac.content.partInfo.value)}`)
+    sum += v
+  }
+  if (parentValue === undefined || sum !== parentValue) {
+    throw new RbtError(ErrorCode.CHAIN_INVALID, `parts of ${parentId} add up to ${sum / 1000} RBT, the parent was worth ${String(parentTip.value)}`)
+  }
 }
 
 /**
@@ -118,7 +285,7 @@ const burnMemo = new WeakMap<ChainBundle, Map<string, Promise<Backing[]>>>()
  * of the creator that burns, for this FT name and number range, RBT worth exactly the mint's FTs;
  * every token of that block has a valid chain; the parents are the ones the FT's value slice overlaps.
  */
-async function validateFtBacking (bundle: ChainBundle, ftId: string, genesisBytes: Uint8Array, verifier: Verifier, cache: VerifiedBlockCache | undefined, depth: number): Promise<void> {
+async function validateFtBacking (bundle: ChainBundle, ftId: string, genesisBytes: Uint8Array, verifier: Verifier, cache: VerifiedBlockCache | undefined, memory: AncestryMemory | undefined, level: number): Promise<void> {
   const bad = (msg: string): never => { throw new RbtError(ErrorCode.CHAIN_INVALID, msg) }
   const genesis = decodeBlockEnvelope(genesisBytes)
   const info = genesis.content.genesis?.info[ftId]
@@ -140,7 +307,7 @@ async function validateFtBacking (bundle: ChainBundle, ftId: string, genesisByte
         const chain = bundle.chains[id]
         if (chain === undefined || chain.length === 0) bad(`FT ${ftId}: the chain of backing token ${id} was not supplied`)
         if (decodeBlockEnvelope(chain[chain.length - 1]).hash !== burn.hash) bad(`FT ${ftId}: backing token ${id} does not end with the mint's burn`)
-        const tip = await validateBundleToken(bundle, id, verifier, cache, depth + 1)
+        const { tip } = await validateWithDepth(bundle, id, verifier, cache, memory, level + 1)
         const v = floatToMilliExact(tip.value ?? NaN)
         if (v === undefined || (tip.tokenType !== TokenType.RBT && tip.tokenType !== TokenType.TEST_RBT && tip.tokenType !== TokenType.PART && tip.tokenType !== TokenType.TEST_PART)) bad(`FT ${ftId}: backing token ${id} is not an RBT token with a value`)
         out.push({ tokenId: id, valueMilli: v! })

@@ -8,11 +8,10 @@
 import { decodeBlockEnvelope } from '../tokenchain/block.js'
 import type { ChainTip, VerifiedBlockCache } from '../tokenchain/validate.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
-import { validateBundleToken } from './bundle.js'
+import { MAX_ANCESTRY, validateBundleToken } from './bundle.js'
 import type { ChainBundle } from './messages.js'
 import type { Verifier } from './ports.js'
 
-const MAX_ANCESTRY = 64
 /** Chains fetched at the same time. */
 const FETCH_LANES = 8
 

@@ -14,6 +14,9 @@ export class KeyedMutex {
     }
   }
 
+  /** Whether work for `key` runs or waits now. */
+  held (key: string): boolean { return this.tails.has(key) }
+
   /** Runs with several keys held, taken in sorted order so two callers cannot deadlock. */
   async runAll<T> (keys: readonly string[], fn: () => Promise<T>): Promise<T> {
     const sorted = [...new Set(keys)].sort()

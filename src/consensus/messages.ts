@@ -30,7 +30,8 @@ export interface PrepareRequest {
 
 export type PrepareReply =
   | { vote: 'yes', quorumDid: string, credit: CreditSignature, pledge: PledgeToken[], pledgeMilli: number }
-  | { vote: 'no', quorumDid: string, reason: string, conflict?: boolean }
+  /** `missing`: part-token ancestors neither in the bundle nor known to the quorum; PREPARE again with their chains */
+  | { vote: 'no', quorumDid: string, reason: string, conflict?: boolean, missing?: string[] }
 
 export interface SignRequest { txid: string, quorumDid: string, block: Uint8Array }
 export interface SignReply {
@@ -60,7 +61,11 @@ export interface DeliverRequest {
   memo: string
   epoch: number
 }
-export interface DeliverReply { txid: string, accepted: true }
+/**
+ * `accepted: false` only when part-token ancestors were neither in the bundle nor known to the
+ * receiver: `missing` names them, and the sender delivers again with their chains.
+ */
+export type DeliverReply = { txid: string, accepted: true } | { txid: string, accepted: false, missing: string[] }
 
 /** What a receiver's node tells a sender before the decision (docs/protocol.md, "Receiver acceptance"). */
 export interface ReceiverPolicy {

@@ -56,7 +56,7 @@ export interface LedgerWriter {
   delRecord: (collection: ConsensusCollection, key: string) => void
 }
 
-export type ConsensusCollection = 'cs-outgoing' | 'cs-votes' | 'cs-states' | 'cs-pledges' | 'cs-pledge-index' | 'cs-incoming' | 'cs-contents' | 'cs-pow-proofs'
+export type ConsensusCollection = 'cs-outgoing' | 'cs-votes' | 'cs-states' | 'cs-pledges' | 'cs-pledge-index' | 'cs-incoming' | 'cs-contents' | 'cs-pow-proofs' | 'cs-ancestors'
 
 /** A key range: keys `>= gte` and `< lt`, in key order. */
 export interface KeyRange { gte?: string, lt?: string }
@@ -92,6 +92,8 @@ export interface ConsensusSigner {
   signHash: (hashHex: string) => Promise<{ keySig: string, shareSig: string, signType: 0 | 1 }>
   /** DER key signature (hex) over the ASCII bytes of `message` */
   pvtSign: (message: string) => Promise<string>
+  /** asks for what signing needs up front (the password), before any lock is taken; optional */
+  unlock?: () => Promise<void>
 }
 
 /** Network-wide record that a token state was spent (a DHT record in the node). */

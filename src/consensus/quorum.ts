@@ -7,7 +7,7 @@ import { validateExtension, type VerifiedBlockCache } from '../tokenchain/valida
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
-import { buildBundle, validateBundleToken } from './bundle.js'
+import { AncestryMissing, buildBundle, ledgerAncestry, storeLearned, validateBundleToken } from './bundle.js'
 import type { ChainSource } from './chain-sync.js'
 import { splitToken, type SplitResult } from './part-split.js'
 import { KeyedMutex } from './keyed-mutex.js'
@@ -142,6 +142,9 @@ export class QuorumService {
       const states: string[] = []
       const isScTx = isScContractType(contract.content.type)
       const isNftTx = contract.content.type === ContractType.NFT_DEPLOY || contract.content.type === ContractType.NFT_EXECUTE || isScTx
+      // ancestors validated before are not validated again; those validated now are stored with the vote
+      const memory = ledgerAncestry(this.ledger)
+      const missing: string[] = []
       try {
         if (isNftTx) {
           const r = isScTx || req.nft?.sc !== undefined
@@ -151,7 +154,14 @@ export class QuorumService {
           totalMilli = r.valueMilli
           states.push(r.state)
         } else for (const [tokenId, t] of tokens) {
-          const tip = await validateBundleToken(req.bundle, tokenId, this.opts.verifier, this.cache)
+          let tip
+          try {
+            tip = await validateBundleToken(req.bundle, tokenId, this.opts.verifier, this.cache, memory)
+          } catch (e) {
+            // every token is looked at, so one answer names all the ancestors this quorum lacks
+            if (e instanceof AncestryMissing) { missing.push(...e.missing); continue }
+            throw e
+          }
           if (tip.burnt) return no(`token ${tokenId} is burnt`)
           if (tip.owner !== sender) return no(`token ${tokenId} belongs to ${tip.owner}, not the sender`)
           if (tip.blockId !== t.blockId) return no(`token ${tokenId}: the contract spends block ${String(t.blockId)}, the chain ends at ${tip.blockId}`)
@@ -163,8 +173,10 @@ export class QuorumService {
           states.push(stateKey(tokenId, tip.blockId))
         }
       } catch (e) {
+        if (e instanceof AncestryMissing) return { ...no(errorMessage(e)), missing: e.missing }
         return no(errorMessage(e))
       }
+      if (missing.length > 0) return { ...no(`the chains of ${missing.length} part-token ancestors were not supplied and are not known here`), missing: [...new Set(missing)] }
       if (floatToMilliExact(contract.content.totalRbts) !== totalMilli) return no('contract total does not match its tokens')
       const tValid = Date.now()
       // 3. double spend: our own ledger first (durable), then the network marker
@@ -206,6 +218,7 @@ export class QuorumService {
         states, pledge, pledgeMilli, credit, createdAt: now, updatedAt: now, ...(isNftTx && req.nft !== undefined ? { nft: req.nft } : {})
       }
       await this.ledger.commit((w) => {
+        storeLearned(w, memory)
         for (const t of pledgeTokens) w.putToken({ ...t, status: 'Locked', txid, updatedAt: now })
         for (const s of states) w.putRecord('cs-states', `${quorumDid}/${s}`, { txid })
         w.putRecord('cs-votes', voteKey(quorumDid, txid), vote)

@@ -4,7 +4,7 @@ import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
 import type { Block } from '../tokenchain/block.js'
 import type { VerifiedBlockCache } from '../tokenchain/validate.js'
 import { ErrorCode, RbtError } from '../util/errors.js'
-import { validateBundleToken } from './bundle.js'
+import { AncestryMissing, ledgerAncestry, storeLearned, validateBundleToken } from './bundle.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import type { ChainBundle, DeliverReply, DeliverRequest, ReceiverPolicy } from './messages.js'
 import type { Clock, Ledger, TokenState, Verifier } from './ports.js'
@@ -78,11 +78,20 @@ export class TransferReceiver {
       const now = this.clock.now()
       const incoming: TokenState[] = []
       let total = 0
+      // ancestors validated before (and stored with their chains) are not validated again
+      const memory = ledgerAncestry(ledger)
+      const missing: string[] = []
       for (const [tokenId, t] of Object.entries(ti.transTokens ?? {})) {
         const chain = req.bundle.chains[tokenId]
         if (chain === undefined || decodeBlockEnvelope(chain[chain.length - 1]).hash !== block.hash) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `chain of ${tokenId} does not end with the new block`)
         // validates every block, including the new one's 5 quorum signatures and the sender's
-        const tip = await validateBundleToken(req.bundle, tokenId, this.opts.verifier, this.cache)
+        let tip
+        try {
+          tip = await validateBundleToken(req.bundle, tokenId, this.opts.verifier, this.cache, memory)
+        } catch (e) {
+          if (e instanceof AncestryMissing) { missing.push(...e.missing); continue }
+          throw e
+        }
         if (tip.owner !== req.receiver) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `token ${tokenId} does not end with this receiver as owner`)
         const value = floatToMilliExact(t.tokenValue)
         if (value === undefined) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `token ${tokenId} has a bad value`)
@@ -103,8 +112,11 @@ export class TransferReceiver {
           updatedAt: now
         })
       }
+      // nothing is stored: the sender delivers again with these ancestors' chains
+      if (missing.length > 0) return { txid: req.txid, accepted: false, missing: [...new Set(missing)] }
       if (incoming.length === 0) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'the contract transfers no token')
       await ledger.commit((w) => {
+        storeLearned(w, memory)
         for (const [id, chain] of Object.entries(req.bundle.chains)) chain.forEach((b, i) => { w.putBlock(id, i, b) })
         for (const [id, c] of Object.entries(req.bundle.contents)) w.putRecord('cs-contents', id, c)
         for (const t of incoming) w.putToken(t)

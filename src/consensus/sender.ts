@@ -5,7 +5,7 @@ import { tokenStateHash } from '../tokenchain/token-id.js'
 import { ErrorCode, RbtError, errorMessage, signingPending } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
-import { buildBundle } from './bundle.js'
+import { buildBundle, mergeBundles } from './bundle.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply } from './messages.js'
 import { splitToken } from './part-split.js'
@@ -13,11 +13,16 @@ import type { Clock, ConsensusSigner, Ledger, TokenState } from './ports.js'
 import { systemClock } from './ports.js'
 import { MIN_QUORUM_SIGNATURES, selectQuorums } from './quorum-selection.js'
 import { b64, unb64, type OutgoingRecord } from './records.js'
-import { selectTokens } from '../tokens/select.js'
+import { selectTokens, type Holding } from '../tokens/select.js'
 import { freeTokensById } from './wallet-tokens.js'
 import { isNftTokenType, nftBlock, opTokenType, type NftOp } from './nft.js'
 import { scContractFields, scExecutable, type ScCode } from './smart-contract.js'
 import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe.js'
+
+/** Rounds in which a quorum or receiver may ask for ancestors it lacks (each answer names all it lacks at once). */
+const ANCESTRY_ROUNDS = 3
+/** Levels of ancestry sent in the first answer to a validator that lacks ancestors. */
+const ANCESTRY_FIRST_LEVELS = 8
 
 export interface TransferInput {
   sender: string
@@ -69,7 +74,17 @@ export interface SenderOptions {
   scCode?: (scId: string) => Promise<ScCode>
   /** told how each transaction ended for the sender and how long its rounds took (metrics) */
   observe?: ConsensusObserver
+  /** an operation of the DID waiting for its caller's answer (a password or signature prompt), if any */
+  waitingFor?: (did: string) => WaitingOperation | undefined
+  /**
+   * a quorum refused a transfer as a double spend of its tokens (`spent by <txid>`): the token
+   * states it spent, and the quorum's reason (the node checks those tokens' chains)
+   */
+  onDoubleSpent?: (states: Array<{ tokenId: string, blockId: string }>, reason: string) => void
 }
+
+/** An operation parked on a prompt: its request id and the seconds until it expires. */
+export interface WaitingOperation { id: string, secondsLeft: number, kind: 'password' | 'signature' }
 
 type Vote = Extract<PrepareReply, { vote: 'yes' }>
 
@@ -116,6 +131,22 @@ export class TransferSender {
     notify(this.opts.observe, { kind: 'transaction', role: 'sender', outcome, ms: Date.now() - started })
   }
 
+  /**
+   * Before the DID's lock: the signer asks for its password now (a prompt left open then holds no
+   * lock), and when the lock is held by an operation of the DID that waits for its caller's answer
+   * (a DID whose signatures come from outside), this one is refused at once, naming that operation,
+   * rather than waiting behind it.
+   */
+  private async unlocked (did: string, signer: ConsensusSigner): Promise<void> {
+    await signer.unlock?.()
+    if (!this.locks.held(did)) return
+    const w = this.opts.waitingFor?.(did)
+    if (w === undefined) return
+    throw new RbtError(ErrorCode.CONFLICT,
+      `another operation of ${did} (request ${w.id}) waits for its ${w.kind}, ${w.secondsLeft} s left before it expires; answer it with POST /svc/v1/signature {"id":"${w.id}", ...}, or cancel it with POST /svc/v1/signature {"id":"${w.id}","cancel":true}, then retry`,
+      { details: { waitingRequest: w.id, secondsLeft: w.secondsLeft } })
+  }
+
   /** Checks a transfer, probes the receiver and locks the tokens (the transaction's PREPARING record). */
   private async lockTransfer (input: TransferInput, signer: ConsensusSigner): Promise<OutgoingRecord> {
     const { sender, receiver, amountMilli } = input
@@ -131,6 +162,7 @@ export class TransferSender {
     // The receiver is probed while the tokens are locked and the quorums asked; it must have
     // answered before the decision (SIGNING). An unknown receiver still fails before anything
     // becomes final: the tokens go back to Free and the asked quorums get ABORT.
+    await this.unlocked(sender, signer)
     const probe = receiverCheck(this.transport.probeReceiver(receiver))
     const rec = await this.locks.run(sender, async () => await this.lockTokens(input, signer))
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: lock+sign ${Date.now() - t0} ms`)
@@ -173,6 +205,7 @@ export class TransferSender {
     if (signer.did !== initiator) throw new RbtError(ErrorCode.FORBIDDEN, `signer ${signer.did} is not the initiator ${initiator}`)
     if (!Number.isInteger(op.valueMilli) || op.valueMilli <= 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'NFT value must be at least 0.001 RBT')
     if (op.op === 'deploy' && receiver !== initiator) throw new RbtError(ErrorCode.INVALID_INPUT, 'an NFT is deployed to its deployer; transfer it afterwards')
+    await this.unlocked(initiator, signer)
     const policy = receiver !== initiator ? await this.transport.probeReceiver(receiver) : {}
     const rec = await this.locks.run(initiator, async () => await this.lockNft(input, signer))
     this.receiverChecks.set(rec.txid, receiverCheck(Promise.resolve(policy)))
@@ -254,7 +287,7 @@ export class TransferSender {
     const held = input.selfTokens !== undefined ? [] : (await this.ledger.holdings(input.sender, 'Free')).map((h) => ({ tokenId: h.tokenId, value: h.valueMilli }))
     const sel = input.selfTokens !== undefined
       ? { take: input.selfTokens.map((tokenId) => ({ tokenId, value: 0 })), split: undefined }
-      : input.amountMilli > 0 ? selectTokens(held, input.amountMilli) : { take: [], split: undefined }
+      : input.amountMilli > 0 ? await this.select(held, input.amountMilli) : { take: [], split: undefined }
     const byId = await freeTokensById(this.ledger, input.sender, [...sel.take.map((h) => h.tokenId), ...(sel.split !== undefined ? [sel.split.token.tokenId] : [])])
     let tokens = sel.take.map((h) => byId.get(h.tokenId)!)
     if (sel.split !== undefined) {
@@ -346,7 +379,8 @@ export class TransferSender {
   /** The PREPARE call of a transaction (bundle and contract built once), to any quorum of its list. */
   private async preparer (rec: OutgoingRecord): Promise<(quorumDid: string) => Promise<PrepareReply>> {
     const contract = unb64(rec.contract)
-    const bundle = rec.nft !== undefined ? await this.nftBundle(rec.nft) : await buildBundle(this.ledger, rec.tokens)
+    // each part with its parent's chain only: a quorum that lacks older ancestors says which (docs/protocol.md, "Part-token ancestry")
+    const bundle = rec.nft !== undefined ? await this.nftBundle(rec.nft) : await buildBundle(this.ledger, rec.tokens, { levels: 1 })
     const nft = rec.nft !== undefined ? { nft: rec.nft } : {}
     if (rec.nft?.sc !== undefined) {
       if (this.opts.scCode === undefined) throw new RbtError(ErrorCode.NOT_FOUND, 'this node does not serve smart contracts')
@@ -354,10 +388,65 @@ export class TransferSender {
     }
     return async (quorumDid: string): Promise<PrepareReply> => {
       try {
-        return await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle, senderPeer: this.opts.selfPeer, epoch: rec.epoch, asked: rec.asked.slice(0, MIN_QUORUM_SIGNATURES), ...nft })
+        let sent = bundle
+        for (let round = 0; ; round++) {
+          const reply = await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle: sent, senderPeer: this.opts.selfPeer, epoch: rec.epoch, asked: rec.asked.slice(0, MIN_QUORUM_SIGNATURES), ...nft })
+          const more = round < ANCESTRY_ROUNDS ? await this.lacking(reply.vote === 'no' ? reply.missing : undefined, sent, round) : undefined
+          if (more === undefined) return reply
+          sent = more
+        }
       } catch (e) {
         return { vote: 'no', quorumDid, reason: `unreachable: ${errorMessage(e)}` }
       }
+    }
+  }
+
+  /**
+   * selectTokens, with the ancestry depth of the tokens tied for the split (the same value as the
+   * token it chose) looked up, so the shallowest of them is cut. Only those few are read, up to 32
+   * ancestors each: depth costs nothing per transfer (ancestors are remembered), this keeps the
+   * wallet's parts shallow where it is free to.
+   */
+  private async select (held: Holding[], amountMilli: number): Promise<ReturnType<typeof selectTokens>> {
+    const sel = selectTokens(held, amountMilli)
+    const pick = sel.split?.token
+    // whole tokens have no ancestors
+    if (pick === undefined || pick.value >= 1000) return sel
+    const ties = held.filter((h) => h.value === pick.value).slice(0, 8)
+    if (ties.length < 2) return sel
+    const depth = new Map<string, number>()
+    for (const t of ties) {
+      let d = 0
+      for (let cur = await this.ledger.token(t.tokenId); cur?.parentId !== undefined && d < 32; cur = await this.ledger.token(cur.parentId)) d++
+      depth.set(t.tokenId, d)
+    }
+    return selectTokens(held.map((h) => depth.has(h.tokenId) ? { ...h, depth: depth.get(h.tokenId)! } : h), amountMilli)
+  }
+
+  /** Tells the node of quorums' double-spend refusals ("spent by <txid>") of a transfer's tokens. */
+  private doubleSpent (rec: OutgoingRecord, replies: PrepareReply[]): void {
+    const refusals = replies.filter((r): r is Extract<PrepareReply, { vote: 'no' }> => r.vote === 'no' && r.conflict === true && /spent by /.test(r.reason))
+    if (refusals.length === 0 || this.opts.onDoubleSpent === undefined || rec.nft !== undefined) return
+    const spends = decodeContract(unb64(rec.contract)).content.transInfo.transTokens ?? {}
+    const states = Object.entries(spends).map(([tokenId, t]) => ({ tokenId, blockId: t.blockId ?? '' }))
+    try { this.opts.onDoubleSpent(states, refusals[0].reason) } catch (e) { this.log.debug(`onDoubleSpent: ${errorMessage(e)}`) }
+  }
+
+  /**
+   * The bundle again with the chains of the ancestors a quorum or receiver said it lacks, or
+   * undefined when it named none this node can add. The first time with the next few levels of
+   * their ancestry (a validator that missed a transaction or two remembers what lies above), after
+   * that with all of it, so the last round always suffices.
+   */
+  private async lacking (missing: unknown, sent: ChainBundle, round: number): Promise<ChainBundle | undefined> {
+    if (!Array.isArray(missing)) return undefined
+    const ids = [...new Set(missing.filter((m): m is string => typeof m === 'string' && sent.chains[m] === undefined))].slice(0, 10_000)
+    if (ids.length === 0) return undefined
+    try {
+      return mergeBundles(sent, await buildBundle(this.ledger, ids, round === 0 ? { levels: ANCESTRY_FIRST_LEVELS } : {}))
+    } catch (e) {
+      this.log.warn(`ancestors asked for could not be bundled: ${errorMessage(e)}`)
+      return undefined
     }
   }
 
@@ -375,7 +464,10 @@ export class TransferSender {
       const r = await prepare(rec.asked[next++])
       replies.push(r)
       if (r.vote === 'yes') break
-      if (r.conflict === true) throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${r.quorumDid}: ${r.reason}`)
+      if (r.conflict === true) {
+        this.doubleSpent(rec, [r])
+        throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${r.quorumDid}: ${r.reason}`)
+      }
       if (replies.filter((x) => x.vote === 'no').length > rec.asked.length - MIN_QUORUM_SIGNATURES) break
     }
     const tAnchor = Date.now()
@@ -408,6 +500,7 @@ export class TransferSender {
     await this.update(rec, { yes: agreed.map((v) => v.quorumDid), contacted: replies.map((r) => r.quorumDid) })
     this.fault('voted')
     if (yes.length < MIN_QUORUM_SIGNATURES) {
+      this.doubleSpent(rec, replies)
       const reasons = replies.filter((r) => r.vote === 'no').map((r) => `${r.quorumDid.slice(0, 16)}…: ${(r as { reason: string }).reason}`)
       if (allowed !== undefined && agreed.length >= MIN_QUORUM_SIGNATURES) {
         throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: the receiver's node accepts only quorums of its own list (trustOwnQuorumList), and ${yes.length} of the ${agreed.length} quorums that agreed are in it, ${MIN_QUORUM_SIGNATURES} needed; add quorums both lists share`)
@@ -542,7 +635,7 @@ export class TransferSender {
     const blockId = formatBlockId(decoded.content.transInfo.tokens[rec.tokens[0]].blockNumber, decoded.hash)
     if (rec.nft !== undefined) return await this.completeNft(rec, block, blockId, wait)
     if (rec.state === 'COMMITTING') {
-      const bundle = await buildBundle(this.ledger, rec.tokens)
+      const bundle = await buildBundle(this.ledger, rec.tokens, { levels: 1 })
       for (const id of rec.tokens) {
         const chain = bundle.chains[id]
         const last = chain[chain.length - 1]
@@ -581,8 +674,15 @@ export class TransferSender {
     let lastErr: unknown
     for (let i = 0; i < attempts; i++) {
       try {
-        await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: unb64(rec.contract), block, bundle, memo: rec.memo, epoch: rec.epoch, ...(rec.pledges !== undefined ? { pledges: unpackEvidence(rec.pledges) } : {}) })
-        return true
+        let sent = bundle
+        for (let round = 0; ; round++) {
+          const reply = await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: unb64(rec.contract), block, bundle: sent, memo: rec.memo, epoch: rec.epoch, ...(rec.pledges !== undefined ? { pledges: unpackEvidence(rec.pledges) } : {}) })
+          if (reply?.accepted !== false) return true
+          // the receiver lacks older ancestors of the parts: deliver again with their chains
+          const more = round < ANCESTRY_ROUNDS ? await this.lacking(reply.missing, sent, round) : undefined
+          if (more === undefined) throw new RbtError(ErrorCode.CHAIN_INVALID, `the receiver lacks the chains of ${String(reply.missing?.length)} ancestors this node cannot supply`)
+          sent = more
+        }
       } catch (e) {
         lastErr = e
         if (i + 1 < attempts) await new Promise((resolve) => setTimeout(resolve, 200 * (i + 1)))

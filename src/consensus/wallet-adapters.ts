@@ -11,7 +11,8 @@ export function ownerSigner (s: DidSigner): ConsensusSigner {
       const sig = await s.sign(hashHex)
       return { keySig: hex(sig.keySig), shareSig: hex(sig.shareSig), signType: sig.shareSig.length > 0 ? 1 : 0 }
     },
-    pvtSign: async (message) => hex(await s.pvtSign(message))
+    pvtSign: async (message) => hex(await s.pvtSign(message)),
+    unlock: async () => { await s.unlock() }
   }
 }
 

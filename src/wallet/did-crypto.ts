@@ -218,6 +218,15 @@ export class DidSigner {
     return ans
   }
 
+  /**
+   * Asks for the password now, when the node holds this DID's key (no-op otherwise, and once the
+   * key is open): an operation does this before it takes the DID's lock, so a prompt left open
+   * holds nothing another operation of the DID needs.
+   */
+  async unlock (): Promise<void> {
+    if (this.holdsKey) await this.localKey()
+  }
+
   /** Whether this DID's key is held by the node (otherwise every key use is an external signature). */
   get holdsKey (): boolean {
     return this.local.pvtKey !== undefined && (this.doc.type === DidType.BASIC || this.doc.type === DidType.CHILD || this.doc.type === DidType.LITE)

@@ -6,6 +6,6 @@ export function unusedIdentity (): { identity: IdentityApi, signing: SigningApi 
   const no = async (): Promise<never> => { throw new RbtError(ErrorCode.NOT_FOUND, 'identity not wired in this test') }
   return {
     identity: { create: no, setup: no, list: async () => [], register: no, signArbitrary: no, verifyArbitrary: no, publicInfo: no, resolve: no },
-    signing: { complete: no }
+    signing: { complete: no, cancel: no }
   }
 }

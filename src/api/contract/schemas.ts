@@ -47,5 +47,7 @@ export const signatureBody = z.object({
     z.string().max(4096),
     z.object({ Pixels: z.string().max(4096).optional(), Signature: z.string().max(4096).optional() })
   ]).optional(),
-  pixels: z.string().max(4096).optional()
+  pixels: z.string().max(4096).optional(),
+  /** true: cancel the operation waiting under `id` instead of answering it */
+  cancel: z.boolean().optional()
 })

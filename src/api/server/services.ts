@@ -72,6 +72,8 @@ export interface IdentityApi {
 
 export interface SigningApi {
   complete: (id: string, answer: { password?: string, signature?: string, pixels?: string }) => Promise<Envelope<unknown>>
+  /** ends an operation waiting for an answer, as if it had expired */
+  cancel: (id: string) => Promise<void>
 }
 
 export interface TokenApi {

@@ -79,6 +79,7 @@ export function createIdentityApi (identity: IdentityService, engine: TwoStepEng
       const r = await identity.resolvePeer(did)
       return { did, peer_id: r.peerId, did_type: r.didType ?? null, source: r.source }
     },
-    complete: async (id, answer) => await engine.complete(id, answer)
+    complete: async (id, answer) => await engine.complete(id, answer),
+    cancel: async (id) => { engine.cancel(id) }
   }
 }

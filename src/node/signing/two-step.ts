@@ -347,6 +347,31 @@ export class TwoStepEngine {
       .map((p) => ({ id: p.id, did: p.did, operation: p.operation, mode: p.mode, waiting: p.challenge !== undefined && !p.busy, expiresAt: p.expiresAt }))
   }
 
+  /** The operation of `did` waiting for its caller's answer now, if any (the oldest). */
+  waitingFor (did: string): { id: string, secondsLeft: number, kind: 'password' | 'signature' } | undefined {
+    for (const p of this.pending.values()) {
+      if (p.did !== did || p.finished || p.busy || p.challenge === undefined) continue
+      return { id: p.id, secondsLeft: Math.max(0, Math.ceil((p.expiresAt - this.now()) / 1000)), kind: p.challenge.req.kind }
+    }
+    return undefined
+  }
+
+  /**
+   * Cancels an operation waiting for an answer: it ends as if its prompt had expired (nothing it
+   * would have done happens), now rather than when the TTL runs out.
+   */
+  cancel (id: string): void {
+    const p = this.pending.get(id)
+    if (p === undefined) {
+      const ended = this.ended.get(id)
+      if (ended !== undefined) throw new RbtError(ErrorCode.CONFLICT, `Request ${id} has already ${ended.how === 'expired' ? 'expired' : 'ended'}`)
+      throw new RbtError(ErrorCode.NOT_FOUND, 'Invalid request ID')
+    }
+    if (p.busy) throw new RbtError(ErrorCode.CONFLICT, `Request ${id} is being completed; it can no longer be cancelled`)
+    this.log.info(`signature request ${p.id} for ${p.did} cancelled by its caller`)
+    this.expire(p, 'cancelled')
+  }
+
   /** Expires overdue operations (run by a timer; tests with a fake clock call it directly). */
   sweep (): void {
     const now = this.now()
@@ -384,13 +409,13 @@ export class TwoStepEngine {
     return e.env
   }
 
-  private expire (p: Pending): void {
+  private expire (p: Pending, why: 'expired' | 'cancelled' = 'expired'): void {
     this.pending.delete(p.id)
     this.remember(p.id, 'expired')
     const ch = p.challenge
     p.challenge = undefined
-    this.log.info(`signature request ${p.id} for ${p.did} expired`)
-    ch?.reject(new RbtError(ErrorCode.EXPIRED, 'Timeout, failed to get password/signature'))
+    if (why === 'expired') this.log.info(`signature request ${p.id} for ${p.did} expired`)
+    ch?.reject(new RbtError(ErrorCode.EXPIRED, why === 'expired' ? 'Timeout, failed to get password/signature' : 'Cancelled by its caller'))
     // the operation's own ending is nobody's answer any more; drain it so it is not lost silently
     if (!p.finished) {
       void p.next().then((e) => {

@@ -90,7 +90,11 @@ export function didRoutes (r: Registrar, s: ApiServices): void {
 }
 
 export function signatureRoutes (r: Registrar, s: ApiServices): void {
-  const complete = async (body: { id: string, password?: string | undefined, signature?: string | { Pixels?: string | undefined, Signature?: string | undefined } | undefined, pixels?: string | undefined }): Promise<ReturnType<ApiServices['signing']['complete']>> => {
+  const complete = async (body: { id: string, password?: string | undefined, signature?: string | { Pixels?: string | undefined, Signature?: string | undefined } | undefined, pixels?: string | undefined, cancel?: boolean | undefined }): Promise<Awaited<ReturnType<ApiServices['signing']['complete']>>> => {
+    if (body.cancel === true) {
+      await s.signing.cancel(body.id)
+      return ok(`Request ${body.id} cancelled`, null)
+    }
     const answer: { password?: string, signature?: string, pixels?: string } = {}
     if (body.password !== undefined) answer.password = body.password
     if (typeof body.signature === 'string') answer.signature = body.signature
