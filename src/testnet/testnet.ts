@@ -26,6 +26,8 @@ export interface TestnetOptions {
   fresh: boolean
   /** extra environment of the node processes */
   env?: Record<string, string>
+  /** aborting stops every node started so far and makes open() fail (Ctrl-C during set-up) */
+  signal?: AbortSignal
 }
 
 export const DEFAULT_BASE_PORT = 21000
@@ -137,13 +139,18 @@ export class Testnet {
       writeState(dir, state)
     }
     const net = new Testnet(dir, state, state.nodes.map((r) => new LocalNode(r)), old !== undefined, o.env ?? {})
+    const onAbort = (): void => { void net.stop() }
+    o.signal?.addEventListener('abort', onAbort)
     try {
+      if (o.signal?.aborted === true) throw new Error('stopped before the network started')
       await net.startAll(progress)
       if (old === undefined) await net.setUp(progress)
       else await net.reconnect(progress)
     } catch (e) {
       await net.stop()
-      throw e
+      throw o.signal?.aborted === true ? new Error('stopped during set-up: every node started so far is stopped') : e
+    } finally {
+      o.signal?.removeEventListener('abort', onAbort)
     }
     return net
   }
