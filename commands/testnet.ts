@@ -26,7 +26,7 @@ export default class Testnet extends BaseCommand {
     quorums: Flags.string({ description: 'quorum nodes (default 7, at least 5)', helpGroup: 'TESTNET' }),
     users: Flags.string({ description: 'user nodes, one funded DID each (default 2)', helpGroup: 'TESTNET' }),
     basePort: Flags.string({ description: 'first API port (default 21000); swarm ports from basePort + 500', helpGroup: 'TESTNET' }),
-    fund: Flags.string({ description: 'whole test RBT minted for each DID (default 10)', helpGroup: 'TESTNET' }),
+    fund: Flags.string({ description: 'whole test RBT minted for each user DID (default 10; each quorum DID gets as much, at least 10)', helpGroup: 'TESTNET' }),
     fresh: Flags.boolean({ description: 'remove the network in -p and set up a new one', allowNo: true, helpGroup: 'TESTNET' })
   }
 
