@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ROOT, runCli, runProcess } from '../helpers/cli.js'
@@ -93,5 +93,20 @@ describe('e2e: rbtnode testnet', function () {
     // Ctrl-C / SIGTERM stops every node
     expect(await net.stop()).to.equal(0)
     expect((await status()).nodes.some((n) => n.running)).to.equal(false)
+  })
+
+  it('a signal during set-up stops every node started so far', async () => {
+    const p = new TestnetProcess(['-quorums', '5', '-users', '2', '-p', dir, '-basePort', String(base), '-fresh'])
+    // some nodes are up: the start phase has begun and at least one API answers
+    await waitFor(async () => {
+      if (!p.stderr.includes('starting 5 quorum and 2 user nodes')) return false
+      return (await fetch(`http://127.0.0.1:${base}/svc/v1/node/status`).catch(() => undefined))?.ok === true
+    }, { timeoutMs: 60_000, what: 'the first node of the new network to answer' })
+    expect(await p.stop()).to.not.equal(0)
+    expect(p.stderr).to.match(/stopped during set-up/)
+    const nodesLeft = (): string[] => readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((pid) => {
+      try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir) } catch { return false }
+    })
+    expect(nodesLeft()).to.deep.equal([])
   })
 })
