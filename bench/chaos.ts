@@ -1,29 +1,35 @@
 import '../src/util/polyfill.js'
-import { rmSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { LevelStore } from '../src/storage/level-store.js'
 import { auditLedger } from '../src/storage/token-ledger.js'
 import { Collections, type BlockRecord, type TokenRecord } from '../src/storage/token-records.js'
+import { createLan, netnsAvailable, type Lan } from '../test/helpers/netns.js'
 import type { NodeProcess } from '../test/helpers/node-process.js'
 import { USER_PASSWORD, complete } from '../test/helpers/quorum-network.js'
 import { waitFor } from '../test/helpers/wait.js'
 import { checkInvariants, ftKey, type ChaosState, type OpView, type Outcome, type TokenView, type TxView } from './chaos/invariants.js'
-import { QUORUMS, buildNetwork, type ChaosNetwork, type ChaosNode } from './chaos/network.js'
+import { QUORUMS, QUORUM_SETS, buildNetwork, type ChaosNetwork, type ChaosNode } from './chaos/network.js'
 import { planOp, type PlannedOp } from './chaos/ops.js'
 import { Prng, randomSeed } from './chaos/prng.js'
-import { DEFAULT_FAULTS, planFaults, type FaultEvent } from './chaos/schedule.js'
+import { DEFAULT_FAULTS, PARTITION_KINDS, planFaults, type FaultEvent } from './chaos/schedule.js'
 
 /**
  * Chaos soak against real node processes (`npm run chaos -- --minutes 3 [--seed N] [--nodes 10]`):
- * 7 quorum nodes and the rest user nodes (3 DIDs each, funded, two FT kinds, a few NFTs), random
- * concurrent RBT/FT/NFT transfers, and a seeded fault scheduler that SIGKILLs nodes of any role
- * (restarting them after a random delay) and freezes some (SIGSTOP, SIGCONT seconds later). At the
- * end every node is up, the recovery sweeps get a quiet period (until nothing is Locked and no
- * transfer is open, with a deadline), and the invariants of bench/chaos/invariants.ts are checked.
- * The same seed replays the same operations and faults (docs/chaos.md). The last line is
- * `chaos: <ops> ops, <kills> kills, <pauses> pauses, <lost> lost, <dup> duplicated, <stuck> stuck`;
- * the exit code is non-zero when a check failed.
+ * 7 quorum nodes and the rest user nodes (3 DIDs each, funded, two FT kinds, a few NFTs; half of
+ * them list one quorum set, half another), random concurrent RBT/FT/NFT transfers, and a seeded
+ * fault scheduler that SIGKILLs nodes of any role (restarting them after a random delay), freezes
+ * some (SIGSTOP, SIGCONT seconds later), partitions the LAN (each node in a network namespace of
+ * its own, joined by a bridge) and fills the disk of nodes whose data dir is a small tmpfs. After
+ * every restart the node is checked to still have every transfer it acknowledged; after every heal
+ * the parted nodes must reach each other again. At the end every node is up, the recovery sweeps
+ * get a quiet period (until nothing is Locked and no transfer is open, with a deadline), and the
+ * invariants of bench/chaos/invariants.ts are checked. The same seed replays the same operations
+ * and faults (docs/chaos.md). The last line is `chaos: <ops> ops, <kills> kills, <pauses> pauses,
+ * <partitions> partitions, <full> full disks, <lost> lost, <dup> duplicated, <stuck> stuck`; the
+ * exit code is non-zero when a check failed.
  */
 const args = process.argv.slice(2)
 const opt = (name: string): string | undefined => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : undefined }
@@ -34,26 +40,51 @@ const nodeCount = Math.max(QUORUMS + 2, num('nodes', 10))
 const workers = Math.max(1, num('workers', 4))
 const keep = args.includes('--keep')
 const quietMs = num('quiet-seconds', 180) * 1000
+/** seconds a parted node has, after the heal, to reach each peer again (a ping) */
+const reconnectMs = num('reconnect-seconds', 90) * 1000
+/** size of the tmpfs of the nodes with a disk fault */
+const diskMb = num('disk-mb', 64)
 
 const t0 = Date.now()
 const log = (s: string): void => { process.stdout.write(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${s}\n`) }
 const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 
 const started: NodeProcess[] = []
-const stats = { ops: 0, skipped: 0, kills: 0, pauses: 0, restartFailures: 0, byOutcome: { ok: 0, pending: 0, failed: 0, unknown: 0 } as Record<Outcome, number>, byKind: { rbt: 0, ft: 0, nft: 0 } }
+const stats = { ops: 0, skipped: 0, kills: 0, pauses: 0, partitions: 0, byPartition: { isolate: 0, quorums: 0, split: 0 } as Record<string, number>, splitsAfterSigning: 0, reconnectMaxMs: 0, fullDisks: 0, restartChecks: 0, restartFailures: 0, byOutcome: { ok: 0, pending: 0, failed: 0, unknown: 0 } as Record<Outcome, number>, byKind: { rbt: 0, ft: 0, nft: 0 } }
 const failures = new Map<string, number>()
 const diagnostics: string[] = []
+/** problems found during the run (a restarted node missing an acknowledged transfer, parted nodes that did not find each other) */
+const runProblems: string[] = []
+/** when each operation got its answer (the per-restart check looks at those answered before the kill) */
+const answeredAt = new Map<OpView, number>()
+/** operations under way, with the nodes of their sender and receiver (a split waits for one) */
+const inFlight = new Set<{ from: ChaosNode, to: ChaosNode }>()
+let lan: Lan | undefined
+const tmpfsDirs: string[] = []
 
 async function main (): Promise<number> {
   log(`chaos seed ${seed} (replay: npm run chaos -- --seed ${seed} --minutes ${minutes} --nodes ${nodeCount})`)
   const rng = new Prng(seed)
-  const net = await buildNetwork({ userNodes: nodeCount - QUORUMS, didsPerNode: 3, rbtPerDid: 20, nftCount: 6, started, log })
+  const useLan = !args.includes('--no-netns') && await netnsAvailable()
+  const twoQuorumSets = !args.includes('--one-quorum-set')
+  // the disk faults need tmpfs mounts (root on Linux); the nodes with one: a user node and a quorum node
+  const diskNodes = !args.includes('--no-disk') && process.platform === 'linux' && process.getuid?.() === 0 ? [QUORUMS, 1] : []
+  const diskDirs = new Map<number, string>()
+  for (const i of diskNodes) {
+    const dir = mkdtempSync(join(tmpdir(), 'rbtnode-chaos-disk-'))
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${diskMb}m,mode=0700`, 'tmpfs', dir])
+    tmpfsDirs.push(dir)
+    diskDirs.set(i, dir)
+  }
+  if (useLan) lan = await createLan('chaos', nodeCount)
+  log(`${useLan ? `each node in a network namespace of its own on a bridge (${lan!.members[0]!.ip}…)` : 'nodes on 127.0.0.1 (no namespaces: no partition faults)'}; ${twoQuorumSets ? `user nodes list quorum sets ${QUORUM_SETS.map((s) => s.map((q) => `q${q}`).join(',')).join(' and ')} in turn` : 'one quorum set'}; ${diskNodes.length > 0 ? `data dirs of ${diskNodes.map((i) => i >= QUORUMS ? `u${i - QUORUMS}` : `q${i}`).join(' and ')} on ${diskMb} MB tmpfs` : 'no disk faults'}`)
+  const net = await buildNetwork({ userNodes: nodeCount - QUORUMS, didsPerNode: 3, rbtPerDid: 20, nftCount: 6, started, log, lan, dir: (i) => diskDirs.get(i), twoQuorumSets })
   const setupMs = Date.now() - t0
   log(`setup done in ${(setupMs / 1000).toFixed(1)} s: ${net.nodes.length} nodes, ${net.users.length} user DIDs, ${net.rbtMilli / 1000} RBT, FT ${net.ft.map((f) => `${f.name}×${f.count}`).join(' ')}, ${net.nfts.length} NFTs`)
 
   const durationMs = minutes * 60_000
-  const plan = planFaults(rng.fork('faults'), { ...DEFAULT_FAULTS, durationMs, nodes: net.nodes.length })
-  log(`fault plan: ${plan.filter((f) => f.kind === 'kill').length} kills, ${plan.filter((f) => f.kind === 'pause').length} pauses over ${minutes} min`)
+  const plan = planFaults(rng.fork('faults'), { ...DEFAULT_FAULTS, durationMs, nodes: net.nodes.length, quorums: QUORUMS, diskNodes, partitionShare: useLan ? DEFAULT_FAULTS.partitionShare : 0 })
+  log(`fault plan: ${plan.filter((f) => f.kind === 'kill').length} kills, ${plan.filter((f) => f.kind === 'pause').length} pauses, ${plan.filter((f) => PARTITION_KINDS.has(f.kind)).length} partitions, ${plan.filter((f) => f.kind === 'diskfull').length} full disks over ${minutes} min`)
 
   const runStart = Date.now()
   const endAt = runStart + durationMs
@@ -62,7 +93,7 @@ async function main (): Promise<number> {
 
   const restarts = new Map<ChaosNode, Promise<void>>()
   const paused = new Set<ChaosNode>()
-  const faults = runFaults(plan, net, runStart, restarts, paused)
+  const faults = runFaults(plan, net, runStart, restarts, paused, ops, diskDirs)
   // traffic goes on while faults remain (slow restarts delay them past the planned end)
   let faultsDone = false
   void faults.finally(() => { faultsDone = true })
@@ -73,7 +104,7 @@ async function main (): Promise<number> {
     while (reporting) {
       await sleep(30_000)
       if (!reporting) break
-      log(`${((Date.now() - runStart) / 60_000).toFixed(1)} min: ${stats.ops} ops (${stats.byOutcome.ok} ok, ${stats.byOutcome.pending} pending, ${stats.byOutcome.failed} refused, ${stats.byOutcome.unknown} unknown), ${stats.kills} kills, ${stats.pauses} pauses, ${net.nodes.filter((n) => !n.proc.running).length} down`)
+      log(`${((Date.now() - runStart) / 60_000).toFixed(1)} min: ${stats.ops} ops (${stats.byOutcome.ok} ok, ${stats.byOutcome.pending} pending, ${stats.byOutcome.failed} refused, ${stats.byOutcome.unknown} unknown), ${stats.kills} kills, ${stats.pauses} pauses, ${stats.partitions} partitions, ${stats.fullDisks} full disks, ${net.nodes.filter((n) => !n.proc.running).length} down`)
     }
   })()
   await faults
@@ -95,6 +126,7 @@ async function main (): Promise<number> {
 
   // ---- gather
   const state = await gather(net)
+  state.chainProblems.push(...runProblems)
   const verdict = checkInvariants(state, {
     rbtMilli: net.rbtMilli,
     ft: Object.fromEntries(net.ft.map((f) => [ftKey(f.name, f.creator), f.count])),
@@ -115,11 +147,12 @@ async function main (): Promise<number> {
     `chaos_ops_per_s ${(stats.ops / (runMs / 1000)).toFixed(2)}`,
     `chaos_outcomes ok ${stats.byOutcome.ok}, delivery pending ${stats.byOutcome.pending}, refused ${stats.byOutcome.failed}, unknown ${stats.byOutcome.unknown}`,
     `chaos_refusals ${[...failures.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([m, k]) => `${k}× ${m}`).join(' | ') || '-'}`,
-    `chaos_faults ${stats.kills} kills, ${stats.pauses} pauses, ${stats.restartFailures} failed restarts`,
+    `chaos_faults ${stats.kills} kills, ${stats.pauses} pauses, ${stats.partitions} partitions (${Object.entries(stats.byPartition).map(([k, v]) => `${v} ${k}`).join(', ')}; ${stats.splitsAfterSigning} splits while a transfer between them was signed), ${stats.fullDisks} full disks, ${stats.restartFailures} failed restarts`,
+    `chaos_checks ${stats.restartChecks} restarts checked for acknowledged transfers; reconnect after a heal at most ${(stats.reconnectMaxMs / 1000).toFixed(1)} s; ${runProblems.length} problems during the run`,
     `chaos_final ${c.heldTokens} held tokens, ${c.rbtMilli / 1000} RBT (minted ${net.rbtMilli / 1000}), ${c.ftUnits} FT units, ${c.nfts} NFTs, ${c.committedOps} ops committed`,
     `chaos_problems ${verdict.problems.length}${verdict.problems.length > 0 ? ` (all in ${problemsFile})` : ''}`,
     ...grouped(verdict.problems).slice(0, 40).map(([p, k]) => `  ${k > 1 ? `${k}× ` : ''}${p}`),
-    `chaos: ${stats.ops} ops, ${stats.kills} kills, ${stats.pauses} pauses, ${verdict.lost} lost, ${verdict.duplicated} duplicated, ${verdict.stuck} stuck`
+    `chaos: ${stats.ops} ops, ${stats.kills} kills, ${stats.pauses} pauses, ${stats.partitions} partitions, ${stats.fullDisks} full disks, ${verdict.lost} lost, ${verdict.duplicated} duplicated, ${verdict.stuck} stuck`
   ].join('\n') + '\n')
   return verdict.problems.length > 0 || verdict.lost + verdict.duplicated + verdict.stuck > 0 ? 1 : 0
 }
@@ -139,40 +172,166 @@ function grouped (problems: string[]): Array<[string, number]> {
 /** How far past its planned instant the fault plan may run (slow restarts delay faults). */
 const FAULT_GRACE_MS = 120_000
 
-/** Runs the fault plan in real time; restarts run in the background (tracked in `restarts`). */
-async function runFaults (plan: FaultEvent[], net: ChaosNetwork, runStart: number, restarts: Map<ChaosNode, Promise<void>>, paused: Set<ChaosNode>): Promise<void> {
+/** Runs the fault plan in real time; restarts and heals run in the background (tracked in `busy`, by node). */
+async function runFaults (plan: FaultEvent[], net: ChaosNetwork, runStart: number, busy: Map<ChaosNode, Promise<void>>, paused: Set<ChaosNode>, ops: OpView[], diskDirs: Map<number, string>): Promise<void> {
   // faults that slow restarts pushed this far past the planned end are dropped (the run stays bounded)
   const lastStart = runStart + plan.reduce((m, f) => Math.max(m, f.atMs), 0) + FAULT_GRACE_MS
+  const under = new Set<Promise<void>>()
   for (const ev of plan) {
     if (Date.now() > lastStart) { log(`${plan.length - plan.indexOf(ev)} faults dropped: restarts were too slow to run them in time`); break }
     const wait = runStart + ev.atMs - Date.now()
     if (wait > 0) await sleep(wait)
-    const n = net.nodes[ev.node]!
+    const targets = ev.nodes.map((i) => net.nodes[i]!)
     // the plan keeps faults of one node apart and at most maxConcurrent at a time; a restart slower
     // than planned is waited for, so the fault comes later rather than on top of the others
-    while (restarts.has(n) || restarts.size >= DEFAULT_FAULTS.maxConcurrent) await Promise.race([...restarts.values()]).catch(() => {})
+    while (targets.some((n) => busy.has(n)) || under.size >= DEFAULT_FAULTS.maxConcurrent) await Promise.race([...under]).catch(() => {})
+    const track = (p: Promise<void>): void => {
+      const tracked = p.catch((e: Error) => { runProblems.push(`${ev.kind} of ${targets.map((n) => n.name).join(',')}: ${e.message.split('\n')[0]}`) })
+        .finally(() => { under.delete(tracked); for (const n of targets) if (busy.get(n) === tracked) busy.delete(n) })
+      under.add(tracked)
+      for (const n of targets) busy.set(n, tracked)
+    }
+    const n = targets[0]!
     if (ev.kind === 'kill') {
+      const killedAt = Date.now()
       await n.proc.kill()
       stats.kills++
       log(`kill ${n.name} (down ${(ev.downMs / 1000).toFixed(1)} s)`)
-      const p = (async () => {
+      track((async () => {
         await sleep(ev.downMs)
         await restart(n, net)
-      })().finally(() => { if (restarts.get(n) === p) restarts.delete(n) })
-      restarts.set(n, p)
-    } else {
+        await checkAfterRestart(n, ops, killedAt)
+      })())
+    } else if (ev.kind === 'pause') {
       const pid = n.proc.child?.pid
       if (pid === undefined || !n.proc.running) continue
       process.kill(pid, 'SIGSTOP')
       paused.add(n)
       stats.pauses++
       log(`pause ${n.name} for ${(ev.downMs / 1000).toFixed(1)} s`)
-      const p = (async () => {
+      track((async () => {
         await sleep(ev.downMs)
         if (paused.delete(n)) process.kill(pid, 'SIGCONT')
-      })().finally(() => { if (restarts.get(n) === p) restarts.delete(n) })
-      restarts.set(n, p)
+      })())
+    } else if (ev.kind === 'diskfull') {
+      const dir = diskDirs.get(ev.node)!
+      const filler = join(dir, 'chaos-filler')
+      const bytes = fillDisk(filler)
+      stats.fullDisks++
+      log(`disk of ${n.name} full (${(bytes / 2 ** 20).toFixed(1)} MB of filler) for ${(ev.downMs / 1000).toFixed(1)} s`)
+      track((async () => {
+        await sleep(ev.downMs)
+        rmSync(filler, { force: true })
+      })())
+    } else {
+      track(partition(ev, targets, net, busy))
     }
+  }
+  await Promise.all([...under])
+}
+
+/** Fills the file system of `file` with it (until ENOSPC); returns the bytes written. */
+function fillDisk (file: string): number {
+  const fd = openSync(file, 'w')
+  let written = 0
+  try {
+    for (const size of [1 << 20, 1 << 12, 1]) {
+      const chunk = Buffer.alloc(size)
+      try { for (;;) written += writeSync(fd, chunk) } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'ENOSPC') throw e }
+    }
+  } finally { closeSync(fd) }
+  return written
+}
+
+/**
+ * A partition: cut (one node, or a minority of the quorums) or a split of two user nodes, started
+ * once the quorums signed a transfer between them (at most 10 s of waiting for one), healed after
+ * `downMs`; then every parted pair must ping each other again within the reconnect deadline.
+ */
+async function partition (ev: FaultEvent, targets: ChaosNode[], net: ChaosNetwork, busy: Map<ChaosNode, Promise<void>>): Promise<void> {
+  const l = lan!
+  const idx = (n: ChaosNode): number => net.nodes.indexOf(n)
+  let pairs: Array<[ChaosNode, ChaosNode]>
+  let what: string
+  let heal: () => Promise<void>
+  if (ev.kind === 'split') {
+    const [a, b] = targets as [ChaosNode, ChaosNode]
+    const signed = await signedBetween(a, b, 10_000)
+    if (signed) stats.splitsAfterSigning++
+    await l.separate(idx(a), idx(b))
+    pairs = [[a, b], [b, a]]
+    what = `${a.name} and ${b.name} separated${signed ? ' while the quorums signed a transfer between them' : ''}`
+    heal = async () => { await l.join(idx(a), idx(b)) }
+  } else {
+    for (const n of targets) await l.cut(idx(n))
+    const others = net.nodes.filter((m) => !targets.includes(m))
+    // the cut quorums must reach the user nodes again, a cut node every other node
+    pairs = targets.flatMap((n) => others.filter((m) => ev.kind === 'isolate' || m.role === 'user').map((m) => [n, m] as [ChaosNode, ChaosNode]))
+    what = ev.kind === 'isolate' ? `${targets[0]!.name} cut off` : `quorums ${targets.map((n) => n.name).join(', ')} cut off`
+    heal = async () => { for (const n of targets) await l.reconnect(idx(n)) }
+  }
+  stats.partitions++
+  stats.byPartition[ev.kind] = (stats.byPartition[ev.kind] ?? 0) + 1
+  log(`partition: ${what} for ${(ev.downMs / 1000).toFixed(1)} s`)
+  await sleep(ev.downMs)
+  await heal()
+  const healedAt = Date.now()
+  // nodes find each other again without a restart: each pair pings (peers faulted meanwhile are skipped)
+  const late: string[] = []
+  await Promise.all(pairs.map(async ([from, to]) => {
+    const ok = await waitFor(async () => {
+      if (busy.has(to) && busy.get(to) !== busy.get(from)) return true
+      if (!from.proc.running || !to.proc.running) return true
+      const env = await from.proc.client.envelope('nodePing', { query: { peerID: to.proc.peerId }, timeoutMs: 10_000 })
+      return env.status
+    }, { timeoutMs: reconnectMs, intervalMs: 500, what: 'ping' }).then(() => true, () => false)
+    if (!ok) late.push(`${from.name}→${to.name}`)
+  }))
+  stats.reconnectMaxMs = Math.max(stats.reconnectMaxMs, Date.now() - healedAt)
+  if (late.length > 0) throw new Error(`after the heal (${what}) still unreachable ${reconnectMs / 1000} s later: ${late.join(' ')}`)
+  log(`healed: ${what}; pings answered after ${((Date.now() - healedAt) / 1000).toFixed(1)} s`)
+}
+
+/**
+ * Waits (at most `ms`) until a transfer between the nodes a and b is decided: its sender's node
+ * has the receiver's answer to its probe and the quorums' votes, and the block is being signed
+ * (`signing`) or delivered (`delivery_pending`). Cut then, the quorums sign a block its receiver
+ * cannot be given until the heal.
+ */
+async function signedBetween (a: ChaosNode, b: ChaosNode, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    const flows = [...inFlight].filter((f) => (f.from === a && f.to === b) || (f.from === b && f.to === a))
+    for (const sender of new Set(flows.map((f) => f.from))) {
+      if (!sender.proc.running) continue
+      const receiver = sender === a ? b : a
+      const list = (await sender.proc.client.call('txList', { timeoutMs: 5_000 }).catch(() => undefined))?.result ?? []
+      if (list.some((t) => (t.status === 'signing' || t.status === 'delivery_pending') && receiver.dids.includes(t.receiver))) return true
+    }
+    await sleep(flows.length > 0 ? 50 : 250)
+  }
+  return false
+}
+
+/**
+ * After a restart: every transfer the node's DIDs were answered ok for before the kill is still
+ * committed there (an acknowledged write that a crash or a full disk lost shows here first).
+ */
+async function checkAfterRestart (n: ChaosNode, ops: OpView[], killedAt: number): Promise<void> {
+  if (n.role !== 'user') return
+  const acked = ops.filter((op) => op.outcome === 'ok' && (answeredAt.get(op) ?? Infinity) < killedAt && (n.dids.includes(op.from) || n.dids.includes(op.to)))
+  const committed = new Set<string>()
+  for (const did of n.dids) {
+    for (const type of ['rbt', 'ft', 'nft']) {
+      for (const t of (await n.proc.client.call('txByDid', { params: { did, token_type: type } })).result ?? []) if (t.status === 'committed') committed.add(`${did} ${t.memo}`)
+    }
+  }
+  stats.restartChecks++
+  const missing = acked.filter((op) => [op.from, op.to].some((did) => n.dids.includes(did) && !committed.has(`${did} ${op.memo}`)))
+  if (missing.length > 0) {
+    const p = `${n.name} restarted without ${missing.length} transfers it had acknowledged: ${missing.slice(0, 5).map((op) => op.memo).join(', ')}`
+    runProblems.push(p)
+    log(p)
   }
 }
 
@@ -230,6 +389,8 @@ async function runOp (id: number, p: PlannedOp, net: ChaosNetwork, nftOwner: Arr
   const node = nodeOf(net, from)
   if (!node.proc.running) return undefined
   const view: OpView = { id, kind: p.kind, memo, from, to, outcome: 'unknown' }
+  const flight = { from: node, to: nodeOf(net, to) }
+  inFlight.add(flight)
   try {
     const client = node.proc.client
     const first = await client.envelope('txInitiate', { body: { initiator: from, owner: to, tokens, memo } as never, timeoutMs: 120_000 })
@@ -247,6 +408,9 @@ async function runOp (id: number, p: PlannedOp, net: ChaosNetwork, nftOwner: Arr
   } catch (e) {
     view.outcome = 'unknown'
     view.detail = (e as Error).message
+  } finally {
+    inFlight.delete(flight)
+    answeredAt.set(view, Date.now())
   }
   if (p.kind === 'nft') nftOwner[p.nft] = view.outcome === 'ok' ? to : view.outcome === 'failed' && !/not the owner/.test(view.detail ?? '') ? from : undefined
   return view
@@ -336,7 +500,13 @@ try {
     if (keep) await n.stop().catch(async () => { await n.kill() })
     else await n.dispose().catch(() => {})
   }))
-  if (!keep) for (const n of started) rmSync(n.dir, { recursive: true, force: true })
-  else process.stdout.write(`data dirs kept: ${started.map((n) => n.dir).join(' ')}\n`)
+  await lan?.dispose().catch(() => {})
+  if (!keep) {
+    for (const n of started) if (!tmpfsDirs.includes(n.dir)) rmSync(n.dir, { recursive: true, force: true })
+    for (const dir of tmpfsDirs) {
+      try { execFileSync('umount', [dir]) } catch {}
+      rmSync(dir, { recursive: true, force: true })
+    }
+  } else process.stdout.write(`data dirs kept: ${started.map((n) => n.dir).join(' ')}${tmpfsDirs.length > 0 ? ` (${tmpfsDirs.join(' ')} are tmpfs mounts: umount them)` : ''}\n`)
 }
 process.exit(code)

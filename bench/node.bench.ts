@@ -8,9 +8,9 @@ import { Pool } from 'undici'
 import { BIN, childEnv, runCli } from '../test/helpers/cli.js'
 import { NodeProcess } from '../test/helpers/node-process.js'
 import { freePort } from '../test/helpers/ports.js'
-import { isMain, median, ms, percentile } from './stats.js'
+import { childrenCpuMs, isMain, loadAverage, median, ms, percentile } from './stats.js'
 
-/** Time from spawning `rbtnode run` to the API answering, and to the core being up. */
+/** Time from spawning `rbtnode run` to the API answering, and to the core being up (ready). */
 async function startOnce (): Promise<{ api: number, core: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'rbtnode-bench-'))
   const port = await freePort()
@@ -40,19 +40,44 @@ async function startOnce (): Promise<{ api: number, core: number }> {
   return { api, core }
 }
 
+/** Wall time (ms) of each run of `node <args>`, and the CPU (ms) of all of them together. */
+async function timeRuns (n: number, run: () => Promise<void>): Promise<{ wall: number[], cpu: number | undefined }> {
+  const wall: number[] = []
+  const c0 = childrenCpuMs()
+  for (let i = 0; i < n; i++) {
+    const t = performance.now()
+    await run()
+    wall.push(performance.now() - t)
+  }
+  const c1 = childrenCpuMs()
+  return { wall, cpu: c0 !== undefined && c1 !== undefined ? (c1 - c0) / n : undefined }
+}
+
+async function nodeE0 (): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' })
+    child.on('error', reject)
+    child.on('exit', () => { resolve() })
+  })
+}
+
+const cpuText = (v: number | undefined): string => v === undefined ? 'n/a' : ms(v)
+
 export async function run (): Promise<Record<string, string | number>> {
+  const load0 = loadAverage()
   const starts: Array<{ api: number, core: number }> = []
   for (let i = 0; i < 5; i++) starts.push(await startOnce())
 
   const node = await new NodeProcess().start()
   try {
-    const cli: number[] = []
-    for (let i = 0; i < 12; i++) {
-      const t = performance.now()
+    const call = async (): Promise<void> => {
       const r = await runCli(['getallbootstrap', ...node.cliArgs])
       if (r.code !== 0) throw new Error(r.stderr)
-      if (i >= 2) cli.push(performance.now() - t)
     }
+    // two unmeasured calls: the first of a fresh install also writes the code cache
+    await call(); await call()
+    const cli = await timeRuns(20, call)
+    const floor = await timeRuns(20, nodeE0)
 
     const pool = new Pool(node.url, { connections: 32 })
     const lat: number[] = []
@@ -69,12 +94,16 @@ export async function run (): Promise<Record<string, string | number>> {
     }))
     await pool.close()
     return {
-      'start → API ready (median of 5)': ms(median(starts.map((s) => s.api))),
-      'start → core up (median of 5)': ms(median(starts.map((s) => s.core))),
-      'CLI getallbootstrap round trip (median of 10)': ms(median(cli)),
-      'CLI getallbootstrap round trip p90': ms(percentile(cli, 90)),
+      node_ready_s: Number((median(starts.map((s) => s.core)) / 1000).toFixed(3)),
+      'start → API answering (median of 5)': ms(median(starts.map((s) => s.api))),
+      cli_roundtrip_ms: Number(median(cli.wall).toFixed(1)),
+      'CLI getallbootstrap round trip p90 (of 20)': ms(percentile(cli.wall, 90)),
+      'CLI getallbootstrap CPU per call (all threads)': cpuText(cli.cpu),
+      node_e0_ms: Number(median(floor.wall).toFixed(1)),
+      'node -e 0 CPU per run (all threads)': cpuText(floor.cpu),
       'GET /node/peer_id throughput (32 conns, 3 s)': `${Math.round(count / 3)} req/s`,
-      'GET /node/peer_id latency p50 / p99': `${median(lat).toFixed(2)} / ${percentile(lat, 99).toFixed(2)} ms`
+      'GET /node/peer_id latency p50 / p99': `${median(lat).toFixed(2)} / ${percentile(lat, 99).toFixed(2)} ms`,
+      'load average (1/5/15 min) before / after': `${load0} / ${loadAverage()}`
     }
   } finally {
     await node.dispose()

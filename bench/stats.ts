@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
 /** Small helpers for benchmark figures. */
 export function percentile (values: number[], p: number): number {
   if (values.length === 0) return NaN
@@ -40,6 +41,23 @@ function statCpuMs (path: string): number | undefined {
     const ticks = Number(fields[11]) + Number(fields[12])
     return Number.isFinite(ticks) ? ticks * 1000 / CLOCK_TICKS : undefined
   } catch { return undefined }
+}
+/**
+ * User + system CPU time (ms) of this process's children that have exited and been waited for
+ * (cutime + cstime of /proc/self/stat); undefined off Linux.
+ */
+export function childrenCpuMs (): number | undefined {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const ticks = Number(fields[13]) + Number(fields[14])
+    return Number.isFinite(ticks) ? ticks * 1000 / CLOCK_TICKS : undefined
+  } catch { return undefined }
+}
+
+/** The 1-minute load average, for printing next to wall-clock figures on a shared host. */
+export function loadAverage (): string {
+  return loadavg().map((v) => v.toFixed(2)).join(' ')
 }
 /** Linux reports process times in clock ticks of 1/100 s (USER_HZ) on every common platform. */
 const CLOCK_TICKS = 100

@@ -14,9 +14,10 @@ export default class GenerateTestRbt extends BaseCommand {
   async run (): Promise<void> {
     const did = this.requireFlag('did', 'the DID that receives the tokens')
     const count = wholeNumber(this.flags.numTokens, 'numTokens', 1)
-    const start = wholeNumber(this.flags.startIndex, 'startIndex', 0, 0)
+    // without -startIndex the node continues from the DID's next free index (the reference numbers nothing)
+    const start = this.flags.startIndex === undefined ? undefined : wholeNumber(this.flags.startIndex, 'startIndex', 0, 0)
     const client = this.client()
-    const first = await client.call('tokensGenerateLocalRbt', { body: { did, number_of_tokens: count, start_index: start } })
+    const first = await client.call('tokensGenerateLocalRbt', { body: { did, number_of_tokens: count, ...(start !== undefined ? { start_index: start } : {}) } })
     const env = await completeTwoStep(client, first, this.flags) as Envelope<MintLocalRbtResult>
     this.finish(env, (r) => r.token_ids.join('\n'))
   }

@@ -61,6 +61,7 @@ export default class Run extends BaseCommand {
     const { createLogger } = await import('../src/util/logger.js')
     // colour only for text lines on a terminal (this.errPaint is plain otherwise)
     const log = createLogger(options.logFormat === 'json' ? { format: 'json' } : { painter: this.errPaint })
+    for (const notice of options.notices ?? []) log.warn(notice)
     if (options.grpcPort !== undefined) log.warn(`-grpcPort ${options.grpcPort} ignored: this node serves no gRPC (use the HTTP API)`)
     for (const name of ['grpcAddr', 'grpcSecure', 'logFile', 'logLevel', 'timeout'] as const) {
       if (f[name] !== undefined && f[name] !== false) log.warn(`-${name} ignored: accepted for compatibility with the reference's run (see rbtnode run --help)`)

@@ -1,4 +1,5 @@
 import type { RbtClient } from '../../src/client/rbt-client.js'
+import type { Lan } from '../../test/helpers/netns.js'
 import { NodeProcess } from '../../test/helpers/node-process.js'
 import { FIXTURE_ENV, QUORUM_PASSWORD, USER_PASSWORD, complete, createLiteDid } from '../../test/helpers/quorum-network.js'
 import { waitFor } from '../../test/helpers/wait.js'
@@ -14,6 +15,8 @@ export interface ChaosNode {
   role: 'quorum' | 'user'
   proc: NodeProcess
   dids: string[]
+  /** the quorum DIDs this node lists (user nodes: one of the two quorum sets) */
+  quorumSet: string[]
 }
 
 export interface UserDid { did: string, node: number }
@@ -36,16 +39,47 @@ async function mint (client: RbtClient, did: string, count: number, password: st
 }
 
 /**
+ * The two quorum sets user nodes list, as indexes of the quorum nodes: even user nodes the first,
+ * odd ones the second. Each has six of the seven quorums (five must sign), and they differ.
+ */
+export const QUORUM_SETS: ReadonlyArray<readonly number[]> = [[0, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 6]]
+
+export interface BuildOptions {
+  userNodes: number
+  didsPerNode: number
+  rbtPerDid: number
+  nftCount: number
+  started: NodeProcess[]
+  log: (s: string) => void
+  /** node i runs in lan.members[i]'s namespace and listens on its LAN address (discovery stays off) */
+  lan?: Lan
+  /** the data dir of node i (a tmpfs mount for the disk faults); a fresh temp dir when undefined */
+  dir?: (i: number) => string | undefined
+  /** false: every node lists all the quorums (one set) */
+  twoQuorumSets?: boolean
+}
+
+/**
  * 7 quorum nodes (one DID each, 20 RBT, set up as quorum) and `userNodes` user nodes with
  * `didsPerNode` DIDs each (`rbtPerDid` RBT each); two FT kinds minted on two different nodes and
- * `nftCount` deployed NFTs. Every node knows the quorum list and every DID's peer.
+ * `nftCount` deployed NFTs. Quorum nodes list every quorum, user nodes one of QUORUM_SETS in turn;
+ * every node knows every DID's peer.
  */
-export async function buildNetwork (o: { userNodes: number, didsPerNode: number, rbtPerDid: number, nftCount: number, started: NodeProcess[], log: (s: string) => void }): Promise<ChaosNetwork> {
+export async function buildNetwork (o: BuildOptions): Promise<ChaosNetwork> {
   const launch = async (i: number, role: 'quorum' | 'user'): Promise<ChaosNode> => {
-    const proc = new NodeProcess({ n: i, extraArgs: ['-testNet'], env: CHAOS_ENV, startTimeoutMs: 90_000 })
+    const member = o.lan?.members[i]
+    const dir = o.dir?.(i)
+    const proc = new NodeProcess({
+      n: i,
+      extraArgs: ['-testNet', ...(member !== undefined ? ['-mdns=false'] : [])],
+      env: CHAOS_ENV,
+      startTimeoutMs: 90_000,
+      ...(member !== undefined ? { netns: member.ns, swarmHost: member.ip } : {}),
+      ...(dir !== undefined ? { dir } : {})
+    })
     o.started.push(proc)
     await proc.start()
-    return { name: role === 'quorum' ? `q${i}` : `u${i - QUORUMS}`, role, proc, dids: [] }
+    return { name: role === 'quorum' ? `q${i}` : `u${i - QUORUMS}`, role, proc, dids: [], quorumSet: [] }
   }
   const nodes = await Promise.all([
     ...Array.from({ length: QUORUMS }, async (_, i) => await launch(i, 'quorum')),
@@ -78,16 +112,19 @@ export async function buildNetwork (o: { userNodes: number, didsPerNode: number,
   rbtMilli += users.length * o.rbtPerDid * 1000
   o.log(`  ${QUORUMS} quorum DIDs and ${users.length} user DIDs funded`)
 
-  // every node: the quorum list and the peer of every DID (given, not discovered)
+  // every node: its quorum list and the peer of every DID (given, not discovered)
   const all = [...quorumDids.map((did, i) => ({ did, node: i })), ...users]
+  for (const [i, n] of nodes.entries()) {
+    n.quorumSet = n.role === 'quorum' || o.twoQuorumSets === false ? [...quorumDids] : QUORUM_SETS[(i - QUORUMS) % QUORUM_SETS.length]!.map((q) => quorumDids[q]!)
+  }
   await Promise.all(nodes.map(async (n) => {
-    for (const did of quorumDids) await n.proc.client.call('quorumsAdd', { body: { did } })
+    for (const did of n.quorumSet) await n.proc.client.call('quorumsAdd', { body: { did } })
     for (const d of all) if (nodes[d.node] !== n) await n.proc.client.call('nodeAddPeers', { body: { DID: d.did, PeerID: nodes[d.node]!.proc.peerId, DIDType: 4 } })
   }))
   let missing = ''
   await waitFor(async () => {
     for (const n of nodes.slice(QUORUMS)) {
-      for (const did of quorumDids) {
+      for (const did of n.quorumSet) {
         const env = await n.proc.client.envelope('quorumsStatus', { query: { quorumAddress: did } })
         if (!env.status) { missing = `${n.name} → quorum ${did.slice(0, 12)}…: ${env.message}`; return false }
       }

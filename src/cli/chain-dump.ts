@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises'
+import { writeFileDurable } from '../util/durable-write.js'
 import { resolve } from 'node:path'
 import type { Envelope } from '../api/contract/envelope.js'
 import type { ResultOf } from '../api/contract/routes.js'
@@ -29,7 +29,7 @@ export async function wholeChainWithMaps (client: RbtClient, id: string): Promis
  */
 export async function writeReferenceDump (file: string, dump: ChainDump): Promise<string> {
   const path = resolve(file)
-  await writeFile(path, JSON.stringify(dump.blocks.map((b) => b.map ?? {})))
+  await writeFileDurable(path, JSON.stringify(dump.blocks.map((b) => b.map ?? {})))
   return path
 }
 

@@ -3,8 +3,8 @@
  * forced prompt cannot be shown: the flag must be given, and the error names it.
  */
 import type { RbtClient } from '../client/rbt-client.js'
-import type { Envelope, PendingSignature } from '../api/contract/envelope.js'
-import { ApiError } from '../client/api-error.js'
+import type { Envelope } from '../api/contract/envelope.js'
+import { pendingChallenge } from '../client/two-step.js'
 import { UsageError, type BaseFlags } from './base-command.js'
 import { cliDeps } from './deps.js'
 import { formatLine } from '../util/logger.js'
@@ -46,35 +46,23 @@ function warnIfDefault (pwd: string, flags: BaseFlags, name: PasswordFlag, what:
   return pwd
 }
 
-function pending (env: Envelope<unknown>): PendingSignature | undefined {
-  const r = env.result as Partial<PendingSignature> | null
-  if (env.status && r !== null && typeof r === 'object' && typeof r.id === 'string' && typeof r.only_priv_key === 'boolean') return r as PendingSignature
-  return undefined
-}
-
 /**
- * Drives the two-step flow of an asynchronous call: answers "Password needed" challenges with
- * the private-key password (prompting again after a wrong one when prompting) until the final
- * envelope arrives. Challenges for an external signature cannot be answered by this CLI.
+ * Drives the two-step flow of an asynchronous call with the client's own driver: answers "Password
+ * needed" challenges with the private-key password (prompting again after a wrong one when
+ * prompting) until the final envelope arrives. Challenges for an external signature cannot be
+ * answered by this CLI.
  */
 export async function completeTwoStep (client: RbtClient, first: Envelope<unknown>, flags: BaseFlags): Promise<Envelope<unknown>> {
-  let env = first
-  let password: string | undefined
-  for (let round = 0; round < 32; round++) {
-    const ch = pending(env)
-    if (ch === undefined) return env
-    if (ch.hash !== null) {
-      throw new UsageError(`the DID's key is held outside the node: sign the hash ${ch.hash} (base64) with it and POST {id: "${ch.id}", signature} to /svc/v1/signature`)
-    }
-    password ??= await passwordFrom(flags, 'privPWD', 'private key password')
-    try {
-      env = await client.call('signatureComplete', { body: { id: ch.id, password } })
-    } catch (e) {
-      const retry = e instanceof ApiError && e.code === 'WRONG_PASSWORD' && flags.fp === true && cliDeps().prompter.interactive
-      if (!retry) throw e
-      cliDeps().stderr('wrong password, try again\n')
-      password = undefined
-    }
+  const ch = pendingChallenge(first)
+  if (ch !== undefined && ch.hash !== null) {
+    throw new UsageError(`the DID's key is held outside the node: sign the hash ${ch.hash} (base64) with it and POST {id: "${ch.id}", signature} to /svc/v1/signature`)
   }
-  throw new UsageError('too many signature rounds')
+  const retry = flags.fp === true && cliDeps().prompter.interactive
+  return await client.completeSigned(first, {
+    password: async (_c, attempt) => {
+      if (attempt > 1) cliDeps().stderr('wrong password, try again\n')
+      return await passwordFrom(flags, 'privPWD', 'private key password')
+    },
+    passwordRetries: retry ? 31 : 0
+  })
 }

@@ -2,7 +2,10 @@ import type { Envelope } from '../api/contract/envelope.js'
 import { buildPath, paths, type RouteId } from '../api/contract/paths.js'
 import type { BodyOf, QueryOf, ResultOf } from '../api/contract/routes.js'
 import { ApiError } from './api-error.js'
+import { nodeHttpTransport } from './node-http-transport.js'
 import type { HttpTransport } from './transport.js'
+import { pendingChallenge, type SignatureHandlers } from './two-step.js'
+import { DELIVERY_PENDING, SIGNING_PENDING, type TransferInput, type TransferResult } from './transfer-state.js'
 
 export interface CallInput<R extends RouteId> {
   body?: BodyOf<R>
@@ -36,8 +39,10 @@ export function encodeMultipart (form: FormInput): { body: Uint8Array, contentTy
 }
 
 export interface ClientOptions {
+  /** the node's API, e.g. http://127.0.0.1:20000 */
   baseUrl: string
-  transport: HttpTransport
+  /** how bytes move (default: node:http with keep-alive; undiciTransport for many parallel calls) */
+  transport?: HttpTransport
   timeoutMs?: number
   /** the API token of a node started with -apiAuth, sent as a bearer token */
   token?: string
@@ -55,7 +60,7 @@ export class RbtClient {
 
   constructor (opts: ClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/$/, '')
-    this.transport = opts.transport
+    this.transport = opts.transport ?? nodeHttpTransport()
     this.timeoutMs = opts.timeoutMs ?? 10 * 60_000
     this.auth = opts.token !== undefined && opts.token !== '' ? { authorization: `Bearer ${opts.token}` } : {}
   }
@@ -118,6 +123,62 @@ export class RbtClient {
       throw new ApiError(env.message, httpStatus, r?.code, env.result)
     }
     return env
+  }
+
+  /**
+   * A two-step operation as one call: sends `id` and answers the node's challenges with
+   * `handlers` until the final envelope. Throws ApiError when the node refuses (status false),
+   * and when a challenge comes that the handlers cannot answer (code SIGNATURE_NEEDED).
+   */
+  async signed<R extends RouteId>(id: R, input: CallInput<R>, handlers: SignatureHandlers): Promise<Envelope<unknown>> {
+    return await this.completeSigned(await this.call(id, input), handlers)
+  }
+
+  /** Drives the two-step flow from its first envelope (see signed). */
+  async completeSigned (first: Envelope<unknown>, handlers: SignatureHandlers): Promise<Envelope<unknown>> {
+    let env = first
+    let attempt = 1
+    let password: string | undefined
+    for (let round = 0; round < 32; round++) {
+      const ch = pendingChallenge(env)
+      if (ch === undefined) return env
+      let body: { id: string, password?: string, signature?: string }
+      if (ch.hash !== null) {
+        if (handlers.sign === undefined) throw new ApiError(`the DID's key is held outside the node: sign the hash ${ch.hash} (base64) and POST {id: "${ch.id}", signature} to /svc/v1/signature`, 200, 'SIGNATURE_NEEDED', ch)
+        body = { id: ch.id, signature: await handlers.sign({ ...ch, hash: ch.hash }) }
+      } else {
+        if (handlers.password === undefined) throw new ApiError('the node asks for the private key password: pass a password handler', 200, 'SIGNATURE_NEEDED', ch)
+        password ??= await handlers.password(ch, attempt)
+        body = { id: ch.id, password }
+      }
+      try {
+        env = await this.call('signatureComplete', { body: body as never })
+      } catch (e) {
+        if (!(e instanceof ApiError) || e.code !== 'WRONG_PASSWORD' || attempt > (handlers.passwordRetries ?? 0)) throw e
+        attempt++
+        password = undefined
+      }
+    }
+    throw new ApiError('too many signature rounds', 0, 'PROTOCOL')
+  }
+
+  /**
+   * Transfers RBT and waits for the outcome. A transfer the quorums decided whose delivery (or sign
+   * round) is still being retried is not an error: its state says so, with its id. Any other
+   * refusal throws ApiError.
+   */
+  async transfer (t: TransferInput, handlers: SignatureHandlers): Promise<TransferResult> {
+    try {
+      const env = await this.signed('txInitiate', { body: { initiator: t.from, owner: t.to, tokens: { rbt: t.amount }, memo: t.memo ?? '' } as never }, handlers)
+      const txid = (env.result as { transactionID?: string } | null)?.transactionID ?? ''
+      return { state: 'committed', transactionId: txid, message: env.message }
+    } catch (e) {
+      const txid = (e as ApiError).result as { transactionID?: unknown } | null | undefined
+      if (e instanceof ApiError && (e.code === DELIVERY_PENDING || e.code === SIGNING_PENDING) && typeof txid?.transactionID === 'string') {
+        return { state: e.code === DELIVERY_PENDING ? 'delivery_pending' : 'signing_pending', transactionId: txid.transactionID, message: e.message }
+      }
+      throw e
+    }
   }
 
   async close (): Promise<void> {

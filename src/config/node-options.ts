@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { ErrorCode, RbtError } from '../util/errors.js'
 import { parseLogFormat, type LogFormat } from '../util/logger.js'
 import { DEFAULT_CONFIG_FILE, DEFAULT_CONFIG_KEY, decryptApiConfig, defaultApiConfig, encryptApiConfig, type ApiConfig } from './api-config.js'
+import { removeLeftoversSync, writeFileDurableSync } from '../util/durable-write.js'
 
 /** Everything `rbtnode run` needs, resolved once from flags, the config file and defaults. */
 export interface NodeOptions {
@@ -52,6 +53,8 @@ export interface NodeOptions {
   /** log line format: `-logFormat`, else the config file's `rbtnode.log_format`, else text */
   logFormat: LogFormat
   config: ApiConfig
+  /** what resolving found and fixed on the way (e.g. an empty config file written again), for the log */
+  notices?: string[]
 }
 
 export interface RunFlags {
@@ -96,11 +99,21 @@ export function resolveNodeOptions (flags: RunFlags, cwd: string = process.cwd()
   const key = flags.k ?? DEFAULT_CONFIG_KEY
 
   let config: ApiConfig
-  if (existsSync(configPath)) {
-    config = decryptApiConfig(readFileSync(configPath, 'utf8'), key)
+  const notices: string[] = []
+  removeLeftoversSync(configPath)
+  const text = existsSync(configPath) ? readFileSync(configPath, 'utf8') : undefined
+  if (text !== undefined && text.trim() !== '') {
+    try {
+      config = decryptApiConfig(text, key)
+    } catch (e) {
+      throw new RbtError(ErrorCode.CONFIG, `${configPath}: ${(e as Error).message}; if the file is damaged, restore it from a backup or move it away (a new one with the defaults is written at the next start)`, { cause: e })
+    }
   } else {
+    // an empty file is the first start's write cut short by a crash (it is written once, with the
+    // defaults): writing it again loses nothing
+    if (text !== undefined) notices.push(`${configPath} was empty (its first write was cut short): written again with the defaults`)
     config = defaultApiConfig(n, workDir)
-    writeFileSync(configPath, encryptApiConfig(config, key), { mode: 0o600 })
+    writeFileDurableSync(configPath, encryptApiConfig(config, key), { mode: 0o600 })
   }
 
   const testNet = flags.testNet ?? false
@@ -144,7 +157,8 @@ export function resolveNodeOptions (flags: RunFlags, cwd: string = process.cwd()
     maxJsonBytes: maxJson(ours.max_json_bytes),
     callbackHosts: hostList(ours.callback_hosts, 'rbtnode.callback_hosts'),
     logFormat: logFormat(flags.logFormat, ours.log_format),
-    config
+    config,
+    notices
   }
 }
 

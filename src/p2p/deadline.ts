@@ -99,7 +99,12 @@ export async function withDeadline<T> (ms: number, parent: AbortSignal | undefin
 
 /** Resolve/reject with `p`, or reject with the signal's reason when it aborts first. */
 export async function raceAbort<T> (p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) throw signal.reason
+  if (signal.aborted) {
+    // nobody awaits the work any more: its later failure must not become an unhandled rejection
+    // (which ends the process)
+    p.catch(() => {})
+    throw signal.reason
+  }
   return await new Promise<T>((resolve, reject) => {
     const unlink = onAbort(signal, () => { reject(signal.reason) })
     p.then(

@@ -2,12 +2,13 @@
  * The node's libp2p identity. The private key is stored protobuf-marshalled (the libp2p key
  * format) in a file readable only by its owner, so the peer id survives restarts.
  */
-import { chmod, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises'
+import { chmod, mkdir, readFile, stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import type { PrivateKey } from '@libp2p/interface'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
+import { writeFileDurable } from '../util/durable-write.js'
 
 export interface PeerKey {
   readonly privateKey: PrivateKey
@@ -25,6 +26,18 @@ export function decodePeerKey (bytes: Uint8Array, source = 'peer key'): PrivateK
     return privateKeyFromProtobuf(bytes)
   } catch (e) {
     throw new RbtError(ErrorCode.CONFIG, `${source} is not a valid libp2p private key: ${errorMessage(e)}`, { cause: e })
+  }
+}
+
+/** The key of a peer key file; a damaged one names the cause and the way out. */
+function decodePeerKeyFile (bytes: Uint8Array, path: string): PrivateKey {
+  if (bytes.length === 0) {
+    throw new RbtError(ErrorCode.CONFIG, `peer key file ${path} is empty (cut short by a crash while it was written): restore it from a backup to keep this node's peer id, or remove it to start with a new peer id (DIDs hosted here are announced again under the new one)`)
+  }
+  try {
+    return decodePeerKey(bytes, `peer key file ${path}`)
+  } catch (e) {
+    throw new RbtError(ErrorCode.CONFIG, `${errorMessage(e)}; restore it from a backup to keep this node's peer id, or remove it to start with a new peer id`, { cause: e })
   }
 }
 
@@ -48,7 +61,7 @@ export async function loadOrCreatePeerKey (path: string): Promise<PeerKey> {
     }
   }
   if (bytes !== undefined) {
-    const privateKey = decodePeerKey(bytes, `peer key file ${path}`)
+    const privateKey = decodePeerKeyFile(bytes, path)
     await tightenMode(path)
     return { privateKey, peerId: peerIdFromPrivateKey(privateKey).toString(), created: false }
   }
@@ -58,19 +71,10 @@ export async function loadOrCreatePeerKey (path: string): Promise<PeerKey> {
 }
 
 async function writeKeyFile (path: string, data: Uint8Array): Promise<void> {
-  const tmp = `${path}.${process.pid}.${Date.now()}.tmp`
   try {
     await mkdir(dirname(path), { recursive: true, mode: 0o700 })
-    const fh = await open(tmp, 'wx', FILE_MODE)
-    try {
-      await fh.writeFile(data)
-      await fh.sync()
-    } finally {
-      await fh.close()
-    }
-    await rename(tmp, path)
+    await writeFileDurable(path, data, { mode: FILE_MODE })
   } catch (e) {
-    await unlink(tmp).catch(() => {})
     throw new RbtError(ErrorCode.CONFIG, `cannot write peer key file ${path}: ${errorMessage(e)}`, { cause: e })
   }
 }

@@ -79,6 +79,15 @@ export class TokenLedger {
     return await run
   }
 
+  /** The index after the highest one minted for `did` (0 when none was): where a mint without a start index begins. */
+  async nextMintIndex (did: string): Promise<number> {
+    const col = this.store.collection<string>(Collections.mintIndex)
+    for await (const [k] of col.entries({ gte: `${did}/`, lt: `${did}/\uffff`, reverse: true, limit: 1 })) {
+      return Number(k.slice(k.lastIndexOf('/') + 1)) + 1
+    }
+    return 0
+  }
+
   /** Throws CONFLICT when an index in [start, start+count) was already minted for `did`. */
   async checkMintIndexesFree (did: string, start: number, count: number): Promise<void> {
     const col = this.store.collection<string>(Collections.mintIndex)

@@ -1,9 +1,10 @@
 /**
  * Writes a content-addressed folder all at once: the files go into a temporary folder next to the
- * target, which is then renamed into place. A concurrent writer of the same id may win the rename;
+ * target, each synced, which is then renamed into place and the parent synced (util/durable-write). A concurrent writer of the same id may win the rename;
  * that is fine when `complete()` then sees the folder.
  */
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
+import { mkdir, rename, rm } from 'node:fs/promises'
+import { syncDir, writeNewFileSynced } from '../util/durable-write.js'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 
@@ -11,8 +12,10 @@ export async function writeFolderAtomically (parent: string, target: string, fil
   const tmp = join(parent, `.tmp-${randomBytes(6).toString('hex')}`)
   await mkdir(tmp, { recursive: true })
   try {
-    for (const [name, data] of files) await writeFile(join(tmp, name), data)
+    for (const [name, data] of files) await writeNewFileSynced(join(tmp, name), data)
+    await syncDir(tmp)
     await rename(tmp, target).catch(async (e) => { if (!await complete()) throw e })
+    await syncDir(parent)
   } finally {
     await rm(tmp, { recursive: true, force: true })
   }

@@ -4,6 +4,7 @@
  * chain dumps. Storage goes through the repositories and the ledger; signing through a
  * `TokenSigner` the caller binds to the two-step flow. No HTTP, no libp2p.
  */
+import { timeInComment } from '../util/go-time.js'
 import {
   blockIdFor, createBlock, createRac, decodeBlockEnvelope, encodeBlockEnvelope, encodeRacEnvelope,
   floatToMilliExact, formatAmount, formatBlockId, isCidV0, isDid, racTokenContent,
@@ -39,7 +40,8 @@ export interface TokenServiceOptions {
   maxMintPerCall?: number
 }
 
-export interface MintRequest { did: string, count: number, startIndex: number }
+/** A mint; without `startIndex` it continues from the DID's next free index (one past the highest minted). */
+export interface MintRequest { did: string, count: number, startIndex?: number }
 export interface MintResult { did: string, tx_id: string, count: number, start_index: number, token_ids: string[] }
 
 export interface SplitResult { tx_id: string, parent: string, parts: Array<{ token_id: string, value: number }> }
@@ -78,7 +80,7 @@ export interface ChainDumpBlock {
   value?: number
   child_tokens?: string[]
   epoch?: number
-  /** ISO time: the block's epoch when it has one, else when this node stored it. */
+  /** ISO time: the block's epoch when it has one, else the time its comment names (Go text), else when this node stored it. */
   time: string
   /** Envelope bytes, base64. */
   envelope: string
@@ -167,7 +169,8 @@ export function blockRecordOf (tokenId: string, b: Block, storedAt: number): Omi
 
 /** One stored block as the chain dumps show it. */
 export function chainDumpBlock (b: BlockRecord, envelope: Uint8Array): ChainDumpBlock {
-  const when = b.epoch !== undefined ? b.epoch * 1000 : b.storedAt
+  // a block without an epoch: the time its comment names (the reference's geneses and burns), else when it was stored
+  const when = b.epoch !== undefined ? b.epoch * 1000 : timeInComment(b.comment) ?? b.storedAt
   const out: ChainDumpBlock = {
     number: b.number,
     block_id: b.blockId,
@@ -207,6 +210,8 @@ export class TokenService {
   private readonly maxMint: number
   /** Envelope digests whose signatures were already verified (bounded). */
   private readonly verified = new Set<string>()
+  /** Per DID, the index after the last one handed to a mint without a start index (see mintStart). */
+  private readonly mintReserved = new Map<string, number>()
 
   constructor (private readonly opts: TokenServiceOptions) {
     this.ledger = opts.ledger
@@ -225,27 +230,46 @@ export class TokenService {
     if (!isDid(req.did)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID')
     if (!Number.isSafeInteger(req.count) || req.count <= 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'Invalid RBT amount, tokens generated should be a whole number and greater than 0')
     if (req.count > this.maxMint) throw new RbtError(ErrorCode.INVALID_INPUT, `at most ${this.maxMint} tokens can be generated per call, ${req.count} asked`)
+    if (req.startIndex === undefined) return
     if (!Number.isSafeInteger(req.startIndex) || req.startIndex < 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'start_index must be a whole number, 0 or greater')
     if (req.startIndex + req.count > Number.MAX_SAFE_INTEGER) throw new RbtError(ErrorCode.INVALID_INPUT, 'start_index is too large')
+  }
+
+  /**
+   * The first index of a mint: the one asked for, or the DID's next free index. Indexes handed out
+   * to mints still under way are reserved in memory, so concurrent mints for one DID never take
+   * the same index (the ledger's commit refuses a clash in any case). The reservation is taken
+   * synchronously after the ledger read, so no other mint interleaves between the two.
+   */
+  private async mintStart (req: MintRequest): Promise<number> {
+    if (req.startIndex !== undefined) {
+      await this.ledger.checkMintIndexesFree(req.did, req.startIndex, req.count)
+      return req.startIndex
+    }
+    const stored = await this.ledger.nextMintIndex(req.did)
+    const start = Math.max(stored, this.mintReserved.get(req.did) ?? 0)
+    this.mintReserved.set(req.did, start + req.count)
+    return start
   }
 
   /** Everything that can be checked before a password is asked for: input, mode, free indexes. */
   async precheckMint (req: MintRequest): Promise<void> {
     this.checkMintRequest(req)
-    await this.ledger.checkMintIndexesFree(req.did, req.startIndex, req.count)
+    if (req.startIndex !== undefined) await this.ledger.checkMintIndexesFree(req.did, req.startIndex, req.count)
   }
 
   /**
-   * Mints `count` whole test RBT for `did`, numbered from `startIndex`: each token is a RAC block
+   * Mints `count` whole test RBT for `did`, numbered from `startIndex` (or from the DID's next
+   * free index when none is given): each token is a RAC block
    * (type test token, number = its index) signed by the owner, whose hex text is the token content
    * and whose CIDv0 is the token id; each gets a signed "05" genesis. Tokens, blocks, contents, the
-   * transaction record and the balance are written in one atomic batch. An index already minted
-   * for this DID is refused.
+   * transaction record and the balance are written in one atomic batch. An explicit index already
+   * minted for this DID is refused.
    */
   async mintLocalRbt (req: MintRequest, signer: TokenSigner): Promise<MintResult> {
     this.checkMintRequest(req)
     if (signer.did !== req.did) throw new RbtError(ErrorCode.INTERNAL, 'signer does not match the minting DID')
-    await this.ledger.checkMintIndexesFree(req.did, req.startIndex, req.count)
+    const startIndex = await this.mintStart(req)
     const now = this.now()
     const ts = goTimeString(now)
     const tokens: Array<{ record: TokenRecord, expect: { exists: false } }> = []
@@ -253,7 +277,7 @@ export class TokenService {
     const contents: Record<string, string> = {}
     const mintIndexes: Array<{ did: string, index: number, tokenId: string }> = []
     for (let i = 0; i < req.count; i++) {
-      const index = req.startIndex + i
+      const index = startIndex + i
       const rac = createRac({ type: RacType.TEST_TOKEN, version: 1, did: req.did, tokenNumber: index, totalSupply: 1, timestamp: ts })
       rac.signature = await signer.sign(rac.hash)
       const racEnv = encodeRacEnvelope(rac)
@@ -278,11 +302,11 @@ export class TokenService {
     for (const t of tokens) t.record.txId = txId
     const tx: TransactionRecord = {
       txId, kind: 'mint', transactionType: TransactionType.GENERATED, initiator: req.did, tokens: tokenIds, amount: req.count * 1000,
-      comment: `local RBT ${req.startIndex}..${req.startIndex + req.count - 1}`, status: 'committed',
+      comment: `local RBT ${startIndex}..${startIndex + req.count - 1}`, status: 'committed',
       blockIds: blocks.map((b) => b.record.blockId), epoch: Math.floor(now / 1000), createdAt: now, updatedAt: now
     }
     await this.ledger.commit({ tokens, blocks, contents, mintIndexes, transactions: [tx] })
-    return { did: req.did, tx_id: txId, count: req.count, start_index: req.startIndex, token_ids: tokenIds }
+    return { did: req.did, tx_id: txId, count: req.count, start_index: startIndex, token_ids: tokenIds }
   }
 
   // ------------------------------------------------------------------ splitting

@@ -35,6 +35,10 @@ export const ErrorCode = {
   NOT_RUNNING: 'NOT_RUNNING',
   CONFIG: 'CONFIG',
   STORAGE: 'STORAGE',
+  /** the disk holding the node's data is full: no writes are taken until space is freed (reads are served) */
+  INSUFFICIENT_STORAGE: 'INSUFFICIENT_STORAGE',
+  /** the store failed a write (I/O error): no writes are taken until it has been reopened and checked (reads are served) */
+  STORAGE_UNAVAILABLE: 'STORAGE_UNAVAILABLE',
   INTERNAL: 'INTERNAL'
 } as const
 export type ErrorCode = typeof ErrorCode[keyof typeof ErrorCode]

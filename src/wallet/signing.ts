@@ -9,6 +9,7 @@ import { utf8 } from './bytes.js'
 import { randomBytes } from 'node:crypto'
 import { curveImpl, normalisePoint, type Curve, type PublicKey } from './keys.js'
 import { secpBackend } from './secp-backend.js'
+import { p256VerifyOpenssl } from './p256-openssl.js'
 
 /** The bytes ECDSA actually covers for a given input. */
 export function signedPortion (message: Uint8Array): Uint8Array {
@@ -53,8 +54,10 @@ const PRECOMPUTE_WINDOW = 4
 
 /**
  * A parsed public key ready for repeated verification. node:crypto cannot verify a
- * signature over a raw (unhashed) digest, so verification uses noble point arithmetic;
- * keys that are used repeatedly get a window table, which makes each verify ~3x faster.
+ * signature over a raw (unhashed) digest: secp256k1 goes to the selected backend, P-256 to
+ * OpenSSL's point multiplications (p256-openssl.ts), and what is left (secp256k1 without the
+ * native binding, P-256's rare degenerate cases) to noble's point arithmetic, where keys used
+ * repeatedly get a window table.
  */
 export class Verifier {
   readonly curve: Curve
@@ -62,6 +65,9 @@ export class Verifier {
   // the point for noble's arithmetic, made at first noble use (libsecp256k1 parses its own)
   private q: ReturnType<typeof curveImpl>['Point']['BASE'] | undefined
   private uses = 0
+  // P-256: the key's affine coordinates for OpenSSL's multiplications (p256-openssl.ts)
+  private qx = -1n
+  private qy = -1n
 
   constructor (key: PublicKey) {
     this.curve = key.curve
@@ -91,11 +97,19 @@ export class Verifier {
       const backend = secpBackend()
       if (backend.name === 'native') return backend.verify(msg, r, s, this.point)
     }
+    // bits2int: the (at most 32) bytes as a big-endian integer, reduced mod n.
+    const e = Fn.create(BigInt('0x' + Buffer.from(msg).toString('hex')))
+    if (this.curve === 'p256') {
+      if (this.qx < 0n) {
+        this.qx = BigInt('0x' + Buffer.from(this.point.subarray(1, 33)).toString('hex'))
+        this.qy = BigInt('0x' + Buffer.from(this.point.subarray(33, 65)).toString('hex'))
+      }
+      const ok = p256VerifyOpenssl(e, r, s, this.qx, this.qy)
+      if (ok !== undefined) return ok
+    }
     // lazily: building the table eagerly multiplies through the blinded constant-time path,
     // whose (wider) table verification never uses
     if (++this.uses === PRECOMPUTE_AFTER) this.Q.precompute(PRECOMPUTE_WINDOW, true)
-    // bits2int: the (at most 32) bytes as a big-endian integer, reduced mod n.
-    const e = Fn.create(BigInt('0x' + Buffer.from(msg).toString('hex')))
     const w = Fn.inv(s)
     const u1 = Fn.mul(e, w)
     const u2 = Fn.mul(r, w)

@@ -112,4 +112,24 @@ describe('api: token and balance routes', function () {
     expect(res.status).to.equal(404)
     expect(await json(res)).to.deep.include({ status: false, message: `DID does not have an access: ${unknown} is not hosted on this node` })
   })
+
+  it('mints again without a start index on both surfaces, continuing from the next free index', async () => {
+    const mint = async (path: string, body: unknown): Promise<{ status: boolean, message: string, result: any }> => {
+      const first = await json(await post(path, body))
+      expect(first.message, JSON.stringify(first)).to.equal('Password needed')
+      return await json(await post('/svc/v1/signature', { id: first.result.id, password: PASSWORD }))
+    }
+    const v1 = await mint('/svc/v1/tokens/generate_local_rbt', { did, number_of_tokens: 2 })
+    expect(v1.status, v1.message).to.equal(true)
+    expect(v1.result).to.include({ start_index: 4, count: 2 })
+    const legacy = await mint('/api/generate-test-token', { did, number_of_tokens: 2 })
+    expect(legacy.status, legacy.message).to.equal(true)
+    expect(legacy.result).to.include({ start_index: 6, count: 2 })
+    const again = await mint('/api/generate-test-token', { did, number_of_tokens: 1 })
+    expect(again.result).to.include({ start_index: 8, count: 1 })
+    // an explicit start index that clashes is the one refusal
+    const clash = await post('/svc/v1/tokens/generate_local_rbt', { did, number_of_tokens: 1, start_index: 5 })
+    expect(clash.status).to.equal(409)
+    expect((await json(clash)).message).to.match(/index 5 was already minted/)
+  })
 })

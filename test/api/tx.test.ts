@@ -1,6 +1,7 @@
 import { expect } from 'chai'
 import { createApp } from '../../src/api/server/app.js'
 import { applyTxFilters, createConsensusApi, type TxView } from '../../src/node/consensus/consensus-api.js'
+import { createOperatorApi, type OperatorApiDeps } from '../../src/node/consensus/operator-api.js'
 import type { ApiServices } from '../../src/api/server/services.js'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import { unusedIdentity } from './stub-identity.js'
@@ -19,6 +20,18 @@ const stored = [{ txId: TXID, kind: 'transfer', initiator: ALICE, receiver: BOB,
 describe('api: transaction and quorum routes', () => {
   const started: unknown[] = []
   const quorums: string[] = []
+  // the node's self transfer over token records: CAROL holds one Free token older than the pledge period, ALICE none
+  const CAROL = 'bafybmi' + 'c'.repeat(52)
+  const OLD = Date.now() - 8 * 24 * 3600 * 1000
+  const selfStarted: Array<{ did: string, operation?: string }> = []
+  const operator = createOperatorApi({
+    repos: {
+      owners: { list: async (did: string) => did === CAROL ? [{ tokenId: 'QmOld' }] : [] },
+      tokens: { getMany: async (ids: string[]) => ids.map((tokenId) => ({ tokenId, owner: CAROL, status: 'Free', value: 1000, updatedAt: OLD })) }
+    },
+    didRecord: async (did: string) => did === ALICE || did === CAROL ? { type: 4 } : undefined,
+    twoStep: { start: async (did: string, mode: number, _op: unknown, operation?: string) => { selfStarted.push({ did, operation }); return { status: true, message: 'Password needed', result: { id: 's', mode, hash: null, only_priv_key: false } } } }
+  } as unknown as OperatorApiDeps)
   const consensus = createConsensusApi({
     service: () => { throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started') },
     registry: {
@@ -30,7 +43,8 @@ describe('api: transaction and quorum routes', () => {
     identity: { record: async (did) => did === ALICE ? { type: 4 } : undefined, isLocal: async (did) => did === ALICE },
     twoStep: { start: async (did, mode) => { started.push({ did, mode }); return { status: true, message: 'Password needed', result: { id: 'x', mode, hash: null, only_priv_key: false } } } },
     remoteQuorumStatus: async () => true,
-    requestFaucet: async () => ({ txid: 't', count: 1 })
+    requestFaucet: async () => ({ txid: 't', count: 1 }),
+    selfTransfer: async (did) => await operator.selfTransfer(did, {})
   })
   const services = { ...unusedIdentity(), ...unusedTokens(), consensus, node: {} as never, bootstrap: {} as never } as unknown as ApiServices
   const app = createApp(services, { version: 't' })
@@ -53,7 +67,7 @@ describe('api: transaction and quorum routes', () => {
       [{ initiator: ALICE, owner: BOB, tokens: { rbt: 0 } }, 400, /below the minimum 0\.001/],
       [{ initiator: ALICE, owner: BOB, tokens: { rbt: -1 } }, 400, /.+/],
       [{ initiator: 'nope', owner: BOB, tokens: { rbt: 1 } }, 400, /Invalid DID/],
-      [{ initiator: ALICE, owner: ALICE, tokens: { rbt: 1 } }, 400, /same DID/],
+      [{ initiator: ALICE, owner: ALICE, tokens: { rbt: 1, ft: [{ ftName: 'gold', numberOfFts: 1, creatorDID: ALICE }] } }, 400, /receiver other than the sender/],
       [{ initiator: BOB, owner: ALICE, tokens: { rbt: 1 } }, 403, /not hosted on this node/],
       [{ initiator: ALICE, owner: BOB }, 400, /tokens is required/],
       [{ initiator: ALICE, owner: BOB, tokens: { rbt: 1, nft: [{ nftId: 'x', value: 1 }] } }, 400, /not available/],
@@ -66,6 +80,32 @@ describe('api: transaction and quorum routes', () => {
       expect(r.env.message, JSON.stringify(body)).to.match(re)
     }
     expect(started).to.have.length(0)
+  })
+
+  it('a transfer whose sender is its receiver is the self transfer on /svc/v1/tx and /api/initiate-rbt-transfer; the amount is not used', async () => {
+    started.length = 0
+    // nothing due: the reference's success with nothing done, whatever the amount says
+    for (const rbt of [1, 0, '2.5', 1.2345]) {
+      const r = await post('/svc/v1/tx', { initiator: ALICE, owner: ALICE, tokens: { rbt } })
+      expect(r.status, JSON.stringify(rbt)).to.equal(200)
+      expect(r.env).to.deep.equal({ status: true, message: 'No tokens present for self transfer', result: null })
+    }
+    const legacy = await post('/api/initiate-rbt-transfer', { comment: 'c', receiver: ALICE, sender: ALICE, tokenCOunt: 3, type: 2 })
+    expect(legacy.env).to.deep.include({ status: true, message: 'No tokens present for self transfer', result: null })
+    expect(started, 'no transfer was started').to.have.length(0)
+    expect(selfStarted).to.have.length(0)
+    // tokens due: the self transfer's challenge (the DID signs its contract)
+    const due = await post('/svc/v1/tx', { initiator: CAROL, owner: CAROL, tokens: { rbt: 7 } })
+    expect(due.env.message).to.equal('Password needed')
+    expect(selfStarted).to.deep.equal([{ did: CAROL, operation: 'self-transfer' }])
+    const dueLegacy = await post('/api/initiate-rbt-transfer', { comment: 'c', receiver: CAROL, sender: CAROL, tokenCOunt: 1, type: 2 })
+    expect(dueLegacy.env.message).to.equal('Password needed')
+    expect(selfStarted).to.have.length(2)
+    expect(started).to.have.length(0)
+    // a DID not hosted here: the self transfer's refusal
+    const foreign = await post('/svc/v1/tx', { initiator: BOB, owner: BOB, tokens: { rbt: 1 } })
+    expect(foreign.status).to.equal(403)
+    expect(foreign.env.message).to.match(/DID does not have an access/)
   })
 
   it('legacy initiate-rbt-transfer uses the same rules (tokenCOunt spelled so)', async () => {

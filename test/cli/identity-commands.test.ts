@@ -108,6 +108,15 @@ describe('cli: identity commands (stub transport, stub prompter)', function () {
     expect(r.stderr).to.match(/\[INFO\] Got all DIDs/)
   })
 
+  it('getalldid fails (exit 1) while the node is starting, as the reference\'s /api/getalldid: scripts poll it for readiness', async () => {
+    const r = await runCommand(['getalldid'], (req) => new URL(req.url).pathname === '/api/getalldid'
+      ? { status: 503, body: { status: false, message: 'the node is starting: its core is not up yet; retry', result: null } }
+      : { body: { status: true, message: 'Got all DIDs', result: [DID] } })
+    expect(r.code).to.equal(1)
+    expect(r.stdout).to.equal('')
+    expect(r.stderr).to.match(/\[ERROR\] the node is starting/)
+  })
+
   it('registerdid answers the password challenge and reports the final message', async () => {
     const r = await runCommand(['registerdid', '-did', DID, '-privPWD', 'pw'], (req) => req.url.endsWith('/register')
       ? { body: { status: true, message: 'Password needed', result: { id: ID, mode: 0, hash: null, only_priv_key: false } } }

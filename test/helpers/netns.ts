@@ -181,3 +181,86 @@ export async function createNetns (label: string): Promise<Netns> {
     }
   }
 }
+
+/** One member of a LAN made by createLan: its namespace and address on the bridge. */
+export interface LanMember {
+  readonly ns: Netns
+  /** the member's IPv4 address on the LAN */
+  readonly ip: string
+  /** the bridge's end of its veth pair (in the switch namespace) */
+  readonly port: string
+}
+
+export interface Lan {
+  /** the namespace that holds the bridge (no process runs there) */
+  readonly switchNs: Netns
+  readonly members: readonly LanMember[]
+  /** Takes a member's port on the bridge down (its cable pulled): it reaches nobody and nobody reaches it. */
+  cut: (i: number) => Promise<void>
+  /** Brings a member's port back up. */
+  reconnect: (i: number) => Promise<void>
+  /** Drops what members i and j send each other (a blackhole route on both sides); the rest of the LAN is unaffected. */
+  separate: (i: number, j: number) => Promise<void>
+  /** Removes what separate(i, j) added. */
+  join: (i: number, j: number) => Promise<void>
+  /** Deletes every namespace (members' processes are killed). */
+  dispose: () => Promise<void>
+}
+
+/**
+ * `count` namespaces joined by a bridge in a switch namespace of their own: member i has a veth
+ * pair whose one end (`eth0`, 10.<net>.0.<i+2>/24) is in its namespace and whose other end is a port
+ * of the bridge. Nothing of the machine's own network is touched; the LAN reaches nothing outside.
+ * Links can be cut and pairs separated at any time (partitions) and healed again.
+ */
+export async function createLan (label: string, count: number): Promise<Lan> {
+  if (count < 1 || count > 250) throw new Error(`a LAN has 1 to 250 members, not ${count}`)
+  const made: Netns[] = []
+  try {
+    const sw = await createNetns(`${label}-sw`)
+    made.push(sw)
+    await ip(['-n', sw.name, 'link', 'add', 'br0', 'type', 'bridge'])
+    await ip(['-n', sw.name, 'link', 'set', 'br0', 'up'])
+    const members: LanMember[] = []
+    for (let i = 0; i < count; i++) {
+      const ns = await createNetns(`${label}-${i}`)
+      made.push(ns)
+      const port = `p${i}`
+      const addr = `10.77.0.${i + 2}`
+      await ip(['link', 'add', port, 'netns', sw.name, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', ns.name])
+      await ip(['-n', sw.name, 'link', 'set', port, 'master', 'br0', 'up'])
+      await ip(['-n', ns.name, 'addr', 'add', `${addr}/24`, 'dev', 'eth0'])
+      await ip(['-n', ns.name, 'link', 'set', 'eth0', 'up'])
+      members.push({ ns, ip: addr, port })
+    }
+    const member = (i: number): LanMember => {
+      const m = members[i]
+      if (m === undefined) throw new Error(`no LAN member ${i}`)
+      return m
+    }
+    const route = async (verb: 'add' | 'del', i: number, j: number): Promise<void> => {
+      const a = member(i)
+      const b = member(j)
+      for (const [from, to] of [[a, b], [b, a]] as const) {
+        try {
+          await ip(['-n', from.ns.name, 'route', verb, 'blackhole', `${to.ip}/32`])
+        } catch (e) {
+          // adding what is there, or deleting what is gone, is not an error
+          if (!/File exists|No such process/.test((e as { stderr?: string }).stderr ?? (e as Error).message)) throw e
+        }
+      }
+    }
+    return {
+      switchNs: sw,
+      members,
+      cut: async (i) => { await ip(['-n', sw.name, 'link', 'set', member(i).port, 'down']) },
+      reconnect: async (i) => { await ip(['-n', sw.name, 'link', 'set', member(i).port, 'up']) },
+      separate: async (i, j) => { await route('add', i, j) },
+      join: async (i, j) => { await route('del', i, j) },
+      dispose: async () => { for (const ns of made.reverse()) await ns.dispose() }
+    }
+  } catch (e) {
+    for (const ns of made.reverse()) await ns.dispose().catch(() => {})
+    throw e
+  }
+}

@@ -36,6 +36,11 @@ export interface NodeProcessOptions {
    * `GET /api/get-peer-id`.
    */
   readiness?: 'svc' | 'api'
+  /**
+   * The address the swarm listens on and `multiaddr` names (default 127.0.0.1): a LAN member's
+   * address (netns.ts createLan) for a node in its own namespace that other namespaces dial.
+   */
+  swarmHost?: string
 }
 
 /** The API bridge run inside a namespace (see ns-bridge.ts). */
@@ -70,7 +75,7 @@ export class NodeProcess {
   }
 
   get url (): string { return `http://127.0.0.1:${this.apiPort}` }
-  get multiaddr (): string { return `/ip4/127.0.0.1/tcp/${this.swarmPort}/p2p/${this.peerId}` }
+  get multiaddr (): string { return `/ip4/${this.opts.swarmHost ?? '127.0.0.1'}/tcp/${this.swarmPort}/p2p/${this.peerId}` }
   get netns (): Netns | undefined { return this.opts.netns }
   /** Unix socket bridged to the API inside the namespace (netns nodes only). */
   get socketPath (): string | undefined { return this.opts.netns !== undefined ? join(this.dir, 'api.sock') : undefined }
@@ -99,7 +104,9 @@ export class NodeProcess {
     const ns = this.opts.netns
     const extra = this.opts.extraArgs ?? []
     if (ns === undefined && extra.some((a) => MDNS_ON.test(a))) throw new Error('mDNS sends multicast: a node with -mdns on must run inside a network namespace (netns option)')
-    const args = [BIN, 'run', '-p', this.dir, '-n', String(this.opts.n ?? 0), '-port', String(this.apiPort), '-swarmPort', String(this.swarmPort), ...extra, ...(ns === undefined && !extra.some((a) => MDNS_ANY.test(a)) ? ['-mdns=false'] : [])]
+    // E2E_NODE_FLAGS: node options for every spawned node (e.g. `--cpu-prof --cpu-prof-dir=…` to profile a bench)
+    const nodeFlags = (process.env.E2E_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '')
+    const args = [...nodeFlags, BIN, 'run', '-p', this.dir, '-n', String(this.opts.n ?? 0), '-port', String(this.apiPort), '-swarmPort', String(this.swarmPort), ...(this.opts.swarmHost !== undefined ? ['-swarmHost', this.opts.swarmHost] : []), ...extra, ...(ns === undefined && !extra.some((a) => MDNS_ANY.test(a)) ? ['-mdns=false'] : [])]
     const childEnvVars = childEnv({
       RBTNODE_GOSSIP_HEARTBEAT_MS: process.env.E2E_GOSSIP_HEARTBEAT_MS ?? '100',
       ...(ns !== undefined ? { RBTNODE_MDNS: '1', RBTNODE_MDNS_INTERVAL_MS: '1000' } : {}),

@@ -1,8 +1,6 @@
-import { expect } from 'chai'
 import type { RbtClient } from '../../src/client/rbt-client.js'
-import type { PendingSignature } from '../../src/api/contract/envelope.js'
+import { completeWithPassword, createLiteDid, joinQuorumNetwork, mintTestRbt, rbtBalance, setUpQuorums, setUpUsers } from '../../src/testnet/setup.js'
 import { NodeProcess, type NodeProcessOptions } from './node-process.js'
-import { waitFor } from './wait.js'
 
 export const USER_PASSWORD = 'user-pw'
 export const QUORUM_PASSWORD = 'quorum-pw'
@@ -19,28 +17,13 @@ export const FIXTURE_ENV: Record<string, string> = {
 
 /** Answers a two-step challenge with `password` until the final envelope arrives. */
 export async function complete (client: RbtClient, first: { status: boolean, message: string, result: unknown }, password: string): Promise<{ status: boolean, message: string, result: unknown }> {
-  let env = first
-  for (let i = 0; i < 8 && env.status && (env.result as PendingSignature | null)?.id !== undefined && typeof (env.result as PendingSignature).only_priv_key === 'boolean'; i++) {
-    env = await client.envelope('signatureComplete', { body: { id: (env.result as PendingSignature).id, password } })
-  }
-  return env
+  return await completeWithPassword(client, first, password)
 }
 
-export async function createLiteDid (client: RbtClient, password: string): Promise<string> {
-  const env = await client.call('didCreate', { body: { type: 4, password } as never })
-  return (env.result as { did: string }).did
-}
+export { createLiteDid, rbtBalance }
 
 export async function mintRbt (client: RbtClient, did: string, count: number, startIndex: number, password: string): Promise<void> {
-  const first = await client.call('tokensGenerateLocalRbt', { body: { did, number_of_tokens: count, start_index: startIndex } })
-  const done = await complete(client, first, password)
-  expect(done.status, done.message).to.equal(true)
-}
-
-export async function rbtBalance (client: RbtClient, did: string): Promise<number> {
-  const env = await client.call('didBalancesRbt', { params: { did } })
-  const r = env.result as unknown as { balance: number } | Array<{ balance: number }>
-  return Array.isArray(r) ? r[0].balance : r.balance
+  await mintTestRbt(client, did, count, startIndex, password)
 }
 
 export interface TransferOutcome { status: boolean, message: string, txid?: string }
@@ -112,43 +95,15 @@ async function buildWith (started: NodeProcess[]): Promise<QuorumNetwork> {
   }
   const quorums = await Promise.all(Array.from({ length: 7 }, async (_, i) => await launch(i)))
   const [a, b] = await Promise.all([launch(7), launch(8)])
-  const seed = quorums[0].multiaddr
-  const quorumDids = await Promise.all(quorums.map(async (q) => {
-    if (q !== quorums[0]) await q.client.call('bootstrapAdd', { body: { peers: [seed] } })
-    const did = await createLiteDid(q.client, QUORUM_PASSWORD)
-    await mintRbt(q.client, did, 10, 0, QUORUM_PASSWORD)
-    await q.client.call('quorumsSetup', { body: { did, password: QUORUM_PASSWORD, priv_password: QUORUM_PASSWORD } })
-    return did
-  }))
+  // the set-up phases are those of `rbtnode testnet` (src/testnet/setup.ts)
+  const quorumDids = await setUpQuorums(quorums, QUORUM_PASSWORD, 10)
   const net: QuorumNetwork = {
     quorums, quorumDids, a, b, alice: '', bob: '',
     all: () => [...quorums, a, b],
-    join: async (n) => {
-      if (n !== quorums[0]) await n.client.call('bootstrapAdd', { body: { peers: [seed] } })
-      const have = new Set((await n.client.call('quorumsList')).result ?? [])
-      for (const did of quorumDids) if (!have.has(did)) await n.client.call('quorumsAdd', { body: { did } })
-      // the quorum DIDs' peers are given explicitly (add_peers), so the fixture does not depend on
-      // how fast announcements spread on a loaded machine; DHT resolution has its own e2e test
-      for (const [i, did] of quorumDids.entries()) {
-        if (quorums[i] !== n) await n.client.call('nodeAddPeers', { body: { DID: did, PeerID: quorums[i].peerId, DIDType: 4 } })
-      }
-      await waitFor(async () => {
-        for (const did of quorumDids) {
-          const env = await n.client.envelope('didResolve', { params: { did } })
-          if (!env.status) return false
-        }
-        return true
-      }, { timeoutMs: 30_000, what: 'the quorum DIDs to resolve' })
-    },
+    join: async (n) => { await joinQuorumNetwork(n, quorums, quorumDids) },
     close: async () => { await Promise.all(net.all().map(async (n) => { await n.dispose() })) }
   }
   for (const n of net.all()) await net.join(n)
-  net.alice = await createLiteDid(a.client, USER_PASSWORD)
-  net.bob = await createLiteDid(b.client, USER_PASSWORD)
-  await a.client.call('nodeAddPeers', { body: { DID: net.bob, PeerID: b.peerId, DIDType: 4 } })
-  await b.client.call('nodeAddPeers', { body: { DID: net.alice, PeerID: a.peerId, DIDType: 4 } })
-  // each side resolves the other
-  await waitFor(async () => (await a.client.envelope('didResolve', { params: { did: net.bob } })).status && (await b.client.envelope('didResolve', { params: { did: net.alice } })).status,
-    { timeoutMs: 30_000, what: 'alice and bob to resolve each other' })
+  ;[net.alice, net.bob] = await setUpUsers([a, b], USER_PASSWORD, 0)
   return net
 }

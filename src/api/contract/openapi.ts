@@ -56,12 +56,28 @@ export function buildOpenApi (version: string, table: Record<string, RouteDef> =
       operationId: 'metrics',
       summary: 'Prometheus metrics of the node (text exposition format 0.0.4, not an envelope)',
       tags: ['node'],
-      responses: { 200: { description: 'Prometheus text', content: { 'text/plain; version=0.0.4': { schema: { type: 'string' } } } } }
+      responses: {
+        200: { description: 'Prometheus text', content: { 'text/plain; version=0.0.4': { schema: { type: 'string' } } } },
+        '4XX': { description: 'Envelope with status false (e.g. a missing bearer token on a node started with -apiAuth)', content: { 'application/json': { schema: envelopeSchema } } }
+      }
     }
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'rbtnode API', version, description: 'HTTP API of an rbtnode node. Every response is the envelope {status, message, result}.' },
+    info: { title: 'rbtnode API', version, description: 'HTTP API of an rbtnode node. Every response is the envelope {status, message, result}.', license: { name: 'MIT', identifier: 'MIT' } },
+    // a node's API: 127.0.0.1 and port 20000+n unless -host and -port say otherwise
+    servers: [{
+      url: 'http://{host}:{port}',
+      description: 'one rbtnode node',
+      variables: { host: { default: '127.0.0.1', description: 'the address the API binds to (-host)' }, port: { default: '20000', description: 'the API port (-port; 20000+n by default)' } }
+    }],
+    components: {
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'A node started with -apiAuth requires `Authorization: Bearer <token>` on every call; the token is written to <-p>/api.cookie at each start. Without -apiAuth no token is needed.' }
+      }
+    },
+    // the token is needed only by a node started with -apiAuth: {} names the unauthenticated case
+    security: [{ bearerAuth: [] }, {}],
     paths
   }
 }

@@ -32,6 +32,9 @@ const statusByCode: Record<ErrorCode, number> = {
   NOT_RUNNING: 503,
   CONFIG: 500,
   STORAGE: 500,
+  // writes refused after a storage fault until the store is back (the node retries by itself)
+  INSUFFICIENT_STORAGE: 507,
+  STORAGE_UNAVAILABLE: 503,
   INTERNAL: 500
 }
 

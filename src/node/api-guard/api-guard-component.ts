@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { GuardOptions } from '../../api/server/guard.js'
 import { isLoopbackHost } from '../../config/node-options.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
+import { writeFileDurable } from '../../util/durable-write.js'
 import type { Component, Factory } from '../component/component.js'
 
 /** The API token file of a node started with -apiAuth, in its working directory. */
@@ -38,8 +38,7 @@ export const apiGuardComponent: Factory<{}, ApiGuardComponent> = ({ base }) => {
       if (o.apiAuth) {
         token = randomBytes(32).toString('hex')
         const file = join(o.workDir, API_COOKIE)
-        await rm(file, { force: true })
-        await writeFile(file, token + '\n', { mode: 0o600 })
+        await writeFileDurable(file, token + '\n', { mode: 0o600 })
         base.log.info(`API token written to ${file} (send it as Authorization: Bearer <token>; the CLI reads RBTNODE_API_TOKEN or -apiToken)`)
       }
       guard = { allowHosts, corsOrigins: o.corsOrigins, ...(token !== undefined ? { token } : {}) }

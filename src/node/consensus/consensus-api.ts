@@ -8,12 +8,13 @@ import { parseTransferAmount } from '../../tokenchain/amount.js'
 import type { TokenRepositories } from '../../storage/token-repositories.js'
 import type { TransactionRecord } from '../../storage/token-records.js'
 import type { OutgoingRecord } from '../../consensus/records.js'
-import { ErrorCode, RbtError, deliveryPending, isRbtError } from '../../util/errors.js'
+import { ErrorCode, RbtError, isRbtError } from '../../util/errors.js'
 import { isValidDid } from '../../wallet/did-string.js'
 import type { SignPrompt } from '../../wallet/did-crypto.js'
 import type { ConsensusService } from './consensus-service.js'
 import type { QuorumRegistry } from './quorum-registry.js'
 import type { ConsensusApi, TransferBody, TransferOutcome, TxFilters } from '../../api/server/services.js'
+import type { SelfTransferResult } from '../../api/contract/operator-results.js'
 export type { ConsensusApi, TransferBody, TransferOutcome, TxFilters } from '../../api/server/services.js'
 
 /** A transaction as the API shows it (the contract's TxResult). */
@@ -31,6 +32,11 @@ export interface ConsensusApiDeps {
   }
   remoteQuorumStatus: (did: string) => Promise<boolean>
   requestFaucet: (did: string, count: number, prompt: SignPrompt) => Promise<{ txid: string, count: number }>
+  /**
+   * The self transfer of `did` (docs/protocol.md, "Self transfer"): a transfer whose sender and
+   * receiver are the same DID is this, with its answers, as in the reference.
+   */
+  selfTransfer: (did: string) => Promise<Envelope<SelfTransferResult | PendingSignature>>
 }
 
 const TRANSFER_KINDS = new Set(['transfer', 'receive', 'pledge'])
@@ -142,14 +148,17 @@ export function createConsensusApi (d: ConsensusApiDeps): ConsensusApi {
       const fts = (body.ft ?? []).map((f) => ({ name: f.ftName, creator: f.creatorDID, count: f.numberOfFts }))
       if (!isValidDid(body.initiator)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID: initiator')
       if (!isValidDid(body.owner)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID: owner')
-      if (body.initiator === body.owner) throw new RbtError(ErrorCode.INVALID_INPUT, 'sender and receiver are the same DID')
+      if (body.initiator === body.owner) {
+        // as the reference (isSelfRBTTransfer): a transfer to oneself is the self transfer; the amount is not used
+        if (fts.length > 0) throw new RbtError(ErrorCode.INVALID_INPUT, 'an FT transfer needs a receiver other than the sender')
+        return await d.selfTransfer(body.initiator) as Envelope<TransferOutcome | PendingSignature>
+      }
       const amountMilli = fts.length > 0 && (body.rbt === 0 || body.rbt === '0' || body.rbt === '') ? 0 : parseTransferAmount(body.rbt)
       const mode = await localMode(body.initiator)
       return await d.twoStep.start(body.initiator, mode, async (prompt) => {
         const t0 = Date.now()
         const r = await d.service().transfer({ initiator: body.initiator, owner: body.owner, amountMilli, memo: body.memo ?? '', ...(fts.length > 0 ? { fts } : {}) }, prompt)
-        // success means the receiver holds the tokens
-        if (!r.delivered) throw deliveryPending(r.txid)
+        // success means the receiver holds the tokens: the consensus service throws DELIVERY_PENDING otherwise
         const message = body.referenceMessage === true
           ? `${fts.length > 0 ? 'FT ' : ''}Transfer finished successfully in ${((Date.now() - t0) / 1000).toFixed(1)}s with trnxid ${r.txid}`
           : `Transaction ${r.txid} completed successfully`

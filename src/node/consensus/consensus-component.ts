@@ -110,8 +110,23 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
     return await rpc.call(peer, 'faucet.request', { did, count }, { timeoutMs: 120_000 })
   }
 
+  const operator = createOperatorApi({
+    consensus: require,
+    repos,
+    localDids: async () => await identity.list(),
+    ledger: () => consensusLedger(store, tokenLedger, repos),
+    verifier: idc.verifier(false),
+    didRecord: async (did) => await identity.record(did),
+    twoStep: signing.signing
+  })
+
   const self: ConsensusComponent = {
     registry,
+    // the node secret is read (or a damaged one handled) before anything unseals with it
+    start: async () => {
+      const notice = await registry.open()
+      if (notice !== undefined) log.warn(notice)
+    },
     require,
     current: () => svc,
     onNftCommitted: (l) => { nftListeners.unshift(l) },
@@ -135,17 +150,10 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
             throw new RbtError(ErrorCode.PEER_UNREACHABLE, `Quorum Connection Error: ${errorMessage(e)}`)
           }
         },
-        requestFaucet
+        requestFaucet,
+        selfTransfer: async (did) => await operator.selfTransfer(did, {})
       }),
-      operator: createOperatorApi({
-        consensus: require,
-        repos,
-        localDids: async () => await identity.list(),
-        ledger: () => consensusLedger(store, tokenLedger, repos),
-        verifier: idc.verifier(false),
-        didRecord: async (did) => await identity.record(did),
-        twoStep: signing.signing
-      })
+      operator
     },
     rpcMethods: async () => {
       const [netMod, markersMod] = await Promise.all([import('./consensus-network.js'), import('./spent-markers.js')])

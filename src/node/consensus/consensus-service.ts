@@ -11,7 +11,7 @@ import { decodeContract } from '../../tokenchain/contract.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
 import { DidSigner, QuorumSigner, type SignPrompt } from '../../wallet/did-crypto.js'
 import { DidType } from '../../wallet/did-document.js'
-import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
+import { ErrorCode, RbtError, deliveryPending, errorMessage } from '../../util/errors.js'
 import type { Logger } from '../../util/logger.js'
 import type { IdentityService } from '../identity/identity-service.js'
 import type { QuorumRegistry } from './quorum-registry.js'
@@ -163,15 +163,24 @@ export class ConsensusService {
   quorumSignerOf (did: string): ConsensusSigner | undefined { return this.quorumSigners.get(did)?.quorum }
   async hosts (did: string): Promise<boolean> { return await this.opts.identity.isLocal(did) }
 
+  /**
+   * An RBT/FT transfer. It succeeds only when the receiver holds the tokens: a transfer the quorums
+   * decided whose receiver has not taken it yet throws DELIVERY_PENDING (naming the transaction),
+   * for every caller alike (the API, the faucet).
+   */
   async transfer (req: { initiator: string, owner: string, amountMilli: number, memo: string, fts?: FtSpend[] }, prompt: SignPrompt, progress?: (m: string) => void): Promise<TransferResult> {
     const signer = ownerSigner(await this.opts.identity.signerFor(req.initiator, prompt))
-    return await this.sender.transfer({ sender: req.initiator, receiver: req.owner, amountMilli: req.amountMilli, memo: req.memo, quorums: this.opts.registry.list(), ...(req.fts !== undefined ? { fts: req.fts } : {}) }, signer, progress)
+    const r = await this.sender.transfer({ sender: req.initiator, receiver: req.owner, amountMilli: req.amountMilli, memo: req.memo, quorums: this.opts.registry.list(), ...(req.fts !== undefined ? { fts: req.fts } : {}) }, signer, progress)
+    if (!r.delivered) throw deliveryPending(r.txid)
+    return r
   }
 
-  /** A self transfer (initiate-self-transfer): `tokens` of `did`, worth `amountMilli`, spent to `did` itself through consensus. */
+  /** A self transfer (initiate-self-transfer): `tokens` of `did`, worth `amountMilli`, spent to `did` itself through consensus; delivered as `transfer`. */
   async selfTransfer (did: string, tokens: string[], amountMilli: number, prompt: SignPrompt, progress?: (m: string) => void): Promise<TransferResult> {
     const signer = ownerSigner(await this.opts.identity.signerFor(did, prompt))
-    return await this.sender.transfer({ sender: did, receiver: did, amountMilli, memo: 'self transfer', quorums: this.opts.registry.list(), selfTokens: tokens }, signer, progress)
+    const r = await this.sender.transfer({ sender: did, receiver: did, amountMilli, memo: 'self transfer', quorums: this.opts.registry.list(), selfTokens: tokens }, signer, progress)
+    if (!r.delivered) throw deliveryPending(r.txid)
+    return r
   }
 
   /** An NFT deploy, execution or transfer (POST /svc/v1/tx with tokens.nft). */

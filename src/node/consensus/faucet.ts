@@ -9,7 +9,8 @@ import type { IdentityService } from '../identity/identity-service.js'
 import type { ConsensusService } from './consensus-service.js'
 import type { QuorumRegistry } from './quorum-registry.js'
 
-interface FaucetState { did: string, sealed: string, nextIndex: number }
+/** `nextIndex` was written by earlier versions; mints now take the DID's next free index from the ledger. */
+interface FaucetState { did: string, sealed: string, nextIndex?: number }
 
 /**
  * The test network's faucet (a node started with -faucet on a test network). It owns one lite DID,
@@ -29,15 +30,15 @@ export class Faucet {
     log: Logger
   }) {}
 
-  private async state (): Promise<{ did: string, password: string, nextIndex: number }> {
+  private async state (): Promise<{ did: string, password: string }> {
     const cur = this.d.config.data.settings.faucet as FaucetState | undefined
-    if (cur !== undefined) return { did: cur.did, password: this.d.registry.unsealText('faucet', cur.sealed), nextIndex: cur.nextIndex }
+    if (cur !== undefined) return { did: cur.did, password: this.d.registry.unsealText('faucet', cur.sealed) }
     const password = randomBytes(24).toString('hex')
     const { did } = await this.d.identity.create({ type: DidType.LITE, password })
-    const st: FaucetState = { did, sealed: this.d.registry.sealText('faucet', password), nextIndex: 0 }
+    const st: FaucetState = { did, sealed: this.d.registry.sealText('faucet', password) }
     await this.d.config.update((c) => { c.settings.faucet = st })
     this.d.log.info(`faucet DID ${did} created`)
-    return { did, password, nextIndex: 0 }
+    return { did, password }
   }
 
   async did (): Promise<string> { return (await this.state()).did }
@@ -54,8 +55,8 @@ export class Faucet {
     if (did === st.did) throw new RbtError(ErrorCode.INVALID_INPUT, 'the faucet does not pay itself')
     const prompt = async (): Promise<{ password: string }> => ({ password: st.password })
     const signer = await this.d.identity.signerFor(st.did, prompt)
-    await this.d.tokens.mintLocalRbt({ did: st.did, count, startIndex: st.nextIndex }, { did: st.did, sign: async (h) => bytesToHex(await signer.pvtSign(h)) })
-    await this.d.config.update((c) => { (c.settings.faucet as FaucetState).nextIndex = st.nextIndex + count })
+    // numbered from the faucet DID's next free index (kept by the ledger, so a crash between mint and transfer loses nothing)
+    await this.d.tokens.mintLocalRbt({ did: st.did, count }, { did: st.did, sign: async (h) => bytesToHex(await signer.pvtSign(h)) })
     const svc = this.d.consensus()
     const r = await svc.transfer({ initiator: st.did, owner: did, amountMilli: count * 1000, memo: `faucet: ${count} test RBT` }, prompt)
     return { txid: r.txid, count }

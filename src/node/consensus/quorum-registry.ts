@@ -1,7 +1,8 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import type { KvStore } from '../../storage/kv-store.js'
 import type { NodeConfigStore } from '../../storage/node-config-store.js'
+import { removeLeftoversSync, writeFileDurableSync } from '../../util/durable-write.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
 
 /**
@@ -38,14 +39,51 @@ export class QuorumRegistry {
     await this.config.update((d) => { d.settings.quorums = [] })
   }
 
+  /**
+   * Reads the node secret at start. A secret file of the wrong length (a crash cut short the old
+   * in-place write) is written again when nothing is sealed with it yet, which loses nothing;
+   * otherwise the start stops with the cause and the way out. Returns a notice for the log, if any.
+   */
+  async open (): Promise<string | undefined> {
+    removeLeftoversSync(this.secretPath)
+    if (!existsSync(this.secretPath)) return undefined
+    const held = readFileSync(this.secretPath)
+    if (held.length === 32) { this.secret = held; return undefined }
+    const sealed = await this.sealedWithSecret()
+    if (sealed.length === 0) {
+      this.secret = this.createSecret()
+      return `${this.secretPath} was ${held.length === 0 ? 'empty' : `${held.length} bytes long`} (its first write was cut short) and nothing was sealed with it: a new node secret was written`
+    }
+    throw new RbtError(ErrorCode.CONFIG, `${this.secretPath} is damaged (${held.length} bytes, 32 expected; cut short by a crash while it was written), and it seals ${sealed.join(', ')}: ` +
+      'restore it from a backup; or move it away and set those up again (setupquorum for each quorum DID, the faucet DID and the explorer settings are made again)')
+  }
+
+  /** What is sealed with the node secret on this node, by kind. */
+  private async sealedWithSecret (): Promise<string[]> {
+    const out: string[] = []
+    for await (const _k of this.store.collection('quorum-setup').keys({ limit: 1 })) out.push('quorum setups')
+    const s = this.config.data.settings
+    if (s.faucet !== undefined) out.push('the faucet DID\'s password')
+    const services = s.services as Record<string, { passwordSealed?: string }> | undefined
+    if (services !== undefined && Object.values(services).some((v) => v?.passwordSealed !== undefined)) out.push('the explorer database password')
+    return out
+  }
+
+  private createSecret (): Buffer {
+    const secret = randomBytes(32)
+    writeFileDurableSync(this.secretPath, secret, { mode: 0o600 })
+    return secret
+  }
+
   private key (): Buffer {
     if (this.secret !== undefined) return this.secret
     if (existsSync(this.secretPath)) this.secret = readFileSync(this.secretPath)
-    else {
-      this.secret = randomBytes(32)
-      writeFileSync(this.secretPath, this.secret, { mode: 0o600 })
+    else this.secret = this.createSecret()
+    if (this.secret.length !== 32) {
+      const n = this.secret.length
+      this.secret = undefined
+      throw new RbtError(ErrorCode.CONFIG, `${this.secretPath} is damaged (${n} bytes, 32 expected): restart the node, which writes a new one when nothing is sealed with it, or restore it from a backup`)
     }
-    if (this.secret.length !== 32) throw new RbtError(ErrorCode.CONFIG, `${this.secretPath} is damaged`)
     return this.secret
   }
 

@@ -12,12 +12,16 @@ import { ErrorCode, RbtError } from '../../util/errors.js'
 import { isValidDid } from '../../wallet/did-string.js'
 import { isDidType, type DidType } from '../../wallet/did-document.js'
 import { sha3Hex } from '../../wallet/bytes.js'
+import { parseTimeText } from '../../util/go-time.js'
 
 export interface DidAnnouncement {
   peer_id: string
   did: string
   did_type: DidType
-  /** ISO-8601 time of signing. */
+  /**
+   * Time of signing, signed as written: ISO-8601 from this node, Go's `time.Now().String()` text from
+   * a reference node (`2025-01-22 11:44:48.45 +0530 IST m=+0.01`; see util/go-time.ts).
+   */
   time: string
   /** base64 DER signature by the DID over announcementDigest(); '' for a hosting claim. */
   signature: string
@@ -40,8 +44,9 @@ export function isDidSigned (a: DidAnnouncement): boolean {
   return a.signature !== ''
 }
 
+/** When the announcement was signed, in ms since the epoch (NaN when its time text is not one). */
 export function announcementTime (a: DidAnnouncement): number {
-  return Date.parse(a.time)
+  return parseTimeText(a.time) ?? Number.NaN
 }
 
 /** Shape check (no signature verification): what the DHT validator and the gossip handler run first. */
@@ -52,12 +57,13 @@ export function parseAnnouncement (v: unknown, now = Date.now()): DidAnnouncemen
   if (!isValidDid(o.did)) throw bad('bad did')
   if (typeof o.peer_id !== 'string' || !PEER_ID_RE.test(o.peer_id)) throw bad('bad peer_id')
   if (!isDidType(o.did_type)) throw bad('bad did_type')
-  if (typeof o.time !== 'string' || o.time.length > 40 || Number.isNaN(Date.parse(o.time))) throw bad('bad time')
-  if (Date.parse(o.time) > now + MAX_CLOCK_SKEW_MS) throw bad('time is in the future')
+  const when = typeof o.time === 'string' ? parseTimeText(o.time) : undefined
+  if (when === undefined) throw bad('bad time')
+  if (when > now + MAX_CLOCK_SKEW_MS) throw bad('time is in the future')
   if (typeof o.signature !== 'string' || o.signature.length > 512 || !B64_RE.test(o.signature)) throw bad('bad signature')
   if (o.peer_signature !== undefined && (typeof o.peer_signature !== 'string' || o.peer_signature.length > 512 || !B64_RE.test(o.peer_signature))) throw bad('bad peer_signature')
   if (o.signature === '' && (o.peer_signature === undefined || o.peer_signature === '')) throw bad('neither a DID signature nor a peer signature')
-  const a: DidAnnouncement = { peer_id: o.peer_id, did: o.did, did_type: o.did_type, time: o.time, signature: o.signature }
+  const a: DidAnnouncement = { peer_id: o.peer_id, did: o.did, did_type: o.did_type, time: o.time as string, signature: o.signature }
   if (typeof o.peer_signature === 'string' && o.peer_signature !== '') a.peer_signature = o.peer_signature
   return a
 }

@@ -8,7 +8,7 @@
  * Remote DIDs' public documents are cached under `<dataDir>/dids/.remote/`.
  */
 import { randomUUID } from 'node:crypto'
-import { mkdir, readdir, readFile, rename, rm, writeFile, open as openFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Collection, KvStore } from '../../storage/kv-store.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
@@ -16,6 +16,7 @@ import { assertDid, isValidDid } from '../../wallet/did-string.js'
 import { decodeDidDocument, DidFile, encodeDidDocument, PUBLIC_FILES, type DidDocument, type DidType } from '../../wallet/did-document.js'
 import type { LocalDid } from '../../wallet/did-crypto.js'
 import type { DidAnnouncement } from './announcement.js'
+import { fileWriteError, syncDir, writeFileDurable, writeNewFileSynced } from '../../util/durable-write.js'
 
 export interface DidRecord {
   did: string
@@ -34,16 +35,6 @@ const REMOTE_DIR = '.remote'
 
 function checkName (name: string): void {
   if (!ALL_NAMES.has(name)) throw new RbtError(ErrorCode.INVALID_INPUT, `unexpected DID file name ${JSON.stringify(name)}`)
-}
-
-async function writeDurable (path: string, data: Uint8Array, mode?: number): Promise<void> {
-  const fh = await openFile(path, 'w', mode)
-  try {
-    await fh.writeFile(data)
-    await fh.sync()
-  } finally {
-    await fh.close()
-  }
 }
 
 /** Cached index entries before the cache starts over (a node meets many remote DIDs). */
@@ -126,15 +117,17 @@ export class DidStore {
     const tmp = join(this.dir, TMP_PREFIX + randomUUID())
     await mkdir(tmp, { mode: 0o700 })
     try {
-      for (const [n, b] of Object.entries(publicFiles)) await writeDurable(join(tmp, n), b)
-      for (const [n, b] of Object.entries(privateFiles)) await writeDurable(join(tmp, n), b, 0o600)
+      for (const [n, b] of Object.entries(publicFiles)) await writeNewFileSynced(join(tmp, n), b)
+      for (const [n, b] of Object.entries(privateFiles)) await writeNewFileSynced(join(tmp, n), b, { mode: 0o600 })
       const target = this.folder(did)
       // a folder without an index record is a leftover of a crash between rename and index
       await rm(target, { recursive: true, force: true })
+      await syncDir(tmp)
       await rename(tmp, target)
+      await syncDir(this.dir)
     } catch (e) {
       await rm(tmp, { recursive: true, force: true }).catch(() => {})
-      throw new RbtError(ErrorCode.STORAGE, `cannot write DID ${did}: ${(e as Error).message}`, { cause: e })
+      throw fileWriteError(`the files of DID ${did}`, e)
     }
     const rec: DidRecord = {
       did,
@@ -204,11 +197,12 @@ export class DidStore {
     if (rec === undefined || !rec.privateFiles.includes(name) || !PRIVATE_NAMES.has(name)) throw new RbtError(ErrorCode.NOT_FOUND, `DID ${did} has no ${name}`)
     const tmp = join(this.folder(did), TMP_PREFIX + randomUUID())
     try {
-      await writeDurable(tmp, data, 0o600)
+      await writeNewFileSynced(tmp, data, { mode: 0o600 })
       await rename(tmp, join(this.folder(did), name))
+      await syncDir(this.folder(did))
     } catch (e) {
       await rm(tmp, { force: true }).catch(() => {})
-      throw new RbtError(ErrorCode.STORAGE, `cannot write ${name} of DID ${did}: ${(e as Error).message}`, { cause: e })
+      throw fileWriteError(`${name} of DID ${did}`, e)
     }
   }
 
@@ -241,9 +235,7 @@ export class DidStore {
 
   /** Caches a remote document (the caller has checked it against its DID). */
   async putRemoteDocument (doc: DidDocument): Promise<void> {
-    const tmp = join(this.remoteDir, TMP_PREFIX + randomUUID())
-    await writeFile(tmp, encodeDidDocument(doc))
-    await rename(tmp, this.remotePath(doc.did))
+    await writeFileDurable(this.remotePath(doc.did), encodeDidDocument(doc))
     this.keepRemote(doc)
   }
 

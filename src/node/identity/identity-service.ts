@@ -272,10 +272,15 @@ export class IdentityService {
         break
     }
     const created = await createDid(input)
-    // A lite DID bound to an external key holds nothing but that key, and its id is derived from
-    // it: asking again for the same key answers the DID already here (as the reference does)
-    // instead of refusing, so a wallet may repeat the request safely.
-    if (type === DidType.LITE && input.publicKeyHex !== undefined && await this.store.has(created.did)) {
+    // A DID's id is derived from its key material: the same creation asked again (the same
+    // mnemonic and child path, key file or external public key: a script run twice) names the DID
+    // already here. That is answered as done, changing nothing, provided the password given opens
+    // the key the node holds for it; otherwise it is refused (docs/api.md, "Running a script again").
+    if (await this.store.has(created.did)) {
+      if (created.privateFiles[DidFile.PVT_KEY] !== undefined && !await this.opensKey(created.did, password)) {
+        throw new RbtError(ErrorCode.CONFLICT, `DID ${created.did} already exists on this node, and the password given does not open its private key`)
+      }
+      this.log.info(`DID ${created.did} is already on this node (created again from the same key): nothing changed`)
       return { did: created.did, peerId: this.ownPeerId() ?? null }
     }
     const doc: DidDocument = { did: created.did, type, files: created.publicFiles }
@@ -402,6 +407,14 @@ export class IdentityService {
     }
     const did = didFromPublicFiles(pub)
     checkDidDocument({ did, type, files: pub })
+    // the same files set up again (a script run twice): the DID already here, nothing changed
+    if (await this.store.has(did)) {
+      if ((await this.store.local(did))?.pvtKey !== undefined && !await this.opensKey(did, password)) {
+        throw new RbtError(ErrorCode.CONFLICT, `DID ${did} already exists on this node, and the password given does not open its private key`)
+      }
+      this.log.info(`DID ${did} is already on this node (set up again from the same files): nothing changed`)
+      return { did, peerId: this.ownPeerId() ?? null }
+    }
     const peerId = this.ownPeerId()
     let announcement: DidAnnouncement | undefined
     if (peerId !== undefined) {

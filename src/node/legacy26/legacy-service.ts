@@ -13,7 +13,6 @@
  *
  * The pledged-tokens file is a view: rewritten from the ledger's Pledged tokens, never read back.
  */
-import { rename, writeFile } from 'node:fs/promises'
 import type { Legacy26Api, Legacy26Body, Legacy26Reply } from '../../api/contract/legacy26.js'
 import type { Envelope, PendingSignature } from '../../api/contract/envelope.js'
 import { KeyedMutex } from '../../consensus/keyed-mutex.js'
@@ -31,6 +30,7 @@ import type { NodeConfigStore } from '../../storage/node-config-store.js'
 import type { ConsensusService } from '../consensus/consensus-service.js'
 import type { ConsensusApi } from '../consensus/consensus-api.js'
 import type { IdentityService } from '../identity/identity-service.js'
+import { writeFileDurable } from '../../util/durable-write.js'
 
 export type LegacyRole = 'transaction' | 'quorum'
 
@@ -230,9 +230,7 @@ export class Legacy26Service implements Legacy26Api {
       rows.sort((a, b) => (a.tokenHash < b.tokenHash ? -1 : a.tokenHash > b.tokenHash ? 1 : 0))
       const json = JSON.stringify(rows, null, 2) + '\n'
       if (json === this.lastView) return
-      const tmp = `${this.d.pledgedFile}.tmp`
-      await writeFile(tmp, json)
-      await rename(tmp, this.d.pledgedFile)
+      await writeFileDurable(this.d.pledgedFile, json)
       this.lastView = json
     } catch (e) {
       this.log.debug(`pledged-tokens view: ${errorMessage(e)}`)

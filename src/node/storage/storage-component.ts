@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs'
-import { LevelStore } from '../../storage/level-store.js'
+import { LevelStore, type StoreEvent } from '../../storage/level-store.js'
+import type { Logger } from '../../util/logger.js'
 import { NodeConfigStore } from '../../storage/node-config-store.js'
 import { TokenLedger } from '../../storage/token-ledger.js'
 import { levelTokenRepositories, type TokenRepositories } from '../../storage/token-repositories.js'
@@ -19,7 +20,7 @@ export interface StorageComponent extends Component {
 export const storageComponent: Factory<{ metrics: MetricsComponent }, StorageComponent> = ({ base, metrics }) => {
   const { layout, options, log } = base
   for (const d of [layout.root, layout.dids, layout.temp]) mkdirSync(d, { recursive: true })
-  const store = new LevelStore(layout.database)
+  const store = new LevelStore(layout.database, { onEvent: (e) => { logStoreEvent(log, e) } })
   const config = new NodeConfigStore(layout.nodeConfig)
   const tokenLedger = new TokenLedger(store, sha3Hex)
   tokenLedger.observeCommit(metrics.metrics.ledgerCommit)
@@ -38,5 +39,23 @@ export const storageComponent: Factory<{ metrics: MetricsComponent }, StorageCom
       await config.open(options.bootstrap)
     },
     stop: async () => { await store.close() }
+  }
+}
+
+/** A storage fault and its way back, in the log (the operator's view of what writes answer meanwhile). */
+function logStoreEvent (log: Logger, e: StoreEvent): void {
+  switch (e.kind) {
+    case 'fault':
+      log.error(`storage: a write failed (${e.detail}); writes are refused with ${e.code} until the store has been reopened and checked, reads go on`)
+      break
+    case 'probe-failed':
+      // every attempt while the backoff is short, then every tenth
+      if (e.attempt <= 3 || e.attempt % 10 === 0) log.warn(`storage: writes cannot succeed yet (attempt ${e.attempt}: ${e.detail}); retrying`)
+      break
+    case 'reopen-failed':
+      log.error(`storage: reopening the store failed (${e.detail}); retrying`)
+      break
+    case 'reopened':
+      log.info(`storage: the store was reopened; ${e.checked} acknowledged record(s) checked, ${e.rewritten} written again; writes are taken again`)
   }
 }

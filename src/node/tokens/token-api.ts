@@ -38,7 +38,7 @@ export function createTokenApi (tokens: TokenService, identity: TokenIdentityPor
   }
   return {
     generateLocalRbt: async (input) => {
-      const req = { did: input.did, count: input.number_of_tokens, startIndex: input.start_index ?? 0 }
+      const req = { did: input.did, count: input.number_of_tokens, ...(input.start_index !== undefined ? { startIndex: input.start_index } : {}) }
       tokens.checkMintRequest(req)
       const mode = await localType(req.did)
       await tokens.precheckMint(req)

@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { Prng } from '../../../bench/chaos/prng.js'
 import { planOp } from '../../../bench/chaos/ops.js'
-import { DEFAULT_FAULTS, planFaults } from '../../../bench/chaos/schedule.js'
+import { DEFAULT_FAULTS, PARTITION_KINDS, busyMs, planFaults } from '../../../bench/chaos/schedule.js'
 
 describe('chaos: seeded randomness', () => {
   it('the same seed gives the same sequence; another seed another one', () => {
@@ -48,31 +48,72 @@ describe('chaos: seeded randomness', () => {
 })
 
 describe('chaos: fault schedule', () => {
-  const opts = { ...DEFAULT_FAULTS, durationMs: 180_000, nodes: 10 }
+  const opts = { ...DEFAULT_FAULTS, durationMs: 180_000, nodes: 10, quorums: 7, diskNodes: [7, 1] }
 
   it('the same seed gives the same faults', () => {
     expect(planFaults(new Prng(11), opts)).to.deep.equal(planFaults(new Prng(11), opts))
     expect(planFaults(new Prng(11), opts)).to.not.deep.equal(planFaults(new Prng(12), opts))
   })
 
-  it('3 minutes give at least 10 kills for every seed tried', () => {
+  it('3 minutes give at least 10 kills for every seed tried, and partitions for nearly all', () => {
+    let without = 0
     for (let seed = 1; seed <= 500; seed++) {
-      const kills = planFaults(new Prng(seed), opts).filter((f) => f.kind === 'kill').length
-      expect(kills, `seed ${seed}`).to.be.at.least(10)
+      const plan = planFaults(new Prng(seed), opts)
+      expect(plan.filter((f) => f.kind === 'kill').length, `seed ${seed}`).to.be.at.least(10)
+      if (!plan.some((f) => PARTITION_KINDS.has(f.kind))) without++
+    }
+    expect(without).to.be.at.most(5)
+  })
+
+  it('30 minutes give at least 150 kills and 30 partitions for every seed tried', () => {
+    for (let seed = 1; seed <= 100; seed++) {
+      const plan = planFaults(new Prng(seed), { ...opts, durationMs: 30 * 60_000 })
+      expect(plan.filter((f) => f.kind === 'kill').length, `seed ${seed}`).to.be.at.least(170)
+      expect(plan.filter((f) => PARTITION_KINDS.has(f.kind)).length, `seed ${seed}`).to.be.at.least(40)
     }
   })
 
-  it('never faults a node twice at once, at most maxConcurrent nodes at a time, nothing in the tail', () => {
+  it('never faults a node twice at once, at most maxConcurrent faults at a time, nothing in the tail', () => {
     for (let seed = 1; seed <= 50; seed++) {
       const plan = planFaults(new Prng(seed), opts)
-      const windows = plan.map((f) => ({ ...f, end: f.atMs + f.downMs + (f.kind === 'kill' ? opts.restartAllowanceMs : 0) }))
+      const windows = plan.map((f) => ({ ...f, end: f.atMs + busyMs(f, opts) }))
       for (const f of windows) {
         expect(f.atMs).to.be.at.most(opts.durationMs - opts.tailMs)
+        expect(f.node).to.equal(f.nodes[0])
+        expect(new Set(f.nodes).size).to.equal(f.nodes.length)
         const overlapping = windows.filter((g) => g !== f && g.atMs <= f.atMs && g.end > f.atMs)
-        expect(overlapping.filter((g) => g.node === f.node), `seed ${seed}`).to.deep.equal([])
+        expect(overlapping.filter((g) => g.nodes.some((n) => f.nodes.includes(n))), `seed ${seed}`).to.deep.equal([])
         expect(overlapping.length, `seed ${seed}`).to.be.below(opts.maxConcurrent)
       }
-      expect(new Set(plan.map((f) => f.kind))).to.have.property('size').that.is.at.least(1)
+    }
+  })
+
+  it('partitions cut a minority of the quorums, split two user nodes; full disks only hit tmpfs nodes', () => {
+    const seen = new Set<string>()
+    for (let seed = 1; seed <= 100; seed++) {
+      for (const f of planFaults(new Prng(seed), opts)) {
+        seen.add(f.kind)
+        if (f.kind === 'quorums') {
+          expect(f.nodes.length).to.be.within(1, 3)
+          for (const n of f.nodes) expect(n).to.be.below(7)
+        } else if (f.kind === 'split') {
+          expect(f.nodes).to.have.length(2)
+          for (const n of f.nodes) expect(n).to.be.within(7, 9)
+        } else {
+          expect(f.nodes).to.have.length(1)
+          if (f.kind === 'diskfull') expect(f.node).to.be.oneOf(opts.diskNodes)
+        }
+        const range = f.kind === 'kill' ? opts.killDownMs : f.kind === 'pause' ? opts.pauseMs : f.kind === 'diskfull' ? opts.diskFullMs : opts.partitionMs
+        expect(f.downMs).to.be.within(range[0], range[1])
+      }
+    }
+    expect([...seen].sort()).to.deep.equal(['diskfull', 'isolate', 'kill', 'pause', 'quorums', 'split'])
+  })
+
+  it('without a LAN or tmpfs nodes the plan has no partitions and no full disks', () => {
+    for (let seed = 1; seed <= 50; seed++) {
+      const plan = planFaults(new Prng(seed), { ...opts, partitionShare: 0, diskNodes: [] })
+      expect(plan.filter((f) => f.kind !== 'kill' && f.kind !== 'pause'), `seed ${seed}`).to.deep.equal([])
     }
   })
 })

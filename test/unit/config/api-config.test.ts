@@ -3,7 +3,7 @@ import { createCipheriv, createHash } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { decryptApiConfig, defaultApiConfig, encryptApiConfig } from '../../../src/config/api-config.js'
+import { DEFAULT_CONFIG_KEY, decryptApiConfig, defaultApiConfig, encryptApiConfig } from '../../../src/config/api-config.js'
 import { resolveNodeOptions } from '../../../src/config/node-options.js'
 import { RbtError } from '../../../src/util/errors.js'
 
@@ -132,5 +132,16 @@ describe('config: resolveNodeOptions', () => {
 
   it('rejects a bad node number', () => {
     expect(() => resolveNodeOptions({ p: 'x', n: -1 }, dir)).to.throw(RbtError, /-n must be/)
+  })
+
+  it('writes the config again when a crash left it empty (its first write cut short), and refuses a damaged one with the way out', () => {
+    const first = resolveNodeOptions({ p: 'e', n: 3 }, dir)
+    writeFileSync(first.configPath, '')
+    const again = resolveNodeOptions({ p: 'e', n: 3 }, dir)
+    expect(again.notices?.join('\n')).to.match(/was empty .*written again with the defaults/)
+    expect(again.apiPort).to.equal(20003)
+    expect(decryptApiConfig(readFileSync(first.configPath, 'utf8'), DEFAULT_CONFIG_KEY)).to.deep.equal(first.config)
+    writeFileSync(first.configPath, readFileSync(first.configPath, 'utf8').slice(0, 40))
+    expect(() => resolveNodeOptions({ p: 'e', n: 3 }, dir)).to.throw(RbtError, /restore it from a backup or move it away/)
   })
 })

@@ -108,15 +108,23 @@ describe('identity service: a lite DID of an external public key', function () {
   this.timeout(30_000)
   const { service } = tempIdentity()
 
-  it('asked again for the same key, answers the DID already here and changes nothing; a DID made from a mnemonic still refuses a repeat', async () => {
+  it('asked again for the same key, answers the DID already here and changes nothing; so does a repeat from the same mnemonic, with its password', async () => {
     const s = await service()
     const key = bytesToHex(secp256k1.getPublicKey(secp256k1.utils.randomSecretKey(), true))
     const first = await s.create({ type: 4, publicKeyHex: key })
     const again = await s.create({ type: 4, publicKeyHex: key })
     expect(again.did).to.equal(first.did)
     expect((await s.list()).filter((d) => d === first.did)).to.have.length(1)
-    await s.create({ type: 4, mnemonic: MNEMONIC })
-    const err = await rejects(s.create({ type: 4, mnemonic: MNEMONIC }))
+    const fromWords = await s.create({ type: 4, mnemonic: MNEMONIC, childPath: 3, password: 'words-pw' })
+    // a script run twice: the same mnemonic, child path and password name the same DID, nothing changes
+    const repeat = await s.create({ type: 4, mnemonic: MNEMONIC, childPath: 3, password: 'words-pw' })
+    expect(repeat.did).to.equal(fromWords.did)
+    expect((await s.list()).filter((d) => d === fromWords.did)).to.have.length(1)
+    expect(await s.mnemonic(fromWords.did, 'words-pw')).to.equal(MNEMONIC)
+    // another password does not open the key held for it: refused, nothing changes
+    const err = await rejects(s.create({ type: 4, mnemonic: MNEMONIC, childPath: 3, password: 'other-pw' }))
     expect(err.code).to.equal(ErrorCode.CONFLICT)
+    expect(err.message).to.match(/already exists on this node, and the password given does not open its private key/)
+    expect(await s.mnemonic(fromWords.did, 'words-pw')).to.equal(MNEMONIC)
   })
 })

@@ -3,8 +3,8 @@
  * quorum key each, and a builder for signed test-token chains.
  *
  * Mode "raw" signs as the reference does: ECDSA over the leftmost 32 bytes of the ASCII hex string
- * used directly as the digest (no further hashing); noble-curves does the raw ECDSA because
- * node:crypto always hashes its input. Mode "node-sha256" uses node:crypto sign/verify with cached
+ * used directly as the digest (no further hashing); noble-curves signs (node:crypto always hashes
+ * its input) and the wallet's `Verifier` checks, one per key as the node caches them. Mode "node-sha256" uses node:crypto sign/verify with cached
  * KeyObjects over the same 32 bytes (hashed with SHA-256 first): not wire-compatible, used only to
  * measure node:crypto speed in the benchmark. Mode "raw-secp256k1" signs as the reference's lite
  * DIDs do (secp256k1, raw digest) through the wallet's own signer and `Verifier` (one per key, as
@@ -96,16 +96,10 @@ export class KeyRing {
       const msg = Buffer.from(messageAsciiHex, 'ascii').subarray(0, 32)
       const sig = Buffer.from(signatureHex, 'hex')
       if (this.mode === 'node-sha256') return crypto.verify('sha256', msg, kp.pubKey!, sig)
-      if (this.mode === 'raw-secp256k1') {
-        let v = this.verifiers.get(kp.pub)
-        if (v === undefined) { v = new Verifier({ curve: 'secp256k1', point: kp.pub }); this.verifiers.set(kp.pub, v) }
-        return v.verify(msg, sig)
-      }
-      try {
-        return p256.verify(sig, msg, kp.pub, { prehash: false, format: 'der', lowS: false })
-      } catch {
-        return false
-      }
+      // the wallet's own Verifier, one per key, as the node's verifier keeps them
+      let v = this.verifiers.get(kp.pub)
+      if (v === undefined) { v = new Verifier({ curve: this.mode === 'raw-secp256k1' ? 'secp256k1' : 'p256', point: kp.pub }); this.verifiers.set(kp.pub, v) }
+      return v.verify(msg, sig)
     }
   }
 }

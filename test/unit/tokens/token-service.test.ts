@@ -79,6 +79,35 @@ describe('tokens: TokenService over LevelDB', function () {
       await expectClean()
     })
 
+    it('without a start index continues from the DID\'s next free index; only an explicit clash is refused', async () => {
+      const signer = ringSigner(env.ring, did)
+      const first = await env.service.mintLocalRbt({ did, count: 2 }, signer)
+      expect(first.start_index).to.equal(0)
+      const second = await env.service.mintLocalRbt({ did, count: 2 }, signer)
+      expect(second.start_index).to.equal(2)
+      // an explicit start index further on: the next mint without one continues after it
+      await env.service.mintLocalRbt({ did, count: 1, startIndex: 10 }, signer)
+      const third = await env.service.mintLocalRbt({ did, count: 1 }, signer)
+      expect(third.start_index).to.equal(11)
+      await rejects(env.service.mintLocalRbt({ did, count: 1, startIndex: 1 }, signer), 'CONFLICT', /index 1 was already minted/)
+      const racs = await Promise.all([...first.token_ids, ...second.token_ids, ...third.token_ids].map(async (id) => racFromTokenContent((await env.repos.tokens.content(id))!).content.tokenNumber))
+      expect(racs).to.deep.equal([0, 1, 2, 3, 11])
+      expect((await env.service.rbtBalance(did)).balance).to.equal(6)
+      // the next free index is read from the store: a restarted service continues too
+      await env.reopen()
+      expect((await env.service.mintLocalRbt({ did, count: 1 }, ringSigner(env.ring, did))).start_index).to.equal(12)
+      await expectClean()
+    })
+
+    it('concurrent mints for one DID never take the same index', async () => {
+      const signer = ringSigner(env.ring, did)
+      const runs = await Promise.all([3, 1, 2, 4, 1].map(async (count) => await env.service.mintLocalRbt({ did, count }, signer)))
+      const indexes = runs.flatMap((r) => Array.from({ length: r.count }, (_, i) => r.start_index + i)).sort((a, b) => a - b)
+      expect(indexes).to.deep.equal(Array.from({ length: 11 }, (_, i) => i))
+      expect((await env.service.rbtBalance(did)).balance).to.equal(11)
+      await expectClean()
+    })
+
     it('rejects bad input with clear messages', async () => {
       const s = ringSigner(env.ring, did)
       await rejects(env.service.mintLocalRbt({ did: 'bafybmi-not-a-did', count: 1, startIndex: 0 }, s), 'INVALID_DID', /Invalid DID/)

@@ -1,0 +1,57 @@
+import { expect } from 'chai'
+import { ConsensusService, type ConsensusServiceOptions } from '../../../../src/node/consensus/consensus-service.js'
+import { Faucet } from '../../../../src/node/consensus/faucet.js'
+import type { TransferResult } from '../../../../src/consensus/sender.js'
+import { ErrorCode, isRbtError } from '../../../../src/util/errors.js'
+import { silentLogger } from '../../../../src/util/logger.js'
+
+const ASKER = 'bafybmi' + 'a'.repeat(52)
+const FAUCET = 'bafybmi' + 'f'.repeat(52)
+const TX = 'ab'.repeat(32)
+
+/** A consensus service whose sender answers `result` (the consensus rounds are not what is tested here). */
+function service (result: Omit<TransferResult, 'txid'>): ConsensusService {
+  const unused = undefined as never
+  const svc = new ConsensusService({
+    ledger: unused,
+    verifier: unused,
+    transport: unused,
+    identity: { signerFor: async () => ({ doc: { did: FAUCET }, pvtSign: async () => new Uint8Array(64) }) } as never,
+    registry: { list: () => [] } as never,
+    selfPeer: () => 'self',
+    log: silentLogger
+  } as ConsensusServiceOptions)
+  ;(svc as unknown as { sender: { transfer: () => Promise<TransferResult> } }).sender = { transfer: async () => ({ txid: TX, ...result }) }
+  return svc
+}
+
+async function code (p: Promise<unknown>): Promise<string | undefined> {
+  return await p.then(() => undefined, (e) => { expect(isRbtError(e), String(e)).to.equal(true); return (e as { code: string }).code })
+}
+
+describe('node: the consensus service reports a transfer done only when the receiver holds the tokens', () => {
+  const prompt = async (): Promise<{ password: string }> => ({ password: 'x' })
+
+  it('a decided transfer not yet delivered is DELIVERY_PENDING naming the transaction; a delivered one succeeds', async () => {
+    const pending = service({ blockId: 'b', quorums: [], delivered: false })
+    const err = await pending.transfer({ initiator: FAUCET, owner: ASKER, amountMilli: 1000, memo: '' }, prompt).then(() => undefined, (e: unknown) => e)
+    expect(isRbtError(err, ErrorCode.DELIVERY_PENDING)).to.equal(true)
+    expect((err as { details: unknown }).details).to.deep.equal({ transactionID: TX })
+    expect(await code(pending.selfTransfer(FAUCET, ['QmT'], 1000, prompt))).to.equal(ErrorCode.DELIVERY_PENDING)
+    const done = await service({ blockId: 'b', quorums: [], delivered: true }).transfer({ initiator: FAUCET, owner: ASKER, amountMilli: 1000, memo: '' }, prompt)
+    expect(done.txid).to.equal(TX)
+  })
+
+  it("the faucet's transfer gets the same rule: no success while the asker does not hold the tokens", async () => {
+    const faucet = (svc: ConsensusService): Faucet => new Faucet({
+      identity: { signerFor: async () => ({ pvtSign: async () => new Uint8Array(64) }), create: async () => ({ did: FAUCET }) } as never,
+      tokens: { mintLocalRbt: async () => ({}) } as never,
+      registry: { sealText: (_: string, t: string) => t, unsealText: (_: string, t: string) => t } as never,
+      config: { data: { settings: { faucet: { did: FAUCET, sealed: 'pw' } } }, update: async () => {} } as never,
+      consensus: () => svc,
+      log: silentLogger
+    })
+    expect(await code(faucet(service({ blockId: 'b', quorums: [], delivered: false })).serve(ASKER, 2))).to.equal(ErrorCode.DELIVERY_PENDING)
+    expect(await faucet(service({ blockId: 'b', quorums: [], delivered: true })).serve(ASKER, 2)).to.deep.equal({ txid: TX, count: 2 })
+  })
+})
