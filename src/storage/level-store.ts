@@ -62,7 +62,7 @@ function faultError (code: ErrorCode, cause?: unknown): RbtError {
  * STORAGE_UNAVAILABLE) while reads go on; a probe with backoff writes a file next to the database
  * until that succeeds, then the database is closed and reopened (the log is replayed into a table)
  * and the latest acknowledged records are checked against it: any that did not come back are
- * written again before writes are taken. See docs/decisions/0009-storage-faults.md.
+ * written again before writes are taken. See docs/decisions/0011-storage-faults.md.
  */
 export class LevelStore implements KvStore {
   private readonly db: ClassicLevel<string, unknown>
