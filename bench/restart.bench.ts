@@ -87,7 +87,8 @@ export async function run (): Promise<Record<string, string | number>> {
       const n = rng.pick(nodes)
       const during = rng.chance(1 / 3)
       if (during) {
-        // killed while it starts: the start is cut at a random instant (the failure is the point)
+        // killed, then killed again while it starts: the start is cut at a random instant (its failure is the point)
+        await n.kill()
         n.logs = ''
         const starting = n.start().catch(() => {})
         await new Promise((resolve) => setTimeout(resolve, rng.int(0, 2500)))

@@ -1,4 +1,5 @@
 import { ClassicLevel } from 'classic-level'
+import { existsSync, readdirSync } from 'node:fs'
 import { open as openFile, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
@@ -61,7 +62,7 @@ function faultError (code: ErrorCode, cause?: unknown): RbtError {
  * STORAGE_UNAVAILABLE) while reads go on; a probe with backoff writes a file next to the database
  * until that succeeds, then the database is closed and reopened (the log is replayed into a table)
  * and the latest acknowledged records are checked against it: any that did not come back are
- * written again before writes are taken. See docs/decisions/0009-storage-faults.md.
+ * written again before writes are taken. See docs/decisions/0011-storage-faults.md.
  */
 export class LevelStore implements KvStore {
   private readonly db: ClassicLevel<string, unknown>
@@ -78,6 +79,11 @@ export class LevelStore implements KvStore {
   }
 
   async open (): Promise<void> {
+    // LevelDB would take a database without CURRENT for a new one and delete its files
+    if (!existsSync(join(this.location, 'CURRENT')) && existsSync(this.location) &&
+      readdirSync(this.location).some((n) => /^MANIFEST-|\.(ldb|sst|log)$/.test(n))) {
+      throw new RbtError(ErrorCode.STORAGE, `the database at ${this.location} is damaged (its CURRENT file is missing). ${damagedStoreAdvice(this.location)}`)
+    }
     try {
       await this.db.open()
       await Promise.all([...this.subs.values()].map(async (sub) => { await sub.open() }))

@@ -58,7 +58,7 @@ describe('consensus: part-token ancestry (no depth limit in normal use, ancestor
     expect(b.ledger.recs.get('cs-ancestors')?.size ?? 0).to.be.greaterThan(60)
   })
 
-  it('a receiver on another quorum set accepts a deep part (asking once for the ancestors it lacks) and spends it through its own quorums', async () => {
+  it('a receiver on another quorum set accepts a deep part (asking for the ancestors it lacks) and spends it through its own quorums', async () => {
     const { a, alice } = std
     const set2: string[] = []
     for (let i = 0; i < 5; i++) {
@@ -75,10 +75,12 @@ describe('consensus: part-token ancestry (no depth limit in normal use, ancestor
     const r = await a.sender.transfer({ sender: alice.did, receiver: carol.did, amountMilli: 1, memo: 'deep', quorums: net.quorumDids.slice(0, 7) }, alice.owner)
     expect(r.delivered).to.equal(true)
     expect(await balance(c, carol.did)).to.equal(1)
-    // first the part and its parent; then again with the older ancestors the new receiver lacked
-    expect(delivered.map((d) => d.chains)[0]).to.equal(2)
-    expect(delivered).to.have.length(2)
-    expect(delivered[1].chains).to.be.greaterThan(70)
+    // first the part and its parent; then with the next levels of ancestry; then with all the
+    // older ancestors the new receiver lacked
+    expect(delivered.map((d) => d.chains)).to.have.length(3)
+    expect(delivered[0].chains).to.equal(2)
+    expect(delivered[1].chains).to.be.within(3, 12)
+    expect(delivered[2].chains).to.be.greaterThan(70)
     const [mine] = await c.ledger.tokensOf(carol.did, 'Free')
     expect(await c.ledger.chain(mine.parentId!)).to.not.have.length(0)
     // carol spends it through quorums that never saw its ancestry

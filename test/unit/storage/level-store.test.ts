@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { LevelStore } from '../../../src/storage/level-store.js'
@@ -112,6 +112,27 @@ describe('storage: NodeConfigStore', () => {
       expect(b.data.bootstrap).to.deep.equal(['/ip4/1.1.1.1/tcp/1', '/ip4/2.2.2.2/tcp/2'])
       expect(b.data.peers.x.peerId).to.equal('p')
       expect(b.data.settings).to.include({ k1: 1, k2: 2, k3: 3 })
+    } finally { rmSync(dir, { recursive: true, force: true }) }
+  })
+
+  it('refuses a node.json left empty or cut short by a crash, naming the fix, and clears temporary files a crash left', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rbtnode-ncfg-'))
+    try {
+      const path = join(dir, 'node.json')
+      writeFileSync(`${path}.tmp-1-dead`, '{"half')
+      const a = new NodeConfigStore(path)
+      await a.open(['/ip4/1.1.1.1/tcp/1'])
+      expect(readdirSync(dir)).to.deep.equal(['node.json'])
+      for (const text of ['', readFileSync(path, 'utf8').slice(0, 10)]) {
+        writeFileSync(path, text)
+        try {
+          await new NodeConfigStore(path).open()
+          expect.fail('a damaged node.json must stop the start')
+        } catch (e) {
+          expect(e).to.be.instanceOf(RbtError)
+          expect((e as Error).message).to.match(/node\.json is damaged .*restore it from a backup, or move it away/)
+        }
+      }
     } finally { rmSync(dir, { recursive: true, force: true }) }
   })
 })
