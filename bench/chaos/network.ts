@@ -67,7 +67,8 @@ export async function buildNetwork (o: BuildOptions): Promise<ChaosNetwork> {
       n: i,
       extraArgs: ['-testNet', ...(member !== undefined ? ['-mdns=false'] : [])],
       env: CHAOS_ENV,
-      startTimeoutMs: 90_000,
+      // a start is slow, not failed, on a machine whose two cores are shared many times over
+      startTimeoutMs: 180_000,
       ...(member !== undefined ? { netns: member.ns, swarmHost: member.ip } : {}),
       ...(dir !== undefined ? { dir } : {})
     })
