@@ -140,8 +140,8 @@ export class TransferSender {
    * rather than waiting behind it.
    */
   private async unlocked (did: string, signer: ConsensusSigner): Promise<void> {
-    await signer.unlock?.()
-    if (!this.locks.held(did)) return
+    // a DID whose key the node holds never waits on a prompt under its lock
+    if (await signer.unlock?.() === true || !this.locks.held(did)) return
     const w = this.opts.waitingFor?.(did)
     if (w === undefined) return
     throw new RbtError(ErrorCode.CONFLICT,
