@@ -65,7 +65,8 @@ let lan: Lan | undefined
 const tmpfsDirs: string[] = []
 
 async function main (): Promise<number> {
-  log(`chaos seed ${seed} (replay: npm run chaos -- --seed ${seed} --minutes ${minutes} --nodes ${nodeCount})`)
+  const passed = args.filter((a, i) => !['--seed', '--minutes', '--nodes'].includes(a) && !['--seed', '--minutes', '--nodes'].includes(args[i - 1] ?? ''))
+  log(`chaos seed ${seed} (replay: npm run chaos -- --seed ${seed} --minutes ${minutes} --nodes ${nodeCount}${passed.length > 0 ? ` ${passed.join(' ')}` : ''})`)
   const rng = new Prng(seed)
   const useLan = !args.includes('--no-netns') && await netnsAvailable()
   const twoQuorumSets = !args.includes('--one-quorum-set')
