@@ -67,6 +67,9 @@ export default class Testnet extends BaseCommand {
       throw e
     }
     const running = net
+    if (net.restarted && [f.quorums, f.users, f.basePort, f.fund].some((v) => v !== undefined)) {
+      this.info(`started the network of ${net.dir} as it was set up (${net.quorumNodes.length} quorums, ${net.userNodes.length} users, API ports from ${net.state.basePort}): -quorums, -users, -basePort and -fund apply to a new network (-fresh)`)
+    }
     let stopped!: () => void
     const done = new Promise<void>((resolve) => { stopped = resolve })
     const stop = async (why: string): Promise<void> => {
