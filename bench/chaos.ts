@@ -44,6 +44,8 @@ const quietMs = num('quiet-seconds', 180) * 1000
 const reconnectMs = num('reconnect-seconds', 90) * 1000
 /** size of the tmpfs of the nodes with a disk fault */
 const diskMb = num('disk-mb', 64)
+/** at most this many faults under way at once (a slow machine restarts slowly: more at once keep the fault rate) */
+const maxFaults = Math.max(1, num('max-faults', DEFAULT_FAULTS.maxConcurrent))
 
 const t0 = Date.now()
 const log = (s: string): void => { process.stdout.write(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${s}\n`) }
@@ -63,7 +65,8 @@ let lan: Lan | undefined
 const tmpfsDirs: string[] = []
 
 async function main (): Promise<number> {
-  log(`chaos seed ${seed} (replay: npm run chaos -- --seed ${seed} --minutes ${minutes} --nodes ${nodeCount})`)
+  const passed = args.filter((a, i) => !['--seed', '--minutes', '--nodes'].includes(a) && !['--seed', '--minutes', '--nodes'].includes(args[i - 1] ?? ''))
+  log(`chaos seed ${seed} (replay: npm run chaos -- --seed ${seed} --minutes ${minutes} --nodes ${nodeCount}${passed.length > 0 ? ` ${passed.join(' ')}` : ''})`)
   const rng = new Prng(seed)
   const useLan = !args.includes('--no-netns') && await netnsAvailable()
   const twoQuorumSets = !args.includes('--one-quorum-set')
@@ -83,7 +86,7 @@ async function main (): Promise<number> {
   log(`setup done in ${(setupMs / 1000).toFixed(1)} s: ${net.nodes.length} nodes, ${net.users.length} user DIDs, ${net.rbtMilli / 1000} RBT, FT ${net.ft.map((f) => `${f.name}×${f.count}`).join(' ')}, ${net.nfts.length} NFTs`)
 
   const durationMs = minutes * 60_000
-  const plan = planFaults(rng.fork('faults'), { ...DEFAULT_FAULTS, durationMs, nodes: net.nodes.length, quorums: QUORUMS, diskNodes, partitionShare: useLan ? DEFAULT_FAULTS.partitionShare : 0 })
+  const plan = planFaults(rng.fork('faults'), { ...DEFAULT_FAULTS, maxConcurrent: maxFaults, durationMs, nodes: net.nodes.length, quorums: QUORUMS, diskNodes, partitionShare: useLan ? DEFAULT_FAULTS.partitionShare : 0 })
   log(`fault plan: ${plan.filter((f) => f.kind === 'kill').length} kills, ${plan.filter((f) => f.kind === 'pause').length} pauses, ${plan.filter((f) => PARTITION_KINDS.has(f.kind)).length} partitions, ${plan.filter((f) => f.kind === 'diskfull').length} full disks over ${minutes} min`)
 
   const runStart = Date.now()
@@ -184,7 +187,7 @@ async function runFaults (plan: FaultEvent[], net: ChaosNetwork, runStart: numbe
     const targets = ev.nodes.map((i) => net.nodes[i]!)
     // the plan keeps faults of one node apart and at most maxConcurrent at a time; a restart slower
     // than planned is waited for, so the fault comes later rather than on top of the others
-    while (targets.some((n) => busy.has(n)) || under.size >= DEFAULT_FAULTS.maxConcurrent) await Promise.race([...under]).catch(() => {})
+    while (targets.some((n) => busy.has(n)) || under.size >= maxFaults) await Promise.race([...under]).catch(() => {})
     const track = (p: Promise<void>): void => {
       const tracked = p.catch((e: Error) => { runProblems.push(`${ev.kind} of ${targets.map((n) => n.name).join(',')}: ${e.message.split('\n')[0]}`) })
         .finally(() => { under.delete(tracked); for (const n of targets) if (busy.get(n) === tracked) busy.delete(n) })

@@ -4,7 +4,7 @@
  */
 export const HELP_GROUPS: ReadonlyArray<{ title: string, verbs: readonly string[] }> = [
   { title: 'GET STARTED', verbs: ['testnet', 'testnet:status', 'testnet:stop'] },
-  { title: 'NODE', verbs: ['run', 'shutdown', 'status', 'node-status', 'get-peer-id', 'ping', 'addbootstrap', 'getallbootstrap', 'removebootstrap', 'removeallbootstrap', 'addpeerdetails'] },
+  { title: 'NODE', verbs: ['run', 'shutdown', 'status', 'node-status', 'get-peer-id', 'ping', 'addbootstrap', 'getallbootstrap', 'removebootstrap', 'removeallbootstrap', 'addpeerdetails', 'repair'] },
   { title: 'DIDS', verbs: ['createdid', 'createdidfrompubkey', 'registerdid', 'getalldid'] },
   { title: 'TOKENS AND TRANSFERS', verbs: ['generatetestrbt', 'generatefaucetrbt', 'transferrbt', 'self-transfer-rbt', 'getaccountinfo', 'getalltokens', 'gettxndetails', 'get-by-node', 'dumptokenchain', 'decodetokenchain', 'validatetokenchain', 'releaseAllLockedTokens'] },
   { title: 'NFTS', verbs: ['create-nft', 'deploy-nft', 'execute-nft', 'fetch-nft', 'subscribe-nft', 'get-nfts-by-did', 'getallnft', 'dump-nft-tokenchain'] },

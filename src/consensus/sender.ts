@@ -21,6 +21,8 @@ import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe
 
 /** Rounds in which a quorum or receiver may ask for ancestors it lacks (each answer names all it lacks at once). */
 const ANCESTRY_ROUNDS = 3
+/** How a validator from before the missing-ancestors answer refuses a bundle without the older ancestors. */
+const NO_CHAIN = /: no chain supplied/
 /** Levels of ancestry sent in the first answer to a validator that lacks ancestors. */
 const ANCESTRY_FIRST_LEVELS = 8
 
@@ -138,8 +140,8 @@ export class TransferSender {
    * rather than waiting behind it.
    */
   private async unlocked (did: string, signer: ConsensusSigner): Promise<void> {
-    await signer.unlock?.()
-    if (!this.locks.held(did)) return
+    // a DID whose key the node holds never waits on a prompt under its lock
+    if (await signer.unlock?.() === true || !this.locks.held(did)) return
     const w = this.opts.waitingFor?.(did)
     if (w === undefined) return
     throw new RbtError(ErrorCode.CONFLICT,
@@ -391,7 +393,12 @@ export class TransferSender {
         let sent = bundle
         for (let round = 0; ; round++) {
           const reply = await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle: sent, senderPeer: this.opts.selfPeer, epoch: rec.epoch, asked: rec.asked.slice(0, MIN_QUORUM_SIGNATURES), ...nft })
-          const more = round < ANCESTRY_ROUNDS ? await this.lacking(reply.vote === 'no' ? reply.missing : undefined, sent, round) : undefined
+          const more = round >= ANCESTRY_ROUNDS || reply.vote === 'yes'
+            ? undefined
+            : reply.missing !== undefined
+              ? await this.lacking(reply.missing, sent, round)
+              // a quorum from before the missing-ancestors answer: once more with every ancestor
+              : rec.nft === undefined && NO_CHAIN.test(reply.reason) ? await this.whole(rec.tokens, sent) : undefined
           if (more === undefined) return reply
           sent = more
         }
@@ -399,6 +406,14 @@ export class TransferSender {
         return { vote: 'no', quorumDid, reason: `unreachable: ${errorMessage(e)}` }
       }
     }
+  }
+
+  /** `sent` with the whole ancestry of `tokens`, or undefined when it carried it already (or it cannot be built). */
+  private async whole (tokens: string[], sent: ChainBundle): Promise<ChainBundle | undefined> {
+    try {
+      const all = mergeBundles(sent, await buildBundle(this.ledger, tokens))
+      return Object.keys(all.chains).length > Object.keys(sent.chains).length ? all : undefined
+    } catch { return undefined }
   }
 
   /**
@@ -423,9 +438,12 @@ export class TransferSender {
     return selectTokens(held.map((h) => depth.has(h.tokenId) ? { ...h, depth: depth.get(h.tokenId)! } : h), amountMilli)
   }
 
-  /** Tells the node of quorums' double-spend refusals ("spent by <txid>") of a transfer's tokens. */
+  /**
+   * Tells the node of quorums' double-spend refusals of a transfer's tokens ("spent by <txid>", or
+   * the state "held by transaction <txid>" in a quorum's own record).
+   */
   private doubleSpent (rec: OutgoingRecord, replies: PrepareReply[]): void {
-    const refusals = replies.filter((r): r is Extract<PrepareReply, { vote: 'no' }> => r.vote === 'no' && r.conflict === true && /spent by /.test(r.reason))
+    const refusals = replies.filter((r): r is Extract<PrepareReply, { vote: 'no' }> => r.vote === 'no' && r.conflict === true && /spent by |held by transaction /.test(r.reason))
     if (refusals.length === 0 || this.opts.onDoubleSpent === undefined || rec.nft !== undefined) return
     const spends = decodeContract(unb64(rec.contract)).content.transInfo.transTokens ?? {}
     const states = Object.entries(spends).map(([tokenId, t]) => ({ tokenId, blockId: t.blockId ?? '' }))
@@ -676,7 +694,16 @@ export class TransferSender {
       try {
         let sent = bundle
         for (let round = 0; ; round++) {
-          const reply = await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: unb64(rec.contract), block, bundle: sent, memo: rec.memo, epoch: rec.epoch, ...(rec.pledges !== undefined ? { pledges: unpackEvidence(rec.pledges) } : {}) })
+          let reply
+          try {
+            reply = await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: unb64(rec.contract), block, bundle: sent, memo: rec.memo, epoch: rec.epoch, ...(rec.pledges !== undefined ? { pledges: unpackEvidence(rec.pledges) } : {}) })
+          } catch (e) {
+            // a receiver from before the missing-ancestors answer refuses a bundle without them: once more with every ancestor
+            const whole = round === 0 && NO_CHAIN.test(errorMessage(e)) ? await this.whole(rec.tokens, sent) : undefined
+            if (whole === undefined) throw e
+            sent = whole
+            continue
+          }
           if (reply?.accepted !== false) return true
           // the receiver lacks older ancestors of the parts: deliver again with their chains
           const more = round < ANCESTRY_ROUNDS ? await this.lacking(reply.missing, sent, round) : undefined

@@ -142,16 +142,16 @@ export class LevelStore implements KvStore {
       del: async (key) => { await this.write([{ type: 'del', collection: name, key }], async () => { await s.del(key) }) },
       entries: (opts?: RangeOptions) => (async function * () {
         await self.readable()
-        yield * s.iterator(rangeOf(opts)) as AsyncIterable<[string, V]>
+        yield * inChunks(s.iterator(rangeOf(opts)) as unknown as ChunkedIterator<[string, V]>)
       })(),
       keys: (opts?: RangeOptions) => (async function * () {
         await self.readable()
-        yield * s.keys(rangeOf(opts)) as AsyncIterable<string>
+        yield * inChunks(s.keys(rangeOf(opts)) as unknown as ChunkedIterator<string>)
       })(),
       count: async (opts?: RangeOptions) => {
         await this.readable()
         let n = 0
-        for await (const _k of s.keys(rangeOf(opts))) n++
+        for await (const _k of inChunks(s.keys(rangeOf(opts)) as unknown as ChunkedIterator<string>)) n++
         return n
       }
     }
@@ -269,4 +269,25 @@ export function openError (location: string, e: unknown): RbtError {
     return new RbtError(ErrorCode.STORAGE, `the database at ${location} is damaged (${text}). ${damagedStoreAdvice(location)}`, { cause: e })
   }
   return new RbtError(ErrorCode.STORAGE, `cannot open the database at ${location}: ${text}`, { cause: e })
+}
+
+interface ChunkedIterator<T> { nextv: (size: number) => Promise<T[]>, close: () => Promise<void> }
+
+/**
+ * The entries of a LevelDB iterator, read a chunk at a time. Iterating it entry by entry costs a
+ * thread-pool round trip for the first entry and another for the rest, plus a promise per entry;
+ * most scans here (a token's chain, a DID's tokens, an index range) have a few to a few dozen
+ * entries and now take one round trip (about 30% less CPU per scan, decisions/0012). A consumer
+ * that stops early closes the iterator, as before.
+ */
+async function * inChunks<T> (it: ChunkedIterator<T>): AsyncGenerator<T> {
+  try {
+    for (let size = 100; ; size = 1000) {
+      const chunk = await it.nextv(size)
+      if (chunk.length === 0) return
+      yield * chunk
+    }
+  } finally {
+    await it.close()
+  }
 }

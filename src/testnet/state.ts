@@ -20,7 +20,7 @@ export interface TestnetState {
   created: string
   /** the password of every DID of the network (test network only) */
   password: string
-  /** RBT minted per DID */
+  /** RBT minted per user DID */
   fund: number
   basePort: number
   /** false while the first set-up runs: a network whose set-up did not finish is started again only with -fresh */

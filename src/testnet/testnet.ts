@@ -21,18 +21,22 @@ export interface TestnetOptions {
   users: number
   /** API ports from basePort, swarm ports from basePort + 500 */
   basePort: number
-  /** whole test RBT minted for each DID */
+  /** whole test RBT minted for each user DID (quorum DIDs: at least 10) */
   fund: number
   /** remove the network in dir and set up a new one */
   fresh: boolean
   /** extra environment of the node processes */
   env?: Record<string, string>
+  /** aborting stops every node started so far and makes open() fail (Ctrl-C during set-up) */
+  signal?: AbortSignal
 }
 
 export const DEFAULT_BASE_PORT = 21000
 export const SWARM_PORT_OFFSET = 500
 export const MIN_QUORUMS = 5
 export const MAX_NODES = 100
+/** RBT minted for each quorum DID when -fund is smaller */
+export const QUORUM_MIN_FUND = 10
 
 /** What `open` reports while it works. */
 export interface TestnetProgress {
@@ -138,13 +142,18 @@ export class Testnet {
       writeState(dir, state)
     }
     const net = new Testnet(dir, state, state.nodes.map((r) => new LocalNode(r)), old !== undefined, o.env ?? {})
+    const onAbort = (): void => { void net.stop() }
+    o.signal?.addEventListener('abort', onAbort)
     try {
+      if (o.signal?.aborted === true) throw new Error('stopped before the network started')
       await net.startAll(progress)
       if (old === undefined) await net.setUp(progress)
       else await net.reconnect(progress)
     } catch (e) {
       await net.stop()
-      throw e
+      throw o.signal?.aborted === true ? new Error('stopped during set-up: every node started so far is stopped') : e
+    } finally {
+      o.signal?.removeEventListener('abort', onAbort)
     }
     return net
   }
@@ -181,7 +190,9 @@ export class Testnet {
     }
     const quorums = this.quorumNodes
     const users = this.userNodes
-    const quorumDids = await phase(`quorum DIDs created, funded with ${s.fund} RBT, pledged and set up`, async () => await setUpQuorums(quorums, s.password, s.fund))
+    // a quorum pledges for what users transfer: it holds at least as much as a user DID
+    const quorumFund = Math.max(QUORUM_MIN_FUND, s.fund)
+    const quorumDids = await phase(`quorum DIDs created, funded with ${quorumFund} RBT, pledged and set up`, async () => await setUpQuorums(quorums, s.password, quorumFund))
     await phase('one quorum list on every node', async () => { await Promise.all(this.nodes.map(async (n) => { await joinQuorumNetwork(n, quorums, quorumDids) })) })
     const userDids = await phase(`user DIDs created and funded with ${s.fund} RBT`, async () => await setUpUsers(users, s.password, s.fund))
     const dids = [...quorumDids, ...userDids]

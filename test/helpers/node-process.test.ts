@@ -22,4 +22,17 @@ describe('test helper: NodeProcess', function () {
       await node.dispose()
     }
   })
+
+  it('a node that exits during its start fails the start then, not at the deadline', async () => {
+    // an unknown flag: the process exits at once; start() used to poll on until its deadline
+    const node = new NodeProcess({ startTimeoutMs: 15_000, extraArgs: ['-noSuchFlag'] })
+    try {
+      const err = await node.start().then(() => undefined, (e: Error) => e)
+      expect(err?.message).to.match(/^node exited during start \(exit code \d+\)/)
+      expect(err?.message).to.not.contain('timed out')
+      expect(node.running).to.equal(false)
+    } finally {
+      await node.dispose()
+    }
+  })
 })

@@ -123,16 +123,19 @@ export class NodeProcess {
     let exitedEarly = false
     void this.exited.then(() => { exitedEarly = true })
     const legacy = this.opts.readiness === 'api'
-    await waitFor(async () => {
-      if (exitedEarly) throw new Error(`node exited during start:\n${this.logs}`)
+    const up = await waitFor(async () => {
+      // an exit ends the wait at once (a check that throws would be polled again until the deadline)
+      if (exitedEarly) return 'exited' as const
       if (legacy) return (await fetch(`${this.url}/api/getalldid`).catch(() => undefined))?.status === 200
       const env = await this.client.call('nodeStatus')
       return env.result?.core_started === true ? env.result : undefined
     }, { timeoutMs: this.opts.startTimeoutMs ?? 20_000, what: `node on port ${this.apiPort} to start`, intervalMs: 30 }).catch(async (e) => {
-      // a node that did not come up in time is not left running behind the caller's back
-      await this.kill()
+      // a node that did not come up in time is not left running behind the caller's back (nor is a
+      // later start's process killed: only this start's child)
+      if (this.child === child) await this.kill()
       throw new Error(`${(e as Error).message}\n--- logs ---\n${this.logs}`)
     })
+    if (up === 'exited') throw new Error(`node exited during start (${child.signalCode ?? `exit code ${String(child.exitCode)}`}):\n${this.logs}`)
     if (legacy) {
       this.peerId = ((await (await fetch(`${this.url}/api/get-peer-id`)).json()) as { message: string }).message
     } else {

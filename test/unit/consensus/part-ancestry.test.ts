@@ -89,6 +89,49 @@ describe('consensus: part-token ancestry (no depth limit in normal use, ancestor
     expect(await balance(c, carol.did)).to.equal(0)
   })
 
+  it('a validator from before the missing-ancestors answer (it refuses "no chain supplied") is sent every ancestor once', async () => {
+    const { a, alice } = std
+    const d = net.addNode('D')
+    const dave = await net.addDid(d)
+    // old-style answers: a quorum's no and a receiver's refusal name no missing ancestors
+    const t = a.sender as unknown as { transport: { prepare: (r: PrepareRequest) => Promise<PrepareReply>, deliver: (r: { bundle: ChainBundle }) => Promise<{ accepted: boolean, missing?: string[] }> } }
+    const base = { ...t.transport }
+    const seen: number[] = []
+    let oldPrepares = 0
+    t.transport.prepare = async (r) => {
+      const reply = await base.prepare(r)
+      if (reply.vote === 'no' && reply.missing !== undefined) { oldPrepares++; return { vote: 'no', quorumDid: reply.quorumDid, reason: `token ${reply.missing[0]!}: no chain supplied` } }
+      return reply
+    }
+    t.transport.deliver = async (r) => {
+      seen.push(Object.keys(r.bundle.chains).length)
+      const reply = await base.deliver(r)
+      if (reply.accepted === false) throw new Error(`chain of token x is invalid: token ${reply.missing![0]!}: no chain supplied`)
+      return reply
+    }
+    try {
+      // a fresh quorum set so the quorums lack the ancestry too
+      const set3: string[] = []
+      for (let i = 0; i < 5; i++) {
+        const q = net.addNode(`u${i}`)
+        const qd = await net.addDid(q)
+        await net.mint(q, qd.did, 3)
+        set3.push(qd.did)
+      }
+      net.quorumDids.push(...set3)
+      const r = await a.sender.transfer({ sender: alice.did, receiver: dave.did, amountMilli: 1, memo: 'old peers', quorums: set3 }, alice.owner)
+      expect(r.delivered).to.equal(true)
+      expect(await balance(d, dave.did)).to.equal(1)
+      expect(oldPrepares).to.be.greaterThan(0)
+      expect(seen).to.have.length(2)
+      expect(seen[0]).to.equal(2)
+      expect(seen[1]).to.be.greaterThan(70)
+    } finally {
+      t.transport.prepare = base.prepare
+      t.transport.deliver = base.deliver
+    }
+  })
+
   it('refuses a hostile bundle past the guard with a plain no, and goes on serving', async () => {
     const { a, alice, bob } = std
     let captured: PrepareRequest | undefined

@@ -66,6 +66,27 @@ describe('storage: LevelStore', () => {
     expect(await c.get('missing')).to.equal(undefined)
   })
 
+  it('scans past the chunks LevelDB is read in, and a scan left early lets the store close', async () => {
+    const c = store.collection<number>('many')
+    const n = 2345 // past the first chunk (100) and a full one (1000)
+    await store.batch(Array.from({ length: n }, (_, i) => ({ type: 'put' as const, collection: 'many', key: String(i).padStart(5, '0'), value: i })))
+    const seen: number[] = []
+    for await (const [, v] of c.entries()) seen.push(v)
+    expect(seen).to.deep.equal(Array.from({ length: n }, (_, i) => i))
+    expect(await c.count()).to.equal(n)
+    expect(await c.count({ gte: '00100', lt: '01100' })).to.equal(1000)
+    const rev: string[] = []
+    for await (const k of c.keys({ reverse: true, limit: 150 })) rev.push(k)
+    expect(rev).to.have.length(150)
+    expect(rev[0]).to.equal('02344')
+    expect(rev[149]).to.equal('02195')
+    // stopping after one entry of a many-entry scan
+    for await (const [k] of c.entries({ gte: '00500' })) { expect(k).to.equal('00500'); break }
+    await store.close()
+    await store.open()
+    expect(await store.collection<number>('many').count()).to.equal(n)
+  })
+
   it('refuses a second opener with a clear message', async () => {
     const other = new LevelStore(join(dir, 'db'))
     try {
