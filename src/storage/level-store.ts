@@ -91,6 +91,8 @@ export class LevelStore implements KvStore {
     } catch (e) {
       throw openError(this.location, e)
     }
+    // closed and opened again by hand after a fault: the same check as the reopen of the probe
+    if (this.fault !== undefined) await this.checkAcked()
   }
 
   async close (): Promise<void> {
@@ -233,7 +235,11 @@ export class LevelStore implements KvStore {
     // sublevels stay closed when their database closes: each is opened again
     await Promise.all([...this.subs.values()].map(async (sub) => { await sub.open() }))
     if (this.closed) return
-    // the latest acknowledged records must all be there; write again any that are not
+    await this.checkAcked()
+  }
+
+  /** After a reopen: the latest acknowledged records must all be there; writes again any that are not, then takes writes. */
+  private async checkAcked (): Promise<void> {
     const expected = this.acked.entries()
     const missing: BatchOp[] = []
     for (const [collection, key, want] of expected) {

@@ -4,13 +4,14 @@
  * start in a directory that holds a network starts the same nodes again and repeats nothing.
  */
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
 import { waitUntil } from '../util/wait-until.js'
 import { LocalNode, type LocalNodeSpec } from './local-node.js'
 import { joinQuorumNetwork, rbtBalance, setUpQuorums, setUpUsers } from './setup.js'
 import { readState, runningSupervisor, STATE_FILE, SWARM_KEY_FILE, writeState, type NodeRecord, type TestnetState } from './state.js'
+import { writeFileDurableSync } from '../util/durable-write.js'
 
 export interface TestnetOptions {
   /** the network's directory */
@@ -137,7 +138,7 @@ export class Testnet {
       }
     }
     if (old === undefined) {
-      writeFileSync(join(dir, SWARM_KEY_FILE), swarmKeyText(), { mode: 0o600 })
+      writeFileDurableSync(join(dir, SWARM_KEY_FILE), swarmKeyText(), { mode: 0o600 })
       writeState(dir, state)
     }
     const net = new Testnet(dir, state, state.nodes.map((r) => new LocalNode(r)), old !== undefined, o.env ?? {})
