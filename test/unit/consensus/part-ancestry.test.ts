@@ -159,4 +159,14 @@ describe('consensus: part-token ancestry (no depth limit in normal use, ancestor
     const next = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1, memo: 'after', quorums: net.quorumDids.slice(0, 7) }, alice.owner)
     expect(next.delivered).to.equal(true)
   })
+
+  it('everything left goes at once: the untouched whole token and the deep rest, as they are', async () => {
+    const { a, alice, b, bob } = std
+    const left = await balance(a, alice.did)
+    const bobHad = await balance(b, bob.did)
+    const all = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: left, memo: 'the rest', quorums: net.quorumDids.slice(0, 7) }, alice.owner)
+    expect(all.delivered).to.equal(true)
+    expect(await balance(a, alice.did)).to.equal(0)
+    expect(await balance(b, bob.did)).to.equal(bobHad + left)
+  })
 })
