@@ -445,7 +445,8 @@ function decodeBlockEnvelopeUncached (envelopeBytes: Uint8Array): DecodedBlock {
   const content = blockContentFromCbor(raw)
   return {
     content,
-    contentBytes: contentBytes.slice(),
+    // already a fresh copy: the decoder copies every byte string out of its input
+    contentBytes,
     hash: blockHash(contentBytes),
     signatures,
     envelopeBytes: envelopeBytes.slice(),
