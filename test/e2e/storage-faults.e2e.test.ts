@@ -51,8 +51,9 @@ describe('e2e: a node whose disk fills up', function () {
     expect(refusal.httpStatus).to.equal(507)
     expect(refusal.code).to.equal('INSUFFICIENT_STORAGE')
     expect(refusal.message).not.to.include(fs.dir)
-    // reads are still served
+    // reads are still served; the metric says why writes are refused
     expect(await balance(node.client, did)).to.equal(acknowledged)
+    expect(await (await fetch(`${node.url}/metrics`)).text()).to.match(/^rbtnode_storage_writes_refused\{cause="full"\} 1$/m)
 
     fs.free()
     await waitFor(async () => {
@@ -68,6 +69,7 @@ describe('e2e: a node whose disk fills up', function () {
     }, { what: 'a mint taken again once the disk has room', timeoutMs: 60_000, intervalMs: 200 })
     expect(await balance(node.client, did)).to.equal(acknowledged)
     expect(node.logs).to.match(/store was reopened/)
+    expect(await (await fetch(`${node.url}/metrics`)).text()).to.match(/^rbtnode_storage_writes_refused\{cause="full"\} 0$/m)
 
     await node.kill()
     await node.start()
