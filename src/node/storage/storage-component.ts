@@ -59,6 +59,10 @@ function logStoreEvent (log: Logger, e: StoreEvent): void {
     case 'reopen-failed':
       log.error(`storage: reopening the store failed (${e.detail}); retrying`)
       break
+    case 'recovered-with-loss':
+      log.error(`storage: the database's log was damaged and LevelDB dropped part of it while opening (${e.notes.join('; ')}); ` +
+        'records written last before the damage may be gone from this node: sync the DIDs hosted here from a fullnode (rbtnode syncwallet -did <DID>; docs/operations.md, "A damaged store")')
+      break
     case 'reopened':
       log.info(`storage: the store was reopened; ${e.checked} acknowledged record(s) checked, ${e.rewritten} written again; writes are taken again`)
   }
