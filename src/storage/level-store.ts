@@ -123,6 +123,10 @@ export class LevelStore implements KvStore {
   /** Reads wait out a reopen in progress instead of failing on the closed database. */
   private async readable (): Promise<void> {
     if (this.recovering !== undefined && this.db.status !== 'open') await this.recovering.catch(() => {})
+    // a reopen that failed leaves the database closed until the next attempt
+    if (this.fault !== undefined && this.db.status !== 'open') {
+      throw new RbtError(ErrorCode.STORAGE_UNAVAILABLE, 'the node\'s store is being reopened after a storage error: try again shortly')
+    }
   }
 
   collection<V = unknown> (name: string): Collection<V> {
