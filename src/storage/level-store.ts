@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import { rangeOf, type BatchOp, type Collection, type KvStore, type RangeOptions } from './kv-store.js'
 import { AckedWrites } from './acked-writes.js'
+import { levelDbLossNotes } from './leveldb-log.js'
 import { damagedStoreAdvice } from './store-repair-advice.js'
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -16,6 +17,8 @@ export type StoreEvent =
   | { kind: 'probe-failed', attempt: number, detail: string }
   | { kind: 'reopened', checked: number, rewritten: number }
   | { kind: 'reopen-failed', detail: string }
+  /** LevelDB dropped damaged parts of its log while opening: records acknowledged once may be gone */
+  | { kind: 'recovered-with-loss', notes: string[] }
 
 export interface LevelStoreOptions {
   onEvent?: (e: StoreEvent) => void
@@ -91,6 +94,8 @@ export class LevelStore implements KvStore {
     } catch (e) {
       throw openError(this.location, e)
     }
+    const dropped = levelDbLossNotes(this.location)
+    if (dropped.length > 0) this.opts.onEvent?.({ kind: 'recovered-with-loss', notes: dropped })
     // closed and opened again by hand after a fault: the same check as the reopen of the probe
     if (this.fault !== undefined) await this.checkAcked()
   }
@@ -118,6 +123,10 @@ export class LevelStore implements KvStore {
   /** Reads wait out a reopen in progress instead of failing on the closed database. */
   private async readable (): Promise<void> {
     if (this.recovering !== undefined && this.db.status !== 'open') await this.recovering.catch(() => {})
+    // a reopen that failed leaves the database closed until the next attempt
+    if (this.fault !== undefined && this.db.status !== 'open') {
+      throw new RbtError(ErrorCode.STORAGE_UNAVAILABLE, 'the node\'s store is being reopened after a storage error: try again shortly')
+    }
   }
 
   collection<V = unknown> (name: string): Collection<V> {

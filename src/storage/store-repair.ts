@@ -6,11 +6,12 @@
  * What a DID lost comes back by wallet sync from a fullnode once the node runs again.
  */
 import { ClassicLevel } from 'classic-level'
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import { rebuildDerivedRecords, type RebuildReport } from './ledger-rebuild.js'
 import { LevelStore } from './level-store.js'
+import { levelDbLossNotes } from './leveldb-log.js'
 import { auditLedger } from './token-ledger.js'
 
 export interface DbFiles { tables: number, logs: number, manifests: number, bytes: number, current: boolean }
@@ -70,15 +71,6 @@ async function tryOpen (location: string): Promise<string> {
     if (/lock/i.test(text)) throw new RbtError(ErrorCode.STORAGE, `the database at ${location} is in use (a node is running on this data dir): stop the node first (rbtnode shutdown), then run repair`)
     return text
   }
-}
-
-/** Lines of LevelDB's info log (`<db>/LOG`) that tell of data dropped or ignored, without time and thread. */
-export function levelDbLossNotes (location: string): string[] {
-  let text = ''
-  try { text = readFileSync(join(location, 'LOG'), 'utf8') } catch { return [] }
-  return text.split('\n')
-    .filter((l) => /dropping|ignoring|corrupt|missing/i.test(l))
-    .map((l) => l.replace(/^\S+ \S+ /, '').trim())
 }
 
 /** The DIDs hosted by the node whose data dir holds `location` (`<dataDir>/db`). */

@@ -2,7 +2,7 @@ import { expect } from 'chai'
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { LevelStore } from '../../../src/storage/level-store.js'
+import { LevelStore, type StoreEvent } from '../../../src/storage/level-store.js'
 import { NodeConfigStore } from '../../../src/storage/node-config-store.js'
 import { RbtError } from '../../../src/util/errors.js'
 
@@ -85,6 +85,23 @@ describe('storage: LevelStore', () => {
     await store.close()
     await store.open()
     expect(await store.collection<number>('many').count()).to.equal(n)
+  })
+
+  it('reports the records LevelDB dropped from a damaged log while opening', async () => {
+    for (let i = 0; i < 20; i++) await store.batch([{ type: 'put', collection: 'notes', key: `k${i}`, value: 'v'.repeat(3000) }])
+    await store.close()
+    const db = join(dir, 'db')
+    const log = join(db, readdirSync(db).find((n) => n.endsWith('.log'))!)
+    const bytes = readFileSync(log)
+    bytes.fill(0x33, 20_000, 20_100)
+    writeFileSync(log, bytes)
+    const events: StoreEvent[] = []
+    store = new LevelStore(db, { onEvent: (e) => events.push(e) })
+    await store.open()
+    expect(await store.collection('notes').count()).to.be.below(20)
+    const loss = events.find((e) => e.kind === 'recovered-with-loss')
+    expect(loss, 'the open must report what it dropped').not.to.equal(undefined)
+    expect((loss as { notes: string[] }).notes.join('\n')).to.match(/dropping \d+ bytes/)
   })
 
   it('refuses a second opener with a clear message', async () => {
