@@ -286,7 +286,7 @@ interface ChunkedIterator<T> { nextv: (size: number) => Promise<T[]>, close: () 
  * The entries of a LevelDB iterator, read a chunk at a time. Iterating it entry by entry costs a
  * thread-pool round trip for the first entry and another for the rest, plus a promise per entry;
  * most scans here (a token's chain, a DID's tokens, an index range) have a few to a few dozen
- * entries and now take one round trip (about 30% less CPU per scan, decisions/0012). A consumer
+ * entries and now take one round trip (about 30% less CPU per scan, decisions/0015). A consumer
  * that stops early closes the iterator, as before.
  */
 async function * inChunks<T> (it: ChunkedIterator<T>): AsyncGenerator<T> {
