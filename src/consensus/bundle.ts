@@ -166,6 +166,20 @@ export async function validateBundleToken (bundle: ChainBundle, tokenId: string,
   return (await validateWithDepth(bundle, tokenId, verifier, cache, memory, 0)).tip
 }
 
+/**
+ * `validateBundleToken` for a validator that looks at every token of a transfer: an ancestry this
+ * side lacks is added to `missing` (and undefined returned) instead of thrown, so that one answer
+ * names every ancestor lacked.
+ */
+export async function validateBundleTokenOrCollect (bundle: ChainBundle, tokenId: string, verifier: Verifier, missing: string[], cache?: VerifiedBlockCache, memory?: AncestryMemory): Promise<ChainTip | undefined> {
+  try {
+    return await validateBundleToken(bundle, tokenId, verifier, cache, memory)
+  } catch (e) {
+    if (e instanceof AncestryMissing) { missing.push(...e.missing); return undefined }
+    throw e
+  }
+}
+
 /** The number of ancestors of a token validated by `validateBundleToken` (0: not a part). */
 export async function validateBundleTokenDepth (bundle: ChainBundle, tokenId: string, verifier: Verifier, cache?: VerifiedBlockCache, memory?: AncestryMemory): Promise<{ tip: ChainTip, ancestors: number }> {
   checkBundleSize(bundle)

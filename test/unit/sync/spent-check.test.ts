@@ -3,12 +3,11 @@ import type { ChainSource } from '../../../src/consensus/chain-sync.js'
 import { dropSpent, heldClaims } from '../../../src/node/sync/spent-check.js'
 import { TokenStatus } from '../../../src/storage/token-records.js'
 import { blockIdFor, decodeBlockEnvelope } from '../../../src/tokenchain/block.js'
-import { decodeCbor, encodeCbor, type CborObject } from '../../../src/tokenchain/cbor.js'
 import { TokenType } from '../../../src/tokenchain/types.js'
 import { blockRecordOf } from '../../../src/tokens/token-service.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
 import type { Logger } from '../../../src/util/logger.js'
-import { buildTestTokenChain, KeyRing, type TestChain } from '../tokenchain/fixtures.js'
+import { buildTestTokenChain, KeyRing, withTamperedSignature, type TestChain } from '../tokenchain/fixtures.js'
 import { tokenEnv, type TokenEnv } from '../tokens/helpers.js'
 
 const sourceOf = (t: TestChain, envelopes = t.envelopes): ChainSource => ({
@@ -19,16 +18,6 @@ const sourceOf = (t: TestChain, envelopes = t.envelopes): ChainSource => ({
   contents: async (ids) => Object.fromEntries(ids.filter((id) => id === t.tokenId).map((id) => [id, t.tokenContent]))
 })
 
-function tamperSignature (env: Uint8Array[], i: number): Uint8Array[] {
-  const out = [...env]
-  const outer = decodeCbor(out[i]!) as CborObject
-  const sigs = decodeCbor(outer['2'] as Uint8Array) as Record<string, string>
-  const did = Object.keys(sigs)[0]!
-  const s = sigs[did]!
-  sigs[did] = s.slice(0, 20) + (s[20] === '0' ? '1' : '0') + s.slice(21)
-  out[i] = encodeCbor({ 1: outer['1']!, 2: encodeCbor(sigs) })
-  return out
-}
 
 describe('sync: a token held here that another transaction spent leaves the balance once its chain is checked', function () {
   this.timeout(60_000)
@@ -70,14 +59,14 @@ describe('sync: a token held here that another transaction spent leaves the bala
   it('changes nothing for a claim on another state, a chain that does not validate, or a source that knows no more', async () => {
     expect(await heldClaims(deps(), [{ tokenId: t.tokenId, blockId: blockIdFor(t.blocks[0]!, t.tokenId) }])).to.deep.equal([])
     const held = await heldClaims(deps(), [{ tokenId: t.tokenId }])
-    expect(await dropSpent(deps(), held, [{ name: 'forger', source: sourceOf(t, tamperSignature(t.envelopes, 2)) }], 'a forged claim')).to.deep.equal([])
+    expect(await dropSpent(deps(), held, [{ name: 'forger', source: sourceOf(t, withTamperedSignature(t.envelopes, 2)) }], 'a forged claim')).to.deep.equal([])
     expect(await dropSpent(deps(), held, [{ name: 'behind', source: sourceOf(t, t.envelopes.slice(0, 2)) }], 'a stale peer')).to.deep.equal([])
     const rec = await env.repos.tokens.get(t.tokenId)
     expect(rec?.status).to.equal(TokenStatus.Free)
     expect(rec?.owner).to.equal(t.owners[1])
     expect(warned).to.deep.equal([])
     // the next source that has the spend is asked after those that failed
-    const dropped = await dropSpent(deps(), held, [{ name: 'forger', source: sourceOf(t, tamperSignature(t.envelopes, 2)) }, { name: 'good', source: sourceOf(t) }], 'a test')
+    const dropped = await dropSpent(deps(), held, [{ name: 'forger', source: sourceOf(t, withTamperedSignature(t.envelopes, 2)) }, { name: 'good', source: sourceOf(t) }], 'a test')
     expect(dropped).to.have.length(1)
   })
 })
