@@ -8,7 +8,8 @@ import { auditLedger } from '../src/storage/token-ledger.js'
 import { Collections, type BlockRecord, type TokenRecord } from '../src/storage/token-records.js'
 import { createLan, netnsAvailable, type Lan } from '../test/helpers/netns.js'
 import type { NodeProcess } from '../test/helpers/node-process.js'
-import { USER_PASSWORD, complete } from '../test/helpers/quorum-network.js'
+import { ApiError } from '../src/client/api-error.js'
+import { USER_PASSWORD } from '../test/helpers/quorum-network.js'
 import { waitFor } from '../test/helpers/wait.js'
 import { checkInvariants, ftKey, type ChaosState, type OpView, type Outcome, type TokenView, type TxView } from './chaos/invariants.js'
 import { QUORUMS, QUORUM_SETS, buildNetwork, type ChaosNetwork, type ChaosNode } from './chaos/network.js'
@@ -397,7 +398,14 @@ async function runOp (id: number, p: PlannedOp, net: ChaosNetwork, nftOwner: Arr
   try {
     const client = node.proc.client
     const first = await client.envelope('txInitiate', { body: { initiator: from, owner: to, tokens, memo } as never, timeoutMs: 120_000 })
-    const done = first.status ? await complete(client, first as never, USER_PASSWORD) : first
+    // a call cut on the way (its node killed: HTTP status 0) is not a refusal: it stays unknown
+    const done = first.status
+      ? await client.completeSigned(first as never, { password: () => USER_PASSWORD }).catch((e: unknown) => {
+        if (e instanceof ApiError && e.httpStatus === 0) throw e
+        const err = e as { message?: string, result?: unknown }
+        return { status: false, message: err.message ?? String(e), result: err.result ?? null }
+      })
+      : first
     const code = (done.result as { code?: string } | null)?.code
     if (done.status) view.outcome = 'ok'
     // decided, finished in the background (delivery, or the sign round, is retried): may have succeeded, must end committed
