@@ -26,6 +26,13 @@ describe('api: the OpenAPI document under Redocly\'s recommended lint', function
     const doc = buildOpenApi('0.1.0') as { security: unknown[], components: { securitySchemes: Record<string, { type: string, scheme: string }> }, servers: Array<{ url: string }> }
     expect(doc.components.securitySchemes.bearerAuth).to.include({ type: 'http', scheme: 'bearer' })
     expect(doc.security).to.deep.equal([{ bearerAuth: [] }, {}])
-    expect(doc.servers[0].url).to.equal('http://{host}:{port}')
+    expect(doc.servers[1].url).to.equal('http://{host}:{port}')
+  })
+
+  it('names first the node serving the document, so the docs page calls its own origin', () => {
+    // a client that takes the first server (Swagger UI's "Try it out") must reach the node it read
+    // the document from, not 127.0.0.1:20000, which the page's CSP 'self' refuses
+    const doc = buildOpenApi('0.1.0') as { servers: Array<{ url: string }> }
+    expect(doc.servers[0].url).to.equal('/')
   })
 })

@@ -65,8 +65,10 @@ export function buildOpenApi (version: string, table: Record<string, RouteDef> =
   return {
     openapi: '3.1.0',
     info: { title: 'rbtnode API', version, description: 'HTTP API of an rbtnode node. Every response is the envelope {status, message, result}.', license: { name: 'MIT', identifier: 'MIT' } },
-    // a node's API: 127.0.0.1 and port 20000+n unless -host and -port say otherwise
-    servers: [{
+    // first the node that serves this document ('/' resolves against the document's own URL: the
+    // docs page's "Try it out" calls go to that node, within its CSP 'self'), then any node by
+    // address: 127.0.0.1 and port 20000+n unless -host and -port say otherwise
+    servers: [{ url: '/', description: 'the node serving this document' }, {
       url: 'http://{host}:{port}',
       description: 'one rbtnode node',
       variables: { host: { default: '127.0.0.1', description: 'the address the API binds to (-host)' }, port: { default: '20000', description: 'the API port (-port; 20000+n by default)' } }
