@@ -18,8 +18,12 @@ import { ftBackingProblem, ftNameOfComment, type Backing } from '../tokens/ft.js
  * peer that sends chains built to make a validator walk or hold too much.
  */
 export const MAX_ANCESTRY = 4096
-/** Most bytes (blocks and token contents) one bundle may carry. */
-export const MAX_BUNDLE_BYTES = 48 * 1024 * 1024
+/**
+ * Most bytes (blocks and token contents, before compression) one bundle may carry. An honest FT
+ * transfer reaches tens of MiB: it carries the backing tokens' burn blocks, which list every FT of
+ * the mint (66 MB for units of a 10,000-FT mint), so the bound sits well above that.
+ */
+export const MAX_BUNDLE_BYTES = 512 * 1024 * 1024
 /** Most blocks one bundle may carry. */
 export const MAX_BUNDLE_BLOCKS = 250_000
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { SimNet, balance, type SimNode } from './harness.js'
 import type { ChainBundle, PrepareReply, PrepareRequest } from '../../../src/consensus/messages.js'
-import { MAX_BUNDLE_BLOCKS } from '../../../src/consensus/bundle.js'
+import { MAX_BUNDLE_BLOCKS, MAX_BUNDLE_BYTES } from '../../../src/consensus/bundle.js'
 
 /** Ancestors of a part token as the ledger records them (parent links up to a whole token). */
 async function ancestry (n: SimNode, tokenId: string): Promise<number> {
@@ -152,7 +152,9 @@ describe('consensus: part-token ancestry (no depth limit in normal use, ancestor
     expect(r1.vote).to.equal('no')
     expect((r1 as { reason: string }).reason).to.match(/bundle carries \d+ blocks, more than the 250000 accepted/)
     const tooBig = structuredClone(captured!)
-    tooBig.bundle.contents.junk = 'x'.repeat(48 * 1024 * 1024 + 1)
+    // one 1 MiB text under enough names to pass the byte bound (a text is counted once per name)
+    const mib = 'x'.repeat(1024 * 1024)
+    for (let i = 0; i <= MAX_BUNDLE_BYTES / mib.length; i++) tooBig.bundle.contents[`junk${i}`] = mib
     const r2 = await quorum.prepare(tooBig)
     expect(r2.vote).to.equal('no')
     expect((r2 as { reason: string }).reason).to.match(/bundle carries \d+ bytes/)
