@@ -80,7 +80,8 @@ export interface SenderOptions {
   waitingFor?: (did: string) => WaitingOperation | undefined
   /**
    * a quorum refused a transfer as a double spend of its tokens (`spent by <txid>`): the token
-   * states it spent, and the quorum's reason (the node checks those tokens' chains)
+   * states it spent, and the quorum's reason (the node checks those tokens' chains); called once the
+   * transfer is aborted, its tokens Free again
    */
   onDoubleSpent?: (states: Array<{ tokenId: string, blockId: string }>, reason: string) => void
 }
@@ -189,11 +190,14 @@ export class TransferSender {
         const aborting = current?.state === 'PREPARING'
         this.observed(aborting ? 'aborted' : 'failed', started)
         if (aborting) await this.abort(current, errorMessage(e))
+        // told only now: the node checks tokens it holds Free, and until the abort they were Locked
+        this.tellDoubleSpent(rec.txid)
         throw e
       }
     } finally {
       this.inFlight.delete(rec.txid)
       this.receiverChecks.delete(rec.txid)
+      this.refusedSpends.delete(rec.txid)
     }
   }
 
@@ -439,15 +443,23 @@ export class TransferSender {
   }
 
   /**
-   * Tells the node of quorums' double-spend refusals of a transfer's tokens ("spent by <txid>", or
-   * the state "held by transaction <txid>" in a quorum's own record).
+   * Notes quorums' double-spend refusals of a transfer's tokens ("spent by <txid>", or the state
+   * "held by transaction <txid>" in a quorum's own record); the node is told once the transfer has
+   * been aborted and its tokens are Free again (tellDoubleSpent).
    */
   private doubleSpent (rec: OutgoingRecord, replies: PrepareReply[]): void {
     const refusals = replies.filter((r): r is Extract<PrepareReply, { vote: 'no' }> => r.vote === 'no' && r.conflict === true && /spent by |held by transaction /.test(r.reason))
     if (refusals.length === 0 || this.opts.onDoubleSpent === undefined || rec.nft !== undefined) return
     const spends = decodeContract(unb64(rec.contract)).content.transInfo.transTokens ?? {}
     const states = Object.entries(spends).map(([tokenId, t]) => ({ tokenId, blockId: t.blockId ?? '' }))
-    try { this.opts.onDoubleSpent(states, refusals[0].reason) } catch (e) { this.log.debug(`onDoubleSpent: ${errorMessage(e)}`) }
+    this.refusedSpends.set(rec.txid, { states, reason: refusals[0].reason })
+  }
+
+  private tellDoubleSpent (txid: string): void {
+    const refused = this.refusedSpends.get(txid)
+    this.refusedSpends.delete(txid)
+    if (refused === undefined || this.opts.onDoubleSpent === undefined) return
+    try { this.opts.onDoubleSpent(refused.states, refused.reason) } catch (e) { this.log.debug(`onDoubleSpent: ${errorMessage(e)}`) }
   }
 
   /**
@@ -876,6 +888,8 @@ export class TransferSender {
   /** Transfers this process is driving right now: recovery leaves them to their own run. */
   private readonly inFlight = new Set<string>()
   private readonly receiverChecks = new Map<string, ReceiverCheck>()
+  /** Double-spend refusals of transfers being aborted, told to the node once their tokens are Free. */
+  private readonly refusedSpends = new Map<string, { states: Array<{ tokenId: string, blockId: string }>, reason: string }>()
   private recoverCalls = 0
 
   async recover (opts: { staleMs?: number } = {}): Promise<void> {

@@ -10,9 +10,10 @@ describe('consensus: a quorum refusing a double spend tells the node which token
     const [token] = await net.mint(a, alice.did, 1)
     const copy = net.addNode('A-copy', a.ledger.clone())
     copy.dids.set(alice.did, alice)
-    const heard: Array<{ states: Array<{ tokenId: string, blockId: string }>, reason: string }> = []
+    const heard: Array<{ states: Array<{ tokenId: string, blockId: string }>, reason: string, status: Promise<string | undefined> }> = []
     const base = copy.sender as unknown as { opts: ConstructorParameters<typeof TransferSender>[0] }
-    const sender = new TransferSender({ ...base.opts, onDoubleSpent: (states, reason) => { heard.push({ states, reason }) } })
+    // the node checks only tokens it holds Free: by the time it hears, the refused transfer has given them back
+    const sender = new TransferSender({ ...base.opts, onDoubleSpent: (states, reason) => { heard.push({ states, reason, status: copy.ledger.token(token).then((t) => t?.status) }) } })
     const first = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: 'original', quorums: net.quorumDids }, alice.owner)
     expect(first.delivered).to.equal(true)
     const held = (await copy.ledger.token(token))!
@@ -22,6 +23,7 @@ describe('consensus: a quorum refusing a double spend tells the node which token
     expect(heard).to.have.length(1)
     expect(heard[0].states).to.deep.equal([{ tokenId: token, blockId: held.latestBlockId }])
     expect(heard[0].reason).to.include(first.txid)
+    expect(await heard[0].status).to.equal('Free')
     expect(b).to.not.equal(undefined)
   })
 })
