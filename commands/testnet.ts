@@ -26,7 +26,7 @@ export default class Testnet extends BaseCommand {
     quorums: Flags.string({ description: 'quorum nodes (default 7, at least 5)', helpGroup: 'TESTNET' }),
     users: Flags.string({ description: 'user nodes, one funded DID each (default 2)', helpGroup: 'TESTNET' }),
     basePort: Flags.string({ description: 'first API port (default 21000); swarm ports from basePort + 500', helpGroup: 'TESTNET' }),
-    fund: Flags.string({ description: 'whole test RBT minted for each DID (default 10)', helpGroup: 'TESTNET' }),
+    fund: Flags.string({ description: 'whole test RBT minted for each user DID (default 10; each quorum DID gets as much, at least 10)', helpGroup: 'TESTNET' }),
     fresh: Flags.boolean({ description: 'remove the network in -p and set up a new one', allowNo: true, helpGroup: 'TESTNET' })
   }
 
@@ -54,28 +54,34 @@ export default class Testnet extends BaseCommand {
     }
     const deps = cliDeps()
     const progress = testnetProgress(deps.stderr, deps.isTTY.stderr && !f.json, this.errPaint)
-    let net: Awaited<ReturnType<typeof Net.open>>
+    // a signal during set-up stops the nodes started so far (they run in process groups of their own)
+    const setUp = new AbortController()
+    let stopping: Promise<void> | undefined
+    let net: Awaited<ReturnType<typeof Net.open>> | undefined
+    process.on('SIGINT', () => { if (net === undefined) setUp.abort(); else void stop('SIGINT') })
+    process.on('SIGTERM', () => { if (net === undefined) setUp.abort(); else void stop('SIGTERM') })
     try {
-      net = await Net.open(opts, progress)
+      net = await Net.open({ ...opts, signal: setUp.signal }, progress)
     } catch (e) {
       if (e instanceof RangeError) throw new UsageError(e.message)
       throw e
     }
-    let stopping: Promise<void> | undefined
+    const running = net
+    if (net.restarted && [f.quorums, f.users, f.basePort, f.fund].some((v) => v !== undefined)) {
+      this.info(`started the network of ${net.dir} as it was set up (${net.quorumNodes.length} quorums, ${net.userNodes.length} users, API ports from ${net.state.basePort}): -quorums, -users, -basePort and -fund apply to a new network (-fresh)`)
+    }
     let stopped!: () => void
     const done = new Promise<void>((resolve) => { stopped = resolve })
     const stop = async (why: string): Promise<void> => {
       stopping ??= (async () => {
-        this.info(`${why}: stopping ${net.nodes.length} nodes`)
-        await net.stop()
-        removeSupervisor(net.dir)
+        this.info(`${why}: stopping ${running.nodes.length} nodes`)
+        await running.stop()
+        removeSupervisor(running.dir)
         this.info('test network stopped')
         stopped()
       })()
       await stopping
     }
-    process.on('SIGINT', () => { void stop('SIGINT') })
-    process.on('SIGTERM', () => { void stop('SIGTERM') })
     net.onNodeExit((node, code, signal) => {
       this.errorLine(`${node.spec.name} exited (${signal ?? `code ${String(code)}`}); the others keep running. The last lines of ${node.logPath}:`)
       deps.stderr(node.logTail(15).split('\n').map((l) => `  ${l}\n`).join(''))

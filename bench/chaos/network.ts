@@ -1,4 +1,4 @@
-import type { RbtClient } from '../../src/client/rbt-client.js'
+import { mintTestRbt, setUpQuorums } from '../../src/testnet/setup.js'
 import type { Lan } from '../../test/helpers/netns.js'
 import { NodeProcess } from '../../test/helpers/node-process.js'
 import { FIXTURE_ENV, QUORUM_PASSWORD, USER_PASSWORD, complete, createLiteDid } from '../../test/helpers/quorum-network.js'
@@ -30,12 +30,6 @@ export interface ChaosNetwork {
   rbtMilli: number
   ft: Array<{ name: string, creator: string, count: number }>
   nfts: string[]
-}
-
-async function mint (client: RbtClient, did: string, count: number, password: string): Promise<void> {
-  const first = await client.call('tokensGenerateLocalRbt', { body: { did, number_of_tokens: count, start_index: 0 } })
-  const done = await complete(client, first, password)
-  if (!done.status) throw new Error(`mint for ${did}: ${done.message}`)
 }
 
 /**
@@ -92,19 +86,15 @@ export async function buildNetwork (o: BuildOptions): Promise<ChaosNetwork> {
   await Promise.all(nodes.map(async (n) => { await n.proc.client.call('bootstrapAdd', { body: { peers: peers.filter((p) => p !== n.proc.multiaddr) } }) }))
   void seed
   let rbtMilli = 0
-  const quorumDids = await Promise.all(nodes.slice(0, QUORUMS).map(async (q) => {
-    const did = await createLiteDid(q.proc.client, QUORUM_PASSWORD)
-    await mint(q.proc.client, did, QUORUM_RBT, QUORUM_PASSWORD)
-    await q.proc.client.call('quorumsSetup', { body: { did, password: QUORUM_PASSWORD, priv_password: QUORUM_PASSWORD } })
-    q.dids.push(did)
-    return did
-  }))
+  // the quorum phase of `rbtnode testnet` (src/testnet/setup.ts)
+  const quorumDids = await setUpQuorums(nodes.slice(0, QUORUMS).map((q) => q.proc), QUORUM_PASSWORD, QUORUM_RBT)
+  for (const [i, did] of quorumDids.entries()) nodes[i]!.dids.push(did)
   rbtMilli += QUORUMS * QUORUM_RBT * 1000
   const users: UserDid[] = []
   await Promise.all(nodes.slice(QUORUMS).map(async (n, k) => {
     for (let j = 0; j < o.didsPerNode; j++) {
       const did = await createLiteDid(n.proc.client, USER_PASSWORD)
-      await mint(n.proc.client, did, o.rbtPerDid, USER_PASSWORD)
+      await mintTestRbt(n.proc.client, did, o.rbtPerDid, 0, USER_PASSWORD)
       n.dids.push(did)
       users.push({ did, node: QUORUMS + k })
     }

@@ -23,6 +23,8 @@ export function acceptedBoolean (what: string) {
  * written once, on the node; the verb logs it as [ERROR] and exits 1.
  */
 export abstract class NotDoneCommand extends BaseCommand {
+  /** left out of `rbtnode help` (still accepted, for scripts; `help --all` lists it) */
+  static override hidden = true
   protected abstract readonly route: NotDoneRoute & RouteId
 
   async run (): Promise<void> {

@@ -92,8 +92,11 @@ export interface ConsensusSigner {
   signHash: (hashHex: string) => Promise<{ keySig: string, shareSig: string, signType: 0 | 1 }>
   /** DER key signature (hex) over the ASCII bytes of `message` */
   pvtSign: (message: string) => Promise<string>
-  /** asks for what signing needs up front (the password), before any lock is taken; optional */
-  unlock?: () => Promise<void>
+  /**
+   * asks for what signing needs up front (the password), before any lock is taken; true when
+   * signing then asks the caller nothing more (the node holds the DID's key); optional
+   */
+  unlock?: () => Promise<boolean>
 }
 
 /** Network-wide record that a token state was spent (a DHT record in the node). */

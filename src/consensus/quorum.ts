@@ -7,7 +7,7 @@ import { validateExtension, type VerifiedBlockCache } from '../tokenchain/valida
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
-import { AncestryMissing, buildBundle, ledgerAncestry, storeLearned, validateBundleToken } from './bundle.js'
+import { AncestryMissing, buildBundle, ledgerAncestry, storeLearned, validateBundleToken, validateBundleTokenOrCollect } from './bundle.js'
 import type { ChainSource } from './chain-sync.js'
 import { splitToken, type SplitResult } from './part-split.js'
 import { KeyedMutex } from './keyed-mutex.js'
@@ -154,14 +154,9 @@ export class QuorumService {
           totalMilli = r.valueMilli
           states.push(r.state)
         } else for (const [tokenId, t] of tokens) {
-          let tip
-          try {
-            tip = await validateBundleToken(req.bundle, tokenId, this.opts.verifier, this.cache, memory)
-          } catch (e) {
-            // every token is looked at, so one answer names all the ancestors this quorum lacks
-            if (e instanceof AncestryMissing) { missing.push(...e.missing); continue }
-            throw e
-          }
+          // every token is looked at, so one answer names all the ancestors this quorum lacks
+          const tip = await validateBundleTokenOrCollect(req.bundle, tokenId, this.opts.verifier, missing, this.cache, memory)
+          if (tip === undefined) continue
           if (tip.burnt) return no(`token ${tokenId} is burnt`)
           if (tip.owner !== sender) return no(`token ${tokenId} belongs to ${tip.owner}, not the sender`)
           if (tip.blockId !== t.blockId) return no(`token ${tokenId}: the contract spends block ${String(t.blockId)}, the chain ends at ${tip.blockId}`)

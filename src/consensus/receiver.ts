@@ -4,7 +4,7 @@ import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
 import type { Block } from '../tokenchain/block.js'
 import type { VerifiedBlockCache } from '../tokenchain/validate.js'
 import { ErrorCode, RbtError } from '../util/errors.js'
-import { AncestryMissing, ledgerAncestry, storeLearned, validateBundleToken } from './bundle.js'
+import { ledgerAncestry, storeLearned, validateBundleToken, validateBundleTokenOrCollect } from './bundle.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import type { ChainBundle, DeliverReply, DeliverRequest, ReceiverPolicy } from './messages.js'
 import type { Clock, Ledger, TokenState, Verifier } from './ports.js'
@@ -85,13 +85,8 @@ export class TransferReceiver {
         const chain = req.bundle.chains[tokenId]
         if (chain === undefined || decodeBlockEnvelope(chain[chain.length - 1]).hash !== block.hash) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `chain of ${tokenId} does not end with the new block`)
         // validates every block, including the new one's 5 quorum signatures and the sender's
-        let tip
-        try {
-          tip = await validateBundleToken(req.bundle, tokenId, this.opts.verifier, this.cache, memory)
-        } catch (e) {
-          if (e instanceof AncestryMissing) { missing.push(...e.missing); continue }
-          throw e
-        }
+        const tip = await validateBundleTokenOrCollect(req.bundle, tokenId, this.opts.verifier, missing, this.cache, memory)
+        if (tip === undefined) continue
         if (tip.owner !== req.receiver) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `token ${tokenId} does not end with this receiver as owner`)
         const value = floatToMilliExact(t.tokenValue)
         if (value === undefined) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `token ${tokenId} has a bad value`)

@@ -13,7 +13,7 @@ import type { Clock, ConsensusSigner, Ledger, TokenState } from './ports.js'
 import { systemClock } from './ports.js'
 import { MIN_QUORUM_SIGNATURES, selectQuorums } from './quorum-selection.js'
 import { b64, unb64, type OutgoingRecord } from './records.js'
-import { selectTokens } from '../tokens/select.js'
+import { selectTokens, type Holding } from '../tokens/select.js'
 import { freeTokensById } from './wallet-tokens.js'
 import { isNftTokenType, nftBlock, opTokenType, type NftOp } from './nft.js'
 import { scContractFields, scExecutable, type ScCode } from './smart-contract.js'
@@ -21,6 +21,10 @@ import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe
 
 /** Rounds in which a quorum or receiver may ask for ancestors it lacks (each answer names all it lacks at once). */
 const ANCESTRY_ROUNDS = 3
+/** How a validator from before the missing-ancestors answer refuses a bundle without the older ancestors. */
+const NO_CHAIN = /: no chain supplied/
+/** Levels of ancestry sent in the first answer to a validator that lacks ancestors. */
+const ANCESTRY_FIRST_LEVELS = 8
 
 export interface TransferInput {
   sender: string
@@ -74,6 +78,11 @@ export interface SenderOptions {
   observe?: ConsensusObserver
   /** an operation of the DID waiting for its caller's answer (a password or signature prompt), if any */
   waitingFor?: (did: string) => WaitingOperation | undefined
+  /**
+   * a quorum refused a transfer as a double spend of its tokens (`spent by <txid>`): the token
+   * states it spent, and the quorum's reason (the node checks those tokens' chains)
+   */
+  onDoubleSpent?: (states: Array<{ tokenId: string, blockId: string }>, reason: string) => void
 }
 
 /** An operation parked on a prompt: its request id and the seconds until it expires. */
@@ -131,8 +140,8 @@ export class TransferSender {
    * rather than waiting behind it.
    */
   private async unlocked (did: string, signer: ConsensusSigner): Promise<void> {
-    await signer.unlock?.()
-    if (!this.locks.held(did)) return
+    // a DID whose key the node holds never waits on a prompt under its lock
+    if (await signer.unlock?.() === true || !this.locks.held(did)) return
     const w = this.opts.waitingFor?.(did)
     if (w === undefined) return
     throw new RbtError(ErrorCode.CONFLICT,
@@ -280,7 +289,7 @@ export class TransferSender {
     const held = input.selfTokens !== undefined ? [] : (await this.ledger.holdings(input.sender, 'Free')).map((h) => ({ tokenId: h.tokenId, value: h.valueMilli }))
     const sel = input.selfTokens !== undefined
       ? { take: input.selfTokens.map((tokenId) => ({ tokenId, value: 0 })), split: undefined }
-      : input.amountMilli > 0 ? selectTokens(held, input.amountMilli) : { take: [], split: undefined }
+      : input.amountMilli > 0 ? await this.select(held, input.amountMilli) : { take: [], split: undefined }
     const byId = await freeTokensById(this.ledger, input.sender, [...sel.take.map((h) => h.tokenId), ...(sel.split !== undefined ? [sel.split.token.tokenId] : [])])
     let tokens = sel.take.map((h) => byId.get(h.tokenId)!)
     if (sel.split !== undefined) {
@@ -384,7 +393,12 @@ export class TransferSender {
         let sent = bundle
         for (let round = 0; ; round++) {
           const reply = await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle: sent, senderPeer: this.opts.selfPeer, epoch: rec.epoch, asked: rec.asked.slice(0, MIN_QUORUM_SIGNATURES), ...nft })
-          const more = round < ANCESTRY_ROUNDS ? await this.lacking(reply.vote === 'no' ? reply.missing : undefined, sent) : undefined
+          const more = round >= ANCESTRY_ROUNDS || reply.vote === 'yes'
+            ? undefined
+            : reply.missing !== undefined
+              ? await this.lacking(reply.missing, sent, round)
+              // a quorum from before the missing-ancestors answer: once more with every ancestor
+              : rec.nft === undefined && NO_CHAIN.test(reply.reason) ? await this.whole(rec.tokens, sent) : undefined
           if (more === undefined) return reply
           sent = more
         }
@@ -394,16 +408,60 @@ export class TransferSender {
     }
   }
 
+  /** `sent` with the whole ancestry of `tokens`, or undefined when it carried it already (or it cannot be built). */
+  private async whole (tokens: string[], sent: ChainBundle): Promise<ChainBundle | undefined> {
+    try {
+      const all = mergeBundles(sent, await buildBundle(this.ledger, tokens))
+      return Object.keys(all.chains).length > Object.keys(sent.chains).length ? all : undefined
+    } catch { return undefined }
+  }
+
   /**
-   * The bundle again with the chains of the ancestors a quorum or receiver said it lacks (and their
-   * own ancestry), or undefined when it named none this node can add.
+   * selectTokens, with the ancestry depth of the tokens tied for the split (the same value as the
+   * token it chose) looked up, so the shallowest of them is cut. Only those few are read, up to 32
+   * ancestors each: depth costs nothing per transfer (ancestors are remembered), this keeps the
+   * wallet's parts shallow where it is free to.
    */
-  private async lacking (missing: unknown, sent: ChainBundle): Promise<ChainBundle | undefined> {
+  private async select (held: Holding[], amountMilli: number): Promise<ReturnType<typeof selectTokens>> {
+    const sel = selectTokens(held, amountMilli)
+    const pick = sel.split?.token
+    // whole tokens have no ancestors
+    if (pick === undefined || pick.value >= 1000) return sel
+    const ties = held.filter((h) => h.value === pick.value).slice(0, 8)
+    if (ties.length < 2) return sel
+    const depth = new Map<string, number>()
+    for (const t of ties) {
+      let d = 0
+      for (let cur = await this.ledger.token(t.tokenId); cur?.parentId !== undefined && d < 32; cur = await this.ledger.token(cur.parentId)) d++
+      depth.set(t.tokenId, d)
+    }
+    return selectTokens(held.map((h) => depth.has(h.tokenId) ? { ...h, depth: depth.get(h.tokenId)! } : h), amountMilli)
+  }
+
+  /**
+   * Tells the node of quorums' double-spend refusals of a transfer's tokens ("spent by <txid>", or
+   * the state "held by transaction <txid>" in a quorum's own record).
+   */
+  private doubleSpent (rec: OutgoingRecord, replies: PrepareReply[]): void {
+    const refusals = replies.filter((r): r is Extract<PrepareReply, { vote: 'no' }> => r.vote === 'no' && r.conflict === true && /spent by |held by transaction /.test(r.reason))
+    if (refusals.length === 0 || this.opts.onDoubleSpent === undefined || rec.nft !== undefined) return
+    const spends = decodeContract(unb64(rec.contract)).content.transInfo.transTokens ?? {}
+    const states = Object.entries(spends).map(([tokenId, t]) => ({ tokenId, blockId: t.blockId ?? '' }))
+    try { this.opts.onDoubleSpent(states, refusals[0].reason) } catch (e) { this.log.debug(`onDoubleSpent: ${errorMessage(e)}`) }
+  }
+
+  /**
+   * The bundle again with the chains of the ancestors a quorum or receiver said it lacks, or
+   * undefined when it named none this node can add. The first time with the next few levels of
+   * their ancestry (a validator that missed a transaction or two remembers what lies above), after
+   * that with all of it, so the last round always suffices.
+   */
+  private async lacking (missing: unknown, sent: ChainBundle, round: number): Promise<ChainBundle | undefined> {
     if (!Array.isArray(missing)) return undefined
     const ids = [...new Set(missing.filter((m): m is string => typeof m === 'string' && sent.chains[m] === undefined))].slice(0, 10_000)
     if (ids.length === 0) return undefined
     try {
-      return mergeBundles(sent, await buildBundle(this.ledger, ids))
+      return mergeBundles(sent, await buildBundle(this.ledger, ids, round === 0 ? { levels: ANCESTRY_FIRST_LEVELS } : {}))
     } catch (e) {
       this.log.warn(`ancestors asked for could not be bundled: ${errorMessage(e)}`)
       return undefined
@@ -424,7 +482,10 @@ export class TransferSender {
       const r = await prepare(rec.asked[next++])
       replies.push(r)
       if (r.vote === 'yes') break
-      if (r.conflict === true) throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${r.quorumDid}: ${r.reason}`)
+      if (r.conflict === true) {
+        this.doubleSpent(rec, [r])
+        throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${r.quorumDid}: ${r.reason}`)
+      }
       if (replies.filter((x) => x.vote === 'no').length > rec.asked.length - MIN_QUORUM_SIGNATURES) break
     }
     const tAnchor = Date.now()
@@ -457,6 +518,7 @@ export class TransferSender {
     await this.update(rec, { yes: agreed.map((v) => v.quorumDid), contacted: replies.map((r) => r.quorumDid) })
     this.fault('voted')
     if (yes.length < MIN_QUORUM_SIGNATURES) {
+      this.doubleSpent(rec, replies)
       const reasons = replies.filter((r) => r.vote === 'no').map((r) => `${r.quorumDid.slice(0, 16)}…: ${(r as { reason: string }).reason}`)
       if (allowed !== undefined && agreed.length >= MIN_QUORUM_SIGNATURES) {
         throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: the receiver's node accepts only quorums of its own list (trustOwnQuorumList), and ${yes.length} of the ${agreed.length} quorums that agreed are in it, ${MIN_QUORUM_SIGNATURES} needed; add quorums both lists share`)
@@ -632,10 +694,19 @@ export class TransferSender {
       try {
         let sent = bundle
         for (let round = 0; ; round++) {
-          const reply = await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: unb64(rec.contract), block, bundle: sent, memo: rec.memo, epoch: rec.epoch, ...(rec.pledges !== undefined ? { pledges: unpackEvidence(rec.pledges) } : {}) })
+          let reply
+          try {
+            reply = await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: unb64(rec.contract), block, bundle: sent, memo: rec.memo, epoch: rec.epoch, ...(rec.pledges !== undefined ? { pledges: unpackEvidence(rec.pledges) } : {}) })
+          } catch (e) {
+            // a receiver from before the missing-ancestors answer refuses a bundle without them: once more with every ancestor
+            const whole = round === 0 && NO_CHAIN.test(errorMessage(e)) ? await this.whole(rec.tokens, sent) : undefined
+            if (whole === undefined) throw e
+            sent = whole
+            continue
+          }
           if (reply?.accepted !== false) return true
           // the receiver lacks older ancestors of the parts: deliver again with their chains
-          const more = round < ANCESTRY_ROUNDS ? await this.lacking(reply.missing, sent) : undefined
+          const more = round < ANCESTRY_ROUNDS ? await this.lacking(reply.missing, sent, round) : undefined
           if (more === undefined) throw new RbtError(ErrorCode.CHAIN_INVALID, `the receiver lacks the chains of ${String(reply.missing?.length)} ancestors this node cannot supply`)
           sent = more
         }

@@ -12,7 +12,7 @@ export function ownerSigner (s: DidSigner): ConsensusSigner {
       return { keySig: hex(sig.keySig), shareSig: hex(sig.shareSig), signType: sig.shareSig.length > 0 ? 1 : 0 }
     },
     pvtSign: async (message) => hex(await s.pvtSign(message)),
-    unlock: async () => { await s.unlock() }
+    unlock: async () => await s.unlock()
   }
 }
 

@@ -2,14 +2,21 @@ import type { BatchOp } from './kv-store.js'
 
 export interface AckedValue { deleted: boolean, value?: unknown }
 
+interface Entry extends AckedValue { seq: number }
+
 /**
  * The latest acknowledged records, by collection and key, each with the value (or deletion) last
  * acknowledged for it: what a reopened store must hold. Bounded: past `limit` keys the oldest
  * acknowledged are forgotten (they were synced well before the tail of the log, where a failed
- * append tears it). Values are kept by reference, not copied.
+ * append tears it). Values are kept by reference, not copied. Recording is O(1) per record: the
+ * order of acknowledgement is a queue of (key, sequence) beside the map, so forgetting the oldest
+ * never walks the map from its start (V8 maps keep deleted slots until they are rebuilt).
  */
 export class AckedWrites {
-  private readonly map = new Map<string, AckedValue>()
+  private readonly map = new Map<string, Entry>()
+  private queue: Array<[string, number]> = []
+  private head = 0
+  private seq = 0
 
   constructor (private readonly limit: number) {}
 
@@ -17,28 +24,34 @@ export class AckedWrites {
     if (this.limit <= 0) return
     for (const op of ops) {
       const k = `${op.collection}\u0000${op.key}`
-      // re-inserted so the map's order stays the order of the last acknowledgement
-      this.map.delete(k)
-      this.map.set(k, op.type === 'put' ? { deleted: false, value: op.value } : { deleted: true })
+      const seq = ++this.seq
+      this.map.set(k, op.type === 'put' ? { deleted: false, value: op.value, seq } : { deleted: true, seq })
+      this.queue.push([k, seq])
     }
-    if (this.map.size > this.limit) {
-      let excess = this.map.size - this.limit
-      for (const k of this.map.keys()) {
-        if (excess-- <= 0) break
-        this.map.delete(k)
-      }
+    while (this.map.size > this.limit && this.head < this.queue.length) {
+      const [k, seq] = this.queue[this.head++]!
+      // only the key's latest acknowledgement removes it
+      if (this.map.get(k)?.seq === seq) this.map.delete(k)
+    }
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head)
+      this.head = 0
     }
   }
 
   /** [collection, key, last acknowledged] in acknowledgement order. */
   entries (): Array<[string, string, AckedValue]> {
-    return [...this.map].map(([k, v]) => {
+    return [...this.map].sort(([, a], [, b]) => a.seq - b.seq).map(([k, v]) => {
       const i = k.indexOf('\u0000')
-      return [k.slice(0, i), k.slice(i + 1), v]
+      return [k.slice(0, i), k.slice(i + 1), v.deleted ? { deleted: true } : { deleted: false, value: v.value }]
     })
   }
 
   get size (): number { return this.map.size }
 
-  clear (): void { this.map.clear() }
+  clear (): void {
+    this.map.clear()
+    this.queue = []
+    this.head = 0
+  }
 }

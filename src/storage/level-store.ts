@@ -1,9 +1,11 @@
 import { ClassicLevel } from 'classic-level'
+import { existsSync, readdirSync } from 'node:fs'
 import { open as openFile, unlink } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import { rangeOf, type BatchOp, type Collection, type KvStore, type RangeOptions } from './kv-store.js'
 import { AckedWrites } from './acked-writes.js'
+import { levelDbLossNotes } from './leveldb-log.js'
 import { damagedStoreAdvice } from './store-repair-advice.js'
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -15,6 +17,8 @@ export type StoreEvent =
   | { kind: 'probe-failed', attempt: number, detail: string }
   | { kind: 'reopened', checked: number, rewritten: number }
   | { kind: 'reopen-failed', detail: string }
+  /** LevelDB dropped damaged parts of its log while opening: records acknowledged once may be gone */
+  | { kind: 'recovered-with-loss', notes: string[] }
 
 export interface LevelStoreOptions {
   onEvent?: (e: StoreEvent) => void
@@ -61,7 +65,7 @@ function faultError (code: ErrorCode, cause?: unknown): RbtError {
  * STORAGE_UNAVAILABLE) while reads go on; a probe with backoff writes a file next to the database
  * until that succeeds, then the database is closed and reopened (the log is replayed into a table)
  * and the latest acknowledged records are checked against it: any that did not come back are
- * written again before writes are taken. See docs/decisions/0009-storage-faults.md.
+ * written again before writes are taken. See docs/decisions/0011-storage-faults.md.
  */
 export class LevelStore implements KvStore {
   private readonly db: ClassicLevel<string, unknown>
@@ -78,6 +82,11 @@ export class LevelStore implements KvStore {
   }
 
   async open (): Promise<void> {
+    // LevelDB would take a database without CURRENT for a new one and delete its files
+    if (!existsSync(join(this.location, 'CURRENT')) && existsSync(this.location) &&
+      readdirSync(this.location).some((n) => /^MANIFEST-|\.(ldb|sst|log)$/.test(n))) {
+      throw new RbtError(ErrorCode.STORAGE, `the database at ${this.location} is damaged (its CURRENT file is missing). ${damagedStoreAdvice(this.location)}`)
+    }
     try {
       await this.db.open()
       await Promise.all([...this.subs.values()].map(async (sub) => { await sub.open() }))
@@ -85,6 +94,10 @@ export class LevelStore implements KvStore {
     } catch (e) {
       throw openError(this.location, e)
     }
+    const dropped = levelDbLossNotes(this.location)
+    if (dropped.length > 0) this.opts.onEvent?.({ kind: 'recovered-with-loss', notes: dropped })
+    // closed and opened again by hand after a fault: the same check as the reopen of the probe
+    if (this.fault !== undefined) await this.checkAcked()
   }
 
   async close (): Promise<void> {
@@ -110,6 +123,10 @@ export class LevelStore implements KvStore {
   /** Reads wait out a reopen in progress instead of failing on the closed database. */
   private async readable (): Promise<void> {
     if (this.recovering !== undefined && this.db.status !== 'open') await this.recovering.catch(() => {})
+    // a reopen that failed leaves the database closed until the next attempt
+    if (this.fault !== undefined && this.db.status !== 'open') {
+      throw new RbtError(ErrorCode.STORAGE_UNAVAILABLE, 'the node\'s store is being reopened after a storage error: try again shortly')
+    }
   }
 
   collection<V = unknown> (name: string): Collection<V> {
@@ -134,16 +151,16 @@ export class LevelStore implements KvStore {
       del: async (key) => { await this.write([{ type: 'del', collection: name, key }], async () => { await s.del(key) }) },
       entries: (opts?: RangeOptions) => (async function * () {
         await self.readable()
-        yield * s.iterator(rangeOf(opts)) as AsyncIterable<[string, V]>
+        yield * inChunks(s.iterator(rangeOf(opts)) as unknown as ChunkedIterator<[string, V]>)
       })(),
       keys: (opts?: RangeOptions) => (async function * () {
         await self.readable()
-        yield * s.keys(rangeOf(opts)) as AsyncIterable<string>
+        yield * inChunks(s.keys(rangeOf(opts)) as unknown as ChunkedIterator<string>)
       })(),
       count: async (opts?: RangeOptions) => {
         await this.readable()
         let n = 0
-        for await (const _k of s.keys(rangeOf(opts))) n++
+        for await (const _k of inChunks(s.keys(rangeOf(opts)) as unknown as ChunkedIterator<string>)) n++
         return n
       }
     }
@@ -227,7 +244,11 @@ export class LevelStore implements KvStore {
     // sublevels stay closed when their database closes: each is opened again
     await Promise.all([...this.subs.values()].map(async (sub) => { await sub.open() }))
     if (this.closed) return
-    // the latest acknowledged records must all be there; write again any that are not
+    await this.checkAcked()
+  }
+
+  /** After a reopen: the latest acknowledged records must all be there; writes again any that are not, then takes writes. */
+  private async checkAcked (): Promise<void> {
     const expected = this.acked.entries()
     const missing: BatchOp[] = []
     for (const [collection, key, want] of expected) {
@@ -257,4 +278,25 @@ export function openError (location: string, e: unknown): RbtError {
     return new RbtError(ErrorCode.STORAGE, `the database at ${location} is damaged (${text}). ${damagedStoreAdvice(location)}`, { cause: e })
   }
   return new RbtError(ErrorCode.STORAGE, `cannot open the database at ${location}: ${text}`, { cause: e })
+}
+
+interface ChunkedIterator<T> { nextv: (size: number) => Promise<T[]>, close: () => Promise<void> }
+
+/**
+ * The entries of a LevelDB iterator, read a chunk at a time. Iterating it entry by entry costs a
+ * thread-pool round trip for the first entry and another for the rest, plus a promise per entry;
+ * most scans here (a token's chain, a DID's tokens, an index range) have a few to a few dozen
+ * entries and now take one round trip (about 30% less CPU per scan, decisions/0015). A consumer
+ * that stops early closes the iterator, as before.
+ */
+async function * inChunks<T> (it: ChunkedIterator<T>): AsyncGenerator<T> {
+  try {
+    for (let size = 100; ; size = 1000) {
+      const chunk = await it.nextv(size)
+      if (chunk.length === 0) return
+      yield * chunk
+    }
+  } finally {
+    await it.close()
+  }
 }

@@ -283,6 +283,8 @@ function mergeBalance (base: BalanceRecord, delta: BalanceRecord): BalanceRecord
 /** Consensus records (src/consensus/records.ts) a token's txId may name: a sender's transfer, keyed by txid, and a quorum's vote, keyed `<quorum DID>/<txid>`. */
 const CONSENSUS_OUTGOING = 'cs-outgoing'
 const CONSENSUS_VOTES = 'cs-votes'
+/** Part-token ancestors a quorum or receiver validated and keeps with their chains (src/consensus/bundle.ts). */
+const CONSENSUS_ANCESTORS = 'cs-ancestors'
 /** Block transaction type of a token burnt for FTs (tokenchain TransactionType.BURNT_FOR_FT). */
 const BURNT_FOR_FT_BLOCK = '13'
 /** Statuses in which a DID holds a token: its record must be at the end of its chain. */
@@ -299,7 +301,8 @@ export interface AuditReport {
  * Walks every token collection and checks that they agree: each token's latest block is stored and
  * is the last of its chain, every stored block belongs to a stored token (or, on a quorum, to a
  * transfer it signed: its copy of the block it signed), the owner index holds
- * exactly one entry per token, the free-FT index exactly one per Free FT, each token's transaction
+ * exactly one entry per token (a validator's remembered part-token ancestors are explained by their
+ * 'cs-ancestors' record), the free-FT index exactly one per Free FT, each token's transaction
  * record exists and names it (or, for a token consensus locked or pledged, the transfer's or the
  * vote's record exists), and the balance records equal the sums recomputed from the token records.
  */
@@ -352,6 +355,11 @@ export async function auditLedger (store: KvStore): Promise<AuditReport> {
   const ftCreators = new Set([...tokens.values()].filter((t) => t.kind === 'ft' && t.creator !== undefined).map((t) => t.creator!))
   const foreignLast = new Map<string, BlockRecord>()
   for (const [, b] of foreign) foreignLast.set(b.tokenId, b)
+  // a validator (quorum or receiver) keeps the chain of each part-token ancestor it validated, with
+  // a record saying so, whether or not it holds a token of that line
+  const foreignIds = [...foreignLast.keys()]
+  const remembered = foreignIds.length > 0 ? await store.collection(CONSENSUS_ANCESTORS).getMany(foreignIds) : []
+  foreignIds.forEach((id, i) => { if (remembered[i] !== undefined) ancestors.add(id) })
   for (const [k, b] of foreign) {
     if (ancestors.has(b.tokenId)) continue
     const last = foreignLast.get(b.tokenId)!

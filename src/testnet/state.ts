@@ -1,7 +1,8 @@
 /** The files of a local test network's directory: its state (testnet.json) and its supervisor (supervisor.json). */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { LocalNodeSpec } from './local-node.js'
+import { writeFileDurableSync } from '../util/durable-write.js'
 
 export const STATE_FILE = 'testnet.json'
 export const SUPERVISOR_FILE = 'supervisor.json'
@@ -19,7 +20,7 @@ export interface TestnetState {
   created: string
   /** the password of every DID of the network (test network only) */
   password: string
-  /** RBT minted per DID */
+  /** RBT minted per user DID */
   fund: number
   basePort: number
   /** false while the first set-up runs: a network whose set-up did not finish is started again only with -fresh */
@@ -43,7 +44,7 @@ export function readState (dir: string): TestnetState | undefined {
 }
 
 export function writeState (dir: string, s: TestnetState): void {
-  writeFileSync(join(dir, STATE_FILE), JSON.stringify(s, null, 2) + '\n', { mode: 0o600 })
+  writeFileDurableSync(join(dir, STATE_FILE), JSON.stringify(s, null, 2) + '\n', { mode: 0o600 })
 }
 
 export function readSupervisor (dir: string): SupervisorRecord | undefined {
@@ -51,7 +52,7 @@ export function readSupervisor (dir: string): SupervisorRecord | undefined {
 }
 
 export function writeSupervisor (dir: string, r: SupervisorRecord): void {
-  writeFileSync(join(dir, SUPERVISOR_FILE), JSON.stringify(r) + '\n')
+  writeFileDurableSync(join(dir, SUPERVISOR_FILE), JSON.stringify(r) + '\n')
 }
 
 export function removeSupervisor (dir: string): void {

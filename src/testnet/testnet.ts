@@ -4,13 +4,14 @@
  * start in a directory that holds a network starts the same nodes again and repeats nothing.
  */
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
 import { waitUntil } from '../util/wait-until.js'
 import { LocalNode, type LocalNodeSpec } from './local-node.js'
 import { joinQuorumNetwork, rbtBalance, setUpQuorums, setUpUsers } from './setup.js'
 import { readState, runningSupervisor, STATE_FILE, SWARM_KEY_FILE, writeState, type NodeRecord, type TestnetState } from './state.js'
+import { writeFileDurableSync } from '../util/durable-write.js'
 
 export interface TestnetOptions {
   /** the network's directory */
@@ -20,18 +21,22 @@ export interface TestnetOptions {
   users: number
   /** API ports from basePort, swarm ports from basePort + 500 */
   basePort: number
-  /** whole test RBT minted for each DID */
+  /** whole test RBT minted for each user DID (quorum DIDs: at least 10) */
   fund: number
   /** remove the network in dir and set up a new one */
   fresh: boolean
   /** extra environment of the node processes */
   env?: Record<string, string>
+  /** aborting stops every node started so far and makes open() fail (Ctrl-C during set-up) */
+  signal?: AbortSignal
 }
 
 export const DEFAULT_BASE_PORT = 21000
 export const SWARM_PORT_OFFSET = 500
 export const MIN_QUORUMS = 5
 export const MAX_NODES = 100
+/** RBT minted for each quorum DID when -fund is smaller */
+export const QUORUM_MIN_FUND = 10
 
 /** What `open` reports while it works. */
 export interface TestnetProgress {
@@ -133,17 +138,22 @@ export class Testnet {
       }
     }
     if (old === undefined) {
-      writeFileSync(join(dir, SWARM_KEY_FILE), swarmKeyText(), { mode: 0o600 })
+      writeFileDurableSync(join(dir, SWARM_KEY_FILE), swarmKeyText(), { mode: 0o600 })
       writeState(dir, state)
     }
     const net = new Testnet(dir, state, state.nodes.map((r) => new LocalNode(r)), old !== undefined, o.env ?? {})
+    const onAbort = (): void => { void net.stop() }
+    o.signal?.addEventListener('abort', onAbort)
     try {
+      if (o.signal?.aborted === true) throw new Error('stopped before the network started')
       await net.startAll(progress)
       if (old === undefined) await net.setUp(progress)
       else await net.reconnect(progress)
     } catch (e) {
       await net.stop()
-      throw e
+      throw o.signal?.aborted === true ? new Error('stopped during set-up: every node started so far is stopped') : e
+    } finally {
+      o.signal?.removeEventListener('abort', onAbort)
     }
     return net
   }
@@ -180,7 +190,9 @@ export class Testnet {
     }
     const quorums = this.quorumNodes
     const users = this.userNodes
-    const quorumDids = await phase(`quorum DIDs created, funded with ${s.fund} RBT, pledged and set up`, async () => await setUpQuorums(quorums, s.password, s.fund))
+    // a quorum pledges for what users transfer: it holds at least as much as a user DID
+    const quorumFund = Math.max(QUORUM_MIN_FUND, s.fund)
+    const quorumDids = await phase(`quorum DIDs created, funded with ${quorumFund} RBT, pledged and set up`, async () => await setUpQuorums(quorums, s.password, quorumFund))
     await phase('one quorum list on every node', async () => { await Promise.all(this.nodes.map(async (n) => { await joinQuorumNetwork(n, quorums, quorumDids) })) })
     const userDids = await phase(`user DIDs created and funded with ${s.fund} RBT`, async () => await setUpUsers(users, s.password, s.fund))
     const dids = [...quorumDids, ...userDids]

@@ -6,7 +6,7 @@
  * envelope  = canonical CBOR {"1": bstr(content), "2": bstr(cbor({did: hexSig}))}; "2" absent when unsigned
  * block ID  = `<blockNumber>-<hash>` where blockNumber is the decimal string of the token's entry
  */
-import { decodeCbor, encodeCbor, equalBytes, float, isCborObject, numberOf, type CborObject, type CborValue } from './cbor.js'
+import { decodeCbor, decodeCborChecked, encodeCbor, equalBytes, float, isCborObject, numberOf, type CborObject, type CborValue } from './cbor.js'
 import { sha3Hex } from './hash.js'
 import { TokenType, TransactionType } from './types.js'
 import { RbtError, ErrorCode } from '../util/errors.js'
@@ -438,18 +438,20 @@ function decodeBlockEnvelopeUncached (envelopeBytes: Uint8Array): DecodedBlock {
       signatures[did] = sig
     }
   }
-  const raw = decodeCbor(contentBytes)
+  // canonical form is checked while decoding; only content not proven canonical is encoded again
+  const { value: raw, canonical: provenCanonical } = decodeCborChecked(contentBytes)
   if (!isCborObject(raw)) throw decErr('content must be a text-keyed map')
   if (raw['98'] !== undefined || raw['99'] !== undefined) throw decErr('content must not carry "98"/"99"')
   const content = blockContentFromCbor(raw)
   return {
     content,
-    contentBytes: contentBytes.slice(),
+    // already a fresh copy: the decoder copies every byte string out of its input
+    contentBytes,
     hash: blockHash(contentBytes),
     signatures,
     envelopeBytes: envelopeBytes.slice(),
     raw,
-    canonical: equalBytes(encodeCbor(raw), contentBytes)
+    canonical: provenCanonical || equalBytes(encodeCbor(raw), contentBytes)
   }
 }
 

@@ -212,8 +212,13 @@ function halfToNumber (h: number): number {
 
 class Reader {
   pos = 0
+  /**
+   * Whether every item read so far is provably in the form the encoder writes (checked while
+   * reading when `check` is set). False means "not proven": the caller re-encodes to decide.
+   */
+  canonical = true
   private readonly view: DataView
-  constructor (readonly buf: Uint8Array) {
+  constructor (readonly buf: Uint8Array, readonly check = false) {
     this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength)
   }
 
@@ -230,14 +235,18 @@ class Reader {
   take (n: number): Uint8Array { this.need(n); const b = this.buf.subarray(this.pos, this.pos + n); this.pos += n; return b }
 }
 
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER)
+
+/** An argument, noting when it is not in its shortest form (the encoder always writes that). */
 function readArg (r: Reader, info: number): number | bigint {
   if (info < 24) return info
-  if (info === 24) return r.u8()
-  if (info === 25) return r.u16()
-  if (info === 26) return r.u32()
+  if (info === 24) { const v = r.u8(); if (v < 24) r.canonical = false; return v }
+  if (info === 25) { const v = r.u16(); if (v <= 0xff) r.canonical = false; return v }
+  if (info === 26) { const v = r.u32(); if (v <= 0xffff) r.canonical = false; return v }
   if (info === 27) {
     const v = r.u64()
-    return v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v
+    if (v <= 0xffffffffn) r.canonical = false
+    return v <= MAX_SAFE ? Number(v) : v
   }
   if (info === 31) throw cborError('indefinite lengths are not allowed')
   throw cborError(`reserved additional information ${info}`)
@@ -265,6 +274,8 @@ function readValue (r: Reader, depth: number): CborValue {
     case 2: return r.take(readLength(r, info)).slice()
     case 3: {
       const b = r.take(readLength(r, info))
+      // the decoder drops a leading byte-order mark, so such text does not encode back the same
+      if (b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) r.canonical = false
       try { return td.decode(b) } catch { throw cborError('invalid UTF-8 in text string') }
     }
     case 4: {
@@ -278,18 +289,34 @@ function readValue (r: Reader, depth: number): CborValue {
       const keys: CborValue[] = []
       const values: CborValue[] = []
       let allText = true
+      let prevStart = -1
+      let prevEnd = -1
       for (let i = 0; i < n; i++) {
+        const start = r.pos
         const k = readValue(r, depth + 1)
         if (typeof k !== 'string') allText = false
+        if (r.check) {
+          // keys in the encoder's order: shorter encoding first, then byte-wise, no repeats
+          if (prevStart >= 0 && compareRanges(r.buf, prevStart, prevEnd, start, r.pos) >= 0) r.canonical = false
+          prevStart = start
+          prevEnd = r.pos
+        }
         keys.push(k)
-        values.push(readValue(r, depth + 1))
+        const v = readValue(r, depth + 1)
+        // the encoder leaves out an object's undefined members
+        if (v === undefined) r.canonical = false
+        values.push(v)
       }
+      // maps with other keys come back as Map, whose encoding rules are left to the re-encoding check
+      if (!allText) r.canonical = false
       if (allText) {
         const obj: CborObject = {}
         for (let i = 0; i < n; i++) {
           const k = keys[i] as string
           if (Object.prototype.hasOwnProperty.call(obj, k)) throw cborError(`duplicate map key "${k}"`)
-          Object.defineProperty(obj, k, { value: values[i], enumerable: true, writable: true, configurable: true })
+          // a plain store is several times faster; only "__proto__" would hit a setter instead of being data
+          if (k === '__proto__') Object.defineProperty(obj, k, { value: values[i], enumerable: true, writable: true, configurable: true })
+          else obj[k] = values[i]
         }
         return obj
       }
@@ -303,9 +330,23 @@ function readValue (r: Reader, depth: number): CborValue {
       if (info === 21) return true
       if (info === 22) return null
       if (info === 23) return undefined
-      if (info === 25) return new CborFloat(halfToNumber(r.u16()))
-      if (info === 26) return new CborFloat(r.f32())
-      if (info === 27) return new CborFloat(r.f64())
+      // floats: the encoder writes the shortest width that keeps the value, and NaN only as f9 7e00
+      if (info === 25) {
+        const h = r.u16()
+        const x = halfToNumber(h)
+        if (Number.isNaN(x) && h !== 0x7e00) r.canonical = false
+        return new CborFloat(x)
+      }
+      if (info === 26) {
+        const x = r.f32()
+        if (Number.isNaN(x) || toHalfExact(x) !== undefined) r.canonical = false
+        return new CborFloat(x)
+      }
+      if (info === 27) {
+        const x = r.f64()
+        if (Number.isNaN(x) || Math.fround(x) === x) r.canonical = false
+        return new CborFloat(x)
+      }
       throw cborError(`unsupported simple value ${info}`)
   }
 }
@@ -319,6 +360,26 @@ export function decodeCbor (bytes: Uint8Array): CborValue {
   const v = readValue(r, 0)
   if (r.pos !== bytes.length) throw cborError(`${bytes.length - r.pos} trailing bytes after the item`)
   return v
+}
+
+/** Byte-wise order of two ranges of `b` as the encoder sorts map keys: length first. */
+function compareRanges (b: Uint8Array, s1: number, e1: number, s2: number, e2: number): number {
+  if (e1 - s1 !== e2 - s2) return (e1 - s1) - (e2 - s2)
+  for (let i = 0; i < e1 - s1; i++) if (b[s1 + i] !== b[s2 + i]) return b[s1 + i]! - b[s2 + i]!
+  return 0
+}
+
+/**
+ * Decodes like {@link decodeCbor} and tells, without encoding again, whether the bytes are what
+ * the encoder writes for the value: `canonical` true proves `encodeCbor(value)` equals `bytes`.
+ * False only means "not proven" (a non-text-keyed map, an undefined member, a text with a
+ * byte-order mark, or a real violation): the caller compares a re-encoding in that case.
+ */
+export function decodeCborChecked (bytes: Uint8Array): { value: CborValue, canonical: boolean } {
+  const r = new Reader(bytes, true)
+  const value = readValue(r, 0)
+  if (r.pos !== bytes.length) throw cborError(`${bytes.length - r.pos} trailing bytes after the item`)
+  return { value, canonical: r.canonical }
 }
 
 /** True when `bytes` is a single item in canonical form (decode → encode gives the same bytes). */

@@ -244,6 +244,8 @@ export class TokenService {
   private async mintStart (req: MintRequest): Promise<number> {
     if (req.startIndex !== undefined) {
       await this.ledger.checkMintIndexesFree(req.did, req.startIndex, req.count)
+      // a mint without a start index running meanwhile goes after these indexes
+      this.mintReserved.set(req.did, Math.max(this.mintReserved.get(req.did) ?? 0, req.startIndex + req.count))
       return req.startIndex
     }
     const stored = await this.ledger.nextMintIndex(req.did)

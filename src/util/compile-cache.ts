@@ -13,10 +13,11 @@
  */
 import Module from 'node:module'
 import { createHash } from 'node:crypto'
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, statSync } from 'node:fs'
 import { homedir, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import vm from 'node:vm'
+import { writeFileDurableSync } from './durable-write.js'
 
 /** Entries beyond this total size are dropped at the next write, oldest (not used this run) first. */
 const MAX_BYTES = 24 * 1024 * 1024
@@ -83,9 +84,7 @@ function writeEntries (file: string, entries: Map<string, Buffer>, used: Set<str
   const head = Buffer.from(JSON.stringify(index), 'utf8')
   const len = Buffer.alloc(4)
   len.writeUInt32LE(head.length)
-  const tmp = `${file}.${process.pid}.tmp`
-  writeFileSync(tmp, Buffer.concat([len, head, ...parts]), { mode: 0o600 })
-  renameSync(tmp, file)
+  writeFileDurableSync(file, Buffer.concat([len, head, ...parts]), { mode: 0o600 })
 }
 
 /** A directory only this user can write (created 0700), or undefined. */

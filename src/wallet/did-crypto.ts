@@ -221,10 +221,12 @@ export class DidSigner {
   /**
    * Asks for the password now, when the node holds this DID's key (no-op otherwise, and once the
    * key is open): an operation does this before it takes the DID's lock, so a prompt left open
-   * holds nothing another operation of the DID needs.
+   * holds nothing another operation of the DID needs. True when signing asks nothing more.
    */
-  async unlock (): Promise<void> {
-    if (this.holdsKey) await this.localKey()
+  async unlock (): Promise<boolean> {
+    if (!this.holdsKey) return false
+    await this.localKey()
+    return true
   }
 
   /** Whether this DID's key is held by the node (otherwise every key use is an external signature). */

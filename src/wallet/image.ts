@@ -3,8 +3,16 @@
  * uses: rows top to bottom, pixels left to right, R G B per pixel with alpha dropped after
  * Go's premultiplication (`RGBA() >> 8`). Writing produces 8-bit truecolour RGB (colour type 2).
  */
-import { PNG } from 'pngjs'
+import { createRequire } from 'node:module'
+import type { PNG as PngClass } from 'pngjs'
 import { RbtError, ErrorCode } from '../util/errors.js'
+
+// pngjs (24 modules) is loaded at the first image read or write, not when the node starts
+let pngModule: typeof PngClass | undefined
+function PNGjs (): typeof PngClass {
+  if (pngModule === undefined) pngModule = (createRequire(import.meta.url)('pngjs') as { PNG: typeof PngClass }).PNG
+  return pngModule
+}
 
 export const DID_IMAGE_SIZE = 256
 export const SHARE_WIDTH = 1024
@@ -39,9 +47,9 @@ export function readPngRgb (bytes: Uint8Array, width: number, height: number, wh
   if (h.width !== width || h.height !== height) {
     throw new RbtError(ErrorCode.INVALID_INPUT, `${what} must be ${width}x${height} pixels, got ${h.width}x${h.height}`)
   }
-  let png: PNG
+  let png: PngClass
   try {
-    png = PNG.sync.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+    png = PNGjs().sync.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
   } catch (e) {
     throw new RbtError(ErrorCode.INVALID_INPUT, `${what} could not be decoded as PNG: ${(e as Error).message}`, { cause: e })
   }
@@ -78,8 +86,8 @@ export function readShareImage (bytes: Uint8Array, what = 'share image'): Uint8A
  */
 export function writePngRgb (rgb: Uint8Array, width: number, height: number): Uint8Array {
   if (rgb.length !== width * height * 3) throw new RbtError(ErrorCode.INVALID_INPUT, 'pixel buffer size does not match the image size')
-  const png = new PNG({ width, height, colorType: 2, inputColorType: 2, inputHasAlpha: false, bitDepth: 8 })
+  const png = new (PNGjs())({ width, height, colorType: 2, inputColorType: 2, inputHasAlpha: false, bitDepth: 8 })
   png.data = Buffer.from(rgb.buffer, rgb.byteOffset, rgb.byteLength)
-  const out = PNG.sync.write(png, { colorType: 2, inputColorType: 2, inputHasAlpha: false, deflateLevel: 1, filterType: 0 })
+  const out = PNGjs().sync.write(png, { colorType: 2, inputColorType: 2, inputHasAlpha: false, deflateLevel: 1, filterType: 0 })
   return new Uint8Array(out.buffer, out.byteOffset, out.byteLength)
 }

@@ -11,6 +11,7 @@ import { createHmac, randomBytes } from 'node:crypto'
 import { RbtError, ErrorCode } from '../util/errors.js'
 import { bytesEqual, concatBytes } from './bytes.js'
 import { decodePem, encodePem, PEM_PUBLIC_KEY } from './pem.js'
+import { secpBackend } from './secp-backend.js'
 
 export type Curve = 'p256' | 'secp256k1'
 
@@ -65,6 +66,10 @@ export function keyPairFromPrivate (curve: Curve, privateKey: Uint8Array): KeyPa
 export function normalisePoint (curve: Curve, point: Uint8Array): Uint8Array {
   if (!(point instanceof Uint8Array) || (point.length !== 33 && point.length !== 65)) {
     throw new RbtError(ErrorCode.INVALID_INPUT, `${curve} public key must be 33 or 65 bytes`)
+  }
+  if (curve === 'secp256k1') {
+    const native = secpBackend().uncompressPoint?.(point)
+    if (native !== undefined) return native
   }
   try {
     return curveImpl(curve).Point.fromBytes(point).toBytes(false)

@@ -13,7 +13,7 @@
  * undefined, and the caller uses its own arithmetic for them.
  *
  * Only public values pass through here (the "private keys" are the verification scalars), so
- * the variable-time parts in JavaScript leak nothing. decisions/0009 has the measurements.
+ * the variable-time parts in JavaScript leak nothing. decisions/0015 has the measurements.
  */
 import { createECDH, type ECDH } from 'node:crypto'
 

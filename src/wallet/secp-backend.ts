@@ -18,6 +18,7 @@
 import { createRequire } from 'node:module'
 import { randomBytes } from 'node:crypto'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
+import { compare as compareBytes, parseDerSignature, subtract as subtractBytes } from './der-signature.js'
 
 export type SecpBackendName = 'native' | 'noble'
 
@@ -32,10 +33,22 @@ export interface SecpBackend {
   sign: (digest: Uint8Array, privateKey: Uint8Array, extraEntropy?: Uint8Array) => Uint8Array
   /** ECDSA check of (r, s), both already in [1, n-1], either S half, against a 65-byte point. */
   verify: (digest: Uint8Array, r: bigint, s: bigint, point: Uint8Array) => boolean
+  /**
+   * The same check for a DER signature, parsed on bytes (der-signature.ts) with no bigint; false
+   * for a signature that is not strict DER in range. Only the native backend has it.
+   */
+  verifyDer?: (digest: Uint8Array, signature: Uint8Array, point: Uint8Array) => boolean
+  /**
+   * The 65-byte form of a 33-byte (02/03) or 65-byte (04) point, or undefined when it is not a
+   * point on the curve. Only the native backend has it (noble's decompression is a bigint square root).
+   */
+  uncompressPoint?: (point: Uint8Array) => Uint8Array | undefined
 }
 
 const N = secp256k1.Point.Fn.ORDER
 const HALF_N = N >> 1n
+const N_BYTES = bigTo32(N)
+const HALF_N_BYTES = bigTo32(HALF_N)
 
 /** The digest as the 32-byte big-endian encoding of (bits2int(digest) mod n). */
 function digest32 (digest: Uint8Array): Uint8Array {
@@ -76,6 +89,7 @@ export const nobleBackend: SecpBackend = {
 
 interface NativeBinding {
   contextRandomize: (seed: Uint8Array) => void
+  publicKeyConvert: (pubkey: Uint8Array, compressed: boolean) => Uint8Array
   ecdsaSign: (msg32: Uint8Array, seckey: Uint8Array, options?: { data?: Uint8Array }) => { signature: Uint8Array, recid: number }
   ecdsaVerify: (sig: Uint8Array, msg32: Uint8Array, pubkey: Uint8Array) => boolean
   signatureExport: (sig: Uint8Array) => Uint8Array
@@ -124,6 +138,19 @@ export function nativeBackend (): SecpBackend | undefined {
       // libsecp256k1 accepts low-S only; (r, n-s) verifies exactly when (r, s) does
       compact.set(bigTo32(r), 0)
       compact.set(bigTo32(s > HALF_N ? N - s : s), 32)
+      return b.ecdsaVerify(compact, digest32(digest), point)
+    },
+    uncompressPoint: (point) => {
+      // libsecp256k1 also parses the "hybrid" 06/07 form, which noble (and so the node) refuses
+      const ok = (point.length === 33 && (point[0] === 2 || point[0] === 3)) || (point.length === 65 && point[0] === 4)
+      if (!ok) return undefined
+      try { return b.publicKeyConvert(point, false) } catch { return undefined }
+    },
+    verifyDer: (digest, signature, point) => {
+      const rs = parseDerSignature(signature, N_BYTES)
+      if (rs === undefined) return false
+      compact.set(rs.r, 0)
+      compact.set(compareBytes(rs.s, HALF_N_BYTES) > 0 ? subtractBytes(N_BYTES, rs.s) : rs.s, 32)
       return b.ecdsaVerify(compact, digest32(digest), point)
     }
   }

@@ -83,6 +83,11 @@ export class Verifier {
   verify (message: Uint8Array, signature: Uint8Array): boolean {
     if (!(signature instanceof Uint8Array) || signature.length < 8 || signature.length > 80) return false
     const msg = signedPortion(message)
+    if (this.curve === 'secp256k1') {
+      // libsecp256k1: the DER is parsed on bytes, no bigint is made
+      const verifyDer = secpBackend().verifyDer
+      if (verifyDer !== undefined) return verifyDer(msg, signature, this.point)
+    }
     const impl = curveImpl(this.curve)
     const Fn = impl.Point.Fn
     let r: bigint, s: bigint

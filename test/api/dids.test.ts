@@ -370,6 +370,11 @@ describe('api: DIDs and signatures (real identity service, app.request)', functi
       const ok = await post({ type: 0, priv_pwd: 'pw', quorum_pwd: 'pw' }, files)
       expect(ok.env).to.deep.include({ status: true, message: 'DID setup successfully' })
       expect(ok.env.result.did).to.equal(basicDid)
+      // the same files again (a script run twice): the same DID, nothing changed
+      const again = await post({ type: 0, priv_pwd: 'pw', quorum_pwd: 'pw' }, files)
+      expect(again.env, again.env.message).to.deep.include({ status: true, message: 'DID setup successfully' })
+      expect(again.env.result.did).to.equal(basicDid)
+      expect(((await (await other.app.request('/svc/v1/dids')).json()) as Env).result).to.deep.equal([basicDid])
       // setup with an upload that is not multipart
       const res = await other.app.request('/svc/v1/dids/setup', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })
       expect(res.status).to.equal(400)

@@ -133,11 +133,12 @@ export const FLOORS: Array<{ floor: number, prefixes: string[] }> = [
   { floor: 0, prefixes: ['src/util/'] },
   { floor: 1, prefixes: ['src/wallet/', 'src/tokenchain/', 'src/storage/', 'src/contracts/', 'src/config/', 'src/api/contract/'] },
   { floor: 2, prefixes: ['src/tokens/', 'src/p2p/', 'src/client/'] },
-  { floor: 3, prefixes: ['src/consensus/', 'src/cli/'] },
+  { floor: 3, prefixes: ['src/consensus/', 'src/cli/', 'src/testnet/'] },
   { floor: 4, prefixes: ['src/token-files/', 'src/api/server/'] },
   { floor: 5, prefixes: ['src/node/component/'] },
   { floor: 6, prefixes: ['src/node/'] }, // feature components: src/node/<feature>/
-  { floor: 7, prefixes: [] } // the composition root: files directly in src/node/
+  { floor: 7, prefixes: [] }, // the composition root: files directly in src/node/
+  { floor: 8, prefixes: ['src/index.ts'] } // the package's entry: startNode embeds the composition root
 ]
 
 export function floorOf (file: string): number | undefined {

@@ -17,7 +17,8 @@ async function loadConfig (): Promise<Config> {
 
 /**
  * Runs a command in-process with a stub HTTP transport behind the real client and a stub prompter.
- * Returns what the command wrote and the exit code it asked for. With `'node'` instead of a
+ * Returns what the command wrote and the exit code it asked for; a command that exits 0 with an
+ * [ERROR] line fails the test (scripts read [ERROR] as failure). With `'node'` instead of a
  * responder the command talks HTTP to the node its -addr/-port name (requests are not recorded).
  */
 export async function runCommand (argv: string[], respond: Responder | 'node', prompter?: Partial<Prompter>, opts: { tty?: boolean } = {}): Promise<{ code: number, stdout: string, stderr: string, requests: Recorded[] }> {
@@ -58,5 +59,7 @@ export async function runCommand (argv: string[], respond: Responder | 'node', p
     process.exit = exit
     restore()
   }
+  // scripts read any [ERROR] line as a failed call: no verb that succeeds may print one
+  if (code === 0 && /\[ERROR\]/.test(stderr)) throw new Error(`${argv[0] ?? ''} exited 0 but printed [ERROR]:\n${stderr}`)
   return { code, stdout, stderr, requests }
 }

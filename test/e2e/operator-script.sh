@@ -30,14 +30,16 @@ log() { echo "== $*" >&2; }
 fail() { echo "FAILED: $*" >&2; exit 1; }
 
 # runs a verb against node $1; fails the script on a non-zero exit or an [ERROR] line (scripts read
-# any [ERROR] as a failed call); prints the verb's stdout
+# any [ERROR] as a failed call); prints the verb's stdout. Safe in parallel jobs (its own stderr file).
 call() {
   local node=$1; shift
-  local out rc
-  out=$(rbtnode "$@" -port "$(port "$node")" 2>"$WORK/stderr")
+  local out rc errf
+  errf=$(mktemp "$WORK/stderr.XXXXXX")
+  out=$(rbtnode "$@" -port "$(port "$node")" 2>"$errf")
   rc=$?
-  if [ $rc -ne 0 ]; then cat "$WORK/stderr" >&2; fail "rbtnode $* -port $(port "$node") exited $rc"; fi
-  if grep -q '\[ERROR\]' "$WORK/stderr"; then cat "$WORK/stderr" >&2; fail "rbtnode $* printed [ERROR] on success"; fi
+  if [ $rc -ne 0 ]; then cat "$errf" >&2; fail "rbtnode $* -port $(port "$node") exited $rc"; fi
+  if grep -q '\[ERROR\]' "$errf"; then cat "$errf" >&2; fail "rbtnode $* printed [ERROR] on success"; fi
+  rm -f "$errf"
   printf '%s' "$out"
 }
 
@@ -51,11 +53,15 @@ until_ok() {
   done
 }
 
-balance() { call "$1" getaccountinfo -did "$2" | awk '/^RBT \(free\)/ { print $3 }'; }
+balance() {
+  local info
+  info=$(call "$1" getaccountinfo -did "$2") || exit 1
+  printf '%s\n' "$info" | awk '/^RBT \(free\)/ { print $3 }'
+}
 
 expect_balance() {
   local got
-  got=$(balance "$1" "$2")
+  got=$(balance "$1" "$2") || exit 1
   [ "$got" = "$3" ] || fail "balance of $2 on node $1 is $got, expected $3"
   log "balance of $2: $got"
 }
@@ -71,36 +77,43 @@ declare -a QDID
 ALICE=""
 BOB=""
 
+# one node's part of the set-up, run as a background job: its DID (from the mnemonic, so the same
+# DID on every run), registered, funded; a quorum node's DID set up as quorum. Writes the DID to a file.
+setup_node() {
+  local i=$1 did
+  did=$(call "$i" createdid -didType 4 -mnemonic "$MNEMONIC" -childPath "$i" -privPWD "$PW" -quorumPWD "$PW") || exit 1
+  call "$i" registerdid -did "$did" -privPWD "$PW" >/dev/null || exit 1
+  if [ "$i" -le $QUORUMS ]; then
+    call "$i" generatetestrbt -did "$did" -numTokens 4 -privPWD "$PW" >/dev/null || exit 1
+    call "$i" setupquorum -did "$did" -privPWD "$PW" -quorumPWD "$PW" >/dev/null || exit 1
+  else
+    # a user DID is funded twice
+    call "$i" generatetestrbt -did "$did" -numTokens 2 -privPWD "$PW" >/dev/null || exit 1
+    if [ "$i" -eq $ALICE_NODE ]; then call "$i" generatetestrbt -did "$did" -numTokens 2 -privPWD "$PW" >/dev/null || exit 1; fi
+  fi
+  echo "$did" >"$WORK/did$i"
+}
+
 setup() {
-  log "set-up: quorum DIDs"
-  local i did
-  for i in $(seq 1 $QUORUMS); do
-    did=$(call "$i" createdid -didType 4 -mnemonic "$MNEMONIC" -childPath "$i" -privPWD "$PW" -quorumPWD "$PW")
-    [ -z "${QDID[$i]:-}" ] || [ "${QDID[$i]}" = "$did" ] || fail "createdid again gave $did, not ${QDID[$i]}"
-    QDID[$i]=$did
-    call "$i" registerdid -did "$did" -privPWD "$PW" >/dev/null
-    call "$i" generatetestrbt -did "$did" -numTokens 4 -privPWD "$PW" >/dev/null
-    call "$i" setupquorum -did "$did" -privPWD "$PW" -quorumPWD "$PW" >/dev/null
+  log "set-up: a DID on every node (quorums set up, alice funded twice, bob once)"
+  local i did pids=()
+  for i in $(seq 1 $NODES); do setup_node "$i" & pids+=($!); done
+  for i in "${pids[@]}"; do wait "$i" || fail "a node's set-up failed"; done
+  for i in $(seq 1 $NODES); do
+    did=$(cat "$WORK/did$i")
+    case $i in
+      $ALICE_NODE) [ -z "$ALICE" ] || [ "$ALICE" = "$did" ] || fail "alice's DID changed"; ALICE=$did ;;
+      $BOB_NODE) [ -z "$BOB" ] || [ "$BOB" = "$did" ] || fail "bob's DID changed"; BOB=$did ;;
+      *) [ -z "${QDID[$i]:-}" ] || [ "${QDID[$i]}" = "$did" ] || fail "createdid again gave $did, not ${QDID[$i]}"; QDID[$i]=$did ;;
+    esac
   done
-  log "set-up: user DIDs, funded twice"
-  did=$(call $ALICE_NODE createdid -didType 4 -mnemonic "$MNEMONIC" -childPath $ALICE_NODE -privPWD "$PW")
-  [ -z "$ALICE" ] || [ "$ALICE" = "$did" ] || fail "alice's DID changed"
-  ALICE=$did
-  did=$(call $BOB_NODE createdid -didType 4 -mnemonic "$MNEMONIC" -childPath $BOB_NODE -privPWD "$PW")
-  [ -z "$BOB" ] || [ "$BOB" = "$did" ] || fail "bob's DID changed"
-  BOB=$did
-  call $ALICE_NODE registerdid -did "$ALICE" -privPWD "$PW" >/dev/null
-  call $BOB_NODE registerdid -did "$BOB" -privPWD "$PW" >/dev/null
-  call $ALICE_NODE generatetestrbt -did "$ALICE" -numTokens 2 -privPWD "$PW" >/dev/null
-  call $ALICE_NODE generatetestrbt -did "$ALICE" -numTokens 2 -privPWD "$PW" >/dev/null
-  call $BOB_NODE generatetestrbt -did "$BOB" -numTokens 2 -privPWD "$PW" >/dev/null
   log "set-up: two quorum lists"
   # shellcheck disable=SC2086
   quorum_list "$WORK/quorumlist-alice.json" $LIST_ALICE
   # shellcheck disable=SC2086
   quorum_list "$WORK/quorumlist-bob.json" $LIST_BOB
-  call $ALICE_NODE addquorum -quorumList "$WORK/quorumlist-alice.json" >/dev/null
-  call $BOB_NODE addquorum -quorumList "$WORK/quorumlist-bob.json" >/dev/null
+  call $ALICE_NODE addquorum -quorumList "$WORK/quorumlist-alice.json" >/dev/null || exit 1
+  call $BOB_NODE addquorum -quorumList "$WORK/quorumlist-bob.json" >/dev/null || exit 1
   local q
   for q in $LIST_ALICE; do until_ok $ALICE_NODE checkQuorumStatus -quorumAddr "${QDID[$q]}"; done
   for q in $LIST_BOB; do until_ok $BOB_NODE checkQuorumStatus -quorumAddr "${QDID[$q]}"; done
@@ -109,7 +122,7 @@ setup() {
 transfer() {
   local node=$1 from=$2 to=$3 amount=$4
   log "transfer $amount RBT from $from to $to"
-  call "$node" transferrbt -senderAddr "$from" -receiverAddr "$to" -rbtAmount "$amount" -transComment "script" -privPWD "$PW" >/dev/null
+  call "$node" transferrbt -senderAddr "$from" -receiverAddr "$to" -rbtAmount "$amount" -transComment "script" -privPWD "$PW" >/dev/null || exit 1
 }
 
 log "starting $NODES nodes"
@@ -128,7 +141,7 @@ expect_balance $ALICE_NODE "$ALICE" 3.000
 expect_balance $BOB_NODE "$BOB" 3.000
 
 log "self transfer (nothing is due yet: the amount is not used)"
-call $ALICE_NODE transferrbt -senderAddr "$ALICE" -receiverAddr "$ALICE" -rbtAmount 1 -privPWD "$PW" >/dev/null
+call $ALICE_NODE transferrbt -senderAddr "$ALICE" -receiverAddr "$ALICE" -rbtAmount 1 -privPWD "$PW" >/dev/null || exit 1
 expect_balance $ALICE_NODE "$ALICE" 3.000
 
 log "the whole set-up part again"

@@ -1,8 +1,8 @@
 import { expect } from 'chai'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { runCli } from '../helpers/cli.js'
+import { ROOT, runCli, runProcess } from '../helpers/cli.js'
 import { commandArgs, freeBasePort, TestnetProcess } from '../helpers/testnet-process.js'
 import { waitFor } from '../helpers/wait.js'
 import type { TestnetStatus } from '../../src/testnet/control.js'
@@ -56,6 +56,14 @@ describe('e2e: rbtnode testnet', function () {
     expect(b.stdout).to.match(/RBT \(free\)\s+11\.000/)
   })
 
+  it('the SDK example transfers between the two users with the typed client', async () => {
+    const r = await runProcess(process.execPath, [join(ROOT, 'examples/sdk/transfer.mjs'), dir, '0.5'])
+    expect(r.code, r.stderr).to.equal(0)
+    expect(r.stdout).to.match(/^committed [0-9a-f]{64}\n/)
+    expect(r.stdout).to.match(/^sender {3}bafybmi\S+ 8\.5 RBT$/m)
+    expect(r.stdout).to.match(/^receiver bafybmi\S+ 11\.5 RBT$/m)
+  })
+
   it('status from another process sees every node; a node that dies is named with its log while the others keep running', async () => {
     const before = await status()
     expect(before.supervisor).to.equal(net!.child.pid)
@@ -80,10 +88,25 @@ describe('e2e: rbtnode testnet', function () {
     expect(s.restarted).to.equal(true)
     expect(net.stderr).to.not.match(/quorum DIDs created/)
     expect(s.nodes.every((n) => n.running)).to.equal(true)
-    expect(s.nodes[5].balance).to.equal(9)
-    expect(s.nodes[6].balance).to.equal(11)
+    expect(s.nodes[5].balance).to.equal(8.5)
+    expect(s.nodes[6].balance).to.equal(11.5)
     // Ctrl-C / SIGTERM stops every node
     expect(await net.stop()).to.equal(0)
     expect((await status()).nodes.some((n) => n.running)).to.equal(false)
+  })
+
+  it('a signal during set-up stops every node started so far', async () => {
+    const p = new TestnetProcess(['-quorums', '5', '-users', '2', '-p', dir, '-basePort', String(base), '-fresh'])
+    // some nodes are up: the start phase has begun and at least one API answers
+    await waitFor(async () => {
+      if (!p.stderr.includes('starting 5 quorum and 2 user nodes')) return false
+      return (await fetch(`http://127.0.0.1:${base}/svc/v1/node/status`).catch(() => undefined))?.ok === true
+    }, { timeoutMs: 60_000, what: 'the first node of the new network to answer' })
+    expect(await p.stop()).to.not.equal(0)
+    expect(p.stderr).to.match(/stopped during set-up/)
+    const nodesLeft = (): string[] => readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((pid) => {
+      try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir) } catch { return false }
+    })
+    expect(nodesLeft()).to.deep.equal([])
   })
 })

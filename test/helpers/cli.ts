@@ -37,3 +37,17 @@ export async function runCli (args: string[], opts: { cwd?: string, env?: Record
     child.on('close', (code) => { clearTimeout(t); resolve({ code, stdout, stderr }) })
   })
 }
+
+/** Any command (npm, npx, node with a script) in `cwd`, with no standard input. */
+export async function runProcess (cmd: string, args: string[], opts: { cwd?: string, env?: Record<string, string>, timeoutMs?: number } = {}): Promise<CliResult> {
+  return await new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd ?? ROOT, env: childEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString() })
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+    const t = setTimeout(() => { child.kill('SIGKILL') }, opts.timeoutMs ?? 60_000)
+    child.on('error', reject)
+    child.on('close', (code) => { clearTimeout(t); resolve({ code, stdout, stderr }) })
+  })
+}

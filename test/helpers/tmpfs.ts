@@ -54,8 +54,9 @@ export class Tmpfs {
 
 export const canMount = (): boolean => process.getuid?.() === 0
 
-/** Skips the suite, with the reason, where a tmpfs cannot be mounted (not root). */
+/** Skips the suite, with the reason, where a tmpfs cannot be mounted (not root); fails instead when `CI` is set. */
 export function requireTmpfs (ctx: Mocha.Context): void {
+  if (!canMount() && process.env.CI !== undefined) throw new Error('mounting a tmpfs needs root, and CI runs as root: the full-disk tests must run here')
   if (!canMount()) {
     console.log('      (skipped: mounting a tmpfs to fill a real disk needs root; CI runs as root)')
     ctx.skip()

@@ -389,6 +389,8 @@ export interface SyncSummaryResult {
   blocks_fetched: number
   already_held: number
   token_ids: string[]
+  /** tokens this node showed as Free for the DID whose checked chains show them spent since: dropped from the balance */
+  dropped_spent?: Array<{ token: string, txid: string }>
 }
 
 /** Result of POST /svc/v1/sync-transaction-chain. */

@@ -52,6 +52,12 @@ export interface ConsensusComponent extends Component {
   chainSourceOf?: (peer: string) => Pick<ChainSource, 'chain'> | undefined
   /** told of the tokens each transaction announcement names, and by whom (chain sync archives them) */
   onAnnouncedTokens: (listener: (from: string, tokens: string[]) => void) => void
+  /**
+   * told of token states reported spent by another transaction: the states each announcement says
+   * it spent (`from`: the announcer, which serves the chains), and the tokens of a transfer of this
+   * node that a quorum refused as a double spend (no `from`); chain sync checks and drops them
+   */
+  onSpentElsewhere: (listener: (claims: Array<{ tokenId: string, blockId?: string }>, why: string, from?: string) => void) => void
   /** publishes one announcement on the transaction topic (the core must run) */
   publishTxn: (m: TransferAnnouncement) => Promise<void>
 }
@@ -65,6 +71,12 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
   const registry = new QuorumRegistry(config, store, join(base.layout.root, 'quorum.secret'))
   const nftListeners: NftCommitted[] = []
   const tokenListeners: Array<(from: string, tokens: string[]) => void> = []
+  const spentListeners: Array<(claims: Array<{ tokenId: string, blockId?: string }>, why: string, from?: string) => void> = []
+  const spentElsewhere = (claims: Array<{ tokenId: string, blockId?: string }>, why: string, from?: string): void => {
+    for (const l of spentListeners) {
+      try { l(claims, why, from) } catch (e) { log.debug(`spent-state listener: ${errorMessage(e)}`) }
+    }
+  }
   let net: Network | undefined
   let svc: ConsensusService | undefined
   let markers: NodeSpentMarkers | undefined
@@ -120,6 +132,7 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
     onNftCommitted: (l) => { nftListeners.unshift(l) },
     contracts: {},
     onAnnouncedTokens: (l) => { tokenListeners.push(l) },
+    onSpentElsewhere: (l) => { spentListeners.push(l) },
     publishTxn,
     api: {
       consensus: createConsensusApi({
@@ -188,6 +201,7 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
         fault: faultHook(),
         observe: metrics.metrics.consensus,
         waitingFor: (did) => signing.signing.waitingFor(did),
+        onDoubleSpent: (states, reason) => { spentElsewhere(states, `a quorum refusing a transfer: ${reason}`) },
         onNftCommitted: (nftId, blockId, owner, txid) => {
           void (async () => { for (const l of nftListeners) if (await l(nftId, blockId, owner, txid)) return })()
             .catch((e) => { log.debug(`after ${txid}: ${errorMessage(e)}`) })
@@ -214,7 +228,13 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
           if (Array.isArray(a.tokens) && from !== undefined && a.tokens.every((x) => typeof x === 'string')) for (const l of tokenListeners) l(from, a.tokens as string[])
           // a pledge is released only on a valid spending block: from this node's ledger, else fetched from the announcer
           const source = from !== undefined ? self.chainSourceOf?.(from) : undefined
-          if (Array.isArray(a.spent) && a.spent.every((x) => typeof x === 'string')) await service.quorum.tokensMovedOn(a.spent as string[], source)
+          if (Array.isArray(a.spent) && a.spent.every((x) => typeof x === 'string')) {
+            if (from !== undefined && from !== host.peerId) {
+              const claims = (a.spent as string[]).filter((s) => s.includes('@')).slice(0, 10_000).map((s) => ({ tokenId: s.slice(0, s.indexOf('@')), blockId: s.slice(s.indexOf('@') + 1) }))
+              if (claims.length > 0) spentElsewhere(claims, `a spent-state announcement of ${from}`, from)
+            }
+            await service.quorum.tokensMovedOn(a.spent as string[], source)
+          }
         } catch (e) {
           log.debug(`ignoring a transaction announcement: ${errorMessage(e)}`)
         }

@@ -43,6 +43,8 @@ export interface ConsensusServiceOptions {
   observe?: ConsensusObserver
   /** an operation of the DID waiting for its caller's answer (the two-step engine's) */
   waitingFor?: (did: string) => WaitingOperation | undefined
+  /** a quorum refused a transfer of this node as a double spend: its token states, and the reason */
+  onDoubleSpent?: (states: Array<{ tokenId: string, blockId: string }>, reason: string) => void
 }
 
 /** Sender, quorum and receiver roles of one node, and the quorum setups of its DIDs. */
@@ -62,7 +64,8 @@ export class ConsensusService {
       onNftCommitted: opts.onNftCommitted,
       scCode: opts.scCode,
       observe: opts.observe,
-      waitingFor: opts.waitingFor
+      waitingFor: opts.waitingFor,
+      onDoubleSpent: opts.onDoubleSpent
     })
     this.quorum = new QuorumService({
       ledger, verifier, markers: opts.markers, transport, logger: log.child('quorum'), fault: opts.fault,

@@ -65,7 +65,10 @@ export function createOperatorApi (d: OperatorApiDeps): OperatorApi {
         if (rec === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `Failed to get token chain block, token ${token} does not exist on this node`)
         ids = [token]
       } else {
-        ids = [...new Set((await d.repos.owners.list(did)).map((e) => e.tokenId))]
+        // every token of the DID that has a chain: an NFT or contract created but not deployed yet has none to validate
+        const owned = [...new Set((await d.repos.owners.list(did)).map((e) => e.tokenId))]
+        const recs = owned.length === 0 ? [] : await d.repos.tokens.getMany(owned)
+        ids = owned.filter((_, i) => recs[i] === undefined || recs[i]!.latestBlockId !== '')
       }
       const ledger = d.ledger()
       const tokens: ChainValidationItem[] = []

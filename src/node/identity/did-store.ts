@@ -46,7 +46,7 @@ export class DidStore {
   private readonly index: Collection<DidRecord>
   private readonly remoteDir: string
 
-  constructor (private readonly dir: string, kv: KvStore) {
+  constructor (private readonly dir: string, private readonly kv: KvStore) {
     this.index = kv.collection<DidRecord>('dids')
     this.remoteDir = join(dir, REMOTE_DIR)
   }
@@ -93,7 +93,8 @@ export class DidStore {
     this.writes++
     this.cache.delete(did)
     try {
-      await this.index.put(did, rec)
+      // a synced batch: the record of a DID whose creation was acknowledged survives a power loss
+      await this.kv.batch([{ type: 'put', collection: 'dids', key: did, value: rec }], { sync: true })
     } finally {
       this.writes++
       this.cache.delete(did)

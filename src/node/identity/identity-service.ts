@@ -407,6 +407,14 @@ export class IdentityService {
     }
     const did = didFromPublicFiles(pub)
     checkDidDocument({ did, type, files: pub })
+    // the same files set up again (a script run twice): the DID already here, nothing changed
+    if (await this.store.has(did)) {
+      if ((await this.store.local(did))?.pvtKey !== undefined && !await this.opensKey(did, password)) {
+        throw new RbtError(ErrorCode.CONFLICT, `DID ${did} already exists on this node, and the password given does not open its private key`)
+      }
+      this.log.info(`DID ${did} is already on this node (set up again from the same files): nothing changed`)
+      return { did, peerId: this.ownPeerId() ?? null }
+    }
     const peerId = this.ownPeerId()
     let announcement: DidAnnouncement | undefined
     if (peerId !== undefined) {

@@ -26,6 +26,8 @@ export interface MetricSources {
   balances?: () => AsyncIterable<BalanceRecord>
   /** the explorer export's state; `configured: false` leaves its gauges at 0 */
   explorer?: () => { configured: boolean, pending: number, last_sync_at: number | null }
+  /** the store refuses writes after a storage fault, until it has reopened: 'full', 'unavailable', or undefined */
+  storageFault?: () => 'full' | 'unavailable' | undefined
   now?: () => number
 }
 
@@ -94,6 +96,17 @@ export class NodeMetrics {
       help: 'Peers the p2p host is connected to',
       registers: [this.registry],
       collect () { this.set(self.sources.connectedPeers?.() ?? 0) }
+    })
+    new Gauge({
+      name: `${METRIC_PREFIX}storage_writes_refused`,
+      help: 'Whether the store refuses writes after a storage fault (1 until it has reopened by itself), by cause: full or unavailable',
+      labelNames: ['cause'],
+      registers: [this.registry],
+      collect () {
+        const f = self.sources.storageFault?.()
+        this.set({ cause: 'full' }, f === 'full' ? 1 : 0)
+        this.set({ cause: 'unavailable' }, f === 'unavailable' ? 1 : 0)
+      }
     })
     new Gauge({
       name: `${METRIC_PREFIX}pending_signatures`,

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import { LevelStore, type StoreEvent } from '../../storage/level-store.js'
+import { ErrorCode } from '../../util/errors.js'
 import type { Logger } from '../../util/logger.js'
 import { NodeConfigStore } from '../../storage/node-config-store.js'
 import { TokenLedger } from '../../storage/token-ledger.js'
@@ -25,7 +26,10 @@ export const storageComponent: Factory<{ metrics: MetricsComponent }, StorageCom
   const tokenLedger = new TokenLedger(store, sha3Hex)
   tokenLedger.observeCommit(metrics.metrics.ledgerCommit)
   const balances = store.collection<BalanceRecord>(Collections.balances)
-  metrics.metrics.setSources({ balances: async function * () { for await (const [, b] of balances.entries()) yield b } })
+  metrics.metrics.setSources({
+    balances: async function * () { for await (const [, b] of balances.entries()) yield b },
+    storageFault: () => store.writeFault === undefined ? undefined : store.writeFault.code === ErrorCode.INSUFFICIENT_STORAGE ? 'full' : 'unavailable'
+  })
   return {
     store,
     config,
@@ -54,6 +58,10 @@ function logStoreEvent (log: Logger, e: StoreEvent): void {
       break
     case 'reopen-failed':
       log.error(`storage: reopening the store failed (${e.detail}); retrying`)
+      break
+    case 'recovered-with-loss':
+      log.error(`storage: the database's log was damaged and LevelDB dropped part of it while opening (${e.notes.join('; ')}); ` +
+        'records written last before the damage may be gone from this node: sync the DIDs hosted here from a fullnode (rbtnode syncwallet -did <DID>; docs/operations.md, "A damaged store")')
       break
     case 'reopened':
       log.info(`storage: the store was reopened; ${e.checked} acknowledged record(s) checked, ${e.rewritten} written again; writes are taken again`)

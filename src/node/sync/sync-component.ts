@@ -37,6 +37,10 @@ export const syncComponent: Factory<Needs, SyncComponent> = ({ base, storage, id
   // fullnodes archive the tokens transaction announcements name; quorums fetch spending blocks through chain sync
   consensus.onAnnouncedTokens((from, tokens) => { sync.learn(from, tokens) })
   consensus.chainSourceOf = (peer) => network?.source(peer)
+  // a token held here that another transaction spent: its chain is checked (at the announcer, else a fullnode) and it leaves the balance
+  consensus.onSpentElsewhere((claims, why, from) => {
+    sync.checkSpent(claims, why, from).catch((e) => { log.debug(`checking tokens reported spent (${why}): ${errorMessage(e)}`) })
+  })
 
   /**
    * Tokens that come into being here without a transfer (local and FT mints, part-token splits)

@@ -27,6 +27,7 @@ import { blockRecordOf, chainDumpBlock, kindName, type ChainDumpBlock } from '..
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import type { Logger } from '../../util/logger.js'
 import type { TxChainRequest } from '../../api/server/services.js'
+import { dropSpent, heldClaims, type DroppedToken, type SpentClaim } from './spent-check.js'
 
 /** A token a fullnode reports for a DID. */
 export interface OwnedToken {
@@ -94,6 +95,8 @@ export interface RecoverySummary {
   /** owned tokens this node already held at the fullnode's tip */
   already_held: number
   token_ids: string[]
+  /** tokens shown Free here that the fullnode no longer lists and whose checked chains show them spent: dropped */
+  dropped_spent?: Array<{ token: string, txid: string }>
 }
 
 export interface TxChain {
@@ -426,9 +429,13 @@ export class SyncService {
         ...pledgeIndexKeys(p).map((k) => ({ type: 'put' as const, collection: 'cs-pledge-index', key: k, value: `${p.quorumDid}/${p.txid}` as unknown }))
       ])
     await this.o.ledger.commit(change)
+    // what this node shows as Free for the DID and the fullnode no longer lists may have been spent elsewhere
+    const unlisted = (await this.o.repos.owners.list(did)).filter((e) => e.status === TokenStatus.Free && !listed.has(e.tokenId)).map((e) => ({ tokenId: e.tokenId }))
+    const dropped = await this.checkSpent(unlisted, `a wallet sync of ${did} from fullnode ${peer}`, peer)
     const summary: RecoverySummary = {
       did, fullnode: peer, tokens: ids.length, by_type: {}, by_status: {}, blocks_stored: change.blocks!.length,
-      blocks_fetched: fetched.fetchedBlocks, already_held: alreadyHeld, token_ids: ids
+      blocks_fetched: fetched.fetchedBlocks, already_held: alreadyHeld, token_ids: ids,
+      ...(dropped.length > 0 ? { dropped_spent: dropped.map((d) => ({ token: d.tokenId, txid: d.txid })) } : {})
     }
     for (const id of ids) {
       const rec = change.tokens!.find((t) => t.record.tokenId === id)?.record ?? await this.o.repos.tokens.get(id)
@@ -439,6 +446,23 @@ export class SyncService {
       summary.by_status[rec.status] = (summary.by_status[rec.status] ?? 0) + 1
     }
     return summary
+  }
+
+  /**
+   * Token states reported spent by another transaction (spent-check.ts): those this node holds Free
+   * for a local DID have their chains fetched from `peer` (else from the fullnodes), validated, and
+   * are dropped from the balance when the chain shows them spent.
+   */
+  async checkSpent (claims: readonly SpentClaim[], why: string, peer?: string): Promise<DroppedToken[]> {
+    const held = await heldClaims(this.o, claims)
+    const net = this.o.network()
+    if (held.length === 0 || net === undefined) return []
+    const peers = peer !== undefined ? [peer] : await net.fullnodes().catch(() => [])
+    if (peers.length === 0) {
+      this.o.log.warn(`${held.length} token(s) reported spent (${why}), ${held.map((t) => t.tokenId).join(', ')}: no fullnode to check their chains at; they stay in the balance until a wallet sync`)
+      return []
+    }
+    return await dropSpent({ ...this.o, now: this.now }, held, peers.map((p) => ({ name: p, source: net.source(p) })), why)
   }
 
   /**

@@ -58,7 +58,7 @@ describe('consensus: part-token ancestry (no depth limit in normal use, ancestor
     expect(b.ledger.recs.get('cs-ancestors')?.size ?? 0).to.be.greaterThan(60)
   })
 
-  it('a receiver on another quorum set accepts a deep part (asking once for the ancestors it lacks) and spends it through its own quorums', async () => {
+  it('a receiver on another quorum set accepts a deep part (asking for the ancestors it lacks) and spends it through its own quorums', async () => {
     const { a, alice } = std
     const set2: string[] = []
     for (let i = 0; i < 5; i++) {
@@ -75,16 +75,61 @@ describe('consensus: part-token ancestry (no depth limit in normal use, ancestor
     const r = await a.sender.transfer({ sender: alice.did, receiver: carol.did, amountMilli: 1, memo: 'deep', quorums: net.quorumDids.slice(0, 7) }, alice.owner)
     expect(r.delivered).to.equal(true)
     expect(await balance(c, carol.did)).to.equal(1)
-    // first the part and its parent; then again with the older ancestors the new receiver lacked
-    expect(delivered.map((d) => d.chains)[0]).to.equal(2)
-    expect(delivered).to.have.length(2)
-    expect(delivered[1].chains).to.be.greaterThan(70)
+    // first the part and its parent; then with the next levels of ancestry; then with all the
+    // older ancestors the new receiver lacked
+    expect(delivered.map((d) => d.chains)).to.have.length(3)
+    expect(delivered[0].chains).to.equal(2)
+    expect(delivered[1].chains).to.be.within(3, 12)
+    expect(delivered[2].chains).to.be.greaterThan(70)
     const [mine] = await c.ledger.tokensOf(carol.did, 'Free')
     expect(await c.ledger.chain(mine.parentId!)).to.not.have.length(0)
     // carol spends it through quorums that never saw its ancestry
     const back = await c.sender.transfer({ sender: carol.did, receiver: alice.did, amountMilli: 1, memo: 'back', quorums: set2 }, carol.owner)
     expect(back.delivered).to.equal(true)
     expect(await balance(c, carol.did)).to.equal(0)
+  })
+
+  it('a validator from before the missing-ancestors answer (it refuses "no chain supplied") is sent every ancestor once', async () => {
+    const { a, alice } = std
+    const d = net.addNode('D')
+    const dave = await net.addDid(d)
+    // old-style answers: a quorum's no and a receiver's refusal name no missing ancestors
+    const t = a.sender as unknown as { transport: { prepare: (r: PrepareRequest) => Promise<PrepareReply>, deliver: (r: { bundle: ChainBundle }) => Promise<{ accepted: boolean, missing?: string[] }> } }
+    const base = { ...t.transport }
+    const seen: number[] = []
+    let oldPrepares = 0
+    t.transport.prepare = async (r) => {
+      const reply = await base.prepare(r)
+      if (reply.vote === 'no' && reply.missing !== undefined) { oldPrepares++; return { vote: 'no', quorumDid: reply.quorumDid, reason: `token ${reply.missing[0]!}: no chain supplied` } }
+      return reply
+    }
+    t.transport.deliver = async (r) => {
+      seen.push(Object.keys(r.bundle.chains).length)
+      const reply = await base.deliver(r)
+      if (reply.accepted === false) throw new Error(`chain of token x is invalid: token ${reply.missing![0]!}: no chain supplied`)
+      return reply
+    }
+    try {
+      // a fresh quorum set so the quorums lack the ancestry too
+      const set3: string[] = []
+      for (let i = 0; i < 5; i++) {
+        const q = net.addNode(`u${i}`)
+        const qd = await net.addDid(q)
+        await net.mint(q, qd.did, 3)
+        set3.push(qd.did)
+      }
+      net.quorumDids.push(...set3)
+      const r = await a.sender.transfer({ sender: alice.did, receiver: dave.did, amountMilli: 1, memo: 'old peers', quorums: set3 }, alice.owner)
+      expect(r.delivered).to.equal(true)
+      expect(await balance(d, dave.did)).to.equal(1)
+      expect(oldPrepares).to.be.greaterThan(0)
+      expect(seen).to.have.length(2)
+      expect(seen[0]).to.equal(2)
+      expect(seen[1]).to.be.greaterThan(70)
+    } finally {
+      t.transport.prepare = base.prepare
+      t.transport.deliver = base.deliver
+    }
   })
 
   it('refuses a hostile bundle past the guard with a plain no, and goes on serving', async () => {
@@ -113,5 +158,15 @@ describe('consensus: part-token ancestry (no depth limit in normal use, ancestor
     expect((r2 as { reason: string }).reason).to.match(/bundle carries \d+ bytes/)
     const next = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1, memo: 'after', quorums: net.quorumDids.slice(0, 7) }, alice.owner)
     expect(next.delivered).to.equal(true)
+  })
+
+  it('everything left goes at once: the untouched whole token and the deep rest, as they are', async () => {
+    const { a, alice, b, bob } = std
+    const left = await balance(a, alice.did)
+    const bobHad = await balance(b, bob.did)
+    const all = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: left, memo: 'the rest', quorums: net.quorumDids.slice(0, 7) }, alice.owner)
+    expect(all.delivered).to.equal(true)
+    expect(await balance(a, alice.did)).to.equal(0)
+    expect(await balance(b, bob.did)).to.equal(bobHad + left)
   })
 })

@@ -71,7 +71,9 @@ describe('consensus: a password prompt left open blocks no other operation of th
     const deadline = Date.now() + 5000
     while (!asked && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve))
     expect(asked).to.equal(true)
-    const second = await within(sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 500, memo: '', quorums: net.quorumDids }, alice.owner).then(() => 'ok', (e: unknown) => e), 5000)
+    // the same DID signs externally for the second transfer too (its key is not on the node)
+    const alsoExternal: ConsensusSigner = { did: alice.did, signHash: alice.owner.signHash, pvtSign: alice.owner.pvtSign }
+    const second = await within(sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 500, memo: '', quorums: net.quorumDids }, alsoExternal).then(() => 'ok', (e: unknown) => e), 5000)
     expect(second).to.be.instanceOf(RbtError)
     expect((second as RbtError).code).to.equal(ErrorCode.CONFLICT)
     expect((second as RbtError).message).to.match(/request req-1\) waits for its signature, 170 s left/)

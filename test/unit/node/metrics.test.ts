@@ -29,6 +29,7 @@ const FAMILIES = [
   'rbtnode_chain_blocks_validated_total',
   'rbtnode_chain_validations_total',
   'rbtnode_storage_commit_duration_seconds',
+  'rbtnode_storage_writes_refused',
   'rbtnode_explorer_pending_records',
   'rbtnode_explorer_export_lag_seconds'
 ]
@@ -98,6 +99,7 @@ describe('node metrics', () => {
         yield bal('b', { rbt: { Free: 2 } })
       },
       explorer: () => ({ configured: true, pending: 5, last_sync_at: 1_000 }),
+      storageFault: () => 'full',
       now: () => 31_000
     })
     let text = await m.render()
@@ -108,6 +110,8 @@ describe('node metrics', () => {
     expect(sample(text, 'rbtnode_tokens', 'family="ft",status="Free"')).to.equal(10)
     expect(sample(text, 'rbtnode_explorer_pending_records')).to.equal(5)
     expect(sample(text, 'rbtnode_explorer_export_lag_seconds')).to.equal(30)
+    expect(sample(text, 'rbtnode_storage_writes_refused', 'cause="full"')).to.equal(1)
+    expect(sample(text, 'rbtnode_storage_writes_refused', 'cause="unavailable"')).to.equal(0)
     peers = 0
     m.setSources({ explorer: () => ({ configured: true, pending: 0, last_sync_at: 1_000 }) })
     text = await m.render()

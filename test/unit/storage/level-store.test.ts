@@ -1,8 +1,8 @@
 import { expect } from 'chai'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { LevelStore } from '../../../src/storage/level-store.js'
+import { LevelStore, type StoreEvent } from '../../../src/storage/level-store.js'
 import { NodeConfigStore } from '../../../src/storage/node-config-store.js'
 import { RbtError } from '../../../src/util/errors.js'
 
@@ -66,6 +66,44 @@ describe('storage: LevelStore', () => {
     expect(await c.get('missing')).to.equal(undefined)
   })
 
+  it('scans past the chunks LevelDB is read in, and a scan left early lets the store close', async () => {
+    const c = store.collection<number>('many')
+    const n = 2345 // past the first chunk (100) and a full one (1000)
+    await store.batch(Array.from({ length: n }, (_, i) => ({ type: 'put' as const, collection: 'many', key: String(i).padStart(5, '0'), value: i })))
+    const seen: number[] = []
+    for await (const [, v] of c.entries()) seen.push(v)
+    expect(seen).to.deep.equal(Array.from({ length: n }, (_, i) => i))
+    expect(await c.count()).to.equal(n)
+    expect(await c.count({ gte: '00100', lt: '01100' })).to.equal(1000)
+    const rev: string[] = []
+    for await (const k of c.keys({ reverse: true, limit: 150 })) rev.push(k)
+    expect(rev).to.have.length(150)
+    expect(rev[0]).to.equal('02344')
+    expect(rev[149]).to.equal('02195')
+    // stopping after one entry of a many-entry scan
+    for await (const [k] of c.entries({ gte: '00500' })) { expect(k).to.equal('00500'); break }
+    await store.close()
+    await store.open()
+    expect(await store.collection<number>('many').count()).to.equal(n)
+  })
+
+  it('reports the records LevelDB dropped from a damaged log while opening', async () => {
+    for (let i = 0; i < 20; i++) await store.batch([{ type: 'put', collection: 'notes', key: `k${i}`, value: 'v'.repeat(3000) }])
+    await store.close()
+    const db = join(dir, 'db')
+    const log = join(db, readdirSync(db).find((n) => n.endsWith('.log'))!)
+    const bytes = readFileSync(log)
+    bytes.fill(0x33, 20_000, 20_100)
+    writeFileSync(log, bytes)
+    const events: StoreEvent[] = []
+    store = new LevelStore(db, { onEvent: (e) => events.push(e) })
+    await store.open()
+    expect(await store.collection('notes').count()).to.be.below(20)
+    const loss = events.find((e) => e.kind === 'recovered-with-loss')
+    expect(loss, 'the open must report what it dropped').not.to.equal(undefined)
+    expect((loss as { notes: string[] }).notes.join('\n')).to.match(/dropping \d+ bytes/)
+  })
+
   it('refuses a second opener with a clear message', async () => {
     const other = new LevelStore(join(dir, 'db'))
     try {
@@ -91,6 +129,27 @@ describe('storage: NodeConfigStore', () => {
       expect(b.data.bootstrap).to.deep.equal(['/ip4/1.1.1.1/tcp/1', '/ip4/2.2.2.2/tcp/2'])
       expect(b.data.peers.x.peerId).to.equal('p')
       expect(b.data.settings).to.include({ k1: 1, k2: 2, k3: 3 })
+    } finally { rmSync(dir, { recursive: true, force: true }) }
+  })
+
+  it('refuses a node.json left empty or cut short by a crash, naming the fix, and clears temporary files a crash left', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rbtnode-ncfg-'))
+    try {
+      const path = join(dir, 'node.json')
+      writeFileSync(`${path}.tmp-1-dead`, '{"half')
+      const a = new NodeConfigStore(path)
+      await a.open(['/ip4/1.1.1.1/tcp/1'])
+      expect(readdirSync(dir)).to.deep.equal(['node.json'])
+      for (const text of ['', readFileSync(path, 'utf8').slice(0, 10)]) {
+        writeFileSync(path, text)
+        try {
+          await new NodeConfigStore(path).open()
+          expect.fail('a damaged node.json must stop the start')
+        } catch (e) {
+          expect(e).to.be.instanceOf(RbtError)
+          expect((e as Error).message).to.match(/node\.json is damaged .*restore it from a backup, or move it away/)
+        }
+      }
     } finally { rmSync(dir, { recursive: true, force: true }) }
   })
 })

@@ -1,8 +1,7 @@
 import { expect } from 'chai'
 import { fetchAndValidate, fetchBundle, validateBundleTokens, type ChainSource, type HeldChains } from '../../../src/consensus/chain-sync.js'
-import { decodeCbor, encodeCbor, type CborObject } from '../../../src/tokenchain/cbor.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
-import { buildTestTokenChain, KeyRing, type TestChain } from '../tokenchain/fixtures.js'
+import { buildTestTokenChain, KeyRing, withTamperedSignature, type TestChain } from '../tokenchain/fixtures.js'
 
 /** A source over chains held in memory; `missing` ids answer NOT_FOUND. */
 function memorySource (chains: Map<string, { envelopes: Uint8Array[], content: string }>, missing = new Set<string>()): ChainSource & { requests: number } {
@@ -20,16 +19,6 @@ function memorySource (chains: Map<string, { envelopes: Uint8Array[], content: s
 
 const nothingHeld: HeldChains = { chain: async () => [], content: async () => undefined }
 
-function tamperSignature (env: Uint8Array[], i: number): Uint8Array[] {
-  const out = [...env]
-  const outer = decodeCbor(out[i]!) as CborObject
-  const sigs = decodeCbor(outer['2'] as Uint8Array) as Record<string, string>
-  const did = Object.keys(sigs)[0]!
-  const s = sigs[did]!
-  sigs[did] = s.slice(0, 20) + (s[20] === '0' ? '1' : '0') + s.slice(21)
-  out[i] = encodeCbor({ 1: outer['1']!, 2: encodeCbor(sigs) })
-  return out
-}
 
 async function failure (p: Promise<unknown>): Promise<RbtError> {
   try { await p } catch (e) { expect(e).to.be.instanceOf(RbtError); return e as RbtError }
@@ -57,7 +46,7 @@ describe('consensus/chain-sync: fetchAndValidate (batches validated while the ne
 
   it('fails on the first invalid token in order, as the two calls would', async () => {
     // tokens 2 and 6: the second failure is in the last batch, which no later batch waits on
-    const bad = tokens.map((t, i) => i === 2 || i === 6 ? { ...t, envelopes: tamperSignature(t.envelopes, 1) } : t)
+    const bad = tokens.map((t, i) => i === 2 || i === 6 ? { ...t, envelopes: withTamperedSignature(t.envelopes, 1) } : t)
     const ids = bad.map((t) => t.tokenId)
     const whole = await fetchBundle(memorySource(mapOf(bad)), nothingHeld, ids)
     const expected = await failure(validateBundleTokens(whole.bundle, ids, ring.verifier))
@@ -77,7 +66,7 @@ describe('consensus/chain-sync: fetchAndValidate (batches validated while the ne
   })
 
   it('a chain that cannot be fetched fails the whole call, before any invalid chain', async () => {
-    const bad = tokens.map((t, i) => i === 1 ? { ...t, envelopes: tamperSignature(t.envelopes, 1) } : t)
+    const bad = tokens.map((t, i) => i === 1 ? { ...t, envelopes: withTamperedSignature(t.envelopes, 1) } : t)
     const ids = bad.map((t) => t.tokenId)
     const e = await failure(fetchAndValidate(memorySource(mapOf(bad), new Set([ids[6]!])), nothingHeld, ids, ring.verifier, undefined, { batch: 2 }))
     expect(e.code).to.equal(ErrorCode.NOT_FOUND)

@@ -118,6 +118,15 @@ describe('tokenchain/block', () => {
       expect(Object.keys(transfer.signatures)).to.have.length(5)
       expect(transfer.content.initiatorSignature!.initiatorDid).to.equal(chain.owners[0])
     })
+    it('a decoded block keeps its own bytes: changing the envelope array afterwards changes nothing', () => {
+      const env = chain.envelopes[1]!.slice()
+      const d = decodeBlockEnvelope(env)
+      const [content, envelope] = [hex(d.contentBytes), hex(d.envelopeBytes)]
+      env.fill(0)
+      expect(hex(d.contentBytes)).to.equal(content)
+      expect(hex(d.envelopeBytes)).to.equal(envelope)
+      expect(sha3(d.contentBytes)).to.equal(d.hash)
+    })
     it('rejects envelopes with unexpected keys, "98" in content, or a wrong shape', () => {
       const content = encodeBlockContent(testTokenGenesis({ tokenId: 'T', owner: 'D' }))
       expect(() => decodeBlockEnvelope(encodeCbor({ 1: content, 3: 1 }))).to.throw(/unexpected envelope key/)

@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { CborFloat, decodeCbor, encodeCbor, float, isCanonicalCbor, type CborValue } from '../../../src/tokenchain/cbor.js'
+import { CborFloat, decodeCbor, decodeCborChecked, encodeCbor, float, isCanonicalCbor, type CborValue } from '../../../src/tokenchain/cbor.js'
 import { isRbtError } from '../../../src/util/errors.js'
 import { C1_CONTRACT_HEX, C2_CONTRACT_HEX } from './vectors.js'
 
@@ -208,6 +208,58 @@ describe('tokenchain/cbor: round trips', () => {
       const again = encodeCbor(decodeCbor(bytes))
       expect(hex(again)).to.equal(hex(bytes))
       expect(isCanonicalCbor(bytes)).to.equal(true)
+      expect(decodeCborChecked(bytes).canonical).to.equal(true)
     }
+  })
+})
+
+describe('tokenchain/cbor: canonical form checked while decoding', () => {
+  it('finds each kind of non-canonical item the re-encoding finds', () => {
+    const cases: Array<[string, string]> = [
+      ['fb3ff0000000000000', 'a double that fits a half'],
+      ['fa3f800000', 'a single that fits a half'],
+      ['fb3fb99999a0000000', 'a double that fits a single'],
+      ['f97e01', 'a NaN other than f9 7e00'],
+      ['fa7fc00000', 'NaN as a single'],
+      ['1800', '0 with a 1-byte argument'],
+      ['190017', '23 with a 2-byte argument'],
+      ['1a000000ff', '255 with a 4-byte argument'],
+      ['1b00000000ffffffff', '2^32 - 1 with an 8-byte argument'],
+      ['3800', '-1 with a 1-byte argument'],
+      ['5800', 'an empty byte string with a 1-byte length'],
+      ['a2613201613101', 'keys out of order'],
+      ['a2623130016132 01', 'a longer key first'],
+      ['a16131f7', 'an undefined member (the encoder leaves it out)'],
+      ['63efbbbf', 'text starting with a byte-order mark']
+    ]
+    for (const [h, what] of cases) {
+      const bytes = unhex(h)
+      expect(decodeCborChecked(bytes).canonical, what).to.equal(false)
+      expect(isCanonicalCbor(bytes), what).to.equal(false)
+    }
+    expect(decodeCborChecked(unhex('a2613101613202')).canonical).to.equal(true)
+    expect(decodeCborChecked(unhex('f97e00')).canonical).to.equal(true)
+    expect(decodeCborChecked(unhex('1b0000000100000000')).canonical).to.equal(true)
+  })
+
+  it('never claims canonical form for bytes that do not encode back the same (mutated contracts, seeded)', () => {
+    let seed = 0x1f2e3d4c
+    const rnd = (): number => { seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5; return (seed >>> 0) / 2 ** 32 }
+    const sources = [C1_CONTRACT_HEX, C2_CONTRACT_HEX].flatMap((h) => {
+      const outer = decodeCbor(unhex(h)) as Record<string, CborValue>
+      return ['1', '2', '3'].map((k) => outer[k] as Uint8Array).concat([unhex(h)])
+    })
+    let claimed = 0
+    for (let i = 0; i < 4000; i++) {
+      const b = sources[i % sources.length]!.slice()
+      const flips = 1 + Math.floor(rnd() * 3)
+      for (let j = 0; j < flips; j++) b[Math.floor(rnd() * b.length)] = Math.floor(rnd() * 256)
+      let checked: { value: CborValue, canonical: boolean }
+      try { checked = decodeCborChecked(b) } catch { continue }
+      if (!checked.canonical) continue
+      claimed++
+      expect(hex(encodeCbor(checked.value)), `mutation ${i}`).to.equal(hex(b))
+    }
+    expect(claimed).to.be.greaterThan(100)
   })
 })

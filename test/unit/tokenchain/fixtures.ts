@@ -22,6 +22,7 @@ import { generateKeyPair as walletKeyPair, rawPublicPem } from '../../../src/wal
 import { didFromPublicFiles } from '../../../src/wallet/did-string.js'
 import { DidFile, DidType, type DidDocument } from '../../../src/wallet/did-document.js'
 import { signMessage, Verifier } from '../../../src/wallet/signing.js'
+import { decodeCbor, encodeCbor, type CborObject } from '../../../src/tokenchain/cbor.js'
 
 const B32 = 'abcdefghijklmnopqrstuvwxyz234567'
 
@@ -193,4 +194,16 @@ export function buildTestTokenChain (ring: ChainSigner, transfers: number, quoru
     blocks.push(block)
   }
   return { tokenId, tokenContent: racTokenContent(racEnv), owners, quorums, blocks, envelopes: blocks.map(encodeBlockEnvelope) }
+}
+
+/** A copy of a chain's envelopes with one signature character of block `i` flipped (the block's signature no longer verifies). */
+export function withTamperedSignature (env: Uint8Array[], i: number): Uint8Array[] {
+  const out = [...env]
+  const outer = decodeCbor(out[i]!) as CborObject
+  const sigs = decodeCbor(outer['2'] as Uint8Array) as Record<string, string>
+  const did = Object.keys(sigs)[0]!
+  const s = sigs[did]!
+  sigs[did] = s.slice(0, 20) + (s[20] === '0' ? '1' : '0') + s.slice(21)
+  out[i] = encodeCbor({ 1: outer['1']!, 2: encodeCbor(sigs) })
+  return out
 }

@@ -22,7 +22,6 @@ import { announcementDigest, announcementTime, parseAnnouncement } from '../../.
 import { parseGoTime } from '../../../src/util/go-time.js'
 import { ROOT } from '../../helpers/cli.js'
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 type Any = any
 interface Vector { name: string, inputs: Any, expected: Any }
 const G = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/go-vectors.json'), 'utf8')) as Record<string, Any>

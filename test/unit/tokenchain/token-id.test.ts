@@ -27,6 +27,14 @@ describe('tokenchain/token-id', () => {
       expect(isCidV0(id)).to.equal(true)
       expect(id).to.not.equal(cidV0ForContent(big.subarray(0, 262_144)))
     })
+    it('gives the same id for a text asked again, also once more texts were hashed than it remembers', () => {
+      expect(cidV0ForContent('hello world\n')).to.equal('QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o')
+      const first = Array.from({ length: 5000 }, (_, i) => cidV0ForContent(`content ${i}`))
+      expect(new Set(first).size).to.equal(5000)
+      for (let i = 0; i < 5000; i += 499) expect(cidV0ForContent(`content ${i}`)).to.equal(first[i])
+      expect(cidV0ForContent('hello world\n')).to.equal('QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o')
+      expect(cidV0ForContent(new TextEncoder().encode('hello world\n'))).to.equal('QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o')
+    })
     it('isCidV0 accepts only 46-character Qm base58 CIDs', () => {
       expect(isCidV0('QmfYNyAyGD8xHE9XgctX8WnfJ627edkM2EkAcijEutoJmH')).to.equal(true)
       expect(isCidV0('QmfYNyAyGD8xHE9XgctX8WnfJ627edkM2EkAcijEutoJm0')).to.equal(false)

@@ -24,6 +24,23 @@ describe('tokens: selectTokens (part-token arithmetic)', () => {
     expect(s2.split?.rest).to.equal(50)
   })
 
+  it('keeps the wallet healthy: an exact part first, a part cut before a whole token, the shallowest of equal tokens', () => {
+    const h = (id: string, v: string, depth?: number): Holding => ({ tokenId: id, value: parseAmount(v), ...(depth !== undefined ? { depth } : {}) })
+    // an exact part moves alone: nothing is split, no smaller parts are used up
+    const exact = selectTokens([h('w', '1'), h('big', '0.6'), h('small', '0.2'), h('fit', '0.3')], parseAmount('0.3'))
+    expect(exact.take.map((t) => t.tokenId)).to.deep.equal(['fit'])
+    expect(exact.split).to.equal(undefined)
+    // a part serves: the whole token stays whole
+    const cut = selectTokens([h('w', '1'), h('p', '0.6')], parseAmount('0.7'))
+    expect(cut.take.map((t) => t.tokenId)).to.deep.equal(['p'])
+    expect(cut.split?.token.tokenId).to.equal('w')
+    const part = selectTokens([h('w', '1'), h('p', '0.6')], parseAmount('0.5'))
+    expect(part.split?.token.tokenId).to.equal('p')
+    // of two parts of the same value the shallower is cut, whatever their ids
+    const shallow = selectTokens([h('a', '0.5', 40), h('b', '0.5', 2)], parseAmount('0.1'))
+    expect(shallow.split?.token.tokenId).to.equal('b')
+  })
+
   it('refuses more than the free total', () => {
     try { selectTokens([{ tokenId: 'a', value: 1000 }], 1001); expect.fail('should throw') } catch (e) { expect(isRbtError(e, 'INSUFFICIENT_BALANCE')).to.equal(true) }
   })

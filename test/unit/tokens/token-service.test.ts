@@ -105,6 +105,15 @@ describe('tokens: TokenService over LevelDB', function () {
       const indexes = runs.flatMap((r) => Array.from({ length: r.count }, (_, i) => r.start_index + i)).sort((a, b) => a - b)
       expect(indexes).to.deep.equal(Array.from({ length: 11 }, (_, i) => i))
       expect((await env.service.rbtBalance(did)).balance).to.equal(11)
+      // an explicit start index further on, minted alongside mints without one: no clash
+      const mixed = await Promise.all([
+        env.service.mintLocalRbt({ did, count: 2, startIndex: 20 }, signer),
+        env.service.mintLocalRbt({ did, count: 2 }, signer)
+      ])
+      expect(mixed[0].start_index).to.equal(20)
+      // after the highest minted (11) or after the explicit ones, whichever read first: never 20 or 21
+      expect([11, 22]).to.include(mixed[1].start_index)
+      expect((await env.service.rbtBalance(did)).balance).to.equal(15)
       await expectClean()
     })
 

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { fileWriteError, removeLeftovers, writeFileDurable, writeFileDurableSync } from '../../../src/util/durable-write.js'
 import { ErrorCode } from '../../../src/util/errors.js'
-import { Tmpfs, canMount } from '../../helpers/tmpfs.js'
+import { Tmpfs, requireTmpfs } from '../../helpers/tmpfs.js'
 import { waitFor } from '../../helpers/wait.js'
 
 const CHILD = fileURLToPath(new URL('./durable-write-child.js', import.meta.url))
@@ -36,7 +36,7 @@ describe('util: durable writes', function () {
   })
 
   it('keeps the old content whole when the disk is full, and says so without a path', async function () {
-    if (!canMount()) { console.log('      (skipped: mounting a tmpfs to fill a real disk needs root; CI runs as root)'); this.skip() }
+    requireTmpfs(this)
     const fs = Tmpfs.mount(1)
     try {
       const path = join(fs.dir, 'state.json')

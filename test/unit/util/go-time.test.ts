@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseGoTime, parseTimeText, timeInComment } from '../../../src/util/go-time.js'
 import { ROOT } from '../../helpers/cli.js'
+import { chainDumpBlock } from '../../../src/tokens/token-service.js'
+import type { BlockRecord } from '../../../src/storage/token-records.js'
 
 interface TimeVector { name: string, expected: { string: string, offset_seconds: number, unix_nano: string, wall_part?: string, monotonic_part?: string } }
 const vectors = (JSON.parse(readFileSync(join(ROOT, 'test/fixtures/go-vectors.json'), 'utf8')) as { time_text: TimeVector[] }).time_text
@@ -51,5 +53,15 @@ describe('util: the reference\'s time text (Go time.Time.String)', () => {
     expect(timeInComment('Token burnt for parts at : 2025-07-04 09:05:07.000001 -0400 EDT')).to.equal(Date.UTC(2025, 6, 4, 13, 5, 7))
     expect(timeInComment('rent')).to.equal(undefined)
     expect(timeInComment(undefined)).to.equal(undefined)
+  })
+
+  it('a chain dump dates a block without an epoch by the Go time its comment names, else by when it was stored', () => {
+    const rec = (over: Partial<BlockRecord>): BlockRecord => ({ number: 0, blockId: '0-h', hash: 'h', transactionType: '05', owner: 'o', signers: [], storedAt: Date.UTC(2026, 0, 1), ...over }) as unknown as BlockRecord
+    const env = new Uint8Array([0xa0])
+    // not Go's text (the monotonic reading has 9 digits): the stored time
+    expect(chainDumpBlock(rec({ comment: 'Test token generated at : 2025-01-22 11:44:48.452452437 +0530 IST m=+0.5' }), env).time).to.equal('2026-01-01T00:00:00.000Z')
+    expect(chainDumpBlock(rec({ comment: 'Test token generated at : 2025-01-22 11:44:48.452452437 +0530 IST m=+0.500000000' }), env).time).to.equal('2025-01-22T06:14:48.452Z')
+    expect(chainDumpBlock(rec({ comment: 'rent' }), env).time).to.equal('2026-01-01T00:00:00.000Z')
+    expect(chainDumpBlock(rec({ comment: 'Test token generated at : 2025-01-22 11:44:48 +0530 IST', epoch: 1_800_000_000 }), env).time).to.equal(new Date(1_800_000_000_000).toISOString())
   })
 })

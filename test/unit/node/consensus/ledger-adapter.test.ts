@@ -53,6 +53,23 @@ describe('node: the consensus ledger over LevelDB, choosing tokens', function ()
     expect(problems[0]).to.match(/belongs to no stored token/)
   })
 
+  it('the ledger audit accepts the chain of a part-token ancestor a validator remembered, and still reports one without its record', async () => {
+    // a quorum keeps the chains of the burnt ancestors it validated ('cs-ancestors'); the audit of
+    // every quorum node reported their blocks as belonging to no stored token
+    const chain = buildTestTokenChain(env.ring, 2, 5)
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    await ledger.commit((w) => {
+      chain.envelopes.forEach((e, i) => { w.putBlock(chain.tokenId, i, e) })
+      w.putRecord('cs-ancestors', chain.tokenId, { burnHash: 'h', owner: 'did', children: [], depth: 0 })
+    })
+    expect((await auditLedger(env.store)).problems).to.deep.equal([])
+    const other = buildTestTokenChain(env.ring, 1, 5)
+    await ledger.commit((w) => { other.envelopes.forEach((e, i) => { w.putBlock(other.tokenId, i, e) }) })
+    const problems = (await auditLedger(env.store)).problems
+    expect(problems.length).to.be.greaterThan(0)
+    expect(problems.every((p) => /belongs to no stored token/.test(p))).to.equal(true)
+  })
+
   it('the ledger audit accepts a token whose txId names the transfer that locked it (released since) or the vote that pledged it, and still reports a txId nothing records', async () => {
     // consensus keeps the locking transfer in a token's txId: after an aborted transfer, or on a
     // quorum's pledged token, the audit said "names missing transaction" / "does not list token"

@@ -1,0 +1,121 @@
+import '../src/util/polyfill.js'
+import { performance } from 'node:perf_hooks'
+import type { NodeProcess } from '../test/helpers/node-process.js'
+import { closeQuorumNetwork, createLiteDid, mintRbt, quorumNetwork, rbtBalance, transfer, USER_PASSWORD } from '../test/helpers/quorum-network.js'
+import { isMain, loadAverage, median, processThreadCpuMs } from './stats.js'
+
+/**
+ * Part tokens on real nodes (7 quorums, a sender and a receiver over libp2p): what a payment costs
+ * as its token's ancestry grows, what one transfer of many parts costs, and a balance of many parts.
+ *
+ * - transfer_ms_depth_1: payments of 0.001 RBT each from a fresh whole token (the part paid has
+ *   one ancestor), median of 5.
+ * - transfer_ms_depth_1000: one DID pays 0.001 RBT 999 times in a row out of one whole token, so
+ *   the part of each payment has one ancestor more than the last; the figure is the median of the
+ *   last 5 (999 ancestors: the most a part can have, every part being worth at least 0.001 RBT
+ *   less than its parent). BENCH_DEPTH sets how many payments (default 999).
+ * - transfer_300_parts_ms: a DID that received 300 of those payments spends 0.3 RBT: one
+ *   transfer of 300 parts; transfer_1_part_ms: a one-part payment from a DID that received 5.
+ * - balance_ms_300_parts: GET balance of the DID holding 300 parts, median of 20.
+ *
+ * PARTS_ONLY=300 takes only the 300-part figure and the one-part figure it is compared with (305
+ * payments instead of 999, no depth-1 or balance figures), and adds the CPU time each node process
+ * spent during the 300-part transfer and during one one-part transfer, and the transfer's window on
+ * the monotonic clock (to cut a `--cpu-prof` profile of the nodes, see E2E_NODE_FLAGS).
+ */
+export async function run (): Promise<Record<string, string | number>> {
+  const partsOnly = process.env.PARTS_ONLY === '300'
+  const DEPTH = partsOnly ? 305 : Math.max(320, Number(process.env.BENCH_DEPTH ?? 999))
+  const net = await quorumNetwork()
+  try {
+    const { a, b, bob } = net
+    const timed = async (from: string, to: string, amount: number, memo: string): Promise<number> => {
+      const t0 = performance.now()
+      const r = await transfer(a.client, from, to, amount, USER_PASSWORD, memo)
+      const took = performance.now() - t0
+      if (!r.status) throw new Error(`${memo}: ${r.message}`)
+      return took
+    }
+    // depth 1: five DIDs, one whole token each, one payment each
+    const shallow: number[] = []
+    for (let i = 0; i < (partsOnly ? 0 : 5); i++) {
+      const d = await createLiteDid(a.client, USER_PASSWORD)
+      await mintRbt(a.client, d, 1, 0, USER_PASSWORD)
+      shallow.push(await timed(d, bob, 0.001, `depth-1 payment ${i}`))
+    }
+    // the deep wallet; its first 300 payments go to `many` (on B), the next 5 to `few` (on A), the rest to bob
+    const deep = await createLiteDid(a.client, USER_PASSWORD)
+    await mintRbt(a.client, deep, 1, 0, USER_PASSWORD)
+    const many = await createLiteDid(b.client, USER_PASSWORD)
+    const few = await createLiteDid(a.client, USER_PASSWORD)
+    await a.client.call('nodeAddPeers', { body: { DID: many, PeerID: b.peerId, DIDType: 4 } })
+    await b.client.call('nodeAddPeers', { body: { DID: deep, PeerID: a.peerId, DIDType: 4 } })
+    const all: number[] = []
+    const t0 = performance.now()
+    for (let i = 1; i <= DEPTH; i++) {
+      const to = i <= 300 ? many : i <= 305 ? few : bob
+      all.push(await timed(deep, to, 0.001, `deep payment ${i}`))
+      if (i % 100 === 0) process.stdout.write(`  … ${i} payments, ${((performance.now() - t0) / 1000).toFixed(0)} s\n`)
+    }
+    const lastFive = all.slice(-5)
+    // balance of 300 parts
+    const bal: number[] = []
+    for (let i = 0; i < (partsOnly ? 0 : 20); i++) {
+      const s = performance.now()
+      const v = await rbtBalance(b.client, many)
+      bal.push(performance.now() - s)
+      if (Math.round(v * 1000) !== 300) throw new Error(`the DID of 300 parts shows ${v} RBT`)
+    }
+    // one part, then 300 parts in one transfer
+    const one: number[] = []
+    const nodes = net.all()
+    const cpu0 = cpuMs(nodes)
+    for (let i = 0; i < 3; i++) one.push(await timed(few, bob, 0.001, `one-part payment ${i}`))
+    const cpuOne = cpuMs(nodes).map((v, i) => (v - cpu0[i]) / 3)
+    const c300 = cpuMs(nodes)
+    const w0 = process.hrtime.bigint()
+    const s300 = performance.now()
+    const r300 = await transfer(b.client, many, net.alice, 0.3, USER_PASSWORD, '300 parts')
+    const t300 = performance.now() - s300
+    const w1 = process.hrtime.bigint()
+    const cpu300 = cpuMs(nodes).map((v, i) => v - c300[i])
+    if (!r300.status) throw new Error(`300 parts: ${r300.message}`)
+    const r1 = (x: number): number => Math.round(x * 10) / 10
+    if (partsOnly) {
+      const names = nodes.map((n) => n === a ? 'A (receiver of the one-part payments)' : n === b ? 'B (sender of 300 parts)' : `quorum ${net.quorums.indexOf(n)}`)
+      const sum = (xs: number[]): number => xs.reduce((x, y) => x + y, 0)
+      return {
+        transfer_300_parts_ms: r1(t300),
+        transfer_1_part_ms: r1(median(one)),
+        '300 parts ÷ 1 part (goal ≤ 5)': (t300 / median(one)).toFixed(2),
+        'CPU ms of all nodes: 300 parts / 1 part (mean of 3)': `${r1(sum(cpu300))} / ${r1(sum(cpuOne))}`,
+        ...Object.fromEntries(names.map((n, i) => [`CPU ms ${n}: 300 parts / 1 part`, `${r1(cpu300[i])} / ${r1(cpuOne[i])}`])),
+        'load average at the end': loadAverage(),
+        '300-part transfer window (monotonic µs)': `${w0 / 1000n}-${w1 / 1000n}`
+      }
+    }
+    return {
+      transfer_ms_depth_1: r1(median(shallow)),
+      transfer_ms_depth_1000: r1(median(lastFive)),
+      transfer_300_parts_ms: r1(t300),
+      transfer_1_part_ms: r1(median(one)),
+      balance_ms_300_parts: r1(median(bal)),
+      'depth 1000 ÷ depth 1 (goal ≤ 1.5)': (median(lastFive) / median(shallow)).toFixed(2),
+      '300 parts ÷ 1 part (goal ≤ 5)': (t300 / median(one)).toFixed(2),
+      [`payments of the deep wallet (${DEPTH}): first 5, median`]: `${r1(median(all.slice(0, 5)))} ms`,
+      [`payments of the deep wallet (${DEPTH}): all, median`]: `${r1(median(all))} ms`
+    }
+  } finally {
+    await closeQuorumNetwork()
+  }
+}
+
+/** CPU time (user + system, ms, all threads) each node process has used so far. */
+function cpuMs (nodes: NodeProcess[]): number[] {
+  return nodes.map((n) => {
+    const t = processThreadCpuMs(n.child?.pid)
+    return t === undefined ? NaN : t.main + t.other
+  })
+}
+
+if (isMain(import.meta.url)) console.log(await run())
