@@ -5,6 +5,11 @@ import { join } from 'node:path'
 import { ROOT, runProcess } from '../helpers/cli.js'
 import { commandArgs, freeBasePort, TestnetProcess } from '../helpers/testnet-process.js'
 
+/** Whether an HTTP server answers at `url` (a node's API). */
+async function answers (url: string): Promise<boolean> {
+  try { await fetch(url, { signal: AbortSignal.timeout(3000) }); return true } catch { return false }
+}
+
 /**
  * The package as users get it: `npm pack`, installed into an empty project (from the local npm
  * cache, with install scripts refused except those the package declares in allowScripts), then
@@ -89,6 +94,10 @@ describe('e2e: the packed package in an empty project', function () {
     expect(out.id).to.match(/^[0-9a-f]{64}$/)
     expect(out.startNode).to.equal('function')
     expect(JSON.stringify(out.balance)).to.match(/"balance":8\.5\b/)
+    // stopped as Ctrl-C stops it, nothing of the network is left running (through npx the nodes
+    // outlived the test)
+    await net.stop()
+    for (const n of s.nodes) expect(await answers(n.api), `${n.api} after the stop`).to.equal(false)
   })
 
   it('the shipped declarations type-check a program using rbtnode and rbtnode/client', async () => {

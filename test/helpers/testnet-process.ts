@@ -32,7 +32,9 @@ export class TestnetProcess {
 
   constructor (args: string[], opts: { cwd?: string, command?: string[], env?: Record<string, string> } = {}) {
     const [cmd, ...pre] = opts.command ?? [process.execPath, BIN]
-    this.child = spawn(cmd, [...pre, 'testnet', ...args, '--json'], { cwd: opts.cwd, env: childEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'] })
+    // a process group of its own, signalled whole as a terminal's Ctrl-C does: a wrapper such as
+    // `npx` does not pass SIGTERM on, and left `rbtnode testnet` and its nodes running
+    this.child = spawn(cmd, [...pre, 'testnet', ...args, '--json'], { cwd: opts.cwd, env: childEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'], detached: true })
     this.child.stdout?.on('data', (d: Buffer) => { this.stdout += d.toString() })
     this.child.stderr?.on('data', (d: Buffer) => { this.stderr += d.toString() })
     this.exited = new Promise((resolve) => { this.child.on('exit', (code) => { resolve(code) }) })
@@ -49,10 +51,14 @@ export class TestnetProcess {
     return doc.result as TestnetSummary & { restarted: boolean }
   }
 
-  /** SIGTERM, as Ctrl-C does; resolves with the exit code. */
+  /** SIGTERM to the whole group, as Ctrl-C does; resolves with the exit code once every process of the group has ended. */
   async stop (): Promise<number | null> {
-    if (this.running) this.child.kill('SIGTERM')
-    return await this.exited
+    const group = -(this.child.pid ?? 0)
+    const alive = (): boolean => { try { process.kill(group, 0); return true } catch { return false } }
+    if (this.child.pid !== undefined && alive()) process.kill(group, 'SIGTERM')
+    const code = await this.exited
+    if (this.child.pid !== undefined) await waitFor(() => !alive(), { timeoutMs: 60_000, intervalMs: 100, what: 'every process of rbtnode testnet to end' })
+    return code
   }
 }
 
