@@ -196,14 +196,19 @@ export function buildTestTokenChain (ring: ChainSigner, transfers: number, quoru
   return { tokenId, tokenContent: racTokenContent(racEnv), owners, quorums, blocks, envelopes: blocks.map(encodeBlockEnvelope) }
 }
 
-/** A copy of a chain's envelopes with one signature character of block `i` flipped (the block's signature no longer verifies). */
-export function withTamperedSignature (env: Uint8Array[], i: number): Uint8Array[] {
-  const out = [...env]
-  const outer = decodeCbor(out[i]!) as CborObject
+/** A block envelope whose first signature has one hex digit flipped (it no longer verifies). */
+export function tamperedEnvelope (envelope: Uint8Array): Uint8Array {
+  const outer = decodeCbor(envelope) as CborObject
   const sigs = decodeCbor(outer['2'] as Uint8Array) as Record<string, string>
   const did = Object.keys(sigs)[0]!
   const s = sigs[did]!
   sigs[did] = s.slice(0, 20) + (s[20] === '0' ? '1' : '0') + s.slice(21)
-  out[i] = encodeCbor({ 1: outer['1']!, 2: encodeCbor(sigs) })
+  return encodeCbor({ 1: outer['1']!, 2: encodeCbor(sigs) })
+}
+
+/** A copy of a chain's envelopes with block `i`'s signature tampered (`tamperedEnvelope`). */
+export function withTamperedSignature (env: Uint8Array[], i: number): Uint8Array[] {
+  const out = [...env]
+  out[i] = tamperedEnvelope(out[i]!)
   return out
 }

@@ -6,7 +6,7 @@ import { encodeCbor, decodeCbor, type CborObject } from '../../../src/tokenchain
 import { ftTokenId } from '../../../src/tokenchain/token-id.js'
 import { validateChain, validateExtension, type ChainValidationContext } from '../../../src/tokenchain/validate.js'
 import { isRbtError, type RbtError } from '../../../src/util/errors.js'
-import { buildTestTokenChain, KeyRing, transferBlock, type TestChain } from './fixtures.js'
+import { buildTestTokenChain, KeyRing, tamperedEnvelope, transferBlock, type TestChain } from './fixtures.js'
 
 async function expectInvalid (p: Promise<unknown>, blockNumber: number, check: string, re?: RegExp): Promise<RbtError> {
   try {
@@ -272,10 +272,5 @@ describe('tokenchain/validate', function () {
 
 /** Flips a hex digit inside the first signature of block `i`'s signature map. */
 function tamperSignature (env: Uint8Array[], i: number): void {
-  const outer = decodeCbor(env[i]!) as CborObject
-  const sigs = decodeCbor(outer['2'] as Uint8Array) as Record<string, string>
-  const did = Object.keys(sigs)[0]!
-  const s = sigs[did]!
-  sigs[did] = s.slice(0, 20) + (s[20] === '0' ? '1' : '0') + s.slice(21)
-  env[i] = encodeCbor({ 1: outer['1']!, 2: encodeCbor(sigs) })
+  env[i] = tamperedEnvelope(env[i]!)
 }

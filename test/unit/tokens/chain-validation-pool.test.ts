@@ -1,13 +1,12 @@
 import { expect } from 'chai'
 import { burntBlock, createBlock, encodeBlockEnvelope, setSignature } from '../../../src/tokenchain/block.js'
-import { decodeCbor, encodeCbor, type CborObject } from '../../../src/tokenchain/cbor.js'
 import { sha3Hex } from '../../../src/tokenchain/hash.js'
 import { validateChain, type ChainValidationContext, type ChainValidationResult } from '../../../src/tokenchain/validate.js'
 import { ChainValidationPool } from '../../../src/tokens/chain-validation-pool.js'
 import { didSignatureVerifier } from '../../../src/tokens/verifier.js'
 import { clearDidCaches } from '../../../src/wallet/did-crypto.js'
 import { RbtError } from '../../../src/util/errors.js'
-import { buildTestTokenChain, LiteDidRing, transferBlock, type TestChain } from '../tokenchain/fixtures.js'
+import { buildTestTokenChain, LiteDidRing, tamperedEnvelope, transferBlock, type TestChain } from '../tokenchain/fixtures.js'
 
 /** The outcome of a validation: its result, or its error's code, message and details. */
 async function outcome (p: Promise<ChainValidationResult>): Promise<{ ok: ChainValidationResult } | { error: { code: string, message: string, details: unknown } }> {
@@ -22,12 +21,7 @@ async function outcome (p: Promise<ChainValidationResult>): Promise<{ ok: ChainV
 
 /** Flips a hex digit inside the first signature of block `i`'s signature map. */
 function tamperSignature (env: Uint8Array[], i: number): void {
-  const outer = decodeCbor(env[i]!) as CborObject
-  const sigs = decodeCbor(outer['2'] as Uint8Array) as Record<string, string>
-  const did = Object.keys(sigs)[0]!
-  const s = sigs[did]!
-  sigs[did] = s.slice(0, 20) + (s[20] === '0' ? '1' : '0') + s.slice(21)
-  env[i] = encodeCbor({ 1: outer['1']!, 2: encodeCbor(sigs) })
+  env[i] = tamperedEnvelope(env[i]!)
 }
 
 describe('tokens/chain-validation-pool', function () {
