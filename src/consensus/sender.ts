@@ -2,7 +2,7 @@ import { createBlock, decodeBlockEnvelope, encodeBlockEnvelope, formatBlockId, n
 import { createContract, decodeContract, encodeContractEnvelope, transactionId, withContractSignature } from '../tokenchain/contract.js'
 import { ContractType, PledgeMode, TransactionType } from '../tokenchain/types.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
-import { ErrorCode, RbtError, errorMessage, signingPending } from '../util/errors.js'
+import { ErrorCode, RbtError, deliveryPending, errorMessage, isRbtError, signingPending } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
 import { buildBundle, mergeBundles } from './bundle.js'
@@ -571,11 +571,22 @@ export class TransferSender {
         const signed = encodeBlockEnvelope(block)
         this.log.debug(`transfer ${rec.txid.slice(0, 12)}: sign round ${Date.now() - t0} ms`)
         notify(this.opts.observe, { kind: 'round', round: 'sign', ms: Date.now() - t0 })
-        // The decision point: from here on the transfer completes, whatever happens.
-        await this.update(rec, { state: 'COMMITTING', block: b64(signed), signers: chosen.map((v) => v.quorumDid), pledges: packEvidence(sigs as SignReply[]) })
+        // The decision point: from here on the transfer completes, whatever happens. A failure of
+        // this node's own writes now (a full disk) is not a refusal: SIGNING is durable, so recovery
+        // signs again and commits; after COMMITTING, recovery finishes the delivery and the record.
+        try {
+          await this.update(rec, { state: 'COMMITTING', block: b64(signed), signers: chosen.map((v) => v.quorumDid), pledges: packEvidence(sigs as SignReply[]) })
+        } catch (e) {
+          throw signingPending(rec.txid, `the quorums signed, but this node could not record the decision (${errorMessage(e)}); it is retried automatically and the transfer ends committed`)
+        }
         this.fault('committing')
         progress('quorums signed the block, delivering to the receiver')
-        return await this.complete(rec.txid, true)
+        try {
+          return await this.complete(rec.txid, true)
+        } catch (e) {
+          if (isRbtError(e, ErrorCode.DELIVERY_PENDING)) throw e
+          throw deliveryPending(rec.txid, errorMessage(e))
+        }
       }
       const bad = new Set(failed.map((f) => (f.details as { quorumDid: string }).quorumDid))
       for (const d of bad) failedSigners.add(d)

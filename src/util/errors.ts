@@ -28,7 +28,7 @@ export const ErrorCode = {
   VERIFICATION_FAILED: 'VERIFICATION_FAILED',
   CHAIN_INVALID: 'CHAIN_INVALID',
   CONSENSUS_FAILED: 'CONSENSUS_FAILED',
-  /** the quorums signed (the tokens are the receiver's), the receiver's node has not taken them yet */
+  /** the quorums signed (the tokens are the receiver's), the transfer is not finished yet (delivery, or this node's record of it): retried in the background */
   DELIVERY_PENDING: 'DELIVERY_PENDING',
   /** the quorums agreed but fewer than 5 could sign yet: not aborted, the sign round is retried until it completes */
   SIGNING_PENDING: 'SIGNING_PENDING',
@@ -54,11 +54,16 @@ export class RbtError extends Error {
   }
 }
 
-/** A transfer decided but not yet delivered: the answer names the transaction to follow. */
-export function deliveryPending (txid: string): RbtError {
-  return new RbtError(ErrorCode.DELIVERY_PENDING,
-    `Transaction ${txid}: the quorums signed and the tokens now belong to the receiver, but the receiver's node has not taken them yet; delivery is retried in the background (GET /svc/v1/tx/${txid} shows its state)`,
-    { details: { transactionID: txid } })
+/**
+ * A transfer decided but not yet finished: the receiver's node has not taken the tokens yet, or
+ * (`failure` given) finishing it on this node failed, a full disk say. Both are retried in the
+ * background; the answer names the transaction to follow.
+ */
+export function deliveryPending (txid: string, failure?: string): RbtError {
+  return new RbtError(ErrorCode.DELIVERY_PENDING, failure === undefined
+    ? `Transaction ${txid}: the quorums signed and the tokens now belong to the receiver, but the receiver's node has not taken them yet; delivery is retried in the background (GET /svc/v1/tx/${txid} shows its state)`
+    : `Transaction ${txid}: the quorums signed and the tokens now belong to the receiver, but finishing the transfer on this node failed (${failure}); it is retried in the background (GET /svc/v1/tx/${txid} shows its state)`,
+  { details: { transactionID: txid } })
 }
 
 /**

@@ -22,6 +22,8 @@ export class MemoryLedger implements Ledger {
   txs = new Map<string, TransactionRecord>()
   recs = new Map<string, Map<string, unknown>>()
   failNextCommit = false
+  /** refuses, as a full disk does, each commit whose records this returns true for */
+  refuseCommit?: (records: ReadonlyArray<{ collection: string, key: string, value: unknown }>) => boolean
 
   clone (): MemoryLedger {
     const c = new MemoryLedger()
@@ -70,14 +72,16 @@ export class MemoryLedger implements Ledger {
   }
   async commit (build: (w: LedgerWriter) => void): Promise<void> {
     const ops: Array<() => void> = []
+    const records: Array<{ collection: string, key: string, value: unknown }> = []
     build({
       putToken: (t) => ops.push(() => this.tokens.set(t.tokenId, { ...t })),
       putBlock: (id, n, env) => ops.push(() => { const c = this.blocks.get(id) ?? []; c[n] = env; this.blocks.set(id, c) }),
       putTransaction: (t) => ops.push(() => this.txs.set(`${t.role}/${t.txid}`, t)),
-      putRecord: (c, k, v) => ops.push(() => { const m = this.recs.get(c) ?? new Map(); m.set(k, structuredClone(v)); this.recs.set(c, m) }),
+      putRecord: (c, k, v) => { records.push({ collection: c, key: k, value: structuredClone(v) }); ops.push(() => { const m = this.recs.get(c) ?? new Map(); m.set(k, structuredClone(v)); this.recs.set(c, m) }) },
       delRecord: (c, k) => ops.push(() => { this.recs.get(c)?.delete(k) })
     })
     if (this.failNextCommit) { this.failNextCommit = false; throw new Error('injected commit failure') }
+    if (this.refuseCommit?.(records) === true) throw new RbtError(ErrorCode.INSUFFICIENT_STORAGE, 'the disk holding the node\'s data is full (injected)')
     for (const op of ops) op()
   }
 }

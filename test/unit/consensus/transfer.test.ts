@@ -232,6 +232,30 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     expect(await balance(b, bob.did)).to.equal(1000)
   })
 
+  // once the quorums have signed, the transfer completes whatever happens: a write of the sender's
+  // own that fails then (a full disk) is no refusal (it was answered with the storage error, so a
+  // client saw "refused" for a transfer that ended committed)
+  for (const [step, state, code] of [['recording the decision', 'COMMITTING', ErrorCode.SIGNING_PENDING], ['recording the commit', 'COMMITTED', ErrorCode.DELIVERY_PENDING]] as const) {
+    it(`a full disk at the sender while ${step} answers ${code} naming the transaction, and recovery finishes it`, async () => {
+      const { net, a, b, alice, bob } = await SimNet.standard()
+      await net.mint(a, alice.did, 2)
+      let refused = 0
+      a.ledger.refuseCommit = (recs) => recs.some((r) => r.collection === 'cs-outgoing' && (r.value as OutgoingRecord).state === state) && ++refused > 0
+      const err = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner).then(() => undefined, (e: unknown) => e as RbtError)
+      expect(refused).to.equal(1)
+      expect(err?.code).to.equal(code)
+      expect(err?.message).to.match(/retried|background/)
+      const txid = (err?.details as { transactionID: string }).transactionID
+      expect(txid).to.be.a('string')
+      a.ledger.refuseCommit = undefined
+      await a.sender.recover()
+      expect(await balance(b, bob.did)).to.equal(1000)
+      expect(await balance(a, alice.did)).to.equal(1000)
+      expect(((await a.ledger.record<OutgoingRecord>('cs-outgoing', txid)))?.state).to.equal('COMMITTED')
+      expect((await a.ledger.tokensOf(alice.did)).filter((t) => t.status === 'Locked')).to.deep.equal([])
+    })
+  }
+
   it('a bare abort does not release a signed vote; the state stays held for other transactions', async () => {
     const { net, a, b, alice, bob, quorums } = await SimNet.standard()
     await net.mint(a, alice.did, 1)
