@@ -500,24 +500,41 @@ async function gather (net: ChaosNetwork): Promise<ChaosState> {
   return state
 }
 
+/** Stops every node and removes the namespaces, mounts and data dirs; runs once. */
+let cleaning: Promise<void> | undefined
+async function cleanup (): Promise<void> {
+  cleaning ??= (async () => {
+    await Promise.all(started.map(async (n) => {
+      if (n.running && n.child?.pid !== undefined) { try { process.kill(n.child.pid, 'SIGCONT') } catch {} }
+      if (keep) await n.stop().catch(async () => { await n.kill() })
+      else await n.dispose().catch(() => {})
+    }))
+    await lan?.dispose().catch(() => {})
+    if (!keep) {
+      for (const n of started) if (!tmpfsDirs.includes(n.dir)) rmSync(n.dir, { recursive: true, force: true })
+      for (const dir of tmpfsDirs) {
+        try { execFileSync('umount', [dir]) } catch {}
+        rmSync(dir, { recursive: true, force: true })
+      }
+    } else process.stdout.write(`data dirs kept: ${started.map((n) => n.dir).join(' ')}${tmpfsDirs.length > 0 ? ` (${tmpfsDirs.join(' ')} are tmpfs mounts: umount them)` : ''}\n`)
+  })()
+  await cleaning
+}
+
+// Ctrl-C or a SIGTERM mid-run leaves no node, namespace or tmpfs mount behind
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    process.stdout.write(`chaos: ${sig}, stopping the nodes and removing the namespaces and mounts\n`)
+    void cleanup().finally(() => process.exit(130))
+  })
+}
+
 let code = 1
 try {
   code = await main()
 } catch (e) {
   process.stdout.write(`chaos: run failed: ${(e as Error).stack ?? String(e)}\n`)
 } finally {
-  await Promise.all(started.map(async (n) => {
-    if (n.running && n.child?.pid !== undefined) { try { process.kill(n.child.pid, 'SIGCONT') } catch {} }
-    if (keep) await n.stop().catch(async () => { await n.kill() })
-    else await n.dispose().catch(() => {})
-  }))
-  await lan?.dispose().catch(() => {})
-  if (!keep) {
-    for (const n of started) if (!tmpfsDirs.includes(n.dir)) rmSync(n.dir, { recursive: true, force: true })
-    for (const dir of tmpfsDirs) {
-      try { execFileSync('umount', [dir]) } catch {}
-      rmSync(dir, { recursive: true, force: true })
-    }
-  } else process.stdout.write(`data dirs kept: ${started.map((n) => n.dir).join(' ')}${tmpfsDirs.length > 0 ? ` (${tmpfsDirs.join(' ')} are tmpfs mounts: umount them)` : ''}\n`)
+  await cleanup()
 }
 process.exit(code)
