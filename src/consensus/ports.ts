@@ -125,5 +125,11 @@ export const MARKER_DHT_STATES = 16
 
 export type Verifier = SignatureVerifier
 
+/**
+ * How many verified envelopes a node remembers (their keys, about 150 bytes each: 15 MB at most),
+ * shared by its sender, quorum and receiver roles; the least recently used go first.
+ */
+export const VERIFIED_MEMO = 100_000
+
 export interface Clock { now: () => number }
 export const systemClock: Clock = { now: () => Date.now() }

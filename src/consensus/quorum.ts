@@ -3,7 +3,8 @@ import { decodeContract } from '../tokenchain/contract.js'
 import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
 import { sha3Hex } from '../tokenchain/hash.js'
-import { validateExtension, type VerifiedBlockCache } from '../tokenchain/validate.js'
+import { validateExtension, verifyEnvelope, type VerifiedBlockCache } from '../tokenchain/validate.js'
+import { BoundedSet } from '../util/bounded-set.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
@@ -14,7 +15,7 @@ import { KeyedMutex } from './keyed-mutex.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import type { AbortRequest, ChainBundle, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest } from './messages.js'
 import type { Clock, ConsensusSigner, KeyRange, Ledger, SpentMarkers, TokenState, Verifier } from './ports.js'
-import { MARKER_DHT_STATES, prefixRange, systemClock } from './ports.js'
+import { MARKER_DHT_STATES, prefixRange, systemClock, VERIFIED_MEMO } from './ports.js'
 import { PLEDGE_INDEX_VERSION_KEY, pledgeDuePrefix, pledgeDueUntil, pledgeIndexKeys, pledgeStatePrefix, stateKey, type PledgeRecord, type VoteRecord } from './records.js'
 import { ContractType, TransactionType } from '../tokenchain/types.js'
 import type { DecodedContract } from '../tokenchain/contract.js'
@@ -28,6 +29,8 @@ import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe
 export interface QuorumOptions {
   ledger: Ledger
   verifier: Verifier
+  /** envelopes whose signatures this node verified (shared by its roles); default: a memo of its own */
+  verified?: VerifiedBlockCache
   /** signer of a quorum DID set up on this node, or undefined */
   signerFor: (quorumDid: string) => ConsensusSigner | undefined
   /** the quorum DID's own key (to split a token so it pledges exactly its share); optional */
@@ -51,16 +54,6 @@ export interface QuorumOptions {
   observe?: ConsensusObserver
 }
 
-class BoundedCache implements VerifiedBlockCache {
-  private readonly set = new Set<string>()
-  constructor (private readonly max: number) {}
-  has (k: string): boolean { return this.set.has(k) }
-  add (k: string): void {
-    if (this.set.size >= this.max) { const first = this.set.values().next().value; if (first !== undefined) this.set.delete(first) }
-    this.set.add(k)
-  }
-}
-
 const voteKey = (quorumDid: string, txid: string): string => `${quorumDid}/${txid}`
 
 /**
@@ -75,7 +68,7 @@ export class QuorumService {
   private readonly clock: Clock
   private readonly log: Logger
   private readonly locks = new KeyedMutex()
-  private readonly cache = new BoundedCache(100_000)
+  private readonly cache: VerifiedBlockCache
   /** background DHT spent-marker lookups per vote: resolve to a refusal reason or undefined */
   private readonly networkChecks = new Map<string, Promise<string | undefined>>()
   /** background refills of pledge pieces under way, one per quorum */
@@ -85,6 +78,7 @@ export class QuorumService {
     this.ledger = opts.ledger
     this.clock = opts.clock ?? systemClock
     this.log = opts.logger ?? silentLogger
+    this.cache = opts.verified ?? new BoundedSet(VERIFIED_MEMO)
   }
 
   private fault (step: string): void { this.opts.fault?.(step) }
@@ -415,6 +409,7 @@ export class QuorumService {
 
   async finalize (req: FinalizeRequest): Promise<void> {
     const { quorumDid, txid } = req
+    let finalized = false
     await this.locks.run(quorumDid, async () => {
       const vote = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
       if (vote === undefined || vote.state === 'COMMITTED') return
@@ -428,7 +423,15 @@ export class QuorumService {
         throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'finalized block does not carry this quorum\'s signature')
       }
       await this.commitVote(vote, req.block)
+      finalized = true
     })
+    // the rest of the final block's signatures, verified once now, off the transfer's path: a later
+    // spend of these tokens through this quorum finds the block in the memo instead of checking its
+    // eleven signatures again (a failure only means it is checked then, as any other block)
+    if (finalized) {
+      verifyEnvelope(req.block, { verifier: this.opts.verifier, cache: this.cache })
+        .catch((e) => { this.log.debug(`finalized block of ${txid}: ${errorMessage(e)}`) })
+    }
   }
 
   private async commitVote (vote: VoteRecord, blockBytes: Uint8Array): Promise<void> {
@@ -580,7 +583,7 @@ export class QuorumService {
   }
 
   /** Spending blocks found invalid for a state (`<state>|<envelope digest>`): not verified again. */
-  private readonly refutedSpends = new BoundedCache(10_000)
+  private readonly refutedSpends = new BoundedSet(10_000)
 
   /**
    * Whether a valid block spends `state` (`<tokenId>@<n>-<hash>`): undefined when one does, else

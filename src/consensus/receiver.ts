@@ -8,7 +8,8 @@ import { ledgerAncestry, storeLearned, validateBundleToken, validateBundleTokenO
 import { KeyedMutex } from './keyed-mutex.js'
 import type { ChainBundle, DeliverReply, DeliverRequest, ReceiverPolicy } from './messages.js'
 import type { Clock, Ledger, TokenState, Verifier } from './ports.js'
-import { systemClock } from './ports.js'
+import { systemClock, VERIFIED_MEMO } from './ports.js'
+import { BoundedSet } from '../util/bounded-set.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import type { IncomingRecord } from './records.js'
 import { ContractType, TokenType } from '../tokenchain/types.js'
@@ -18,6 +19,8 @@ import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe
 export interface ReceiverOptions {
   ledger: Ledger
   verifier: Verifier
+  /** envelopes whose signatures this node verified (shared by its roles); default: a memo of its own */
+  verified?: VerifiedBlockCache
   isLocalDid: (did: string) => Promise<boolean>
   /** this node's quorum list */
   ownQuorums: () => Promise<string[]>
@@ -40,10 +43,11 @@ export interface ReceiverOptions {
 export class TransferReceiver {
   private readonly clock: Clock
   private readonly locks = new KeyedMutex()
-  private readonly cache: VerifiedBlockCache = new Set<string>()
+  private readonly cache: VerifiedBlockCache
 
   constructor (private readonly opts: ReceiverOptions) {
     this.clock = opts.clock ?? systemClock
+    this.cache = opts.verified ?? new BoundedSet(VERIFIED_MEMO)
   }
 
   async deliver (req: DeliverRequest): Promise<DeliverReply> {

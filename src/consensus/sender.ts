@@ -1,4 +1,5 @@
 import { createBlock, decodeBlockEnvelope, encodeBlockEnvelope, formatBlockId, nextTokenEntry, setSignature, type BlockContent, type Block } from '../tokenchain/block.js'
+import { verifyEnvelope, type VerifiedBlockCache } from '../tokenchain/validate.js'
 import { createContract, decodeContract, encodeContractEnvelope, transactionId, withContractSignature } from '../tokenchain/contract.js'
 import { ContractType, PledgeMode, TransactionType } from '../tokenchain/types.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
@@ -9,7 +10,7 @@ import { buildBundle, mergeBundles } from './bundle.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply } from './messages.js'
 import { splitToken } from './part-split.js'
-import type { Clock, ConsensusSigner, Ledger, TokenState } from './ports.js'
+import type { Clock, ConsensusSigner, Ledger, TokenState, Verifier } from './ports.js'
 import { systemClock } from './ports.js'
 import { MIN_QUORUM_SIGNATURES, selectQuorums } from './quorum-selection.js'
 import { b64, unb64, type OutgoingRecord } from './records.js'
@@ -60,6 +61,13 @@ export interface NftInput {
 export interface SenderOptions {
   ledger: Ledger
   transport: ConsensusTransport
+  /**
+   * verifies the signed block before the decision (a quorum's bad signature is replaced, not
+   * delivered); absent, the block goes out unchecked and its receiver decides
+   */
+  verifier?: Verifier
+  /** envelopes whose signatures this node verified (shared by its roles) */
+  verified?: VerifiedBlockCache
   /** this node's peer id, given to quorums so they can ask for an outcome */
   selfPeer: string
   clock?: Clock
@@ -566,9 +574,16 @@ export class TransferSender {
         }
       }))
       const failed = sigs.filter((s): s is RbtError => s instanceof RbtError)
+      let signed: Uint8Array | undefined
       if (failed.length === 0) {
         for (const s of sigs as SignReply[]) block = setSignature(block, s.quorumDid, s.signature)
-        const signed = encodeBlockEnvelope(block)
+        signed = encodeBlockEnvelope(block)
+        // a quorum whose signature or credit does not verify is a signer that failed: replaced below
+        for (const d of await this.forgedSigners(rec.txid, signed, chosen)) {
+          failed.push(new RbtError(ErrorCode.CONSENSUS_FAILED, `${d} answered a signature that does not verify`, { details: { quorumDid: d } }))
+        }
+      }
+      if (signed !== undefined && failed.length === 0) {
         this.log.debug(`transfer ${rec.txid.slice(0, 12)}: sign round ${Date.now() - t0} ms`)
         notify(this.opts.observe, { kind: 'round', round: 'sign', ms: Date.now() - t0 })
         // The decision point: from here on the transfer completes, whatever happens. A failure of
@@ -598,6 +613,36 @@ export class TransferSender {
       chosen = [...chosen.filter((v) => !bad.has(v.quorumDid)), ...spare.slice(0, bad.size)]
       spare = spare.slice(bad.size)
     }
+  }
+
+  /**
+   * The signed block's signatures, verified before the decision. A block that verifies whole is
+   * remembered, so this node checks it no more when its tokens come back. Otherwise each chosen
+   * quorum's block signature and credit are checked, and those that do not verify are answered (to
+   * be replaced); a block that fails for another reason is logged and goes on, the receiver decides.
+   */
+  private async forgedSigners (txid: string, signed: Uint8Array, chosen: readonly Vote[]): Promise<string[]> {
+    const verifier = this.opts.verifier
+    if (verifier === undefined) return []
+    let why: string
+    try {
+      await verifyEnvelope(signed, { verifier, cache: this.opts.verified })
+      return []
+    } catch (e) { why = errorMessage(e) }
+    const b = decodeBlockEnvelope(signed)
+    const forged: string[] = []
+    await Promise.all(chosen.map(async (v) => {
+      const sig = b.signatures[v.quorumDid]
+      const c = v.credit
+      const ok = sig !== undefined && await verifier.verify(v.quorumDid, b.hash, sig, 'quorum').catch(() => false) &&
+        (c.signType === '1'
+          ? await verifier.verifyNlss?.(v.quorumDid, txid, c.signature, c.privSignature, 'quorum').catch(() => false) ?? false
+          : await verifier.verify(v.quorumDid, txid, c.privSignature, 'quorum').catch(() => false))
+      if (!ok) forged.push(v.quorumDid)
+    }))
+    if (forged.length === 0) this.log.warn(`transfer ${txid}: the signed block does not verify (${why}); it goes on, its receiver decides`)
+    else this.log.warn(`transfer ${txid}: ${forged.join(', ')} answered signatures that do not verify; replaced`)
+    return forged
   }
 
   /**

@@ -472,6 +472,29 @@ function result (ctx: ChainValidationContext, r: Awaited<ReturnType<typeof walk>
  * Validates a whole chain, genesis first. Throws RbtError(CHAIN_INVALID) on the first failure.
  * When the verifier names a `ChainValidator` (`verifier.chains`), the chain is validated there.
  */
+/**
+ * Verifies the signatures of one block envelope, exactly the checks a chain validation makes of a
+ * block's own bytes, and remembers the envelope in `cache` when they hold. A node that verifies a
+ * block outside a chain validation (a sender after its sign round, a quorum at FINALIZE) spares the
+ * next validation of a chain holding those bytes its signature checks. Throws CHAIN_INVALID naming
+ * the failing check; answers the number of signatures verified (0 when the cache knew the bytes).
+ */
+export async function verifyEnvelope (envelope: Uint8Array, ctx: Pick<ChainValidationContext, 'verifier' | 'cache' | 'minQuorumSignatures' | 'arbitrationDids'> & { tokenId?: string }): Promise<number> {
+  const counters: Counters = { verified: 0, cacheHits: 0 }
+  let b: DecodedBlock | undefined
+  try {
+    b = decodeBlockEnvelope(envelope)
+    const key = envelopeKey(b)
+    if (ctx.cache?.has(key) === true) return 0
+    await verifyBlockSignatures(b, { tokenId: ctx.tokenId ?? '', ...ctx }, counters)
+    ctx.cache?.add(key)
+    return counters.verified
+  } catch (e) {
+    const tokenId = ctx.tokenId ?? (b !== undefined ? Object.keys(b.content.transInfo.tokens)[0] : undefined) ?? '?'
+    throw chainError(tokenId, Number(b?.content.transInfo.tokens[tokenId]?.blockNumber ?? 0), e)
+  }
+}
+
 export async function validateChain (blocks: readonly ChainBlockInput[], ctx: ChainValidationContext): Promise<ChainValidationResult> {
   if (blocks.length === 0) throw emptyChain(ctx.tokenId)
   const elsewhere = ctx.verifier.chains

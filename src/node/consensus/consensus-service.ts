@@ -3,7 +3,8 @@ import { TransferReceiver } from '../../consensus/receiver.js'
 import { TransferSender, type FtSpend, type TransferResult, type WaitingOperation } from '../../consensus/sender.js'
 import type { NftOp } from '../../consensus/nft.js'
 import type { ScCode, ScRunner } from '../../consensus/smart-contract.js'
-import type { ConsensusSigner, Ledger, SpentMarkers } from '../../consensus/ports.js'
+import { VERIFIED_MEMO, type ConsensusSigner, type Ledger, type SpentMarkers } from '../../consensus/ports.js'
+import { BoundedSet } from '../../util/bounded-set.js'
 import type { ConsensusTransport } from '../../consensus/messages.js'
 import type { ConsensusObserver } from '../../consensus/observe.js'
 import { ownerSigner, quorumSigner } from '../../consensus/wallet-adapters.js'
@@ -58,8 +59,10 @@ export class ConsensusService {
 
   constructor (private readonly opts: ConsensusServiceOptions) {
     const { ledger, verifier, transport, log } = opts
+    // envelopes verified by any role of this node: a block one role checked, the others need not
+    const verified = new BoundedSet(VERIFIED_MEMO)
     this.sender = new TransferSender({
-      ledger, transport, selfPeer: opts.selfPeer(), logger: log.child('sender'), fault: opts.fault,
+      ledger, transport, verifier, verified, selfPeer: opts.selfPeer(), logger: log.child('sender'), fault: opts.fault,
       onCommitted: opts.onCommitted,
       onNftCommitted: opts.onNftCommitted,
       scCode: opts.scCode,
@@ -68,7 +71,7 @@ export class ConsensusService {
       onDoubleSpent: opts.onDoubleSpent
     })
     this.quorum = new QuorumService({
-      ledger, verifier, markers: opts.markers, transport, logger: log.child('quorum'), fault: opts.fault,
+      ledger, verifier, verified, markers: opts.markers, transport, logger: log.child('quorum'), fault: opts.fault,
       signerFor: (did) => this.quorumSigners.get(did)?.quorum,
       ownerSignerFor: (did) => this.quorumSigners.get(did)?.owner,
       pledgePeriodMs: opts.pledgePeriodMs,
@@ -77,7 +80,7 @@ export class ConsensusService {
       observe: opts.observe
     })
     this.receiver = new TransferReceiver({
-      ledger, verifier, fault: opts.fault,
+      ledger, verifier, verified, fault: opts.fault,
       isLocalDid: async (did) => await opts.identity.isLocal(did),
       ownQuorums: async () => opts.registry.list(),
       trustOwnQuorumList: () => opts.trustOwnQuorumList === true,

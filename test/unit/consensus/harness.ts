@@ -12,6 +12,8 @@ import { TransferReceiver } from '../../../src/consensus/receiver.js'
 import { ownerSigner, quorumSigner } from '../../../src/consensus/wallet-adapters.js'
 import { didSignatureVerifier } from '../../../src/tokens/verifier.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
+import { BoundedSet } from '../../../src/util/bounded-set.js'
+import { VERIFIED_MEMO } from '../../../src/consensus/ports.js'
 import { ContractEngine } from '../../../src/contracts/sandbox.js'
 import type { ScCode } from '../../../src/consensus/smart-contract.js'
 
@@ -97,6 +99,12 @@ export class SimNode {
   down = false
   /** refuses SIGN requests (a quorum that voted, then failed) */
   failSign = false
+  /** answers SIGN with a signature that does not verify */
+  forgeSign = false
+  /** envelopes any role of this node verified (shared, as on a real node) */
+  verified = new BoundedSet(VERIFIED_MEMO)
+  /** signatures this node's roles verified */
+  verifications = 0
   fault?: (step: string) => void
   /** this node's quorum list (what its receiver vouches for) */
   quorumList: string[] = []
@@ -144,7 +152,9 @@ export class SimNet {
       sign: async (r) => {
         const n = this.nodeOf(r.quorumDid)
         if (n.failSign) throw new RbtError(ErrorCode.PEER_UNREACHABLE, `${n.name} does not answer`)
-        return await n.quorum.sign(r)
+        const reply = await n.quorum.sign(r)
+        // a signature of another message: well formed, but not over this block
+        return n.forgeSign ? { ...reply, signature: (await n.dids.get(r.quorumDid)!.quorum.signHash('00'.repeat(32))).keySig } : reply
       },
       finalize: async (r) => { await this.nodeOf(r.quorumDid).quorum.finalize(r) },
       abort: async (r) => { this.aborts.push({ txid: r.txid, quorumDid: r.quorumDid }); await this.nodeOf(r.quorumDid).quorum.abort(r) },
@@ -169,15 +179,21 @@ export class SimNet {
   addNode (name: string, ledger?: MemoryLedger): SimNode {
     const n = new SimNode(name, this)
     if (ledger !== undefined) n.ledger = ledger
-    const verifier = didSignatureVerifier({ resolve: async (did) => this.docs.get(did) })
+    const plain = didSignatureVerifier({ resolve: async (did) => this.docs.get(did) })
+    const verifier: typeof plain = {
+      ...plain,
+      verify: async (...a) => { n.verifications++; return await plain.verify(...a) },
+      verifyNlss: async (...a) => { n.verifications++; return await plain.verifyNlss!(...a) }
+    }
     const fault = (s: string): void => { n.fault?.(s) }
-    n.sender = new TransferSender({ ledger: n.ledger, transport: this.transportFor(n), selfPeer: name, clock: this.clock, fault, deliverAttempts: 1, scCode: async (id) => this.scCode.get(id)! })
+    const verified = n.verified
+    n.sender = new TransferSender({ ledger: n.ledger, transport: this.transportFor(n), verifier, verified, selfPeer: name, clock: this.clock, fault, deliverAttempts: 1, scCode: async (id) => this.scCode.get(id)! })
     n.quorum = new QuorumService({
-      ledger: n.ledger, verifier, signerFor: (d) => this.quorumDids.includes(d) && n.dids.has(d) ? n.dids.get(d)!.quorum : undefined,
+      ledger: n.ledger, verifier, verified, signerFor: (d) => this.quorumDids.includes(d) && n.dids.has(d) ? n.dids.get(d)!.quorum : undefined,
       ownerSignerFor: (d) => n.dids.get(d)?.owner,
       markers: this.markerStore(name), transport: this.transportFor(n), clock: this.clock, fault, pledgePeriodMs: 60_000, staleVoteMs: 1000, contracts: this.engine
     })
-    n.receiver = new TransferReceiver({ ledger: n.ledger, verifier, isLocalDid: async (d) => n.dids.has(d), ownQuorums: async () => n.quorumList, trustOwnQuorumList: () => n.strictReceiver, clock: this.clock, fault })
+    n.receiver = new TransferReceiver({ ledger: n.ledger, verifier, verified, isLocalDid: async (d) => n.dids.has(d), ownQuorums: async () => n.quorumList, trustOwnQuorumList: () => n.strictReceiver, clock: this.clock, fault })
     this.nodes.push(n)
     return n
   }

@@ -8,6 +8,7 @@ import { SimNet, balance, chainSourceOf, type SimNode } from './harness.js'
 import { decodeBlockEnvelope } from '../../../src/tokenchain/block.js'
 import { markerPublishers, networkCheckers, NETWORK_CHECKERS } from '../../../src/consensus/quorum.js'
 import { waitFor } from '../../helpers/wait.js'
+import { sha3Hex } from '../../../src/tokenchain/hash.js'
 
 async function totalOwned (net: SimNet, dids: string[]): Promise<number> {
   // every token counted once, at the node where its owner lives
@@ -255,6 +256,43 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
       expect((await a.ledger.tokensOf(alice.did)).filter((t) => t.status === 'Locked')).to.deep.equal([])
     })
   }
+
+  it('a quorum answering a signature that does not verify is replaced before the decision, so the receiver takes a block that verifies', async () => {
+    const { net, a, b, alice, bob, quorums } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    // every quorum signs: the sender takes the first five, so the first forges
+    for (const q of quorums) q.forgeSign = false
+    const r0 = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 500, memo: '', quorums: net.quorumDids }, alice.owner)
+    const forger = quorums.find((q) => r0.quorums.includes([...q.dids.keys()][0]))!
+    forger.forgeSign = true
+    // (before: the forged signature went into the block, the receiver refused it, and the transfer
+    // stayed delivery_pending for ever)
+    const r = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 500, memo: '', quorums: net.quorumDids }, alice.owner)
+    expect(r.delivered).to.equal(true)
+    expect(r.quorums).to.not.include([...forger.dids.keys()][0])
+    expect(await balance(b, bob.did)).to.equal(1000)
+  })
+
+  it('a block one role of a node verified is not verified again by another: the sender after signing, a quorum after FINALIZE', async () => {
+    /** alice pays bob, bob pays back: the signatures alice's node checks for the payback */
+    const payback = async (forget: boolean): Promise<number> => {
+      const { net, a, b, alice, bob, quorums } = await SimNet.standard()
+      await net.mint(a, alice.did, 1)
+      const out = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+      const block = (await b.ledger.chain((await b.ledger.tokensOf(bob.did))[0].tokenId)).at(-1)!
+      const key = sha3Hex(decodeBlockEnvelope(block).envelopeBytes)
+      expect(a.verified.has(key)).to.equal(true)
+      const signers = quorums.filter((q) => out.quorums.includes([...q.dids.keys()][0]))
+      await waitFor(async () => signers.every((q) => q.verified.has(key)), { what: 'the signers to verify the finalized block' })
+      if (forget) a.verified.clear()
+      const before = a.verifications
+      await b.sender.transfer({ sender: bob.did, receiver: alice.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, bob.owner)
+      expect(await balance(a, alice.did)).to.equal(1000)
+      return a.verifications - before
+    }
+    // the first transfer's block (5 block signatures, 5 credits, the initiator's) is not checked again
+    expect(await payback(true) - await payback(false)).to.equal(11)
+  })
 
   it('a bare abort does not release a signed vote; the state stays held for other transactions', async () => {
     const { net, a, b, alice, bob, quorums } = await SimNet.standard()
