@@ -121,6 +121,13 @@ export async function buildBundle (ledger: Ledger, tokenIds: readonly string[], 
     const c = (await ledger.token(id))?.content ?? await ledger.record<string>('cs-contents', id)
     if (c !== undefined) bundle.contents[id] = c
   }
+  // a parent's chain is read when its part is (to find its siblings) and used again when its turn comes
+  const read = new Map<string, Uint8Array[]>()
+  const chainOf = async (id: string): Promise<Uint8Array[]> => {
+    let c = read.get(id)
+    if (c === undefined) { c = await ledger.chain(id); read.set(id, c) }
+    return c
+  }
   // iterative, so a deep ancestry costs no stack
   const queue: Array<[string, number]> = tokenIds.map((id) => [id, 0])
   // read by index: shifting the array moved every later entry, for each of a bundle's hundreds of tokens
@@ -129,7 +136,8 @@ export async function buildBundle (ledger: Ledger, tokenIds: readonly string[], 
     if (bundle.chains[id] !== undefined) continue
     if (depth > levels) continue
     if (depth > MAX_ANCESTRY) throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${id}: part-token ancestry deeper than ${MAX_ANCESTRY}`)
-    const chain = await ledger.chain(id)
+    const chain = await chainOf(id)
+    read.delete(id)
     if (chain.length === 0) throw new RbtError(ErrorCode.NOT_FOUND, `no chain stored for token ${id}`)
     bundle.chains[id] = chain
     const genesis = decodeBlockEnvelope(chain[0])
@@ -142,14 +150,14 @@ export async function buildBundle (ledger: Ledger, tokenIds: readonly string[], 
       // an FT: the backing tokens it names, and every token burnt with them for the mint
       for (const p of (parentId ?? '').split(',').filter((x) => x !== '')) {
         if (depth + 1 > levels) continue
-        const pc = await ledger.chain(p)
+        const pc = await chainOf(p)
         if (pc.length === 0) throw new RbtError(ErrorCode.NOT_FOUND, `no chain stored for token ${p}`)
         queue.push([p, depth + 1])
         for (const other of Object.keys(decodeBlockEnvelope(pc[pc.length - 1]).content.transInfo.tokens)) queue.push([other, depth + 1])
       }
     } else if (parentId !== undefined && parentId !== '' && genesis.content.genesis?.type === '') {
       if (depth + 1 > levels) continue
-      const parentChain = await ledger.chain(parentId)
+      const parentChain = await chainOf(parentId)
       if (parentChain.length === 0) throw new RbtError(ErrorCode.NOT_FOUND, `no chain stored for token ${parentId}`)
       queue.push([parentId, depth + 1])
       const burn = decodeBlockEnvelope(parentChain[parentChain.length - 1])
