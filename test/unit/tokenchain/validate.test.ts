@@ -4,7 +4,7 @@ import {
 } from '../../../src/tokenchain/block.js'
 import { encodeCbor, decodeCbor, type CborObject } from '../../../src/tokenchain/cbor.js'
 import { ftTokenId } from '../../../src/tokenchain/token-id.js'
-import { validateChain, validateExtension, type ChainValidationContext } from '../../../src/tokenchain/validate.js'
+import { validateChain, validateExtension, verifyEnvelope, type ChainValidationContext } from '../../../src/tokenchain/validate.js'
 import { isRbtError, type RbtError } from '../../../src/util/errors.js'
 import { buildTestTokenChain, KeyRing, tamperedEnvelope, transferBlock, type TestChain } from './fixtures.js'
 
@@ -68,6 +68,26 @@ describe('tokenchain/validate', function () {
       const env = chain.envelopes.map(e => e.slice())
       tamperSignature(env, 3)
       await expectInvalid(validateChain(env, { ...ctx, cache }), 3, 'signature')
+    })
+  })
+
+  describe('verifyEnvelope: one block outside a chain', () => {
+    it('checks what a chain validation checks of the block, and a chain validation then finds it in the memo', async () => {
+      const cache = new Set<string>()
+      const before = ring.verifyCalls
+      expect(await verifyEnvelope(chain.envelopes[3]!, { verifier: ring.verifier, cache })).to.equal(11)
+      expect(ring.verifyCalls - before).to.equal(11)
+      expect(await verifyEnvelope(chain.envelopes[3]!, { verifier: ring.verifier, cache })).to.equal(0)
+      const r = await validateChain(chain.envelopes, { ...ctx, cache })
+      expect(r.cacheHits).to.equal(1)
+      expect(r.signaturesVerified).to.equal(2 + 3 * 11)
+    })
+    it('refuses a tampered signature with CHAIN_INVALID naming the block, and remembers nothing', async () => {
+      const cache = new Set<string>()
+      const env = chain.envelopes.map(e => e.slice())
+      tamperSignature(env, 2)
+      await expectInvalid(verifyEnvelope(env[2]!, { verifier: ring.verifier, cache, tokenId: chain.tokenId }), 2, 'signature')
+      expect(cache.size).to.equal(0)
     })
   })
 
