@@ -16,7 +16,7 @@ import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import type { AbortRequest, ChainBundle, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest } from './messages.js'
 import type { Clock, ConsensusSigner, KeyRange, Ledger, SpentMarkers, TokenState, Verifier } from './ports.js'
 import { MARKER_DHT_STATES, prefixRange, systemClock, VERIFIED_MEMO } from './ports.js'
-import { PLEDGE_INDEX_VERSION_KEY, pledgeDuePrefix, pledgeDueUntil, pledgeIndexKeys, pledgeStatePrefix, stateKey, type PledgeRecord, type VoteRecord } from './records.js'
+import { PLEDGE_INDEX_VERSION_KEY, VOTES_OPEN, isOpenVote, openKeys, pledgeDuePrefix, pledgeDueUntil, pledgeIndexKeys, pledgeStatePrefix, putVote, stateKey, type PledgeRecord, type VoteRecord } from './records.js'
 import { ContractType, TransactionType } from '../tokenchain/types.js'
 import type { DecodedContract } from '../tokenchain/contract.js'
 import { deployIdMatches, isNftTokenType } from './nft.js'
@@ -210,9 +210,8 @@ export class QuorumService {
         storeLearned(w, memory)
         for (const t of pledgeTokens) w.putToken({ ...t, status: 'Locked', txid, updatedAt: now })
         for (const s of states) w.putRecord('cs-states', `${quorumDid}/${s}`, { txid })
-        w.putRecord('cs-votes', voteKey(quorumDid, txid), vote)
+        putVote(w, voteKey(quorumDid, txid), vote)
       })
-      this.trackVote(voteKey(quorumDid, txid), 'RESERVED')
       this.log.debug(`prepare ${txid.slice(0, 12)}: pledge ${tPledge - tp} ms, vote+commit ${Date.now() - tPledge} ms`)
       this.fault('quorum-reserved')
       this.refillPledgePieces(quorumDid, share)
@@ -392,8 +391,7 @@ export class QuorumService {
       }
       const signature = await signer.pvtSign(block.hash)
       const now = this.clock.now()
-      await this.ledger.commit((w) => { w.putRecord('cs-votes', voteKey(quorumDid, txid), { ...vote, state: 'SIGNED', blockHash: block.hash, signature, updatedAt: now }) })
-      this.trackVote(voteKey(quorumDid, txid), 'SIGNED')
+      await this.ledger.commit((w) => { putVote(w, voteKey(quorumDid, txid), { ...vote, state: 'SIGNED', blockHash: block.hash, signature, updatedAt: now }) })
       this.fault('quorum-signed')
       return { signature, vote }
     })
@@ -443,7 +441,7 @@ export class QuorumService {
     await this.ledger.commit((w) => {
       for (const t of tokens) if (t !== undefined && t.status === 'Locked' && t.txid === vote.txid) w.putToken({ ...t, status: 'Pledged', updatedAt: now })
       for (const [id, e] of Object.entries(block.content.transInfo.tokens)) w.putBlock(id, Number(e.blockNumber), blockBytes)
-      w.putRecord('cs-votes', voteKey(vote.quorumDid, vote.txid), { ...vote, state: 'COMMITTED', blockHash: block.hash, updatedAt: now })
+      putVote(w, voteKey(vote.quorumDid, vote.txid), { ...vote, state: 'COMMITTED', blockHash: block.hash, updatedAt: now })
       w.putRecord('cs-pledges', voteKey(vote.quorumDid, vote.txid), pledge)
       for (const k of pledgeIndexKeys(pledge)) w.putRecord('cs-pledge-index', k, voteKey(vote.quorumDid, vote.txid))
       w.putTransaction({
@@ -452,7 +450,6 @@ export class QuorumService {
         epoch: block.content.epoch ?? Math.floor(now / 1000), role: 'quorum', blockId: newBlockIds[0]?.split('@')[1], status: 'committed'
       })
     })
-    this.trackVote(voteKey(vote.quorumDid, vote.txid), 'COMMITTED')
     this.ended(vote, 'committed')
     this.fault('quorum-committed')
     if (this.opts.markers !== undefined) {
@@ -498,9 +495,8 @@ export class QuorumService {
     await this.ledger.commit((w) => {
       for (const t of tokens) if (t !== undefined && t.status === 'Locked' && t.txid === vote.txid) w.putToken({ ...t, status: 'Free', updatedAt: now })
       if (!keepStates) for (const s of vote.states) w.delRecord('cs-states', `${vote.quorumDid}/${s}`)
-      w.putRecord('cs-votes', voteKey(vote.quorumDid, vote.txid), { ...vote, state: 'RELEASED', reason, updatedAt: now, ...(keepStates ? { statesHeld: true } : {}) })
+      putVote(w, voteKey(vote.quorumDid, vote.txid), { ...vote, state: 'RELEASED', reason, updatedAt: now, ...(keepStates ? { statesHeld: true } : {}) })
     })
-    this.trackVote(voteKey(vote.quorumDid, vote.txid), 'RELEASED')
     this.ended(vote, 'aborted')
     this.fault('quorum-released')
   }
@@ -513,30 +509,18 @@ export class QuorumService {
    * COMMITTED → commit, ABORTED or unknown → release, unreachable → ask again later); pledges whose
    * period ended are released.
    */
-  /** Keys of RESERVED and SIGNED votes (what a sweep looks at), so a sweep does not read the whole vote history. */
-  private openVotes: Set<string> | undefined
-  private sweeps = 0
-
-  private trackVote (key: string, state: VoteRecord['state']): void {
-    if (this.openVotes === undefined) return
-    if (isOpenVote(state)) this.openVotes.add(key)
-    else this.openVotes.delete(key)
-  }
-
   async sweep (): Promise<void> {
     const now = this.clock.now()
     const stale = now - (this.opts.staleVoteMs ?? 30_000)
     const votes: VoteRecord[] = []
-    if (this.openVotes === undefined || ++this.sweeps % FULL_SCAN_EVERY === 0) {
-      // a full scan at the first sweep and now and then; in between the set follows every vote this service writes
-      this.openVotes ??= new Set()
-      for await (const [k, v] of this.ledger.records<VoteRecord>('cs-votes')) if (isOpenVote(v.state)) this.openVotes.add(k)
-    }
-    for (const k of [...this.openVotes]) {
+    // only the open votes, from their index (never the whole history of votes)
+    const gone: string[] = []
+    for (const k of await openKeys<VoteRecord>(this.ledger, VOTES_OPEN, 'cs-votes', (v) => isOpenVote(v.state))) {
       const v = await this.ledger.record<VoteRecord>('cs-votes', k)
-      if (v === undefined || !isOpenVote(v.state)) { this.openVotes.delete(k); continue }
+      if (v === undefined || !isOpenVote(v.state)) { gone.push(k); continue }
       if (v.updatedAt <= stale) votes.push(v)
     }
+    if (gone.length > 0) await this.ledger.commit((w) => { for (const k of gone) w.delRecord(VOTES_OPEN, k) })
     for (const v of votes) {
       if (this.opts.transport === undefined) break
       try {
@@ -805,9 +789,6 @@ export class QuorumService {
 /** Blocks that move a token on from a state and carry quorum signatures (a pledge's release needs one). */
 const MOVING_ON = new Set<string>([TransactionType.TRANSFERRED, TransactionType.EXECUTED, TransactionType.PINNED_AS_SERVICE])
 
-/** Full scans of the vote records happen every this many sweeps. */
-const FULL_SCAN_EVERY = 100
-const isOpenVote = (state: VoteRecord['state']): boolean => state === 'RESERVED' || state === 'SIGNED'
 
 /**
  * The signers that publish a spent state's marker (a record on the peers closest to its key, and

@@ -13,7 +13,7 @@ import { splitToken } from './part-split.js'
 import type { Clock, ConsensusSigner, Ledger, TokenState, Verifier } from './ports.js'
 import { systemClock } from './ports.js'
 import { MIN_QUORUM_SIGNATURES, selectQuorums } from './quorum-selection.js'
-import { b64, unb64, type OutgoingRecord } from './records.js'
+import { OUTGOING_OPEN, b64, isSettled, openKeys, putOutgoing, unb64, type OutgoingRecord } from './records.js'
 import { selectTokens, type Holding } from '../tokens/select.js'
 import { freeTokensById } from './wallet-tokens.js'
 import { isNftTokenType, nftBlock, opTokenType, type NftOp } from './nft.js'
@@ -281,9 +281,8 @@ export class TransferSender {
     if (!unchanged) throw new RbtError(ErrorCode.CONFLICT, `NFT ${id} changed while the transaction was prepared; retry`)
     await this.ledger.commit((w) => {
       if (fresh !== undefined) w.putToken({ ...fresh, status: 'Locked', txid, updatedAt: now })
-      w.putRecord('cs-outgoing', txid, rec)
+      putOutgoing(w, rec)
     })
-    this.openTxs?.add(txid)
     this.inFlight.add(txid)
     return rec
   }
@@ -366,9 +365,8 @@ export class TransferSender {
     rec.updatedAt = this.clock.now()
     await this.ledger.commit((w) => {
       for (const t of fresh as TokenState[]) w.putToken({ ...t, status: 'Locked', txid, updatedAt: now })
-      w.putRecord('cs-outgoing', txid, rec)
+      putOutgoing(w, rec)
     })
-    this.openTxs?.add(txid)
     this.inFlight.add(txid)
     return rec
   }
@@ -743,7 +741,7 @@ export class TransferSender {
           if (t.owner === rec.sender) w.putToken({ ...t, status: rec.receiver === rec.sender ? 'Free' : 'Transferred', owner: rec.receiver, latestBlockId: formatBlockId(number, decoded.hash), txid, updatedAt: now })
         }
         w.putTransaction({ txid, tokenType: rec.fts !== undefined ? 'ft' : 'rbt', sender: rec.sender, receiver: rec.receiver, amountMilli: rec.amountMilli, tokens: rec.tokens, quorums: rec.signers, memo: rec.memo, epoch: rec.epoch, role: 'sender', blockId: formatBlockId(n, decoded.hash), status: 'committed' })
-        w.putRecord('cs-outgoing', txid, { ...rec, state: 'COMMITTED', updatedAt: now })
+        putOutgoing(w, { ...rec, state: 'COMMITTED', updatedAt: now })
       })
       this.fault('committed')
       const contract = decodeContract(unb64(rec.contract))
@@ -811,7 +809,7 @@ export class TransferSender {
           })
         }
         w.putTransaction({ txid, tokenType: op.sc !== undefined ? 'smartContract' : 'nft', sender: rec.sender, receiver: rec.receiver, amountMilli: op.valueMilli, tokens: [op.nftId], quorums: rec.signers, memo: rec.memo, epoch: rec.epoch, role: 'sender', blockId, status: 'committed' })
-        w.putRecord('cs-outgoing', txid, { ...rec, state: 'COMMITTED', updatedAt: now })
+        putOutgoing(w, { ...rec, state: 'COMMITTED', updatedAt: now })
       })
       this.fault('committed')
       try {
@@ -851,7 +849,7 @@ export class TransferSender {
       // an NFT that was being deployed goes back to Generated
       const back = rec.nft?.op === 'deploy' ? 'Generated' : 'Free'
       for (const t of tokens) if (t !== undefined && t.status === 'Locked' && t.txid === rec.txid) w.putToken({ ...t, status: back, updatedAt: now })
-      w.putRecord('cs-outgoing', rec.txid, { ...rec, state: 'ABORTED', reason, updatedAt: now })
+      putOutgoing(w, { ...rec, state: 'ABORTED', reason, updatedAt: now })
     })
     this.fault('aborted')
     await Promise.all(rec.asked.map(async (q) => {
@@ -913,13 +911,9 @@ export class TransferSender {
    */
   async openTransfers (): Promise<OutgoingRecord[]> {
     const out: OutgoingRecord[] = []
-    if (this.openTxs === undefined) {
-      for await (const [, r] of this.ledger.records<OutgoingRecord>('cs-outgoing')) if (r.state !== 'COMMITTED' && r.state !== 'ABORTED') out.push(r)
-    } else {
-      for (const txid of new Set([...this.openTxs, ...this.inFlight])) {
-        const r = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
-        if (r !== undefined && r.state !== 'COMMITTED' && r.state !== 'ABORTED') out.push(r)
-      }
+    for (const txid of await openKeys<OutgoingRecord>(this.ledger, OUTGOING_OPEN, 'cs-outgoing', (r) => !isSettled(r))) {
+      const r = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+      if (r !== undefined && r.state !== 'COMMITTED' && r.state !== 'ABORTED') out.push(r)
     }
     return out.sort((a, b) => a.createdAt - b.createdAt)
   }
@@ -939,30 +933,25 @@ export class TransferSender {
    * After a restart (and periodically): PREPARING transfers are aborted (nothing was decided),
    * COMMITTING ones are delivered and committed, COMMITTED ones finish telling their quorums.
    */
-  /** Transfers that may still need recovery (see `recover`); undefined until the first full scan. */
-  private openTxs: Set<string> | undefined
   /** Transfers this process is driving right now: recovery leaves them to their own run. */
   private readonly inFlight = new Set<string>()
   private readonly receiverChecks = new Map<string, ReceiverCheck>()
   /** Double-spend refusals of transfers being aborted, told to the node once their tokens are Free. */
   private readonly refusedSpends = new Map<string, { states: Array<{ tokenId: string, blockId: string }>, reason: string }>()
-  private recoverCalls = 0
 
   async recover (opts: { staleMs?: number } = {}): Promise<void> {
     const staleBefore = this.clock.now() - (opts.staleMs ?? 0)
     const recs: OutgoingRecord[] = []
-    // a full scan at the first call and now and then; in between only the transfers still open
-    if (this.openTxs === undefined || ++this.recoverCalls % FULL_SCAN_EVERY === 0) {
-      const open = new Set<string>()
-      for await (const [, r] of this.ledger.records<OutgoingRecord>('cs-outgoing')) if (!isSettled(r)) open.add(r.txid)
-      this.openTxs = new Set([...open, ...(this.openTxs ?? [])])
-    }
-    for (const txid of [...this.openTxs]) {
+    // only the transfers still open, from their index (never the whole history)
+    const gone: string[] = []
+    for (const txid of await openKeys<OutgoingRecord>(this.ledger, OUTGOING_OPEN, 'cs-outgoing', (r) => !isSettled(r))) {
       const r = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
-      if (r === undefined || isSettled(r)) { this.openTxs.delete(txid); continue }
+      if (r === undefined || isSettled(r)) { gone.push(txid); continue }
       if (this.inFlight.has(txid)) continue
       recs.push(r)
     }
+    // an entry whose record says settled (never left by this code; a store rebuilt, say) is dropped
+    if (gone.length > 0) await this.ledger.commit((w) => { for (const t of gone) w.delRecord(OUTGOING_OPEN, t) })
     for (const r of recs) {
       try {
         if (r.state === 'PREPARING' && r.updatedAt <= staleBefore) await this.abortOnce(r.txid, 'interrupted before the decision; aborted on recovery')
@@ -994,18 +983,13 @@ export class TransferSender {
 
   private async update (rec: OutgoingRecord, patch: Partial<OutgoingRecord>): Promise<void> {
     Object.assign(rec, patch, { updatedAt: this.clock.now() })
-    await this.ledger.commit((w) => { w.putRecord('cs-outgoing', rec.txid, rec) })
+    await this.ledger.commit((w) => { putOutgoing(w, rec) })
   }
 }
 
 /** Longest wait between two deliveries of a decided transfer whose receiver does not answer. */
 const MAX_REDELIVERY_DELAY_MS = 60_000
 
-/** Full scans of the outgoing records happen every this many recovery passes. */
-const FULL_SCAN_EVERY = 100
-
-/** Nothing left to do for this transfer: aborted, or committed and every contacted quorum told. */
-const isSettled = (r: OutgoingRecord): boolean => r.state === 'ABORTED' || (r.state === 'COMMITTED' && (r.contacted ?? r.asked).every((q) => r.notified.includes(q)))
 
 function checkFtSpends (fts: readonly FtSpend[]): void {
   const seen = new Set<string>()
