@@ -622,25 +622,34 @@ export class TransferSender {
   private async forgedSigners (txid: string, signed: Uint8Array, chosen: readonly Vote[]): Promise<string[]> {
     const verifier = this.opts.verifier
     if (verifier === undefined) return []
-    let why: string
+    // a check that cannot finish soon (a signer's DID document still being looked up) does not hold
+    // the decision back: the block goes on unchecked, as before, and its receiver decides
+    const check = (async (): Promise<string[]> => {
+      let why: string
+      try {
+        await verifyEnvelope(signed, { verifier, cache: this.opts.verified })
+        return []
+      } catch (e) { why = errorMessage(e) }
+      const b = decodeBlockEnvelope(signed)
+      const forged: string[] = []
+      // only a signature that does not verify counts; one that could not be checked (a DID
+      // document not found) is no proof against its quorum
+      const fails = async (p: Promise<boolean> | undefined): Promise<boolean> => p === undefined ? false : !await p.catch(() => true)
+      await Promise.all(chosen.map(async (v) => {
+        const sig = b.signatures[v.quorumDid]
+        const c = v.credit
+        if (sig === undefined || await fails(verifier.verify(v.quorumDid, b.hash, sig, 'quorum')) ||
+          await fails(c.signType === '1' ? verifier.verifyNlss?.(v.quorumDid, txid, c.signature, c.privSignature, 'quorum') : verifier.verify(v.quorumDid, txid, c.privSignature, 'quorum'))) forged.push(v.quorumDid)
+      }))
+      if (forged.length === 0) this.log.warn(`transfer ${txid}: the signed block could not be verified here (${why}); it goes on, its receiver decides`)
+      else this.log.warn(`transfer ${txid}: ${forged.join(', ')} answered signatures that do not verify; replaced`)
+      return forged
+    })()
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<string[]>((resolve) => { timer = setTimeout(() => { resolve([]) }, SIGNED_BLOCK_CHECK_MS) })
     try {
-      await verifyEnvelope(signed, { verifier, cache: this.opts.verified })
-      return []
-    } catch (e) { why = errorMessage(e) }
-    const b = decodeBlockEnvelope(signed)
-    const forged: string[] = []
-    await Promise.all(chosen.map(async (v) => {
-      const sig = b.signatures[v.quorumDid]
-      const c = v.credit
-      const ok = sig !== undefined && await verifier.verify(v.quorumDid, b.hash, sig, 'quorum').catch(() => false) &&
-        (c.signType === '1'
-          ? await verifier.verifyNlss?.(v.quorumDid, txid, c.signature, c.privSignature, 'quorum').catch(() => false) ?? false
-          : await verifier.verify(v.quorumDid, txid, c.privSignature, 'quorum').catch(() => false))
-      if (!ok) forged.push(v.quorumDid)
-    }))
-    if (forged.length === 0) this.log.warn(`transfer ${txid}: the signed block does not verify (${why}); it goes on, its receiver decides`)
-    else this.log.warn(`transfer ${txid}: ${forged.join(', ')} answered signatures that do not verify; replaced`)
-    return forged
+      return await Promise.race([check, late])
+    } finally { clearTimeout(timer) }
   }
 
   /**
@@ -986,6 +995,9 @@ export class TransferSender {
     await this.ledger.commit((w) => { putOutgoing(w, rec) })
   }
 }
+
+/** How long the sender's check of a signed block may hold its decision back. */
+const SIGNED_BLOCK_CHECK_MS = 3000
 
 /** Longest wait between two deliveries of a decided transfer whose receiver does not answer. */
 const MAX_REDELIVERY_DELAY_MS = 60_000
