@@ -547,7 +547,16 @@ export class TransferSender {
     // From the first signature request on, the transfer is never aborted: a quorum that signed a
     // block keeps the token state held, so giving up here could strand the tokens. SIGNING is
     // durable; a signer that fails is replaced by another yes-voter, and recovery retries.
-    await this.update(rec, { state: 'SIGNING', votes: yes })
+    try {
+      await this.update(rec, { state: 'SIGNING', votes: yes })
+    } catch (e) {
+      // A failed write may still have landed (the store settles it when it reopens). No signature
+      // was asked for, so recovery aborts this transfer whichever way the write went, and the
+      // caller's refusal stays true; without that, recovery would finish a SIGNING record that
+      // landed, and a transfer answered as refused would commit.
+      this.unsentSigning.add(rec.txid)
+      throw e
+    }
     this.fault('signing')
     return await this.signAndCommit(rec, progress, tPrepared)
   }
@@ -904,12 +913,13 @@ export class TransferSender {
    * record is read again first. Two aborts reading the tokens at once could otherwise let the later
    * commit free tokens a new transfer locked in between.
    */
-  private async abortOnce (txid: string, reason: string): Promise<void> {
+  private async abortOnce (txid: string, reason: string, unsentSigning = false): Promise<void> {
     if (this.inFlight.has(txid)) return
     this.inFlight.add(txid)
     try {
       const cur = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
-      if (cur?.state === 'PREPARING') await this.abort(cur, reason)
+      // a SIGNING record is aborted only when this process knows it asked no quorum to sign
+      if (cur?.state === 'PREPARING' || (unsentSigning && cur?.state === 'SIGNING')) await this.abort(cur, reason)
     } finally { this.inFlight.delete(txid) }
   }
 
@@ -944,6 +954,8 @@ export class TransferSender {
    */
   /** Transfers this process is driving right now: recovery leaves them to their own run. */
   private readonly inFlight = new Set<string>()
+  /** Transfers whose SIGNING write failed before any signature was asked for: recovery aborts them. */
+  private readonly unsentSigning = new Set<string>()
   private readonly receiverChecks = new Map<string, ReceiverCheck>()
   /** Double-spend refusals of transfers being aborted, told to the node once their tokens are Free. */
   private readonly refusedSpends = new Map<string, { states: Array<{ tokenId: string, blockId: string }>, reason: string }>()
@@ -961,9 +973,13 @@ export class TransferSender {
     }
     // an entry whose record says settled (never left by this code; a store rebuilt, say) is dropped
     if (gone.length > 0) await this.ledger.commit((w) => { for (const t of gone) w.delRecord(OUTGOING_OPEN, t) })
+    for (const t of this.unsentSigning) if (!recs.some((r) => r.txid === t) && !this.inFlight.has(t)) this.unsentSigning.delete(t)
     for (const r of recs) {
       try {
-        if (r.state === 'PREPARING' && r.updatedAt <= staleBefore) await this.abortOnce(r.txid, 'interrupted before the decision; aborted on recovery')
+        if (this.unsentSigning.has(r.txid)) {
+          await this.abortOnce(r.txid, 'the node could not record the decision to ask for signatures; aborted on recovery', true)
+          this.unsentSigning.delete(r.txid)
+        } else if (r.state === 'PREPARING' && r.updatedAt <= staleBefore) await this.abortOnce(r.txid, 'interrupted before the decision; aborted on recovery')
         else if (r.state === 'SIGNING') await this.signAndCommit(r, () => {})
         else if (r.state === 'COMMITTING') await this.redeliver(r.txid)
         else if (r.state === 'COMMITTED' && r.notified.length < r.asked.length) await this.notifyQuorums(r.txid)

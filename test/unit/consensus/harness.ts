@@ -24,8 +24,11 @@ export class MemoryLedger implements Ledger {
   txs = new Map<string, TransactionRecord>()
   recs = new Map<string, Map<string, unknown>>()
   failNextCommit = false
-  /** refuses, as a full disk does, each commit whose records this returns true for */
-  refuseCommit?: (records: ReadonlyArray<{ collection: string, key: string, value: unknown }>) => boolean
+  /**
+   * refuses, as a full disk does, each commit whose records this returns true for; 'landed': the
+   * commit fails and yet is applied (a failed write found in the store once it reopens)
+   */
+  refuseCommit?: (records: ReadonlyArray<{ collection: string, key: string, value: unknown }>) => boolean | 'landed'
 
   clone (): MemoryLedger {
     const c = new MemoryLedger()
@@ -83,7 +86,9 @@ export class MemoryLedger implements Ledger {
       delRecord: (c, k) => ops.push(() => { this.recs.get(c)?.delete(k) })
     })
     if (this.failNextCommit) { this.failNextCommit = false; throw new Error('injected commit failure') }
-    if (this.refuseCommit?.(records) === true) throw new RbtError(ErrorCode.INSUFFICIENT_STORAGE, 'the disk holding the node\'s data is full (injected)')
+    const refused = this.refuseCommit?.(records) ?? false
+    if (refused === 'landed') for (const op of ops) op()
+    if (refused !== false) throw new RbtError(ErrorCode.INSUFFICIENT_STORAGE, 'the disk holding the node\'s data is full (injected)')
     for (const op of ops) op()
   }
 }

@@ -257,6 +257,40 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     })
   }
 
+  // the SIGNING write failing on a full disk: refused, and it must end aborted whether the failed
+  // write landed or not (it landed, and recovery finished a transfer answered as refused)
+  for (const landed of [false, true]) {
+    it(`a full disk at the sender while recording SIGNING: refused, and recovery aborts it (the failed write ${landed ? 'landed' : 'did not land'})`, async () => {
+      const { net, a, b, alice, bob, quorums } = await SimNet.standard()
+      await net.mint(a, alice.did, 1)
+      a.ledger.refuseCommit = (recs) => recs.some((r) => r.collection === 'cs-outgoing' && (r.value as OutgoingRecord).state === 'SIGNING') && (landed ? 'landed' : true)
+      const err = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner).then(() => undefined, (e: unknown) => e as RbtError)
+      expect(err?.code).to.equal(ErrorCode.INSUFFICIENT_STORAGE)
+      a.ledger.refuseCommit = undefined
+      await a.sender.recover()
+      const out = [...(a.ledger.recs.get('cs-outgoing')?.values() ?? [])] as OutgoingRecord[]
+      expect(out.map((o) => o.state)).to.deep.equal(['ABORTED'])
+      expect(await balance(a, alice.did)).to.equal(1000)
+      expect(await balance(b, bob.did)).to.equal(0)
+      // no quorum signed, and every vote is released
+      for (const q of quorums) for (const v of (q.ledger.recs.get('cs-votes')?.values() ?? []) as Iterable<VoteRecord>) expect(v.state).to.equal('RELEASED')
+    })
+  }
+
+  it('a full disk at the sender while locking, the failed write landing: refused, and the next recovery pass frees the tokens (they stayed Locked until a periodic full scan)', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    await a.sender.recover()
+    a.ledger.refuseCommit = (recs) => recs.some((r) => r.collection === 'cs-outgoing' && (r.value as OutgoingRecord).state === 'PREPARING') && 'landed'
+    const err = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner).then(() => undefined, (e: unknown) => e as RbtError)
+    expect(err?.code).to.equal(ErrorCode.INSUFFICIENT_STORAGE)
+    a.ledger.refuseCommit = undefined
+    expect((await a.ledger.tokensOf(alice.did))[0].status).to.equal('Locked')
+    await a.sender.recover()
+    expect(await balance(a, alice.did)).to.equal(1000)
+    expect(await balance(b, bob.did)).to.equal(0)
+  })
+
   it('a quorum answering a signature that does not verify is replaced before the decision, so the receiver takes a block that verifies', async () => {
     const { net, a, b, alice, bob, quorums } = await SimNet.standard()
     await net.mint(a, alice.did, 1)
