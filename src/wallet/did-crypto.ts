@@ -7,6 +7,7 @@
  * Verification needs only the public `DidDocument`; parsed keys and image heads are cached per DID.
  */
 import { RbtError, ErrorCode } from '../util/errors.js'
+import { Lru } from '../util/lru.js'
 import { utf8 } from './bytes.js'
 import { checkDidDocument, DidFile, DidType, type DidDocument } from './did-document.js'
 import { readDidImage, readShareImage } from './image.js'
@@ -57,23 +58,6 @@ export interface LocalDid {
 }
 
 // ------------------------------------------------------------------ caches
-
-class Lru<V> {
-  private readonly map = new Map<string, V>()
-  constructor (private readonly max: number) {}
-  get (k: string): V | undefined {
-    const v = this.map.get(k)
-    if (v !== undefined) { this.map.delete(k); this.map.set(k, v) }
-    return v
-  }
-
-  set (k: string, v: V): void {
-    this.map.delete(k); this.map.set(k, v)
-    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!)
-  }
-
-  clear (): void { this.map.clear() }
-}
 
 interface VerifyMaterial {
   owner: Verifier

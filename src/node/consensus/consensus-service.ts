@@ -4,7 +4,7 @@ import { TransferSender, type FtSpend, type TransferResult, type WaitingOperatio
 import type { NftOp } from '../../consensus/nft.js'
 import type { ScCode, ScRunner } from '../../consensus/smart-contract.js'
 import { VERIFIED_MEMO, type ConsensusSigner, type Ledger, type SpentMarkers } from '../../consensus/ports.js'
-import { BoundedSet } from '../../util/bounded-set.js'
+import { BoundedSet } from '../../util/lru.js'
 import type { ConsensusTransport } from '../../consensus/messages.js'
 import type { ConsensusObserver } from '../../consensus/observe.js'
 import { ownerSigner, quorumSigner } from '../../consensus/wallet-adapters.js'

@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { BoundedSet } from '../../../src/util/bounded-set.js'
+import { BoundedSet } from '../../../src/util/lru.js'
 
 describe('util: bounded set', () => {
   it('keeps at most max entries, dropping the least recently used (a hit counts as a use)', () => {
