@@ -469,10 +469,6 @@ function result (ctx: ChainValidationContext, r: Awaited<ReturnType<typeof walk>
 }
 
 /**
- * Validates a whole chain, genesis first. Throws RbtError(CHAIN_INVALID) on the first failure.
- * When the verifier names a `ChainValidator` (`verifier.chains`), the chain is validated there.
- */
-/**
  * Verifies the signatures of one block envelope, exactly the checks a chain validation makes of a
  * block's own bytes, and remembers the envelope in `cache` when they hold. A node that verifies a
  * block outside a chain validation (a sender after its sign round, a quorum at FINALIZE) spares the
@@ -495,6 +491,10 @@ export async function verifyEnvelope (envelope: Uint8Array, ctx: Pick<ChainValid
   }
 }
 
+/**
+ * Validates a whole chain, genesis first. Throws RbtError(CHAIN_INVALID) on the first failure.
+ * When the verifier names a `ChainValidator` (`verifier.chains`), the chain is validated there.
+ */
 export async function validateChain (blocks: readonly ChainBlockInput[], ctx: ChainValidationContext): Promise<ChainValidationResult> {
   if (blocks.length === 0) throw emptyChain(ctx.tokenId)
   const elsewhere = ctx.verifier.chains
