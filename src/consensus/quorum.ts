@@ -16,7 +16,7 @@ import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import type { AbortRequest, ChainBundle, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest } from './messages.js'
 import type { Clock, ConsensusSigner, KeyRange, Ledger, SpentMarkers, TokenState, Verifier } from './ports.js'
 import { MARKER_DHT_STATES, prefixRange, systemClock, VERIFIED_MEMO } from './ports.js'
-import { PLEDGE_INDEX_VERSION_KEY, VOTES_OPEN, isOpenVote, openKeys, pledgeDuePrefix, pledgeDueUntil, pledgeIndexKeys, pledgeStatePrefix, putVote, stateKey, type PledgeRecord, type VoteRecord } from './records.js'
+import { PLEDGE_INDEX_VERSION_KEY, VOTES_OPEN, isOpenVote, openRecords, pledgeDuePrefix, pledgeDueUntil, pledgeIndexKeys, pledgeStatePrefix, putVote, stateKey, type PledgeRecord, type VoteRecord } from './records.js'
 import { ContractType, TransactionType } from '../tokenchain/types.js'
 import type { DecodedContract } from '../tokenchain/contract.js'
 import { deployIdMatches, isNftTokenType } from './nft.js'
@@ -512,15 +512,8 @@ export class QuorumService {
   async sweep (): Promise<void> {
     const now = this.clock.now()
     const stale = now - (this.opts.staleVoteMs ?? 30_000)
-    const votes: VoteRecord[] = []
     // only the open votes, from their index (never the whole history of votes)
-    const gone: string[] = []
-    for (const k of await openKeys<VoteRecord>(this.ledger, VOTES_OPEN, 'cs-votes', (v) => isOpenVote(v.state))) {
-      const v = await this.ledger.record<VoteRecord>('cs-votes', k)
-      if (v === undefined || !isOpenVote(v.state)) { gone.push(k); continue }
-      if (v.updatedAt <= stale) votes.push(v)
-    }
-    if (gone.length > 0) await this.ledger.commit((w) => { for (const k of gone) w.delRecord(VOTES_OPEN, k) })
+    const votes = (await openRecords<VoteRecord>(this.ledger, VOTES_OPEN, 'cs-votes', (v) => isOpenVote(v.state))).filter((v) => v.updatedAt <= stale)
     for (const v of votes) {
       if (this.opts.transport === undefined) break
       try {

@@ -130,10 +130,24 @@ export function putVote (w: LedgerWriter, key: string, vote: VoteRecord): void {
 }
 
 /**
- * The keys of an open index. A data dir from before the index gets it built once, from a full scan
- * of the records (`isOpen` decides), and marked done in cs-meta in the same batch.
+ * The records an open index names that are still open (`isOpen` decides), oldest key first. An
+ * entry whose record is gone or settled (never left by this code; a store rebuilt, say) is dropped,
+ * best effort: a later pass drops it when this write fails. A data dir from before the index gets
+ * it built once, from a full scan of the records, marked done in cs-meta in the same batch.
  */
-export async function openKeys<T> (ledger: Ledger, index: typeof OUTGOING_OPEN | typeof VOTES_OPEN, records: 'cs-outgoing' | 'cs-votes', isOpen: (r: T) => boolean): Promise<string[]> {
+export async function openRecords<T> (ledger: Ledger, index: typeof OUTGOING_OPEN | typeof VOTES_OPEN, records: 'cs-outgoing' | 'cs-votes', isOpen: (r: T) => boolean): Promise<T[]> {
+  const out: T[] = []
+  const gone: string[] = []
+  for (const k of await openKeys(ledger, index, records, isOpen)) {
+    const r = await ledger.record<T>(records, k)
+    if (r === undefined || !isOpen(r)) gone.push(k)
+    else out.push(r)
+  }
+  if (gone.length > 0) await ledger.commit((w) => { for (const k of gone) w.delRecord(index, k) }).catch(() => {})
+  return out
+}
+
+async function openKeys<T> (ledger: Ledger, index: typeof OUTGOING_OPEN | typeof VOTES_OPEN, records: 'cs-outgoing' | 'cs-votes', isOpen: (r: T) => boolean): Promise<string[]> {
   if (await ledger.record('cs-meta', index) === undefined) {
     const open: string[] = []
     for await (const [k, r] of ledger.records<T>(records)) if (isOpen(r)) open.push(k)

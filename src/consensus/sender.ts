@@ -13,7 +13,7 @@ import { splitToken } from './part-split.js'
 import type { Clock, ConsensusSigner, Ledger, TokenState, Verifier } from './ports.js'
 import { systemClock } from './ports.js'
 import { MIN_QUORUM_SIGNATURES, selectQuorums } from './quorum-selection.js'
-import { OUTGOING_OPEN, b64, isSettled, openKeys, putOutgoing, unb64, type OutgoingRecord } from './records.js'
+import { OUTGOING_OPEN, b64, isSettled, openRecords, putOutgoing, unb64, type OutgoingRecord } from './records.js'
 import { selectTokens, type Holding } from '../tokens/select.js'
 import { freeTokensById } from './wallet-tokens.js'
 import { isNftTokenType, nftBlock, opTokenType, type NftOp } from './nft.js'
@@ -929,12 +929,8 @@ export class TransferSender {
    * COMMITTING), oldest first. Reads the open set recovery keeps; a full scan before its first run.
    */
   async openTransfers (): Promise<OutgoingRecord[]> {
-    const out: OutgoingRecord[] = []
-    for (const txid of await openKeys<OutgoingRecord>(this.ledger, OUTGOING_OPEN, 'cs-outgoing', (r) => !isSettled(r))) {
-      const r = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
-      if (r !== undefined && r.state !== 'COMMITTED' && r.state !== 'ABORTED') out.push(r)
-    }
-    return out.sort((a, b) => a.createdAt - b.createdAt)
+    const open = await openRecords<OutgoingRecord>(this.ledger, OUTGOING_OPEN, 'cs-outgoing', (r) => !isSettled(r))
+    return open.filter((r) => r.state !== 'COMMITTED').sort((a, b) => a.createdAt - b.createdAt)
   }
 
   async record (txid: string): Promise<OutgoingRecord | undefined> {
@@ -962,17 +958,8 @@ export class TransferSender {
 
   async recover (opts: { staleMs?: number } = {}): Promise<void> {
     const staleBefore = this.clock.now() - (opts.staleMs ?? 0)
-    const recs: OutgoingRecord[] = []
     // only the transfers still open, from their index (never the whole history)
-    const gone: string[] = []
-    for (const txid of await openKeys<OutgoingRecord>(this.ledger, OUTGOING_OPEN, 'cs-outgoing', (r) => !isSettled(r))) {
-      const r = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
-      if (r === undefined || isSettled(r)) { gone.push(txid); continue }
-      if (this.inFlight.has(txid)) continue
-      recs.push(r)
-    }
-    // an entry whose record says settled (never left by this code; a store rebuilt, say) is dropped
-    if (gone.length > 0) await this.ledger.commit((w) => { for (const t of gone) w.delRecord(OUTGOING_OPEN, t) })
+    const recs = (await openRecords<OutgoingRecord>(this.ledger, OUTGOING_OPEN, 'cs-outgoing', (r) => !isSettled(r))).filter((r) => !this.inFlight.has(r.txid))
     for (const t of this.unsentSigning) if (!recs.some((r) => r.txid === t) && !this.inFlight.has(t)) this.unsentSigning.delete(t)
     for (const r of recs) {
       try {
