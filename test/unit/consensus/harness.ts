@@ -12,6 +12,7 @@ import { TransferReceiver } from '../../../src/consensus/receiver.js'
 import { ownerSigner, quorumSigner } from '../../../src/consensus/wallet-adapters.js'
 import { didSignatureVerifier } from '../../../src/tokens/verifier.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
+import type { OutgoingRecord } from '../../../src/consensus/records.js'
 import { BoundedSet } from '../../../src/util/lru.js'
 import { VERIFIED_MEMO } from '../../../src/consensus/ports.js'
 import { ContractEngine } from '../../../src/contracts/sandbox.js'
@@ -24,6 +25,17 @@ export class MemoryLedger implements Ledger {
   txs = new Map<string, TransactionRecord>()
   recs = new Map<string, Map<string, unknown>>()
   failNextCommit = false
+
+  /** Refuses (as a full disk does) each commit writing a sender's record in `state`; counts them in `.count`. */
+  refuseOutgoing (state: OutgoingRecord['state'], landed = false): { count: number } {
+    const seen = { count: 0 }
+    this.refuseCommit = (recs) => {
+      if (!recs.some((r) => r.collection === 'cs-outgoing' && (r.value as OutgoingRecord).state === state)) return false
+      seen.count++
+      return landed ? 'landed' : true
+    }
+    return seen
+  }
   /**
    * refuses, as a full disk does, each commit whose records this returns true for; 'landed': the
    * commit fails and yet is applied (a failed write found in the store once it reopens)

@@ -240,10 +240,9 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     it(`a full disk at the sender while ${step} answers ${code} naming the transaction, and recovery finishes it`, async () => {
       const { net, a, b, alice, bob } = await SimNet.standard()
       await net.mint(a, alice.did, 2)
-      let refused = 0
-      a.ledger.refuseCommit = (recs) => recs.some((r) => r.collection === 'cs-outgoing' && (r.value as OutgoingRecord).state === state) && ++refused > 0
+      const refused = a.ledger.refuseOutgoing(state)
       const err = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner).then(() => undefined, (e: unknown) => e as RbtError)
-      expect(refused).to.equal(1)
+      expect(refused.count).to.equal(1)
       expect(err?.code).to.equal(code)
       expect(err?.message).to.match(/retried|background/)
       const txid = (err?.details as { transactionID: string }).transactionID
@@ -263,7 +262,7 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     it(`a full disk at the sender while recording SIGNING: refused, and recovery aborts it (the failed write ${landed ? 'landed' : 'did not land'})`, async () => {
       const { net, a, b, alice, bob, quorums } = await SimNet.standard()
       await net.mint(a, alice.did, 1)
-      a.ledger.refuseCommit = (recs) => recs.some((r) => r.collection === 'cs-outgoing' && (r.value as OutgoingRecord).state === 'SIGNING') && (landed ? 'landed' : true)
+      a.ledger.refuseOutgoing('SIGNING', landed)
       const err = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner).then(() => undefined, (e: unknown) => e as RbtError)
       expect(err?.code).to.equal(ErrorCode.INSUFFICIENT_STORAGE)
       a.ledger.refuseCommit = undefined
@@ -281,7 +280,7 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     const { net, a, b, alice, bob } = await SimNet.standard()
     await net.mint(a, alice.did, 1)
     await a.sender.recover()
-    a.ledger.refuseCommit = (recs) => recs.some((r) => r.collection === 'cs-outgoing' && (r.value as OutgoingRecord).state === 'PREPARING') && 'landed'
+    a.ledger.refuseOutgoing('PREPARING', true)
     const err = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner).then(() => undefined, (e: unknown) => e as RbtError)
     expect(err?.code).to.equal(ErrorCode.INSUFFICIENT_STORAGE)
     a.ledger.refuseCommit = undefined
