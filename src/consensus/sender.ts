@@ -6,6 +6,7 @@ import { tokenStateHash } from '../tokenchain/token-id.js'
 import { ErrorCode, RbtError, deliveryPending, errorMessage, isRbtError, signingPending } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
+import { Lru } from '../util/lru.js'
 import { buildBundle, mergeBundles } from './bundle.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply } from './messages.js'
@@ -111,6 +112,13 @@ export class TransferSender {
   private readonly clock: Clock
   private readonly log: Logger
   private readonly locks = new KeyedMutex()
+  /**
+   * The bundle each transfer in flight sent to its quorums (its tokens' chains, each part with its
+   * parent's), used again for the new block and the delivery instead of reading and decoding every
+   * chain twice more. Only the transfer's own tokens are in it, Locked by it meanwhile; a transfer
+   * resumed after a restart reads them again.
+   */
+  private readonly sentBundles = new Lru<ChainBundle>(8)
 
   constructor (private readonly opts: SenderOptions) {
     this.ledger = opts.ledger
@@ -391,8 +399,7 @@ export class TransferSender {
   /** The PREPARE call of a transaction (bundle and contract built once), to any quorum of its list. */
   private async preparer (rec: OutgoingRecord): Promise<(quorumDid: string) => Promise<PrepareReply>> {
     const contract = unb64(rec.contract)
-    // each part with its parent's chain only: a quorum that lacks older ancestors says which (docs/protocol.md, "Part-token ancestry")
-    const bundle = rec.nft !== undefined ? await this.nftBundle(rec.nft) : await buildBundle(this.ledger, rec.tokens, { levels: 1 })
+    const bundle = rec.nft !== undefined ? await this.nftBundle(rec.nft) : await this.tokensBundle(rec)
     const nft = rec.nft !== undefined ? { nft: rec.nft } : {}
     if (rec.nft?.sc !== undefined) {
       if (this.opts.scCode === undefined) throw new RbtError(ErrorCode.NOT_FOUND, 'this node does not serve smart contracts')
@@ -416,6 +423,17 @@ export class TransferSender {
         return { vote: 'no', quorumDid, reason: `unreachable: ${errorMessage(e)}` }
       }
     }
+  }
+
+  /** A transfer's tokens, each part with its parent's chain (read once per transfer, see sentBundles). */
+  private async tokensBundle (rec: OutgoingRecord): Promise<ChainBundle> {
+    let b = this.sentBundles.get(rec.txid)
+    if (b === undefined) {
+      // each part with its parent's chain only: a quorum that lacks older ancestors says which (docs/protocol.md, "Part-token ancestry")
+      b = await buildBundle(this.ledger, rec.tokens, { levels: 1 })
+      this.sentBundles.set(rec.txid, b)
+    }
+    return b
   }
 
   /** `sent` with the whole ancestry of `tokens`, or undefined when it carried it already (or it cannot be built). */
@@ -703,8 +721,9 @@ export class TransferSender {
       })
     }
     const tokens: BlockContent['transInfo']['tokens'] = {}
+    const sent = this.sentBundles.get(rec.txid)
     for (const id of rec.tokens) {
-      const chain = await this.ledger.chain(id)
+      const chain = sent?.chains[id] ?? await this.ledger.chain(id)
       tokens[id] = nextTokenEntry(decodeBlockEnvelope(chain[chain.length - 1]), id)
     }
     const pledgeDetails: Record<string, Vote['pledge']> = {}
@@ -737,7 +756,9 @@ export class TransferSender {
     const blockId = formatBlockId(decoded.content.transInfo.tokens[rec.tokens[0]].blockNumber, decoded.hash)
     if (rec.nft !== undefined) return await this.completeNft(rec, block, blockId, wait)
     if (rec.state === 'COMMITTING') {
-      const bundle = await buildBundle(this.ledger, rec.tokens, { levels: 1 })
+      const sent = await this.tokensBundle(rec)
+      // a copy: the chains gain the new block below, the bundle the quorums were sent stays as it was
+      const bundle: ChainBundle = { chains: { ...sent.chains }, contents: sent.contents }
       for (const id of rec.tokens) {
         const chain = bundle.chains[id]
         const last = chain[chain.length - 1]
@@ -761,6 +782,7 @@ export class TransferSender {
         w.putTransaction({ txid, tokenType: rec.fts !== undefined ? 'ft' : 'rbt', sender: rec.sender, receiver: rec.receiver, amountMilli: rec.amountMilli, tokens: rec.tokens, quorums: rec.signers, memo: rec.memo, epoch: rec.epoch, role: 'sender', blockId: formatBlockId(n, decoded.hash), status: 'committed' })
         putOutgoing(w, { ...rec, state: 'COMMITTED', updatedAt: now })
       })
+      this.sentBundles.delete(txid)
       this.fault('committed')
       const contract = decodeContract(unb64(rec.contract))
       const spent = Object.entries(contract.content.transInfo.transTokens ?? {}).map(([id, t]) => `${id}@${t.blockId ?? ''}`)
@@ -861,6 +883,7 @@ export class TransferSender {
   }
 
   private async abort (rec: OutgoingRecord, reason: string): Promise<void> {
+    this.sentBundles.delete(rec.txid)
     const now = this.clock.now()
     const tokens = await Promise.all(rec.tokens.map(async (id) => await this.ledger.token(id)))
     await this.ledger.commit((w) => {

@@ -24,6 +24,8 @@ export class Lru<V> {
     if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!)
   }
 
+  delete (k: string): void { this.map.delete(k) }
+
   clear (): void { this.map.clear() }
 }
 

@@ -44,3 +44,19 @@ describe('consensus: validating the newest blocks of a chain (validate-token-cha
     }
   })
 })
+
+describe('consensus: a transfer reads its tokens\' chains once', function () {
+  this.timeout(60_000)
+
+  it('the chains sent to the quorums are used again for the new block and the delivery', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    const ids = await net.mint(a, alice.did, 3)
+    const reads = new Map<string, number>()
+    const read = a.ledger.chain.bind(a.ledger)
+    a.ledger.chain = async (id: string) => { reads.set(id, (reads.get(id) ?? 0) + 1); return await read(id) }
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 3000, memo: '', quorums: net.quorumDids }, alice.owner)
+    expect(await b.ledger.chain(ids[0])).to.have.length(2)
+    // before: read for the quorums' bundle, again for the new block, again for the delivery
+    for (const id of ids) expect(reads.get(id), id).to.equal(1)
+  })
+})
