@@ -116,7 +116,8 @@ export class TransferReceiver {
       if (incoming.length === 0) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'the contract transfers no token')
       await ledger.commit((w) => {
         storeLearned(w, memory)
-        for (const [id, chain] of Object.entries(req.bundle.chains)) chain.forEach((b, i) => { w.putBlock(id, i, b) })
+        // the ancestors learned now were written with their chains just above
+        for (const [id, chain] of Object.entries(req.bundle.chains)) if (!memory.learned.has(id)) chain.forEach((b, i) => { w.putBlock(id, i, b) })
         for (const [id, c] of Object.entries(req.bundle.contents)) w.putRecord('cs-contents', id, c)
         for (const t of incoming) w.putToken(t)
         const first = incoming[0]

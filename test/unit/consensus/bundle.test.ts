@@ -60,3 +60,21 @@ describe('consensus: a transfer reads its tokens\' chains once', function () {
     for (const id of ids) expect(reads.get(id), id).to.equal(1)
   })
 })
+
+describe('consensus: a delivery writes each block once', function () {
+  this.timeout(60_000)
+
+  it('the ancestors a receiver learns are not written a second time with the bundle\'s chains', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    const writes = new Map<string, number>()
+    const commit = b.ledger.commit.bind(b.ledger)
+    b.ledger.commit = async (build) => await commit((w) => {
+      build({ ...w, putBlock: (id, n, env) => { writes.set(`${id}/${n}`, (writes.get(`${id}/${n}`) ?? 0) + 1); w.putBlock(id, n, env) } })
+    })
+    // a part of alice's token: bob's node learns its parent (the burnt whole token) with the delivery
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 250, memo: '', quorums: net.quorumDids }, alice.owner)
+    expect(writes.size).to.be.greaterThan(2)
+    for (const [key, n] of writes) expect(n, key).to.equal(1)
+  })
+})
