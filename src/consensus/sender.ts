@@ -1,24 +1,21 @@
 import { createBlock, decodeBlockEnvelope, encodeBlockEnvelope, formatBlockId, nextTokenEntry, setSignature, type BlockContent, type Block } from '../tokenchain/block.js'
 import { verifyEnvelope, type VerifiedBlockCache } from '../tokenchain/validate.js'
-import { createContract, decodeContract, encodeContractEnvelope, transactionId, withContractSignature } from '../tokenchain/contract.js'
-import { ContractType, PledgeMode, TransactionType } from '../tokenchain/types.js'
-import { tokenStateHash } from '../tokenchain/token-id.js'
+import { decodeContract } from '../tokenchain/contract.js'
+import { TransactionType } from '../tokenchain/types.js'
 import { ErrorCode, RbtError, deliveryPending, errorMessage, isRbtError, signingPending } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
 import { Lru } from '../util/lru.js'
 import { buildBundle, mergeBundles } from './bundle.js'
+import { lockNft, lockTokens, type FtSpend, type LockContext, type NftInput, type TransferInput } from './transfer-lock.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply } from './messages.js'
-import { splitToken } from './part-split.js'
-import type { Clock, ConsensusSigner, Ledger, TokenState, Verifier } from './ports.js'
+import type { Clock, ConsensusSigner, Ledger, Verifier } from './ports.js'
 import { systemClock } from './ports.js'
-import { MIN_QUORUM_SIGNATURES, selectQuorums } from './quorum-selection.js'
+import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import { OUTGOING_OPEN, b64, isSettled, openRecords, putOutgoing, unb64, type OutgoingRecord } from './records.js'
-import { selectTokens, type Holding } from '../tokens/select.js'
-import { freeTokensById } from './wallet-tokens.js'
-import { isNftTokenType, nftBlock, opTokenType, type NftOp } from './nft.js'
-import { scContractFields, scExecutable, type ScCode } from './smart-contract.js'
+import { nftBlock, opTokenType, type NftOp } from './nft.js'
+import type { ScCode } from './smart-contract.js'
 import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe.js'
 
 /** Rounds in which a quorum or receiver may ask for ancestors it lacks (each answer names all it lacks at once). */
@@ -28,36 +25,9 @@ const NO_CHAIN = /: no chain supplied/
 /** Levels of ancestry sent in the first answer to a validator that lacks ancestors. */
 const ANCESTRY_FIRST_LEVELS = 8
 
-export interface TransferInput {
-  sender: string
-  receiver: string
-  amountMilli: number
-  memo: string
-  /** quorum DIDs to choose from (the node's quorum list) */
-  quorums: string[]
-  /** FTs sent in the same transaction (docs/protocol.md, "FTs") */
-  fts?: FtSpend[]
-  /**
-   * A self transfer (receiver = sender, the reference's initiate-self-transfer): exactly these Free
-   * RBT of the sender are spent to the sender again, with no split, so the quorums' pledges that
-   * backed their states are released and new ones made. `amountMilli` must be their total.
-   */
-  selfTokens?: string[]
-}
-
-/** `count` Free FTs named `name` by `creator`. */
-export interface FtSpend { name: string, creator: string, count: number }
+export type { FtSpend, NftInput, TransferInput } from './transfer-lock.js'
 
 export interface TransferResult { txid: string, blockId: string, quorums: string[], delivered: boolean }
-
-export interface NftInput {
-  initiator: string
-  /** owner after the transaction: the initiator for a deploy or an execution that keeps the NFT */
-  receiver: string
-  op: NftOp
-  memo: string
-  quorums: string[]
-}
 
 export interface SenderOptions {
   ledger: Ledger
@@ -119,12 +89,14 @@ export class TransferSender {
    * resumed after a restart reads them again.
    */
   private readonly sentBundles = new Lru<ChainBundle>(8)
+  private readonly lockContext: LockContext
 
   constructor (private readonly opts: SenderOptions) {
     this.ledger = opts.ledger
     this.transport = opts.transport
     this.clock = opts.clock ?? systemClock
     this.log = opts.logger ?? silentLogger
+    this.lockContext = { ledger: this.ledger, clock: this.clock, fault: (step) => { this.fault(step) }, locked: (txid) => { this.inFlight.add(txid) } }
   }
 
   private fault (step: string): void { this.opts.fault?.(step) }
@@ -183,7 +155,7 @@ export class TransferSender {
     // becomes final: the tokens go back to Free and the asked quorums get ABORT.
     await this.unlocked(sender, signer)
     const probe = receiverCheck(this.transport.probeReceiver(receiver))
-    const rec = await this.locks.run(sender, async () => await this.lockTokens(input, signer))
+    const rec = await this.locks.run(sender, async () => await lockTokens(this.lockContext, input, signer))
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: lock+sign ${Date.now() - t0} ms`)
     this.receiverChecks.set(rec.txid, probe)
     return rec
@@ -229,69 +201,8 @@ export class TransferSender {
     if (op.op === 'deploy' && receiver !== initiator) throw new RbtError(ErrorCode.INVALID_INPUT, 'an NFT is deployed to its deployer; transfer it afterwards')
     await this.unlocked(initiator, signer)
     const policy = receiver !== initiator ? await this.transport.probeReceiver(receiver) : {}
-    const rec = await this.locks.run(initiator, async () => await this.lockNft(input, signer))
+    const rec = await this.locks.run(initiator, async () => await lockNft(this.lockContext, input, signer))
     this.receiverChecks.set(rec.txid, receiverCheck(Promise.resolve(policy)))
-    return rec
-  }
-
-  private async lockNft (input: NftInput, signer: ConsensusSigner): Promise<OutgoingRecord> {
-    const now = this.clock.now()
-    const { op, initiator } = input
-    const id = op.nftId
-    const current = await this.ledger.token(id)
-    let blockId = ''
-    if (op.op === 'deploy') {
-      if (op.parentId !== undefined) {
-        const parent = await this.ledger.token(op.parentId)
-        if (parent === undefined || !isNftTokenType(parent.tokenType) || parent.latestBlockId === '') throw new RbtError(ErrorCode.NOT_FOUND, `parent NFT ${op.parentId} is not deployed on this node`)
-        if (parent.owner !== initiator || parent.status === 'Transferred') throw new RbtError(ErrorCode.FORBIDDEN, `${initiator} does not own the parent NFT ${op.parentId}`)
-        if (current !== undefined) throw new RbtError(ErrorCode.CONFLICT, `child NFT ${id} exists already`)
-      } else {
-        if (current === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `NFT ${id} was not created on this node (POST /svc/v1/nfts/generate)`)
-        if (current.owner !== initiator) throw new RbtError(ErrorCode.FORBIDDEN, `NFT ${id} was created by ${current.owner}, not by ${initiator}`)
-        if (current.status !== 'Generated') throw new RbtError(ErrorCode.CONFLICT, `NFT ${id} is already deployed (${current.status})`)
-      }
-    } else if (op.sc !== undefined) {
-      blockId = scExecutable(current, op)
-    } else {
-      if (current === undefined || !isNftTokenType(current.tokenType) || current.latestBlockId === '') throw new RbtError(ErrorCode.NOT_FOUND, `NFT ${id} is not deployed or not known on this node`)
-      if (current.owner !== initiator || current.status === 'Transferred') throw new RbtError(ErrorCode.FORBIDDEN, `${initiator} is not the owner of NFT ${id} (the owner is ${current.owner})`)
-      if (current.status !== 'Free') throw new RbtError(ErrorCode.CONFLICT, `NFT ${id} is ${current.status}: another transaction holds it; retry`)
-      blockId = current.latestBlockId
-    }
-    const transTokens = { [id]: { tokenType: opTokenType(op), tokenValue: op.valueMilli / 1000, owner: initiator, ...(blockId !== '' ? { blockId } : {}) } }
-    const sc = op.sc !== undefined ? scContractFields(op, initiator) : undefined
-    let contract = createContract({
-      type: sc !== undefined ? sc.type : op.op === 'deploy' ? ContractType.NFT_DEPLOY : ContractType.NFT_EXECUTE,
-      pledgeMode: PledgeMode.PERIODIC,
-      transInfo: { sender: initiator, receiver: input.receiver, comment: input.memo, transTokens, ...(sc !== undefined ? sc.fields : { nft: id, nftData: op.data }) },
-      totalRbts: op.valueMilli / 1000
-    })
-    const sig = await signer.signHash(contract.hash)
-    contract = withContractSignature(contract, initiator, sig.keySig, sig.shareSig)
-    const envelope = encodeContractEnvelope(contract)
-    const txid = transactionId(envelope)
-    const asked = selectQuorums(input.quorums, tokenStateHash(id, blockId), [initiator, input.receiver])
-    if (asked.length < MIN_QUORUM_SIGNATURES) {
-      throw new RbtError(ErrorCode.CONSENSUS_FAILED, `not enough quorums: ${asked.length} usable in the quorum list, ${MIN_QUORUM_SIGNATURES} needed (add quorums with addquorum)`)
-    }
-    const rec: OutgoingRecord = {
-      txid, state: 'PREPARING', sender: initiator, receiver: input.receiver, amountMilli: op.valueMilli, memo: input.memo,
-      epoch: Math.floor(now / 1000), tokens: [id], contract: b64(envelope), asked, yes: [], signers: [], notified: [], nft: op, createdAt: now, updatedAt: now
-    }
-    // the NFT may have changed while the contract was signed
-    const fresh = await this.ledger.token(id)
-    const unchanged = op.sc !== undefined && op.op === 'execute'
-      ? fresh !== undefined && fresh.status !== 'Locked' && fresh.latestBlockId === blockId
-      : op.op === 'execute'
-      ? fresh !== undefined && fresh.status === 'Free' && fresh.owner === initiator && fresh.latestBlockId === blockId
-      : op.parentId !== undefined ? fresh === undefined : fresh?.status === 'Generated'
-    if (!unchanged) throw new RbtError(ErrorCode.CONFLICT, `NFT ${id} changed while the transaction was prepared; retry`)
-    await this.ledger.commit((w) => {
-      if (fresh !== undefined) w.putToken({ ...fresh, status: 'Locked', txid, updatedAt: now })
-      putOutgoing(w, rec)
-    })
-    this.inFlight.add(txid)
     return rec
   }
 
@@ -300,100 +211,6 @@ export class TransferSender {
     if (op.op === 'execute') return await buildBundle(this.ledger, [op.nftId])
     if (op.parentId !== undefined) return await buildBundle(this.ledger, [op.parentId])
     return { chains: {}, contents: {} }
-  }
-
-  private async lockTokens (input: TransferInput, signer: ConsensusSigner): Promise<OutgoingRecord> {
-    const now = this.clock.now()
-    // chosen from the owner index; only the chosen tokens' records are read
-    const held = input.selfTokens !== undefined ? [] : (await this.ledger.holdings(input.sender, 'Free')).map((h) => ({ tokenId: h.tokenId, value: h.valueMilli }))
-    const sel = input.selfTokens !== undefined
-      ? { take: input.selfTokens.map((tokenId) => ({ tokenId, value: 0 })), split: undefined }
-      : input.amountMilli > 0 ? await this.select(held, input.amountMilli) : { take: [], split: undefined }
-    const byId = await freeTokensById(this.ledger, input.sender, [...sel.take.map((h) => h.tokenId), ...(sel.split !== undefined ? [sel.split.token.tokenId] : [])])
-    let tokens = sel.take.map((h) => byId.get(h.tokenId)!)
-    if (sel.split !== undefined) {
-      const token = byId.get(sel.split.token.tokenId)!
-      const chain = await this.ledger.chain(token.tokenId)
-      const res = await splitToken(token, chain[chain.length - 1], sel.split.need, signer, now)
-      await this.ledger.commit((w) => {
-        w.putToken(res.parent)
-        w.putBlock(token.tokenId, res.burnBlock.number, res.burnBlock.envelope)
-        for (const p of res.parts) { w.putToken(p.token); w.putBlock(p.token.tokenId, 0, p.genesis) }
-      })
-      this.fault('split')
-      tokens = [...tokens, res.parts[0].token]
-    }
-    const fts = await this.selectFts(input)
-    tokens = [...tokens, ...fts]
-    const totalMilli = tokens.reduce((sum, t) => sum + t.valueMilli, 0)
-    if (input.selfTokens !== undefined && totalMilli !== input.amountMilli) throw new RbtError(ErrorCode.CONFLICT, 'the tokens of the self transfer changed; retry')
-    const transTokens: Record<string, { tokenType: number, tokenValue: number, owner: string, blockId: string }> = {}
-    for (const t of tokens) transTokens[t.tokenId] = { tokenType: t.tokenType, tokenValue: t.valueMilli / 1000, owner: input.sender, blockId: t.latestBlockId }
-    let contract = createContract({
-      type: fts.length > 0 ? ContractType.FT : ContractType.RBT_DIRECT,
-      pledgeMode: PledgeMode.PERIODIC,
-      transInfo: { sender: input.sender, receiver: input.receiver, comment: input.memo, transTokens },
-      totalRbts: totalMilli / 1000
-    })
-    const sig = await signer.signHash(contract.hash)
-    contract = withContractSignature(contract, input.sender, sig.keySig, sig.shareSig)
-    const envelope = encodeContractEnvelope(contract)
-    const txid = transactionId(envelope)
-    const anchor = tokens.map((t) => tokenStateHash(t.tokenId, t.latestBlockId)).sort()[0]
-    const asked = selectQuorums(input.quorums, anchor, [input.sender, input.receiver])
-    if (asked.length < MIN_QUORUM_SIGNATURES) {
-      throw new RbtError(ErrorCode.CONSENSUS_FAILED, `not enough quorums: ${asked.length} usable in the quorum list, ${MIN_QUORUM_SIGNATURES} needed (add quorums with addquorum)`)
-    }
-    const rec: OutgoingRecord = {
-      txid,
-      state: 'PREPARING',
-      sender: input.sender,
-      receiver: input.receiver,
-      amountMilli: totalMilli,
-      memo: input.memo,
-      epoch: Math.floor(now / 1000),
-      tokens: tokens.map((t) => t.tokenId),
-      ...(fts.length > 0 ? { fts: input.fts } : {}),
-      contract: b64(envelope),
-      asked,
-      yes: [],
-      signers: [],
-      notified: [],
-      createdAt: now,
-      updatedAt: now
-    }
-    // tokens may have changed while the contract was signed (a prompt can take minutes)
-    const fresh = await Promise.all(tokens.map(async (t) => await this.ledger.token(t.tokenId)))
-    for (const [i, f] of fresh.entries()) {
-      if (f === undefined || f.status !== 'Free' || f.owner !== input.sender || f.latestBlockId !== tokens[i].latestBlockId) {
-        throw new RbtError(ErrorCode.CONFLICT, `token ${tokens[i].tokenId} changed while the transfer was prepared; retry`)
-      }
-    }
-    // the prompt may have taken minutes: the record's age counts from the lock
-    rec.updatedAt = this.clock.now()
-    await this.ledger.commit((w) => {
-      for (const t of fresh as TokenState[]) w.putToken({ ...t, status: 'Locked', txid, updatedAt: now })
-      putOutgoing(w, rec)
-    })
-    this.inFlight.add(txid)
-    return rec
-  }
-
-  /**
-   * The first `count` Free FTs of each name and creator asked for; all or nothing. FTs are taken in
-   * the order of their latest block, so units that share a block (a genesis group, an earlier
-   * transfer) travel together and quorums check few distinct blocks. They are chosen on the free-FT
-   * index, so only the chosen records are read, however many FTs the DID holds.
-   */
-  private async selectFts (input: TransferInput): Promise<TokenState[]> {
-    const out: TokenState[] = []
-    for (const f of input.fts ?? []) {
-      const ids = await this.ledger.freeFts(input.sender, f.name, f.creator, f.count)
-      if (ids.length < f.count) throw new RbtError(ErrorCode.INSUFFICIENT_BALANCE, `insufficient FT balance: ${ids.length} free "${f.name}" FTs of ${f.creator}, ${f.count} asked`)
-      const byId = await freeTokensById(this.ledger, input.sender, ids)
-      out.push(...ids.map((id) => byId.get(id)!))
-    }
-    return out
   }
 
   /** The PREPARE call of a transaction (bundle and contract built once), to any quorum of its list. */
@@ -442,28 +259,6 @@ export class TransferSender {
       const all = mergeBundles(sent, await buildBundle(this.ledger, tokens))
       return Object.keys(all.chains).length > Object.keys(sent.chains).length ? all : undefined
     } catch { return undefined }
-  }
-
-  /**
-   * selectTokens, with the ancestry depth of the tokens tied for the split (the same value as the
-   * token it chose) looked up, so the shallowest of them is cut. Only those few are read, up to 32
-   * ancestors each: depth costs nothing per transfer (ancestors are remembered), this keeps the
-   * wallet's parts shallow where it is free to.
-   */
-  private async select (held: Holding[], amountMilli: number): Promise<ReturnType<typeof selectTokens>> {
-    const sel = selectTokens(held, amountMilli)
-    const pick = sel.split?.token
-    // whole tokens have no ancestors
-    if (pick === undefined || pick.value >= 1000) return sel
-    const ties = held.filter((h) => h.value === pick.value).slice(0, 8)
-    if (ties.length < 2) return sel
-    const depth = new Map<string, number>()
-    for (const t of ties) {
-      let d = 0
-      for (let cur = await this.ledger.token(t.tokenId); cur?.parentId !== undefined && d < 32; cur = await this.ledger.token(cur.parentId)) d++
-      depth.set(t.tokenId, d)
-    }
-    return selectTokens(held.map((h) => depth.has(h.tokenId) ? { ...h, depth: depth.get(h.tokenId)! } : h), amountMilli)
   }
 
   /**
