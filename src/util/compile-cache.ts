@@ -9,6 +9,8 @@
  * (to a temporary file, then renamed) at exit when a module was new or its cached code was
  * rejected. The directory is private to the user (0700): cached code is executed as is.
  * `RBTNODE_COMPILE_CACHE=0` turns it off; `RBTNODE_COMPILE_CACHE=<dir>` puts it elsewhere.
+ * Node 22.1 and later have a compile cache of their own that covers ES modules too: there it is
+ * used instead, in `<dir>/node` (`RBTNODE_COMPILE_CACHE_OWN=1` keeps this module's, for its tests).
  * Anything that goes wrong leaves the process compiling from source as before.
  */
 import Module from 'node:module'
@@ -98,14 +100,36 @@ function privateDir (dir: string): boolean {
   } catch { return false }
 }
 
+interface NodeCompileCache {
+  enableCompileCache?: (dir?: string) => { status: number }
+  constants?: { compileCacheStatus?: { ENABLED: number, ALREADY_ENABLED: number } }
+}
+
 /**
- * Installs the cache for every CommonJS module compiled from now on (call it before loading
- * oclif). Returns whether it is on. Calling it twice does nothing more.
+ * Node's own compile cache (Node 22.1 and later): every module, ES modules as well as CommonJS,
+ * from V8 code kept under `dir` (Node checks each entry against the source it was made from).
+ * `NODE_DISABLE_COMPILE_CACHE` turns it off as Node documents. Answers whether it is on.
+ */
+function enableNodeCompileCache (dir: string): boolean {
+  const M = Module as unknown as NodeCompileCache
+  if (typeof M.enableCompileCache !== 'function') return false
+  try {
+    const status = M.enableCompileCache(join(dir, 'node')).status
+    const known = M.constants?.compileCacheStatus
+    return known !== undefined && (status === known.ENABLED || status === known.ALREADY_ENABLED)
+  } catch { return false }
+}
+
+/**
+ * Installs the cache for every module compiled from now on (call it before loading oclif): Node's
+ * own where it has one (22.1 and later: ES modules too), else this module's, CommonJS only.
+ * Returns whether it is on. Calling it twice does nothing more.
  */
 export function enableCompileCache (env: NodeJS.ProcessEnv = process.env): boolean {
   if (enabled) return true
   const dir = compileCacheDir(env)
   if (dir === undefined || !privateDir(dir)) return false
+  if (env.RBTNODE_COMPILE_CACHE_OWN !== '1' && enableNodeCompileCache(dir)) { enabled = true; return true }
   const M = Module as unknown as ModuleStatics
   const file = join(dir, `cjs-${process.version}-${process.arch}.bin`)
   const entries = readEntries(file)

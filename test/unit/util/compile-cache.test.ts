@@ -4,6 +4,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, wri
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import Module from 'node:module'
 import { compileCacheDir } from '../../../src/util/compile-cache.js'
 
 const CACHE_MODULE = fileURLToPath(new URL('../../../src/util/compile-cache.js', import.meta.url))
@@ -17,7 +18,11 @@ describe('util: compile cache', () => {
   })
   afterEach(() => { rmSync(dir, { recursive: true, force: true }) })
 
-  /** Runs a fresh process that turns the cache on, then requires `main.cjs` and prints what it returns. */
+  /**
+   * Runs a fresh process that turns the cache on, then requires `main.cjs` and prints what it
+   * returns. This module's own cache unless `env` says otherwise (Node 22.1 and later would use
+   * Node's).
+   */
   function run (env: Record<string, string> = {}): { out: string, err: string, code: number | null } {
     const entry = join(dir, 'entry.mjs')
     writeFileSync(entry, [
@@ -27,7 +32,7 @@ describe('util: compile cache', () => {
       'const m = createRequire(import.meta.url)(\'./main.cjs\')',
       'console.log(await m.value())'
     ].join('\n'))
-    const r = spawnSync(process.execPath, [entry], { env: { ...process.env, RBTNODE_COMPILE_CACHE: cache, ...env }, encoding: 'utf8' })
+    const r = spawnSync(process.execPath, [entry], { env: { ...process.env, RBTNODE_COMPILE_CACHE: cache, RBTNODE_COMPILE_CACHE_OWN: '1', ...env }, encoding: 'utf8' })
     return { out: r.stdout.trim(), err: r.stderr, code: r.status }
   }
 
@@ -70,6 +75,19 @@ describe('util: compile cache', () => {
     writeFileSync(file, Buffer.from([255, 255, 255, 0, 1, 2, 3]))
     expect(run().out).to.equal('D')
     expect(run().out).to.equal('D')
+  })
+
+  it('is Node\'s own cache where Node has one (22.1 and later), ES modules included, and never stale', function () {
+    if (typeof (Module as { enableCompileCache?: unknown }).enableCompileCache !== 'function') this.skip()
+    writeFileSync(join(dir, 'esm.mjs'), 'export const y = 1\n')
+    writeFileSync(join(dir, 'main.cjs'), "exports.value = async () => 'E' + (await import('./esm.mjs')).y\n")
+    expect(run({ RBTNODE_COMPILE_CACHE_OWN: '' }).out).to.equal('E1')
+    const files = (d: string): string[] => readdirSync(d, { recursive: true, encoding: 'utf8' })
+    expect(files(cache).some((f) => f.startsWith('node'))).to.equal(true)
+    expect(files(cache).filter((f) => f.endsWith('.bin'))).to.have.length(0)
+    expect(run({ RBTNODE_COMPILE_CACHE_OWN: '' }).out).to.equal('E1')
+    writeFileSync(join(dir, 'esm.mjs'), 'export const y = 2\n')
+    expect(run({ RBTNODE_COMPILE_CACHE_OWN: '' }).out).to.equal('E2')
   })
 
   it('lives under XDG_CACHE_HOME, else ~/.cache', () => {
