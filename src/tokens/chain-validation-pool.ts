@@ -99,6 +99,9 @@ export class ChainValidationPool {
         size: this.workers,
         maxQueue: o.maxQueue ?? 256,
         callerHelps: o.callerHelps ?? true,
+        // the calling thread, helping, turns to the event loop only between slices: a worker
+        // holding its next slice does not wait for it meanwhile
+        perWorker: 2,
         workerData: { secpBackend: secpBackend().name },
         onWorkerError: (e) => { this.sent.clear(); o.onWorkerError?.(e) },
         name: 'chain validation'
@@ -155,7 +158,8 @@ export class ChainValidationPool {
       const docs = await this.docsToSend(rid, resolver, slice)
       const r = await pool.run({
         data: { resolver: rid, blocks: slice, ctx: i === 0 ? portable : { ...portable, tokenContent: undefined }, after, ...(known !== undefined ? { known } : {}), ...(docs.length > 0 ? { docs } : {}) },
-        inline: async () => ({ result: await validateChainHere(slice, ctx, after), added: [] }),
+        // taken by the calling thread: no worker received the documents sent with it
+        inline: async () => { this.unsent(rid, docs); return { result: await validateChainHere(slice, ctx, after), added: [] } },
         ask: async (req) => await resolver.resolve((req as { did: string }).did)
       })
       if (cache !== undefined) for (const k of r.added) cache.add(k)
@@ -182,6 +186,11 @@ export class ChainValidationPool {
     }
     const docs = await Promise.all(want.map(async (did) => await resolver.resolve(did).catch(() => undefined)))
     return docs.filter((d): d is DidDocument => d !== undefined)
+  }
+
+  /** Documents that went with a job the calling thread took: a worker still has to be sent them. */
+  private unsent (rid: number, docs: readonly DidDocument[]): void {
+    for (const d of docs) this.sent.delete(`${rid}:${d.did}`)
   }
 
   private async inline (blocks: readonly ChainBlockInput[], ctx: ChainValidationContext): Promise<ChainValidationResult> {

@@ -43,6 +43,11 @@ export interface WorkerPoolOptions {
   retries?: number
   /** the calling thread runs waiting jobs that have an inline form while every worker is busy */
   callerHelps?: boolean
+  /**
+   * jobs handed to one worker at a time (default 1). With 2, a worker has its next job as soon as
+   * it finishes one, even while the calling thread is busy (helping) and cannot hand it another.
+   */
+  perWorker?: number
   /** passed to each worker as workerData */
   workerData?: unknown
   /** heap limit per worker (MB); default 512 */
@@ -71,7 +76,8 @@ interface Task<J, R> extends PoolJob<J, R> {
 
 interface Slot<J, R> {
   worker: Worker
-  task?: Task<J, R>
+  /** the jobs this worker holds, in the order it was given them */
+  tasks: Array<Task<J, R>>
   ready: boolean
   gone: boolean
 }
@@ -92,6 +98,7 @@ export interface WorkerPoolStats {
 export class WorkerPool<J, R> {
   readonly size: number
   readonly maxQueue: number
+  private readonly perWorker: number
   private readonly retries: number
   private readonly slots: Array<Slot<J, R>> = []
   private readonly queue: Array<Task<J, R>> = []
@@ -108,6 +115,7 @@ export class WorkerPool<J, R> {
     this.size = Math.max(1, Math.floor(o.size ?? defaultWorkerCount()))
     this.maxQueue = Math.max(1, Math.floor(o.maxQueue ?? 64))
     this.retries = Math.max(0, Math.floor(o.retries ?? 1))
+    this.perWorker = Math.max(1, Math.floor(o.perWorker ?? 1))
   }
 
   /** Whether jobs can still go to workers (false after close, or when workers cannot start). */
@@ -115,13 +123,13 @@ export class WorkerPool<J, R> {
 
   /** Workers idle right now (started or not yet started). */
   get idleWorkers (): number {
-    return this.size - this.slots.filter((s) => s.task !== undefined).length
+    return this.size - this.slots.filter((s) => s.tasks.length > 0).length
   }
 
   stats (): WorkerPoolStats {
     return {
       workers: this.slots.length,
-      busy: this.slots.filter((s) => s.task !== undefined).length,
+      busy: this.slots.filter((s) => s.tasks.length > 0).length,
       queued: this.queue.length,
       waiting: this.roomWaiters.length,
       ...this.counts
@@ -170,7 +178,7 @@ export class WorkerPool<J, R> {
     const ending: Array<Promise<unknown>> = []
     for (const s of this.slots.splice(0)) {
       s.gone = true
-      if (s.task !== undefined) { s.task.reject(err); s.task = undefined }
+      for (const t of s.tasks.splice(0)) t.reject(err)
       ending.push(s.worker.terminate().catch(() => undefined))
     }
     await Promise.all(ending)
@@ -188,8 +196,10 @@ export class WorkerPool<J, R> {
   private pump (): void {
     if (this.closed) return
     while (this.queue.length > 0) {
-      let slot = this.slots.find((s) => s.task === undefined && !s.gone)
+      // an idle worker first, a new one next, then one that can hold another job
+      let slot = this.slots.find((s) => s.tasks.length === 0 && !s.gone)
       if (slot === undefined && this.slots.length < this.size && this.broken === undefined) slot = this.spawn()
+      slot ??= this.slots.find((s) => s.tasks.length < this.perWorker && !s.gone)
       if (slot === undefined) break
       this.send(slot, this.queue.shift()!)
     }
@@ -224,15 +234,15 @@ export class WorkerPool<J, R> {
   }
 
   private send (slot: Slot<J, R>, task: Task<J, R>): void {
-    slot.task = task
+    slot.tasks.push(task)
     task.attempts++
     slot.worker.ref()
     try {
       slot.worker.postMessage({ t: 'job', id: task.id, data: task.data }, task.attempts === 1 ? task.transfer as TransferListItem[] | undefined : undefined)
     } catch (e) {
       // the data cannot be cloned: the job's fault, not the worker's
-      slot.task = undefined
-      slot.worker.unref()
+      slot.tasks.splice(slot.tasks.indexOf(task), 1)
+      if (slot.tasks.length === 0) slot.worker.unref()
       this.counts.failed++
       task.reject(new RbtError(ErrorCode.INTERNAL, `${this.name}: the job could not be sent to a worker: ${errorMessage(e)}`))
     }
@@ -246,7 +256,7 @@ export class WorkerPool<J, R> {
       stderr: false
     })
     worker.unref()
-    const slot: Slot<J, R> = { worker, ready: false, gone: false }
+    const slot: Slot<J, R> = { worker, tasks: [], ready: false, gone: false }
     this.slots.push(slot)
     worker.on('message', (m: unknown) => { this.onMessage(slot, m) })
     worker.on('error', (e: Error) => { this.onFailure(slot, e) })
@@ -263,8 +273,8 @@ export class WorkerPool<J, R> {
       this.startFailures = 0
       return
     }
-    const task = slot.task
-    if (task === undefined || msg.id !== task.id) return
+    const task = slot.tasks.find((t) => t.id === msg.id)
+    if (task === undefined) return
     if (msg.t === 'ask') {
       const rid = msg.rid
       const answer = task.ask === undefined ? Promise.reject(new Error('this job takes no questions')) : task.ask(msg.req)
@@ -275,8 +285,8 @@ export class WorkerPool<J, R> {
       return
     }
     if (msg.t !== 'done') return
-    slot.task = undefined
-    slot.worker.unref()
+    slot.tasks.splice(slot.tasks.indexOf(task), 1)
+    if (slot.tasks.length === 0) slot.worker.unref()
     if (msg.ok === true) {
       this.counts.completed++
       task.resolve(msg.value as R)
@@ -297,13 +307,14 @@ export class WorkerPool<J, R> {
     this.counts.workerRestarts++
     try { this.o.onWorkerError?.(e) } catch { /* the log only */ }
     if (!slot.ready && ++this.startFailures >= 3) this.broken = errorMessage(e)
-    const task = slot.task
-    slot.task = undefined
-    // a worker that never got ready failed to start: not the job's fault
-    if (task !== undefined && !slot.ready) task.attempts--
-    if (task !== undefined) {
+    // the jobs it held go first again, in their order
+    const held = slot.tasks.splice(0)
+    const again: Array<Task<J, R>> = []
+    for (const task of held) {
+      // a worker that never got ready failed to start: not the job's fault
+      if (!slot.ready) task.attempts--
       if (task.attempts <= this.retries && this.broken === undefined) {
-        this.queue.unshift(task)
+        again.push(task)
       } else if (this.broken !== undefined && task.inline !== undefined) {
         this.runInline(task).then(task.resolve, task.reject)
       } else {
@@ -311,6 +322,7 @@ export class WorkerPool<J, R> {
         task.reject(new RbtError(ErrorCode.INTERNAL, `${this.name}: a worker failed on this job ${task.attempts} time(s): ${errorMessage(e)}`))
       }
     }
+    this.queue.unshift(...again)
     if (this.broken !== undefined) {
       // nothing more will start: what waits runs here or fails
       for (const t of this.queue.splice(0)) {

@@ -127,6 +127,30 @@ describe('util/worker-pool', function () {
     expect(pool.stats().inline).to.equal(3)
   })
 
+  it('perWorker 2: a worker is handed its next job while it works on one (1: the job waits here)', async () => {
+    for (const [perWorker, queued] of [[1, 1], [2, 0]]) {
+      const pool = make({ perWorker })
+      const slow = pool.run({ data: { op: 'sleep', ms: 500, v: 'slow' } })
+      const next = pool.run({ data: { op: 'echo', v: 'next' } })
+      expect(pool.stats().queued, `perWorker ${perWorker}`).to.equal(queued)
+      expect(await Promise.all([slow, next])).to.deep.equal(['slow', 'next'])
+      expect(pool.stats()).to.include({ busy: 0, queued: 0, completed: 2 })
+    }
+  })
+
+  it('a worker that dies holding two jobs: both run again on its replacement', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rbtnode-pool-test-'))
+    try {
+      const pool = make({ perWorker: 2 })
+      const first = pool.run({ data: { op: 'crash-once', flag: join(dir, 'flag') } })
+      const second = pool.run({ data: { op: 'echo', v: 'held too' } })
+      expect(await Promise.all([first, second])).to.deep.equal(['second try', 'held too'])
+      expect(pool.stats().workerRestarts).to.equal(1)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('workers that cannot start: after three tries jobs run inline where they can, the others fail with INTERNAL', async () => {
     const pool = make({ url: new URL('./no-such-worker.js', import.meta.url) })
     expect(await pool.run({ data: { op: 'echo', v: 1 }, inline: async () => 'inline' })).to.equal('inline')
