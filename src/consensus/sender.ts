@@ -560,7 +560,11 @@ export class TransferSender {
         if (decodeBlockEnvelope(last).hash !== decoded.hash) bundle.chains[id] = [...chain, block]
       }
       // a self transfer has no other party: this node stores the block itself below
-      if (rec.receiver !== rec.sender && !await this.deliverWithRetry(rec, block, bundle, wait, 'transfer')) return { txid, blockId, quorums: rec.signers, delivered: false }
+      if (rec.receiver !== rec.sender && !await this.deliverWithRetry(rec, block, bundle, wait, 'transfer')) {
+        // a delivery retried later (it may be minutes) reads the chains again rather than keep them
+        this.sentBundles.delete(txid)
+        return { txid, blockId, quorums: rec.signers, delivered: false }
+      }
       this.fault('delivered')
       this.log.debug(`transfer ${txid.slice(0, 12)}: delivered ${Date.now() - rec.updatedAt} ms after the decision`)
       const now = this.clock.now()
