@@ -160,3 +160,6 @@ async function openKeys<T> (ledger: Ledger, index: typeof OUTGOING_OPEN | typeof
   for await (const [k] of ledger.records(index)) keys.push(k)
   return keys
 }
+
+/** Key of a quorum's vote (and of the pledge it becomes) for a transaction, in cs-votes and cs-pledges. */
+export const voteKey = (quorumDid: string, txid: string): string => `${quorumDid}/${txid}`
