@@ -16,7 +16,7 @@ import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import type { AbortRequest, ChainBundle, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest } from './messages.js'
 import type { Clock, ConsensusSigner, Ledger, SpentMarkers, TokenState, Verifier } from './ports.js'
 import { MARKER_DHT_STATES, systemClock, VERIFIED_MEMO } from './ports.js'
-import { VOTES_OPEN, isOpenVote, openRecords, pledgeIndexKeys, putVote, stateKey, voteKey, type PledgeRecord, type VoteRecord } from './records.js'
+import { openVotes, pledgeIndexKeys, putVote, stateKey, voteKey, type PledgeRecord, type VoteRecord } from './records.js'
 import { ContractType, TransactionType } from '../tokenchain/types.js'
 import type { DecodedContract } from '../tokenchain/contract.js'
 import { deployIdMatches, isNftTokenType } from './nft.js'
@@ -516,7 +516,7 @@ export class QuorumService {
     const now = this.clock.now()
     const stale = now - (this.opts.staleVoteMs ?? 30_000)
     // only the open votes, from their index (never the whole history of votes)
-    const votes = (await openRecords<VoteRecord>(this.ledger, VOTES_OPEN, 'cs-votes', (v) => isOpenVote(v.state))).filter((v) => v.updatedAt <= stale)
+    const votes = (await openVotes(this.ledger)).filter((v) => v.updatedAt <= stale)
     for (const v of votes) {
       if (this.opts.transport === undefined) break
       try {

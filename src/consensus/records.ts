@@ -106,14 +106,14 @@ export const unb64 = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'b
  * pass reads the few open ones instead of a node's whole history (a periodic full scan cost a
  * third of a second of CPU at 300 past transfers, and grew with every one).
  */
-export const OUTGOING_OPEN = 'cs-outgoing-open'
-export const VOTES_OPEN = 'cs-votes-open'
+const OUTGOING_OPEN = 'cs-outgoing-open'
+const VOTES_OPEN = 'cs-votes-open'
 
 /** Nothing left to do for this transfer: aborted, or committed and every contacted quorum told. */
-export const isSettled = (r: OutgoingRecord): boolean => r.state === 'ABORTED' || (r.state === 'COMMITTED' && (r.contacted ?? r.asked).every((q) => r.notified.includes(q)))
+const isSettled = (r: OutgoingRecord): boolean => r.state === 'ABORTED' || (r.state === 'COMMITTED' && (r.contacted ?? r.asked).every((q) => r.notified.includes(q)))
 
 /** A vote a sweep looks at: reserved or signed, not yet committed or released. */
-export const isOpenVote = (state: VoteRecord['state']): boolean => state === 'RESERVED' || state === 'SIGNED'
+const isOpenVote = (state: VoteRecord['state']): boolean => state === 'RESERVED' || state === 'SIGNED'
 
 /** Writes a sender's record and its entry in the open index, in the caller's batch. */
 export function putOutgoing (w: LedgerWriter, rec: OutgoingRecord): void {
@@ -135,7 +135,7 @@ export function putVote (w: LedgerWriter, key: string, vote: VoteRecord): void {
  * best effort: a later pass drops it when this write fails. A data dir from before the index gets
  * it built once, from a full scan of the records, marked done in cs-meta in the same batch.
  */
-export async function openRecords<T> (ledger: Ledger, index: typeof OUTGOING_OPEN | typeof VOTES_OPEN, records: 'cs-outgoing' | 'cs-votes', isOpen: (r: T) => boolean): Promise<T[]> {
+async function openRecords<T> (ledger: Ledger, index: typeof OUTGOING_OPEN | typeof VOTES_OPEN, records: 'cs-outgoing' | 'cs-votes', isOpen: (r: T) => boolean): Promise<T[]> {
   const out: T[] = []
   const gone: string[] = []
   for (const k of await openKeys(ledger, index, records, isOpen)) {
@@ -145,6 +145,16 @@ export async function openRecords<T> (ledger: Ledger, index: typeof OUTGOING_OPE
   }
   if (gone.length > 0) await ledger.commit((w) => { for (const k of gone) w.delRecord(index, k) }).catch(() => {})
   return out
+}
+
+/** The sender's records not settled yet (the transfers recovery still has work on), from their open index. */
+export async function openOutgoing (ledger: Ledger): Promise<OutgoingRecord[]> {
+  return await openRecords<OutgoingRecord>(ledger, OUTGOING_OPEN, 'cs-outgoing', (r) => !isSettled(r))
+}
+
+/** The quorums' votes still reserved or signed (what the sweep asks senders about), from their open index. */
+export async function openVotes (ledger: Ledger): Promise<VoteRecord[]> {
+  return await openRecords<VoteRecord>(ledger, VOTES_OPEN, 'cs-votes', (v) => isOpenVote(v.state))
 }
 
 async function openKeys<T> (ledger: Ledger, index: typeof OUTGOING_OPEN | typeof VOTES_OPEN, records: 'cs-outgoing' | 'cs-votes', isOpen: (r: T) => boolean): Promise<string[]> {

@@ -13,7 +13,7 @@ import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, Sig
 import type { Clock, ConsensusSigner, Ledger, Verifier } from './ports.js'
 import { systemClock } from './ports.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
-import { OUTGOING_OPEN, b64, isSettled, openRecords, putOutgoing, unb64, type OutgoingRecord } from './records.js'
+import { b64, openOutgoing, putOutgoing, unb64, type OutgoingRecord } from './records.js'
 import { nftBlock, opTokenType, type NftOp } from './nft.js'
 import type { ScCode } from './smart-contract.js'
 import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe.js'
@@ -748,10 +748,10 @@ export class TransferSender {
   /** This node's record of a transfer it sent (any state). */
   /**
    * Transfers this node sent that are not decided and delivered yet (PREPARING, SIGNING,
-   * COMMITTING), oldest first. Reads the open set recovery keeps; a full scan before its first run.
+   * COMMITTING), oldest first, from the index of open transfers.
    */
   async openTransfers (): Promise<OutgoingRecord[]> {
-    const open = await openRecords<OutgoingRecord>(this.ledger, OUTGOING_OPEN, 'cs-outgoing', (r) => !isSettled(r))
+    const open = await openOutgoing(this.ledger)
     return open.filter((r) => r.state !== 'COMMITTED').sort((a, b) => a.createdAt - b.createdAt)
   }
 
@@ -781,7 +781,7 @@ export class TransferSender {
   async recover (opts: { staleMs?: number } = {}): Promise<void> {
     const staleBefore = this.clock.now() - (opts.staleMs ?? 0)
     // only the transfers still open, from their index (never the whole history)
-    const recs = (await openRecords<OutgoingRecord>(this.ledger, OUTGOING_OPEN, 'cs-outgoing', (r) => !isSettled(r))).filter((r) => !this.inFlight.has(r.txid))
+    const recs = (await openOutgoing(this.ledger)).filter((r) => !this.inFlight.has(r.txid))
     for (const t of this.unsentSigning) if (!recs.some((r) => r.txid === t) && !this.inFlight.has(t)) this.unsentSigning.delete(t)
     for (const r of recs) {
       try {
