@@ -4,7 +4,7 @@
  * chosen; and the tokens (or the NFT) Locked in the same commit as the PREPARING record.
  */
 import { ContractType, PledgeMode } from '../tokenchain/types.js'
-import { createContract, encodeContractEnvelope, transactionId, withContractSignature } from '../tokenchain/contract.js'
+import { createContract, encodeContractEnvelope, transactionId, withContractSignature, type ContractContent } from '../tokenchain/contract.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
 import { ErrorCode, RbtError } from '../util/errors.js'
 import { splitToken } from './part-split.js'
@@ -86,21 +86,14 @@ export async function lockTokens (ctx: LockContext, input: TransferInput, signer
   if (input.selfTokens !== undefined && totalMilli !== input.amountMilli) throw new RbtError(ErrorCode.CONFLICT, 'the tokens of the self transfer changed; retry')
   const transTokens: Record<string, { tokenType: number, tokenValue: number, owner: string, blockId: string }> = {}
   for (const t of tokens) transTokens[t.tokenId] = { tokenType: t.tokenType, tokenValue: t.valueMilli / 1000, owner: input.sender, blockId: t.latestBlockId }
-  let contract = createContract({
+  const { envelope, txid } = await signedContract(signer, input.sender, {
     type: fts.length > 0 ? ContractType.FT : ContractType.RBT_DIRECT,
     pledgeMode: PledgeMode.PERIODIC,
     transInfo: { sender: input.sender, receiver: input.receiver, comment: input.memo, transTokens },
     totalRbts: totalMilli / 1000
   })
-  const sig = await signer.signHash(contract.hash)
-  contract = withContractSignature(contract, input.sender, sig.keySig, sig.shareSig)
-  const envelope = encodeContractEnvelope(contract)
-  const txid = transactionId(envelope)
   const anchor = tokens.map((t) => tokenStateHash(t.tokenId, t.latestBlockId)).sort()[0]
-  const asked = selectQuorums(input.quorums, anchor, [input.sender, input.receiver])
-  if (asked.length < MIN_QUORUM_SIGNATURES) {
-    throw new RbtError(ErrorCode.CONSENSUS_FAILED, `not enough quorums: ${asked.length} usable in the quorum list, ${MIN_QUORUM_SIGNATURES} needed (add quorums with addquorum)`)
-  }
+  const asked = askedQuorums(input.quorums, anchor, [input.sender, input.receiver])
   const rec: OutgoingRecord = {
     txid,
     state: 'PREPARING',
@@ -206,20 +199,13 @@ export async function lockNft (ctx: LockContext, input: NftInput, signer: Consen
   }
   const transTokens = { [id]: { tokenType: opTokenType(op), tokenValue: op.valueMilli / 1000, owner: initiator, ...(blockId !== '' ? { blockId } : {}) } }
   const sc = op.sc !== undefined ? scContractFields(op, initiator) : undefined
-  let contract = createContract({
+  const { envelope, txid } = await signedContract(signer, initiator, {
     type: sc !== undefined ? sc.type : op.op === 'deploy' ? ContractType.NFT_DEPLOY : ContractType.NFT_EXECUTE,
     pledgeMode: PledgeMode.PERIODIC,
     transInfo: { sender: initiator, receiver: input.receiver, comment: input.memo, transTokens, ...(sc !== undefined ? sc.fields : { nft: id, nftData: op.data }) },
     totalRbts: op.valueMilli / 1000
   })
-  const sig = await signer.signHash(contract.hash)
-  contract = withContractSignature(contract, initiator, sig.keySig, sig.shareSig)
-  const envelope = encodeContractEnvelope(contract)
-  const txid = transactionId(envelope)
-  const asked = selectQuorums(input.quorums, tokenStateHash(id, blockId), [initiator, input.receiver])
-  if (asked.length < MIN_QUORUM_SIGNATURES) {
-    throw new RbtError(ErrorCode.CONSENSUS_FAILED, `not enough quorums: ${asked.length} usable in the quorum list, ${MIN_QUORUM_SIGNATURES} needed (add quorums with addquorum)`)
-  }
+  const asked = askedQuorums(input.quorums, tokenStateHash(id, blockId), [initiator, input.receiver])
   const rec: OutgoingRecord = {
     txid, state: 'PREPARING', sender: initiator, receiver: input.receiver, amountMilli: op.valueMilli, memo: input.memo,
     epoch: Math.floor(now / 1000), tokens: [id], contract: b64(envelope), asked, yes: [], signers: [], notified: [], nft: op, createdAt: now, updatedAt: now
@@ -238,4 +224,21 @@ export async function lockNft (ctx: LockContext, input: NftInput, signer: Consen
   })
   ctx.locked(txid)
   return rec
+}
+
+/** The contract signed by `did` as an envelope, and its transaction id. */
+async function signedContract (signer: ConsensusSigner, did: string, content: ContractContent): Promise<{ envelope: Uint8Array, txid: string }> {
+  const unsigned = createContract(content)
+  const sig = await signer.signHash(unsigned.hash)
+  const envelope = encodeContractEnvelope(withContractSignature(unsigned, did, sig.keySig, sig.shareSig))
+  return { envelope, txid: transactionId(envelope) }
+}
+
+/** The quorums a transaction asks, in order; refused when fewer than can sign it. */
+function askedQuorums (quorums: string[], anchor: string, parties: string[]): string[] {
+  const asked = selectQuorums(quorums, anchor, parties)
+  if (asked.length < MIN_QUORUM_SIGNATURES) {
+    throw new RbtError(ErrorCode.CONSENSUS_FAILED, `not enough quorums: ${asked.length} usable in the quorum list, ${MIN_QUORUM_SIGNATURES} needed (add quorums with addquorum)`)
+  }
+  return asked
 }
