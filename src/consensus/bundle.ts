@@ -43,23 +43,42 @@ export interface RememberedAncestor {
   depth: number
 }
 
-/** What a validator knows of ancestors, and what it learns while validating a bundle. */
+/**
+ * The latest state of a token this node validated (docs/protocol.md, "Validated states"): its chain
+ * through `blockId` was valid, ancestry and backing included, when this node checked it (or built
+ * the block on a chain of its own). A chain is append-only and every block names the hash of the one
+ * before, so a later chain whose block at that number has this id holds exactly the blocks that
+ * were validated: only the blocks after it are left to check. Kept in the ledger ('cs-validated').
+ */
+export interface ValidatedState extends ChainTip {
+  /** the token's number of part-token ancestors, when known */
+  ancestors?: number
+}
+
+/** What a validator knows of ancestors and token states, and what it learns while validating a bundle. */
 export interface AncestryMemory {
   recall: (tokenId: string) => Promise<RememberedAncestor | undefined>
   /** ancestors validated by this call, with the chain and contents to store beside them */
   learned: Map<string, { record: RememberedAncestor, chain: Uint8Array[], contents: Record<string, string> }>
+  /** the latest validated state of a token (absent: every chain is validated whole) */
+  validated?: (tokenId: string) => Promise<ValidatedState | undefined>
+  /** token states validated by this call, newer than the ones known before */
+  states: Map<string, ValidatedState>
 }
 
-/** An AncestryMemory over the ledger's 'cs-ancestors' records (and what this memory learned already). */
+/** An AncestryMemory over the ledger's 'cs-ancestors' and 'cs-validated' records (and what this memory learned already). */
 export function ledgerAncestry (ledger: Pick<Ledger, 'record'>): AncestryMemory {
   const learned: AncestryMemory['learned'] = new Map()
+  const states: AncestryMemory['states'] = new Map()
   return {
     learned,
-    recall: async (id) => learned.get(id)?.record ?? await ledger.record<RememberedAncestor>('cs-ancestors', id)
+    states,
+    recall: async (id) => learned.get(id)?.record ?? await ledger.record<RememberedAncestor>('cs-ancestors', id),
+    validated: async (id) => states.get(id) ?? await ledger.record<ValidatedState>('cs-validated', id)
   }
 }
 
-/** Writes what `memory` learned (records, chains, the children's contents) into a commit. */
+/** Writes what `memory` learned (records, chains, the children's contents, token states) into a commit. */
 export function storeLearned (w: LedgerWriter, memory: AncestryMemory | undefined): void {
   if (memory === undefined) return
   for (const [id, l] of memory.learned) {
@@ -67,12 +86,43 @@ export function storeLearned (w: LedgerWriter, memory: AncestryMemory | undefine
     for (const [c, content] of Object.entries(l.contents)) w.putRecord('cs-contents', c, content)
     w.putRecord('cs-ancestors', id, l.record)
   }
+  for (const [id, s] of memory.states) putValidatedState(w, id, s)
 }
 
-/** An ancestor's chain was neither in the bundle nor known here: the sender is to send it. */
+/** Writes a validated token state (the caller has checked that it is not older than the stored one). */
+export function putValidatedState (w: LedgerWriter, tokenId: string, s: ValidatedState): void {
+  const { tokenId: _t, ...rest } = s
+  w.putRecord('cs-validated', tokenId, { tokenId, ...rest })
+}
+
+/**
+ * The states `block` (fully verified by the caller: its signatures hold) moves tokens to, for the
+ * tokens whose state just before it this node validated: each new block is checked as the next
+ * link of that state's chain (number, link, transition, signatures), so the state it leads to is
+ * validated too. Tokens whose earlier state is not known here are left out.
+ */
+export async function statesAfter (block: Uint8Array, memory: Pick<AncestryMemory, 'validated'>, verifier: Verifier, cache?: VerifiedBlockCache): Promise<Map<string, ValidatedState>> {
+  const out = new Map<string, ValidatedState>()
+  if (memory.validated === undefined) return out
+  const decoded = decodeBlockEnvelope(block)
+  for (const [tokenId, e] of Object.entries(decoded.content.transInfo.tokens)) {
+    const known = await memory.validated(tokenId)
+    if (known === undefined || e.previousBlockId !== known.blockId) continue
+    try {
+      const r = await validateExtension(known, [block], { tokenId, verifier, cache })
+      out.set(tokenId, stateOf(r.tip, known.ancestors, known.value))
+    } catch { /* not a valid next link of what was validated: nothing learned */ }
+  }
+  return out
+}
+
+const stateOf = (tip: ChainTip, ancestors: number | undefined, value: number | undefined): ValidatedState =>
+  ({ ...tip, value: tip.value ?? value, ...(ancestors !== undefined ? { ancestors } : {}) })
+
+/** An ancestor's chain (or a token's own) was neither in the bundle nor known here: the sender is to send it. */
 export class AncestryMissing extends RbtError {
-  constructor (readonly missing: string[], tokenId: string) {
-    super(ErrorCode.NOT_FOUND, `token ${tokenId}: the chain of its ancestor ${missing.join(', ')} was not supplied and is not known here`, { details: { missing } })
+  constructor (readonly missing: string[], tokenId: string, message = `token ${tokenId}: the chain of its ancestor ${missing.join(', ')} was not supplied and is not known here`) {
+    super(ErrorCode.NOT_FOUND, message, { details: { missing } })
     this.name = 'AncestryMissing'
   }
 }
@@ -112,20 +162,44 @@ export interface BuildBundleOptions {
   levels?: number
 }
 
+/** Where a bundle's chains and token contents are read from. */
+interface BundleSource {
+  chain: (id: string) => Promise<Uint8Array[]>
+  content: (id: string) => Promise<string | undefined>
+}
+
 /** Collects the chains and token contents a validator needs for `tokenIds` (ancestors included). */
 export async function buildBundle (ledger: Ledger, tokenIds: readonly string[], opts: BuildBundleOptions = {}): Promise<ChainBundle> {
+  return await collectBundle({
+    chain: async (id) => await ledger.chain(id),
+    content: async (id) => (await ledger.token(id))?.content ?? await ledger.record<string>('cs-contents', id)
+  }, tokenIds, opts)
+}
+
+/**
+ * The part of `bundle` a validator needs for `tokenIds` (as buildBundle collects it from the
+ * ledger), sharing its block arrays: for a validator that knows the other tokens' states.
+ */
+export async function pickBundle (bundle: ChainBundle, tokenIds: readonly string[], opts: BuildBundleOptions = {}): Promise<ChainBundle> {
+  return await collectBundle({
+    chain: async (id) => bundle.chains[id] ?? [],
+    content: async (id) => bundle.contents[id]
+  }, tokenIds, opts)
+}
+
+async function collectBundle (source: BundleSource, tokenIds: readonly string[], opts: BuildBundleOptions): Promise<ChainBundle> {
   const levels = opts.levels ?? MAX_ANCESTRY
   const bundle: ChainBundle = { chains: {}, contents: {} }
   const addContent = async (id: string): Promise<void> => {
     if (bundle.contents[id] !== undefined) return
-    const c = (await ledger.token(id))?.content ?? await ledger.record<string>('cs-contents', id)
+    const c = await source.content(id)
     if (c !== undefined) bundle.contents[id] = c
   }
   // a parent's chain is read when its part is (to find its siblings) and used again when its turn comes
   const read = new Map<string, Uint8Array[]>()
   const chainOf = async (id: string): Promise<Uint8Array[]> => {
     let c = read.get(id)
-    if (c === undefined) { c = await ledger.chain(id); read.set(id, c) }
+    if (c === undefined) { c = await source.chain(id); read.set(id, c) }
     return c
   }
   // iterative, so a deep ancestry costs no stack
@@ -176,7 +250,7 @@ export async function buildBundle (ledger: Ledger, tokenIds: readonly string[], 
  */
 export async function validateBundleToken (bundle: ChainBundle, tokenId: string, verifier: Verifier, cache?: VerifiedBlockCache, memory?: AncestryMemory): Promise<ChainTip> {
   checkBundleSize(bundle)
-  return (await validateWithDepth(bundle, tokenId, verifier, cache, memory, 0)).tip
+  return (await validateTop(bundle, tokenId, verifier, cache, memory)).tip
 }
 
 /**
@@ -196,8 +270,42 @@ export async function validateBundleTokenOrCollect (bundle: ChainBundle, tokenId
 /** The number of ancestors of a token validated by `validateBundleToken` (0: not a part). */
 export async function validateBundleTokenDepth (bundle: ChainBundle, tokenId: string, verifier: Verifier, cache?: VerifiedBlockCache, memory?: AncestryMemory): Promise<{ tip: ChainTip, ancestors: number }> {
   checkBundleSize(bundle)
-  const r = await validateWithDepth(bundle, tokenId, verifier, cache, memory, 0)
+  const r = await validateTop(bundle, tokenId, verifier, cache, memory)
   return { tip: r.tip, ancestors: r.ancestors }
+}
+
+/**
+ * A token of a bundle, from the latest state of it this memory knows validated (docs/protocol.md,
+ * "Validated states"): a chain that holds that state needs only its later blocks checked, and no
+ * chain at all when the state is its tip; a token with neither a chain nor a known state is asked
+ * for (AncestryMissing). Without a known state in the chain, the whole chain and its ancestry.
+ * What is validated here, newer than what was known, is added to `memory.states`.
+ */
+async function validateTop (bundle: ChainBundle, tokenId: string, verifier: Verifier, cache: VerifiedBlockCache | undefined, memory: AncestryMemory | undefined): Promise<{ tip: ChainTip, ancestors: number }> {
+  const known = await memory?.validated?.(tokenId)
+  const chain = bundle.chains[tokenId]
+  const supplied = chain !== undefined && chain.length > 0
+  if (known !== undefined) {
+    if (!supplied) return { tip: known, ancestors: known.ancestors ?? 0 }
+    const at = known.blockNumber
+    if (at < chain.length && holdsBlock(chain[at], tokenId, known.blockId)) {
+      if (at === chain.length - 1) return { tip: known, ancestors: known.ancestors ?? 0 }
+      const r = await validateExtension(known, chain.slice(at + 1), { tokenId, verifier, cache })
+      const state = stateOf(r.tip, known.ancestors, known.value)
+      memory!.states.set(tokenId, state)
+      return { tip: state, ancestors: known.ancestors ?? 0 }
+    }
+  } else if (!supplied && memory?.validated !== undefined) {
+    throw new AncestryMissing([tokenId], tokenId, `token ${tokenId}: no chain was supplied and no state of it was validated here`)
+  }
+  const r = await validateWithDepth(bundle, tokenId, verifier, cache, memory, 0)
+  if (memory?.validated !== undefined && (known === undefined || r.tip.blockNumber > known.blockNumber)) memory.states.set(tokenId, stateOf(r.tip, r.ancestors, undefined))
+  return r
+}
+
+/** Is `envelope` the block `blockId` of `tokenId`'s chain? */
+function holdsBlock (envelope: Uint8Array, tokenId: string, blockId: string): boolean {
+  try { return blockIdFor(decodeBlockEnvelope(envelope), tokenId) === blockId } catch { return false }
 }
 
 /**

@@ -8,7 +8,7 @@ import { BoundedSet } from '../util/lru.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
-import { AncestryMissing, buildBundle, ledgerAncestry, storeLearned, validateBundleToken, validateBundleTokenOrCollect } from './bundle.js'
+import { AncestryMissing, buildBundle, ledgerAncestry, putValidatedState, statesAfter, storeLearned, validateBundleToken, validateBundleTokenOrCollect } from './bundle.js'
 import type { ChainSource } from './chain-sync.js'
 import { splitToken, type SplitResult } from './part-split.js'
 import { KeyedMutex } from './keyed-mutex.js'
@@ -154,6 +154,8 @@ export class QuorumService {
           // every token is looked at, so one answer names all the ancestors this quorum lacks
           const tip = await validateBundleTokenOrCollect(req.bundle, tokenId, this.opts.verifier, missing, this.cache, memory)
           if (tip === undefined) continue
+          // no chain sent, and the state known here is not the one spent: the sender is to send it
+          if (req.bundle.chains[tokenId] === undefined && tip.blockId !== t.blockId) { missing.push(tokenId); continue }
           if (tip.burnt) return no(`token ${tokenId} is burnt`)
           if (tip.owner !== sender) return no(`token ${tokenId} belongs to ${tip.owner}, not the sender`)
           if (tip.blockId !== t.blockId) return no(`token ${tokenId}: the contract spends block ${String(t.blockId)}, the chain ends at ${tip.blockId}`)
@@ -168,7 +170,7 @@ export class QuorumService {
         if (e instanceof AncestryMissing) return { ...no(errorMessage(e)), missing: e.missing }
         return no(errorMessage(e))
       }
-      if (missing.length > 0) return { ...no(`the chains of ${missing.length} part-token ancestors were not supplied and are not known here`), missing: [...new Set(missing)] }
+      if (missing.length > 0) return { ...no(`the chains of ${missing.length} tokens or part-token ancestors were not supplied and are not known here`), missing: [...new Set(missing)] }
       if (floatToMilliExact(contract.content.totalRbts) !== totalMilli) return no('contract total does not match its tokens')
       const tValid = Date.now()
       // 3. double spend: our own ledger first (durable), then the network marker
@@ -431,8 +433,20 @@ export class QuorumService {
     // eleven signatures again (a failure only means it is checked then, as any other block)
     if (finalized) {
       verifyEnvelope(req.block, { verifier: this.opts.verifier, cache: this.cache })
+        .then(async () => { await this.learnStates(req.block) })
         .catch((e) => { this.log.debug(`finalized block of ${txid}: ${errorMessage(e)}`) })
     }
+  }
+
+  /**
+   * The states a final block (its signatures verified) moves the tokens to, remembered as validated
+   * for the tokens whose state before it this quorum validated: a later spend of them through this
+   * quorum needs no chain (docs/protocol.md, "Validated states").
+   */
+  private async learnStates (block: Uint8Array): Promise<void> {
+    const states = await statesAfter(block, ledgerAncestry(this.ledger), this.opts.verifier, this.cache)
+    if (states.size === 0) return
+    await this.ledger.commit((w) => { for (const [id, s] of states) putValidatedState(w, id, s) })
   }
 
   private async commitVote (vote: VoteRecord, blockBytes: Uint8Array): Promise<void> {

@@ -6,7 +6,7 @@ import { ErrorCode, RbtError, deliveryPending, errorMessage, isRbtError, signing
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
 import { Lru } from '../util/lru.js'
-import { buildBundle, mergeBundles } from './bundle.js'
+import { buildBundle, mergeBundles, pickBundle, putValidatedState } from './bundle.js'
 import { lockNft, lockTokens, type FtSpend, type LockContext, type NftInput, type TransferInput } from './transfer-lock.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply } from './messages.js'
@@ -224,13 +224,13 @@ export class TransferSender {
     }
     return async (quorumDid: string): Promise<PrepareReply> => {
       try {
-        let sent = bundle
+        let sent = rec.nft !== undefined ? bundle : await this.bundleFor(rec, bundle, quorumDid)
         for (let round = 0; ; round++) {
           const reply = await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle: sent, senderPeer: this.opts.selfPeer, epoch: rec.epoch, asked: rec.asked.slice(0, MIN_QUORUM_SIGNATURES), ...nft })
           const more = round >= ANCESTRY_ROUNDS || reply.vote === 'yes'
             ? undefined
             : reply.missing !== undefined
-              ? await this.lacking(reply.missing, sent, round)
+              ? await this.lacking(reply.missing, sent, round, bundle)
               // a quorum from before the missing-ancestors answer: once more with every ancestor
               : rec.nft === undefined && NO_CHAIN.test(reply.reason) ? await this.whole(rec.tokens, sent) : undefined
           if (more === undefined) return reply
@@ -251,6 +251,20 @@ export class TransferSender {
       this.sentBundles.set(rec.txid, b)
     }
     return b
+  }
+
+  /**
+   * What a quorum is sent of a transfer's bundle: the tokens whose last block it signed are left
+   * out (it validated their state then, docs/protocol.md "Validated states"); one that no longer
+   * knows them says so, and is sent them in the next round.
+   */
+  private async bundleFor (rec: OutgoingRecord, full: ChainBundle, quorumDid: string): Promise<ChainBundle> {
+    const needed = rec.tokens.filter((id) => {
+      const chain = full.chains[id]
+      if (chain === undefined || chain.length < 2) return true
+      try { return decodeBlockEnvelope(chain[chain.length - 1]).signatures[quorumDid] === undefined } catch { return true }
+    })
+    return needed.length === rec.tokens.length ? full : await pickBundle(full, needed, { levels: 1 })
   }
 
   /** `sent` with the whole ancestry of `tokens`, or undefined when it carried it already (or it cannot be built). */
@@ -287,12 +301,17 @@ export class TransferSender {
    * their ancestry (a validator that missed a transaction or two remembers what lies above), after
    * that with all of it, so the last round always suffices.
    */
-  private async lacking (missing: unknown, sent: ChainBundle, round: number): Promise<ChainBundle | undefined> {
+  private async lacking (missing: unknown, sent: ChainBundle, round: number, full?: ChainBundle): Promise<ChainBundle | undefined> {
     if (!Array.isArray(missing)) return undefined
     const ids = [...new Set(missing.filter((m): m is string => typeof m === 'string' && sent.chains[m] === undefined))].slice(0, 10_000)
     if (ids.length === 0) return undefined
+    // tokens of the transaction left out for a quorum that knew their state (bundleFor) come from the full bundle
+    const left = full === undefined ? [] : ids.filter((id) => full.chains[id] !== undefined)
+    const older = ids.filter((id) => full?.chains[id] === undefined)
     try {
-      return mergeBundles(sent, await buildBundle(this.ledger, ids, round === 0 ? { levels: ANCESTRY_FIRST_LEVELS } : {}))
+      const out = left.length > 0 ? mergeBundles(sent, await pickBundle(full!, left, { levels: 1 })) : sent
+      if (older.length === 0) return out
+      return mergeBundles(out, await buildBundle(this.ledger, older, round === 0 ? { levels: ANCESTRY_FIRST_LEVELS } : {}))
     } catch (e) {
       this.log.warn(`ancestors asked for could not be bundled: ${errorMessage(e)}`)
       return undefined
@@ -575,6 +594,9 @@ export class TransferSender {
           if (t === undefined) continue
           const number = Number(decoded.content.transInfo.tokens[t.tokenId].blockNumber)
           w.putBlock(t.tokenId, number, block)
+          // the chain was this node's own and the block's signatures were verified after the sign
+          // round: the state it leads to is one this node knows valid (docs/protocol.md, "Validated states")
+          putValidatedState(w, t.tokenId, { tokenId: t.tokenId, blockId: formatBlockId(number, decoded.hash), blockNumber: number, hash: decoded.hash, owner: rec.receiver, tokenType: decoded.content.transInfo.tokens[t.tokenId].tokenType, burnt: false, value: t.valueMilli / 1000 })
           // a receiver on this node already owns the token record; do not overwrite it
           if (t.owner === rec.sender) w.putToken({ ...t, status: rec.receiver === rec.sender ? 'Free' : 'Transferred', owner: rec.receiver, latestBlockId: formatBlockId(number, decoded.hash), txid, updatedAt: now })
         }

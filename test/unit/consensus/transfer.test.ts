@@ -317,6 +317,8 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
       expect(a.verified.has(key)).to.equal(true)
       const signers = quorums.filter((q) => out.quorums.includes([...q.dids.keys()][0]))
       await waitFor(async () => signers.every((q) => q.verified.has(key)), { what: 'the signers to verify the finalized block' })
+      // the memo alone: the state alice's node validated (and keeps in its ledger) is forgotten too
+      a.ledger.recs.get('cs-validated')?.clear()
       if (forget) a.verified.clear()
       const before = a.verifications
       await b.sender.transfer({ sender: bob.did, receiver: alice.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, bob.owner)
