@@ -26,8 +26,49 @@ export async function openConnection (t: DbTarget): Promise<SqlConn> {
   }
 }
 
+/** The two better-sqlite3 packages the SQLite driver may load; the second is an npm alias of 13. */
+export type SqliteModule = 'better-sqlite3' | 'better-sqlite3-napi'
+type SqliteConstructor = typeof import('better-sqlite3')
+
+/**
+ * Which better-sqlite3 this Node loads (docs/decisions/0016-sqlite-driver-per-node-line.md): 13,
+ * installed as the optional dependency `better-sqlite3-napi`, where Node offers N-API 10 (22.14 and
+ * later, 24); 12 on Node 20 and on 22.12-22.13. 13 is an N-API binary shipped in its package, with
+ * no node::ObjectWrap: 12 compiled against Node 24.19 or later headers aborts the process when a
+ * statement is garbage-collected outside a V8 context. 13 needs N-API 10: on Node 20 and 22.12 it
+ * crashes (SIGSEGV) on the first open, so it is never tried there.
+ */
+export function sqliteModule (napi: string | undefined = process.versions.napi): SqliteModule {
+  return Number(napi ?? 0) >= 10 ? 'better-sqlite3-napi' : 'better-sqlite3'
+}
+
+let sqlite: Promise<{ Database: SqliteConstructor, module: SqliteModule }> | undefined
+
+/**
+ * better-sqlite3's constructor for this process, and the package it came from: sqliteModule()'s
+ * choice, or 12 when 13 is not installed (npm skips the optional dependency on Node 20) or cannot
+ * open a database here (no binary for this platform). Loaded once: the tests that read the driver's
+ * files open them with the same library, since two copies of SQLite in one process must not open
+ * one database file (closing a file in one drops the other's POSIX locks on it).
+ */
+export async function loadSqlite (): Promise<{ Database: SqliteConstructor, module: SqliteModule }> {
+  sqlite ??= (async () => {
+    const chosen = sqliteModule()
+    if (chosen !== 'better-sqlite3') {
+      try {
+        const Database = (await import(chosen) as { default: SqliteConstructor }).default
+        // the binary is loaded on the first open
+        new Database(':memory:').close()
+        return { Database, module: chosen }
+      } catch {}
+    }
+    return { Database: (await import('better-sqlite3')).default, module: 'better-sqlite3' }
+  })()
+  return await sqlite
+}
+
 async function openSqlite (t: DbTarget): Promise<SqlConn> {
-  const Database = (await import('better-sqlite3')).default
+  const { Database } = await loadSqlite()
   mkdirSync(dirname(t.name), { recursive: true })
   const db = new Database(t.name)
   db.pragma('journal_mode = WAL')

@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import Database from 'better-sqlite3'
+import type BetterSqlite3 from 'better-sqlite3'
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,6 +12,7 @@ import { silentLogger } from '../../../src/util/logger.js'
 import { QuorumRegistry } from '../../../src/node/consensus/quorum-registry.js'
 import { kvExplorerSource } from '../../../src/node/explorer/explorer-sync.js'
 import { ExplorerService } from '../../../src/node/explorer/explorer-service.js'
+import { loadSqlite } from '../../../src/node/explorer/drivers.js'
 import { waitFor } from '../../helpers/wait.js'
 
 const ALICE = 'bafybmialice'
@@ -36,6 +37,9 @@ describe('explorer: sync loop over a real token ledger into SQLite', function ()
   let ledger: TokenLedger
   let service: ExplorerService | undefined
   const dids = [{ did: ALICE, type: 4, createdAt: 5 }]
+  // the driver's own better-sqlite3: a second copy of SQLite must not open the file the service writes
+  let Database: typeof BetterSqlite3
+  before(async () => { Database = (await loadSqlite()).Database })
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rbtnode-explorer-'))
@@ -59,7 +63,7 @@ describe('explorer: sync loop over a real token ledger into SQLite', function ()
   const inSync = async (s: ExplorerService): Promise<void> => {
     await waitFor(() => s.status().state === 'in_sync' && s.status().pending === 0, { timeoutMs: 10_000, what: 'the explorer to be in sync' })
   }
-  const count = (db: Database.Database, table: string): number => (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n
+  const count = (db: BetterSqlite3.Database, table: string): number => (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n
 
   it('backfills, follows commits, survives an outage and a restart without gaps or duplicates', async () => {
     await ledger.commit({ tokens: [{ record: token('t1', ALICE, 0, 'mint1') }, { record: token('t2', ALICE, 0, 'mint1') }], blocks: [block('t1', 0, 'mint1', ALICE), block('t2', 0, 'mint1', ALICE)], transactions: [tx('mint1', 'mint', ALICE, undefined, ['t1', 't2'])] })

@@ -1,16 +1,20 @@
 import { expect } from 'chai'
-import Database from 'better-sqlite3'
+import type BetterSqlite3 from 'better-sqlite3'
 import { parseDbType, SUPPORTED_DB_TYPES } from '../../../src/node/explorer/db-types.js'
 import { currentTables, migrations } from '../../../src/node/explorer/migrations/index.js'
 import { createMigrationsTableSql } from '../../../src/node/explorer/schema.js'
 import { migrate, placeholders, upsertSql } from '../../../src/node/explorer/sql.js'
-import { openConnection } from '../../../src/node/explorer/drivers.js'
+import { loadSqlite, openConnection } from '../../../src/node/explorer/drivers.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { RbtError } from '../../../src/util/errors.js'
 
 describe('explorer: database types, schema and SQL', () => {
+  // the driver's own better-sqlite3 (12 or 13 by the Node line), the only SQLite this process loads
+  let Database: typeof BetterSqlite3
+  before(async () => { Database = (await loadSqlite()).Database })
+
   it('accepts the three database types with their usual spellings', () => {
     expect(parseDbType('SQLServer')).to.equal('sqlserver')
     expect(parseDbType('mssql')).to.equal('sqlserver')
