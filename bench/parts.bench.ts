@@ -91,7 +91,9 @@ export async function run (): Promise<Record<string, string | number>> {
         'CPU ms of all nodes: 300 parts / 1 part (mean of 3)': `${r1(sum(cpu300))} / ${r1(sum(cpuOne))}`,
         ...Object.fromEntries(names.map((n, i) => [`CPU ms ${n}: 300 parts / 1 part`, `${r1(cpu300[i])} / ${r1(cpuOne[i])}`])),
         'load average at the end': loadAverage(),
-        '300-part transfer window (monotonic µs)': `${w0 / 1000n}-${w1 / 1000n}`
+        '300-part transfer window (monotonic µs)': `${w0 / 1000n}-${w1 / 1000n}`,
+        // with E2E_LOG_LEVEL=DEBUG: the sender's and quorums' own timings of the phases of that transfer
+        ...phaseLines(nodes, names, r300.txid)
       }
     }
     return {
@@ -119,3 +121,15 @@ function cpuMs (nodes: NodeProcess[]): number[] {
 }
 
 if (isMain(import.meta.url)) console.log(await run())
+
+/** The debug lines the nodes logged about transaction `txid` (its phases), by node. */
+function phaseLines (nodes: NodeProcess[], names: string[], txid: string | undefined): Record<string, string> {
+  if (txid === undefined) return {}
+  const short = txid.slice(0, 12)
+  const out: Record<string, string> = {}
+  nodes.forEach((n, i) => {
+    const lines = n.logs.split('\n').filter((l) => l.includes(short)).map((l) => l.replace(/^.*?(transfer|prepare|cs\.prepare|sign|deliver)/, '$1'))
+    if (lines.length > 0) out[`phases ${names[i]}`] = lines.join(' | ')
+  })
+  return out
+}

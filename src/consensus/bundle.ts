@@ -303,6 +303,19 @@ async function validateTop (bundle: ChainBundle, tokenId: string, verifier: Veri
   return r
 }
 
+/**
+ * How many blocks at the start of `chain` this node stores already: the chain of a token it holds
+ * or held (its record's latest block is the last block of its stored chain) when `chain` has that
+ * block at that number; else 0.
+ */
+export async function storedPrefix (ledger: Pick<Ledger, 'token'>, tokenId: string, chain: readonly Uint8Array[]): Promise<number> {
+  const latest = (await ledger.token(tokenId))?.latestBlockId
+  if (latest === undefined) return 0
+  const n = Number(latest.split('-')[0])
+  if (!Number.isSafeInteger(n) || n < 0 || n >= chain.length) return 0
+  return holdsBlock(chain[n], tokenId, latest) ? n + 1 : 0
+}
+
 /** Is `envelope` the block `blockId` of `tokenId`'s chain? */
 function holdsBlock (envelope: Uint8Array, tokenId: string, blockId: string): boolean {
   try { return blockIdFor(decodeBlockEnvelope(envelope), tokenId) === blockId } catch { return false }

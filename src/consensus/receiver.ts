@@ -4,7 +4,7 @@ import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
 import type { Block } from '../tokenchain/block.js'
 import type { VerifiedBlockCache } from '../tokenchain/validate.js'
 import { ErrorCode, RbtError } from '../util/errors.js'
-import { ledgerAncestry, storeLearned, validateBundleToken, validateBundleTokenOrCollect } from './bundle.js'
+import { ledgerAncestry, storedPrefix, storeLearned, validateBundleToken, validateBundleTokenOrCollect } from './bundle.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import type { ChainBundle, DeliverReply, DeliverRequest, ReceiverPolicy } from './messages.js'
 import type { Clock, Ledger, TokenState, Verifier } from './ports.js'
@@ -114,11 +114,19 @@ export class TransferReceiver {
       // nothing is stored: the sender delivers again with these ancestors' chains
       if (missing.length > 0) return { txid: req.txid, accepted: false, missing: [...new Set(missing)] }
       if (incoming.length === 0) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'the contract transfers no token')
+      // the blocks and contents of tokens this node held before (change coming back, a part's
+      // parent it burnt itself) are stored already: only what it lacks is written
+      const chains: Array<[string, readonly Uint8Array[], number]> = []
+      for (const [id, chain] of Object.entries(req.bundle.chains)) {
+        // the ancestors learned now are written with their chains by storeLearned
+        if (!memory.learned.has(id)) chains.push([id, chain, await storedPrefix(ledger, id, chain)])
+      }
+      const contents: Array<[string, string]> = []
+      for (const [id, c] of Object.entries(req.bundle.contents)) if ((await ledger.token(id))?.content !== c) contents.push([id, c])
       await ledger.commit((w) => {
         storeLearned(w, memory)
-        // the ancestors learned now were written with their chains just above
-        for (const [id, chain] of Object.entries(req.bundle.chains)) if (!memory.learned.has(id)) chain.forEach((b, i) => { w.putBlock(id, i, b) })
-        for (const [id, c] of Object.entries(req.bundle.contents)) w.putRecord('cs-contents', id, c)
+        for (const [id, chain, from] of chains) for (let i = from; i < chain.length; i++) w.putBlock(id, i, chain[i])
+        for (const [id, c] of contents) w.putRecord('cs-contents', id, c)
         for (const t of incoming) w.putToken(t)
         const first = incoming[0]
         w.putTransaction({

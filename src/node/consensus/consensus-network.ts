@@ -77,10 +77,14 @@ export function compressBundle (w: WireBundle): WireBundle {
  * A large byte field (`contract` of cs.prepare, `block` of cs.sign and cs.finalize) travels as
  * `<field>Z`, gzip-compressed, with the field itself empty.
  */
-function squeeze<R extends object> (r: R, field: keyof R & string): R {
+const squeezed = new WeakMap<Uint8Array, Uint8Array>()
+export function squeeze<R extends object> (r: R, field: keyof R & string): R {
   const v = r[field] as unknown
   if (!(v instanceof Uint8Array) || v.byteLength <= COMPRESS_ABOVE) return r
-  return { ...r, [field]: new Uint8Array(0), [`${field}Z`]: new Uint8Array(gzipSync(v)) }
+  // the same contract or block goes to every quorum: compressed once
+  let z = squeezed.get(v)
+  if (z === undefined) { z = new Uint8Array(gzipSync(v)); squeezed.set(v, z) }
+  return { ...r, [field]: new Uint8Array(0), [`${field}Z`]: z }
 }
 
 function unsqueeze<R extends object> (r: R, field: keyof R & string): R {

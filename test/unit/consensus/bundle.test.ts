@@ -78,3 +78,30 @@ describe('consensus: a delivery writes each block once', function () {
     for (const [key, n] of writes) expect(n, key).to.equal(1)
   })
 })
+
+describe('consensus: a receiver writes only the blocks it lacks', function () {
+  this.timeout(60_000)
+
+  it('change coming back: the blocks and contents the node stored when it held the token are not written again', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    // alice pays bob a part; bob pays it back: alice's node stored that part's chain (and its parent's) when it sent it
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 250, memo: '', quorums: net.quorumDids }, alice.owner)
+    const [part] = await b.ledger.tokensOf(bob.did)
+    const blocks: string[] = []
+    const contents: string[] = []
+    const commit = a.ledger.commit.bind(a.ledger)
+    a.ledger.commit = async (build) => await commit((w) => {
+      build({
+        ...w,
+        putBlock: (id, n, env) => { blocks.push(`${id}/${n}`); w.putBlock(id, n, env) },
+        putRecord: (c, k, v) => { if (c === 'cs-contents') contents.push(k); w.putRecord(c, k, v) }
+      })
+    })
+    await b.sender.transfer({ sender: bob.did, receiver: alice.did, amountMilli: 250, memo: '', quorums: net.quorumDids }, bob.owner)
+    expect(await a.ledger.chain(part.tokenId)).to.have.length(3)
+    // before: the part's three blocks, its parent's two and the contents of the parent's two parts
+    expect(blocks).to.deep.equal([`${part.tokenId}/2`])
+    expect(contents).to.deep.equal([])
+  })
+})

@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { compressBundle, consensusRpcHandlers, packBundle, packDeliver, unpackBundle } from '../../../src/node/consensus/consensus-network.js'
+import { compressBundle, consensusRpcHandlers, packBundle, packDeliver, squeeze, unpackBundle } from '../../../src/node/consensus/consensus-network.js'
 import type { ConsensusService } from '../../../src/node/consensus/consensus-service.js'
 import type { ChainBundle, DeliverRequest } from '../../../src/consensus/messages.js'
 import { createBlock, createContract, encodeBlockEnvelope, encodeContractEnvelope, genesisEntry, ContractType, PledgeMode, TransactionType, TokenType } from '../../../src/tokenchain/index.js'
@@ -55,6 +55,15 @@ describe('consensus wire: bundles with shared blocks', () => {
     const wire = overTheWire({ txid: TXID, quorumDid: DID, block: new Uint8Array(0), blockZ: new Uint8Array(gzipSync(block)) })
     await consensusRpcHandlers(() => svc)['cs.sign'](wire as never, { peerId: 'p' } as never)
     expect(Buffer.from(seen!).equals(Buffer.from(block))).to.equal(true)
+  })
+
+  it('a large block sent to several quorums is compressed once', () => {
+    const block = new Uint8Array(300_000).map((_x, i) => i % 13)
+    const one = squeeze({ txid: TXID, quorumDid: DID, block }, 'block') as { blockZ?: Uint8Array }
+    const two = squeeze({ txid: TXID, quorumDid: DID, block }, 'block') as { blockZ?: Uint8Array }
+    expect(one.blockZ).to.be.instanceOf(Uint8Array)
+    // before: a gzip of the same bytes for every quorum asked to sign, and again for every FINALIZE
+    expect(two.blockZ).to.equal(one.blockZ)
   })
 
   it('refuses references outside the block list', () => {
