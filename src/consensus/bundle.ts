@@ -1,4 +1,4 @@
-import { blockIdFor, decodeBlockEnvelope, tokenEntry } from '../tokenchain/block.js'
+import { blockIdFor, decodeBlockEnvelope, peekBlockEnvelope, tokenEntry } from '../tokenchain/block.js'
 import { floatToMilliExact } from '../tokenchain/amount.js'
 import { racFromTokenContent } from '../tokenchain/rac.js'
 import { cidV0ForContent } from '../tokenchain/cid.js'
@@ -288,7 +288,7 @@ async function validateTop (bundle: ChainBundle, tokenId: string, verifier: Veri
   if (known !== undefined) {
     if (!supplied) return { tip: known, ancestors: known.ancestors ?? 0 }
     const at = known.blockNumber
-    if (at < chain.length && holdsBlock(chain[at], tokenId, known.blockId)) {
+    if (at < chain.length && holdsBlock(chain[at], known.blockId)) {
       if (at === chain.length - 1) return { tip: known, ancestors: known.ancestors ?? 0 }
       const r = await validateExtension(known, chain.slice(at + 1), { tokenId, verifier, cache })
       const state = stateOf(r.tip, known.ancestors, known.value)
@@ -313,12 +313,15 @@ export async function storedPrefix (ledger: Pick<Ledger, 'token'>, tokenId: stri
   if (latest === undefined) return 0
   const n = Number(latest.split('-')[0])
   if (!Number.isSafeInteger(n) || n < 0 || n >= chain.length) return 0
-  return holdsBlock(chain[n], tokenId, latest) ? n + 1 : 0
+  return holdsBlock(chain[n], latest) ? n + 1 : 0
 }
 
-/** Is `envelope` the block `blockId` of `tokenId`'s chain? */
-function holdsBlock (envelope: Uint8Array, tokenId: string, blockId: string): boolean {
-  try { return blockIdFor(decodeBlockEnvelope(envelope), tokenId) === blockId } catch { return false }
+/**
+ * Is `envelope` the block `blockId` (of the chain it is found in, at that id's number)? Its hash
+ * covers its content, token entries and numbers included, so the hash alone tells.
+ */
+function holdsBlock (envelope: Uint8Array, blockId: string): boolean {
+  try { return peekBlockEnvelope(envelope).hash === blockId.slice(blockId.indexOf('-') + 1) } catch { return false }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createBlock, decodeBlockEnvelope, encodeBlockEnvelope, formatBlockId, nextTokenEntry, setSignature, type BlockContent, type Block } from '../tokenchain/block.js'
+import { createBlock, decodeBlockEnvelope, encodeBlockEnvelope, peekBlockEnvelope, formatBlockId, nextTokenEntry, setSignature, type BlockContent, type Block } from '../tokenchain/block.js'
 import { verifyEnvelope, type VerifiedBlockCache } from '../tokenchain/validate.js'
 import { decodeContract } from '../tokenchain/contract.js'
 import { TransactionType } from '../tokenchain/types.js'
@@ -262,7 +262,7 @@ export class TransferSender {
     const needed = rec.tokens.filter((id) => {
       const chain = full.chains[id]
       if (chain === undefined || chain.length < 2) return true
-      try { return decodeBlockEnvelope(chain[chain.length - 1]).signatures[quorumDid] === undefined } catch { return true }
+      try { return !peekBlockEnvelope(chain[chain.length - 1]).signers.includes(quorumDid) } catch { return true }
     })
     return needed.length === rec.tokens.length ? full : await pickBundle(full, needed, { levels: 1 })
   }

@@ -413,6 +413,24 @@ export function blockContentFromCbor (raw: CborValue): BlockContent {
  */
 const decodedCache = new WeakMap<Uint8Array, DecodedBlock>()
 
+/**
+ * The hash and the signers of a block envelope, read without decoding its content (a block
+ * decoded already answers from the decode memo). For telling whether a block is one known by its
+ * id, or who signed it; nothing is validated. Throws on bytes that are not an envelope.
+ */
+export function peekBlockEnvelope (envelopeBytes: Uint8Array): { hash: string, signers: string[] } {
+  const hit = decodedCache.get(envelopeBytes)
+  if (hit !== undefined) return { hash: hit.hash, signers: Object.keys(hit.signatures) }
+  const env = decodeCbor(envelopeBytes)
+  if (!isCborObject(env) || !(env['1'] instanceof Uint8Array)) throw decErr('not a block envelope')
+  let signers: string[] = []
+  if (env['2'] instanceof Uint8Array) {
+    const sm = decodeCbor(env['2'])
+    if (isCborObject(sm)) signers = Object.keys(sm)
+  }
+  return { hash: blockHash(env['1']), signers }
+}
+
 export function decodeBlockEnvelope (envelopeBytes: Uint8Array): DecodedBlock {
   const hit = decodedCache.get(envelopeBytes)
   if (hit !== undefined) return hit

@@ -2,7 +2,7 @@ import { expect } from 'chai'
 import { createHash } from 'node:crypto'
 import {
   addSignature, blockIdFor, createBlock, decodeBlockEnvelope, encodeBlockContent, encodeBlockEnvelope, formatBlockId,
-  ftGenesis, ftGenesisComment, isBlockId, nextTokenEntry, parseBlockId, partTokenGenesis, setSignature, testTokenGenesis
+  ftGenesis, ftGenesisComment, isBlockId, nextTokenEntry, parseBlockId, partTokenGenesis, peekBlockEnvelope, setSignature, testTokenGenesis
 } from '../../../src/tokenchain/block.js'
 import { decodeContract } from '../../../src/tokenchain/contract.js'
 import { encodeCbor } from '../../../src/tokenchain/cbor.js'
@@ -104,6 +104,17 @@ describe('tokenchain/block', () => {
   describe('decoding', () => {
     const ring = new KeyRing()
     const chain = buildTestTokenChain(ring, 2, 5)
+    it('peeking at an envelope gives the hash and signers a full decode gives, without decoding the content', () => {
+      for (const env of chain.envelopes) {
+        // a copy, so that the decode memo of the bytes below does not answer
+        const peeked = peekBlockEnvelope(env.slice())
+        const d = decodeBlockEnvelope(env)
+        expect(peeked.hash).to.equal(d.hash)
+        expect(peeked.signers).to.deep.equal(Object.keys(d.signatures))
+      }
+      expect(() => peekBlockEnvelope(new Uint8Array([1, 2, 3]))).to.throw()
+    })
+
     it('keeps raw bytes; typed content re-encodes to the same bytes', () => {
       for (const env of chain.envelopes) {
         const d = decodeBlockEnvelope(env)
