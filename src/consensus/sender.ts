@@ -1,5 +1,5 @@
 import { createBlock, decodeBlockEnvelope, encodeBlockEnvelope, peekBlockEnvelope, formatBlockId, nextTokenEntry, setSignature, type BlockContent, type Block } from '../tokenchain/block.js'
-import { verifyEnvelope, type VerifiedBlockCache } from '../tokenchain/validate.js'
+import { knownVerified, verifyEnvelope, type VerifiedBlockCache } from '../tokenchain/validate.js'
 import { decodeContract } from '../tokenchain/contract.js'
 import { TransactionType } from '../tokenchain/types.js'
 import { ErrorCode, RbtError, deliveryPending, errorMessage, isRbtError, signingPending } from '../util/errors.js'
@@ -589,14 +589,16 @@ export class TransferSender {
       const now = this.clock.now()
       const tokenRecs = await Promise.all(rec.tokens.map(async (id) => await this.ledger.token(id)))
       const n = Number(decoded.content.transInfo.tokens[rec.tokens[0]].blockNumber)
+      // the chains were this node's own; when the block's signatures were verified after the sign
+      // round (not when that check was cut short), the states it leads to are known valid here
+      // (docs/protocol.md, "Validated states")
+      const valid = knownVerified(block, this.opts.verified)
       await this.ledger.commit((w) => {
         for (const t of tokenRecs) {
           if (t === undefined) continue
           const number = Number(decoded.content.transInfo.tokens[t.tokenId].blockNumber)
           w.putBlock(t.tokenId, number, block)
-          // the chain was this node's own and the block's signatures were verified after the sign
-          // round: the state it leads to is one this node knows valid (docs/protocol.md, "Validated states")
-          putValidatedState(w, t.tokenId, { tokenId: t.tokenId, blockId: formatBlockId(number, decoded.hash), blockNumber: number, hash: decoded.hash, owner: rec.receiver, tokenType: decoded.content.transInfo.tokens[t.tokenId].tokenType, burnt: false, value: t.valueMilli / 1000 })
+          if (valid) putValidatedState(w, t.tokenId, { tokenId: t.tokenId, blockId: formatBlockId(number, decoded.hash), blockNumber: number, hash: decoded.hash, owner: rec.receiver, tokenType: decoded.content.transInfo.tokens[t.tokenId].tokenType, burnt: false, value: t.valueMilli / 1000 })
           // a receiver on this node already owns the token record; do not overwrite it
           if (t.owner === rec.sender) w.putToken({ ...t, status: rec.receiver === rec.sender ? 'Free' : 'Transferred', owner: rec.receiver, latestBlockId: formatBlockId(number, decoded.hash), txid, updatedAt: now })
         }

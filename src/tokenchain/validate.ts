@@ -468,6 +468,12 @@ function result (ctx: ChainValidationContext, r: Awaited<ReturnType<typeof walk>
   }
 }
 
+/** Were the signatures of this envelope verified here (is it in `cache`)? Nothing is checked now. */
+export function knownVerified (envelope: Uint8Array, cache: VerifiedBlockCache | undefined): boolean {
+  if (cache === undefined) return false
+  try { return cache.has(envelopeKey(decodeBlockEnvelope(envelope))) } catch { return false }
+}
+
 /**
  * Verifies the signatures of one block envelope, exactly the checks a chain validation makes of a
  * block's own bytes, and remembers the envelope in `cache` when they hold. A node that verifies a

@@ -171,3 +171,17 @@ describe('consensus: a receiver remembers the pledged tokens it validated', func
     for (const p of pledged) expect((await b.ledger.record<ValidatedState>('cs-validated', p.token))?.blockId, p.token).to.equal(p.tokenBlockId)
   })
 })
+
+describe('consensus: a sender remembers only states whose block it verified', function () {
+  this.timeout(60_000)
+
+  it('when the check of the signed block did not complete, the new state is not kept as validated', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    const [id] = await net.mint(a, alice.did, 1)
+    // the sender's memo of verified envelopes keeps nothing: as if its check had been cut short
+    a.verified.add = () => a.verified
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    expect(await b.ledger.record('cs-validated', id), 'the receiver validated the chain').to.not.equal(undefined)
+    expect(await a.ledger.record('cs-validated', id)).to.equal(undefined)
+  })
+})
