@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { buildBundle, validateNewestBlocks } from '../../../src/consensus/bundle.js'
+import { validateNewestBlocks } from '../../../src/consensus/bundle.js'
 import { decodeBlockEnvelope } from '../../../src/tokenchain/block.js'
 import type { SignatureVerifier } from '../../../src/tokenchain/validate.js'
 import { didSignatureVerifier } from '../../../src/tokens/verifier.js'
@@ -9,11 +9,7 @@ describe('consensus: validating the newest blocks of a chain (validate-token-cha
   this.timeout(60_000)
 
   it('a block count checks only that many blocks from the latest back; 0, negative or the whole length checks the whole chain', async () => {
-    const { net, a, b, alice, bob } = await SimNet.standard()
-    const [id] = await net.mint(b, bob.did, 1)
-    await b.sender.transfer({ sender: bob.did, receiver: alice.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, bob.owner)
-    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
-    const bundle = await buildBundle(b.ledger, [id])
+    const { net, id, bundle } = await SimNet.thereAndBack('b')
     const chain = bundle.chains[id]
     expect(chain).to.have.length(3)
     const verifier = didSignatureVerifier({ resolve: async (d) => net.docs.get(d) })

@@ -5,7 +5,8 @@ import { createDid, didDocumentOf } from '../../../src/wallet/create-did.js'
 import { DidSigner, QuorumSigner } from '../../../src/wallet/did-crypto.js'
 import type { DidDocument } from '../../../src/wallet/did-document.js'
 import type { ConsensusSigner, ConsensusCollection, KeyRange, Ledger, LedgerWriter, SpentMarker, SpentMarkers, TokenState, TokenStatus, TransactionRecord } from '../../../src/consensus/ports.js'
-import type { ConsensusTransport } from '../../../src/consensus/messages.js'
+import type { ChainBundle, ConsensusTransport } from '../../../src/consensus/messages.js'
+import { buildBundle } from '../../../src/consensus/bundle.js'
 import { TransferSender } from '../../../src/consensus/sender.js'
 import { QuorumService } from '../../../src/consensus/quorum.js'
 import { TransferReceiver } from '../../../src/consensus/receiver.js'
@@ -245,6 +246,20 @@ export class SimNet {
       ids.push(tokenId)
     }
     return ids
+  }
+
+  /**
+   * The standard network with one whole token that went from `first` (minted there) to the other
+   * user and back: its chain (genesis and two transfers) in a bundle built from `first`'s ledger.
+   */
+  static async thereAndBack (first: 'a' | 'b'): Promise<Awaited<ReturnType<typeof SimNet.standard>> & { id: string, bundle: ChainBundle }> {
+    const std = await SimNet.standard()
+    const [from, to] = first === 'a' ? [std.a, std.b] : [std.b, std.a]
+    const [fromDid, toDid] = first === 'a' ? [std.alice, std.bob] : [std.bob, std.alice]
+    const [id] = await std.net.mint(from, fromDid.did, 1)
+    await from.sender.transfer({ sender: fromDid.did, receiver: toDid.did, amountMilli: 1000, memo: '', quorums: std.net.quorumDids }, fromDid.owner)
+    await to.sender.transfer({ sender: toDid.did, receiver: fromDid.did, amountMilli: 1000, memo: '', quorums: std.net.quorumDids }, toDid.owner)
+    return { ...std, id, bundle: await buildBundle(from.ledger, [id]) }
   }
 
   /** A network of 7 quorum nodes (each one quorum DID with `stake` tokens) and two user nodes. */

@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { AncestryMissing, buildBundle, ledgerAncestry, validateBundleToken, type ValidatedState } from '../../../src/consensus/bundle.js'
+import { AncestryMissing, ledgerAncestry, validateBundleToken, type ValidatedState } from '../../../src/consensus/bundle.js'
 import type { PrepareRequest } from '../../../src/consensus/messages.js'
 import { decodeBlockEnvelope, formatBlockId } from '../../../src/tokenchain/block.js'
 import type { SignatureVerifier } from '../../../src/tokenchain/validate.js'
@@ -100,11 +100,7 @@ describe('consensus: validated token states (docs/protocol.md, "Validated states
   })
 
   it('a chain whose block at the known number is another one is validated whole; a bad block after the known state is refused', async () => {
-    const { net, a, b, alice, bob } = await SimNet.standard()
-    const [id] = await net.mint(a, alice.did, 1)
-    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
-    await b.sender.transfer({ sender: bob.did, receiver: alice.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, bob.owner)
-    const bundle = await buildBundle(a.ledger, [id])
+    const { net, alice, id, bundle } = await SimNet.thereAndBack('a')
     const chain = bundle.chains[id]
     expect(chain).to.have.length(3)
     const plain = didSignatureVerifier({ resolve: async (d) => net.docs.get(d) })
