@@ -8,8 +8,8 @@ export interface SplitResult {
 }
 
 /** A split (tokens/part-split.ts) expressed in the consensus ledger's token states; nothing is stored here. */
-export async function splitToken (parent: TokenState, latestBlock: Uint8Array, partMilli: number, signer: ConsensusSigner, now: number, pieces = 1): Promise<SplitResult> {
-  const built = await buildSplit(parent, latestBlock, partMilli, { did: signer.did, sign: signer.pvtSign }, { timestamp: new Date(now).toISOString(), burnComment: 'split into parts', pieces })
+export async function splitToken (parent: TokenState, latestBlock: Uint8Array, partMilli: number, signer: ConsensusSigner, now: number, pieces = 1, restParts = 1): Promise<SplitResult> {
+  const built = await buildSplit(parent, latestBlock, partMilli, { did: signer.did, sign: signer.pvtSign }, { timestamp: new Date(now).toISOString(), burnComment: 'split into parts', pieces, restParts })
   return {
     parent: { ...parent, status: 'Burnt', latestBlockId: built.burn.blockId, updatedAt: now },
     burnBlock: { number: built.burn.number, envelope: built.burn.envelope },

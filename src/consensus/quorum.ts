@@ -283,16 +283,22 @@ export class QuorumService {
     return ids === undefined ? undefined : [...(await freeTokensById(this.ledger, quorumDid, ids)).values()]
   }
 
-  /** Cuts PLEDGE_PIECES parts of `share` from the smallest larger Free token (built, not stored). */
+  /**
+   * Cuts PLEDGE_PIECES parts of `share` from the largest Free token, the rest in two halves (built,
+   * not stored). A pledged part travels with its whole ancestry as the receiver's evidence, so the
+   * quorum's split tokens form a balanced tree, its depth growing with the logarithm of the number
+   * of splits: cutting from the smallest larger token, the rest of the last split, made one line
+   * one level deeper for every PLEDGE_PIECES pledges, and every delivery carried all of it.
+   */
   private async splitForPledge (quorumDid: string, held: ReadonlyArray<{ tokenId: string, valueMilli: number }>, share: number): Promise<{ result: SplitResult, parent: TokenState } | undefined> {
     const owner = this.opts.ownerSignerFor?.(quorumDid)
-    const bigger = held.filter((h) => h.valueMilli > share).sort((a, b) => a.valueMilli - b.valueMilli)[0]
+    const bigger = held.filter((h) => h.valueMilli > share).sort((a, b) => b.valueMilli - a.valueMilli)[0]
     if (owner === undefined || bigger === undefined) return undefined
     // the background refill reads outside the quorum's lock: a token pledged meanwhile is left alone
     const [parent] = await this.ledger.tokensById([bigger.tokenId])
     if (parent === undefined || !isFreeOf(parent, quorumDid)) return undefined
     const chain = await this.ledger.chain(parent.tokenId)
-    return { result: await splitToken(parent, chain[chain.length - 1], share, owner, this.clock.now(), PLEDGE_PIECES), parent }
+    return { result: await splitToken(parent, chain[chain.length - 1], share, owner, this.clock.now(), PLEDGE_PIECES, 2), parent }
   }
 
   /** One commit: the parent burnt, its parts Free with their genesis blocks. */

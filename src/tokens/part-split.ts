@@ -52,14 +52,20 @@ export interface SplitOptions {
   burnComment?: string
   /** how many parts of `partMilli` to cut (default 1; fewer when the parent is too small) */
   pieces?: number
+  /** in how many parts of about the same value the rest is cut (default 1; fewer when it is too small) */
+  restParts?: number
 }
 
-/** Values of the parts of a split: `partMilli` repeated up to `pieces` times, then the rest (if any). */
-export function splitValues (parentMilli: number, partMilli: number, pieces = 1): number[] {
+/**
+ * Values of the parts of a split: `partMilli` repeated up to `pieces` times, then the rest (if any),
+ * in up to `restParts` parts that differ by at most 1 milli-RBT.
+ */
+export function splitValues (parentMilli: number, partMilli: number, pieces = 1, restParts = 1): number[] {
   const n = Math.max(1, Math.min(Math.floor(pieces), Math.floor(parentMilli / partMilli)))
   const values = Array.from({ length: n }, () => partMilli)
   const rest = parentMilli - n * partMilli
-  if (rest > 0) values.push(rest)
+  const k = Math.max(1, Math.min(Math.floor(restParts), rest))
+  for (let i = 0; i < k && rest > 0; i++) values.push(Math.floor(rest / k) + (i < rest % k ? 1 : 0))
   return values
 }
 
@@ -70,7 +76,7 @@ export async function buildSplit (parent: SplitParent, latestBlock: Uint8Array, 
   }
   const test = opts.test ?? (parent.tokenType === TokenType.TEST_RBT || parent.tokenType === TokenType.TEST_PART)
   const partType = test ? TokenType.TEST_PART : TokenType.PART
-  const values = splitValues(parent.valueMilli, partMilli, opts.pieces)
+  const values = splitValues(parent.valueMilli, partMilli, opts.pieces, opts.restParts)
   const parts: BuiltPart[] = []
   for (let i = 0; i < values.length; i++) {
     const value = values[i] / 1000

@@ -75,4 +75,12 @@ describe('tokens: split values', () => {
     expect(splitValues(1000, 300, 8)).to.deep.equal([300, 300, 300, 100])
     expect(splitValues(1000, 1, 3)).to.deep.equal([1, 1, 1, 997])
   })
+
+  it('cuts the rest into parts of about the same value when asked, never into parts of nothing', () => {
+    expect(splitValues(1000, 1, 8, 2)).to.deep.equal([1, 1, 1, 1, 1, 1, 1, 1, 496, 496])
+    expect(splitValues(1000, 1, 3, 2)).to.deep.equal([1, 1, 1, 499, 498])
+    expect(splitValues(1000, 300, 3, 4)).to.deep.equal([300, 300, 300, 25, 25, 25, 25])
+    expect(splitValues(1000, 499, 2, 3)).to.deep.equal([499, 499, 1, 1])
+    expect(splitValues(1000, 200, 5, 2)).to.deep.equal([200, 200, 200, 200, 200])
+  })
 })
