@@ -57,7 +57,10 @@ describe('e2e: many small payments, and a stale copy of a wallet', function () {
     await waitFor(async () => await rbtBalance(b.client, did) === 1, { timeoutMs: 60_000, what: 'B to drop the token A spent' }).catch((e: Error) => {
       throw new Error(`${e.message}\n--- B log ---\n${b.logs.split('\n').filter((l) => /spent|WARN/i.test(l)).slice(-20).join('\n')}`)
     })
-    expect(b.logs).to.match(new RegExp(`WARN.*was spent by transaction ${spent.txid!}`))
+    // the WARN is written just after the commit that drops the token: its line may reach this
+    // process's pipe a moment after the balance shows the drop
+    const warned = new RegExp(`WARN.*was spent by transaction ${spent.txid!}`)
+    await waitFor(async () => warned.test(b.logs), { timeoutMs: 10_000, what: 'B\'s WARN naming the transaction' })
     // a wallet sync agrees
     const first = await b.client.envelope('sync', { body: { did, fullnode: full.peerId } })
     expect(first.status, first.message).to.equal(true)
