@@ -8,7 +8,7 @@ import { BoundedSet } from '../util/lru.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
-import { AncestryMissing, buildBundle, ledgerAncestry, putValidatedState, statesAfter, storeLearned, validateBundleToken, validateBundleTokenOrCollect } from './bundle.js'
+import { AncestryMissing, buildBundle, ledgerAncestry, putValidatedState, statesAfter, storeLearned, validateBundleToken, validateBundleTokenOrCollect, type ValidatedState } from './bundle.js'
 import type { ChainSource } from './chain-sync.js'
 import { splitToken, type SplitResult } from './part-split.js'
 import { KeyedMutex } from './keyed-mutex.js'
@@ -418,7 +418,14 @@ export class QuorumService {
 
   async finalize (req: FinalizeRequest): Promise<void> {
     const { quorumDid, txid } = req
-    let finalized = false
+    // The final block's signatures, verified before the quorum's lock is taken (a signer's DID
+    // document may have to be fetched): a later spend of these tokens through this quorum finds the
+    // block in the memo instead of checking its eleven signatures again, and the states the block
+    // leads to are kept as validated with the commit (a failure only means neither is kept)
+    const before = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
+    const verified = before !== undefined && before.state !== 'COMMITTED' && before.state !== 'RELEASED' &&
+      await verifyEnvelope(req.block, { verifier: this.opts.verifier, cache: this.cache })
+        .then(() => true, (e) => { this.log.debug(`finalized block of ${txid}: ${errorMessage(e)}`); return false })
     await this.locks.run(quorumDid, async () => {
       const vote = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
       if (vote === undefined || vote.state === 'COMMITTED') return
@@ -431,31 +438,15 @@ export class QuorumService {
       if (!given && (own === undefined || !await this.opts.verifier.verify(quorumDid, block.hash, own, 'quorum').catch(() => false))) {
         throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'finalized block does not carry this quorum\'s signature')
       }
-      await this.commitVote(vote, req.block)
-      finalized = true
+      // the states the block moves the tokens to, for those whose state before it this quorum
+      // validated at its vote: a later spend of them through this quorum needs no chain
+      // (docs/protocol.md, "Validated states")
+      const states = verified ? await statesAfter(req.block, ledgerAncestry(this.ledger), this.opts.verifier, this.cache) : undefined
+      await this.commitVote(vote, req.block, states)
     })
-    // the rest of the final block's signatures, verified once now, off the transfer's path: a later
-    // spend of these tokens through this quorum finds the block in the memo instead of checking its
-    // eleven signatures again (a failure only means it is checked then, as any other block)
-    if (finalized) {
-      verifyEnvelope(req.block, { verifier: this.opts.verifier, cache: this.cache })
-        .then(async () => { await this.learnStates(req.block) })
-        .catch((e) => { this.log.debug(`finalized block of ${txid}: ${errorMessage(e)}`) })
-    }
   }
 
-  /**
-   * The states a final block (its signatures verified) moves the tokens to, remembered as validated
-   * for the tokens whose state before it this quorum validated: a later spend of them through this
-   * quorum needs no chain (docs/protocol.md, "Validated states").
-   */
-  private async learnStates (block: Uint8Array): Promise<void> {
-    const states = await statesAfter(block, ledgerAncestry(this.ledger), this.opts.verifier, this.cache)
-    if (states.size === 0) return
-    await this.ledger.commit((w) => { for (const [id, s] of states) putValidatedState(w, id, s) })
-  }
-
-  private async commitVote (vote: VoteRecord, blockBytes: Uint8Array): Promise<void> {
+  private async commitVote (vote: VoteRecord, blockBytes: Uint8Array, states?: ReadonlyMap<string, ValidatedState>): Promise<void> {
     const block = decodeBlockEnvelope(blockBytes)
     const now = this.clock.now()
     const tokens = await Promise.all(vote.pledge.map(async (p) => await this.ledger.token(p.token)))
@@ -464,6 +455,7 @@ export class QuorumService {
     await this.ledger.commit((w) => {
       for (const t of tokens) if (t !== undefined && t.status === 'Locked' && t.txid === vote.txid) w.putToken({ ...t, status: 'Pledged', updatedAt: now })
       for (const [id, e] of Object.entries(block.content.transInfo.tokens)) w.putBlock(id, Number(e.blockNumber), blockBytes)
+      for (const [id, st] of states ?? []) putValidatedState(w, id, st)
       putVote(w, voteKey(vote.quorumDid, vote.txid), { ...vote, state: 'COMMITTED', blockHash: block.hash, updatedAt: now })
       w.putRecord('cs-pledges', voteKey(vote.quorumDid, vote.txid), pledge)
       for (const k of pledgeIndexKeys(pledge)) w.putRecord('cs-pledge-index', k, voteKey(vote.quorumDid, vote.txid))
