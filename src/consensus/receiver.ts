@@ -4,7 +4,7 @@ import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
 import type { Block } from '../tokenchain/block.js'
 import type { VerifiedBlockCache } from '../tokenchain/validate.js'
 import { ErrorCode, RbtError } from '../util/errors.js'
-import { ledgerAncestry, storedPrefix, storeLearned, validateBundleToken, validateBundleTokenOrCollect, type AncestryMemory } from './bundle.js'
+import { ledgerAncestry, storedPrefix, storeLearned, validateBundleToken, validateBundleTokenOrCollect } from './bundle.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import type { ChainBundle, DeliverReply, DeliverRequest, ReceiverPolicy } from './messages.js'
 import type { Clock, Ledger, TokenState, Verifier } from './ports.js'
@@ -78,10 +78,12 @@ export class TransferReceiver {
       const block = decodeBlockEnvelope(req.block)
       if (block.content.transInfo.tid !== req.txid || block.content.owner !== req.receiver) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'the block does not hand the tokens to this receiver')
       const signers = Object.keys(block.signatures)
-      // ancestors and token states validated before are not validated again (for the pledged
-      // tokens too: a quorum pledges parts of the same few tokens, over and over)
+      // the pledge evidence is validated without the node's memory: each pledged part is pledged
+      // once, so keeping what its validation learned cost more writes than it saved (a quorum's
+      // split tokens form a shallow tree, see QuorumService.splitForPledge)
+      await this.checkSigners(req, block, signers, floatToMilliExact(contract.content.totalRbts) ?? NaN)
+      // ancestors and token states validated before are not validated again
       const memory = ledgerAncestry(ledger)
-      await this.checkSigners(req, block, signers, floatToMilliExact(contract.content.totalRbts) ?? NaN, memory)
       const now = this.clock.now()
       const incoming: TokenState[] = []
       let total = 0
@@ -155,7 +157,7 @@ export class TransferReceiver {
    * rule only signers of this node's quorum list count. Every signature itself was verified with
    * the chain.
    */
-  private async checkSigners (req: DeliverRequest, block: Block, signers: string[], totalMilli: number, memory?: AncestryMemory): Promise<void> {
+  private async checkSigners (req: DeliverRequest, block: Block, signers: string[], totalMilli: number): Promise<void> {
     const own = await this.opts.ownQuorums()
     if (this.opts.trustOwnQuorumList?.() === true) {
       const known = signers.filter((s) => own.includes(s))
@@ -167,7 +169,7 @@ export class TransferReceiver {
     const problems: string[] = []
     let backed = 0
     for (const did of signers) {
-      const problem = await this.pledgeProblem(did, block, req.pledges, share, own, memory)
+      const problem = await this.pledgeProblem(did, block, req.pledges, share, own)
       if (problem === undefined) backed++
       else problems.push(`${did}: ${problem}`)
     }
@@ -177,7 +179,7 @@ export class TransferReceiver {
   }
 
   /** Why `did`'s pledge does not back its signature, or undefined when it does. */
-  private async pledgeProblem (did: string, block: Block, evidence: ChainBundle | undefined, shareMilli: number, own: string[], memory?: AncestryMemory): Promise<string | undefined> {
+  private async pledgeProblem (did: string, block: Block, evidence: ChainBundle | undefined, shareMilli: number, own: string[]): Promise<string | undefined> {
     const pledged = block.content.pledgeDetails?.[did] ?? []
     if (shareMilli === 0) return undefined
     if (pledged.length === 0) return 'the block states no pledge for it'
@@ -187,7 +189,7 @@ export class TransferReceiver {
     for (const p of pledged) {
       let tip
       try {
-        tip = await validateBundleToken(evidence, p.token, this.opts.verifier, this.cache, memory)
+        tip = await validateBundleToken(evidence, p.token, this.opts.verifier, this.cache)
       } catch (e) {
         return `pledged token ${p.token}: ${e instanceof Error ? e.message : String(e)}`
       }

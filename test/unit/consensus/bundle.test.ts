@@ -97,7 +97,6 @@ describe('consensus: a receiver writes only the blocks it lacks', function () {
     await b.sender.transfer({ sender: bob.did, receiver: alice.did, amountMilli: 250, memo: '', quorums: net.quorumDids }, bob.owner)
     expect(await a.ledger.chain(part.tokenId)).to.have.length(3)
     // before: the part's three blocks, its parent's two and the contents of the parent's two parts
-    // (the chains of the quorums' pledged parts' parents, learned once, are another matter)
     const siblings = decodeBlockEnvelope((await a.ledger.chain(part.parentId!)).at(-1)!).content.childTokens
     const line = new Set([part.tokenId, part.parentId, ...siblings])
     expect(siblings).to.include(part.tokenId)

@@ -152,23 +152,6 @@ describe('consensus: validated token states (docs/protocol.md, "Validated states
   })
 })
 
-describe('consensus: a receiver remembers the pledged tokens it validated', function () {
-  this.timeout(60_000)
-
-  it('the states of the tokens the signers pledged are kept with the delivery, so their chains and ancestry are not walked again', async () => {
-    const { net, a, b, alice, bob } = await SimNet.standard()
-    await net.mint(a, alice.did, 1)
-    const out = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
-    const [id] = (await b.ledger.tokensOf(bob.did)).map((t) => t.tokenId)
-    const block = decodeBlockEnvelope((await b.ledger.chain(id)).at(-1)!)
-    const pledged = Object.values(block.content.pledgeDetails ?? {}).flat()
-    expect(pledged.length).to.be.at.least(5)
-    expect(out.quorums).to.have.length(5)
-    // before: the evidence was validated without the node's memory, and nothing of it was kept
-    for (const p of pledged) expect((await b.ledger.record<ValidatedState>('cs-validated', p.token))?.blockId, p.token).to.equal(p.tokenBlockId)
-  })
-})
-
 describe('consensus: a sender remembers only states whose block it verified', function () {
   this.timeout(60_000)
 
