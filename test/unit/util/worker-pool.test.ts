@@ -94,7 +94,10 @@ describe('util/worker-pool', function () {
     const exited = await rejection(pool.run({ data: { op: 'exit' } }))
     expect(exited.code).to.equal('INTERNAL')
     expect(exited.message).to.match(/exited with code 3/)
-    expect(pool.stats().workerRestarts).to.equal(4)
+    // two tries each; a job sent to a new worker that dies in it counts as a start failure (one
+    // more try) when the worker's 'ready' message reaches this thread after its 'error' event,
+    // which a loaded host does now and then: 4, or 5 once
+    expect(pool.stats().workerRestarts).to.be.within(4, 5)
     expect(await pool.run({ data: { op: 'echo', v: 'alive' } })).to.equal('alive')
     expect(pool.available).to.equal(true)
   })
