@@ -1,4 +1,4 @@
-import { blockIdFor, decodeBlockEnvelope, peekBlockEnvelope, tokenEntry } from '../tokenchain/block.js'
+import { blockIdFor, decodeBlockEnvelope, parseBlockId, peekBlockEnvelope, tokenEntry } from '../tokenchain/block.js'
 import { floatToMilliExact } from '../tokenchain/amount.js'
 import { racFromTokenContent } from '../tokenchain/rac.js'
 import { cidV0ForContent } from '../tokenchain/cid.js'
@@ -91,8 +91,7 @@ export function storeLearned (w: LedgerWriter, memory: AncestryMemory | undefine
 
 /** Writes a validated token state (the caller has checked that it is not older than the stored one). */
 export function putValidatedState (w: LedgerWriter, tokenId: string, s: ValidatedState): void {
-  const { tokenId: _t, ...rest } = s
-  w.putRecord('cs-validated', tokenId, { tokenId, ...rest })
+  w.putRecord('cs-validated', tokenId, { ...s, tokenId })
 }
 
 /**
@@ -304,16 +303,15 @@ async function validateTop (bundle: ChainBundle, tokenId: string, verifier: Veri
 }
 
 /**
- * How many blocks at the start of `chain` this node stores already: the chain of a token it holds
- * or held (its record's latest block is the last block of its stored chain) when `chain` has that
- * block at that number; else 0.
+ * How many blocks at the start of `chain` this node stores already, given the latest block id of
+ * its record of the token (the last block of its stored chain): that block's number plus one when
+ * `chain` has that block there, else 0.
  */
-export async function storedPrefix (ledger: Pick<Ledger, 'token'>, tokenId: string, chain: readonly Uint8Array[]): Promise<number> {
-  const latest = (await ledger.token(tokenId))?.latestBlockId
-  if (latest === undefined) return 0
-  const n = Number(latest.split('-')[0])
-  if (!Number.isSafeInteger(n) || n < 0 || n >= chain.length) return 0
-  return holdsBlock(chain[n], latest) ? n + 1 : 0
+export function storedPrefix (latestBlockId: string | undefined, chain: readonly Uint8Array[]): number {
+  if (latestBlockId === undefined) return 0
+  let n: number
+  try { n = parseBlockId(latestBlockId).number } catch { return 0 }
+  return n < chain.length && holdsBlock(chain[n], latestBlockId) ? n + 1 : 0
 }
 
 /**
@@ -321,7 +319,7 @@ export async function storedPrefix (ledger: Pick<Ledger, 'token'>, tokenId: stri
  * covers its content, token entries and numbers included, so the hash alone tells.
  */
 function holdsBlock (envelope: Uint8Array, blockId: string): boolean {
-  try { return peekBlockEnvelope(envelope).hash === blockId.slice(blockId.indexOf('-') + 1) } catch { return false }
+  try { return peekBlockEnvelope(envelope).hash === parseBlockId(blockId).hash } catch { return false }
 }
 
 /**

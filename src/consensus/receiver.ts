@@ -119,13 +119,14 @@ export class TransferReceiver {
       if (incoming.length === 0) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'the contract transfers no token')
       // the blocks and contents of tokens this node held before (change coming back, a part's
       // parent it burnt itself) are stored already: only what it lacks is written
+      const ids = [...new Set([...Object.keys(req.bundle.chains), ...Object.keys(req.bundle.contents)])]
+      const held = new Map((await ledger.tokensById(ids)).map((t, i) => [ids[i], t]))
       const chains: Array<[string, readonly Uint8Array[], number]> = []
       for (const [id, chain] of Object.entries(req.bundle.chains)) {
         // the ancestors learned now are written with their chains by storeLearned
-        if (!memory.learned.has(id)) chains.push([id, chain, await storedPrefix(ledger, id, chain)])
+        if (!memory.learned.has(id)) chains.push([id, chain, storedPrefix(held.get(id)?.latestBlockId, chain)])
       }
-      const contents: Array<[string, string]> = []
-      for (const [id, c] of Object.entries(req.bundle.contents)) if ((await ledger.token(id))?.content !== c) contents.push([id, c])
+      const contents = Object.entries(req.bundle.contents).filter(([id, c]) => held.get(id)?.content !== c)
       await ledger.commit((w) => {
         storeLearned(w, memory)
         for (const [id, chain, from] of chains) for (let i = from; i < chain.length; i++) w.putBlock(id, i, chain[i])
