@@ -222,9 +222,11 @@ export class TransferSender {
       if (this.opts.scCode === undefined) throw new RbtError(ErrorCode.NOT_FOUND, 'this node does not serve smart contracts')
       Object.assign(nft, { scCode: await this.opts.scCode(rec.nft.nftId) })
     }
+    // who signed each token's last block (read once for all the quorums asked)
+    const tipSigners = rec.nft !== undefined ? undefined : lastBlockSigners(bundle, rec.tokens)
     return async (quorumDid: string): Promise<PrepareReply> => {
       try {
-        let sent = rec.nft !== undefined ? bundle : await this.bundleFor(rec, bundle, quorumDid)
+        let sent = tipSigners === undefined ? bundle : await this.bundleFor(rec, bundle, tipSigners, quorumDid)
         for (let round = 0; ; round++) {
           const reply = await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle: sent, senderPeer: this.opts.selfPeer, epoch: rec.epoch, asked: rec.asked.slice(0, MIN_QUORUM_SIGNATURES), ...nft })
           const more = round >= ANCESTRY_ROUNDS || reply.vote === 'yes'
@@ -258,12 +260,8 @@ export class TransferSender {
    * out (it validated their state then, docs/protocol.md "Validated states"); one that no longer
    * knows them says so, and is sent them in the next round.
    */
-  private async bundleFor (rec: OutgoingRecord, full: ChainBundle, quorumDid: string): Promise<ChainBundle> {
-    const needed = rec.tokens.filter((id) => {
-      const chain = full.chains[id]
-      if (chain === undefined || chain.length < 2) return true
-      try { return !peekBlockEnvelope(chain[chain.length - 1]).signers.includes(quorumDid) } catch { return true }
-    })
+  private async bundleFor (rec: OutgoingRecord, full: ChainBundle, tipSigners: ReadonlyMap<string, readonly string[]>, quorumDid: string): Promise<ChainBundle> {
+    const needed = rec.tokens.filter((id) => tipSigners.get(id)?.includes(quorumDid) !== true)
     return needed.length === rec.tokens.length ? full : await pickBundle(full, needed, { levels: 1 })
   }
 
@@ -895,4 +893,15 @@ function packEvidence (replies: SignReply[]): OutgoingRecord['pledges'] {
 
 function unpackEvidence (p: NonNullable<OutgoingRecord['pledges']>): ChainBundle {
   return { chains: Object.fromEntries(Object.entries(p.chains).map(([id, chain]) => [id, chain.map(unb64)])), contents: { ...p.contents } }
+}
+
+/** The signers of each token's last block, for tokens whose chain has more than a genesis. */
+function lastBlockSigners (bundle: ChainBundle, tokens: readonly string[]): Map<string, string[]> {
+  const out = new Map<string, string[]>()
+  for (const id of tokens) {
+    const chain = bundle.chains[id]
+    if (chain === undefined || chain.length < 2) continue
+    try { out.set(id, peekBlockEnvelope(chain[chain.length - 1]).signers) } catch { /* sent whole */ }
+  }
+  return out
 }
