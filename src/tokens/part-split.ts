@@ -64,8 +64,9 @@ export function splitValues (parentMilli: number, partMilli: number, pieces = 1,
   const n = Math.max(1, Math.min(Math.floor(pieces), Math.floor(parentMilli / partMilli)))
   const values = Array.from({ length: n }, () => partMilli)
   const rest = parentMilli - n * partMilli
+  if (rest <= 0) return values
   const k = Math.max(1, Math.min(Math.floor(restParts), rest))
-  for (let i = 0; i < k && rest > 0; i++) values.push(Math.floor(rest / k) + (i < rest % k ? 1 : 0))
+  for (let i = 0; i < k; i++) values.push(Math.floor(rest / k) + (i < rest % k ? 1 : 0))
   return values
 }
 
