@@ -163,14 +163,14 @@ export interface BuildBundleOptions {
 
 /** Where a bundle's chains and token contents are read from. */
 interface BundleSource {
-  chain: (id: string) => Promise<Uint8Array[]>
+  chains: (ids: readonly string[]) => Promise<Uint8Array[][]>
   content: (id: string) => Promise<string | undefined>
 }
 
 /** Collects the chains and token contents a validator needs for `tokenIds` (ancestors included). */
 export async function buildBundle (ledger: Ledger, tokenIds: readonly string[], opts: BuildBundleOptions = {}): Promise<ChainBundle> {
   return await collectBundle({
-    chain: async (id) => await ledger.chain(id),
+    chains: async (ids) => await ledger.chains(ids),
     content: async (id) => (await ledger.token(id))?.content ?? await ledger.record<string>('cs-contents', id)
   }, tokenIds, opts)
 }
@@ -181,7 +181,7 @@ export async function buildBundle (ledger: Ledger, tokenIds: readonly string[], 
  */
 export async function pickBundle (bundle: ChainBundle, tokenIds: readonly string[], opts: BuildBundleOptions = {}): Promise<ChainBundle> {
   return await collectBundle({
-    chain: async (id) => bundle.chains[id] ?? [],
+    chains: async (ids) => ids.map((id) => bundle.chains[id] ?? []),
     content: async (id) => bundle.contents[id]
   }, tokenIds, opts)
 }
@@ -194,11 +194,12 @@ async function collectBundle (source: BundleSource, tokenIds: readonly string[],
     const c = await source.content(id)
     if (c !== undefined) bundle.contents[id] = c
   }
-  // a parent's chain is read when its part is (to find its siblings) and used again when its turn comes
+  // chains are read a level at a time, all the tokens queued so far in one read (hundreds of parts
+  // and their parents cost two reads, not one per token)
   const read = new Map<string, Uint8Array[]>()
   const chainOf = async (id: string): Promise<Uint8Array[]> => {
     let c = read.get(id)
-    if (c === undefined) { c = await source.chain(id); read.set(id, c) }
+    if (c === undefined) { c = (await source.chains([id]))[0]; read.set(id, c) }
     return c
   }
   // iterative, so a deep ancestry costs no stack
@@ -209,7 +210,12 @@ async function collectBundle (source: BundleSource, tokenIds: readonly string[],
     if (bundle.chains[id] !== undefined) continue
     if (depth > levels) continue
     if (depth > MAX_ANCESTRY) throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${id}: part-token ancestry deeper than ${MAX_ANCESTRY}`)
-    const chain = await chainOf(id)
+    if (!read.has(id)) {
+      const ahead = [...new Set(queue.slice(next).filter(([q, d]) => d <= levels && bundle.chains[q] === undefined && !read.has(q)).map(([q]) => q))]
+      const got = await source.chains(ahead)
+      ahead.forEach((q, i) => read.set(q, got[i]))
+    }
+    const chain = read.get(id)!
     read.delete(id)
     if (chain.length === 0) throw new RbtError(ErrorCode.NOT_FOUND, `no chain stored for token ${id}`)
     bundle.chains[id] = chain
@@ -229,12 +235,8 @@ async function collectBundle (source: BundleSource, tokenIds: readonly string[],
         for (const other of Object.keys(decodeBlockEnvelope(pc[pc.length - 1]).content.transInfo.tokens)) queue.push([other, depth + 1])
       }
     } else if (parentId !== undefined && parentId !== '' && genesis.content.genesis?.type === '') {
-      if (depth + 1 > levels) continue
-      const parentChain = await chainOf(parentId)
-      if (parentChain.length === 0) throw new RbtError(ErrorCode.NOT_FOUND, `no chain stored for token ${parentId}`)
-      queue.push([parentId, depth + 1])
-      const burn = decodeBlockEnvelope(parentChain[parentChain.length - 1])
-      for (const sibling of burn.content.childTokens) await addContent(sibling)
+      // the parent's turn adds its chain and, from its last block, the contents of the parts it was burnt into (the siblings)
+      if (depth + 1 <= levels) queue.push([parentId, depth + 1])
     }
   }
   return bundle

@@ -78,6 +78,8 @@ export interface Ledger {
   tokensById: (tokenIds: readonly string[]) => Promise<Array<TokenState | undefined>>
   /** all block envelopes of a token's chain, genesis first (empty when unknown) */
   chain: (tokenId: string) => Promise<Uint8Array[]>
+  /** the chains of several tokens, as `chain` gives each, in the order asked */
+  chains: (tokenIds: readonly string[]) => Promise<Uint8Array[][]>
   record: <T>(collection: ConsensusCollection, key: string) => Promise<T | undefined>
   /** the records of a collection in key order, all or those in `range` */
   records: <T>(collection: ConsensusCollection, range?: KeyRange) => AsyncIterable<[string, T]>

@@ -30,6 +30,12 @@ export interface BlockRepository {
   chain: (tokenId: string, opts?: { fromNumber?: number, limit?: number }) => Promise<BlockRecord[]>
   latest: (tokenId: string) => Promise<BlockRecord | undefined>
   get: (tokenId: string, number: number) => Promise<BlockRecord | undefined>
+  /**
+   * The block records of several tokens' chains, each from genesis up to the number of its token
+   * record's latest block, read by key (no range scan); undefined for a token whose chain is not
+   * exactly that long, which the caller reads with `chain`.
+   */
+  chainsTo: (tips: ReadonlyArray<{ tokenId: string, latestBlockNumber: number }>) => Promise<Array<BlockRecord[] | undefined>>
   /** Envelope bytes of stored blocks, in the same order. */
   envelopes: (blocks: BlockRecord[]) => Promise<Uint8Array[]>
 }
@@ -101,6 +107,18 @@ export function levelTokenRepositories (store: KvStore): TokenRepositories {
         return undefined
       },
       get: async (tokenId, n) => await blocks.get(blockKey(tokenId, n)),
+      chainsTo: async (tips) => {
+        // one block past the tip too: a chain stored longer than its record says is read whole by the caller
+        const keys = tips.flatMap((t) => Array.from({ length: t.latestBlockNumber + 2 }, (_, n) => blockKey(t.tokenId, n)))
+        const got = keys.length === 0 ? [] : await blocks.getMany(keys)
+        let at = 0
+        return tips.map((t) => {
+          const recs = got.slice(at, at + t.latestBlockNumber + 1)
+          const past = got[at + t.latestBlockNumber + 1]
+          at += t.latestBlockNumber + 2
+          return past === undefined && recs.every((r) => r !== undefined) ? recs as BlockRecord[] : undefined
+        })
+      },
       envelopes: async (list) => {
         if (list.length === 0) return []
         const raw = await bodies.getMany(list.map((b) => b.bodyKey))

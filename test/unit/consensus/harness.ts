@@ -79,6 +79,7 @@ export class MemoryLedger implements Ledger {
   }
 
   async chain (id: string): Promise<Uint8Array[]> { return [...(this.blocks.get(id) ?? [])] }
+  async chains (ids: readonly string[]): Promise<Uint8Array[][]> { return await Promise.all(ids.map(async (id) => await this.chain(id))) }
   async record<T> (c: ConsensusCollection, k: string): Promise<T | undefined> { const v = this.recs.get(c)?.get(k); return v === undefined ? undefined : structuredClone(v) as T }
   /** full scans per collection (records()), for tests that check what a sweep reads */
   scans = new Map<string, number>()

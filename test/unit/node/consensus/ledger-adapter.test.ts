@@ -180,4 +180,24 @@ describe('node: the consensus ledger over LevelDB, choosing tokens', function ()
     expect(chain).to.have.length(2)
     for (const e of chain) expect(e).to.be.instanceOf(Uint8Array)
   })
+
+  it('chains read many chains by key as chain reads each: unknown tokens, a chain longer than its record, more bodies than the cache holds', async () => {
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const alice = env.ring.newDid()
+    const signer = ringSigner(env.ring, alice)
+    const minted = (await env.service.mintLocalRbt({ did: alice, count: 600, startIndex: 0 }, signer)).token_ids
+    await env.service.splitToken(minted[0]!, 250, signer)
+    // a chain stored past the tip its token record names (the record put back as it was before a split)
+    const before = (await ledger.token(minted[1]!))!
+    await env.service.splitToken(minted[1]!, 250, signer)
+    await ledger.commit((w) => { w.putToken(before) })
+    expect((await env.repos.tokens.get(minted[1]!))!.latestBlockNumber).to.equal(0)
+    const ids = ['QmUnknown', ...minted]
+    const batch = await ledger.chains(ids)
+    expect(batch).to.have.length(ids.length)
+    expect(batch[0]).to.deep.equal([])
+    expect(batch[1]).to.have.length(2)
+    expect(batch[2]).to.have.length(2)
+    for (let i = 0; i < ids.length; i++) expect(batch[i]).to.deep.equal(await ledger.chain(ids[i]!), ids[i])
+  })
 })
