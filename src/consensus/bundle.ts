@@ -4,8 +4,8 @@ import { racFromTokenContent } from '../tokenchain/rac.js'
 import { cidV0ForContent } from '../tokenchain/cid.js'
 import { validateChain, validateExtension, type ChainTip, type VerifiedBlockCache } from '../tokenchain/validate.js'
 import type { Verifier } from './ports.js'
-import type { ChainBundle } from './messages.js'
-import type { Ledger, LedgerWriter } from './ports.js'
+import type { ChainBundle, SpentState } from './messages.js'
+import type { Ledger, LedgerWriter, TokenState } from './ports.js'
 import { ErrorCode, RbtError } from '../util/errors.js'
 import { TokenType, TransactionType } from '../tokenchain/types.js'
 import { ftBackingProblem, ftNameOfComment, type Backing } from '../tokens/ft.js'
@@ -113,6 +113,38 @@ export async function statesAfter (block: Uint8Array, memory: Pick<AncestryMemor
     } catch { /* not a valid next link of what was validated: nothing learned */ }
   }
   return out
+}
+
+/**
+ * Of `states` (tokens and the block ids of the states a transaction spends), the tokens this node
+ * holds at that state: it stores their chain through that block and validated them there. Their
+ * delivery then needs no chain (docs/protocol.md, "Validated states").
+ */
+export async function heldStates (ledger: Pick<Ledger, 'tokensById' | 'record'>, states: readonly SpentState[]): Promise<string[]> {
+  const stored = await ledger.tokensById(states.map((s) => s.tokenId))
+  const out: string[] = []
+  for (let i = 0; i < states.length; i++) {
+    const { tokenId, blockId } = states[i]
+    if (stored[i]?.latestBlockId !== blockId) continue
+    if ((await ledger.record<ValidatedState>('cs-validated', tokenId))?.blockId === blockId) out.push(tokenId)
+  }
+  return out
+}
+
+/**
+ * A token delivered without its chain: `block` is checked as the next link of the state this node
+ * validated, which must also be where its stored chain (`stored`, its token record) ends. Undefined
+ * when this node does not hold the token there (the sender is then asked for the chain); a block
+ * that is not a valid next link throws. The new state is added to `memory.states`.
+ */
+export async function validateHeldToken (tokenId: string, block: Uint8Array, stored: Pick<TokenState, 'latestBlockId'> | undefined, verifier: Verifier, memory: AncestryMemory, cache?: VerifiedBlockCache): Promise<ChainTip | undefined> {
+  const entry = decodeBlockEnvelope(block).content.transInfo.tokens[tokenId]
+  const known = await memory.validated?.(tokenId)
+  if (entry === undefined || known === undefined || stored === undefined || entry.previousBlockId !== known.blockId || stored.latestBlockId !== known.blockId) return undefined
+  const r = await validateExtension(known, [block], { tokenId, verifier, cache })
+  const state = stateOf(r.tip, known.ancestors, known.value)
+  memory.states.set(tokenId, state)
+  return state
 }
 
 const stateOf = (tip: ChainTip, ancestors: number | undefined, value: number | undefined): ValidatedState =>

@@ -54,7 +54,10 @@ export interface DeliverRequest {
   contract: Uint8Array
   /** the new block, fully signed */
   block: Uint8Array
-  /** whole chains including the new block, plus ancestors of part tokens */
+  /**
+   * whole chains including the new block, plus ancestors of part tokens; a token the receiver's
+   * node said it holds (receiverHolds) travels without a chain: the new block extends what it stores
+   */
   bundle: ChainBundle
   /** the signers' pledge evidence (chains of every pledged token), merged; see SignReply */
   pledges?: ChainBundle
@@ -66,6 +69,9 @@ export interface DeliverRequest {
  * receiver: `missing` names them, and the sender delivers again with their chains.
  */
 export type DeliverReply = { txid: string, accepted: true } | { txid: string, accepted: false, missing: string[] }
+
+/** A token and the block id of its state a transaction spends. */
+export interface SpentState { tokenId: string, blockId: string }
 
 /** What a receiver's node tells a sender before the decision (docs/protocol.md, "Receiver acceptance"). */
 export interface ReceiverPolicy {
@@ -89,6 +95,12 @@ export interface ConsensusTransport {
    * acceptance policy: `quorums` only when that node accepts signers of its own quorum list alone.
    */
   probeReceiver: (did: string) => Promise<ReceiverPolicy>
+  /**
+   * Which of the tokens a transaction spends the receiver's node holds at the state spent (it stores
+   * the chain through that block and validated it): those are delivered without their chains.
+   * Absent, or failing (an older node), every chain is delivered.
+   */
+  receiverHolds?: (did: string, states: SpentState[]) => Promise<string[]>
   /** asks the sender's node for a transaction's outcome */
   outcome: (senderPeer: string, req: OutcomeRequest) => Promise<OutcomeReply>
 }

@@ -4,9 +4,9 @@ import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
 import type { Block } from '../tokenchain/block.js'
 import type { VerifiedBlockCache } from '../tokenchain/validate.js'
 import { ErrorCode, RbtError } from '../util/errors.js'
-import { ledgerAncestry, storedPrefix, storeLearned, validateBundleToken, validateBundleTokenOrCollect } from './bundle.js'
+import { heldStates, ledgerAncestry, storedPrefix, storeLearned, validateBundleToken, validateBundleTokenOrCollect, validateHeldToken } from './bundle.js'
 import { KeyedMutex } from './keyed-mutex.js'
-import type { ChainBundle, DeliverReply, DeliverRequest, ReceiverPolicy } from './messages.js'
+import type { ChainBundle, DeliverReply, DeliverRequest, ReceiverPolicy, SpentState } from './messages.js'
 import type { Clock, Ledger, TokenState, Verifier } from './ports.js'
 import { systemClock, VERIFIED_MEMO } from './ports.js'
 import { BoundedSet } from '../util/lru.js'
@@ -88,18 +88,35 @@ export class TransferReceiver {
       const incoming: TokenState[] = []
       let total = 0
       const missing: string[] = []
+      // tokens delivered without a chain: this node said it holds them at the state spent (receiverHolds)
+      const chainless = Object.keys(ti.transTokens ?? {}).filter((id) => req.bundle.chains[id] === undefined)
+      const storedRecs = chainless.length === 0 ? [] : await ledger.tokensById(chainless)
+      const heldBefore = new Map(chainless.map((id, i) => [id, storedRecs[i]]))
+      const extended: Array<[string, number]> = []
       for (const [tokenId, t] of Object.entries(ti.transTokens ?? {})) {
         const chain = req.bundle.chains[tokenId]
-        if (chain === undefined || decodeBlockEnvelope(chain[chain.length - 1]).hash !== block.hash) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `chain of ${tokenId} does not end with the new block`)
-        // validates every block, including the new one's 5 quorum signatures and the sender's
-        const tip = await validateBundleTokenOrCollect(req.bundle, tokenId, this.opts.verifier, missing, this.cache, memory)
-        if (tip === undefined) continue
+        let tip
+        let known: Pick<TokenState, 'parentId' | 'content' | 'ftName' | 'creator'>
+        if (chain === undefined) {
+          // the new block, 5 quorum signatures and the sender's, as the next link of the state held here
+          tip = await validateHeldToken(tokenId, req.block, heldBefore.get(tokenId), this.opts.verifier, memory, this.cache)
+          if (tip === undefined) { missing.push(tokenId); continue }
+          const { parentId, content, ftName, creator } = heldBefore.get(tokenId)!
+          known = { parentId, content, ftName, creator }
+          extended.push([tokenId, tip.blockNumber])
+        } else {
+          if (decodeBlockEnvelope(chain[chain.length - 1]).hash !== block.hash) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `chain of ${tokenId} does not end with the new block`)
+          // validates every block, including the new one's 5 quorum signatures and the sender's
+          tip = await validateBundleTokenOrCollect(req.bundle, tokenId, this.opts.verifier, missing, this.cache, memory)
+          if (tip === undefined) continue
+          const genesis = decodeBlockEnvelope(chain[0])
+          const parentId = genesis.content.genesis?.info[tokenId]?.parentId
+          known = { parentId: parentId !== undefined && parentId !== '' ? parentId : undefined, content: req.bundle.contents[tokenId], ...ftIdentity(tokenId, tip.tokenType, genesis) }
+        }
         if (tip.owner !== req.receiver) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `token ${tokenId} does not end with this receiver as owner`)
         const value = floatToMilliExact(t.tokenValue)
         if (value === undefined) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `token ${tokenId} has a bad value`)
         total += value
-        const genesis = decodeBlockEnvelope(chain[0])
-        const parentId = genesis.content.genesis?.info[tokenId]?.parentId
         incoming.push({
           tokenId,
           tokenType: tip.tokenType,
@@ -107,10 +124,8 @@ export class TransferReceiver {
           owner: req.receiver,
           status: 'Free',
           latestBlockId: tip.blockId,
-          parentId: parentId !== undefined && parentId !== '' ? parentId : undefined,
-          content: req.bundle.contents[tokenId],
+          ...known,
           txid: req.txid,
-          ...ftIdentity(tokenId, tip.tokenType, genesis),
           updatedAt: now
         })
       }
@@ -130,6 +145,7 @@ export class TransferReceiver {
       await ledger.commit((w) => {
         storeLearned(w, memory)
         for (const [id, chain, from] of chains) for (let i = from; i < chain.length; i++) w.putBlock(id, i, chain[i])
+        for (const [id, n] of extended) w.putBlock(id, n, req.block)
         for (const [id, c] of contents) w.putRecord('cs-contents', id, c)
         for (const t of incoming) w.putToken(t)
         const first = incoming[0]
@@ -146,6 +162,15 @@ export class TransferReceiver {
   }
 
   /** What a sender is told before its decision: the strict rule's list, when this node keeps it. */
+  /**
+   * Of the states a transaction spends, the tokens this node holds there (receiverHolds): `did`
+   * must be hosted here. Their delivery carries no chain.
+   */
+  async holds (did: string, states: readonly SpentState[]): Promise<string[]> {
+    if (!await this.opts.isLocalDid(did)) throw new RbtError(ErrorCode.NOT_FOUND, `receiver ${did} is not hosted on this node`)
+    return await heldStates(this.opts.ledger, states)
+  }
+
   async policy (): Promise<ReceiverPolicy> {
     return this.opts.trustOwnQuorumList?.() === true ? { quorums: await this.opts.ownQuorums() } : {}
   }

@@ -185,6 +185,7 @@ export class TransferSender {
     } finally {
       this.inFlight.delete(rec.txid)
       this.receiverChecks.delete(rec.txid)
+      this.receiverHeld.delete(rec.txid)
       this.refusedSpends.delete(rec.txid)
     }
   }
@@ -316,9 +317,27 @@ export class TransferSender {
     }
   }
 
+  /**
+   * Asks the receiver's node, next to the prepare round, which of the tokens it holds at the state
+   * spent (change coming back, a token it sent before): they are delivered without their chains.
+   */
+  private askReceiverHolds (rec: OutgoingRecord): void {
+    const ask = this.transport.receiverHolds
+    if (ask === undefined || rec.nft !== undefined || rec.receiver === rec.sender) return
+    const hint: { held?: Set<string> } = {}
+    this.receiverHeld.set(rec.txid, hint)
+    const spends = decodeContract(unb64(rec.contract)).content.transInfo.transTokens ?? {}
+    const states = Object.entries(spends).map(([tokenId, t]) => ({ tokenId, blockId: t.blockId ?? '' }))
+    ask(rec.receiver, states).then((ids) => {
+      const asked = new Set(rec.tokens)
+      hint.held = new Set(Array.isArray(ids) ? ids.filter((id) => typeof id === 'string' && asked.has(id)) : [])
+    }, (e: unknown) => { this.log.debug(`transfer ${rec.txid.slice(0, 12)}: the receiver's node did not say which tokens it holds: ${errorMessage(e)}`) })
+  }
+
   private async runConsensus (rec: OutgoingRecord, progress: (msg: string) => void): Promise<TransferResult> {
     const probe = this.receiverChecks.get(rec.txid)
     probe?.throwIfFailed()
+    this.askReceiverHolds(rec)
     const tb = Date.now()
     const prepare = await this.preparer(rec)
     const tBundle = Date.now()
@@ -576,8 +595,13 @@ export class TransferSender {
         const last = chain[chain.length - 1]
         if (decodeBlockEnvelope(last).hash !== decoded.hash) bundle.chains[id] = [...chain, block]
       }
+      // the tokens the receiver's node said it holds travel without their chains (not waited for:
+      // a receiver that has not answered by now is sent every chain)
+      const held = this.receiverHeld.get(txid)?.held
+      this.receiverHeld.delete(txid)
+      const first = held === undefined || held.size === 0 ? bundle : await pickBundle(bundle, rec.tokens.filter((id) => !held.has(id)), { levels: 1 })
       // a self transfer has no other party: this node stores the block itself below
-      if (rec.receiver !== rec.sender && !await this.deliverWithRetry(rec, block, bundle, wait, 'transfer')) {
+      if (rec.receiver !== rec.sender && !await this.deliverWithRetry(rec, block, first, wait, 'transfer', bundle)) {
         // a delivery retried later (it may be minutes) reads the chains again rather than keep them
         this.sentBundles.delete(txid)
         return { txid, blockId, quorums: rec.signers, delivered: false }
@@ -613,8 +637,11 @@ export class TransferSender {
     return { txid, blockId, quorums: rec.signers, delivered: true }
   }
 
-  /** Delivers the decided block to the receiver (idempotent there); a few tries when `wait`, else one. */
-  private async deliverWithRetry (rec: OutgoingRecord, block: Uint8Array, bundle: ChainBundle, wait: boolean, what: string): Promise<boolean> {
+  /**
+   * Delivers the decided block to the receiver (idempotent there); a few tries when `wait`, else one.
+   * Tokens the receiver then says it lacks come from `full` (those sent without a chain), else from the ledger.
+   */
+  private async deliverWithRetry (rec: OutgoingRecord, block: Uint8Array, bundle: ChainBundle, wait: boolean, what: string, full?: ChainBundle): Promise<boolean> {
     const attempts = wait ? (this.opts.deliverAttempts ?? 3) : 1
     let lastErr: unknown
     for (let i = 0; i < attempts; i++) {
@@ -633,7 +660,7 @@ export class TransferSender {
           }
           if (reply?.accepted !== false) return true
           // the receiver lacks older ancestors of the parts: deliver again with their chains
-          const more = round < ANCESTRY_ROUNDS ? await this.lacking(reply.missing, sent, round) : undefined
+          const more = round < ANCESTRY_ROUNDS ? await this.lacking(reply.missing, sent, round, full) : undefined
           if (more === undefined) throw new RbtError(ErrorCode.CHAIN_INVALID, `the receiver lacks the chains of ${String(reply.missing?.length)} ancestors this node cannot supply`)
           sent = more
         }
@@ -797,6 +824,8 @@ export class TransferSender {
   /** Transfers whose SIGNING write failed before any signature was asked for: recovery aborts them. */
   private readonly unsentSigning = new Set<string>()
   private readonly receiverChecks = new Map<string, ReceiverCheck>()
+  /** per transaction in flight: the tokens the receiver's node holds at the state spent, once it answered */
+  private readonly receiverHeld = new Map<string, { held?: Set<string> }>()
   /** Double-spend refusals of transfers being aborted, told to the node once their tokens are Free. */
   private readonly refusedSpends = new Map<string, { states: Array<{ tokenId: string, blockId: string }>, reason: string }>()
 

@@ -5,7 +5,7 @@
 import type { RpcClient, RpcHandlers, UnarySpec } from '../../p2p/rpc.js'
 import type {
   AbortRequest, ChainBundle, ConsensusTransport, DeliverReply, DeliverRequest, FinalizeRequest, OutcomeReply, OutcomeRequest,
-  PrepareReply, PrepareRequest, SignReply, SignRequest
+  PrepareReply, PrepareRequest, SignReply, SignRequest, SpentState
 } from '../../consensus/messages.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
 import { decodeBlockEnvelope } from '../../tokenchain/block.js'
@@ -24,6 +24,8 @@ export interface ConsensusMethods {
   'cs.outcome': UnarySpec<OutcomeRequest, OutcomeReply>
   /** `quorums`: the receiver's node accepts only these signers (its strict rule, trustOwnQuorumList) */
   'cs.probe': UnarySpec<{ did: string }, { hosted: boolean, quorums?: string[] }>
+  /** of the states a transaction spends, the tokens the receiver's node holds there (see ConsensusTransport.receiverHolds) */
+  'cs.holds': UnarySpec<{ did: string, states: SpentState[] }, { held: string[] }>
   'quorum.status': UnarySpec<{ did: string }, { setup: boolean }>
   'faucet.request': UnarySpec<{ did: string, count: number }, { txid: string, count: number }>
   /** the proof of work this node stored when it released `token` of the pledge for `txid` */
@@ -31,6 +33,8 @@ export interface ConsensusMethods {
 }
 
 const TXID_RE = /^[0-9a-f]{64}$/
+/** Most token states one cs.holds asks about (a transaction spends at most this many tokens in practice). */
+const MAX_HELD_STATES = 100_000
 
 function need (cond: boolean, what: string): void {
   if (!cond) throw new RbtError(ErrorCode.INVALID_INPUT, `malformed consensus message: ${what}`)
@@ -223,6 +227,11 @@ export function consensusRpcHandlers (svc: () => ConsensusService): RpcHandlers<
       const hosted = await svc().hosts(r.did)
       return hosted ? { hosted, ...(await svc().receiver.policy()) } : { hosted }
     },
+    'cs.holds': async (r) => {
+      checkDid(r?.did, 'did')
+      need(Array.isArray(r.states) && r.states.length <= MAX_HELD_STATES && r.states.every((x) => typeof x?.tokenId === 'string' && typeof x.blockId === 'string' && x.tokenId.length <= 256 && x.blockId.length <= 256), 'states')
+      return { held: await svc().receiver.holds(r.did, r.states.map((x) => ({ tokenId: x.tokenId, blockId: x.blockId }))) }
+    },
     'quorum.status': async (r) => { checkDid(r?.did, 'did'); return { setup: svc().quorum.isSetUp(r.did) } },
     'cs.powProof': async (r) => {
       checkTx(r); need(typeof r.token === 'string' && r.token.length > 0 && r.token.length <= 256, 'token')
@@ -272,6 +281,11 @@ export function consensusTransport (svc: () => ConsensusService, rpc: () => RpcC
       if (!res.hosted) throw new RbtError(ErrorCode.NOT_FOUND, `receiver ${did} is not hosted on the peer it was announced on`)
       const q = res.quorums
       return Array.isArray(q) && q.every((d) => typeof d === 'string') ? { quorums: q } : {}
+    },
+    receiverHolds: async (did, states) => {
+      if (await peers.isLocal(did)) return await svc().receiver.holds(did, states)
+      const res = await remote(did, 'cs.holds', { did, states })
+      return Array.isArray(res?.held) ? res.held.filter((id): id is string => typeof id === 'string') : []
     },
     outcome: async (peer, r) => {
       const client = rpc()

@@ -179,6 +179,7 @@ export class SimNet {
       abort: async (r) => { this.aborts.push({ txid: r.txid, quorumDid: r.quorumDid }); await this.nodeOf(r.quorumDid).quorum.abort(r) },
       deliver: async (r) => await this.nodeOf(r.receiver).receiver.deliver(structuredClone(r)),
       probeReceiver: async (did) => await this.nodeOf(did).receiver.policy(),
+      receiverHolds: async (did, states) => await this.nodeOf(did).receiver.holds(did, structuredClone(states)),
       outcome: async (peer, r) => {
         const n = this.nodes.find((x) => x.name === peer)
         if (n === undefined || n.down) throw new RbtError(ErrorCode.PEER_UNREACHABLE, `${peer} unreachable`)

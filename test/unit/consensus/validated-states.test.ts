@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { AncestryMissing, ledgerAncestry, validateBundleToken, type ValidatedState } from '../../../src/consensus/bundle.js'
-import type { PrepareRequest } from '../../../src/consensus/messages.js'
+import type { DeliverRequest, PrepareRequest } from '../../../src/consensus/messages.js'
 import { decodeBlockEnvelope, formatBlockId } from '../../../src/tokenchain/block.js'
 import type { SignatureVerifier } from '../../../src/tokenchain/validate.js'
 import { didSignatureVerifier } from '../../../src/tokens/verifier.js'
@@ -149,6 +149,82 @@ describe('consensus: validated token states (docs/protocol.md, "Validated states
     const m = ledgerAncestry({ record: async () => undefined })
     m.states.set(id, known)
     expect((await validateBundleToken(empty, id, plain, undefined, m)).blockId).to.equal(known.blockId)
+  })
+})
+
+/** Every delivery a node is sent: the tokens its bundle carries a chain for, and whether it was accepted. */
+function watchDeliveries (n: SimNode): Array<{ txid: string, chains: string[], accepted?: boolean }> {
+  const seen: Array<{ txid: string, chains: string[], accepted?: boolean }> = []
+  const deliver = n.receiver.deliver.bind(n.receiver)
+  n.receiver.deliver = async (r: DeliverRequest) => {
+    const call: { txid: string, chains: string[], accepted?: boolean } = { txid: r.txid, chains: Object.keys(r.bundle.chains) }
+    seen.push(call)
+    const reply = await deliver(r)
+    call.accepted = reply.accepted
+    return reply
+  }
+  return seen
+}
+
+describe('consensus: tokens a receiver\'s node holds travel without their chains', function () {
+  this.timeout(60_000)
+
+  it('tokens coming back to the node that sent them are delivered without chains; the new block extends the chain it stores', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    const ids = await net.mint(a, alice.did, 3)
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 3000, memo: '', quorums: net.quorumDids }, alice.owner)
+    const seen = watchDeliveries(a)
+    const back = await b.sender.transfer({ sender: bob.did, receiver: alice.did, amountMilli: 3000, memo: '', quorums: net.quorumDids }, bob.owner)
+    expect(seen.filter((d) => d.txid === back.txid)).to.deep.equal([{ txid: back.txid, chains: [], accepted: true }])
+    const held = await a.ledger.tokensOf(alice.did, 'Free')
+    expect(held.map((t) => t.tokenId).sort()).to.deep.equal([...ids].sort())
+    for (const id of ids) {
+      const chain = await a.ledger.chain(id)
+      expect(chain).to.have.length(3)
+      expect(decodeBlockEnvelope(chain[2]).hash).to.equal(back.blockId.split('-')[1])
+      expect((await a.ledger.record<ValidatedState>('cs-validated', id))?.blockId).to.equal(back.blockId)
+    }
+    // and they can be spent again from there
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 3000, memo: '', quorums: net.quorumDids }, alice.owner)
+    expect(await b.ledger.tokensOf(bob.did, 'Free')).to.have.length(3)
+  })
+
+  it('a receiver that no longer holds what its node said names the tokens, and is sent their chains', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    const ids = await net.mint(a, alice.did, 2)
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 2000, memo: '', quorums: net.quorumDids }, alice.owner)
+    // the node answers that it holds them, then forgets what it validated (a data dir restored from before)
+    const holds = a.receiver.holds.bind(a.receiver)
+    a.receiver.holds = async (did, states) => {
+      const out = await holds(did, states)
+      a.ledger.recs.get('cs-validated')?.clear()
+      return out
+    }
+    const seen = watchDeliveries(a)
+    const back = await b.sender.transfer({ sender: bob.did, receiver: alice.did, amountMilli: 2000, memo: '', quorums: net.quorumDids }, bob.owner)
+    const calls = seen.filter((d) => d.txid === back.txid)
+    expect(calls.map((d) => [d.chains.length, d.accepted])).to.deep.equal([[0, false], [2, true]])
+    expect((await a.ledger.tokensOf(alice.did, 'Free')).map((t) => t.tokenId).sort()).to.deep.equal([...ids].sort())
+    expect(await a.ledger.chain(ids[0])).to.have.length(3)
+  })
+
+  it('a token a node does not hold is never taken without its chain', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    const c = net.addNode('C')
+    const carol = await net.addDid(c)
+    const [id] = await net.mint(a, alice.did, 1)
+    const first = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    // carol's node never saw the token: asked, it says it does not hold it, and its delivery carries the chain
+    expect(await c.receiver.holds(carol.did, [{ tokenId: id, blockId: first.blockId }])).to.deep.equal([])
+    const seen = watchDeliveries(c)
+    const out = await b.sender.transfer({ sender: bob.did, receiver: carol.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, bob.owner)
+    expect(seen.filter((d) => d.txid === out.txid).map((d) => [d.chains, d.accepted])).to.deep.equal([[[id], true]])
+    // a delivery without the chain to a node that does not hold the token takes nothing: it names the token
+    const d = net.addNode('D')
+    const dave = await net.addDid(d)
+    const reply = await d.receiver.deliver({ txid: out.txid, receiver: dave.did, contract: new Uint8Array(), block: new Uint8Array(), bundle: { chains: {}, contents: {} }, memo: '', epoch: 0 }).catch((e: Error) => e)
+    expect(reply).to.be.instanceOf(Error)
+    expect(await d.ledger.tokensOf(dave.did)).to.deep.equal([])
   })
 })
 
