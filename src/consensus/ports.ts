@@ -80,6 +80,11 @@ export interface Ledger {
   chain: (tokenId: string) => Promise<Uint8Array[]>
   /** the chains of several tokens, as `chain` gives each, in the order asked */
   chains: (tokenIds: readonly string[]) => Promise<Uint8Array[][]>
+  /**
+   * who signed the last block of each token's stored chain, in the order asked; undefined for an
+   * unknown token and for a chain that is only its genesis
+   */
+  tipSigners: (tokenIds: readonly string[]) => Promise<Array<string[] | undefined>>
   record: <T>(collection: ConsensusCollection, key: string) => Promise<T | undefined>
   /** the records of a collection in key order, all or those in `range` */
   records: <T>(collection: ConsensusCollection, range?: KeyRange) => AsyncIterable<[string, T]>

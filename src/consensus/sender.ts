@@ -1,4 +1,4 @@
-import { createBlock, decodeBlockEnvelope, encodeBlockEnvelope, peekBlockEnvelope, formatBlockId, nextTokenEntry, setSignature, type BlockContent, type Block } from '../tokenchain/block.js'
+import { createBlock, decodeBlockEnvelope, encodeBlockEnvelope, formatBlockId, nextTokenEntry, parseBlockId, setSignature, type BlockContent, type Block } from '../tokenchain/block.js'
 import { knownVerified, verifyEnvelope, type VerifiedBlockCache } from '../tokenchain/validate.js'
 import { decodeContract } from '../tokenchain/contract.js'
 import { TransactionType } from '../tokenchain/types.js'
@@ -6,13 +6,14 @@ import { ErrorCode, RbtError, deliveryPending, errorMessage, isRbtError, signing
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
 import { Lru } from '../util/lru.js'
-import { buildBundle, mergeBundles, pickBundle, putValidatedState } from './bundle.js'
+import { buildBundle, mergeBundles, putValidatedState } from './bundle.js'
 import { lockNft, lockTokens, type FtSpend, type LockContext, type NftInput, type TransferInput } from './transfer-lock.js'
 import { KeyedMutex } from './keyed-mutex.js'
+import { TxChains, type TokenChains } from './tx-chains.js'
 import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply } from './messages.js'
 import type { Clock, ConsensusSigner, Ledger, Verifier } from './ports.js'
 import { systemClock } from './ports.js'
-import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
+import { MIN_QUORUM_SIGNATURES, preferQuorums } from './quorum-selection.js'
 import { b64, openOutgoing, putOutgoing, unb64, type OutgoingRecord } from './records.js'
 import { nftBlock, opTokenType, type NftOp } from './nft.js'
 import type { ScCode } from './smart-contract.js'
@@ -88,7 +89,7 @@ export class TransferSender {
    * chain twice more. Only the transfer's own tokens are in it, Locked by it meanwhile; a transfer
    * resumed after a restart reads them again.
    */
-  private readonly sentBundles = new Lru<ChainBundle>(8)
+  private readonly sentBundles = new Lru<TxChains>(8)
   private readonly lockContext: LockContext
 
   constructor (private readonly opts: SenderOptions) {
@@ -214,26 +215,37 @@ export class TransferSender {
     return { chains: {}, contents: {} }
   }
 
-  /** The PREPARE call of a transaction (bundle and contract built once), to any quorum of its list. */
-  private async preparer (rec: OutgoingRecord): Promise<(quorumDid: string) => Promise<PrepareReply>> {
+  /**
+   * The PREPARE call of a transaction (bundle and contract built once), to any quorum of its list,
+   * and the order in which to ask quorums after the anchor (preferQuorums).
+   */
+  private async preparer (rec: OutgoingRecord): Promise<{ prepare: (quorumDid: string) => Promise<PrepareReply>, prefer: (dids: readonly string[]) => string[] }> {
     const contract = unb64(rec.contract)
-    const bundle = rec.nft !== undefined ? await this.nftBundle(rec.nft) : await this.tokensBundle(rec)
+    // an NFT's chain goes to every quorum; a transfer's chains only to the quorums that lack them
+    const nftChains = rec.nft !== undefined ? await this.nftBundle(rec.nft) : undefined
+    const txc = this.txChains(rec)
     const nft = rec.nft !== undefined ? { nft: rec.nft } : {}
     if (rec.nft?.sc !== undefined) {
       if (this.opts.scCode === undefined) throw new RbtError(ErrorCode.NOT_FOUND, 'this node does not serve smart contracts')
       Object.assign(nft, { scCode: await this.opts.scCode(rec.nft.nftId) })
     }
-    // who signed each token's last block (read once for all the quorums asked)
-    const tipSigners = rec.nft !== undefined ? undefined : lastBlockSigners(bundle, rec.tokens)
-    return async (quorumDid: string): Promise<PrepareReply> => {
+    // who signed each token's last block (read once for all the quorums asked, from the block records)
+    const tipSigners = rec.nft !== undefined ? undefined : await this.tipSigners(rec.tokens)
+    const knows = new Map<string, number>()
+    for (const signers of tipSigners?.values() ?? []) for (const d of signers) knows.set(d, (knows.get(d) ?? 0) + 1)
+    const prefer = (dids: readonly string[]): string[] => preferQuorums(dids, rec.sender, (d) => knows.get(d) ?? 0)
+    // the five expected to sign, a hint for the network checkers among them: the anchor and the next preferred
+    const expected = [...rec.asked.slice(0, 1), ...prefer(rec.asked.slice(1))].slice(0, MIN_QUORUM_SIGNATURES)
+    const prepare = async (quorumDid: string): Promise<PrepareReply> => {
+      // a chain that cannot be read fails the transfer, as it did when the whole bundle was read first
+      let sent = nftChains ?? await this.bundleFor(rec, txc, tipSigners!, quorumDid)
       try {
-        let sent = tipSigners === undefined ? bundle : await this.bundleFor(rec, bundle, tipSigners, quorumDid)
         for (let round = 0; ; round++) {
-          const reply = await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle: sent, senderPeer: this.opts.selfPeer, epoch: rec.epoch, asked: rec.asked.slice(0, MIN_QUORUM_SIGNATURES), ...nft })
+          const reply = await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle: sent, senderPeer: this.opts.selfPeer, epoch: rec.epoch, asked: expected, ...nft })
           const more = round >= ANCESTRY_ROUNDS || reply.vote === 'yes'
             ? undefined
             : reply.missing !== undefined
-              ? await this.lacking(reply.missing, sent, round, bundle)
+              ? await this.lacking(reply.missing, sent, round, nftChains === undefined ? txc : undefined)
               // a quorum from before the missing-ancestors answer: once more with every ancestor
               : rec.nft === undefined && NO_CHAIN.test(reply.reason) ? await this.whole(rec.tokens, sent) : undefined
           if (more === undefined) return reply
@@ -243,17 +255,25 @@ export class TransferSender {
         return { vote: 'no', quorumDid, reason: `unreachable: ${errorMessage(e)}` }
       }
     }
+    return { prepare, prefer }
   }
 
-  /** A transfer's tokens, each part with its parent's chain (read once per transfer, see sentBundles). */
-  private async tokensBundle (rec: OutgoingRecord): Promise<ChainBundle> {
-    let b = this.sentBundles.get(rec.txid)
-    if (b === undefined) {
-      // each part with its parent's chain only: a quorum that lacks older ancestors says which (docs/protocol.md, "Part-token ancestry")
-      b = await buildBundle(this.ledger, rec.tokens, { levels: 1 })
-      this.sentBundles.set(rec.txid, b)
+  /** A transfer's chains, read as quorums and the receiver need them, once per transfer (see sentBundles). */
+  private txChains (rec: OutgoingRecord): TxChains {
+    let c = this.sentBundles.get(rec.txid)
+    if (c === undefined) {
+      c = new TxChains(this.ledger, rec.tokens)
+      this.sentBundles.set(rec.txid, c)
     }
-    return b
+    return c
+  }
+
+  /** The signers of each token's last block, for tokens whose chain has more than a genesis. */
+  private async tipSigners (tokens: readonly string[]): Promise<Map<string, string[]>> {
+    const signers = await this.ledger.tipSigners(tokens)
+    const out = new Map<string, string[]>()
+    tokens.forEach((id, i) => { const s = signers[i]; if (s !== undefined) out.set(id, s) })
+    return out
   }
 
   /**
@@ -261,9 +281,8 @@ export class TransferSender {
    * out (it validated their state then, docs/protocol.md "Validated states"); one that no longer
    * knows them says so, and is sent them in the next round.
    */
-  private async bundleFor (rec: OutgoingRecord, full: ChainBundle, tipSigners: ReadonlyMap<string, readonly string[]>, quorumDid: string): Promise<ChainBundle> {
-    const needed = rec.tokens.filter((id) => tipSigners.get(id)?.includes(quorumDid) !== true)
-    return needed.length === rec.tokens.length ? full : await pickBundle(full, needed, { levels: 1 })
+  private async bundleFor (rec: OutgoingRecord, txc: TxChains, tipSigners: ReadonlyMap<string, readonly string[]>, quorumDid: string): Promise<ChainBundle> {
+    return await txc.of(rec.tokens.filter((id) => tipSigners.get(id)?.includes(quorumDid) !== true))
   }
 
   /** `sent` with the whole ancestry of `tokens`, or undefined when it carried it already (or it cannot be built). */
@@ -300,15 +319,15 @@ export class TransferSender {
    * their ancestry (a validator that missed a transaction or two remembers what lies above), after
    * that with all of it, so the last round always suffices.
    */
-  private async lacking (missing: unknown, sent: ChainBundle, round: number, full?: ChainBundle): Promise<ChainBundle | undefined> {
+  private async lacking (missing: unknown, sent: ChainBundle, round: number, tokens?: TokenChains): Promise<ChainBundle | undefined> {
     if (!Array.isArray(missing)) return undefined
     const ids = [...new Set(missing.filter((m): m is string => typeof m === 'string' && sent.chains[m] === undefined))].slice(0, 10_000)
     if (ids.length === 0) return undefined
-    // tokens of the transaction left out for a quorum that knew their state (bundleFor) come from the full bundle
-    const left = full === undefined ? [] : ids.filter((id) => full.chains[id] !== undefined)
-    const older = ids.filter((id) => full?.chains[id] === undefined)
+    // tokens of the transaction left out for a validator that knew their state (bundleFor, receiverHolds)
+    const left = tokens === undefined ? [] : ids.filter((id) => tokens.has(id))
+    const older = ids.filter((id) => tokens?.has(id) !== true)
     try {
-      const out = left.length > 0 ? mergeBundles(sent, await pickBundle(full!, left, { levels: 1 })) : sent
+      const out = left.length > 0 ? mergeBundles(sent, await tokens!.of(left)) : sent
       if (older.length === 0) return out
       return mergeBundles(out, await buildBundle(this.ledger, older, round === 0 ? { levels: ANCESTRY_FIRST_LEVELS } : {}))
     } catch (e) {
@@ -339,7 +358,7 @@ export class TransferSender {
     probe?.throwIfFailed()
     this.askReceiverHolds(rec)
     const tb = Date.now()
-    const prepare = await this.preparer(rec)
+    const { prepare, prefer } = await this.preparer(rec)
     const tBundle = Date.now()
     // The anchor (first-ranked reachable quorum) is asked alone first: two transactions spending the
     // same token state meet there, and the loser stops before it reserves anything elsewhere.
@@ -370,10 +389,11 @@ export class TransferSender {
     // is replaced by the next of the list. (Asking all seven at once cost every one of them the
     // validation, a pledge and an ABORT for votes that were never used.)
     const yesCount = (): number => replies.filter((r) => r.vote === 'yes' && eligible(r.quorumDid)).length
-    const left = (): string[] => rec.asked.slice(next).filter(eligible)
+    // after the anchor, the quorums that know the most of the tokens first (preferQuorums)
+    const rest = prefer(rec.asked.slice(next))
+    const left = (): string[] => rest.filter((d) => eligible(d) && !replies.some((r) => r.quorumDid === d))
     while (yesCount() < MIN_QUORUM_SIGNATURES && left().length >= MIN_QUORUM_SIGNATURES - yesCount() && replies.some((r) => r.vote === 'yes')) {
       const batch = left().slice(0, MIN_QUORUM_SIGNATURES - yesCount())
-      next = rec.asked.indexOf(batch[batch.length - 1]) + 1
       replies.push(...await Promise.all(batch.map(prepare)))
     }
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: bundle ${tBundle - tb} ms, anchor ${tAnchor - tBundle} ms, others ${Date.now() - tAnchor} ms`)
@@ -518,11 +538,12 @@ export class TransferSender {
   private async recruit (rec: OutgoingRecord, need: number, have: string[], refused: string[]): Promise<Vote[]> {
     const candidates = rec.asked.filter((d) => !have.includes(d) && (rec.receiverQuorums === undefined || rec.receiverQuorums.includes(d)))
     if (candidates.length === 0) return []
-    const prepare = await this.preparer(rec)
+    const { prepare, prefer } = await this.preparer(rec)
+    const ordered = prefer(candidates)
     const got: Vote[] = []
     let next = 0
-    while (got.length < need && next < candidates.length) {
-      const batch = candidates.slice(next, next + need - got.length)
+    while (got.length < need && next < ordered.length) {
+      const batch = ordered.slice(next, next + need - got.length)
       next += batch.length
       for (const r of await Promise.all(batch.map(prepare))) {
         if (r.vote === 'yes') got.push(r)
@@ -530,7 +551,7 @@ export class TransferSender {
       }
     }
     const cur = await this.ledger.record<OutgoingRecord>('cs-outgoing', rec.txid) ?? rec
-    const contacted = [...new Set([...(cur.contacted ?? rec.asked), ...candidates.slice(0, next)])]
+    const contacted = [...new Set([...(cur.contacted ?? rec.asked), ...ordered.slice(0, next)])]
     if (got.length > 0) {
       await this.update(rec, { yes: [...new Set([...(cur.yes ?? []), ...got.map((v) => v.quorumDid)])], votes: [...(cur.votes ?? []), ...got], contacted })
     } else {
@@ -552,10 +573,18 @@ export class TransferSender {
       })
     }
     const tokens: BlockContent['transInfo']['tokens'] = {}
-    const sent = this.sentBundles.get(rec.txid)
+    const txc = this.sentBundles.get(rec.txid)
+    // the next link of each token's chain: from its last block when it was read for a quorum, else
+    // from its record (the state the contract spends), without reading the chain
+    const unread = rec.tokens.filter((id) => txc?.lastBlock(id) === undefined)
+    const records = new Map((await this.ledger.tokensById(unread)).map((t, i) => [unread[i], t]))
     for (const id of rec.tokens) {
-      const chain = sent?.chains[id] ?? await this.ledger.chain(id)
-      tokens[id] = nextTokenEntry(decodeBlockEnvelope(chain[chain.length - 1]), id)
+      const last = txc?.lastBlock(id)
+      if (last !== undefined) { tokens[id] = nextTokenEntry(decodeBlockEnvelope(last), id); continue }
+      const t = records.get(id)
+      if (t === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `token ${id} of transaction ${rec.txid} is not stored here`)
+      const { number } = parseBlockId(t.latestBlockId)
+      tokens[id] = { tokenType: t.tokenType, blockNumber: String(number + 1), previousBlockId: t.latestBlockId }
     }
     const pledgeDetails: Record<string, Vote['pledge']> = {}
     for (const v of chosen) pledgeDetails[v.quorumDid] = v.pledge
@@ -587,21 +616,26 @@ export class TransferSender {
     const blockId = formatBlockId(decoded.content.transInfo.tokens[rec.tokens[0]].blockNumber, decoded.hash)
     if (rec.nft !== undefined) return await this.completeNft(rec, block, blockId, wait)
     if (rec.state === 'COMMITTING') {
-      const sent = await this.tokensBundle(rec)
-      // a copy: the chains gain the new block below, the bundle the quorums were sent stays as it was
-      const bundle: ChainBundle = { chains: { ...sent.chains }, contents: sent.contents }
-      for (const id of rec.tokens) {
-        const chain = bundle.chains[id]
-        const last = chain[chain.length - 1]
-        if (decodeBlockEnvelope(last).hash !== decoded.hash) bundle.chains[id] = [...chain, block]
+      const txc = this.txChains(rec)
+      // the chains as sent to the quorums, each token's gaining the new block (a copy: the bundle the quorums were sent stays as it was)
+      const delivered: TokenChains = {
+        has: (id) => txc.has(id),
+        of: async (ids) => {
+          const sent = await txc.of(ids)
+          const out: ChainBundle = { chains: { ...sent.chains }, contents: sent.contents }
+          for (const id of ids) {
+            const chain = out.chains[id]
+            if (chain !== undefined && decodeBlockEnvelope(chain[chain.length - 1]).hash !== decoded.hash) out.chains[id] = [...chain, block]
+          }
+          return out
+        }
       }
       // the tokens the receiver's node said it holds travel without their chains (not waited for:
       // a receiver that has not answered by now is sent every chain)
       const held = this.receiverHeld.get(txid)?.held
       this.receiverHeld.delete(txid)
-      const first = held === undefined || held.size === 0 ? bundle : await pickBundle(bundle, rec.tokens.filter((id) => !held.has(id)), { levels: 1 })
       // a self transfer has no other party: this node stores the block itself below
-      if (rec.receiver !== rec.sender && !await this.deliverWithRetry(rec, block, first, wait, 'transfer', bundle)) {
+      if (rec.receiver !== rec.sender && !await this.deliverWithRetry(rec, block, await delivered.of(rec.tokens.filter((id) => held?.has(id) !== true)), wait, 'transfer', delivered)) {
         // a delivery retried later (it may be minutes) reads the chains again rather than keep them
         this.sentBundles.delete(txid)
         return { txid, blockId, quorums: rec.signers, delivered: false }
@@ -639,9 +673,9 @@ export class TransferSender {
 
   /**
    * Delivers the decided block to the receiver (idempotent there); a few tries when `wait`, else one.
-   * Tokens the receiver then says it lacks come from `full` (those sent without a chain), else from the ledger.
+   * Tokens of the transaction the receiver then says it lacks (sent without a chain) come from `tokens`, ancestors from the ledger.
    */
-  private async deliverWithRetry (rec: OutgoingRecord, block: Uint8Array, bundle: ChainBundle, wait: boolean, what: string, full?: ChainBundle): Promise<boolean> {
+  private async deliverWithRetry (rec: OutgoingRecord, block: Uint8Array, bundle: ChainBundle, wait: boolean, what: string, tokens?: TokenChains): Promise<boolean> {
     const attempts = wait ? (this.opts.deliverAttempts ?? 3) : 1
     let lastErr: unknown
     for (let i = 0; i < attempts; i++) {
@@ -660,7 +694,7 @@ export class TransferSender {
           }
           if (reply?.accepted !== false) return true
           // the receiver lacks older ancestors of the parts: deliver again with their chains
-          const more = round < ANCESTRY_ROUNDS ? await this.lacking(reply.missing, sent, round, full) : undefined
+          const more = round < ANCESTRY_ROUNDS ? await this.lacking(reply.missing, sent, round, tokens) : undefined
           if (more === undefined) throw new RbtError(ErrorCode.CHAIN_INVALID, `the receiver lacks the chains of ${String(reply.missing?.length)} ancestors this node cannot supply`)
           sent = more
         }
@@ -924,13 +958,3 @@ function unpackEvidence (p: NonNullable<OutgoingRecord['pledges']>): ChainBundle
   return { chains: Object.fromEntries(Object.entries(p.chains).map(([id, chain]) => [id, chain.map(unb64)])), contents: { ...p.contents } }
 }
 
-/** The signers of each token's last block, for tokens whose chain has more than a genesis. */
-function lastBlockSigners (bundle: ChainBundle, tokens: readonly string[]): Map<string, string[]> {
-  const out = new Map<string, string[]>()
-  for (const id of tokens) {
-    const chain = bundle.chains[id]
-    if (chain === undefined || chain.length < 2) continue
-    try { out.set(id, peekBlockEnvelope(chain[chain.length - 1]).signers) } catch { /* sent whole */ }
-  }
-  return out
-}

@@ -6,6 +6,7 @@
 import { ContractType, PledgeMode } from '../tokenchain/types.js'
 import { createContract, encodeContractEnvelope, transactionId, withContractSignature, type ContractContent } from '../tokenchain/contract.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
+import { peekBlockEnvelope } from '../tokenchain/block.js'
 import { ErrorCode, RbtError } from '../util/errors.js'
 import { splitToken } from './part-split.js'
 import type { Clock, ConsensusSigner, Ledger, TokenState } from './ports.js'
@@ -92,8 +93,9 @@ export async function lockTokens (ctx: LockContext, input: TransferInput, signer
     transInfo: { sender: input.sender, receiver: input.receiver, comment: input.memo, transTokens },
     totalRbts: totalMilli / 1000
   })
-  const anchor = tokens.map((t) => tokenStateHash(t.tokenId, t.latestBlockId)).sort()[0]
-  const asked = askedQuorums(input.quorums, anchor, [input.sender, input.receiver])
+  const states = tokens.map((t) => ({ t, hash: tokenStateHash(t.tokenId, t.latestBlockId) })).sort((x, y) => x.hash < y.hash ? -1 : x.hash > y.hash ? 1 : 0)
+  const anchor = states[0]?.hash ?? ''
+  const asked = askedQuorums(input.quorums, anchor, [input.sender, input.receiver], states.length === 0 ? [] : await lastSigners(ctx.ledger, states[0].t.tokenId))
   const rec: OutgoingRecord = {
     txid,
     state: 'PREPARING',
@@ -234,9 +236,16 @@ async function signedContract (signer: ConsensusSigner, did: string, content: Co
   return { envelope, txid: transactionId(envelope) }
 }
 
+/** Who signed the last block of a token's stored chain (none for an unknown or empty chain). */
+async function lastSigners (ledger: Pick<Ledger, 'chains'>, tokenId: string): Promise<string[]> {
+  const [chain] = await ledger.chains([tokenId])
+  if (chain === undefined || chain.length === 0) return []
+  try { return peekBlockEnvelope(chain[chain.length - 1]).signers } catch { return [] }
+}
+
 /** The quorums a transaction asks, in order; refused when fewer than can sign it. */
-function askedQuorums (quorums: string[], anchor: string, parties: string[]): string[] {
-  const asked = selectQuorums(quorums, anchor, parties)
+function askedQuorums (quorums: string[], anchor: string, parties: string[], anchorSigners: string[] = []): string[] {
+  const asked = selectQuorums(quorums, anchor, parties, anchorSigners)
   if (asked.length < MIN_QUORUM_SIGNATURES) {
     throw new RbtError(ErrorCode.CONSENSUS_FAILED, `not enough quorums: ${asked.length} usable in the quorum list, ${MIN_QUORUM_SIGNATURES} needed (add quorums with addquorum)`)
   }

@@ -101,6 +101,14 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
       const lists = await Promise.all(ids.map(async (id) => found.get(id) ?? await repos.blocks.chain(id)))
       return await envelopesOf(lists)
     },
+    tipSigners: async (ids) => {
+      const recs = ids.length === 0 ? [] : await repos.tokens.getMany([...ids])
+      return await Promise.all(recs.map(async (r) => {
+        if (r === undefined || r.latestBlockNumber < 1) return undefined
+        const b = await repos.blocks.get(r.tokenId, r.latestBlockNumber)
+        return b?.blockId === r.latestBlockId ? b.signers : undefined
+      }))
+    },
     record: async <T>(c: ConsensusCollection, key: string) => {
       if (c === 'cs-contents') return await repos.tokens.content(key) as T | undefined
       return await recordCol(c).get(key) as T | undefined

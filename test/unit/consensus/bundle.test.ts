@@ -52,8 +52,11 @@ describe('consensus: a transfer reads its tokens\' chains once', function () {
     a.ledger.chain = async (id: string) => { reads.set(id, (reads.get(id) ?? 0) + 1); return await read(id) }
     await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 3000, memo: '', quorums: net.quorumDids }, alice.owner)
     expect(await b.ledger.chain(ids[0])).to.have.length(2)
-    // before: read for the quorums' bundle, again for the new block, again for the delivery
-    for (const id of ids) expect(reads.get(id), id).to.equal(1)
+    // before: read for the quorums' bundle, again for the new block, again for the delivery; the
+    // anchor token once more, at the lock, for the signers of its last block (quorum selection)
+    const counts = ids.map((id) => reads.get(id) ?? 0)
+    expect(counts.filter((n) => n === 1).length + counts.filter((n) => n === 2).length).to.equal(ids.length)
+    expect(counts.reduce((x, y) => x + y, 0)).to.be.at.most(ids.length + 1)
   })
 })
 

@@ -1,4 +1,4 @@
-import { createBlock, encodeBlockEnvelope, formatBlockId, setSignature, testTokenGenesis } from '../../../src/tokenchain/block.js'
+import { createBlock, encodeBlockEnvelope, formatBlockId, peekBlockEnvelope, setSignature, testTokenGenesis } from '../../../src/tokenchain/block.js'
 import { createRac, encodeRacEnvelope, racTokenContent, racTokenId } from '../../../src/tokenchain/rac.js'
 import { RacType, TokenType } from '../../../src/tokenchain/types.js'
 import { createDid, didDocumentOf } from '../../../src/wallet/create-did.js'
@@ -80,6 +80,9 @@ export class MemoryLedger implements Ledger {
 
   async chain (id: string): Promise<Uint8Array[]> { return [...(this.blocks.get(id) ?? [])] }
   async chains (ids: readonly string[]): Promise<Uint8Array[][]> { return await Promise.all(ids.map(async (id) => await this.chain(id))) }
+  async tipSigners (ids: readonly string[]): Promise<Array<string[] | undefined>> {
+    return ids.map((id) => { const c = this.blocks.get(id) ?? []; return c.length < 2 ? undefined : peekBlockEnvelope(c[c.length - 1]).signers })
+  }
   async record<T> (c: ConsensusCollection, k: string): Promise<T | undefined> { const v = this.recs.get(c)?.get(k); return v === undefined ? undefined : structuredClone(v) as T }
   /** full scans per collection (records()), for tests that check what a sweep reads */
   scans = new Map<string, number>()
