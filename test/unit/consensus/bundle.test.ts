@@ -60,6 +60,26 @@ describe('consensus: a transfer reads its tokens\' chains once', function () {
   })
 })
 
+describe('consensus: a transfer reads only the chains someone lacks', function () {
+  this.timeout(60_000)
+
+  it('tokens coming back, to quorums that signed their last block and a node that held them: no chain is read but the anchor\'s', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    const ids = await net.mint(a, alice.did, 3)
+    const first = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 3000, memo: '', quorums: net.quorumDids }, alice.owner)
+    const reads: string[] = []
+    const read = b.ledger.chain.bind(b.ledger)
+    b.ledger.chain = async (id: string) => { reads.push(id); return await read(id) }
+    const back = await b.sender.transfer({ sender: bob.did, receiver: alice.did, amountMilli: 3000, memo: '', quorums: net.quorumDids }, bob.owner)
+    // the five quorums that signed the first transfer know all three states; alice's node held them
+    expect([...back.quorums].sort()).to.deep.equal([...first.quorums].sort())
+    // the anchor token's chain, for the signers of its last block (quorum selection)
+    expect(reads).to.have.length(1)
+    expect(ids).to.include(reads[0])
+    expect((await a.ledger.tokensOf(alice.did, 'Free')).map((t) => t.tokenId).sort()).to.deep.equal([...ids].sort())
+  })
+})
+
 describe('consensus: a delivery writes each block once', function () {
   this.timeout(60_000)
 
