@@ -193,6 +193,9 @@ export interface BuildBundleOptions {
   levels?: number
 }
 
+/** Tokens collected into a bundle between two turns given to the event loop. */
+const YIELD_EVERY = 32
+
 /** Where a bundle's chains and token contents are read from. */
 interface BundleSource {
   chains: (ids: readonly string[]) => Promise<Uint8Array[][]>
@@ -238,6 +241,9 @@ async function collectBundle (source: BundleSource, tokenIds: readonly string[],
   const queue: Array<[string, number]> = tokenIds.map((id) => [id, 0])
   // read by index: shifting the array moved every later entry, for each of a bundle's hundreds of tokens
   for (let next = 0; next < queue.length; next++) {
+    // a bundle of hundreds of tokens is read and decoded in one run of promise jobs: now and then the
+    // node's other work (a message to send, a request to answer) gets a turn
+    if (next % YIELD_EVERY === YIELD_EVERY - 1) await new Promise((resolve) => setImmediate(resolve))
     const [id, depth] = queue[next]
     if (bundle.chains[id] !== undefined) continue
     if (depth > levels) continue

@@ -18,15 +18,17 @@ export function rankQuorums (candidates: readonly string[], anchorKey: string, e
 }
 
 /**
- * The candidates of one transaction, in the order the anchor is looked for: ranked by `anchorKey`,
- * the quorums that signed the last block of the anchor state first (`anchorSigners`: they validated
- * that state, and the same state always names the same signers, so two transactions spending it
- * still meet at the same anchor), then the others.
+ * The candidates of one transaction, in the order the anchor is looked for: the quorums that signed
+ * the last block of the anchor state (`anchorSigners`: they validated that state), ranked by
+ * `anchorKey`, then the sender's usual quorums, ranked by SHA3(sender | DID) (see preferQuorums).
+ * Two transactions spending the same state still meet at the same anchor: the same state always
+ * names the same signers, and only its owner can spend it, so their senders are the same.
  */
-export function selectQuorums (candidates: readonly string[], anchorKey: string, exclude: readonly string[] = [], anchorSigners: readonly string[] = []): string[] {
+export function selectQuorums (candidates: readonly string[], anchorKey: string, exclude: readonly string[] = [], anchorSigners: readonly string[] = [], sender?: string): string[] {
   const ranked = rankQuorums(candidates, anchorKey, exclude)
   const signed = new Set(anchorSigners)
-  return [...ranked.filter((d) => signed.has(d)), ...ranked.filter((d) => !signed.has(d))].slice(0, QUORUM_SET_SIZE)
+  const rest = ranked.filter((d) => !signed.has(d))
+  return [...ranked.filter((d) => signed.has(d)), ...(sender === undefined ? rest : rankQuorums(rest, sender))].slice(0, QUORUM_SET_SIZE)
 }
 
 /**

@@ -14,7 +14,7 @@ import { splitToken, type SplitResult } from './part-split.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import type { AbortRequest, ChainBundle, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest } from './messages.js'
-import type { Clock, ConsensusSigner, Ledger, SpentMarkers, TokenState, Verifier } from './ports.js'
+import type { Clock, ConsensusSigner, Ledger, LedgerWriter, SpentMarkers, TokenState, Verifier } from './ports.js'
 import { MARKER_DHT_STATES, systemClock, VERIFIED_MEMO } from './ports.js'
 import { openVotes, pledgeIndexKeys, putVote, stateKey, voteKey, type PledgeRecord, type VoteRecord } from './records.js'
 import { ContractType, TransactionType } from '../tokenchain/types.js'
@@ -198,9 +198,10 @@ export class QuorumService {
       // 4. pledge
       const share = pledgePerQuorum(totalMilli)
       const tp = Date.now()
-      const pledgeTokens = await this.pledgeTokens(quorumDid, share)
+      const pledged = await this.pledgeTokens(quorumDid, share, txid)
       const tPledge = Date.now()
-      if (pledgeTokens === undefined) return no(`insufficient quorum liquidity: ${share / 1000} RBT to pledge`)
+      if (pledged === undefined) return no(`insufficient quorum liquidity: ${share / 1000} RBT to pledge`)
+      const pledgeTokens = pledged.tokens
       const pledge: PledgeToken[] = pledgeTokens.map((t) => ({ token: t.tokenId, tokenType: t.tokenType, tokenBlockId: t.latestBlockId }))
       const pledgeMilli = pledgeTokens.reduce((s, t) => s + t.valueMilli, 0)
       // 5. vote: a credit signature over the transaction id
@@ -213,6 +214,8 @@ export class QuorumService {
       }
       await this.ledger.commit((w) => {
         storeLearned(w, memory)
+        // a split made for this pledge is stored with the vote: one durable write, and none when the vote is not recorded
+        if (pledged.split !== undefined) writeSplit(w, pledged.split)
         for (const t of pledgeTokens) w.putToken({ ...t, status: 'Locked', txid, updatedAt: now })
         for (const s of states) w.putRecord('cs-states', `${quorumDid}/${s}`, { txid })
         putVote(w, voteKey(quorumDid, txid), vote)
@@ -267,20 +270,20 @@ export class QuorumService {
    * transfers of the same size find an exact part and sign no split of their own. Tokens are chosen
    * from the quorum's holdings (the owner index): only the chosen ones are read.
    */
-  private async pledgeTokens (quorumDid: string, share: number): Promise<TokenState[] | undefined> {
+  /** The tokens to pledge, and the split that makes them when one is needed (stored by the caller with its vote). */
+  private async pledgeTokens (quorumDid: string, share: number, txid: string): Promise<{ tokens: TokenState[], split?: SplitResult } | undefined> {
     const t0 = Date.now()
     const held = await this.ledger.holdings(quorumDid, 'Free')
     const t1 = Date.now()
     const exact = held.find((h) => h.valueMilli === share)
-    if (exact !== undefined) return [...(await freeTokensById(this.ledger, quorumDid, [exact.tokenId])).values()]
+    if (exact !== undefined) return { tokens: [...(await freeTokensById(this.ledger, quorumDid, [exact.tokenId])).values()] }
     const split = await this.splitForPledge(quorumDid, held, share)
     if (split !== undefined) {
-      this.log.debug(`pledge split: holdings ${t1 - t0} ms (${held.length} free), split ${Date.now() - t1} ms`)
-      await this.storeSplit(split.result)
-      return [split.result.parts[0].token]
+      this.log.debug(`prepare ${txid.slice(0, 12)}: pledge split: holdings ${t1 - t0} ms (${held.length} free), split ${Date.now() - t1} ms`)
+      return { tokens: [split.result.parts[0].token], split: split.result }
     }
     const ids = pickPledge(held, share)
-    return ids === undefined ? undefined : [...(await freeTokensById(this.ledger, quorumDid, ids)).values()]
+    return ids === undefined ? undefined : { tokens: [...(await freeTokensById(this.ledger, quorumDid, ids)).values()] }
   }
 
   /**
@@ -303,11 +306,7 @@ export class QuorumService {
 
   /** One commit: the parent burnt, its parts Free with their genesis blocks. */
   private async storeSplit (res: SplitResult): Promise<void> {
-    await this.ledger.commit((w) => {
-      w.putToken(res.parent)
-      w.putBlock(res.parent.tokenId, res.burnBlock.number, res.burnBlock.envelope)
-      for (const p of res.parts) { w.putToken(p.token); w.putBlock(p.token.tokenId, 0, p.genesis) }
-    })
+    await this.ledger.commit((w) => { writeSplit(w, res) })
   }
 
   /**
@@ -380,7 +379,11 @@ export class QuorumService {
     const { quorumDid, txid } = req
     const signer = this.opts.signerFor(quorumDid)
     if (signer === undefined) throw new RbtError(ErrorCode.FORBIDDEN, 'Quorum is not setup')
+    const t0 = Date.now()
+    let tWaited = t0
+    let tChecked = t0
     const { signature, vote } = await this.locks.run(quorumDid, async () => {
+      tWaited = Date.now()
       const vote = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
       if (vote === undefined || vote.state === 'RELEASED') throw new RbtError(ErrorCode.CONFLICT, `no reservation for transaction ${txid}`)
       const block = decodeBlockEnvelope(req.block)
@@ -396,6 +399,7 @@ export class QuorumService {
       const pendingCheck = !checker ? Promise.resolve(undefined) : this.networkChecks.get(key) ?? (markers !== undefined ? this.networkCheck(markers, vote.states, txid) : Promise.resolve(undefined))
       this.networkChecks.delete(key)
       const conflict = await withTimeout(pendingCheck, this.opts.markerSignWaitMs ?? 250).catch(() => undefined)
+      tChecked = Date.now()
       if (conflict !== undefined) {
         await this.release(vote, conflict)
         throw new RbtError(ErrorCode.CONFLICT, conflict)
@@ -406,8 +410,11 @@ export class QuorumService {
       this.fault('quorum-signed')
       return { signature, vote }
     })
+    const tSigned = Date.now()
     // read outside the quorum's lock: the pledged tokens stay Locked for this transaction meanwhile
-    return { quorumDid, signature, pledgeChains: await this.pledgeEvidence(vote) }
+    const pledgeChains = await this.pledgeEvidence(vote)
+    this.log.debug(`sign ${txid.slice(0, 12)}: lock wait ${tWaited - t0} ms, checks ${tChecked - tWaited} ms (network check: ${checkerNote(tChecked, tWaited)}), signature+commit ${tSigned - tChecked} ms, pledge evidence ${Date.now() - tSigned} ms`)
+    return { quorumDid, signature, pledgeChains }
   }
 
   /** The chains of the tokens a vote pledged: the receiver's evidence that this quorum's pledge is real. */
@@ -594,6 +601,15 @@ export const NETWORK_CHECKERS = 1
 export function networkCheckers (txid: string, signers: readonly string[], n: number): string[] {
   const rank = (did: string): string => sha3Hex(new TextEncoder().encode(`${txid}|${did}`))
   return [...new Set(signers)].sort((a, b) => rank(a) < rank(b) ? -1 : rank(a) > rank(b) ? 1 : 0).slice(0, n)
+}
+
+const checkerNote = (checked: number, entered: number): string => checked - entered > 5 ? 'waited for' : 'not waited for'
+
+/** The writes of a split: the parent burnt, its parts Free with their genesis blocks. */
+function writeSplit (w: LedgerWriter, res: SplitResult): void {
+  w.putToken(res.parent)
+  w.putBlock(res.parent.tokenId, res.burnBlock.number, res.burnBlock.envelope)
+  for (const p of res.parts) { w.putToken(p.token); w.putBlock(p.token.tokenId, 0, p.genesis) }
 }
 
 /** How many parts of a pledge share one split of a quorum token cuts. */

@@ -219,7 +219,7 @@ export class TransferSender {
    * The PREPARE call of a transaction (bundle and contract built once), to any quorum of its list,
    * and the order in which to ask quorums after the anchor (preferQuorums).
    */
-  private async preparer (rec: OutgoingRecord): Promise<{ prepare: (quorumDid: string) => Promise<PrepareReply>, prefer: (dids: readonly string[]) => string[] }> {
+  private async preparer (rec: OutgoingRecord): Promise<{ prepare: (quorumDid: string) => Promise<PrepareReply>, prefer: (dids: readonly string[]) => string[], expected: string[], warm: (dids: readonly string[]) => void }> {
     const contract = unb64(rec.contract)
     // an NFT's chain goes to every quorum; a transfer's chains only to the quorums that lack them
     const nftChains = rec.nft !== undefined ? await this.nftBundle(rec.nft) : undefined
@@ -236,6 +236,7 @@ export class TransferSender {
     const prefer = (dids: readonly string[]): string[] => preferQuorums(dids, rec.sender, (d) => knows.get(d) ?? 0)
     // the five expected to sign, a hint for the network checkers among them: the anchor and the next preferred
     const expected = [...rec.asked.slice(0, 1), ...prefer(rec.asked.slice(1))].slice(0, MIN_QUORUM_SIGNATURES)
+    if (tipSigners !== undefined) this.log.debug(`transfer ${rec.txid.slice(0, 12)}: of ${rec.tokens.length} tokens, the quorums to ask signed the last blocks of ${expected.map((d) => knows.get(d) ?? 0).join('/')}`)
     const prepare = async (quorumDid: string): Promise<PrepareReply> => {
       // a chain that cannot be read fails the transfer, as it did when the whole bundle was read first
       let sent = nftChains ?? await this.bundleFor(rec, txc, tipSigners!, quorumDid)
@@ -255,7 +256,12 @@ export class TransferSender {
         return { vote: 'no', quorumDid, reason: `unreachable: ${errorMessage(e)}` }
       }
     }
-    return { prepare, prefer }
+    // the chains quorums will be sent, read ahead (each token once; a failure surfaces when they are sent)
+    const warm = (dids: readonly string[]): void => {
+      if (nftChains !== undefined) return
+      for (const d of dids) this.bundleFor(rec, txc, tipSigners!, d).catch(() => {})
+    }
+    return { prepare, prefer, expected, warm }
   }
 
   /** A transfer's chains, read as quorums and the receiver need them, once per transfer (see sentBundles). */
@@ -358,14 +364,17 @@ export class TransferSender {
     probe?.throwIfFailed()
     this.askReceiverHolds(rec)
     const tb = Date.now()
-    const { prepare, prefer } = await this.preparer(rec)
+    const { prepare, prefer, expected, warm } = await this.preparer(rec)
     const tBundle = Date.now()
     // The anchor (first-ranked reachable quorum) is asked alone first: two transactions spending the
     // same token state meet there, and the loser stops before it reserves anything elsewhere.
     const replies: PrepareReply[] = []
     let next = 0
     while (next < rec.asked.length) {
-      const r = await prepare(rec.asked[next++])
+      const asking = prepare(rec.asked[next++])
+      // meanwhile the chains for the quorums expected next are read (after the anchor's request is on its way)
+      if (next === 1) setImmediate(() => { warm(expected.slice(1)) })
+      const r = await asking
       replies.push(r)
       if (r.vote === 'yes') break
       if (r.conflict === true) {
@@ -440,8 +449,10 @@ export class TransferSender {
     const refused: string[] = []
     const failedSigners = new Set<string>()
     for (;;) {
+      const tRound = Date.now()
       let block = await this.buildBlock(rec, contract, chosen)
       const unsigned = encodeBlockEnvelope(block)
+      const tBuilt = Date.now()
       const sigs = await Promise.all(chosen.map(async (v) => {
         try {
           return await this.transport.sign({ txid: rec.txid, quorumDid: v.quorumDid, block: unsigned })
@@ -451,6 +462,7 @@ export class TransferSender {
       }))
       const failed = sigs.filter((s): s is RbtError => s instanceof RbtError)
       let signed: Uint8Array | undefined
+      this.log.debug(`transfer ${rec.txid.slice(0, 12)}: block built ${tBuilt - tRound} ms, signatures ${Date.now() - tBuilt} ms`)
       if (failed.length === 0) {
         for (const s of sigs as SignReply[]) block = setSignature(block, s.quorumDid, s.signature)
         signed = encodeBlockEnvelope(block)

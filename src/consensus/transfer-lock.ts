@@ -95,7 +95,7 @@ export async function lockTokens (ctx: LockContext, input: TransferInput, signer
   })
   const states = tokens.map((t) => ({ t, hash: tokenStateHash(t.tokenId, t.latestBlockId) })).sort((x, y) => x.hash < y.hash ? -1 : x.hash > y.hash ? 1 : 0)
   const anchor = states[0]?.hash ?? ''
-  const asked = askedQuorums(input.quorums, anchor, [input.sender, input.receiver], states.length === 0 ? [] : await lastSigners(ctx.ledger, states[0].t.tokenId))
+  const asked = askedQuorums(input.quorums, anchor, [input.sender, input.receiver], input.sender, states.length === 0 ? [] : await lastSigners(ctx.ledger, states[0].t.tokenId))
   const rec: OutgoingRecord = {
     txid,
     state: 'PREPARING',
@@ -207,7 +207,7 @@ export async function lockNft (ctx: LockContext, input: NftInput, signer: Consen
     transInfo: { sender: initiator, receiver: input.receiver, comment: input.memo, transTokens, ...(sc !== undefined ? sc.fields : { nft: id, nftData: op.data }) },
     totalRbts: op.valueMilli / 1000
   })
-  const asked = askedQuorums(input.quorums, tokenStateHash(id, blockId), [initiator, input.receiver])
+  const asked = askedQuorums(input.quorums, tokenStateHash(id, blockId), [initiator, input.receiver], initiator)
   const rec: OutgoingRecord = {
     txid, state: 'PREPARING', sender: initiator, receiver: input.receiver, amountMilli: op.valueMilli, memo: input.memo,
     epoch: Math.floor(now / 1000), tokens: [id], contract: b64(envelope), asked, yes: [], signers: [], notified: [], nft: op, createdAt: now, updatedAt: now
@@ -244,8 +244,8 @@ async function lastSigners (ledger: Pick<Ledger, 'chains'>, tokenId: string): Pr
 }
 
 /** The quorums a transaction asks, in order; refused when fewer than can sign it. */
-function askedQuorums (quorums: string[], anchor: string, parties: string[], anchorSigners: string[] = []): string[] {
-  const asked = selectQuorums(quorums, anchor, parties, anchorSigners)
+function askedQuorums (quorums: string[], anchor: string, parties: string[], sender: string, anchorSigners: string[] = []): string[] {
+  const asked = selectQuorums(quorums, anchor, parties, anchorSigners, sender)
   if (asked.length < MIN_QUORUM_SIGNATURES) {
     throw new RbtError(ErrorCode.CONSENSUS_FAILED, `not enough quorums: ${asked.length} usable in the quorum list, ${MIN_QUORUM_SIGNATURES} needed (add quorums with addquorum)`)
   }

@@ -6,6 +6,10 @@ import {
 } from '../../../src/tokenchain/token-id.js'
 import { createRac, decodeRacEnvelope, encodeRacEnvelope, racFromTokenContent, racTokenContent, racTokenId } from '../../../src/tokenchain/rac.js'
 import { RacType } from '../../../src/tokenchain/types.js'
+import * as dagPb from '@ipld/dag-pb'
+import { UnixFS } from 'ipfs-unixfs'
+import { CID } from 'multiformats/cid'
+import { create as createDigest } from 'multiformats/hashes/digest'
 
 describe('tokenchain/token-id', () => {
   describe('content addressing (default ipfs add → CIDv0)', () => {
@@ -20,6 +24,15 @@ describe('tokenchain/token-id', () => {
       const digest = createHash('sha256').update(node).digest()
       const mh = Buffer.concat([Buffer.from([0x12, 0x20]), digest])
       expect(cidV0ForContent('abc')).to.equal(base58btc(mh))
+    })
+    it('a single chunk of any length gets the id the dag-pb and UnixFS encoders give it', () => {
+      // the node is encoded by hand (the libraries cost several times more, for every token state hashed)
+      for (const n of [0, 1, 2, 113, 127, 128, 129, 16_383, 16_384, 16_385, 100_000, 262_143, 262_144]) {
+        const bytes = new Uint8Array(n).map((_, i) => (i * 31 + n) & 0xff)
+        const data = new UnixFS({ type: 'file', data: bytes }).marshal()
+        const want = CID.createV0(createDigest(0x12, createHash('sha256').update(dagPb.encode({ Data: data, Links: [] })).digest())).toString()
+        expect(cidV0ForContent(bytes), `${n} bytes`).to.equal(want)
+      }
     })
     it('splits content over 256 KiB into a balanced DAG', () => {
       const big = new Uint8Array(262_144 * 2 + 10).fill(7)
