@@ -382,6 +382,7 @@ export class QuorumService {
     const t0 = Date.now()
     let tWaited = t0
     let tChecked = t0
+    let tMarkers = t0
     const { signature, vote } = await this.locks.run(quorumDid, async () => {
       tWaited = Date.now()
       const vote = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
@@ -398,8 +399,9 @@ export class QuorumService {
       const checker = networkCheckers(txid, (block.content.quorumSignatures ?? []).map((c) => c.did), NETWORK_CHECKERS).includes(quorumDid)
       const pendingCheck = !checker ? Promise.resolve(undefined) : this.networkChecks.get(key) ?? (markers !== undefined ? this.networkCheck(markers, vote.states, txid) : Promise.resolve(undefined))
       this.networkChecks.delete(key)
-      const conflict = await withTimeout(pendingCheck, this.opts.markerSignWaitMs ?? 250).catch(() => undefined)
       tChecked = Date.now()
+      const conflict = await withTimeout(pendingCheck, this.opts.markerSignWaitMs ?? 250).catch(() => undefined)
+      tMarkers = Date.now()
       if (conflict !== undefined) {
         await this.release(vote, conflict)
         throw new RbtError(ErrorCode.CONFLICT, conflict)
@@ -413,7 +415,7 @@ export class QuorumService {
     const tSigned = Date.now()
     // read outside the quorum's lock: the pledged tokens stay Locked for this transaction meanwhile
     const pledgeChains = await this.pledgeEvidence(vote)
-    this.log.debug(`sign ${txid.slice(0, 12)}: lock wait ${tWaited - t0} ms, checks ${tChecked - tWaited} ms (network check: ${checkerNote(tChecked, tWaited)}), signature+commit ${tSigned - tChecked} ms, pledge evidence ${Date.now() - tSigned} ms`)
+    this.log.debug(`sign ${txid.slice(0, 12)}: lock wait ${tWaited - t0} ms, block checked ${tChecked - tWaited} ms, network check awaited ${tMarkers - tChecked} ms, signature+commit ${tSigned - tMarkers} ms, pledge evidence ${Date.now() - tSigned} ms`)
     return { quorumDid, signature, pledgeChains }
   }
 
@@ -602,8 +604,6 @@ export function networkCheckers (txid: string, signers: readonly string[], n: nu
   const rank = (did: string): string => sha3Hex(new TextEncoder().encode(`${txid}|${did}`))
   return [...new Set(signers)].sort((a, b) => rank(a) < rank(b) ? -1 : rank(a) > rank(b) ? 1 : 0).slice(0, n)
 }
-
-const checkerNote = (checked: number, entered: number): string => checked - entered > 5 ? 'waited for' : 'not waited for'
 
 /** The writes of a split: the parent burnt, its parts Free with their genesis blocks. */
 function writeSplit (w: LedgerWriter, res: SplitResult): void {
