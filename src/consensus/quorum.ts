@@ -268,9 +268,9 @@ export class QuorumService {
    * Free tokens of the quorum covering `share`; a larger token is split so exactly the share is
    * pledged. The split cuts several parts of the share at once (PLEDGE_PIECES), so the next
    * transfers of the same size find an exact part and sign no split of their own. Tokens are chosen
-   * from the quorum's holdings (the owner index): only the chosen ones are read.
+   * from the quorum's holdings (the owner index): only the chosen ones are read. A split is built,
+   * not stored: the caller stores it with its vote.
    */
-  /** The tokens to pledge, and the split that makes them when one is needed (stored by the caller with its vote). */
   private async pledgeTokens (quorumDid: string, share: number, txid: string): Promise<{ tokens: TokenState[], split?: SplitResult } | undefined> {
     const t0 = Date.now()
     const held = await this.ledger.holdings(quorumDid, 'Free')

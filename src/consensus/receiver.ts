@@ -161,7 +161,6 @@ export class TransferReceiver {
     })
   }
 
-  /** What a sender is told before its decision: the strict rule's list, when this node keeps it. */
   /**
    * Of the states a transaction spends, the tokens this node holds there (receiverHolds): `did`
    * must be hosted here. Their delivery carries no chain.
@@ -171,6 +170,7 @@ export class TransferReceiver {
     return await heldStates(this.opts.ledger, states)
   }
 
+  /** What a sender is told before its decision: the strict rule's list, when this node keeps it. */
   async policy (): Promise<ReceiverPolicy> {
     return this.opts.trustOwnQuorumList?.() === true ? { quorums: await this.opts.ownQuorums() } : {}
   }

@@ -68,7 +68,7 @@ function varint (n: number, out: number[]): void {
  * The CIDv0 of content that fits one chunk, encoded by hand: the dag-pb node {Data: UnixFS{Type:
  * file, Data: content, filesize}} with no links, what `leaf` builds through the libraries at
  * several times the cost (a quorum hashes a token state for every token of every transfer).
- * cid.test.ts checks both give the same id at every length class.
+ * test/unit/tokenchain/token-id.test.ts checks both give the same id at every length class.
  */
 function singleChunkCidV0 (bytes: Uint8Array): string {
   const unixfs: number[] = [0x08, 0x02]
