@@ -38,9 +38,9 @@ export function selectQuorums (candidates: readonly string[], anchorKey: string,
  * signed by the same quorums, and a receiver spending those tokens finds quorums that know them.
  */
 export function preferQuorums (dids: readonly string[], sender: string, known: (did: string) => number): string[] {
-  const rank = (did: string): string => sha3Hex(new TextEncoder().encode(sender + '|' + did))
-  return dids
-    .map((did) => ({ did, known: known(did), rank: rank(did) }))
-    .sort((a, b) => b.known - a.known || (a.rank < b.rank ? -1 : a.rank > b.rank ? 1 : 0))
+  // the sort is stable: among quorums that know as much, the sender's ranking stays
+  return rankQuorums(dids, sender)
+    .map((did) => ({ did, known: known(did) }))
+    .sort((a, b) => b.known - a.known)
     .map((x) => x.did)
 }
