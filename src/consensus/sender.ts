@@ -10,7 +10,7 @@ import { buildBundle, mergeBundles, putValidatedState } from './bundle.js'
 import { lockNft, lockTokens, type FtSpend, type LockContext, type NftInput, type TransferInput } from './transfer-lock.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import { TxChains, type TokenChains } from './tx-chains.js'
-import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply } from './messages.js'
+import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply, SpentState } from './messages.js'
 import type { Clock, ConsensusSigner, Ledger, Verifier } from './ports.js'
 import { systemClock } from './ports.js'
 import { MIN_QUORUM_SIGNATURES, preferQuorums } from './quorum-selection.js'
@@ -307,9 +307,7 @@ export class TransferSender {
   private doubleSpent (rec: OutgoingRecord, replies: PrepareReply[]): void {
     const refusals = replies.filter((r): r is Extract<PrepareReply, { vote: 'no' }> => r.vote === 'no' && r.conflict === true && /spent by |held by transaction /.test(r.reason))
     if (refusals.length === 0 || this.opts.onDoubleSpent === undefined || rec.nft !== undefined) return
-    const spends = decodeContract(unb64(rec.contract)).content.transInfo.transTokens ?? {}
-    const states = Object.entries(spends).map(([tokenId, t]) => ({ tokenId, blockId: t.blockId ?? '' }))
-    this.refusedSpends.set(rec.txid, { states, reason: refusals[0].reason })
+    this.refusedSpends.set(rec.txid, { states: spentStates(rec), reason: refusals[0].reason })
   }
 
   private tellDoubleSpent (txid: string): void {
@@ -351,9 +349,7 @@ export class TransferSender {
     if (ask === undefined || rec.nft !== undefined || rec.receiver === rec.sender) return
     const hint: { held?: Set<string> } = {}
     this.receiverHeld.set(rec.txid, hint)
-    const spends = decodeContract(unb64(rec.contract)).content.transInfo.transTokens ?? {}
-    const states = Object.entries(spends).map(([tokenId, t]) => ({ tokenId, blockId: t.blockId ?? '' }))
-    ask(rec.receiver, states).then((ids) => {
+    ask(rec.receiver, spentStates(rec)).then((ids) => {
       const asked = new Set(rec.tokens)
       hint.held = new Set(Array.isArray(ids) ? ids.filter((id) => typeof id === 'string' && asked.has(id)) : [])
     }, (e: unknown) => { this.log.debug(`transfer ${rec.txid.slice(0, 12)}: the receiver's node did not say which tokens it holds: ${errorMessage(e)}`) })
@@ -675,8 +671,7 @@ export class TransferSender {
       })
       this.sentBundles.delete(txid)
       this.fault('committed')
-      const contract = decodeContract(unb64(rec.contract))
-      const spent = Object.entries(contract.content.transInfo.transTokens ?? {}).map(([id, t]) => `${id}@${t.blockId ?? ''}`)
+      const spent = spentStates(rec).map((st) => `${st.tokenId}@${st.blockId}`)
       try { this.opts.onCommitted?.(txid, spent) } catch (e) { this.log.debug(`onCommitted: ${errorMessage(e)}`) }
     }
     void this.notifyQuorums(txid).catch((e) => { this.log.warn(`transfer ${txid}: telling quorums failed: ${errorMessage(e)}`) })
@@ -873,7 +868,7 @@ export class TransferSender {
   /** per transaction in flight: the tokens the receiver's node holds at the state spent, once it answered */
   private readonly receiverHeld = new Map<string, { held?: Set<string> }>()
   /** Double-spend refusals of transfers being aborted, told to the node once their tokens are Free. */
-  private readonly refusedSpends = new Map<string, { states: Array<{ tokenId: string, blockId: string }>, reason: string }>()
+  private readonly refusedSpends = new Map<string, { states: SpentState[], reason: string }>()
 
   async recover (opts: { staleMs?: number } = {}): Promise<void> {
     const staleBefore = this.clock.now() - (opts.staleMs ?? 0)
@@ -964,6 +959,12 @@ function packEvidence (replies: SignReply[]): OutgoingRecord['pledges'] {
     for (const [id, c] of Object.entries(ev.contents ?? {})) if (typeof c === 'string') out.contents[id] = c
   }
   return any ? out : undefined
+}
+
+/** The token states a transaction spends, as its contract names them. */
+function spentStates (rec: OutgoingRecord): SpentState[] {
+  const spends = decodeContract(unb64(rec.contract)).content.transInfo.transTokens ?? {}
+  return Object.entries(spends).map(([tokenId, t]) => ({ tokenId, blockId: t.blockId ?? '' }))
 }
 
 function unpackEvidence (p: NonNullable<OutgoingRecord['pledges']>): ChainBundle {
