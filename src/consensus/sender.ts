@@ -1,4 +1,4 @@
-import { createBlock, decodeBlockEnvelope, encodeBlockEnvelope, formatBlockId, nextTokenEntry, parseBlockId, setSignature, type BlockContent, type Block } from '../tokenchain/block.js'
+import { createBlock, decodeBlockEnvelope, encodeBlockEnvelope, formatBlockId, parseBlockId, setSignature, type BlockContent, type Block } from '../tokenchain/block.js'
 import { knownVerified, verifyEnvelope, type VerifiedBlockCache } from '../tokenchain/validate.js'
 import { decodeContract } from '../tokenchain/contract.js'
 import { TransactionType } from '../tokenchain/types.js'
@@ -581,18 +581,12 @@ export class TransferSender {
       })
     }
     const tokens: BlockContent['transInfo']['tokens'] = {}
-    const txc = this.sentBundles.get(rec.txid)
-    // the next link of each token's chain: from its last block when it was read for a quorum, else
-    // from its record (the state the contract spends), without reading the chain
-    const unread = rec.tokens.filter((id) => txc?.lastBlock(id) === undefined)
-    const records = new Map((await this.ledger.tokensById(unread)).map((t, i) => [unread[i], t]))
+    // the next link of each token's chain follows the state the contract spends (what the quorums validated)
+    const spends = c.content.transInfo.transTokens ?? {}
     for (const id of rec.tokens) {
-      const last = txc?.lastBlock(id)
-      if (last !== undefined) { tokens[id] = nextTokenEntry(decodeBlockEnvelope(last), id); continue }
-      const t = records.get(id)
-      if (t === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `token ${id} of transaction ${rec.txid} is not stored here`)
-      const { number } = parseBlockId(t.latestBlockId)
-      tokens[id] = { tokenType: t.tokenType, blockNumber: String(number + 1), previousBlockId: t.latestBlockId }
+      const t = spends[id]
+      if (t?.blockId === undefined) throw new RbtError(ErrorCode.INTERNAL, `the contract of ${rec.txid} names no state of token ${id}`)
+      tokens[id] = { tokenType: t.tokenType, blockNumber: String(parseBlockId(t.blockId).number + 1), previousBlockId: t.blockId }
     }
     const pledgeDetails: Record<string, Vote['pledge']> = {}
     for (const v of chosen) pledgeDetails[v.quorumDid] = v.pledge

@@ -57,10 +57,4 @@ export class TxChains implements TokenChains {
     }
     return await pickBundle(this.read, ids, { levels: 1 })
   }
-
-  /** The last block of a token's chain, when it has been read. */
-  lastBlock (id: string): Uint8Array | undefined {
-    const chain = this.read.chains[id]
-    return chain === undefined || chain.length === 0 ? undefined : chain[chain.length - 1]
-  }
 }
