@@ -3,6 +3,7 @@ import { rmSync } from 'node:fs'
 import { selectQuorums } from '../../src/consensus/quorum-selection.js'
 import { selectTokens } from '../../src/tokens/select.js'
 import { tokenStateHash } from '../../src/tokenchain/token-id.js'
+import { peekBlockEnvelope } from '../../src/tokenchain/block.js'
 import type { NodeProcess } from '../helpers/node-process.js'
 import { USER_PASSWORD, createLiteDid, mintRbt, quorumNetwork, transfer, type QuorumNetwork, type TransferOutcome } from '../helpers/quorum-network.js'
 import { extraNode, holding, quorumParties, sameNode, waitQuorumsReachable, waitSettled, type Party } from '../helpers/transfer-checks.js'
@@ -88,8 +89,12 @@ describe('e2e: crashes during a transfer, and restarts', function () {
     const blockOf = new Map(free.map((t) => [t.token_id, t.latest_block_id as string]))
     const sel = selectTokens(free.map((t) => ({ tokenId: t.token_id as string, value: Math.round(t.token_value * 1000) })), amountMilli)
     expect(sel.split).to.equal(undefined)
-    const anchor = sel.take.map((t) => tokenStateHash(t.tokenId, blockOf.get(t.tokenId)!)).sort()[0]
-    const first = selectQuorums(net.quorumDids, anchor, [frank.did, bob.did])[0]
+    const states = sel.take.map((t) => ({ id: t.tokenId, hash: tokenStateHash(t.tokenId, blockOf.get(t.tokenId)!) })).sort((x, y) => x.hash < y.hash ? -1 : 1)
+    // the anchor as the sender chooses it: among the signers of the anchor state's last block, else by the sender's ranking
+    const dump = (await sender.client.call('tokenChain', { params: { token_id: states[0].id }, query: { limit: 10_000 } })).result as unknown as { blocks: Array<{ envelope: string }> }
+    const last = dump.blocks[dump.blocks.length - 1]
+    const signers = last === undefined ? [] : peekBlockEnvelope(new Uint8Array(Buffer.from(last.envelope, 'base64'))).signers
+    const first = selectQuorums(net.quorumDids, states[0].hash, [frank.did, bob.did], signers, frank.did)[0]
     const k = net.quorumDids.indexOf(first)
     const q = net.quorums[k]
     await q.stop()
