@@ -3,7 +3,7 @@ import { expect } from 'chai'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createRpc, type BuiltinMethods, type Rpc } from '../../src/p2p/rpc.js'
+import { createRpc, type BuiltinMethods, type Rpc, type RpcClient } from '../../src/p2p/rpc.js'
 import type { P2pHost } from '../../src/p2p/host.js'
 import { LevelStore } from '../../src/storage/level-store.js'
 import { silentLogger } from '../../src/util/logger.js'
@@ -32,6 +32,10 @@ describe('p2p: spent-marker records over the rpc channel', function () {
   /** the quorum of every marker signature made, in order */
   const signed: string[] = []
   const state = (n: number): string => tokenStateHash(`QmToken${n}`, `1-${'ab'.repeat(32)}`)
+  /** every record request a node's markers made: method, asked peer, states named */
+  const calls: Array<{ from: number, to: string, method: string, states: number }> = []
+  /** node 3 serves only the single-state methods, as a node from before batches */
+  const OLD = 3
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rbt-markers-'))
@@ -48,12 +52,22 @@ describe('p2p: spent-marker records over the rpc channel', function () {
       stores.push(kv)
       const h = hosts[i]!
       let m: NodeSpentMarkers | undefined
-      const rpc = createRpc<SpentMarkerMethods>({ host: h, handlers: spentMarkerRpcHandlers(() => m) })
+      const all = spentMarkerRpcHandlers(() => m)
+      const handlers = i === OLD ? { 'markers.get': all['markers.get'], 'markers.put': all['markers.put'] } as typeof all : all
+      const rpc = createRpc<SpentMarkerMethods>({ host: h, handlers })
       await rpc.start()
       rpcs.push(rpc)
+      const counted: RpcClient<SpentMarkerMethods> = {
+        call: async (peer, method, req, o) => {
+          const r = req as { stateHashes?: unknown[], items?: unknown[] }
+          calls.push({ from: i, to: peer, method, states: r.stateHashes?.length ?? r.items?.length ?? 1 })
+          return await rpc.call(peer, method, req, o)
+        },
+        callPaged: (peer, method, req, o) => rpc.callPaged(peer, method, req, o)
+      }
       m = nodeSpentMarkers({
         host: () => h,
-        rpc: () => rpc,
+        rpc: () => counted,
         verifier,
         signerFor: (did) => (did === QUORUM && i === 0) || (did === QUORUM2 && i === 1) ? { did, pvtSign: async (msg: string) => { signed.push(did); return sign(did, msg) }, signHash: async () => { throw new Error('unused') } } : undefined,
         backupDelayMs: 200,
@@ -187,6 +201,46 @@ describe('p2p: spent-marker records over the rpc channel', function () {
     await forged
     expect((await markers[3]!.known(state(11)))?.quorum).to.equal(QUORUM2)
     expect(backupSigns()).to.equal(2)
+  })
+
+  it('the walks of states stored or looked up together ask each peer once per round, and an older peer one state at a time', async () => {
+    const states = Array.from({ length: 16 }, (_v, k) => state(100 + k))
+    calls.length = 0
+    await Promise.all(states.map(async (s, k) => { await markers[0]!.publish(s, { txid: `tx${100 + k}`, blockId: 'b', quorum: QUORUM }) }))
+    for (let i = 1; i < N; i++) expect((await markers[i]!.known(states[15]!))?.txid, `node ${i}`).to.equal('tx115')
+    const puts = calls.filter((c) => c.from === 0)
+    // node 0 knows every peer: each other peer is asked for all 16 states in a few requests (the
+    // walks start as each state's own record is written); the older node is sent 16 single stores
+    for (const [i, h] of hosts.entries()) {
+      if (i === 0 || i === OLD) continue
+      const many = puts.filter((c) => c.to === h.peerId && c.method === 'markers.putMany')
+      expect(many.reduce((n, c) => n + c.states, 0), `states stored on node ${i}`).to.equal(16)
+      expect(many.length, `requests to node ${i}`).to.be.within(1, 4)
+      expect(puts.filter((c) => c.to === h.peerId && c.method === 'markers.put'), `single stores to node ${i}`).to.deep.equal([])
+    }
+    expect(puts.filter((c) => c.method === 'markers.put').map((c) => c.to)).to.deep.equal(Array(16).fill(hosts[OLD]!.peerId))
+
+    // node 4 lost them: its 16 lookups run as batched walks and find every record
+    for (const s of states) await stores[4]!.collection('spent-markers').del(s)
+    calls.length = 0
+    const found = await Promise.all(states.map(async (s) => await markers[4]!.lookup(s)))
+    expect(found.map((f) => f?.txid)).to.deep.equal(states.map((_s, k) => `tx${100 + k}`))
+    const gets = calls.filter((c) => c.from === 4)
+    expect(gets.filter((c) => c.method === 'markers.get' && c.to !== hosts[OLD]!.peerId), 'single lookups only to the older node').to.deep.equal([])
+    const batches = gets.filter((c) => c.method === 'markers.getMany')
+    expect(batches.length, 'one request per peer and round, not one per state').to.be.within(1, 2 * (N - 1))
+    expect(batches.every((c) => c.states > 1)).to.equal(true)
+  })
+
+  it('refuses a batch naming no states, too many, or a malformed one', async () => {
+    await expectRbtError(rpcs[2]!.call(hosts[1]!.peerId, 'markers.getMany', { stateHashes: [] }), ErrorCode.INVALID_INPUT)
+    await expectRbtError(rpcs[2]!.call(hosts[1]!.peerId, 'markers.getMany', { stateHashes: Array(65).fill(state(1)) }), ErrorCode.INVALID_INPUT)
+    await expectRbtError(rpcs[2]!.call(hosts[1]!.peerId, 'markers.getMany', { stateHashes: [state(1), '../x'] }), ErrorCode.INVALID_INPUT)
+    await expectRbtError(rpcs[2]!.call(hosts[1]!.peerId, 'markers.putMany', { items: [{ stateHash: state(1), record: { txid: 1 } as never }] }), ErrorCode.INVALID_INPUT)
+    await markers[0]!.publish(state(20), { txid: 'tx20', blockId: 'b20', quorum: QUORUM })
+    const res = await rpcs[2]!.call(hosts[1]!.peerId, 'markers.getMany', { stateHashes: [state(20), state(4)] })
+    expect(res.answers.map((a) => a.record?.txid)).to.deep.equal(['tx20', undefined])
+    expect(res.answers[0]!.closer.every((id) => Array.isArray(res.addrs[id]))).to.equal(true)
   })
 
   it('does not serve markers known only from a batch (their signature covers the whole batch)', async () => {

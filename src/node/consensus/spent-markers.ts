@@ -8,7 +8,9 @@ import type { Logger } from '../../util/logger.js'
 import type { P2pHost } from '../../p2p/host.js'
 import type { RpcClient, RpcHandlers, UnarySpec } from '../../p2p/rpc.js'
 import { closestQuery, kadKey, type QueryPeer } from '../../p2p/closest-query.js'
+import { raceAbort } from '../../p2p/deadline.js'
 import { KeyedMutex } from '../../consensus/keyed-mutex.js'
+import { RequestCoalescer } from '../../util/request-coalescer.js'
 
 /** Key of the network-wide "this token state is spent" record; its Kademlia id places it. */
 export const spentKey = (stateHash: string): string => `/rbt/spent/${stateHash}`
@@ -39,7 +41,14 @@ const WALK_CONCURRENCY = 8
 export interface SpentMarkerMethods {
   'markers.get': UnarySpec<{ stateHash: string }, { record?: MarkerRecord, closer: QueryPeer[] }>
   'markers.put': UnarySpec<{ stateHash: string, record: MarkerRecord }, { closer: QueryPeer[] }>
+  /** several `markers.get` at once: one answer per state, in order; `closer` names peers whose addresses are in `addrs` */
+  'markers.getMany': UnarySpec<{ stateHashes: string[] }, { answers: Array<{ record?: MarkerRecord, closer: string[] }>, addrs: Record<string, string[]> }>
+  /** several `markers.put` at once, answered like `markers.getMany` */
+  'markers.putMany': UnarySpec<{ items: Array<{ stateHash: string, record: MarkerRecord }> }, { answers: Array<{ closer: string[] }>, addrs: Record<string, string[]> }>
 }
+
+/** Most states one `markers.getMany` or `markers.putMany` may name. */
+export const MARKER_BATCH_MAX = 64
 
 /** What a quorum signs for one state's marker. */
 export const markerDigest = (stateHash: string, m: SpentMarker): string => sha3Hex(utf8(`${stateHash}|${m.txid}|${m.blockId}|${m.quorum}`))
@@ -76,6 +85,10 @@ export interface NodeSpentMarkers extends SpentMarkers {
   serveGet: (stateHash: string, asker?: string) => Promise<{ record?: MarkerRecord, closer: QueryPeer[] }>
   /** keeps a record a peer stores here (see `keepIncoming`); answers like `serveGet` */
   servePut: (stateHash: string, record: MarkerRecord, asker?: string) => Promise<{ closer: QueryPeer[] }>
+  /** `serveGet` for several states; each peer's addresses once */
+  serveGetMany: (stateHashes: string[], asker?: string) => Promise<SpentMarkerMethods['markers.getMany']['response']>
+  /** `servePut` for several records; each peer's addresses once */
+  servePutMany: (items: Array<{ stateHash: string, record: MarkerRecord }>, asker?: string) => Promise<SpentMarkerMethods['markers.putMany']['response']>
 }
 
 function isRecord (r: unknown): r is MarkerRecord {
@@ -86,6 +99,10 @@ function isRecord (r: unknown): r is MarkerRecord {
 
 function needState (stateHash: unknown): asserts stateHash is string {
   if (typeof stateHash !== 'string' || !STATE_RE.test(stateHash)) throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed spent-marker request: stateHash')
+}
+
+function needBatch (list: unknown, what: string): asserts list is unknown[] {
+  if (!Array.isArray(list) || list.length === 0 || list.length > MARKER_BATCH_MAX) throw new RbtError(ErrorCode.INVALID_INPUT, `malformed spent-marker request: ${what} must list 1 to ${MARKER_BATCH_MAX} states`)
 }
 
 /** The rpc handlers of the record protocol. */
@@ -101,6 +118,19 @@ export function spentMarkerRpcHandlers (markers: () => NodeSpentMarkers | undefi
       needState(req?.stateHash)
       if (!isRecord(req.record)) throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed spent-marker request: record')
       return await svc().servePut(req.stateHash, req.record, ctx.peerId)
+    },
+    'markers.getMany': async (req, ctx) => {
+      needBatch(req?.stateHashes, 'stateHashes')
+      for (const h of req.stateHashes) needState(h)
+      return await svc().serveGetMany(req.stateHashes, ctx.peerId)
+    },
+    'markers.putMany': async (req, ctx) => {
+      needBatch(req?.items, 'items')
+      for (const it of req.items) {
+        needState(it?.stateHash)
+        if (!isRecord(it.record)) throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed spent-marker request: record')
+      }
+      return await svc().servePutMany(req.items, ctx.peerId)
     }
   }
 }
@@ -136,6 +166,26 @@ export function nodeSpentMarkers (opts: {
   // one change at a time per state: two records arriving together must not both find the slot empty
   const locks = new KeyedMutex()
   const plain = (stateHash: string, r: MarkerRecord): StoredMarker => ({ txid: r.txid, blockId: r.blockId, quorum: r.quorum, sig: r.sig, stateHash })
+  const lookupTimeoutMs = opts.dhtTimeoutMs ?? 2000
+  const rpcNow = (): RpcClient<SpentMarkerMethods> => {
+    const rpc = opts.rpc()
+    if (rpc === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'the rpc layer is stopped')
+    return rpc
+  }
+  // The walks of one transaction's states start together and ask the same peers: what one walk
+  // asks of a peer in the same turn as the others goes out in one request (protocol.md, "Spent-marker records").
+  const gets = new RequestCoalescer<string, { record?: MarkerRecord, closer: QueryPeer[] }>({
+    send: async (peer, stateHashes) => withAddresses(await rpcNow().call(peer, 'markers.getMany', { stateHashes }, { timeoutMs: lookupTimeoutMs })),
+    sendOne: async (peer, stateHash) => await rpcNow().call(peer, 'markers.get', { stateHash }, { timeoutMs: lookupTimeoutMs }),
+    maxBatch: MARKER_BATCH_MAX,
+    fallback: notServed
+  })
+  const puts = new RequestCoalescer<{ stateHash: string, record: MarkerRecord }, { closer: QueryPeer[] }>({
+    send: async (peer, items) => withAddresses(await rpcNow().call(peer, 'markers.putMany', { items }, { timeoutMs: 5000 })),
+    sendOne: async (peer, item) => await rpcNow().call(peer, 'markers.put', item, { timeoutMs: 5000 }),
+    maxBatch: MARKER_BATCH_MAX,
+    fallback: notServed
+  })
   /**
    * A record another node stored here or gossiped. The only claim for its state is kept without
    * verifying it: almost every state is never looked at again, and whoever uses a record verifies
@@ -177,9 +227,9 @@ export function nodeSpentMarkers (opts: {
       if (h === undefined || rpc === undefined) return undefined
       const key = spentKeyBytes(stateHash)
       const res = await walk(h, key, {
-        ask: async (peer, signal) => await rpc.call(peer.peerId, 'markers.get', { stateHash }, { signal, timeoutMs: opts.dhtTimeoutMs ?? 2000 }),
+        ask: async (peer, signal) => await raceAbort(gets.request(peer.peerId, stateHash), signal),
         accept: async (rec) => isRecord(rec) && await verified(stateHash, rec),
-        timeoutMs: opts.dhtTimeoutMs ?? 2000
+        timeoutMs: lookupTimeoutMs
       })
       const rec = res.values[0]?.value
       if (rec === undefined) return undefined
@@ -216,7 +266,7 @@ export function nodeSpentMarkers (opts: {
       if (rpc === undefined) { gossip(); return }
       const key = spentKeyBytes(stateHash)
       const res = await walk(h, key, {
-        ask: async (peer, signal) => await rpc.call(peer.peerId, 'markers.put', { stateHash, record: rec }, { signal, timeoutMs: 5000 }),
+        ask: async (peer, signal) => await raceAbort(puts.request(peer.peerId, { stateHash, record: rec }), signal),
         timeoutMs: 15_000
       })
       // Gossip reaches every subscriber, the record only the closest peers: in a network whose
@@ -259,8 +309,38 @@ export function nodeSpentMarkers (opts: {
       const closer = await closerPeers(opts.host(), spentKeyBytes(stateHash), asker)
       await keepIncoming(stateHash, rec)
       return { closer }
+    },
+    serveGetMany: async (stateHashes, asker) => {
+      const held = await opts.local.getMany(stateHashes)
+      const closer = await closerPeerSets(opts.host(), stateHashes, asker)
+      return {
+        answers: stateHashes.map((_h, i) => {
+          const mine = held[i]
+          return mine === undefined || mine.batch === true ? { closer: closer.ids[i]! } : { record: { txid: mine.txid, blockId: mine.blockId, quorum: mine.quorum, sig: mine.sig }, closer: closer.ids[i]! }
+        }),
+        addrs: closer.addrs
+      }
+    },
+    servePutMany: async (items, asker) => {
+      const closer = await closerPeerSets(opts.host(), items.map((it) => it.stateHash), asker)
+      await Promise.all(items.map(async (it) => { await keepIncoming(it.stateHash, it.record) }))
+      return { answers: closer.ids.map((ids) => ({ closer: ids })), addrs: closer.addrs }
     }
   }
+}
+
+/** Whether a failed batch request means the peer does not serve batches (a node from before them). */
+const notServed = (e: unknown): boolean => (e as { code?: unknown }).code === ErrorCode.PROTOCOL
+
+/** A batch answer as single answers: each `closer` id with the addresses the answer gave for it. */
+function withAddresses<A extends { closer: string[] }> (res: { answers: A[], addrs: Record<string, string[]> }): Array<Omit<A, 'closer'> & { closer: QueryPeer[] }> {
+  if (typeof res !== 'object' || res === null || !Array.isArray(res.answers)) throw new RbtError(ErrorCode.PROTOCOL, 'malformed spent-marker batch answer')
+  const addrs = typeof res.addrs === 'object' && res.addrs !== null ? res.addrs : {}
+  return res.answers.map((a) => {
+    const ids = Array.isArray(a?.closer) ? a.closer.filter((id): id is string => typeof id === 'string') : []
+    const closer = ids.map((peerId) => ({ peerId, multiaddrs: Object.hasOwn(addrs, peerId) && Array.isArray(addrs[peerId]) ? addrs[peerId]! : [] }))
+    return { ...a, closer }
+  })
 }
 
 /**
@@ -272,6 +352,16 @@ async function closerPeers (h: P2pHost | undefined, key: Uint8Array, asker?: str
   if (h === undefined) return []
   const ids = h.closestKnownPeers(key, MARKER_REPLICAS + 1).filter((p) => p !== asker).slice(0, MARKER_REPLICAS)
   return await Promise.all(ids.map(async (peerId) => ({ peerId, multiaddrs: await h.peerAddresses(peerId) })))
+}
+
+/** `closerPeers` for several keys: the ids per key, and each peer's addresses once. */
+async function closerPeerSets (h: P2pHost | undefined, stateHashes: string[], asker?: string): Promise<{ ids: string[][], addrs: Record<string, string[]> }> {
+  if (h === undefined) return { ids: stateHashes.map(() => []), addrs: {} }
+  const ids = stateHashes.map((s) => h.closestKnownPeers(spentKeyBytes(s), MARKER_REPLICAS + 1).filter((p) => p !== asker).slice(0, MARKER_REPLICAS))
+  const peers = [...new Set(ids.flat())]
+  const addrs: Record<string, string[]> = {}
+  await Promise.all(peers.map(async (p) => { addrs[p] = await h.peerAddresses(p) }))
+  return { ids, addrs }
 }
 
 /** A record walk from this node's closest known peers; peers learned on the way are dialled by the addresses given. */
