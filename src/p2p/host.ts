@@ -51,6 +51,9 @@ export interface GossipOptions {
   colocationWhitelist?: string[]
 }
 
+/** Gossip messages this large or larger are announced to mesh peers with IDONTWANT (gossipsub's default is 512). */
+export const IDONTWANT_MIN_BYTES = 16 * 1024
+
 /** Loopback addresses, as gossipsub writes a peer's IP. */
 export const LOOPBACK_IPS: readonly string[] = ['127.0.0.1', '::1']
 
@@ -332,6 +335,12 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
         // on (origin and sequence number), and it is cached only once a copy passed validation,
         // so a forged copy cannot shadow the real message.
         fastMsgIdFn: gossipFastId,
+        // IDONTWANT (gossipsub 1.2) costs a control frame to every mesh peer for each message it
+        // receives, to save the copies that peer would still forward. On messages of a few KB (a
+        // transaction announcement is about 1 KB) the copies it saves cost less than the frames it
+        // sends; between nodes a few ms apart most copies are on their way before it arrives. It
+        // is kept for large messages (a 300-part transfer's announcement is about 50 KB).
+        idontwantMinDataSize: IDONTWANT_MIN_BYTES,
         heartbeatInterval: opts.gossip?.heartbeatIntervalMs ?? 1000,
         emitSelf: opts.gossip?.emitSelf ?? false,
         allowPublishToZeroTopicPeers: true,

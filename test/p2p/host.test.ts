@@ -6,7 +6,7 @@ import * as raw from 'multiformats/codecs/raw'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
-import { createP2pHost, gossipFastId, type P2pHost } from '../../src/p2p/host.js'
+import { IDONTWANT_MIN_BYTES, createP2pHost, gossipFastId, type P2pHost } from '../../src/p2p/host.js'
 import { defaultSwarmKeyPath, loadSwarmKeySync } from '../../src/p2p/swarm-key.js'
 import { compareDistance, kadKey, kadPeerKey } from '../../src/p2p/closest-query.js'
 import { freePort } from '../helpers/ports.js'
@@ -184,6 +184,35 @@ describe('p2p/host', function () {
       }, 8000, 200)
     } finally {
       await stopAll([hub, ...extra])
+    }
+  })
+
+  it('tells mesh peers IDONTWANT only for large gossip messages', async () => {
+    const topic = 'rbt-idontwant-topic'
+    const hosts = await startHosts(3)
+    try {
+      await connect(hosts[0]!, hosts[1]!)
+      await connect(hosts[1]!, hosts[2]!)
+      await connect(hosts[0]!, hosts[2]!)
+      const got = hosts.map(() => [] as number[])
+      hosts.forEach((h, i) => h.subscribe(topic, (m) => { got[i]!.push(m.data.length) }))
+      await waitFor('meshes', () => hosts.every((h) => h.topicPeers(topic).length === 2), 10_000)
+      // counted where gossipsub decides to send them
+      let told = 0
+      for (const h of hosts) {
+        const gs = h.libp2p.services.pubsub as unknown as { sendIDontWants: (...a: unknown[]) => unknown }
+        const send = gs.sendIDontWants.bind(gs)
+        gs.sendIDontWants = (...a: unknown[]) => { told++; return send(...a) }
+      }
+      // an announcement-sized message (the library's default threshold is 512 bytes)
+      await hosts[0]!.publish(topic, new Uint8Array(2048).fill(1))
+      await waitFor('the small message', () => got[1]!.length === 1 && got[2]!.length === 1, 10_000)
+      expect(told, 'no IDONTWANT for 2 KB').to.equal(0)
+      await hosts[0]!.publish(topic, new Uint8Array(IDONTWANT_MIN_BYTES).fill(2))
+      await waitFor('the large message', () => got[1]!.length === 2 && got[2]!.length === 2, 10_000)
+      expect(told, 'IDONTWANT from each receiver of a large message').to.be.at.least(2)
+    } finally {
+      await stopAll(hosts)
     }
   })
 
