@@ -31,6 +31,9 @@ export interface LevelStoreOptions {
   ackedKeys?: number
 }
 
+/** A value already encoded as its JSON text (see `batch`). */
+const RAW_TEXT = { valueEncoding: 'utf8' } as const
+
 const NOT_STORAGE_FAULTS = new Set(['LEVEL_DATABASE_NOT_OPEN', 'LEVEL_ENCODING_NOT_SUPPORTED', 'LEVEL_INVALID_KEY',
   'LEVEL_INVALID_VALUE', 'LEVEL_ENCODE_ERROR', 'LEVEL_DECODE_ERROR', 'LEVEL_NOT_SUPPORTED'])
 
@@ -168,10 +171,24 @@ export class LevelStore implements KvStore {
 
   async batch (ops: BatchOp[], opts: { sync?: boolean } = {}): Promise<void> {
     if (ops.length === 0) return
-    const mapped = ops.map((op) => op.type === 'put'
-      ? { type: 'put' as const, sublevel: this.sub(op.collection), key: op.key, value: op.value }
-      : { type: 'del' as const, sublevel: this.sub(op.collection), key: op.key })
-    await this.write(ops, async () => { await this.db.batch(mapped as never, { sync: opts.sync ?? true }) })
+    await this.write(ops, async () => {
+      // The same keys and bytes a sublevel's JSON put writes (its prefix, then the key; the JSON
+      // text), built here and added to a chained batch one by one: the array form copies and
+      // encodes every operation through the sublevel's layers first, which cost half again as
+      // much CPU on the commits of a transfer of many tokens (about 1,500 operations).
+      const b = this.db.batch()
+      try {
+        for (const op of ops) {
+          const key = (this.sub(op.collection).prefix as string) + op.key
+          if (op.type === 'put') b.put(key, JSON.stringify(op.value), RAW_TEXT)
+          else b.del(key)
+        }
+      } catch (e) {
+        await b.close()
+        throw e
+      }
+      await b.write({ sync: opts.sync ?? true })
+    })
   }
 
   /** Every write goes through here: refused while faulted, remembered once acknowledged. */

@@ -34,6 +34,26 @@ describe('storage: LevelStore', () => {
     expect(await store.collection('tokens').get('t1')).to.deep.equal({ status: 'Locked' })
   })
 
+  it('a batch writes the very keys and bytes a collection\'s own put writes, and one with an unstorable value writes nothing', async () => {
+    const value = { s: 'é\u0000"\\', n: 1.5, a: [1, null, { b: true }], u: 'x' }
+    await store.collection('tokens').put('by-put', value)
+    await store.batch([{ type: 'put', collection: 'tokens', key: 'by-batch', value }, { type: 'put', collection: 'owner-index', key: 'by-batch', value: 7 }])
+    // the raw database under the collections: same prefix, same JSON text
+    const raw = (store as unknown as { db: { getSync: (k: string, o: object) => string | undefined } }).db
+    expect(raw.getSync('!tokens!by-batch', { valueEncoding: 'utf8' })).to.equal(raw.getSync('!tokens!by-put', { valueEncoding: 'utf8' }))
+    expect(await store.collection('tokens').get('by-batch')).to.deep.equal(value)
+    expect(await store.collection('owner-index').get('by-batch')).to.equal(7)
+    const keys: string[] = []
+    for await (const k of store.collection('tokens').keys()) keys.push(k)
+    expect(keys).to.deep.equal(['by-batch', 'by-put'])
+    try {
+      await store.batch([{ type: 'del', collection: 'tokens', key: 'by-put' }, { type: 'put', collection: 'tokens', key: 'x', value: undefined }])
+      expect.fail('should throw')
+    } catch (e) { expect((e as { code?: string }).code).to.equal('LEVEL_INVALID_VALUE') }
+    expect(await store.collection('tokens').get('by-put'), 'nothing of the refused batch landed').to.deep.equal(value)
+    expect(store.writeFault, 'a refused value is not a storage fault').to.equal(undefined)
+  })
+
   it('reads from a collection just created, and sees every write at once (reads are synchronous once open)', async () => {
     const fresh = store.collection<{ n: number }>('fresh')
     expect(await fresh.get('a')).to.equal(undefined)
