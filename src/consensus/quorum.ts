@@ -73,6 +73,8 @@ export class QuorumService {
   private readonly networkChecks = new Map<string, Promise<string | undefined>>()
   /** background refills of pledge pieces under way, one per quorum */
   private readonly refilling = new Map<string, Promise<void>>()
+  /** what waits for a vote to end (by vote key): a refill */
+  private readonly voteEnds = new Map<string, Array<() => void>>()
   /** releases of committed pledges, under the same locks as the votes */
   private readonly pledges: PledgeReleases
 
@@ -94,6 +96,9 @@ export class QuorumService {
   }
 
   private ended (vote: VoteRecord, outcome: ConsensusOutcome): void {
+    const key = voteKey(vote.quorumDid, vote.txid)
+    for (const wake of this.voteEnds.get(key) ?? []) wake()
+    this.voteEnds.delete(key)
     notify(this.opts.observe, { kind: 'transaction', role: 'quorum', outcome, ms: Math.max(0, this.clock.now() - vote.createdAt) })
   }
 
@@ -222,7 +227,7 @@ export class QuorumService {
       })
       this.log.debug(`prepare ${txid.slice(0, 12)}: pledge ${tPledge - tp} ms, vote+commit ${Date.now() - tPledge} ms`)
       this.fault('quorum-reserved')
-      this.refillPledgePieces(quorumDid, share)
+      this.refillPledgePieces(quorumDid, share, voteKey(quorumDid, txid))
       return { vote: 'yes', quorumDid, credit, pledge, pledgeMilli }
     })
   }
@@ -265,11 +270,13 @@ export class QuorumService {
   }
 
   /**
-   * Free tokens of the quorum covering `share`; a larger token is split so exactly the share is
-   * pledged. The split cuts several parts of the share at once (PLEDGE_PIECES), so the next
-   * transfers of the same size find an exact part and sign no split of their own. Tokens are chosen
-   * from the quorum's holdings (the owner index): only the chosen ones are read. A split is built,
-   * not stored: the caller stores it with its vote.
+   * Free tokens of the quorum covering `share`: a piece of exactly the share; else the smallest
+   * piece worth at most twice the share, pledged whole; else a larger token split so exactly the
+   * share is pledged. A split cuts several parts of the share at once (PLEDGE_PIECES), so the next
+   * transfers of the same size find an exact part and sign no split of their own; after a piece
+   * pledged whole, the refill cuts them once the transaction is over. Tokens are chosen from the
+   * quorum's holdings (the owner index): only the chosen ones are read. A split is built, not
+   * stored: the caller stores it with its vote.
    */
   private async pledgeTokens (quorumDid: string, share: number, txid: string): Promise<{ tokens: TokenState[], split?: SplitResult } | undefined> {
     const t0 = Date.now()
@@ -277,6 +284,13 @@ export class QuorumService {
     const t1 = Date.now()
     const exact = held.find((h) => h.valueMilli === share)
     if (exact !== undefined) return { tokens: [...(await freeTokensById(this.ledger, quorumDid, [exact.tokenId])).values()] }
+    // a split while the sender waits cost each quorum 10 to 80 ms of a PREPARE; a piece a little
+    // larger locks at most the share again until the pledge is released
+    const near = held.filter((h) => h.valueMilli > share && h.valueMilli <= NEAR_PLEDGE_FACTOR * share).sort((a, b) => a.valueMilli - b.valueMilli)[0]
+    if (near !== undefined) {
+      const found = [...(await freeTokensById(this.ledger, quorumDid, [near.tokenId])).values()]
+      if (found.length === 1) return { tokens: found }
+    }
     const split = await this.splitForPledge(quorumDid, held, share)
     if (split !== undefined) {
       this.log.debug(`prepare ${txid.slice(0, 12)}: pledge split: holdings ${t1 - t0} ms (${held.length} free), split ${Date.now() - t1} ms`)
@@ -312,12 +326,15 @@ export class QuorumService {
   /**
    * Keeps a few Free pieces of the share just pledged, so the next PREPAREs of that size find one
    * instead of splitting a token while the sender waits (a split cost 100-250 ms of a PREPARE under
-   * load). The split is built outside the quorum's lock and stored under it only if the parent
-   * token is still Free at the same block; otherwise it is dropped, nothing having been written.
+   * load). It starts once the vote `key` is over (committed or released), or REFILL_WAIT_MS after
+   * the vote at the latest, so its split does not take the CPU the rest of that transaction needs.
+   * The split is built outside the quorum's lock and stored under it only if the parent token is
+   * still Free at the same block; otherwise it is dropped, nothing having been written.
    */
-  private refillPledgePieces (quorumDid: string, share: number): void {
+  private refillPledgePieces (quorumDid: string, share: number, key: string): void {
     if (this.refilling.has(quorumDid)) return
     const run = (async () => {
+      await this.voteOver(key, REFILL_WAIT_MS)
       const held = await this.ledger.holdings(quorumDid, 'Free')
       if (held.filter((h) => h.valueMilli === share).length >= PLEDGE_RESERVE) return
       const split = await this.splitForPledge(quorumDid, held, share)
@@ -331,6 +348,20 @@ export class QuorumService {
     })().catch((e) => { this.log.debug(`refilling pledge pieces of ${quorumDid}: ${errorMessage(e)}`) })
       .finally(() => { this.refilling.delete(quorumDid) })
     this.refilling.set(quorumDid, run)
+  }
+
+  /** Resolves once the vote `key` has ended here (see `ended`), or after `ms`. */
+  private async voteOver (key: string, ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    await new Promise<void>((resolve) => {
+      const waiting = this.voteEnds.get(key) ?? []
+      waiting.push(resolve)
+      this.voteEnds.set(key, waiting)
+      timer = setTimeout(resolve, ms)
+      timer.unref?.()
+    })
+    clearTimeout(timer)
+    this.voteEnds.delete(key)
   }
 
   /** Settles when the background refills under way are done (tests, shutdown). */
@@ -616,6 +647,10 @@ function writeSplit (w: LedgerWriter, res: SplitResult): void {
 const PLEDGE_PIECES = 8
 /** Free pieces of the last pledged share a quorum keeps ready (refilled in the background). */
 const PLEDGE_RESERVE = 2
+/** A piece worth up to this many times the share is pledged whole rather than a token split. */
+const NEAR_PLEDGE_FACTOR = 2
+/** Longest a refill waits for the end of the vote that started it. */
+const REFILL_WAIT_MS = 2000
 
 /** Ids of Free tokens covering `share` when no split is possible: the smallest one large enough, else the largest first. */
 function pickPledge (held: ReadonlyArray<{ tokenId: string, valueMilli: number }>, share: number): string[] | undefined {

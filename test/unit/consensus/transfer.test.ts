@@ -7,6 +7,7 @@ import type { ConsensusTransport } from '../../../src/consensus/messages.js'
 import { SimNet, balance, chainSourceOf, type SimNode } from './harness.js'
 import { decodeBlockEnvelope } from '../../../src/tokenchain/block.js'
 import { markerPublishers, networkCheckers, NETWORK_CHECKERS } from '../../../src/consensus/quorum.js'
+import { MIN_QUORUM_SIGNATURES as MIN_SIGNERS } from '../../../src/consensus/quorum-selection.js'
 import { waitFor } from '../../helpers/wait.js'
 import { sha3Hex } from '../../../src/tokenchain/hash.js'
 
@@ -457,6 +458,34 @@ describe('consensus: quorum pledges', function () {
       const did = net.quorumDids[i]
       const held = (await q.ledger.tokensOf(did)).filter((t) => t.owner === did && t.status !== 'Burnt')
       expect(held.reduce((s, t) => s + t.valueMilli, 0), q.name).to.equal(3000)
+    }
+  })
+
+  it('a new share is pledged with a piece up to twice its size instead of a split while the sender waits, and exact pieces are cut once the transaction is over', async () => {
+    const { net, a, b, alice, bob, quorums } = await SimNet.standard()
+    await net.mint(a, alice.did, 8)
+    // share 200: each signer splits a whole token into five pieces of 0.2 RBT
+    const first = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    await Promise.all(quorums.map(async (q) => { await q.quorum.refills() }))
+    const tokensOf = async (did: string): Promise<number> => (await quorums[net.quorumDids.indexOf(did)]!.ledger.tokensOf(did)).length
+    const before = new Map(await Promise.all(first.quorums.map(async (d) => [d, await tokensOf(d)] as const)))
+    // share 180: no piece of 180, a piece of 200 is pledged whole
+    const second = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 900, memo: '', quorums: first.quorums }, alice.owner)
+    expect(await balance(b, bob.did)).to.equal(1900)
+    const both = second.quorums.filter((d) => first.quorums.includes(d))
+    expect(both.length).to.be.at.least(MIN_SIGNERS)
+    for (const d of both) {
+      const q = quorums[net.quorumDids.indexOf(d)]!
+      const vote = await q.ledger.record<VoteRecord>('cs-votes', `${d}/${second.txid}`)
+      expect(vote?.pledgeMilli, `${q.name} pledged a 0.2 piece`).to.equal(200)
+      expect(vote?.pledge).to.have.length(1)
+    }
+    // the refills waited for the end of the transaction, then cut pieces of the new share
+    await Promise.all(quorums.map(async (q) => { await q.quorum.refills() }))
+    for (const d of both) {
+      const q = quorums[net.quorumDids.indexOf(d)]!
+      expect(await tokensOf(d), `${q.name} split once, after the vote`).to.be.greaterThan(before.get(d)!)
+      expect((await q.ledger.tokensOf(d, 'Free')).filter((t) => t.valueMilli === 180).length, q.name).to.be.at.least(2)
     }
   })
 
