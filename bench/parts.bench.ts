@@ -105,7 +105,9 @@ export async function run (): Promise<Record<string, string | number>> {
       'depth 1000 ÷ depth 1 (goal ≤ 1.5)': (median(lastFive) / median(shallow)).toFixed(2),
       '300 parts ÷ 1 part (goal ≤ 5)': (t300 / median(one)).toFixed(2),
       [`payments of the deep wallet (${DEPTH}): first 5, median`]: `${r1(median(all.slice(0, 5)))} ms`,
-      [`payments of the deep wallet (${DEPTH}): all, median`]: `${r1(median(all))} ms`
+      [`payments of the deep wallet (${DEPTH}): all, median`]: `${r1(median(all))} ms`,
+      // with E2E_LOG_LEVEL=DEBUG: the sender's and quorums' own timings of the phases of the 300-part transfer
+      ...phaseLines(nodes, nodes.map((n) => n === b ? 'B (sender of 300 parts)' : n === a ? 'A' : `quorum ${net.quorums.indexOf(n)}`), r300.txid)
     }
   } finally {
     await closeQuorumNetwork()
