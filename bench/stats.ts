@@ -34,6 +34,27 @@ export function processThreadCpuMs (pid: number | undefined): { main: number, ot
   return { main, other }
 }
 
+/**
+ * Waits until the processes `pids` are idle: together they use less than `maxCpuMs` of CPU over
+ * `windowMs` (polled on /proc), or `deadlineMs` passed. Returns the ms waited. A benchmark that
+ * times one operation calls it first, so the work left over from the operation before (gossip
+ * rounds, background refills, record stores) is not counted in the one timed.
+ */
+export async function settled (pids: Array<number | undefined>, opts: { windowMs?: number, maxCpuMs?: number, deadlineMs?: number } = {}): Promise<number> {
+  const windowMs = opts.windowMs ?? 250
+  const maxCpuMs = opts.maxCpuMs ?? 25
+  const started = performance.now()
+  const total = (): number => pids.reduce<number>((sum, pid) => sum + (pid === undefined ? 0 : statCpuMs(`/proc/${pid}/stat`) ?? 0), 0)
+  let before = total()
+  while (performance.now() - started < (opts.deadlineMs ?? 10_000)) {
+    await new Promise((resolve) => setTimeout(resolve, windowMs))
+    const now = total()
+    if (now - before < maxCpuMs) break
+    before = now
+  }
+  return performance.now() - started
+}
+
 function statCpuMs (path: string): number | undefined {
   try {
     const stat = readFileSync(path, 'utf8')
