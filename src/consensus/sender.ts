@@ -14,7 +14,7 @@ import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, Sig
 import type { Clock, ConsensusSigner, Ledger, Verifier } from './ports.js'
 import { systemClock } from './ports.js'
 import { MIN_QUORUM_SIGNATURES, preferQuorums } from './quorum-selection.js'
-import { b64, openOutgoing, putOutgoing, unb64, type OutgoingRecord } from './records.js'
+import { b64, openOutgoing, putOutgoing, unb64, withoutEvidence, type OutgoingRecord } from './records.js'
 import { nftBlock, opTokenType, type NftOp } from './nft.js'
 import type { ScCode } from './smart-contract.js'
 import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe.js'
@@ -661,7 +661,7 @@ export class TransferSender {
           if (t.owner === rec.sender) w.putToken({ ...t, status: rec.receiver === rec.sender ? 'Free' : 'Transferred', owner: rec.receiver, latestBlockId: formatBlockId(number, decoded.hash), txid, updatedAt: now })
         }
         w.putTransaction({ txid, tokenType: rec.fts !== undefined ? 'ft' : 'rbt', sender: rec.sender, receiver: rec.receiver, amountMilli: rec.amountMilli, tokens: rec.tokens, quorums: rec.signers, memo: rec.memo, epoch: rec.epoch, role: 'sender', blockId: formatBlockId(n, decoded.hash), status: 'committed' })
-        putOutgoing(w, { ...rec, state: 'COMMITTED', updatedAt: now })
+        putOutgoing(w, { ...withoutEvidence(rec), state: 'COMMITTED', updatedAt: now })
       })
       this.sentBundles.delete(txid)
       this.fault('committed')
@@ -732,7 +732,7 @@ export class TransferSender {
           })
         }
         w.putTransaction({ txid, tokenType: op.sc !== undefined ? 'smartContract' : 'nft', sender: rec.sender, receiver: rec.receiver, amountMilli: op.valueMilli, tokens: [op.nftId], quorums: rec.signers, memo: rec.memo, epoch: rec.epoch, role: 'sender', blockId, status: 'committed' })
-        putOutgoing(w, { ...rec, state: 'COMMITTED', updatedAt: now })
+        putOutgoing(w, { ...withoutEvidence(rec), state: 'COMMITTED', updatedAt: now })
       })
       this.fault('committed')
       try {

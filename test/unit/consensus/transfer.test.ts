@@ -175,6 +175,22 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     expect(await balance(a, alice.did)).to.equal(0)
   })
 
+  it('the pledge evidence stays in the transfer\'s record until the delivery, then leaves it (it was rewritten at every later step)', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    const seen: Array<{ state: string, evidence: boolean }> = []
+    a.fault = (s) => {
+      if (s !== 'committing' && s !== 'committed') return
+      for (const r of a.ledger.recs.get('cs-outgoing')?.values() ?? []) seen.push({ state: (r as OutgoingRecord).state, evidence: (r as OutgoingRecord).pledges !== undefined })
+    }
+    const res = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 500, memo: '', quorums: net.quorumDids }, alice.owner)
+    a.fault = undefined
+    expect(seen).to.deep.equal([{ state: 'COMMITTING', evidence: true }, { state: 'COMMITTED', evidence: false }])
+    await waitFor(async () => ((await a.ledger.record<OutgoingRecord>('cs-outgoing', res.txid))?.notified.length ?? 0) >= res.quorums.length, { what: 'every quorum told' })
+    expect((await a.ledger.record<OutgoingRecord>('cs-outgoing', res.txid))?.pledges).to.equal(undefined)
+    expect(await balance(b, bob.did)).to.equal(500)
+  })
+
   for (const step of ['locked', 'voted', 'signing', 'committing', 'delivered', 'committed']) {
     it(`sender crash at "${step}": recovery leaves every token owned exactly once`, async () => {
       const { net, a, b, alice, bob, quorums } = await SimNet.standard()
