@@ -160,6 +160,14 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
         })
         if (t.content !== undefined) contents[t.tokenId] = t.content
       }
+      // A token's content never changes (its id is the content's CID): what is stored already is
+      // not written again. Locking, sending and taking back 300 parts wrote their 200 KB of
+      // contents three times.
+      const withContent = Object.keys(contents)
+      if (withContent.length > 0) {
+        const stored = await repos.tokens.contents(withContent)
+        withContent.forEach((id, i) => { if (stored[i] === contents[id]) delete contents[id] })
+      }
       await ledger.commit({
         tokens: [...tokens.values()].map((record) => ({ record })),
         blocks, transactions, contents, extra,

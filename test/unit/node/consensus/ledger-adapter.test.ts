@@ -32,6 +32,27 @@ describe('node: the consensus ledger over LevelDB, choosing tokens', function ()
     expect(held.some((h) => h.tokenId === minted.token_ids[0])).to.equal(false)
   })
 
+  it('a commit writes a token\'s content only when it is not stored already (a token\'s content never changes)', async () => {
+    const did = env.ring.newDid()
+    const minted = await env.service.mintLocalRbt({ did, count: 2, startIndex: 0 }, ringSigner(env.ring, did))
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const [t0, t1] = await ledger.tokensById(minted.token_ids)
+    expect(t0!.content).to.be.a('string')
+    const written: string[] = []
+    const batch = env.store.batch.bind(env.store)
+    env.store.batch = async (ops, o) => { for (const op of ops) written.push(`${op.collection}/${op.key}`); await batch(ops, o) }
+    // locking both: the records change, their contents do not
+    await ledger.commit((w) => { for (const t of [t0!, t1!]) w.putToken({ ...t, status: 'Locked', txid: 'tx1' }) })
+    expect(written.filter((k) => k.startsWith('token-content/'))).to.deep.equal([])
+    expect(written.filter((k) => k.startsWith('tokens/'))).to.have.length(2)
+    // a content not stored yet is written
+    await env.store.batch([{ type: 'del', collection: 'token-content', key: t1!.tokenId }])
+    written.length = 0
+    await ledger.commit((w) => { for (const t of [t0!, t1!]) w.putToken({ ...t, status: 'Free' }) })
+    expect(written.filter((k) => k.startsWith('token-content/'))).to.deep.equal([`token-content/${t1!.tokenId}`])
+    expect((await ledger.tokensById([t1!.tokenId]))[0]!.content).to.equal(t1!.content)
+  })
+
   it('the ledger audit accepts the blocks a quorum stored for a transfer it signed, and still reports a block no token or signed transfer explains', async () => {
     // what a quorum's commit writes: the finalized block of a token it does not hold, and its
     // transaction record (role quorum); the audit reported every such block as belonging to no
