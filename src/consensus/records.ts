@@ -108,6 +108,8 @@ export const unb64 = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'b
  */
 const OUTGOING_OPEN = 'cs-outgoing-open'
 const VOTES_OPEN = 'cs-votes-open'
+/** A sender's contracts, by txid, beside their records (see `putOutgoing`). */
+const OUTGOING_CONTRACT = 'cs-outgoing-contract'
 
 /** Nothing left to do for this transfer: aborted, or committed and every contacted quorum told. */
 const isSettled = (r: OutgoingRecord): boolean => r.state === 'ABORTED' || (r.state === 'COMMITTED' && (r.contacted ?? r.asked).every((q) => r.notified.includes(q)))
@@ -127,10 +129,28 @@ export function withoutEvidence (rec: OutgoingRecord): OutgoingRecord {
   return rest
 }
 
-export function putOutgoing (w: LedgerWriter, rec: OutgoingRecord): void {
-  w.putRecord('cs-outgoing', rec.txid, rec)
+/**
+ * Writes a sender's record and its entry in the open index, in the caller's batch. The contract is
+ * kept beside the record (cs-outgoing-contract), written once with the PREPARING record
+ * (`withContract`), not again at every later step: a 300-part transfer's contract is about 95 KB
+ * of the record, which is written five or six times. `readOutgoing` puts it back.
+ */
+export function putOutgoing (w: LedgerWriter, rec: OutgoingRecord, opts: { withContract?: boolean } = {}): void {
+  const { contract, ...stored } = rec
+  w.putRecord('cs-outgoing', rec.txid, stored)
+  if (opts.withContract === true) w.putRecord(OUTGOING_CONTRACT, rec.txid, contract)
   if (isSettled(rec)) w.delRecord(OUTGOING_OPEN, rec.txid)
   else w.putRecord(OUTGOING_OPEN, rec.txid, 1)
+}
+
+/** A sender's record with its contract (records written before the contract was kept beside them carry it inline). */
+export async function readOutgoing (ledger: Pick<Ledger, 'record'>, txid: string): Promise<OutgoingRecord | undefined> {
+  return await withContract(ledger, await ledger.record<OutgoingRecord>('cs-outgoing', txid))
+}
+
+async function withContract (ledger: Pick<Ledger, 'record'>, r: OutgoingRecord | undefined): Promise<OutgoingRecord | undefined> {
+  if (r === undefined || typeof r.contract === 'string') return r
+  return { ...r, contract: await ledger.record<string>(OUTGOING_CONTRACT, r.txid) ?? '' }
 }
 
 /** Writes a quorum's vote and its entry in the open index, in the caller's batch. */
@@ -160,7 +180,8 @@ async function openRecords<T> (ledger: Ledger, index: typeof OUTGOING_OPEN | typ
 
 /** The sender's records not settled yet (the transfers recovery still has work on), from their open index. */
 export async function openOutgoing (ledger: Ledger): Promise<OutgoingRecord[]> {
-  return await openRecords<OutgoingRecord>(ledger, OUTGOING_OPEN, 'cs-outgoing', (r) => !isSettled(r))
+  const open = await openRecords<OutgoingRecord>(ledger, OUTGOING_OPEN, 'cs-outgoing', (r) => !isSettled(r))
+  return await Promise.all(open.map(async (r) => (await withContract(ledger, r))!))
 }
 
 /** The quorums' votes still reserved or signed (what the sweep asks senders about), from their open index. */

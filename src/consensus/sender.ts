@@ -14,7 +14,7 @@ import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, Sig
 import type { Clock, ConsensusSigner, Ledger, Verifier } from './ports.js'
 import { systemClock } from './ports.js'
 import { MIN_QUORUM_SIGNATURES, preferQuorums } from './quorum-selection.js'
-import { b64, openOutgoing, putOutgoing, unb64, withoutEvidence, type OutgoingRecord } from './records.js'
+import { b64, openOutgoing, putOutgoing, readOutgoing, unb64, withoutEvidence, type OutgoingRecord } from './records.js'
 import { nftBlock, opTokenType, type NftOp } from './nft.js'
 import type { ScCode } from './smart-contract.js'
 import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe.js'
@@ -175,7 +175,7 @@ export class TransferSender {
         this.observed(result.delivered ? 'committed' : 'delivery_pending', started)
         return result
       } catch (e) {
-        const current = await this.ledger.record<OutgoingRecord>('cs-outgoing', rec.txid)
+        const current = await readOutgoing(this.ledger, rec.txid)
         const aborting = current?.state === 'PREPARING'
         this.observed(aborting ? 'aborted' : 'failed', started)
         if (aborting) await this.abort(current, errorMessage(e))
@@ -558,7 +558,7 @@ export class TransferSender {
         else refused.push(`${r.quorumDid}: ${r.reason}`)
       }
     }
-    const cur = await this.ledger.record<OutgoingRecord>('cs-outgoing', rec.txid) ?? rec
+    const cur = await readOutgoing(this.ledger, rec.txid) ?? rec
     const contacted = [...new Set([...(cur.contacted ?? rec.asked), ...ordered.slice(0, next)])]
     if (got.length > 0) {
       await this.update(rec, { yes: [...new Set([...(cur.yes ?? []), ...got.map((v) => v.quorumDid)])], votes: [...(cur.votes ?? []), ...got], contacted })
@@ -611,7 +611,7 @@ export class TransferSender {
    * for now (recover() retries later); the tokens are the receiver's either way.
    */
   async complete (txid: string, wait: boolean): Promise<TransferResult> {
-    const rec = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+    const rec = await readOutgoing(this.ledger, txid)
     if (rec === undefined || rec.block === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `no committed transfer ${txid}`)
     const block = unb64(rec.block)
     const decoded = decodeBlockEnvelope(block)
@@ -746,7 +746,7 @@ export class TransferSender {
 
   /** FINALIZE to the signers, ABORT to quorums that voted but were not chosen; retried by recover(). */
   async notifyQuorums (txid: string): Promise<void> {
-    const rec = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+    const rec = await readOutgoing(this.ledger, txid)
     if (rec === undefined || rec.state !== 'COMMITTED' || rec.block === undefined) return
     const block = unb64(rec.block)
     // a record without `contacted` predates it: every quorum of its list may hold a vote
@@ -760,7 +760,7 @@ export class TransferSender {
     }))
     const done = ok.filter((q): q is string => q !== undefined)
     if (done.length > 0) {
-      const latest = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+      const latest = await readOutgoing(this.ledger, txid)
       if (latest !== undefined) await this.update(latest, { notified: [...new Set([...latest.notified, ...done])] })
     }
   }
@@ -790,10 +790,10 @@ export class TransferSender {
    * Runs under the sender DID's lock, as locking new tokens does.
    */
   async releaseStuck (txid: string, minAgeMs: number): Promise<{ released: boolean, state: OutgoingRecord['state'] | 'UNKNOWN', why: string }> {
-    const first = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+    const first = await readOutgoing(this.ledger, txid)
     if (first === undefined) return { released: false, state: 'UNKNOWN', why: 'no outgoing record' }
     return await this.locks.run(first.sender, async () => {
-      const rec = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+      const rec = await readOutgoing(this.ledger, txid)
       if (rec === undefined) return { released: false, state: 'UNKNOWN' as const, why: 'no outgoing record' }
       const state = rec.state
       if (state === 'SIGNING') return { released: false, state, why: 'signing: quorums may have signed the block; recovery finishes the transfer' }
@@ -823,7 +823,7 @@ export class TransferSender {
     if (this.inFlight.has(txid)) return
     this.inFlight.add(txid)
     try {
-      const cur = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+      const cur = await readOutgoing(this.ledger, txid)
       // a SIGNING record is aborted only when this process knows it asked no quorum to sign
       if (cur?.state === 'PREPARING' || (unsentSigning && cur?.state === 'SIGNING')) await this.abort(cur, reason)
     } finally { this.inFlight.delete(txid) }
@@ -840,12 +840,12 @@ export class TransferSender {
   }
 
   async record (txid: string): Promise<OutgoingRecord | undefined> {
-    return await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+    return await readOutgoing(this.ledger, txid)
   }
 
   /** What a quorum asking about `txid` is told. */
   async outcome (txid: string): Promise<{ state: OutgoingRecord['state'] | 'UNKNOWN', block?: Uint8Array }> {
-    const rec = await this.ledger.record<OutgoingRecord>('cs-outgoing', txid)
+    const rec = await readOutgoing(this.ledger, txid)
     if (rec === undefined) return { state: 'UNKNOWN' }
     return { state: rec.state, block: rec.block !== undefined ? unb64(rec.block) : undefined }
   }

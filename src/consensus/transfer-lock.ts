@@ -125,7 +125,7 @@ export async function lockTokens (ctx: LockContext, input: TransferInput, signer
   rec.updatedAt = ctx.clock.now()
   await ctx.ledger.commit((w) => {
     for (const t of fresh as TokenState[]) w.putToken({ ...t, status: 'Locked', txid, updatedAt: now })
-    putOutgoing(w, rec)
+    putOutgoing(w, rec, { withContract: true })
   })
   ctx.locked(txid)
   return rec
@@ -222,7 +222,7 @@ export async function lockNft (ctx: LockContext, input: NftInput, signer: Consen
   if (!unchanged) throw new RbtError(ErrorCode.CONFLICT, `NFT ${id} changed while the transaction was prepared; retry`)
   await ctx.ledger.commit((w) => {
     if (fresh !== undefined) w.putToken({ ...fresh, status: 'Locked', txid, updatedAt: now })
-    putOutgoing(w, rec)
+    putOutgoing(w, rec, { withContract: true })
   })
   ctx.locked(txid)
   return rec

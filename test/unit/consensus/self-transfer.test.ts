@@ -24,7 +24,7 @@ describe('consensus: self transfer (a DID re-issues its own tokens to itself thr
     expect(r.delivered).to.equal(true)
     await a.sender.notifyQuorums(r.txid)
     expect(await balance(a, alice.did)).to.equal(2000)
-    const rec = (await a.ledger.record<OutgoingRecord>('cs-outgoing', r.txid))!
+    const rec = (await a.sender.record(r.txid))!
     expect(rec.state).to.equal('COMMITTED')
     expect(rec.tokens.sort()).to.deep.equal(ids)
     const contract = decodeContract(unb64(rec.contract))

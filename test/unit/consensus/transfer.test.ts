@@ -1,11 +1,12 @@
 import { expect } from 'chai'
 import { validateChain } from '../../../src/tokenchain/validate.js'
 import { didSignatureVerifier } from '../../../src/tokens/verifier.js'
-import { pledgeIndexKeys, type OutgoingRecord, type PledgeRecord, type VoteRecord } from '../../../src/consensus/records.js'
+import { pledgeIndexKeys, unb64, type OutgoingRecord, type PledgeRecord, type VoteRecord } from '../../../src/consensus/records.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
 import type { ConsensusTransport } from '../../../src/consensus/messages.js'
 import { SimNet, balance, chainSourceOf, type SimNode } from './harness.js'
 import { decodeBlockEnvelope } from '../../../src/tokenchain/block.js'
+import { decodeContract } from '../../../src/tokenchain/contract.js'
 import { markerPublishers, networkCheckers, NETWORK_CHECKERS } from '../../../src/consensus/quorum.js'
 import { MIN_QUORUM_SIGNATURES as MIN_SIGNERS } from '../../../src/consensus/quorum-selection.js'
 import { waitFor } from '../../helpers/wait.js'
@@ -189,6 +190,32 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     await waitFor(async () => ((await a.ledger.record<OutgoingRecord>('cs-outgoing', res.txid))?.notified.length ?? 0) >= res.quorums.length, { what: 'every quorum told' })
     expect((await a.ledger.record<OutgoingRecord>('cs-outgoing', res.txid))?.pledges).to.equal(undefined)
     expect(await balance(b, bob.did)).to.equal(500)
+  })
+
+  it('the contract is written once, beside the transfer\'s record, not again at every step; a record with the contract inside (older nodes) still reads', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    const writes = { contract: 0, record: 0 }
+    const commit = a.ledger.commit.bind(a.ledger)
+    a.ledger.commit = async (build) => await commit((w) => build({
+      ...w,
+      putRecord: (c, k, v) => {
+        if (c === 'cs-outgoing-contract') writes.contract++
+        if (c === 'cs-outgoing') { writes.record++; expect((v as OutgoingRecord).contract, 'the record is stored without its contract').to.equal(undefined) }
+        w.putRecord(c, k, v)
+      }
+    }))
+    const res = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 500, memo: '', quorums: net.quorumDids }, alice.owner)
+    await waitFor(async () => ((await a.sender.record(res.txid))?.notified.length ?? 0) >= res.quorums.length, { what: 'every quorum told' })
+    expect(writes.contract).to.equal(1)
+    expect(writes.record).to.be.at.least(5)
+    const rec = (await a.sender.record(res.txid))!
+    expect(decodeContract(unb64(rec.contract)).transactionId).to.equal(res.txid)
+    expect(await balance(b, bob.did)).to.equal(500)
+    // a record written before the contract was kept apart carries it inline
+    a.ledger.commit = commit
+    await a.ledger.commit((w) => { w.putRecord('cs-outgoing', 'old', { ...rec, txid: 'old', contract: 'inline' }) })
+    expect((await a.sender.record('old'))?.contract).to.equal('inline')
   })
 
   for (const step of ['locked', 'voted', 'signing', 'committing', 'delivered', 'committed']) {
