@@ -123,7 +123,7 @@ export async function run (): Promise<Record<string, string | number>> {
         'waits for idle nodes before each timed transfer (ms)': waits.map((w) => Math.round(w)).join(' / '),
         '300-part transfer windows (monotonic µs)': runs.map((r) => r.window).join(' '),
         // with E2E_LOG_LEVEL=DEBUG: the sender's and quorums' own timings of the phases of that transfer
-        ...phaseLines(nodes, names, r300.txid)
+        ...Object.assign({}, ...runs.map((r, k) => Object.fromEntries(Object.entries(phaseLines(nodes, names, r.txid)).map(([n, v]) => [`${n} (transfer ${k + 1})`, v]))))
       }
     }
     return {
