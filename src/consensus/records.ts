@@ -14,8 +14,10 @@ export interface OutgoingRecord {
   memo: string
   epoch: number
   tokens: string[]
-  /** base64 contract envelope */
+  /** base64 contract envelope (stored beside the record when `contractApart`, see `putOutgoing`) */
   contract: string
+  /** the stored record leaves its contract to cs-outgoing-contract */
+  contractApart?: true
   asked: string[]
   /**
    * Quorums sent a PREPARE (recorded with the votes; absent on records written before it existed).
@@ -137,8 +139,10 @@ export function withoutEvidence (rec: OutgoingRecord): OutgoingRecord {
  */
 export function putOutgoing (w: LedgerWriter, rec: OutgoingRecord, opts: { withContract?: boolean } = {}): void {
   const { contract, ...stored } = rec
-  w.putRecord('cs-outgoing', rec.txid, stored)
-  if (opts.withContract === true) w.putRecord(OUTGOING_CONTRACT, rec.txid, contract)
+  // a record an older node wrote carries its contract inline (no `contractApart`): the first write
+  // again puts the contract beside it, or it would be lost
+  if (opts.withContract === true || rec.contractApart !== true) w.putRecord(OUTGOING_CONTRACT, rec.txid, contract)
+  w.putRecord('cs-outgoing', rec.txid, { ...stored, contractApart: true })
   if (isSettled(rec)) w.delRecord(OUTGOING_OPEN, rec.txid)
   else w.putRecord(OUTGOING_OPEN, rec.txid, 1)
 }

@@ -107,6 +107,7 @@ export async function lockTokens (ctx: LockContext, input: TransferInput, signer
     tokens: tokens.map((t) => t.tokenId),
     ...(fts.length > 0 ? { fts: input.fts } : {}),
     contract: b64(envelope),
+    contractApart: true,
     asked,
     yes: [],
     signers: [],
@@ -210,7 +211,7 @@ export async function lockNft (ctx: LockContext, input: NftInput, signer: Consen
   const asked = askedQuorums(input.quorums, tokenStateHash(id, blockId), [initiator, input.receiver], initiator)
   const rec: OutgoingRecord = {
     txid, state: 'PREPARING', sender: initiator, receiver: input.receiver, amountMilli: op.valueMilli, memo: input.memo,
-    epoch: Math.floor(now / 1000), tokens: [id], contract: b64(envelope), asked, yes: [], signers: [], notified: [], nft: op, createdAt: now, updatedAt: now
+    epoch: Math.floor(now / 1000), tokens: [id], contract: b64(envelope), contractApart: true, asked, yes: [], signers: [], notified: [], nft: op, createdAt: now, updatedAt: now
   }
   // the NFT may have changed while the contract was signed
   const fresh = await ctx.ledger.token(id)

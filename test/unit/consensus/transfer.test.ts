@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { validateChain } from '../../../src/tokenchain/validate.js'
 import { didSignatureVerifier } from '../../../src/tokens/verifier.js'
-import { pledgeIndexKeys, unb64, type OutgoingRecord, type PledgeRecord, type VoteRecord } from '../../../src/consensus/records.js'
+import { pledgeIndexKeys, putOutgoing, unb64, type OutgoingRecord, type PledgeRecord, type VoteRecord } from '../../../src/consensus/records.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
 import type { ConsensusTransport } from '../../../src/consensus/messages.js'
 import { SimNet, balance, chainSourceOf, type SimNode } from './harness.js'
@@ -212,10 +212,15 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     const rec = (await a.sender.record(res.txid))!
     expect(decodeContract(unb64(rec.contract)).transactionId).to.equal(res.txid)
     expect(await balance(b, bob.did)).to.equal(500)
-    // a record written before the contract was kept apart carries it inline
+    // a record written before the contract was kept apart carries it inline; written again, its contract goes beside it
     a.ledger.commit = commit
-    await a.ledger.commit((w) => { w.putRecord('cs-outgoing', 'old', { ...rec, txid: 'old', contract: 'inline' }) })
-    expect((await a.sender.record('old'))?.contract).to.equal('inline')
+    const { contractApart: _apart, ...old } = { ...rec, txid: 'old', contract: 'inline' }
+    await a.ledger.commit((w) => { w.putRecord('cs-outgoing', 'old', old) })
+    const legacy = (await a.sender.record('old'))!
+    expect(legacy.contract).to.equal('inline')
+    await a.ledger.commit((w) => { putOutgoing(w, { ...legacy, notified: [] }) })
+    expect((await a.ledger.record<OutgoingRecord>('cs-outgoing', 'old'))?.contract, 'stored apart now').to.equal(undefined)
+    expect((await a.sender.record('old'))?.contract, 'and not lost').to.equal('inline')
   })
 
   for (const step of ['locked', 'voted', 'signing', 'committing', 'delivered', 'committed']) {
