@@ -209,16 +209,21 @@ describe('p2p: spent-marker records over the rpc channel', function () {
     await Promise.all(states.map(async (s, k) => { await markers[0]!.publish(s, { txid: `tx${100 + k}`, blockId: 'b', quorum: QUORUM }) }))
     for (let i = 1; i < N; i++) expect((await markers[i]!.known(states[15]!))?.txid, `node ${i}`).to.equal('tx115')
     const puts = calls.filter((c) => c.from === 0)
-    // node 0 knows every peer: each other peer is asked for all 16 states in a few requests (the
-    // walks start as each state's own record is written); the older node is sent 16 single stores
+    const requests = (cs: typeof calls, to: string, one: string, many: string): { requests: number, batches: number, states: number } => {
+      const mine = cs.filter((c) => c.to === to && (c.method === one || c.method === many))
+      return { requests: mine.length, batches: mine.filter((c) => c.method === many).length, states: mine.reduce((n, c) => n + c.states, 0) }
+    }
+    // node 0 knows every peer: each other peer gets all 16 states in a few requests (a walk starts
+    // once its state's own record is written, so the states come in a few turns, a turn's lone
+    // request as a single one); the older node gets 16 single stores
     for (const [i, h] of hosts.entries()) {
       if (i === 0 || i === OLD) continue
-      const many = puts.filter((c) => c.to === h.peerId && c.method === 'markers.putMany')
-      expect(many.reduce((n, c) => n + c.states, 0), `states stored on node ${i}`).to.equal(16)
-      expect(many.length, `requests to node ${i}`).to.be.within(1, 4)
-      expect(puts.filter((c) => c.to === h.peerId && c.method === 'markers.put'), `single stores to node ${i}`).to.deep.equal([])
+      const r = requests(puts, h.peerId, 'markers.put', 'markers.putMany')
+      expect(r.states, `states stored on node ${i}`).to.equal(16)
+      expect(r.batches, `batches to node ${i}`).to.be.at.least(1)
+      expect(r.requests, `requests to node ${i}, not one per state`).to.be.at.most(8)
     }
-    expect(puts.filter((c) => c.method === 'markers.put').map((c) => c.to)).to.deep.equal(Array(16).fill(hosts[OLD]!.peerId))
+    expect(puts.filter((c) => c.method === 'markers.put' && c.to === hosts[OLD]!.peerId)).to.have.length(16)
 
     // node 4 lost them: its 16 lookups run as batched walks and find every record
     for (const s of states) await stores[4]!.collection('spent-markers').del(s)
@@ -226,10 +231,10 @@ describe('p2p: spent-marker records over the rpc channel', function () {
     const found = await Promise.all(states.map(async (s) => await markers[4]!.lookup(s)))
     expect(found.map((f) => f?.txid)).to.deep.equal(states.map((_s, k) => `tx${100 + k}`))
     const gets = calls.filter((c) => c.from === 4)
-    expect(gets.filter((c) => c.method === 'markers.get' && c.to !== hosts[OLD]!.peerId), 'single lookups only to the older node').to.deep.equal([])
-    const batches = gets.filter((c) => c.method === 'markers.getMany')
-    expect(batches.length, 'one request per peer and round, not one per state').to.be.within(1, 2 * (N - 1))
-    expect(batches.every((c) => c.states > 1)).to.equal(true)
+    const asked = hosts.filter((_h, i) => i !== 4 && i !== OLD).map((h) => requests(gets, h.peerId, 'markers.get', 'markers.getMany'))
+    // one walk per state asked each peer it knew once: 16 requests to a peer; batched, a few per peer and round
+    expect(asked.reduce((n, r) => n + r.batches, 0), 'batches').to.be.at.least(1)
+    for (const r of asked) expect(r.requests, 'requests to a peer, not one per state').to.be.at.most(4)
   })
 
   it('refuses a batch naming no states, too many, or a malformed one', async () => {
