@@ -282,15 +282,11 @@ export class QuorumService {
     const t0 = Date.now()
     const held = await this.ledger.holdings(quorumDid, 'Free')
     const t1 = Date.now()
-    const exact = held.find((h) => h.valueMilli === share)
-    if (exact !== undefined) return { tokens: [...(await freeTokensById(this.ledger, quorumDid, [exact.tokenId])).values()] }
     // a split while the sender waits cost each quorum 10 to 80 ms of a PREPARE; a piece a little
     // larger locks at most the share again until the pledge is released
-    const near = held.filter((h) => h.valueMilli > share && h.valueMilli <= NEAR_PLEDGE_FACTOR * share).sort((a, b) => a.valueMilli - b.valueMilli)[0]
-    if (near !== undefined) {
-      const found = [...(await freeTokensById(this.ledger, quorumDid, [near.tokenId])).values()]
-      if (found.length === 1) return { tokens: found }
-    }
+    const piece = held.find((h) => h.valueMilli === share) ??
+      held.filter((h) => h.valueMilli > share && h.valueMilli <= NEAR_PLEDGE_FACTOR * share).sort((a, b) => a.valueMilli - b.valueMilli)[0]
+    if (piece !== undefined) return { tokens: [...(await freeTokensById(this.ledger, quorumDid, [piece.tokenId])).values()] }
     const split = await this.splitForPledge(quorumDid, held, share)
     if (split !== undefined) {
       this.log.debug(`prepare ${txid.slice(0, 12)}: pledge split: holdings ${t1 - t0} ms (${held.length} free), split ${Date.now() - t1} ms`)

@@ -119,7 +119,6 @@ const isSettled = (r: OutgoingRecord): boolean => r.state === 'ABORTED' || (r.st
 /** A vote a sweep looks at: reserved or signed, not yet committed or released. */
 const isOpenVote = (state: VoteRecord['state']): boolean => state === 'RESERVED' || state === 'SIGNED'
 
-/** Writes a sender's record and its entry in the open index, in the caller's batch. */
 /**
  * A delivered transfer's record without the signers' pledge evidence: it served only the delivery,
  * and the record is written again at every later step (COMMITTED, each quorum told). The evidence
