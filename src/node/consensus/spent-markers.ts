@@ -300,10 +300,9 @@ export function nodeSpentMarkers (opts: {
       await keepIncoming(r.stateHash, r)
     },
     serveGet: async (stateHash, asker) => {
-      const mine = await opts.local.get(stateHash)
+      const record = served(await opts.local.get(stateHash))
       const closer = await closerPeers(opts.host(), spentKeyBytes(stateHash), asker)
-      if (mine === undefined || mine.batch === true) return { closer }
-      return { record: { txid: mine.txid, blockId: mine.blockId, quorum: mine.quorum, sig: mine.sig }, closer }
+      return record === undefined ? { closer } : { record, closer }
     },
     servePut: async (stateHash, rec, asker) => {
       const closer = await closerPeers(opts.host(), spentKeyBytes(stateHash), asker)
@@ -315,8 +314,8 @@ export function nodeSpentMarkers (opts: {
       const closer = await closerPeerSets(opts.host(), stateHashes, asker)
       return {
         answers: stateHashes.map((_h, i) => {
-          const mine = held[i]
-          return mine === undefined || mine.batch === true ? { closer: closer.ids[i]! } : { record: { txid: mine.txid, blockId: mine.blockId, quorum: mine.quorum, sig: mine.sig }, closer: closer.ids[i]! }
+          const record = served(held[i])
+          return record === undefined ? { closer: closer.ids[i]! } : { record, closer: closer.ids[i]! }
         }),
         addrs: closer.addrs
       }
@@ -350,14 +349,22 @@ function withAddresses<A extends { closer: string[] }> (res: { answers: A[], add
  */
 async function closerPeers (h: P2pHost | undefined, key: Uint8Array, asker?: string): Promise<QueryPeer[]> {
   if (h === undefined) return []
-  const ids = h.closestKnownPeers(key, MARKER_REPLICAS + 1).filter((p) => p !== asker).slice(0, MARKER_REPLICAS)
-  return await Promise.all(ids.map(async (peerId) => ({ peerId, multiaddrs: await h.peerAddresses(peerId) })))
+  return await Promise.all(closestIds(h, key, asker).map(async (peerId) => ({ peerId, multiaddrs: await h.peerAddresses(peerId) })))
+}
+
+/** The ids of the k peers this node knows closest to `key`, the asker left out. */
+const closestIds = (h: P2pHost, key: Uint8Array, asker?: string): string[] =>
+  h.closestKnownPeers(key, MARKER_REPLICAS + 1).filter((p) => p !== asker).slice(0, MARKER_REPLICAS)
+
+/** What is served of a stored marker: nothing for one known only from a batch (its signature covers the whole batch). */
+function served (mine: StoredMarker | undefined): MarkerRecord | undefined {
+  return mine === undefined || mine.batch === true ? undefined : { txid: mine.txid, blockId: mine.blockId, quorum: mine.quorum, sig: mine.sig }
 }
 
 /** `closerPeers` for several keys: the ids per key, and each peer's addresses once. */
 async function closerPeerSets (h: P2pHost | undefined, stateHashes: string[], asker?: string): Promise<{ ids: string[][], addrs: Record<string, string[]> }> {
   if (h === undefined) return { ids: stateHashes.map(() => []), addrs: {} }
-  const ids = stateHashes.map((s) => h.closestKnownPeers(spentKeyBytes(s), MARKER_REPLICAS + 1).filter((p) => p !== asker).slice(0, MARKER_REPLICAS))
+  const ids = stateHashes.map((s) => closestIds(h, spentKeyBytes(s), asker))
   const peers = [...new Set(ids.flat())]
   const addrs: Record<string, string[]> = {}
   await Promise.all(peers.map(async (p) => { addrs[p] = await h.peerAddresses(p) }))
