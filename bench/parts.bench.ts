@@ -106,10 +106,11 @@ export async function run (): Promise<Record<string, string | number>> {
     const t300 = median(runs.map((r) => r.ms))
     const cpu300 = runs[0]!.cpu
     const main300 = runs[0]!.main
-    const r300 = runs[0]!
     const r1 = (x: number): number => Math.round(x * 10) / 10
+    const names = nodes.map((n) => n === a ? 'A (receiver of the one-part payments)' : n === b ? 'B (sender of 300 parts)' : `quorum ${net.quorums.indexOf(n)}`)
+    // with E2E_LOG_LEVEL=DEBUG: the sender's and quorums' own timings of the phases of each 300-part transfer
+    const phases = Object.assign({}, ...runs.map((r, k) => Object.fromEntries(Object.entries(phaseLines(nodes, names, r.txid)).map(([n, v]) => [`${n} (transfer ${k + 1})`, v])))) as Record<string, string>
     if (partsOnly) {
-      const names = nodes.map((n) => n === a ? 'A (receiver of the one-part payments)' : n === b ? 'B (sender of 300 parts)' : `quorum ${net.quorums.indexOf(n)}`)
       const sum = (xs: number[]): number => xs.reduce((x, y) => x + y, 0)
       return {
         transfer_300_parts_ms: r1(t300),
@@ -122,8 +123,7 @@ export async function run (): Promise<Record<string, string | number>> {
         'load average at the end': loadAverage(),
         'waits for idle nodes before each timed transfer (ms)': waits.map((w) => Math.round(w)).join(' / '),
         '300-part transfer windows (monotonic µs)': runs.map((r) => r.window).join(' '),
-        // with E2E_LOG_LEVEL=DEBUG: the sender's and quorums' own timings of the phases of that transfer
-        ...Object.assign({}, ...runs.map((r, k) => Object.fromEntries(Object.entries(phaseLines(nodes, names, r.txid)).map(([n, v]) => [`${n} (transfer ${k + 1})`, v]))))
+        ...phases
       }
     }
     return {
@@ -139,8 +139,7 @@ export async function run (): Promise<Record<string, string | number>> {
       'waits for idle nodes before each timed transfer (ms)': waits.map((w) => Math.round(w)).join(' / '),
       [`payments of the deep wallet (${DEPTH}): first 5, median`]: `${r1(median(all.slice(0, 5)))} ms`,
       [`payments of the deep wallet (${DEPTH}): all, median`]: `${r1(median(all))} ms`,
-      // with E2E_LOG_LEVEL=DEBUG: the sender's and quorums' own timings of the phases of the 300-part transfer
-      ...phaseLines(nodes, nodes.map((n) => n === b ? 'B (sender of 300 parts)' : n === a ? 'A' : `quorum ${net.quorums.indexOf(n)}`), r300.txid)
+      ...phases
     }
   } finally {
     await closeQuorumNetwork()
