@@ -68,7 +68,8 @@ export class ConsensusService {
       scCode: opts.scCode,
       observe: opts.observe,
       waitingFor: opts.waitingFor,
-      onDoubleSpent: opts.onDoubleSpent
+      onDoubleSpent: opts.onDoubleSpent,
+      isLocalDid: async (did) => await opts.identity.isLocal(did)
     })
     this.quorum = new QuorumService({
       ledger, verifier, verified, markers: opts.markers, transport, logger: log.child('quorum'), fault: opts.fault,

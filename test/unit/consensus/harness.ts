@@ -210,7 +210,7 @@ export class SimNet {
     }
     const fault = (s: string): void => { n.fault?.(s) }
     const verified = n.verified
-    n.sender = new TransferSender({ ledger: n.ledger, transport: this.transportFor(n), verifier, verified, selfPeer: name, clock: this.clock, fault, deliverAttempts: 1, scCode: async (id) => this.scCode.get(id)! })
+    n.sender = new TransferSender({ ledger: n.ledger, transport: this.transportFor(n), verifier, verified, selfPeer: name, clock: this.clock, fault, deliverAttempts: 1, isLocalDid: async (d) => n.dids.has(d), scCode: async (id) => this.scCode.get(id)! })
     n.quorum = new QuorumService({
       ledger: n.ledger, verifier, verified, signerFor: (d) => this.quorumDids.includes(d) && n.dids.has(d) ? n.dids.get(d)!.quorum : undefined,
       ownerSignerFor: (d) => n.dids.get(d)?.owner,

@@ -192,6 +192,43 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     expect(await balance(b, bob.did)).to.equal(500)
   })
 
+  it('the sender writes the new block and its tokens\' states while the delivery runs, and the record turns COMMITTED once the receiver took them', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    const t = a.sender as unknown as { transport: ConsensusTransport }
+    const base = t.transport
+    const during: string[] = []
+    // the receiver answers only once the sender's tokens moved on here (they waited for the answer before)
+    t.transport = {
+      ...base,
+      deliver: async (r) => {
+        await waitFor(async () => (await a.ledger.tokensOf(alice.did)).every((x) => x.status !== 'Locked') && (await a.ledger.tokensOf(bob.did)).length > 0, { what: 'the sender\'s tokens written', timeoutMs: 5000 })
+        during.push((await a.ledger.record<OutgoingRecord>('cs-outgoing', r.txid))!.state)
+        return await base.deliver(r)
+      }
+    }
+    const res = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 400, memo: '', quorums: net.quorumDids }, alice.owner)
+    expect(res.delivered).to.equal(true)
+    expect(during).to.deep.equal(['COMMITTING'])
+    expect((await a.sender.record(res.txid))?.state).to.equal('COMMITTED')
+    expect(await balance(a, alice.did)).to.equal(600)
+    expect(await balance(b, bob.did)).to.equal(400)
+    const spent = (await a.ledger.tokensOf(bob.did)).filter((x) => x.txid === res.txid)
+    expect(spent.map((x) => x.status)).to.deep.equal(['Transferred'])
+    expect(decodeBlockEnvelope((await a.ledger.chain(spent[0].tokenId)).at(-1)!).content.transInfo.tid).to.equal(res.txid)
+  })
+
+  it('a receiver on the sender\'s own node keeps the tokens it took (its token records are written after its delivery, not over it)', async () => {
+    const { net, a, alice } = await SimNet.standard()
+    const carol = await net.addDid(a)
+    await net.mint(a, alice.did, 1)
+    const res = await a.sender.transfer({ sender: alice.did, receiver: carol.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    expect(res.delivered).to.equal(true)
+    expect(await balance(a, carol.did)).to.equal(1000)
+    expect(await balance(a, alice.did)).to.equal(0)
+    expect((await a.sender.record(res.txid))?.state).to.equal('COMMITTED')
+  })
+
   it('the contract is written once, beside the transfer\'s record, not again at every step; a record with the contract inside (older nodes) still reads', async () => {
     const { net, a, b, alice, bob } = await SimNet.standard()
     await net.mint(a, alice.did, 1)
