@@ -25,6 +25,13 @@ const ANCESTRY_ROUNDS = 3
 const NO_CHAIN = /: no chain supplied/
 /** Levels of ancestry sent in the first answer to a validator that lacks ancestors. */
 const ANCESTRY_FIRST_LEVELS = 8
+/**
+ * How often, and after how long (times the attempt), a quorum that answered a conflict is asked
+ * again while the anchor held the state for this transfer (the other transaction, refused at the
+ * anchor, aborts and releases it).
+ */
+const CONFLICT_RETRIES = 3
+const CONFLICT_RETRY_MS = 150
 
 export type { FtSpend, NftInput, TransferInput } from './transfer-lock.js'
 
@@ -224,7 +231,7 @@ export class TransferSender {
    * The PREPARE call of a transaction (bundle and contract built once), to any quorum of its list,
    * and the order in which to ask quorums after the anchor (preferQuorums).
    */
-  private async preparer (rec: OutgoingRecord): Promise<{ prepare: (quorumDid: string) => Promise<PrepareReply>, prefer: (dids: readonly string[]) => string[], expected: string[], warm: (dids: readonly string[]) => void }> {
+  private async preparer (rec: OutgoingRecord): Promise<{ prepare: (quorumDid: string) => Promise<PrepareReply>, prefer: (dids: readonly string[]) => string[] }> {
     const contract = unb64(rec.contract)
     // an NFT's chain goes to every quorum; a transfer's chains only to the quorums that lack them
     const nftChains = rec.nft !== undefined ? await this.nftBundle(rec.nft) : undefined
@@ -261,12 +268,7 @@ export class TransferSender {
         return { vote: 'no', quorumDid, reason: `unreachable: ${errorMessage(e)}` }
       }
     }
-    // the chains quorums will be sent, read ahead (each token once; a failure surfaces when they are sent)
-    const warm = (dids: readonly string[]): void => {
-      if (nftChains !== undefined) return
-      for (const d of dids) this.bundleFor(rec, txc, tipSigners!, d).catch(() => {})
-    }
-    return { prepare, prefer, expected, warm }
+    return { prepare, prefer }
   }
 
   /** A transfer's chains, read as quorums and the receiver need them, once per transfer (see sentBundles). */
@@ -365,26 +367,29 @@ export class TransferSender {
     probe?.throwIfFailed()
     this.askReceiverHolds(rec)
     const tb = Date.now()
-    const { prepare, prefer, expected, warm } = await this.preparer(rec)
+    const { prepare, prefer } = await this.preparer(rec)
     const tBundle = Date.now()
-    // The anchor (first-ranked reachable quorum) is asked alone first: two transactions spending the
-    // same token state meet there, and the loser stops before it reserves anything elsewhere.
+    // The anchor (the first-ranked quorum) and the next four, at once: the others validate while
+    // the anchor does (asked after it, they waited for its answer with a core idle). Two
+    // transactions spending the same state still meet at the anchor, which holds it for one of
+    // them; the other gets a conflict there and aborts, releasing what the others held for it, and
+    // the winner asks again the quorums that answered it a conflict meanwhile. A quorum that says
+    // no or does not answer is replaced by the next of the list. (Asking all seven at once cost
+    // every one of them the validation, a pledge and an ABORT for votes that were never used.)
     const replies: PrepareReply[] = []
-    let next = 0
-    while (next < rec.asked.length) {
-      const asking = prepare(rec.asked[next++])
-      // meanwhile the chains for the quorums expected next are read (after the anchor's request is on its way)
-      if (next === 1) setImmediate(() => { warm(expected.slice(1)) })
-      const r = await asking
-      replies.push(r)
-      if (r.vote === 'yes') break
-      if (r.conflict === true) {
-        this.doubleSpent(rec, [r])
-        throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${r.quorumDid}: ${r.reason}`)
-      }
-      if (replies.filter((x) => x.vote === 'no').length > rec.asked.length - MIN_QUORUM_SIGNATURES) break
+    const anchor = rec.asked[0]
+    // after the anchor, the quorums that know the most of the tokens first (preferQuorums)
+    const rest = prefer(rec.asked.slice(1))
+    replies.push(...await Promise.all([anchor, ...rest.slice(0, MIN_QUORUM_SIGNATURES - 1)].map(prepare)))
+    const anchorReply = replies[0]
+    const conflicts = (): Array<Extract<PrepareReply, { vote: 'no' }>> => replies.filter((r): r is Extract<PrepareReply, { vote: 'no' }> => r.vote === 'no' && r.conflict === true)
+    // a conflict at the anchor, or anywhere while the anchor gave no vote: another transaction holds the state
+    if (anchorReply.vote === 'no' && (anchorReply.conflict === true || conflicts().length > 0)) {
+      const c = anchorReply.conflict === true ? anchorReply : conflicts()[0]
+      this.doubleSpent(rec, [c])
+      throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${c.quorumDid}: ${c.reason}`)
     }
-    const tAnchor = Date.now()
+    const tFirst = Date.now()
     // The receiver's node may accept only signers of its own list (its strict rule): the probe has
     // been running since before the tokens were locked, so its answer is normally in by now, and
     // the rest of the round asks only quorums that node accepts; all settled before any signature.
@@ -395,18 +400,31 @@ export class TransferSender {
       const shared = rec.asked.filter(eligible).length
       if (shared < MIN_QUORUM_SIGNATURES) throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: the receiver's node accepts only quorums of its own list (trustOwnQuorumList), and ${shared} of this node's candidate quorums are in it, ${MIN_QUORUM_SIGNATURES} needed; add quorums both lists share`)
     }
-    // Then only as many as are still needed, in parallel; a quorum that says no or does not answer
-    // is replaced by the next of the list. (Asking all seven at once cost every one of them the
-    // validation, a pledge and an ABORT for votes that were never used.)
     const yesCount = (): number => replies.filter((r) => r.vote === 'yes' && eligible(r.quorumDid)).length
-    // after the anchor, the quorums that know the most of the tokens first (preferQuorums)
-    const rest = prefer(rec.asked.slice(next))
+    const tProbed = Date.now()
     const left = (): string[] => rest.filter((d) => eligible(d) && !replies.some((r) => r.quorumDid === d))
-    while (yesCount() < MIN_QUORUM_SIGNATURES && left().length >= MIN_QUORUM_SIGNATURES - yesCount() && replies.some((r) => r.vote === 'yes')) {
-      const batch = left().slice(0, MIN_QUORUM_SIGNATURES - yesCount())
+    const retried = new Map<string, number>()
+    while (yesCount() < MIN_QUORUM_SIGNATURES) {
+      const need = MIN_QUORUM_SIGNATURES - yesCount()
+      const fresh = left()
+      // quorums that answered a conflict while the anchor held the state for this transfer: the
+      // other transaction lost at the anchor and releases them; asked again after a short wait
+      const again = anchorReply.vote === 'yes' ? conflicts().map((r) => r.quorumDid).filter((d) => eligible(d) && (retried.get(d) ?? 0) < CONFLICT_RETRIES) : []
+      if (fresh.length + again.length < need) break
+      const batch = fresh.slice(0, need)
+      if (batch.length < need) {
+        const retry = again.slice(0, need - batch.length)
+        const tries = Math.max(...retry.map((d) => retried.get(d) ?? 0)) + 1
+        await new Promise((resolve) => setTimeout(resolve, CONFLICT_RETRY_MS * tries))
+        for (const d of retry) {
+          retried.set(d, (retried.get(d) ?? 0) + 1)
+          replies.splice(replies.findIndex((r) => r.quorumDid === d), 1)
+        }
+        batch.push(...retry)
+      }
       replies.push(...await Promise.all(batch.map(prepare)))
     }
-    this.log.debug(`transfer ${rec.txid.slice(0, 12)}: bundle ${tBundle - tb} ms, anchor ${tAnchor - tBundle} ms, others ${Date.now() - tAnchor} ms`)
+    this.log.debug(`transfer ${rec.txid.slice(0, 12)}: bundle ${tBundle - tb} ms, first five ${tFirst - tBundle} ms, probe awaited ${tProbed - tFirst} ms, more ${Date.now() - tProbed} ms`)
     const tPrepared = Date.now()
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: prepare round ${tPrepared - rec.updatedAt} ms`)
     notify(this.opts.observe, { kind: 'round', round: 'prepare', ms: tPrepared - tb })

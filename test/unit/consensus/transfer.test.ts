@@ -167,6 +167,73 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     expect(await balance(b, bob.did)).to.equal(1000)
   })
 
+  it('asks the anchor and the next four quorums at once (the four waited for the anchor\'s answer before)', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    const t = a.sender as unknown as { transport: ConsensusTransport }
+    const base = t.transport
+    let inFlight = 0
+    let most = 0
+    const asked: string[] = []
+    t.transport = {
+      ...base,
+      prepare: async (r) => {
+        asked.push(r.quorumDid)
+        most = Math.max(most, ++inFlight)
+        try { return await base.prepare(r) } finally { inFlight-- }
+      }
+    }
+    const res = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 300, memo: '', quorums: net.quorumDids }, alice.owner)
+    expect(most).to.equal(MIN_SIGNERS)
+    expect(asked).to.have.length(MIN_SIGNERS)
+    expect(res.quorums).to.have.length(MIN_SIGNERS)
+    expect(await balance(b, bob.did)).to.equal(300)
+  })
+
+  it('two copies racing: the one the anchor holds the state for wins, asking again the quorums the other held meanwhile', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    const copy = net.addNode('A-copy', a.ledger.clone())
+    copy.dids.set(alice.did, alice)
+    // the copy reaches the four quorums after the anchor first, the original reaches the anchor first
+    let anchorTaken: () => void = () => {}
+    const anchorDone = new Promise<void>((resolve) => { anchorTaken = resolve })
+    let othersHeld: () => void = () => {}
+    const copyHeld = new Promise<void>((resolve) => { othersHeld = resolve; setTimeout(resolve, 5000) })
+    let copyAnswered = 0
+    const gate = (n: SimNode, original: boolean): void => {
+      const t = n.sender as unknown as { transport: ConsensusTransport }
+      const base = t.transport
+      t.transport = {
+        ...base,
+        prepare: async (r) => {
+          const isAnchor = r.quorumDid === r.asked?.[0]
+          if (original) {
+            if (!isAnchor) await copyHeld
+            const reply = await base.prepare(r)
+            if (isAnchor) anchorTaken()
+            return reply
+          }
+          if (isAnchor) await anchorDone
+          const reply = await base.prepare(r)
+          if (!isAnchor && ++copyAnswered === MIN_SIGNERS - 1) othersHeld()
+          return reply
+        }
+      }
+    }
+    gate(a, true)
+    gate(copy, false)
+    const results = await Promise.allSettled([
+      a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: 'one', quorums: net.quorumDids }, alice.owner),
+      copy.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: 'two', quorums: net.quorumDids }, alice.owner)
+    ])
+    expect(copyAnswered, 'the copy held the four quorums after the anchor').to.equal(MIN_SIGNERS - 1)
+    expect(results[0].status, results[0].status === 'rejected' ? String(results[0].reason) : '').to.equal('fulfilled')
+    expect(results[1].status).to.equal('rejected')
+    expect(String((results[1] as PromiseRejectedResult).reason)).to.match(/held by transaction/)
+    expect(await balance(b, bob.did)).to.equal(1000)
+  })
+
   it('two transfers of the same tokens from one node: one wins, the other finds no free tokens', async () => {
     const { net, a, b, alice, bob } = await SimNet.standard()
     await net.mint(a, alice.did, 1)
