@@ -85,7 +85,8 @@ export class ConsensusService {
       isLocalDid: async (did) => await opts.identity.isLocal(did),
       ownQuorums: async () => opts.registry.list(),
       trustOwnQuorumList: () => opts.trustOwnQuorumList === true,
-      observe: opts.observe
+      observe: opts.observe,
+      logger: log.child('receiver')
     })
   }
 
