@@ -504,7 +504,7 @@ export class TransferSender {
         this.fault('committing')
         progress('quorums signed the block, delivering to the receiver')
         try {
-          return await this.complete(rec.txid, true)
+          return await this.complete(rec.txid, true, { rec, block: signed })
         } catch (e) {
           if (isRbtError(e, ErrorCode.DELIVERY_PENDING)) throw e
           throw deliveryPending(rec.txid, errorMessage(e))
@@ -633,10 +633,11 @@ export class TransferSender {
    * COMMITTED and tell the quorums. With `wait`, delivery is retried a few times before giving up
    * for now (recover() retries later); the tokens are the receiver's either way.
    */
-  async complete (txid: string, wait: boolean): Promise<TransferResult> {
-    const rec = await readOutgoing(this.ledger, txid)
+  async complete (txid: string, wait: boolean, decided?: { rec: OutgoingRecord, block: Uint8Array }): Promise<TransferResult> {
+    // right after the decision the record and the signed block are at hand: not read and decoded again
+    const rec = decided?.rec ?? await readOutgoing(this.ledger, txid)
     if (rec === undefined || rec.block === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `no committed transfer ${txid}`)
-    const block = unb64(rec.block)
+    const block = decided?.block ?? unb64(rec.block)
     const decoded = decodeBlockEnvelope(block)
     const blockId = formatBlockId(decoded.content.transInfo.tokens[rec.tokens[0]].blockNumber, decoded.hash)
     if (rec.nft !== undefined) return await this.completeNft(rec, block, blockId, wait)
@@ -688,9 +689,11 @@ export class TransferSender {
       // the record turns COMMITTED once the receiver took the tokens. A receiver on this node
       // shares the token records: there they are read and written after its delivery.
       const apart = rec.receiver !== rec.sender && this.opts.isLocalDid !== undefined && !await this.opts.isLocalDid(rec.receiver)
-      const applied = apart ? applyBlock().then(async (write) => { await this.ledger.commit(write) }).then(() => undefined, (e: unknown) => e) : undefined
       // a self transfer has no other party: this node stores the block itself below
-      if (rec.receiver !== rec.sender && !await this.deliverWithRetry(rec, block, await delivered.of(rec.tokens.filter((id) => held?.has(id) !== true)), wait, 'transfer', delivered)) {
+      const delivery = rec.receiver === rec.sender ? Promise.resolve(true) : this.deliverWithRetry(rec, block, await delivered.of(rec.tokens.filter((id) => held?.has(id) !== true)), wait, 'transfer', delivered)
+      // started once the delivery is on its way (its message is encoded and sent first)
+      const applied = apart ? new Promise((resolve) => { setImmediate(resolve) }).then(applyBlock).then(async (write) => { await this.ledger.commit(write) }).then(() => undefined, (e: unknown) => e) : undefined
+      if (!await delivery) {
         // a delivery retried later (it may be minutes) reads the chains again rather than keep them
         this.sentBundles.delete(txid)
         const failed = await applied
