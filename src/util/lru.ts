@@ -39,5 +39,6 @@ export class BoundedSet {
   get size (): number { return this.lru.size }
   has (key: string): boolean { return this.lru.get(key) === true }
   add (key: string): this { this.lru.set(key, true); return this }
+  delete (key: string): void { this.lru.delete(key) }
   clear (): void { this.lru.clear() }
 }

@@ -89,4 +89,38 @@ describe('consensus wire: bundles with shared blocks', () => {
     expect([...seen!.contract]).to.deep.equal([...contract])
     expect(seen!.bundle.chains.Qm1![1]).to.equal(seen!.block)
   })
+
+  it('a delivery of tokens sent without their chains goes compressed to a receiver that reads it, with the contract taken from the block', async () => {
+    // 400 parts: the block and the contract it embeds come to about 300 KB, over the 256 KB a request may take on a peer's channel
+    const transTokens: Record<string, { tokenType: number, tokenValue: number, owner: string, blockId: string }> = {}
+    const tokens: Record<string, { tokenType: number, blockNumber: string, previousBlockId: string }> = {}
+    for (let i = 0; i < 400; i++) {
+      const id = `Qm${String(i).padStart(44, 'x')}`
+      const blockId = `${i + 1}-${(i % 256).toString(16).padStart(2, '0').repeat(32)}`
+      transTokens[id] = { tokenType: TokenType.PART, tokenValue: 0.001, owner: DID, blockId }
+      tokens[id] = { tokenType: TokenType.PART, blockNumber: String(i + 2), previousBlockId: blockId }
+    }
+    const contract = encodeContractEnvelope(createContract({ type: ContractType.RBT_DIRECT, pledgeMode: PledgeMode.PERIODIC, transInfo: { sender: DID, receiver: DID, transTokens }, totalRbts: 0.4 }))
+    const block = encodeBlockEnvelope(createBlock({ transactionType: TransactionType.TRANSFERRED, owner: DID, transInfo: { tid: TXID, tokens }, smartContract: contract, childTokens: [] }))
+    const req: DeliverRequest = { txid: TXID, receiver: DID, contract, block, bundle: { chains: {}, contents: {} }, memo: 'm', epoch: 1 }
+    let seen: DeliverRequest | undefined
+    const svc = { learnInitiator: async () => {}, hosts: async () => true, receiver: { policy: async () => ({}), deliver: async (r: DeliverRequest) => { seen = r; return { txid: r.txid, accepted: true as const } } } } as unknown as ConsensusService
+    const handlers = consensusRpcHandlers(() => svc)
+    const size = (v: unknown): number => JSON.stringify(v, (_k, x: unknown) => x instanceof Uint8Array ? Buffer.from(x).toString('base64') : x).length
+    // a receiver's node that did not say it reads compressed deliveries (an older one) gets them as before
+    const plain = packDeliver(req)
+    expect(plain.block).to.equal(block)
+    expect(plain.contract).to.equal(contract)
+    expect(size(plain)).to.be.greaterThan(256 * 1024)
+    // one that did (its probe answer) gets the block compressed and the contract as the block's own
+    expect((await handlers['cs.probe']({ did: DID } as never, { peerId: 'p' } as never) as { deliverZ?: boolean }).deliverZ).to.equal(true)
+    const wire = overTheWire(packDeliver(req, true))
+    expect(wire.block.length).to.equal(0)
+    expect(wire.contract.length).to.equal(0)
+    expect(size(wire)).to.be.lessThan(128 * 1024)
+    await handlers['cs.deliver'](wire as never, { peerId: 'p' } as never)
+    expect([...seen!.block]).to.deep.equal([...block])
+    expect([...seen!.contract]).to.deep.equal([...contract])
+    expect((seen as unknown as Record<string, unknown>).contractInBlock).to.equal(undefined)
+  })
 })
