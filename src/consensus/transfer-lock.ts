@@ -116,7 +116,7 @@ export async function lockTokens (ctx: LockContext, input: TransferInput, signer
     updatedAt: now
   }
   // tokens may have changed while the contract was signed (a prompt can take minutes)
-  const fresh = await Promise.all(tokens.map(async (t) => await ctx.ledger.token(t.tokenId)))
+  const fresh = await ctx.ledger.tokensById(tokens.map((t) => t.tokenId))
   for (const [i, f] of fresh.entries()) {
     if (f === undefined || f.status !== 'Free' || f.owner !== input.sender || f.latestBlockId !== tokens[i].latestBlockId) {
       throw new RbtError(ErrorCode.CONFLICT, `token ${tokens[i].tokenId} changed while the transfer was prepared; retry`)

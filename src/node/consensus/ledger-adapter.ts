@@ -123,7 +123,6 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
       const contents: Record<string, string> = {}
       const extra: BatchOp[] = []
       const participants: NonNullable<LedgerChange['txParticipants']> = []
-      const existing = new Map<string, Promise<TokenRecord | undefined>>()
       const pendingTokens: TokenState[] = []
       const w: LedgerWriter = {
         putToken: (t) => { pendingTokens.push(t) },
@@ -148,9 +147,12 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
         delRecord: (c, key) => { if (c !== 'cs-contents') extra.push({ type: 'del', collection: c, key }) }
       }
       build(w)
+      // the records the tokens had, read together (one read each was a promise each)
+      const ids = [...new Set(pendingTokens.map((t) => t.tokenId))]
+      const olds = ids.length === 0 ? [] : await repos.tokens.getMany(ids)
+      const existing = new Map(ids.map((id, i) => [id, olds[i]]))
       for (const t of pendingTokens) {
-        if (!existing.has(t.tokenId)) existing.set(t.tokenId, repos.tokens.get(t.tokenId))
-        const old = await existing.get(t.tokenId)
+        const old = existing.get(t.tokenId)
         const num = Number(t.latestBlockId.split('-')[0])
         tokens.set(t.tokenId, {
           tokenId: t.tokenId, kind: kindOf(t.tokenType), tokenType: t.tokenType, value: t.valueMilli, owner: t.owner, status: t.status,
