@@ -609,8 +609,16 @@ export class QuorumService {
  */
 const MARKER_PUBLISHERS = 2
 export function markerPublishers (stateHash: string, signers: readonly string[]): string[] {
-  const rank = (did: string): string => sha3Hex(new TextEncoder().encode(`${stateHash}|${did}`))
-  return [...signers].sort((a, b) => rank(a) < rank(b) ? -1 : rank(a) > rank(b) ? 1 : 0).slice(0, MARKER_PUBLISHERS)
+  return rankedBy(stateHash, signers).slice(0, MARKER_PUBLISHERS)
+}
+
+/**
+ * DIDs in the order of SHA3(`<key>|<did>`), each hashed once (hashed in the sort's comparison,
+ * a FINALIZE of 300 states computed some 6,000 hashes instead of 1,500).
+ */
+function rankedBy (key: string, dids: readonly string[]): string[] {
+  const ranked = dids.map((did) => ({ did, r: sha3Hex(new TextEncoder().encode(`${key}|${did}`)) }))
+  return ranked.sort((a, b) => a.r < b.r ? -1 : a.r > b.r ? 1 : 0).map((x) => x.did)
 }
 
 /**
@@ -628,8 +636,7 @@ export const NETWORK_CHECKERS = 1
  * check their own durable records (and the markers gossip brought them) only.
  */
 export function networkCheckers (txid: string, signers: readonly string[], n: number): string[] {
-  const rank = (did: string): string => sha3Hex(new TextEncoder().encode(`${txid}|${did}`))
-  return [...new Set(signers)].sort((a, b) => rank(a) < rank(b) ? -1 : rank(a) > rank(b) ? 1 : 0).slice(0, n)
+  return rankedBy(txid, [...new Set(signers)]).slice(0, n)
 }
 
 /** The writes of a split: the parent burnt, its parts Free with their genesis blocks. */
