@@ -30,7 +30,7 @@ const ANCESTRY_FIRST_LEVELS = 8
  * again while the anchor held the state for this transfer (the other transaction, refused at the
  * anchor, aborts and releases it).
  */
-const CONFLICT_RETRIES = 3
+const CONFLICT_RETRIES = 6
 const CONFLICT_RETRY_MS = 150
 
 export type { FtSpend, NftInput, TransferInput } from './transfer-lock.js'
@@ -232,7 +232,7 @@ export class TransferSender {
    * and the order in which to ask quorums after the anchor (preferQuorums).
    */
   private async preparer (rec: OutgoingRecord): Promise<{ prepare: (quorumDid: string) => Promise<PrepareReply>, prefer: (dids: readonly string[]) => string[] }> {
-    const contract = unb64(rec.contract)
+    const contract = contractBytes(rec)
     // an NFT's chain goes to every quorum; a transfer's chains only to the quorums that lack them
     const nftChains = rec.nft !== undefined ? await this.nftBundle(rec.nft) : undefined
     const txc = this.txChains(rec)
@@ -460,7 +460,7 @@ export class TransferSender {
 
   /** The sign round of a SIGNING transfer (also resumed by recover()), then the decision and delivery. */
   private async signAndCommit (rec: OutgoingRecord, progress: (msg: string) => void, t0 = Date.now()): Promise<TransferResult> {
-    const contract = unb64(rec.contract)
+    const contract = contractBytes(rec)
     const allowed = rec.receiverQuorums
     const pool = ([...(rec.votes ?? [])] as Vote[]).filter((v) => allowed === undefined || allowed.includes(v.quorumDid))
     let chosen = pool.slice(0, MIN_QUORUM_SIGNATURES)
@@ -728,7 +728,7 @@ export class TransferSender {
         for (let round = 0; ; round++) {
           let reply
           try {
-            reply = await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: unb64(rec.contract), block, bundle: sent, memo: rec.memo, epoch: rec.epoch, ...(rec.pledges !== undefined ? { pledges: unpackEvidence(rec.pledges) } : {}) })
+            reply = await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: contractBytes(rec), block, bundle: sent, memo: rec.memo, epoch: rec.epoch, ...(rec.pledges !== undefined ? { pledges: unpackEvidence(rec.pledges) } : {}) })
           } catch (e) {
             // a receiver from before the missing-ancestors answer refuses a bundle without them: once more with every ancestor
             const whole = round === 0 && NO_CHAIN.test(errorMessage(e)) ? await this.whole(rec.tokens, sent) : undefined
@@ -998,9 +998,25 @@ function packEvidence (replies: SignReply[]): OutgoingRecord['pledges'] {
   return any ? out : undefined
 }
 
+/**
+ * A transfer's contract as bytes, the same array for every use while the transfer runs, so it is
+ * decoded once (decodeContract remembers by array): each use read it from base64 again and decoded
+ * it whole, five or six times a transfer, some 5 ms each for a contract of 300 parts. Keyed by
+ * txid, the hash of those very bytes.
+ */
+const contractArrays = new Lru<Uint8Array>(32)
+function contractBytes (rec: Pick<OutgoingRecord, 'txid' | 'contract'>): Uint8Array {
+  let c = contractArrays.get(rec.txid)
+  if (c === undefined) {
+    c = unb64(rec.contract)
+    if (c.byteLength > 0) contractArrays.set(rec.txid, c)
+  }
+  return c
+}
+
 /** The token states a transaction spends, as its contract names them. */
 function spentStates (rec: OutgoingRecord): SpentState[] {
-  const spends = decodeContract(unb64(rec.contract)).content.transInfo.transTokens ?? {}
+  const spends = decodeContract(contractBytes(rec)).content.transInfo.transTokens ?? {}
   return Object.entries(spends).map(([tokenId, t]) => ({ tokenId, blockId: t.blockId ?? '' }))
 }
 
