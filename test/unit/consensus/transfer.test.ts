@@ -613,6 +613,38 @@ describe('consensus: quorum pledges', function () {
     }
   })
 
+  it('a PREPARE pledges a piece of the share kept ready without reading the quorum\'s holdings again (its refill read them after the last vote)', async () => {
+    const { net, a, b, alice, bob, quorums } = await SimNet.standard()
+    await net.mint(a, alice.did, 4)
+    const first = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    const signers = first.quorums.map((d) => quorums[net.quorumDids.indexOf(d)])
+    await Promise.all(signers.map(async (q) => { await q.quorum.refills() }))
+    // holdings range reads made while a PREPARE runs, per quorum
+    const duringPrepare = new Map<string, number>()
+    for (const q of signers) {
+      const ledger = q.ledger as unknown as { holdings: (...x: unknown[]) => Promise<unknown> }
+      const holdings = ledger.holdings.bind(ledger)
+      let preparing = 0
+      ledger.holdings = async (...x) => { if (preparing > 0) duringPrepare.set(q.name, (duringPrepare.get(q.name) ?? 0) + 1); return await holdings(...x) }
+      const prepare = q.quorum.prepare.bind(q.quorum)
+      q.quorum.prepare = async (r) => { preparing++; try { return await prepare(r) } finally { preparing-- } }
+    }
+    const second = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: first.quorums }, alice.owner)
+    expect(second.quorums.length).to.equal(MIN_SIGNERS)
+    expect([...duringPrepare.entries()]).to.deep.equal([])
+    expect(await balance(b, bob.did)).to.equal(2000)
+    // a piece the hint names that is no longer Free (spent by the quorum's own DID, say) is passed over
+    const q0 = signers[0]
+    const did0 = net.quorumDids[quorums.indexOf(q0)]
+    await Promise.all(signers.map(async (q) => { await q.quorum.refills() }))
+    for (const t of (await q0.ledger.tokensOf(did0, 'Free')).filter((x) => x.valueMilli === 200)) {
+      await q0.ledger.commit((w) => { w.putToken({ ...t, status: 'Transferred', owner: bob.did }) })
+    }
+    const third = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: first.quorums }, alice.owner)
+    expect(third.quorums).to.include(did0)
+    expect(await balance(b, bob.did)).to.equal(3000)
+  })
+
   it('a new share is pledged with a piece up to twice its size instead of a split while the sender waits, and exact pieces are cut once the transaction is over', async () => {
     const { net, a, b, alice, bob, quorums } = await SimNet.standard()
     await net.mint(a, alice.did, 8)
