@@ -11,7 +11,7 @@ import { lockNft, lockTokens, type FtSpend, type LockContext, type NftInput, typ
 import { KeyedMutex } from './keyed-mutex.js'
 import { TxChains, type TokenChains } from './tx-chains.js'
 import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply, SpentState } from './messages.js'
-import type { Clock, ConsensusSigner, Ledger, LedgerWriter, Verifier } from './ports.js'
+import type { Clock, ConsensusSigner, Ledger, LedgerWriter, TokenState, Verifier } from './ports.js'
 import { systemClock } from './ports.js'
 import { MIN_QUORUM_SIGNATURES, preferQuorums } from './quorum-selection.js'
 import { b64, openOutgoing, putOutgoing, readOutgoing, unb64, withoutEvidence, type OutgoingRecord } from './records.js'
@@ -665,47 +665,56 @@ export class TransferSender {
       // round (not when that check was cut short), the states it leads to are known valid here
       // (docs/protocol.md, "Validated states")
       const valid = knownVerified(block, this.opts.verified)
-      // The tokens' new blocks and states here (the decision is taken: they are the receiver's).
-      // A token a receiver on this node took already is not written again.
-      const applyBlock = async (): Promise<(w: LedgerWriter) => void> => {
-        const tokenRecs = await this.ledger.tokensById(rec.tokens)
-        const now = this.clock.now()
-        return (w) => {
-          for (const t of tokenRecs) {
-            if (t === undefined) continue
-            const number = Number(decoded.content.transInfo.tokens[t.tokenId].blockNumber)
-            w.putBlock(t.tokenId, number, block)
-            if (valid) putValidatedState(w, t.tokenId, { tokenId: t.tokenId, blockId: formatBlockId(number, decoded.hash), blockNumber: number, hash: decoded.hash, owner: rec.receiver, tokenType: decoded.content.transInfo.tokens[t.tokenId].tokenType, burnt: false, value: t.valueMilli / 1000 })
-            if (t.owner === rec.sender) w.putToken({ ...t, status: rec.receiver === rec.sender ? 'Free' : 'Transferred', owner: rec.receiver, latestBlockId: formatBlockId(number, decoded.hash), txid, updatedAt: now })
-          }
+      // The new block of each token and the states it leads to; then the tokens' records (Locked
+      // until the receiver took them) with the transaction and COMMITTED.
+      const blocks = (w: LedgerWriter, recs: Array<TokenState | undefined>): void => {
+        for (const t of recs) {
+          if (t === undefined) continue
+          const number = Number(decoded.content.transInfo.tokens[t.tokenId].blockNumber)
+          w.putBlock(t.tokenId, number, block)
+          if (valid) putValidatedState(w, t.tokenId, { tokenId: t.tokenId, blockId: formatBlockId(number, decoded.hash), blockNumber: number, hash: decoded.hash, owner: rec.receiver, tokenType: decoded.content.transInfo.tokens[t.tokenId].tokenType, burnt: false, value: t.valueMilli / 1000 })
         }
       }
-      const finish = (w: LedgerWriter): void => {
+      const committed = (w: LedgerWriter, recs: Array<TokenState | undefined>): void => {
+        const now = this.clock.now()
+        for (const t of recs) {
+          // a receiver on this node already owns the token record; do not overwrite it
+          if (t === undefined || t.owner !== rec.sender) continue
+          const number = Number(decoded.content.transInfo.tokens[t.tokenId].blockNumber)
+          w.putToken({ ...t, status: rec.receiver === rec.sender ? 'Free' : 'Transferred', owner: rec.receiver, latestBlockId: formatBlockId(number, decoded.hash), txid, updatedAt: now })
+        }
         w.putTransaction({ txid, tokenType: rec.fts !== undefined ? 'ft' : 'rbt', sender: rec.sender, receiver: rec.receiver, amountMilli: rec.amountMilli, tokens: rec.tokens, quorums: rec.signers, memo: rec.memo, epoch: rec.epoch, role: 'sender', blockId: formatBlockId(n, decoded.hash), status: 'committed' })
-        putOutgoing(w, { ...withoutEvidence(rec), state: 'COMMITTED', updatedAt: this.clock.now() })
+        putOutgoing(w, { ...withoutEvidence(rec), state: 'COMMITTED', updatedAt: now })
       }
-      // A receiver on another node: this node's blocks and token states are written while the
-      // delivery runs (the receiver's validation and this write share the machine's cores), and
-      // the record turns COMMITTED once the receiver took the tokens. A receiver on this node
-      // shares the token records: there they are read and written after its delivery.
+      // A receiver on another node: the blocks (most of what this node writes for a transfer) are
+      // written while the delivery runs, so the receiver's validation and this write share the
+      // machine's cores; the tokens' records and COMMITTED follow the receiver's answer. A
+      // receiver on this node shares the token records: there all is read and written after its
+      // delivery.
       const apart = rec.receiver !== rec.sender && this.opts.isLocalDid !== undefined && !await this.opts.isLocalDid(rec.receiver)
       // a self transfer has no other party: this node stores the block itself below
       const delivery = rec.receiver === rec.sender ? Promise.resolve(true) : this.deliverWithRetry(rec, block, await delivered.of(rec.tokens.filter((id) => held?.has(id) !== true)), wait, 'transfer', delivered)
       // started once the delivery is on its way (its message is encoded and sent first)
-      const applied = apart ? new Promise((resolve) => { setImmediate(resolve) }).then(applyBlock).then(async (write) => { await this.ledger.commit(write) }).then(() => undefined, (e: unknown) => e) : undefined
+      const early = apart ? new Promise((resolve) => { setImmediate(resolve) }).then(async () => await this.ledger.tokensById(rec.tokens)) : undefined
+      const written = early?.then(async (recs) => { await this.ledger.commit((w) => { blocks(w, recs) }) }).then(() => undefined, (e: unknown) => e)
       if (!await delivery) {
         // a delivery retried later (it may be minutes) reads the chains again rather than keep them
         this.sentBundles.delete(txid)
-        const failed = await applied
+        const failed = await written
         if (failed !== undefined) this.log.warn(`transfer ${txid}: the new block could not be written here yet (${errorMessage(failed)}); recovery writes it with the delivery`)
         return { txid, blockId, quorums: rec.signers, delivered: false }
       }
       this.fault('delivered')
       this.log.debug(`transfer ${txid.slice(0, 12)}: delivered ${Date.now() - rec.updatedAt} ms after the decision`)
-      const failed = await applied
+      const failed = await written
       if (failed !== undefined) throw failed
-      const write = applied === undefined ? await applyBlock() : undefined
-      await this.ledger.commit((w) => { write?.(w); finish(w) })
+      if (early !== undefined) {
+        const recs = await early
+        await this.ledger.commit((w) => { committed(w, recs) })
+      } else {
+        const recs = await this.ledger.tokensById(rec.tokens)
+        await this.ledger.commit((w) => { blocks(w, recs); committed(w, recs) })
+      }
       this.sentBundles.delete(txid)
       this.fault('committed')
       const spent = spentStates(rec).map((st) => `${st.tokenId}@${st.blockId}`)

@@ -391,7 +391,10 @@ export async function auditLedger (store: KvStore): Promise<AuditReport> {
     else if ((last.blockId !== t.latestBlockId || last.number !== t.latestBlockNumber) &&
       // a token this node no longer holds may have later blocks here (its chain came again as the
       // parent chain of a part token received since): its own latest block must still be in the chain
-      !(!HELD_STATUSES.has(t.status) && last.number > t.latestBlockNumber && blockIds.has(`${t.tokenId}\u0000${t.latestBlockId}`))) problems.push(`token ${t.tokenId} says latest block ${t.latestBlockId}, the chain ends at ${last.blockId}`)
+      !(!HELD_STATUSES.has(t.status) && last.number > t.latestBlockNumber && blockIds.has(`${t.tokenId}\u0000${t.latestBlockId}`)) &&
+      // a token Locked by a transfer whose decided block is stored while its delivery runs (the
+      // sender writes the block first, the token's record once the receiver took it)
+      !(t.status === TokenStatus.Locked && last.number === t.latestBlockNumber + 1 && last.txId !== undefined && last.txId === t.txId && blockIds.has(`${t.tokenId}\u0000${t.latestBlockId}`))) problems.push(`token ${t.tokenId} says latest block ${t.latestBlockId}, the chain ends at ${last.blockId}`)
     if (t.txId !== undefined && !consensusRefs.has(t.txId) && !consensusRefs.has(`${t.owner}/${t.txId}`)) {
       if (txById.get(t.txId) === undefined) problems.push(`token ${t.tokenId} names missing transaction ${t.txId}`)
       else if (txTokens.get(t.txId)?.has(t.tokenId) !== true) problems.push(`transaction ${t.txId} does not list token ${t.tokenId}`)

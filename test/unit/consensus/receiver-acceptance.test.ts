@@ -1,4 +1,5 @@
 import { expect } from 'chai'
+import { decodeBlockEnvelope } from '../../../src/tokenchain/block.js'
 import type { ConsensusTransport, DeliverRequest } from '../../../src/consensus/messages.js'
 import type { OutgoingRecord } from '../../../src/consensus/records.js'
 import { SimNet, balance } from './harness.js'
@@ -95,7 +96,7 @@ describe('consensus: the receiver accepts a block by its signers\' pledges, not 
 describe('consensus: a decided transfer whose receiver is down', function () {
   this.timeout(60_000)
 
-  it('reports delivered: false (the sender holds the new block, its tokens moved on, the record stays COMMITTING), retries with backoff, and delivers once the receiver is back', async () => {
+  it('reports delivered: false, keeps the tokens locked at the sender (its copy of the new block written already), retries with backoff, and delivers once the receiver is back', async () => {
     const { net, a, b, alice, bob } = await SimNet.standard()
     await net.mint(a, alice.did, 1)
     a.fault = (step) => { if (step === 'committing') b.down = true }
@@ -109,7 +110,9 @@ describe('consensus: a decided transfer whose receiver is down', function () {
     expect((await a.sender.record(r.txid))?.state).to.equal('COMMITTING')
     expect(await balance(a, alice.did)).to.equal(0)
     expect(await balance(b, bob.did)).to.equal(0)
-    expect((await a.ledger.tokensOf(bob.did)).map((t) => t.status)).to.deep.equal(['Transferred'])
+    const locked = await a.ledger.tokensOf(alice.did, 'Locked')
+    expect(locked.map((t) => t.txid)).to.deep.equal([r.txid])
+    expect(decodeBlockEnvelope((await a.ledger.chain(locked[0].tokenId)).at(-1)!).content.transInfo.tid).to.equal(r.txid)
     // recovery passes every "second": tries at 0, 1, 3, 7 s (waits 1, 2, 4 s), not on every pass
     deliveries = 0
     for (let s = 0; s < 8; s++) { await a.sender.recover(); net.now += 1000 }

@@ -259,24 +259,25 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     expect(await balance(b, bob.did)).to.equal(500)
   })
 
-  it('the sender writes the new block and its tokens\' states while the delivery runs, and the record turns COMMITTED once the receiver took them', async () => {
+  it('the sender writes the new block while the delivery runs; its tokens turn Transferred and the record COMMITTED once the receiver took them', async () => {
     const { net, a, b, alice, bob } = await SimNet.standard()
     await net.mint(a, alice.did, 1)
     const t = a.sender as unknown as { transport: ConsensusTransport }
     const base = t.transport
     const during: string[] = []
-    // the receiver answers only once the sender's tokens moved on here (they waited for the answer before)
+    // the receiver answers only once the sender stored the new block (it waited for the answer before)
     t.transport = {
       ...base,
       deliver: async (r) => {
-        await waitFor(async () => (await a.ledger.tokensOf(alice.did)).every((x) => x.status !== 'Locked') && (await a.ledger.tokensOf(bob.did)).length > 0, { what: 'the sender\'s tokens written', timeoutMs: 5000 })
-        during.push((await a.ledger.record<OutgoingRecord>('cs-outgoing', r.txid))!.state)
+        const locked = await a.ledger.tokensOf(alice.did, 'Locked')
+        await waitFor(async () => decodeBlockEnvelope((await a.ledger.chain(locked[0].tokenId)).at(-1)!).content.transInfo.tid === r.txid, { what: 'the sender\'s copy of the new block', timeoutMs: 5000 })
+        during.push((await a.ledger.record<OutgoingRecord>('cs-outgoing', r.txid))!.state, ...(await a.ledger.tokensOf(alice.did, 'Locked')).map((x) => x.status))
         return await base.deliver(r)
       }
     }
     const res = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 400, memo: '', quorums: net.quorumDids }, alice.owner)
     expect(res.delivered).to.equal(true)
-    expect(during).to.deep.equal(['COMMITTING'])
+    expect(during).to.deep.equal(['COMMITTING', 'Locked'])
     expect((await a.sender.record(res.txid))?.state).to.equal('COMMITTED')
     expect(await balance(a, alice.did)).to.equal(600)
     expect(await balance(b, bob.did)).to.equal(400)

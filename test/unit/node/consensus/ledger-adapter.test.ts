@@ -163,6 +163,31 @@ describe('node: the consensus ledger over LevelDB, choosing tokens', function ()
     expect(problems[0]).to.match(/says latest block 1-/)
   })
 
+  it('the ledger audit accepts a token Locked by a transfer whose decided block is stored before its record (the sender writes it while the delivery runs), and no other block past its latest', async () => {
+    const chain = buildTestTokenChain(env.ring, 3, 5)
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const b1 = decodeBlockEnvelope(chain.envelopes[1]!)
+    const b2 = decodeBlockEnvelope(chain.envelopes[2]!)
+    const decidedTx = b2.content.transInfo.tid!
+    // Locked at block 1 by the transfer that block 2 decided, its outgoing record COMMITTING
+    const state = { tokenId: chain.tokenId, tokenType: 2, valueMilli: 1000, owner: chain.owners[1]!, latestBlockId: formatBlockId(1, b1.hash), updatedAt: Date.now() }
+    await ledger.commit((w) => {
+      chain.envelopes.slice(0, 2).forEach((e, i) => { w.putBlock(chain.tokenId, i, e) })
+      w.putRecord('cs-outgoing', decidedTx, { txid: decidedTx, state: 'COMMITTING' })
+      w.putToken({ ...state, status: 'Locked', txid: decidedTx })
+    })
+    await ledger.commit((w) => { w.putBlock(chain.tokenId, 2, chain.envelopes[2]!) })
+    expect((await auditLedger(env.store)).problems).to.deep.equal([])
+    // locked by another transfer, the same block past its latest is a problem
+    await ledger.commit((w) => {
+      w.putRecord('cs-outgoing', 'tx-other', { txid: 'tx-other', state: 'PREPARING' })
+      w.putToken({ ...state, status: 'Locked', txid: 'tx-other' })
+    })
+    const problems = (await auditLedger(env.store)).problems
+    expect(problems).to.have.length(1)
+    expect(problems[0]).to.match(/says latest block 1-/)
+  })
+
   it('the ledger audit accepts the backing chains of a received FT (burnt for it by its creator, never a token here)', async () => {
     const creator = env.ring.newDid()
     const signer = ringSigner(env.ring, creator)
