@@ -286,9 +286,9 @@ export class QuorumService {
    * stored: the caller stores it with its vote.
    */
   private async pledgeTokens (quorumDid: string, share: number, txid: string): Promise<{ tokens: TokenState[], split?: SplitResult } | undefined> {
-    const t0 = Date.now()
     const hinted = await this.hintedPiece(quorumDid, share)
     if (hinted !== undefined) return { tokens: [hinted] }
+    const t0 = Date.now()
     const held = await this.ledger.holdings(quorumDid, 'Free')
     const t1 = Date.now()
     this.log.debug(`prepare ${txid.slice(0, 12)}: pledge holdings read in ${t1 - t0} ms (${held.length} free)`)
@@ -300,7 +300,7 @@ export class QuorumService {
     if (piece !== undefined) return { tokens: [...(await freeTokensById(this.ledger, quorumDid, [piece.tokenId])).values()] }
     const split = await this.splitForPledge(quorumDid, held, share)
     if (split !== undefined) {
-      this.log.debug(`prepare ${txid.slice(0, 12)}: pledge split: holdings ${t1 - t0} ms (${held.length} free), split ${Date.now() - t1} ms`)
+      this.log.debug(`prepare ${txid.slice(0, 12)}: pledge split in ${Date.now() - t1} ms`)
       return { tokens: [split.result.parts[0].token], split: split.result }
     }
     const ids = pickPledge(held, share)
@@ -312,14 +312,14 @@ export class QuorumService {
    * own record; each one looked at leaves the hint (pledged now, or no longer Free).
    */
   private async hintedPiece (quorumDid: string, share: number): Promise<TokenState | undefined> {
-    const hint = this.freeHint.get(quorumDid)
-    if (hint === undefined) return undefined
-    for (let i = hint.findIndex((h) => h.valueMilli === share); i >= 0; i = hint.findIndex((h) => h.valueMilli === share)) {
-      const [id] = hint.splice(i, 1).map((h) => h.tokenId)
-      const [t] = await this.ledger.tokensById([id])
+    const hint = this.freeHint.get(quorumDid) ?? []
+    for (;;) {
+      const i = hint.findIndex((h) => h.valueMilli === share)
+      if (i < 0) return undefined
+      const [{ tokenId }] = hint.splice(i, 1)
+      const [t] = await this.ledger.tokensById([tokenId])
       if (t !== undefined && isFreeOf(t, quorumDid) && t.valueMilli === share) return t
     }
-    return undefined
   }
 
   /**

@@ -174,6 +174,7 @@ export function unpackBundle (b: ChainBundle): ChainBundle {
 export function packDeliver (r: DeliverRequest, squeezed = false): DeliverRequest & { blockRef?: number, contractInBlock?: true } {
   const bundle = packBundle(r.bundle)
   const i = bundle.blocks!.indexOf(r.block)
+  if (i < 0 && !squeezed) return { ...r, bundle }
   const embedded = decodeBlockEnvelope(r.block).content.smartContract
   const own = embedded !== undefined && equalBytes(embedded, r.contract)
   if (i >= 0 && own) return { ...r, bundle, block: new Uint8Array(0), contract: new Uint8Array(0), blockRef: i }
