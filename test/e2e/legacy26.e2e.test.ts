@@ -111,11 +111,13 @@ describe('e2e: release-2.6 service on its own port and proof-of-work unpledging'
     const tooMuch = await sender.post('/initiateTransaction', { receiver: receiverDid, tokenCount: 11, comment: 'legacy', type: 1, pvtKeyPass: TX_PASS })
     expect(tooMuch.code).to.equal(422)
 
-    // A transfer asks the first five quorums of its order, which depends on the spent token state:
-    // transfer until the legacy quorum was among them and signed (and so pledged).
+    // A wallet's payments are signed by its usual quorums (the anchor and those ranked first by
+    // SHA3(sender | DID), docs/protocol.md): with 7 on the list, the legacy quorum may not be among
+    // them. A first payment goes through the 7; if the legacy quorum did not sign it, the sender's
+    // list becomes the legacy quorum and four of those that signed, so the next one needs it.
     let sent = 0
     let txid = ''
-    for (let i = 0; i < 16 && txid === ''; i++) {
+    const pay = async (i: number): Promise<string[]> => {
       const r = await sender.post('/initiateTransaction', { receiver: receiverDid, tokenCount: 0.5, comment: `legacy ${i}`, type: 1, pvtKeyPass: TX_PASS })
       expect(r.code, r.env.message).to.equal(200)
       expect(r.env.status).to.equal('true')
@@ -123,9 +125,16 @@ describe('e2e: release-2.6 service on its own port and proof-of-work unpledging'
       expect(resp).to.deep.include({ did: senderDid, receiver: receiverDid, status: 'Success', tokenCount: 0.5 })
       expect(resp.tid).to.match(/^[0-9a-f]{64}$/)
       sent += 500
-      const tx = await sender.node.client.call('txGet', { params: { tx_id: resp.tid } })
-      const signers = tx.result?.quorums ?? []
+      const signers = (await sender.node.client.call('txGet', { params: { tx_id: resp.tid } })).result?.quorums ?? []
+      expect(signers).to.have.length.of.at.least(5)
       if (signers.includes(quorumDid)) txid = resp.tid
+      return signers
+    }
+    const first = await pay(0)
+    if (txid === '') {
+      await sender.node.client.call('quorumsRemoveAll')
+      for (const did of [quorumDid, ...first.slice(0, 4)]) await sender.node.client.call('quorumsAdd', { body: { did } })
+      await pay(1)
     }
     expect(txid, 'the legacy quorum signed one of the transfers').to.not.equal('')
     expect(Math.round(await rbtBalance(sender.node.client, senderDid) * 1000)).to.equal(10000 - sent)
