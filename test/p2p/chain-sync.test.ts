@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import type { P2pHost } from '../../src/p2p/host.js'
 import { createRpc, type Rpc } from '../../src/p2p/rpc.js'
 import { LevelStore } from '../../src/storage/level-store.js'
-import { TokenLedger, type StoredBlockInput } from '../../src/storage/token-ledger.js'
+import { auditLedger, TokenLedger, type StoredBlockInput } from '../../src/storage/token-ledger.js'
 import { levelTokenRepositories, type TokenRepositories } from '../../src/storage/token-repositories.js'
 import { TokenStatus } from '../../src/storage/token-records.js'
 import { decodeBlockEnvelope, encodeBlockEnvelope, formatBlockId, setSignature, sha3Hex, type Block } from '../../src/tokenchain/index.js'
@@ -29,14 +29,14 @@ interface Side {
 }
 
 /** A node's storage and sync service; `over` reuses another side's network (same host, a fresh data dir). */
-async function side (host: P2pHost, ring: KeyRing, fullnode: boolean, over?: Side): Promise<Side> {
+async function side (host: P2pHost, ring: KeyRing, fullnode: boolean, over?: Side, localDids: readonly string[] = []): Promise<Side> {
   const dir = mkdtempSync(join(tmpdir(), 'rbtnode-sync-'))
   const store = new LevelStore(join(dir, 'db'))
   await store.open()
   const ledger = new TokenLedger(store, sha3Hex)
   const repos = levelTokenRepositories(store)
   const s = {} as Side
-  const sync = new SyncService({ ledger, repos, verifier: ring.verifier, fullnode, isLocalDid: async () => false, network: () => s.net, pledges: store.collection(FN_PLEDGES), log: silentLogger })
+  const sync = new SyncService({ ledger, repos, verifier: ring.verifier, fullnode, isLocalDid: async (d) => localDids.includes(d), network: () => s.net, pledges: store.collection(FN_PLEDGES), log: silentLogger })
   if (over !== undefined) {
     Object.assign(s, { dir, store, ledger, repos, sync, net: over.net })
     return s
@@ -183,6 +183,32 @@ describe('p2p: chain sync and recovery over libp2p', function () {
       const ok = await client.sync.recover(owner, async (h) => ring.sign(owner, h), hosts[0]!.peerId)
       expect(ok.tokens).to.equal(1)
       expect((await client.repos.tokens.get(good.tokenId))?.owner).to.equal(owner)
+    } finally {
+      await client.store.close()
+      rmSync(client.dir, { recursive: true, force: true })
+    }
+  })
+
+  it('a token the fullnode still lists but whose chain it serves moved on is not taken, and a stale Free copy of it is dropped', async () => {
+    // the fullnode's record names owners[2]; the chain it serves has one more block, to owners[3]
+    const chain = buildTestTokenChain(ring, 3)
+    const stale = { ...chain, envelopes: chain.envelopes.slice(0, 3) }
+    await storeUnchecked(full, stale)
+    const last = decodeBlockEnvelope(chain.envelopes[3]!)
+    await full.ledger.commit({ blocks: [{ record: blockRecordOf(chain.tokenId, last, Date.now()), envelope: chain.envelopes[3]! }] })
+    const owner = chain.owners[2]!
+    const client = await side(hosts[1]!, ring, false, fresh, [owner])
+    try {
+      // this node holds the old state, Free for owner
+      await storeUnchecked(client, stale)
+      const summary = await client.sync.recover(owner, async (h) => ring.sign(owner, h), hosts[0]!.peerId)
+      expect(summary.token_ids).to.deep.equal([])
+      expect(summary.tokens).to.equal(0)
+      expect(summary.dropped_spent?.map((d) => d.token)).to.deep.equal([chain.tokenId])
+      const t = await client.repos.tokens.get(chain.tokenId)
+      expect(t?.owner === owner && t.status === TokenStatus.Free).to.equal(false)
+      expect((await client.repos.balances.get(owner))?.sums.rbt?.Free ?? 0).to.equal(0)
+      expect((await auditLedger(client.store)).problems).to.deep.equal([])
     } finally {
       await client.store.close()
       rmSync(client.dir, { recursive: true, force: true })

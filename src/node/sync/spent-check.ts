@@ -11,9 +11,10 @@ import { decodeBlockEnvelope } from '../../tokenchain/block.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
 import type { LedgerChange, StoredBlockInput, TokenLedger } from '../../storage/token-ledger.js'
 import type { TokenRepositories } from '../../storage/token-repositories.js'
-import { TokenStatus, type TokenRecord } from '../../storage/token-records.js'
+import { TokenStatus, type TokenRecord, type TransactionRecord } from '../../storage/token-records.js'
 import { blockRecordOf } from '../../tokens/token-service.js'
 import { errorMessage } from '../../util/errors.js'
+import { ingestedTransaction } from './ingested-transaction.js'
 import type { Logger } from '../../util/logger.js'
 
 export interface SpentCheckDeps {
@@ -73,6 +74,7 @@ export async function dropSpent (deps: SpentCheckDeps, held: readonly TokenRecor
     }
     const now = deps.now?.() ?? Date.now()
     const change: LedgerChange = { tokens: [], blocks: [] }
+    const txs = new Map<string, TransactionRecord>()
     const found: DroppedToken[] = []
     for (const t of left) {
       const tip = tips.get(t.tokenId)
@@ -88,8 +90,11 @@ export async function dropSpent (deps: SpentCheckDeps, held: readonly TokenRecor
         record: { ...t, owner: tip.burnt ? t.owner : tip.owner, status: tip.burnt ? TokenStatus.Burnt : TokenStatus.Transferred, latestBlockId: tip.blockId, latestBlockNumber: tip.blockNumber, ...(txid !== '' ? { txId: txid } : {}), updatedAt: now },
         expect: { latestBlockId: t.latestBlockId }
       })
+      // the token record names the spending transaction: its record is kept too
+      if (txid !== '') txs.set(txid, ingestedTransaction(txs.get(txid) ?? await deps.repos.transactions.get(txid), txid, last, tip, t.tokenId, t.value, now))
       found.push({ tokenId: t.tokenId, owner: t.owner, txid, newOwner: tip.burnt ? '(burnt)' : tip.owner })
     }
+    change.transactions = [...txs.values()]
     if (found.length > 0) {
       try {
         await deps.ledger.commit(change)

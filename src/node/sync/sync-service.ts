@@ -28,6 +28,7 @@ import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import type { Logger } from '../../util/logger.js'
 import type { TxChainRequest } from '../../api/server/services.js'
 import { dropSpent, heldClaims, type DroppedToken, type SpentClaim } from './spent-check.js'
+import { ingestedTransaction } from './ingested-transaction.js'
 
 /** A token a fullnode reports for a DID. */
 export interface OwnedToken {
@@ -403,9 +404,18 @@ export class SyncService {
     const records: Array<{ tokenId: string, status: string, txId?: string }> = []
     const pledges = new Map<string, { txid: string, quorumDid: string, tokens: string[], newBlockIds: string[], releaseAt: number }>()
     let alreadyHeld = 0
-    for (const id of ids) {
+    // A fullnode's listing may trail the chains it serves (a payment it archived after listing):
+    // a listed token whose validated chain names another owner or a burn is not taken, and is
+    // treated as unlisted (dropped below if this node still shows it Free).
+    const moved = ids.filter((id) => { const tip = tips.get(id)!; return tip.owner !== did || tip.burnt })
+    for (const id of moved) {
       const tip = tips.get(id)!
-      if (tip.owner !== did || tip.burnt) throw new RbtError(ErrorCode.CHAIN_INVALID, `fullnode ${peer} listed token ${id} for ${did}, but its chain ends with ${tip.burnt ? 'a burn' : `owner ${tip.owner}`}`)
+      this.o.log.info(`sync of ${did}: fullnode ${peer} listed token ${id}, but its chain ends with ${tip.burnt ? 'a burn' : `owner ${tip.owner}`}: not taken`)
+      listed.delete(id)
+    }
+    const taken = ids.filter((id) => listed.has(id))
+    for (const id of taken) {
+      const tip = tips.get(id)!
       const entry = listed.get(id)!
       let status = entry.status
       let txId: string | undefined
@@ -421,7 +431,7 @@ export class SyncService {
       if (existing !== undefined && existing.latestBlockId === tip.blockId && existing.owner === did && existing.status === status) { alreadyHeld++; continue }
       records.push({ tokenId: id, status, ...(txId !== undefined && status === TokenStatus.Pledged ? { txId } : {}) })
     }
-    const change = await this.buildChange(fetched, tips, records, `recover:${did}:${nonce}`, new Set(ids))
+    const change = await this.buildChange(fetched, tips, records, `recover:${did}:${nonce}`, new Set(taken), new Set(moved))
     // the pledge comes back with its release rules: the quorum role frees it when a backed token moves on or the period ends
     change.extra = [...pledges.values()].filter((p) => p.releaseAt > this.now() && records.some((r) => r.txId === p.txid))
       .flatMap((p) => [
@@ -433,11 +443,11 @@ export class SyncService {
     const unlisted = (await this.o.repos.owners.list(did)).filter((e) => e.status === TokenStatus.Free && !listed.has(e.tokenId)).map((e) => ({ tokenId: e.tokenId }))
     const dropped = await this.checkSpent(unlisted, `a wallet sync of ${did} from fullnode ${peer}`, peer)
     const summary: RecoverySummary = {
-      did, fullnode: peer, tokens: ids.length, by_type: {}, by_status: {}, blocks_stored: change.blocks!.length,
-      blocks_fetched: fetched.fetchedBlocks, already_held: alreadyHeld, token_ids: ids,
+      did, fullnode: peer, tokens: taken.length, by_type: {}, by_status: {}, blocks_stored: change.blocks!.length,
+      blocks_fetched: fetched.fetchedBlocks, already_held: alreadyHeld, token_ids: taken,
       ...(dropped.length > 0 ? { dropped_spent: dropped.map((d) => ({ token: d.tokenId, txid: d.txid })) } : {})
     }
-    for (const id of ids) {
+    for (const id of taken) {
       const rec = change.tokens!.find((t) => t.record.tokenId === id)?.record ?? await this.o.repos.tokens.get(id)
       if (rec === undefined) continue
       const t = (summary.by_type[rec.kind] ??= { count: 0, value: 0 })
@@ -492,10 +502,11 @@ export class SyncService {
    * included), contents, a token record per entry of `records` (compare-and-set against what is
    * stored), and a transaction record per tip transaction. `recordsOnly` limits token records.
    */
-  private async buildChange (fetched: FetchedBundle, tips: Map<string, ChainTip>, records: Array<{ tokenId: string, status: string, txId?: string }>, origin: string, recordsOnly?: Set<string>): Promise<LedgerChange> {
+  private async buildChange (fetched: FetchedBundle, tips: Map<string, ChainTip>, records: Array<{ tokenId: string, status: string, txId?: string }>, origin: string, recordsOnly?: Set<string>, chainsLeft?: ReadonlySet<string>): Promise<LedgerChange> {
     const now = this.now()
     const blocks: StoredBlockInput[] = []
     for (const [id, chain] of Object.entries(fetched.bundle.chains)) {
+      if (chainsLeft?.has(id) === true) continue
       const stored = (await this.o.repos.blocks.latest(id))?.number ?? -1
       for (let i = stored + 1; i < chain.length; i++) blocks.push({ record: blockRecordOf(id, decodeBlockEnvelope(chain[i]!), now), envelope: chain[i]! })
     }
@@ -527,14 +538,7 @@ export class SyncService {
         record.creator = existing?.creator ?? genesis.content.owner
       }
       tokens.push({ record, expect: existing === undefined ? { exists: false } : { latestBlockId: existing.latestBlockId } })
-      const tx = txs.get(tid) ?? await this.o.repos.transactions.get(tid) ?? {
-        txId: tid, kind: 'ingest' as const, transactionType: last.content.transactionType || TransactionType.TRANSFERRED,
-        initiator: last.content.transInfo.sender ?? tip.owner, ...(last.content.transInfo.receiver !== undefined ? { receiver: last.content.transInfo.receiver } : {}),
-        tokens: [], amount: 0, comment: last.content.transInfo.comment, status: 'committed', blockIds: [],
-        epoch: last.content.epoch ?? Math.floor(now / 1000), createdAt: now, updatedAt: now
-      }
-      if (!tx.tokens.includes(tokenId)) { tx.tokens = [...tx.tokens, tokenId]; if (tx.kind === 'ingest') tx.amount += value }
-      if (!tx.blockIds.includes(tip.blockId)) tx.blockIds = [...tx.blockIds, tip.blockId]
+      const tx = ingestedTransaction(txs.get(tid) ?? await this.o.repos.transactions.get(tid), tid, last, tip, tokenId, value, now)
       txs.set(tid, tx)
     }
     return { tokens, blocks, contents, transactions: [...txs.values()] }
