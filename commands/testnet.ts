@@ -40,7 +40,7 @@ export default class Testnet extends BaseCommand {
 
   async run (): Promise<void> {
     const f = this.flags as typeof this.flags & { quorums?: string, users?: string, basePort?: string, fund?: string, fresh?: boolean }
-    const { Testnet: Net, DEFAULT_BASE_PORT } = await import('../src/testnet/testnet.js')
+    const { Testnet: Net, DEFAULT_BASE_PORT, SWARM_PORT_OFFSET, ephemeralOverlap } = await import('../src/testnet/testnet.js')
     const { removeSupervisor, writeSupervisor } = await import('../src/testnet/state.js')
     const { summaryText, testnetProgress } = await import('../src/cli/testnet-render.js')
     const dir = f.p ?? './testnet'
@@ -53,6 +53,8 @@ export default class Testnet extends BaseCommand {
       fresh: f.fresh === true
     }
     const deps = cliDeps()
+    const overlap = ephemeralOverlap(opts.basePort, opts.quorums + opts.users)
+    if (overlap !== undefined) this.info(`the ports from ${opts.basePort} fall in this system's ephemeral range (${overlap.low}-${overlap.high}), which outgoing connections take ports from: a node may find its port taken; a -basePort below ${overlap.low - SWARM_PORT_OFFSET - opts.quorums - opts.users} avoids it`)
     const progress = testnetProgress(deps.stderr, deps.isTTY.stderr && !f.json, this.errPaint)
     // a signal during set-up stops the nodes started so far (they run in process groups of their own)
     const setUp = new AbortController()

@@ -64,17 +64,31 @@ export interface AncestryMemory {
   validated?: (tokenId: string) => Promise<ValidatedState | undefined>
   /** token states validated by this call, newer than the ones known before */
   states: Map<string, ValidatedState>
+  /** reads the validated states of these tokens at once, before `validated` asks for them one by one */
+  preload?: (tokenIds: readonly string[]) => Promise<void>
 }
 
 /** An AncestryMemory over the ledger's 'cs-ancestors' and 'cs-validated' records (and what this memory learned already). */
-export function ledgerAncestry (ledger: Pick<Ledger, 'record'>): AncestryMemory {
+export function ledgerAncestry (ledger: Pick<Ledger, 'record' | 'recordsByKey'>): AncestryMemory {
   const learned: AncestryMemory['learned'] = new Map()
   const states: AncestryMemory['states'] = new Map()
+  // what preload read (null: no record), so a transfer's tokens cost one read rather than one each
+  const read = new Map<string, ValidatedState | null>()
   return {
     learned,
     states,
     recall: async (id) => learned.get(id)?.record ?? await ledger.record<RememberedAncestor>('cs-ancestors', id),
-    validated: async (id) => states.get(id) ?? await ledger.record<ValidatedState>('cs-validated', id)
+    validated: async (id) => {
+      const s = states.get(id)
+      if (s !== undefined) return s
+      const r = read.get(id)
+      return r !== undefined ? r ?? undefined : await ledger.record<ValidatedState>('cs-validated', id)
+    },
+    preload: async (ids) => {
+      const todo = [...new Set(ids)].filter((id) => !states.has(id) && !read.has(id))
+      const recs = await ledger.recordsByKey<ValidatedState>('cs-validated', todo)
+      todo.forEach((id, i) => { read.set(id, recs[i] ?? null) })
+    }
   }
 }
 
@@ -100,10 +114,11 @@ export function putValidatedState (w: LedgerWriter, tokenId: string, s: Validate
  * link of that state's chain (number, link, transition, signatures), so the state it leads to is
  * validated too. Tokens whose earlier state is not known here are left out.
  */
-export async function statesAfter (block: Uint8Array, memory: Pick<AncestryMemory, 'validated'>, verifier: Verifier, cache?: VerifiedBlockCache): Promise<Map<string, ValidatedState>> {
+export async function statesAfter (block: Uint8Array, memory: Pick<AncestryMemory, 'validated' | 'preload'>, verifier: Verifier, cache?: VerifiedBlockCache): Promise<Map<string, ValidatedState>> {
   const out = new Map<string, ValidatedState>()
   if (memory.validated === undefined) return out
   const decoded = decodeBlockEnvelope(block)
+  await memory.preload?.(Object.keys(decoded.content.transInfo.tokens))
   for (const [tokenId, e] of Object.entries(decoded.content.transInfo.tokens)) {
     const known = await memory.validated(tokenId)
     if (known === undefined || e.previousBlockId !== known.blockId) continue
@@ -120,15 +135,11 @@ export async function statesAfter (block: Uint8Array, memory: Pick<AncestryMemor
  * holds at that state: it stores their chain through that block and validated them there. Their
  * delivery then needs no chain (docs/protocol.md, "Validated states").
  */
-export async function heldStates (ledger: Pick<Ledger, 'tokensById' | 'record'>, states: readonly SpentState[]): Promise<string[]> {
+export async function heldStates (ledger: Pick<Ledger, 'tokensById' | 'recordsByKey'>, states: readonly SpentState[]): Promise<string[]> {
   const stored = await ledger.tokensById(states.map((s) => s.tokenId))
-  const out: string[] = []
-  for (let i = 0; i < states.length; i++) {
-    const { tokenId, blockId } = states[i]
-    if (stored[i]?.latestBlockId !== blockId) continue
-    if ((await ledger.record<ValidatedState>('cs-validated', tokenId))?.blockId === blockId) out.push(tokenId)
-  }
-  return out
+  const at = states.filter((s, i) => stored[i]?.latestBlockId === s.blockId)
+  const validated = await ledger.recordsByKey<ValidatedState>('cs-validated', at.map((s) => s.tokenId))
+  return at.filter((s, i) => validated[i]?.blockId === s.blockId).map((s) => s.tokenId)
 }
 
 /**

@@ -86,6 +86,8 @@ export interface Ledger {
    */
   tipSigners: (tokenIds: readonly string[]) => Promise<Array<string[] | undefined>>
   record: <T>(collection: ConsensusCollection, key: string) => Promise<T | undefined>
+  /** several records of one collection in one read, in the order asked (undefined where absent) */
+  recordsByKey: <T>(collection: ConsensusCollection, keys: readonly string[]) => Promise<Array<T | undefined>>
   /** the records of a collection in key order, all or those in `range` */
   records: <T>(collection: ConsensusCollection, range?: KeyRange) => AsyncIterable<[string, T]>
   /** applies everything `build` wrote, atomically and durably */
@@ -111,6 +113,8 @@ export interface SpentMarker { txid: string, blockId: string, quorum: string }
 export interface SpentMarkers {
   /** markers this node already holds (its own commits, gossip): answers at once */
   known: (stateHash: string) => Promise<SpentMarker | undefined>
+  /** `known` for many states in one read, in the order asked */
+  knownMany?: (stateHashes: readonly string[]) => Promise<Array<SpentMarker | undefined>>
   /** asks the network (DHT); may take a while */
   lookup: (stateHash: string) => Promise<SpentMarker | undefined>
   /**

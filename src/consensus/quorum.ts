@@ -14,7 +14,7 @@ import { splitToken, type SplitResult } from './part-split.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import type { AbortRequest, ChainBundle, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest } from './messages.js'
-import type { Clock, ConsensusSigner, Ledger, LedgerWriter, SpentMarkers, TokenState, Verifier } from './ports.js'
+import type { Clock, ConsensusSigner, Ledger, LedgerWriter, SpentMarker, SpentMarkers, TokenState, Verifier } from './ports.js'
 import { MARKER_DHT_STATES, systemClock, VERIFIED_MEMO } from './ports.js'
 import { openVotes, pledgeIndexKeys, putVote, stateKey, voteKey, type PledgeRecord, type VoteRecord } from './records.js'
 import { ContractType, TransactionType } from '../tokenchain/types.js'
@@ -143,9 +143,10 @@ export class QuorumService {
       this.log.debug(`prepare ${txid.slice(0, 12)}: lock wait ${tEnter - tWait} ms, contract+sender signature ${tStart - tEnter} ms`)
       // the network marker lookup runs while the chains are validated
       const markers = this.opts.markers
-      const markerLookups = markers === undefined
-        ? []
-        : tokens.map(([tokenId, t]) => ({ tokenId, found: markers.known(tokenStateHash(tokenId, t.blockId ?? '')).catch(() => undefined) }))
+      const markerHashes = markers === undefined ? [] : tokens.map(([tokenId, t]) => tokenStateHash(tokenId, t.blockId ?? ''))
+      const markersFound: Promise<Array<SpentMarker | undefined>> = markers === undefined
+        ? Promise.resolve([])
+        : (markers.knownMany?.(markerHashes) ?? Promise.all(markerHashes.map(async (h) => await markers.known(h)))).catch(() => [])
       // 2. every token: whole chain valid, owned by the sender at the stated block, value as stated
       let totalMilli = 0
       const states: string[] = []
@@ -155,6 +156,7 @@ export class QuorumService {
       const memory = ledgerAncestry(this.ledger)
       const missing: string[] = []
       try {
+        if (!isNftTx) await memory.preload?.(tokens.map(([id]) => id))
         if (isNftTx) {
           const r = isScTx || req.nft?.sc !== undefined
             ? await validateScOp({ contract, op: req.nft, code: req.scCode, bundle: req.bundle, sender, receiver, runner: this.opts.contracts, tip: async (id) => await validateBundleToken(req.bundle, id, this.opts.verifier, this.cache) })
@@ -186,15 +188,17 @@ export class QuorumService {
       if (floatToMilliExact(contract.content.totalRbts) !== totalMilli) return no('contract total does not match its tokens')
       const tValid = Date.now()
       // 3. double spend: our own ledger first (durable), then the network marker
-      for (const s of states) {
-        const held = await this.ledger.record<{ txid: string }>('cs-states', `${quorumDid}/${s}`)
+      const holders = await this.ledger.recordsByKey<{ txid: string }>('cs-states', states.map((s) => `${quorumDid}/${s}`))
+      for (const [i, s] of states.entries()) {
+        const held = holders[i]
         if (held !== undefined && held.txid !== txid) {
           const other = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, held.txid))
           if (other !== undefined && (other.state !== 'RELEASED' || (other as VoteRecord & { statesHeld?: boolean }).statesHeld === true)) return no(`token state ${s} is held by transaction ${held.txid}`, true)
         }
       }
-      for (const { tokenId, found } of markerLookups) {
-        const marker = await found
+      const found = await markersFound
+      for (const [i, [tokenId]] of tokens.entries()) {
+        const marker = found[i]
         if (marker !== undefined && marker.txid !== txid) return no(`Token state is exhausted, token ${tokenId} is being double spent (spent by ${marker.txid})`, true)
       }
       this.log.debug(`prepare ${txid.slice(0, 12)}: validation ${tValid - tStart} ms, known markers +${Date.now() - tValid} ms`)

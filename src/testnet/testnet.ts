@@ -4,7 +4,7 @@
  * start in a directory that holds a network starts the same nodes again and repeats nothing.
  */
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join, resolve } from 'node:path'
 import { waitUntil } from '../util/wait-until.js'
@@ -73,6 +73,20 @@ export function checkOptions (o: TestnetOptions): void {
   if (o.quorums + o.users > MAX_NODES) throw new RangeError(`at most ${MAX_NODES} nodes: -quorums plus -users is ${o.quorums + o.users}`)
   if (!Number.isInteger(o.fund) || o.fund < 1) throw new RangeError(`-fund must be a whole number of RBT of at least 1, got ${o.fund}`)
   if (!Number.isInteger(o.basePort) || o.basePort < 1024 || o.basePort + SWARM_PORT_OFFSET + MAX_NODES > 65535) throw new RangeError(`-basePort must be between 1024 and ${65535 - SWARM_PORT_OFFSET - MAX_NODES}, got ${o.basePort}`)
+}
+
+/**
+ * The system's range of ephemeral ports (Linux: ip_local_port_range) when the network's ports fall
+ * in it: the kernel hands those ports to outgoing connections, the nodes' own dials among them, so
+ * one may be taken between the check that it is free and the node listening on it.
+ */
+export function ephemeralOverlap (basePort: number, nodes: number, rangeFile = '/proc/sys/net/ipv4/ip_local_port_range'): { low: number, high: number } | undefined {
+  let text: string
+  try { text = readFileSync(rangeFile, 'utf8') } catch { return undefined }
+  const [low, high] = text.trim().split(/\s+/).map(Number)
+  if (!Number.isInteger(low) || !Number.isInteger(high)) return undefined
+  const last = basePort + SWARM_PORT_OFFSET + nodes - 1
+  return basePort <= high && last >= low ? { low, high } : undefined
 }
 
 async function portFree (port: number): Promise<boolean> {

@@ -12,7 +12,9 @@ export async function freeBasePort (nodes: number): Promise<number> {
     s.listen(port, '127.0.0.1', () => { s.close(() => { resolve(true) }) })
   })
   for (let i = 0; i < 50; i++) {
-    const base = 30_000 + Math.floor(Math.random() * 20_000)
+    // below the ephemeral range (Linux: from 32768), where the nodes' own outgoing connections
+    // could take a port before the node that owns it listens
+    const base = 20_000 + Math.floor(Math.random() * 12_000)
     let ok = true
     for (let j = 0; j < nodes && ok; j++) ok = await free(base + j) && await free(base + 500 + j)
     if (ok) return base

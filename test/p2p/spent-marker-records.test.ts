@@ -116,6 +116,11 @@ describe('p2p: spent-marker records over the rpc channel', function () {
     await markers[0]!.publish(state(13), { txid: 'tx13', blockId: 'b13', quorum: QUORUM })
     await rpcs[2]!.call(hosts[1]!.peerId, 'markers.put', forged(13))
     expect((await markers[1]!.known(state(13)))?.txid).to.equal('tx13')
+    // many states in one read: the same answers, a forged pending record dropped there too
+    await rpcs[2]!.call(hosts[1]!.peerId, 'markers.put', forged(15))
+    const many = await markers[1]!.knownMany!([state(2), state(15), state(13), state(16)])
+    expect(many.map((x) => x?.txid)).to.deep.equal(['tx2', undefined, 'tx13', undefined])
+    expect(await stores[1]!.collection('spent-markers').get(state(15))).to.equal(undefined)
   })
 
   it('two claims arriving at once: the valid one stays whichever lands first', async () => {

@@ -113,6 +113,11 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
       if (c === 'cs-contents') return await repos.tokens.content(key) as T | undefined
       return await recordCol(c).get(key) as T | undefined
     },
+    recordsByKey: async <T>(c: ConsensusCollection, keys: readonly string[]) => {
+      if (keys.length === 0) return []
+      if (c === 'cs-contents') return await repos.tokens.contents([...keys]) as Array<T | undefined>
+      return await recordCol(c).getMany([...keys]) as Array<T | undefined>
+    },
     records: <T>(c: ConsensusCollection, range?: KeyRange) => recordCol(c).entries({
       ...(range?.gte !== undefined ? { gte: range.gte } : {}), ...(range?.lt !== undefined ? { lt: range.lt } : {})
     }) as AsyncIterable<[string, T]>,

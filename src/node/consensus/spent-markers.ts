@@ -210,16 +210,22 @@ export function nodeSpentMarkers (opts: {
     await opts.local.del(stateHash)
     return undefined
   }
+  /** A marker read from the local set: a pending one is verified first (kept or dropped). */
+  const answer = async (stateHash: string, read: StoredMarker | undefined): Promise<SpentMarker | undefined> => {
+    let mine = read
+    if (mine?.pending === true) {
+      mine = await locks.run(stateHash, async () => {
+        const held = await opts.local.get(stateHash)
+        return held === undefined ? undefined : await settle(stateHash, held)
+      })
+    }
+    return mine === undefined ? undefined : { txid: mine.txid, blockId: mine.blockId, quorum: mine.quorum }
+  }
   return {
-    known: async (stateHash) => {
-      let mine = await opts.local.get(stateHash)
-      if (mine?.pending === true) {
-        mine = await locks.run(stateHash, async () => {
-          const held = await opts.local.get(stateHash)
-          return held === undefined ? undefined : await settle(stateHash, held)
-        })
-      }
-      return mine === undefined ? undefined : { txid: mine.txid, blockId: mine.blockId, quorum: mine.quorum }
+    known: async (stateHash) => await answer(stateHash, await opts.local.get(stateHash)),
+    knownMany: async (stateHashes) => {
+      const read = stateHashes.length === 0 ? [] : await opts.local.getMany([...stateHashes])
+      return await Promise.all(stateHashes.map(async (h, i) => await answer(h, read[i])))
     },
     lookup: async (stateHash) => {
       const h = opts.host()

@@ -83,7 +83,11 @@ export class MemoryLedger implements Ledger {
   async tipSigners (ids: readonly string[]): Promise<Array<string[] | undefined>> {
     return ids.map((id) => { const c = this.blocks.get(id) ?? []; return c.length < 2 ? undefined : peekBlockEnvelope(c[c.length - 1]).signers })
   }
-  async record<T> (c: ConsensusCollection, k: string): Promise<T | undefined> { const v = this.recs.get(c)?.get(k); return v === undefined ? undefined : structuredClone(v) as T }
+  /** records read one at a time, per collection (tests check that a transfer's tokens are read at once) */
+  singleReads = new Map<string, number>()
+  async record<T> (c: ConsensusCollection, k: string): Promise<T | undefined> { this.singleReads.set(c, (this.singleReads.get(c) ?? 0) + 1); return this.peek<T>(c, k) }
+  async recordsByKey<T> (c: ConsensusCollection, keys: readonly string[]): Promise<Array<T | undefined>> { return keys.map((k) => this.peek<T>(c, k)) }
+  private peek<T> (c: ConsensusCollection, k: string): T | undefined { const v = this.recs.get(c)?.get(k); return v === undefined ? undefined : structuredClone(v) as T }
   /** full scans per collection (records()), for tests that check what a sweep reads */
   scans = new Map<string, number>()
   async * records<T> (c: ConsensusCollection, range?: KeyRange): AsyncIterable<[string, T]> {

@@ -7,6 +7,9 @@ import { didSignatureVerifier } from '../../../src/tokens/verifier.js'
 import { waitFor } from '../../helpers/wait.js'
 import { SimNet, type SimNode } from './harness.js'
 
+/** a ledger that holds no record */
+const EMPTY_LEDGER = { record: async () => undefined, recordsByKey: async (_c: string, keys: readonly string[]) => keys.map(() => undefined) }
+
 /** Every PREPARE each quorum node is sent: which of `ids` its bundle carries a chain for. */
 function watchPrepares (quorums: SimNode[]): Map<SimNode, Array<{ txid: string, chains: string[] }>> {
   const seen = new Map<SimNode, Array<{ txid: string, chains: string[] }>>()
@@ -55,6 +58,21 @@ describe('consensus: validated token states (docs/protocol.md, "Validated states
     expect(askedSigners.length).to.be.greaterThan(0)
     const askedOthers = others.filter((q) => seen.get(q)!.some((c) => c.txid === out.txid))
     for (const q of askedOthers) expect(q.verifications - before.get(q)!, `${q.name} validates the chains`).to.be.greaterThan(3)
+  })
+
+  it('a quorum and the receiver read a transfer\'s token states at once, not one read per token', async () => {
+    const { net, a, b, alice, bob, quorums } = await SimNet.standard(14)
+    const ids = await net.mint(a, alice.did, 30)
+    const first = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 30_000, memo: '', quorums: net.quorumDids }, alice.owner)
+    const signers = quorums.filter((q) => first.quorums.includes([...q.dids.keys()][0]))
+    const [tip] = first.blockId.split('-')
+    await waitFor(async () => (await signers[0].ledger.record<ValidatedState>('cs-validated', ids[0]))?.blockNumber === Number(tip), { what: 'the signers to learn the new states' })
+    for (const n of [a, ...quorums]) n.ledger.singleReads.clear()
+    const back = await b.sender.transfer({ sender: bob.did, receiver: alice.did, amountMilli: 30_000, memo: '', quorums: net.quorumDids }, bob.owner)
+    expect(await a.ledger.chain(ids[29])).to.have.length(3)
+    const perToken = (n: SimNode): number => (n.ledger.singleReads.get('cs-validated') ?? 0) + (n.ledger.singleReads.get('cs-states') ?? 0)
+    for (const q of quorums.filter((q) => back.quorums.includes([...q.dids.keys()][0]))) expect(perToken(q), q.name).to.be.below(5)
+    expect(perToken(a), 'the receiver').to.be.below(5)
   })
 
   it('a quorum that no longer knows a state says so and is sent the chain in the next round', async () => {
@@ -110,7 +128,7 @@ describe('consensus: validated token states (docs/protocol.md, "Validated states
     const g = decodeBlockEnvelope(chain[0])
     const state = (blockId: string): ValidatedState => ({ tokenId: id, blockId, blockNumber: 0, hash: blockId.split('-')[1], owner: alice.did, tokenType: g.content.transInfo.tokens[id].tokenType, burnt: false, value: 1 })
     const memoryWith = (s: ValidatedState): ReturnType<typeof ledgerAncestry> => {
-      const m = ledgerAncestry({ record: async () => undefined })
+      const m = ledgerAncestry(EMPTY_LEDGER)
       m.states.set(id, s)
       return m
     }
@@ -139,14 +157,14 @@ describe('consensus: validated token states (docs/protocol.md, "Validated states
     const plain = didSignatureVerifier({ resolve: async (d) => net.docs.get(d) })
     const empty = { chains: {}, contents: {} }
     try {
-      await validateBundleToken(empty, id, plain, undefined, ledgerAncestry({ record: async () => undefined }))
+      await validateBundleToken(empty, id, plain, undefined, ledgerAncestry(EMPTY_LEDGER))
       expect.fail('no chain and nothing known')
     } catch (e) {
       expect(e).to.be.instanceOf(AncestryMissing)
       expect((e as AncestryMissing).missing).to.deep.equal([id])
     }
     const known: ValidatedState = { tokenId: id, blockId: formatBlockId(0, 'cd'.repeat(32)), blockNumber: 0, hash: 'cd'.repeat(32), owner: alice.did, tokenType: 1, burnt: false, value: 1 }
-    const m = ledgerAncestry({ record: async () => undefined })
+    const m = ledgerAncestry(EMPTY_LEDGER)
     m.states.set(id, known)
     expect((await validateBundleToken(empty, id, plain, undefined, m)).blockId).to.equal(known.blockId)
   })

@@ -1,11 +1,11 @@
 import { expect } from 'chai'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { stopTestnet, testnetStatus } from '../../../src/testnet/control.js'
 import { alive, writeState, writeSupervisor } from '../../../src/testnet/state.js'
-import { checkOptions, pasteCommands } from '../../../src/testnet/testnet.js'
+import { checkOptions, ephemeralOverlap, pasteCommands } from '../../../src/testnet/testnet.js'
 import { freePort } from '../../helpers/ports.js'
 
 describe('testnet: state, status and stop without a running network', () => {
@@ -46,6 +46,16 @@ describe('testnet: state, status and stop without a running network', () => {
     expect(() => { checkOptions({ ...ok, users: 0 }) }).to.throw(RangeError, /-users/)
     expect(() => { checkOptions({ ...ok, fund: 0 }) }).to.throw(RangeError, /-fund/)
     expect(() => { checkOptions({ ...ok, basePort: 80 }) }).to.throw(RangeError, /-basePort/)
+  })
+
+  it('a port range inside the system\'s ephemeral ports is named (outgoing connections may take them first)', () => {
+    const range = join(dir, 'range')
+    writeFileSync(range, '32768\t60999\n')
+    expect(ephemeralOverlap(21000, 9, range)).to.equal(undefined)
+    expect(ephemeralOverlap(40000, 9, range)).to.deep.equal({ low: 32768, high: 60999 })
+    // the swarm ports (base + 500) reach into it
+    expect(ephemeralOverlap(32300, 9, range)).to.deep.equal({ low: 32768, high: 60999 })
+    expect(ephemeralOverlap(40000, 9, join(dir, 'no-such-file'))).to.equal(undefined)
   })
 
   it('the pasted commands name the first user\'s port and both user DIDs', () => {
