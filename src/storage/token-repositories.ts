@@ -30,6 +30,8 @@ export interface BlockRepository {
   chain: (tokenId: string, opts?: { fromNumber?: number, limit?: number }) => Promise<BlockRecord[]>
   latest: (tokenId: string) => Promise<BlockRecord | undefined>
   get: (tokenId: string, number: number) => Promise<BlockRecord | undefined>
+  /** Several block records in one read, in the order asked (undefined where absent). */
+  getMany: (at: ReadonlyArray<{ tokenId: string, number: number }>) => Promise<Array<BlockRecord | undefined>>
   /**
    * The block records of several tokens' chains, each from genesis up to the number of its token
    * record's latest block, read by key (no range scan); undefined for a token whose chain is not
@@ -107,6 +109,7 @@ export function levelTokenRepositories (store: KvStore): TokenRepositories {
         return undefined
       },
       get: async (tokenId, n) => await blocks.get(blockKey(tokenId, n)),
+      getMany: async (at) => at.length === 0 ? [] : await blocks.getMany(at.map((b) => blockKey(b.tokenId, b.number))),
       chainsTo: async (tips) => {
         // one block past the tip too: a chain stored longer than its record says is read whole by the caller
         const keys = tips.flatMap((t) => Array.from({ length: t.latestBlockNumber + 2 }, (_, n) => blockKey(t.tokenId, n)))

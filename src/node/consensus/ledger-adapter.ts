@@ -103,11 +103,10 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
     },
     tipSigners: async (ids) => {
       const recs = ids.length === 0 ? [] : await repos.tokens.getMany([...ids])
-      return await Promise.all(recs.map(async (r) => {
-        if (r === undefined || r.latestBlockNumber < 1) return undefined
-        const b = await repos.blocks.get(r.tokenId, r.latestBlockNumber)
-        return b?.blockId === r.latestBlockId ? b.signers : undefined
-      }))
+      const moved = recs.filter((r): r is TokenRecord => r !== undefined && r.latestBlockNumber >= 1)
+      const tips = await repos.blocks.getMany(moved.map((r) => ({ tokenId: r.tokenId, number: r.latestBlockNumber })))
+      const signers = new Map(moved.map((r, i) => [r.tokenId, tips[i]?.blockId === r.latestBlockId ? tips[i]!.signers : undefined]))
+      return ids.map((id) => signers.get(id))
     },
     record: async <T>(c: ConsensusCollection, key: string) => {
       if (c === 'cs-contents') return await repos.tokens.content(key) as T | undefined

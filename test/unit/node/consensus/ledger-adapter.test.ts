@@ -4,6 +4,7 @@ import { auditLedger } from '../../../../src/storage/token-ledger.js'
 import { decodeBlockEnvelope } from '../../../../src/tokenchain/index.js'
 import { buildTestTokenChain } from '../../tokenchain/fixtures.js'
 import { FtService } from '../../../../src/tokens/ft-service.js'
+import { blockRecordOf } from '../../../../src/tokens/token-service.js'
 import { formatBlockId } from '../../../../src/tokenchain/index.js'
 import { ringSigner, tokenEnv, type TokenEnv } from '../../tokens/helpers.js'
 
@@ -30,6 +31,24 @@ describe('node: the consensus ledger over LevelDB, choosing tokens', function ()
     expect(got[2]).to.deep.equal(full[0])
     // the burnt parent is not Free, so it is not held
     expect(held.some((h) => h.tokenId === minted.token_ids[0])).to.equal(false)
+  })
+
+  it('tipSigners names who signed each token\'s last stored block, in the order asked, read in one read', async () => {
+    const chain = buildTestTokenChain(env.ring, 2, 5)
+    const now = Date.now()
+    const last = decodeBlockEnvelope(chain.envelopes[2]!)
+    await env.ledger.commit({
+      tokens: [{ record: { tokenId: chain.tokenId, kind: 'rbt', tokenType: 3, value: 1000, owner: last.content.owner, status: 'Free', latestBlockId: formatBlockId(2, last.hash), latestBlockNumber: 2, createdAt: now, updatedAt: now } }],
+      blocks: chain.envelopes.map((e) => ({ record: blockRecordOf(chain.tokenId, decodeBlockEnvelope(e), now), envelope: e })),
+      contents: { [chain.tokenId]: chain.tokenContent }
+    })
+    const did = env.ring.newDid()
+    const [minted] = (await env.service.mintLocalRbt({ did, count: 1, startIndex: 0 }, ringSigner(env.ring, did))).token_ids
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const got = await ledger.tipSigners([chain.tokenId, minted!, 'QmUnknown', chain.tokenId])
+    expect(got[0]).to.have.members(Object.keys(last.signatures))
+    expect(got.slice(1, 3)).to.deep.equal([undefined, undefined])
+    expect(got[3]).to.deep.equal(got[0])
   })
 
   it('a commit writes a token\'s content only when it is not stored already (a token\'s content never changes)', async () => {
