@@ -199,8 +199,12 @@ export interface HostServices extends Record<string, unknown> {
 const MAX_RBT_RECORD_BYTES = 64 * 1024
 /** What the host reads of the Kad-DHT routing table. */
 interface RoutingTableView { size?: number, closestPeers?: (kadId: Uint8Array, o: { count: number }) => PeerId[] }
-/** How long `peerAddresses` answers from memory. */
-const ADDR_CACHE_MS = 30_000
+/**
+ * How long `peerAddresses` answers from memory: the peer store's own changes ('peer:update') drop
+ * an entry sooner. A miss reads the store under its lock and decodes the whole record, and a
+ * marker lookup's answer names the addresses of up to nine peers.
+ */
+const ADDR_CACHE_MS = 300_000
 
 const defaultRbtValidator: ValidateFn = (_key, value) => {
   if (value.byteLength > MAX_RBT_RECORD_BYTES) throw new Error(`record larger than ${MAX_RBT_RECORD_BYTES} bytes`)
@@ -375,6 +379,7 @@ class Host implements P2pHost {
     libp2p.services.pubsub.addEventListener('message', this.onPubsubMessage)
     libp2p.addEventListener('peer:connect', (e) => { this.connected.add(e.detail.toString()) })
     libp2p.addEventListener('peer:disconnect', (e) => { this.connected.delete(e.detail.toString()) })
+    libp2p.addEventListener('peer:update', (e) => { this.addrCache.delete(e.detail.peer.id.toString()) })
     if (discovery !== undefined) {
       const dialer = new DiscoveryDialer({
         self: this.peerId,

@@ -4,7 +4,8 @@ import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
 import * as raw from 'multiformats/codecs/raw'
 import { generateKeyPair } from '@libp2p/crypto/keys'
-import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
+import { multiaddr } from '@multiformats/multiaddr'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import { IDONTWANT_MIN_BYTES, createP2pHost, gossipFastId, type P2pHost } from '../../src/p2p/host.js'
 import { defaultSwarmKeyPath, loadSwarmKeySync } from '../../src/p2p/swarm-key.js'
@@ -242,6 +243,12 @@ describe('p2p/host', function () {
       await hs[1]!.learnPeer({ peerId: hs[3]!.peerId, multiaddrs: hs[3]!.multiaddrs() })
       expect(await hs[1]!.ping(hs[3]!.peerId, { timeoutMs: 5000 })).to.be.a('number')
       await hs[1]!.learnPeer({ peerId: 'not-a-peer', multiaddrs: ['/not/an/addr'] })
+      // the addresses are answered from memory, and a change in the peer store shows at once
+      const before = await hs[0]!.peerAddresses(hs[2]!.peerId)
+      const extra = '/ip4/127.0.0.2/tcp/4999'
+      expect(before).to.not.include(extra)
+      await hs[0]!.libp2p.peerStore.merge(peerIdFromString(hs[2]!.peerId), { multiaddrs: [multiaddr(extra)] })
+      await waitFor('the new address', async () => (await hs[0]!.peerAddresses(hs[2]!.peerId)).includes(extra))
     } finally {
       await stopAll(hs)
     }
