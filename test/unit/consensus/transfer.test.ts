@@ -674,6 +674,42 @@ describe('consensus: quorum pledges', function () {
     }
   })
 
+  it('a share of a new size is chosen among what the refill read, without a range read while the sender waits; a choice no longer Free falls back to one', async () => {
+    const { net, a, b, alice, bob, quorums } = await SimNet.standard()
+    await net.mint(a, alice.did, 8)
+    const first = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    const signers = first.quorums.map((d) => quorums[net.quorumDids.indexOf(d)]!)
+    await Promise.all(quorums.map(async (q) => { await q.quorum.refills() }))
+    const duringPrepare = new Map<string, number>()
+    for (const q of signers) {
+      const ledger = q.ledger as unknown as { holdings: (...x: unknown[]) => Promise<unknown> }
+      const holdings = ledger.holdings.bind(ledger)
+      let preparing = 0
+      ledger.holdings = async (...x) => { if (preparing > 0) duringPrepare.set(q.name, (duringPrepare.get(q.name) ?? 0) + 1); return await holdings(...x) }
+      const prepare = q.quorum.prepare.bind(q.quorum)
+      q.quorum.prepare = async (r) => { preparing++; try { return await prepare(r) } finally { preparing-- } }
+    }
+    // share 180: no piece of that size; a 0.2 piece from what the refill read is pledged whole
+    const second = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 900, memo: '', quorums: first.quorums }, alice.owner)
+    expect(second.quorums.filter((d) => first.quorums.includes(d)).length).to.be.at.least(MIN_SIGNERS)
+    expect([...duringPrepare.entries()]).to.deep.equal([])
+    for (const d of second.quorums) {
+      const vote = await quorums[net.quorumDids.indexOf(d)]!.ledger.record<VoteRecord>('cs-votes', `${d}/${second.txid}`)
+      expect(vote?.pledgeMilli).to.equal(200)
+    }
+    await Promise.all(quorums.map(async (q) => { await q.quorum.refills() }))
+    // share 160 on a quorum whose every Free token moved on since its refill read them: it reads the index again
+    const q0 = quorums[net.quorumDids.indexOf(second.quorums[0]!)]!
+    const did0 = second.quorums[0]!
+    const free = await q0.ledger.tokensOf(did0, 'Free')
+    for (const t of free) await q0.ledger.commit((w) => { w.putToken({ ...t, status: 'Transferred', owner: bob.did }) })
+    await net.mint(q0, did0, 1)
+    const third = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 800, memo: '', quorums: second.quorums }, alice.owner)
+    expect(third.quorums).to.include(did0)
+    expect(duringPrepare.get(q0.name)).to.equal(1)
+    expect(await balance(b, bob.did)).to.equal(2700)
+  })
+
   it('sweeps and recovery read the index of open votes and transfers, never the whole history again (it was rescanned every 100 passes)', async () => {
     const { net, a, b, alice, bob } = await SimNet.standard()
     await net.mint(a, alice.did, 2)
