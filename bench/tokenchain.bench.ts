@@ -18,6 +18,8 @@
  * thread while they are busy), against DID documents from a resolver. The pool's threads are
  * started (one tiny job) before the clock starts, as in a running node.
  * `chain_validate_blocks_per_s_inline`: the same chain, same cold start, on the calling thread only.
+ * `lru_evicting_set_us_100k`: µs per insert into the memo of verified envelopes held full at its
+ * 100,000 keys (every insert evicts one; docs/decisions/0018-lru-cache.md).
  * `chain_validate_blocks_per_s_p256`: a 1,000-block chain signed with raw-digest P-256 keys (as
  * non-lite DIDs' quorum keys sign; noble, 7 signatures a block), on the calling thread;
  * `chain_validate_blocks_per_s_secp_<backend>`: secp256k1 keys without DID documents, per backend.
@@ -30,6 +32,8 @@ import { ChainValidationPool } from '../src/tokens/chain-validation-pool.js'
 import { didSignatureVerifier } from '../src/tokens/verifier.js'
 import { clearDidCaches } from '../src/wallet/did-crypto.js'
 import { nativeBackend, setSecpBackend, type SecpBackendName } from '../src/wallet/secp-backend.js'
+import { BoundedSet } from '../src/util/lru.js'
+import { VERIFIED_MEMO } from '../src/consensus/ports.js'
 
 const r1 = (x: number): number => Math.round(x * 10) / 10
 
@@ -90,6 +94,7 @@ export async function run (): Promise<Record<string, string | number>> {
   out.build_encode_hash_1000_blocks_ms = r1(b.ms)
   out.build_encode_hash_per_block_us = Math.round(b.ms)
   out.envelope_bytes_avg = Math.round(b.bytes / 1000)
+  out.lru_evicting_set_us_100k = lruEvictingSetUs(VERIFIED_MEMO)
   await validateFigures('node-sha256', 1000, 'nodecrypto', out)
   await validateFigures('raw', 100, 'noble_raw', out)
   const backends: SecpBackendName[] = nativeBackend() !== undefined ? ['noble', 'native'] : ['noble']
@@ -112,6 +117,20 @@ export async function run (): Promise<Record<string, string | number>> {
     setSecpBackend(undefined)
   }
   return out
+}
+
+/**
+ * µs per insert into a full bounded memo of `size` keys (each insert evicts the least recently
+ * used): the memo of verified envelopes, at its bound, on a node that has verified that many.
+ */
+function lruEvictingSetUs (size: number): number {
+  const s = new BoundedSet(size)
+  const key = (i: number): string => `${i.toString(16).padStart(8, '0')}${'e'.repeat(56)}`
+  for (let i = 0; i < size; i++) s.add(key(i))
+  const n = size * 2
+  const t = performance.now()
+  for (let i = size; i < size + n; i++) s.add(key(i))
+  return Math.round((performance.now() - t) * 1000 / n * 100) / 100
 }
 
 /** `chain_validate_blocks_per_s` (through the pool) and `_inline`, best of three cold runs each, alternating. */

@@ -11,6 +11,7 @@ import { create as createDigest } from 'multiformats/hashes/digest'
 import { utf8 } from './hash.js'
 import { createHash } from 'node:crypto'
 import { base58btc } from 'multiformats/bases/base58'
+import { Lru } from '../util/lru.js'
 
 export const CHUNK_SIZE = 262_144
 export const MAX_LINKS = 174
@@ -45,7 +46,7 @@ function parent (children: DagNode[]): DagNode {
  */
 const TEXT_MEMO_MAX = 4096
 const TEXT_MEMO_LONGEST = 4096
-const textCids = new Map<string, string>()
+const textCids = new Lru<string>(TEXT_MEMO_MAX)
 
 /** The CIDv0 (`Qm…`) that a default `ipfs add` gives for this file content. */
 export function cidV0ForContent (content: Uint8Array | string): string {
@@ -53,7 +54,6 @@ export function cidV0ForContent (content: Uint8Array | string): string {
   const hit = textCids.get(content)
   if (hit !== undefined) return hit
   const cid = cidV0Uncached(content)
-  if (textCids.size >= TEXT_MEMO_MAX) textCids.delete(textCids.keys().next().value!)
   textCids.set(content, cid)
   return cid
 }

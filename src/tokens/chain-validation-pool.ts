@@ -21,6 +21,7 @@
  * to send every chain to the workers). docs/decisions/0008-native-secp256k1.md has the figures.
  */
 import { WorkerPool, defaultWorkerCount, type WorkerPoolStats } from '../util/worker-pool.js'
+import { BoundedSet } from '../util/lru.js'
 import { chainTipOf, didsIn, joinSliceResults, validateChainHere, type ChainBlockInput, type ChainTip, type ChainValidationContext, type ChainValidationResult, type ChainValidator } from '../tokenchain/validate.js'
 import { sha3Hex } from '../tokenchain/hash.js'
 import { secpBackend } from '../wallet/secp-backend.js'
@@ -85,7 +86,7 @@ export class ChainValidationPool {
   private readonly pool?: WorkerPool<SliceJob, SliceResult>
   private readonly resolverIds = new WeakMap<DidResolver, number>()
   /** `<resolver>:<did>` of documents sent to the workers (most recent last); forgotten when a worker is replaced */
-  private readonly sent = new Map<string, true>()
+  private readonly sent = new BoundedSet(MAX_SENT)
   private nextResolver = 1
   private readonly counts = { inline: 0, pooled: 0, slices: 0 }
 
@@ -181,8 +182,7 @@ export class ChainValidationPool {
       const key = `${rid}:${did}`
       if (this.sent.has(key)) continue
       want.push(did)
-      this.sent.set(key, true)
-      if (this.sent.size > MAX_SENT) this.sent.delete(this.sent.keys().next().value!)
+      this.sent.add(key)
     }
     const docs = await Promise.all(want.map(async (did) => await resolver.resolve(did).catch(() => undefined)))
     return docs.filter((d): d is DidDocument => d !== undefined)

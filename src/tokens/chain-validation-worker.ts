@@ -5,6 +5,7 @@
  */
 import { workerData } from 'node:worker_threads'
 import { serveWorkerJobs } from '../util/worker-pool.js'
+import { Lru } from '../util/lru.js'
 import { validateChainHere } from '../tokenchain/validate.js'
 import { setSecpBackend, type SecpBackendName } from '../wallet/secp-backend.js'
 import type { DidDocument } from '../wallet/index.js'
@@ -15,13 +16,9 @@ const data = workerData as { secpBackend?: SecpBackendName } | undefined
 if (data?.secpBackend !== undefined) setSecpBackend(data.secpBackend)
 
 const MAX_DOCS = 4096
-const docs = new Map<string, DidDocument>()
+const docs = new Lru<DidDocument>(MAX_DOCS)
 
-const keep = (key: string, doc: DidDocument): void => {
-  docs.delete(key)
-  if (docs.size >= MAX_DOCS) docs.delete(docs.keys().next().value!)
-  docs.set(key, doc)
-}
+const keep = (key: string, doc: DidDocument): void => { docs.set(key, doc) }
 
 serveWorkerJobs<SliceJob, SliceResult>(async (job, ask) => {
   for (const d of job.docs ?? []) keep(`${job.resolver}:${d.did}`, d)

@@ -9,6 +9,7 @@ import { p256 } from '@noble/curves/nist.js'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { createHmac, randomBytes } from 'node:crypto'
 import { RbtError, ErrorCode } from '../util/errors.js'
+import { Lru } from '../util/lru.js'
 import { bytesEqual, concatBytes } from './bytes.js'
 import { decodePem, encodePem, PEM_PUBLIC_KEY } from './pem.js'
 import { secpBackend } from './secp-backend.js'
@@ -42,8 +43,8 @@ export function generateKeyPair (curve: Curve): KeyPair {
  * deriving its public key is a constant-time scalar multiplication. Entries are found by an HMAC
  * of the private key under a secret of this process and hold only the public key.
  */
-const publicKeyCache = new Map<string, Uint8Array>()
 const PUBLIC_KEY_CACHE_MAX = 64
+const publicKeyCache = new Lru<Uint8Array>(PUBLIC_KEY_CACHE_MAX)
 const publicKeyCacheSecret = randomBytes(32)
 
 export function keyPairFromPrivate (curve: Curve, privateKey: Uint8Array): KeyPair {
@@ -55,7 +56,6 @@ export function keyPairFromPrivate (curve: Curve, privateKey: Uint8Array): KeyPa
   let publicKey = publicKeyCache.get(id)
   if (publicKey === undefined) {
     publicKey = impl.getPublicKey(privateKey, false)
-    if (publicKeyCache.size >= PUBLIC_KEY_CACHE_MAX) publicKeyCache.delete(publicKeyCache.keys().next().value!)
     publicKeyCache.set(id, publicKey)
   }
   // Copies: callers may wipe the buffer they passed in, or change what they get.

@@ -12,6 +12,7 @@ import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Collection, KvStore } from '../../storage/kv-store.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
+import { Lru } from '../../util/lru.js'
 import { assertDid, isValidDid } from '../../wallet/did-string.js'
 import { decodeDidDocument, DidFile, encodeDidDocument, PUBLIC_FILES, type DidDocument, type DidType } from '../../wallet/did-document.js'
 import type { LocalDid } from '../../wallet/did-crypto.js'
@@ -217,7 +218,7 @@ export class DidStore {
    * Remote documents read lately. A document hashes to its DID, so a cached one never goes stale;
    * a quorum reads the sender's for every PREPARE.
    */
-  private readonly remoteDocs = new Map<string, DidDocument>()
+  private readonly remoteDocs = new Lru<DidDocument>(REMOTE_DOC_CACHE_MAX)
 
   async remoteDocument (did: string): Promise<DidDocument | undefined> {
     const hit = this.remoteDocs.get(did)
@@ -241,7 +242,6 @@ export class DidStore {
   }
 
   private keepRemote (doc: DidDocument): void {
-    if (this.remoteDocs.size >= REMOTE_DOC_CACHE_MAX) this.remoteDocs.delete(this.remoteDocs.keys().next().value!)
     this.remoteDocs.set(doc.did, doc)
   }
 }

@@ -15,6 +15,16 @@ describe('util: bounded set', () => {
     expect([s.has('k999'), s.has('k998'), s.has('k997'), s.has('k996')]).to.deep.equal([true, true, true, false])
   })
 
+  it('keeps the exact order at a large size, through many evictions and hits', () => {
+    const s = new BoundedSet(10_000)
+    for (let i = 0; i < 10_000; i++) s.add(`k${i}`)
+    // the oldest half is used again: the next 5,000 additions drop the other half
+    for (let i = 0; i < 5000; i++) expect(s.has(`k${i}`)).to.equal(true)
+    for (let i = 10_000; i < 15_000; i++) s.add(`k${i}`)
+    expect(s.size).to.equal(10_000)
+    expect([s.has('k0'), s.has('k4999'), s.has('k5000'), s.has('k9999'), s.has('k14999')]).to.deep.equal([true, true, false, false, true])
+  })
+
   it('refuses a size that is not a positive integer', () => {
     for (const bad of [0, -1, 1.5, NaN]) expect(() => new BoundedSet(bad)).to.throw(RangeError)
   })
