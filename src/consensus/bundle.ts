@@ -136,7 +136,7 @@ export async function statesAfter (block: Uint8Array, memory: Pick<AncestryMemor
  * delivery then needs no chain (docs/protocol.md, "Validated states").
  */
 export async function heldStates (ledger: Pick<Ledger, 'tokensById' | 'recordsByKey'>, states: readonly SpentState[]): Promise<string[]> {
-  const stored = await ledger.tokensById(states.map((s) => s.tokenId))
+  const stored = await ledger.tokensById(states.map((s) => s.tokenId), { content: false })
   const at = states.filter((s, i) => stored[i]?.latestBlockId === s.blockId)
   const validated = await ledger.recordsByKey<ValidatedState>('cs-validated', at.map((s) => s.tokenId))
   return at.filter((s, i) => validated[i]?.blockId === s.blockId).map((s) => s.tokenId)

@@ -74,8 +74,11 @@ export interface Ledger {
   holdings: (did: string, status: TokenStatus) => Promise<Array<{ tokenId: string, valueMilli: number }>>
   /** ids of the first `count` Free FTs of one name and creator a DID holds, in latest-block order (an index: no record is read) */
   freeFts: (did: string, name: string, creator: string, count: number) => Promise<string[]>
-  /** several tokens in one read, in the order asked (undefined where unknown) */
-  tokensById: (tokenIds: readonly string[]) => Promise<Array<TokenState | undefined>>
+  /**
+   * several tokens in one read, in the order asked (undefined where unknown); `content: false`
+   * leaves out their contents (a part's is some 700 bytes), for callers that only move them
+   */
+  tokensById: (tokenIds: readonly string[], opts?: { content?: boolean }) => Promise<Array<TokenState | undefined>>
   /** all block envelopes of a token's chain, genesis first (empty when unknown) */
   chain: (tokenId: string) => Promise<Uint8Array[]>
   /** the chains of several tokens, as `chain` gives each, in the order asked */

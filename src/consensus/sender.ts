@@ -695,7 +695,7 @@ export class TransferSender {
       // a self transfer has no other party: this node stores the block itself below
       const delivery = rec.receiver === rec.sender ? Promise.resolve(true) : this.deliverWithRetry(rec, block, await delivered.of(rec.tokens.filter((id) => held?.has(id) !== true)), wait, 'transfer', delivered)
       // started once the delivery is on its way (its message is encoded and sent first)
-      const early = apart ? new Promise((resolve) => { setImmediate(resolve) }).then(async () => await this.ledger.tokensById(rec.tokens)) : undefined
+      const early = apart ? new Promise((resolve) => { setImmediate(resolve) }).then(async () => await this.ledger.tokensById(rec.tokens, { content: false })) : undefined
       const written = early?.then(async (recs) => { await this.ledger.commit((w) => { blocks(w, recs) }) }).then(() => undefined, (e: unknown) => e)
       if (!await delivery) {
         // a delivery retried later (it may be minutes) reads the chains again rather than keep them
@@ -712,7 +712,7 @@ export class TransferSender {
         const recs = await early
         await this.ledger.commit((w) => { committed(w, recs) })
       } else {
-        const recs = await this.ledger.tokensById(rec.tokens)
+        const recs = await this.ledger.tokensById(rec.tokens, { content: false })
         await this.ledger.commit((w) => { blocks(w, recs); committed(w, recs) })
       }
       this.sentBundles.delete(txid)

@@ -67,7 +67,8 @@ export async function lockTokens (ctx: LockContext, input: TransferInput, signer
   const sel = input.selfTokens !== undefined
     ? { take: input.selfTokens.map((tokenId) => ({ tokenId, value: 0 })), split: undefined }
     : input.amountMilli > 0 ? await select(ctx.ledger, held, input.amountMilli) : { take: [], split: undefined }
-  const byId = await freeTokensById(ctx.ledger, input.sender, [...sel.take.map((h) => h.tokenId), ...(sel.split !== undefined ? [sel.split.token.tokenId] : [])])
+  // their contents stay where they are: locking moves a token, it does not rewrite what it is
+  const byId = await freeTokensById(ctx.ledger, input.sender, [...sel.take.map((h) => h.tokenId), ...(sel.split !== undefined ? [sel.split.token.tokenId] : [])], { content: false })
   let tokens = sel.take.map((h) => byId.get(h.tokenId)!)
   if (sel.split !== undefined) {
     const token = byId.get(sel.split.token.tokenId)!
@@ -116,7 +117,7 @@ export async function lockTokens (ctx: LockContext, input: TransferInput, signer
     updatedAt: now
   }
   // tokens may have changed while the contract was signed (a prompt can take minutes)
-  const fresh = await ctx.ledger.tokensById(tokens.map((t) => t.tokenId))
+  const fresh = await ctx.ledger.tokensById(tokens.map((t) => t.tokenId), { content: false })
   for (const [i, f] of fresh.entries()) {
     if (f === undefined || f.status !== 'Free' || f.owner !== input.sender || f.latestBlockId !== tokens[i].latestBlockId) {
       throw new RbtError(ErrorCode.CONFLICT, `token ${tokens[i].tokenId} changed while the transfer was prepared; retry`)

@@ -9,9 +9,9 @@ export const isFreeOf = (t: TokenState, did: string): boolean => t.status === 'F
  * the DID's own. The index is written in the same commit as the records, so a disagreement means a
  * damaged store: it stops the caller before anything is written.
  */
-export async function freeTokensById (ledger: Ledger, did: string, ids: readonly string[]): Promise<Map<string, TokenState>> {
+export async function freeTokensById (ledger: Ledger, did: string, ids: readonly string[], opts?: { content?: boolean }): Promise<Map<string, TokenState>> {
   const out = new Map<string, TokenState>()
-  const found = ids.length === 0 ? [] : await ledger.tokensById(ids)
+  const found = ids.length === 0 ? [] : await ledger.tokensById(ids, opts)
   found.forEach((t, i) => {
     if (t === undefined || !isFreeOf(t, did)) {
       const saw = t === undefined ? 'is missing' : `says ${t.status}, owner ${t.owner}`

@@ -60,9 +60,9 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
   const bodies = new Map<string, Uint8Array>()
   const recordCol = (c: ConsensusCollection): ReturnType<KvStore['collection']> => store.collection(c)
   // the states of stored tokens in the order asked; FTs carry no token content, so none is read for them
-  const statesOf = async (ids: readonly string[]): Promise<Array<TokenState | undefined>> => {
+  const statesOf = async (ids: readonly string[], opts?: { content?: boolean }): Promise<Array<TokenState | undefined>> => {
     const recs = ids.length === 0 ? [] : await repos.tokens.getMany([...ids])
-    const racBacked = recs.flatMap((r) => r !== undefined && r.kind !== 'ft' ? [r.tokenId] : [])
+    const racBacked = opts?.content === false ? [] : recs.flatMap((r) => r !== undefined && r.kind !== 'ft' ? [r.tokenId] : [])
     const contents = racBacked.length === 0 ? [] : await repos.tokens.contents(racBacked)
     const contentOf = new Map(racBacked.map((id, i) => [id, contents[i]]))
     return recs.map((r) => r === undefined ? undefined : toState(r, contentOf.get(r.tokenId)))

@@ -73,9 +73,9 @@ export class MemoryLedger implements Ledger {
       .slice(0, count).map((t) => t.tokenId)
   }
 
-  async tokensById (ids: readonly string[]): Promise<Array<TokenState | undefined>> {
+  async tokensById (ids: readonly string[], opts?: { content?: boolean }): Promise<Array<TokenState | undefined>> {
     this.tokenReads += ids.length
-    return ids.map((id) => { const t = this.tokens.get(id); return t === undefined ? undefined : { ...t } })
+    return ids.map((id) => { const t = this.tokens.get(id); return t === undefined ? undefined : opts?.content === false ? { ...t, content: undefined } : { ...t } })
   }
 
   async chain (id: string): Promise<Uint8Array[]> { return [...(this.blocks.get(id) ?? [])] }
@@ -100,7 +100,8 @@ export class MemoryLedger implements Ledger {
     const ops: Array<() => void> = []
     const records: Array<{ collection: string, key: string, value: unknown }> = []
     build({
-      putToken: (t) => ops.push(() => this.tokens.set(t.tokenId, { ...t })),
+      // as the node's ledger: a token put without its content keeps the one stored (a content never changes)
+      putToken: (t) => ops.push(() => this.tokens.set(t.tokenId, t.content === undefined && this.tokens.get(t.tokenId)?.content !== undefined ? { ...t, content: this.tokens.get(t.tokenId)!.content } : { ...t })),
       putBlock: (id, n, env) => ops.push(() => { const c = this.blocks.get(id) ?? []; c[n] = env; this.blocks.set(id, c) }),
       putTransaction: (t) => ops.push(() => this.txs.set(`${t.role}/${t.txid}`, t)),
       putRecord: (c, k, v) => { records.push({ collection: c, key: k, value: structuredClone(v) }); ops.push(() => { const m = this.recs.get(c) ?? new Map(); m.set(k, structuredClone(v)); this.recs.set(c, m) }) },

@@ -72,6 +72,24 @@ describe('node: the consensus ledger over LevelDB, choosing tokens', function ()
     expect((await ledger.tokensById([t1!.tokenId]))[0]!.content).to.equal(t1!.content)
   })
 
+  it('tokens read without their contents are locked and moved without reading or writing a content', async () => {
+    const did = env.ring.newDid()
+    const minted = await env.service.mintLocalRbt({ did, count: 2, startIndex: 0 }, ringSigner(env.ring, did))
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const withContent = await ledger.tokensById(minted.token_ids)
+    let contentReads = 0
+    const contents = env.repos.tokens.contents.bind(env.repos.tokens)
+    env.repos.tokens.contents = async (ids) => { contentReads += ids.length; return await contents(ids) }
+    const bare = await ledger.tokensById(minted.token_ids, { content: false })
+    expect(bare.map((t) => t!.content)).to.deep.equal([undefined, undefined])
+    expect(bare.map((t) => ({ ...t, content: undefined }))).to.deep.equal(withContent.map((t) => ({ ...t, content: undefined })))
+    await ledger.commit((w) => { for (const t of bare) w.putToken({ ...t!, status: 'Locked', txid: 'tx1' }) })
+    expect(contentReads).to.equal(0)
+    env.repos.tokens.contents = contents
+    const after = await ledger.tokensById(minted.token_ids)
+    expect(after.map((t) => [t!.status, t!.content])).to.deep.equal(withContent.map((t) => ['Locked', t!.content]))
+  })
+
   it('the ledger audit accepts the blocks a quorum stored for a transfer it signed, and still reports a block no token or signed transfer explains', async () => {
     // what a quorum's commit writes: the finalized block of a token it does not hold, and its
     // transaction record (role quorum); the audit reported every such block as belonging to no
