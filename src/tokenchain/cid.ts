@@ -9,8 +9,8 @@ import { CID } from 'multiformats/cid'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { create as createDigest } from 'multiformats/hashes/digest'
 import { utf8 } from './hash.js'
-import { createHash } from 'node:crypto'
-import { base58btc } from 'multiformats/bases/base58'
+import { hash } from 'node:crypto'
+import { base58btcEncode } from './base58.js'
 import { Lru } from '../util/lru.js'
 
 export const CHUNK_SIZE = 262_144
@@ -58,43 +58,54 @@ export function cidV0ForContent (content: Uint8Array | string): string {
   return cid
 }
 
-/** Protobuf varint of a non-negative integer below 2^53. */
-function varint (n: number, out: number[]): void {
-  while (n >= 0x80) { out.push((n % 0x80) | 0x80); n = Math.floor(n / 0x80) }
-  out.push(n)
+/** Writes the protobuf varint of `n` (below 2^53) at `at`; returns the offset after it. */
+function varintAt (buf: Uint8Array, at: number, n: number): number {
+  while (n >= 0x80) { buf[at++] = (n % 0x80) | 0x80; n = Math.floor(n / 0x80) }
+  buf[at++] = n
+  return at
 }
 
+const varintLength = (n: number): number => { let l = 1; while (n >= 0x80) { n = Math.floor(n / 0x80); l++ } return l }
+
+/** Where short nodes are built (the hash is taken at once, so one buffer serves every call). */
+let scratch = Buffer.allocUnsafe(4096)
+
 /**
- * The CIDv0 of content that fits one chunk, encoded by hand: the dag-pb node {Data: UnixFS{Type:
- * file, Data: content, filesize}} with no links, what `leaf` builds through the libraries at
- * several times the cost (a quorum hashes a token state for every token of every transfer).
- * test/unit/tokenchain/token-id.test.ts checks both give the same id at every length class.
+ * The CIDv0 of content that fits one chunk (`length` bytes; text as UTF-8), encoded by hand: the
+ * dag-pb node {Data: UnixFS{Type: file, Data: content, filesize}} with no links, what `leaf`
+ * builds through the libraries at several times the cost (a quorum hashes a token state for
+ * every token of every transfer). test/unit/tokenchain/token-id.test.ts checks both give the same
+ * id at every length class.
  */
-function singleChunkCidV0 (bytes: Uint8Array): string {
-  const unixfs: number[] = [0x08, 0x02]
-  if (bytes.length > 0) { unixfs.push(0x12); varint(bytes.length, unixfs) }
-  const unixfsHead = unixfs.length
-  const tail: number[] = [0x18]
-  varint(bytes.length, tail)
-  const dataLen = unixfsHead + bytes.length + tail.length
-  const head: number[] = [0x0a]
-  varint(dataLen, head)
-  const node = Buffer.allocUnsafe(head.length + dataLen)
-  node.set(head, 0)
-  node.set(unixfs, head.length)
-  node.set(bytes, head.length + unixfsHead)
-  node.set(tail, head.length + unixfsHead + bytes.length)
-  const multihash = Buffer.allocUnsafe(34)
+function singleChunkCidV0 (content: Uint8Array | string, length: number): string {
+  const unixfsLength = 2 + (length > 0 ? 1 + varintLength(length) : 0) + length + 1 + varintLength(length)
+  const total = 1 + varintLength(unixfsLength) + unixfsLength
+  const node = total <= scratch.length ? scratch : Buffer.allocUnsafe(total)
+  let at = 0
+  node[at++] = 0x0a
+  at = varintAt(node, at, unixfsLength)
+  node[at++] = 0x08
+  node[at++] = 0x02
+  if (length > 0) {
+    node[at++] = 0x12
+    at = varintAt(node, at, length)
+    if (typeof content === 'string') at += node.write(content, at, 'utf8')
+    else { node.set(content, at); at += length }
+  }
+  node[at++] = 0x18
+  at = varintAt(node, at, length)
+  const multihash = new Uint8Array(34)
   multihash[0] = SHA2_256
   multihash[1] = 32
-  createHash('sha256').update(node).digest().copy(multihash, 2)
-  return base58btc.baseEncode(multihash)
+  multihash.set(hash('sha256', node.subarray(0, at), 'buffer'), 2)
+  return base58btcEncode(multihash)
 }
 
 function cidV0Uncached (content: Uint8Array | string): string {
+  const length = typeof content === 'string' ? Buffer.byteLength(content, 'utf8') : content.length
+  if (length <= CHUNK_SIZE) return singleChunkCidV0(content, length)
   const bytes = typeof content === 'string' ? utf8(content) : content
   let nodes: DagNode[] = []
-  if (bytes.length <= CHUNK_SIZE) return singleChunkCidV0(bytes)
   for (let off = 0; off < bytes.length; off += CHUNK_SIZE) nodes.push(leaf(bytes.subarray(off, off + CHUNK_SIZE)))
   while (nodes.length > 1) {
     const next: DagNode[] = []
