@@ -22,6 +22,21 @@ async function totalOwned (net: SimNet, dids: string[]): Promise<number> {
   return sum
 }
 
+
+/** Range reads of a quorum's holdings made while one of its PREPAREs runs, by quorum name (kept up to date). */
+function holdingsReadsDuringPrepare (nodes: readonly SimNode[]): Map<string, number> {
+  const reads = new Map<string, number>()
+  for (const q of nodes) {
+    const ledger = q.ledger as unknown as { holdings: (...x: unknown[]) => Promise<unknown> }
+    const holdings = ledger.holdings.bind(ledger)
+    let preparing = 0
+    ledger.holdings = async (...x) => { if (preparing > 0) reads.set(q.name, (reads.get(q.name) ?? 0) + 1); return await holdings(...x) }
+    const prepare = q.quorum.prepare.bind(q.quorum)
+    q.quorum.prepare = async (r) => { preparing++; try { return await prepare(r) } finally { preparing-- } }
+  }
+  return reads
+}
+
 describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', function () {
   this.timeout(60_000)
 
@@ -620,16 +635,7 @@ describe('consensus: quorum pledges', function () {
     const first = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
     const signers = first.quorums.map((d) => quorums[net.quorumDids.indexOf(d)])
     await Promise.all(signers.map(async (q) => { await q.quorum.refills() }))
-    // holdings range reads made while a PREPARE runs, per quorum
-    const duringPrepare = new Map<string, number>()
-    for (const q of signers) {
-      const ledger = q.ledger as unknown as { holdings: (...x: unknown[]) => Promise<unknown> }
-      const holdings = ledger.holdings.bind(ledger)
-      let preparing = 0
-      ledger.holdings = async (...x) => { if (preparing > 0) duringPrepare.set(q.name, (duringPrepare.get(q.name) ?? 0) + 1); return await holdings(...x) }
-      const prepare = q.quorum.prepare.bind(q.quorum)
-      q.quorum.prepare = async (r) => { preparing++; try { return await prepare(r) } finally { preparing-- } }
-    }
+    const duringPrepare = holdingsReadsDuringPrepare(signers)
     const second = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: first.quorums }, alice.owner)
     expect(second.quorums.length).to.equal(MIN_SIGNERS)
     expect([...duringPrepare.entries()]).to.deep.equal([])
@@ -680,15 +686,7 @@ describe('consensus: quorum pledges', function () {
     const first = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
     const signers = first.quorums.map((d) => quorums[net.quorumDids.indexOf(d)]!)
     await Promise.all(quorums.map(async (q) => { await q.quorum.refills() }))
-    const duringPrepare = new Map<string, number>()
-    for (const q of signers) {
-      const ledger = q.ledger as unknown as { holdings: (...x: unknown[]) => Promise<unknown> }
-      const holdings = ledger.holdings.bind(ledger)
-      let preparing = 0
-      ledger.holdings = async (...x) => { if (preparing > 0) duringPrepare.set(q.name, (duringPrepare.get(q.name) ?? 0) + 1); return await holdings(...x) }
-      const prepare = q.quorum.prepare.bind(q.quorum)
-      q.quorum.prepare = async (r) => { preparing++; try { return await prepare(r) } finally { preparing-- } }
-    }
+    const duringPrepare = holdingsReadsDuringPrepare(signers)
     // share 180: no piece of that size; a 0.2 piece from what the refill read is pledged whole
     const second = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 900, memo: '', quorums: first.quorums }, alice.owner)
     expect(second.quorums.filter((d) => first.quorums.includes(d)).length).to.be.at.least(MIN_SIGNERS)
