@@ -65,7 +65,7 @@ export interface AncestryMemory {
   /** token states validated by this call, newer than the ones known before */
   states: Map<string, ValidatedState>
   /** reads the validated states of these tokens at once, before `validated` asks for them one by one */
-  preload?: (tokenIds: readonly string[]) => Promise<void>
+  preload: (tokenIds: readonly string[]) => Promise<void>
 }
 
 /** An AncestryMemory over the ledger's 'cs-ancestors' and 'cs-validated' records (and what this memory learned already). */
@@ -118,7 +118,7 @@ export async function statesAfter (block: Uint8Array, memory: Pick<AncestryMemor
   const out = new Map<string, ValidatedState>()
   if (memory.validated === undefined) return out
   const decoded = decodeBlockEnvelope(block)
-  await memory.preload?.(Object.keys(decoded.content.transInfo.tokens))
+  await memory.preload(Object.keys(decoded.content.transInfo.tokens))
   for (const [tokenId, e] of Object.entries(decoded.content.transInfo.tokens)) {
     const known = await memory.validated(tokenId)
     if (known === undefined || e.previousBlockId !== known.blockId) continue

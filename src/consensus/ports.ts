@@ -117,7 +117,7 @@ export interface SpentMarkers {
   /** markers this node already holds (its own commits, gossip): answers at once */
   known: (stateHash: string) => Promise<SpentMarker | undefined>
   /** `known` for many states in one read, in the order asked */
-  knownMany?: (stateHashes: readonly string[]) => Promise<Array<SpentMarker | undefined>>
+  knownMany: (stateHashes: readonly string[]) => Promise<Array<SpentMarker | undefined>>
   /** asks the network (DHT); may take a while */
   lookup: (stateHash: string) => Promise<SpentMarker | undefined>
   /**

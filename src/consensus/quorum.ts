@@ -146,7 +146,7 @@ export class QuorumService {
       const markerHashes = markers === undefined ? [] : tokens.map(([tokenId, t]) => tokenStateHash(tokenId, t.blockId ?? ''))
       const markersFound: Promise<Array<SpentMarker | undefined>> = markers === undefined
         ? Promise.resolve([])
-        : (markers.knownMany?.(markerHashes) ?? Promise.all(markerHashes.map(async (h) => await markers.known(h)))).catch(() => [])
+        : markers.knownMany(markerHashes).catch(() => [])
       // 2. every token: whole chain valid, owned by the sender at the stated block, value as stated
       let totalMilli = 0
       const states: string[] = []
@@ -156,7 +156,7 @@ export class QuorumService {
       const memory = ledgerAncestry(this.ledger)
       const missing: string[] = []
       try {
-        if (!isNftTx) await memory.preload?.(tokens.map(([id]) => id))
+        if (!isNftTx) await memory.preload(tokens.map(([id]) => id))
         if (isNftTx) {
           const r = isScTx || req.nft?.sc !== undefined
             ? await validateScOp({ contract, op: req.nft, code: req.scCode, bundle: req.bundle, sender, receiver, runner: this.opts.contracts, tip: async (id) => await validateBundleToken(req.bundle, id, this.opts.verifier, this.cache) })
@@ -320,8 +320,8 @@ export class QuorumService {
     this.freeHint.set(quorumDid, held.filter((h) => h !== piece))
     if (piece !== undefined) {
       if (read) return { tokens: [...(await freeTokensById(this.ledger, quorumDid, [piece.tokenId])).values()] }
-      const [t] = await this.ledger.tokensById([piece.tokenId])
-      return t !== undefined && isFreeOf(t, quorumDid) && t.valueMilli === piece.valueMilli ? { tokens: [t] } : undefined
+      const t = await this.stillFree(quorumDid, piece)
+      return t === undefined ? undefined : { tokens: [t] }
     }
     const split = await this.splitForPledge(quorumDid, held, share)
     if (split !== undefined) {
@@ -342,10 +342,15 @@ export class QuorumService {
     for (;;) {
       const i = hint.findIndex((h) => h.valueMilli === share)
       if (i < 0) return undefined
-      const [{ tokenId }] = hint.splice(i, 1)
-      const [t] = await this.ledger.tokensById([tokenId])
-      if (t !== undefined && isFreeOf(t, quorumDid) && t.valueMilli === share) return t
+      const t = await this.stillFree(quorumDid, hint.splice(i, 1)[0])
+      if (t !== undefined) return t
     }
+  }
+
+  /** The record of a token the hint names, when it is still Free for the quorum and of that value. */
+  private async stillFree (quorumDid: string, h: { tokenId: string, valueMilli: number }): Promise<TokenState | undefined> {
+    const [t] = await this.ledger.tokensById([h.tokenId])
+    return t !== undefined && isFreeOf(t, quorumDid) && t.valueMilli === h.valueMilli ? t : undefined
   }
 
   /**

@@ -98,7 +98,7 @@ export class TransferReceiver {
       const chainless = Object.keys(ti.transTokens ?? {}).filter((id) => req.bundle.chains[id] === undefined)
       const storedRecs = chainless.length === 0 ? [] : await ledger.tokensById(chainless)
       const heldBefore = new Map(chainless.map((id, i) => [id, storedRecs[i]]))
-      await memory.preload?.(Object.keys(ti.transTokens ?? {}))
+      await memory.preload(Object.keys(ti.transTokens ?? {}))
       const extended: Array<[string, number]> = []
       for (const [tokenId, t] of Object.entries(ti.transTokens ?? {})) {
         const chain = req.bundle.chains[tokenId]

@@ -708,13 +708,8 @@ export class TransferSender {
       this.log.debug(`transfer ${txid.slice(0, 12)}: delivered ${Date.now() - rec.updatedAt} ms after the decision`)
       const failed = await written
       if (failed !== undefined) throw failed
-      if (early !== undefined) {
-        const recs = await early
-        await this.ledger.commit((w) => { committed(w, recs) })
-      } else {
-        const recs = await this.ledger.tokensById(rec.tokens, { content: false })
-        await this.ledger.commit((w) => { blocks(w, recs); committed(w, recs) })
-      }
+      const recs = await (early ?? this.ledger.tokensById(rec.tokens, { content: false }))
+      await this.ledger.commit((w) => { if (early === undefined) blocks(w, recs); committed(w, recs) })
       this.sentBundles.delete(txid)
       this.fault('committed')
       const spent = spentStates(rec).map((st) => `${st.tokenId}@${st.blockId}`)

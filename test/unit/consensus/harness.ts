@@ -199,6 +199,7 @@ export class SimNet {
   markerStore (node?: string): SpentMarkers {
     return {
       known: async (h) => this.markers.get(h),
+      knownMany: async (hs) => hs.map((h) => this.markers.get(h)),
       lookup: async (h) => { this.lookups.push({ stateHash: h, node: node ?? '' }); return this.markers.get(h) },
       publish: async (h, m) => { this.published.push({ stateHash: h, quorum: m.quorum }); this.markers.set(h, m) }
     }
