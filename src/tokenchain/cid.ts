@@ -68,7 +68,7 @@ function varintAt (buf: Uint8Array, at: number, n: number): number {
 const varintLength = (n: number): number => { let l = 1; while (n >= 0x80) { n = Math.floor(n / 0x80); l++ } return l }
 
 /** Where short nodes are built (the hash is taken at once, so one buffer serves every call). */
-let scratch = Buffer.allocUnsafe(4096)
+const scratch = Buffer.allocUnsafe(4096)
 
 /**
  * The CIDv0 of content that fits one chunk (`length` bytes; text as UTF-8), encoded by hand: the

@@ -18,16 +18,14 @@ if (data?.secpBackend !== undefined) setSecpBackend(data.secpBackend)
 const MAX_DOCS = 4096
 const docs = new Lru<DidDocument>(MAX_DOCS)
 
-const keep = (key: string, doc: DidDocument): void => { docs.set(key, doc) }
-
 serveWorkerJobs<SliceJob, SliceResult>(async (job, ask) => {
-  for (const d of job.docs ?? []) keep(`${job.resolver}:${d.did}`, d)
+  for (const d of job.docs ?? []) docs.set(`${job.resolver}:${d.did}`, d)
   const resolve = async (did: string): Promise<DidDocument | undefined> => {
     const key = `${job.resolver}:${did}`
     const hit = docs.get(key)
     if (hit !== undefined) return hit
     const doc = await ask({ did }) as DidDocument | undefined
-    if (doc !== undefined) keep(key, doc)
+    if (doc !== undefined) docs.set(key, doc)
     return doc
   }
   const known = new Set(job.known ?? [])
