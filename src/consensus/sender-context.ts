@@ -1,0 +1,213 @@
+import { decodeContract } from '../tokenchain/contract.js'
+import { ErrorCode, RbtError } from '../util/errors.js'
+import type { Logger } from '../util/logger.js'
+import { Lru } from '../util/lru.js'
+import type { VerifiedBlockCache } from '../tokenchain/validate.js'
+import type { FtSpend } from './transfer-lock.js'
+import { TxChains } from './tx-chains.js'
+import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply, SpentState } from './messages.js'
+import type { Clock, Ledger, Verifier } from './ports.js'
+import { b64, putOutgoing, unb64, type OutgoingRecord } from './records.js'
+import type { ScCode } from './smart-contract.js'
+import type { ConsensusObserver } from './observe.js'
+
+/**
+ * What the parts of a transfer's sender share (src/consensus/sender*.ts): its options and ports, and
+ * the per-transaction memory of the transfers in flight. The facade (sender.ts) owns one; the
+ * prepare round, the sign round and the delivery work on it.
+ */
+
+export interface TransferResult { txid: string, blockId: string, quorums: string[], delivered: boolean }
+
+/** An operation parked on a prompt: its request id and the seconds until it expires. */
+export interface WaitingOperation { id: string, secondsLeft: number, kind: 'password' | 'signature' }
+
+export type Vote = Extract<PrepareReply, { vote: 'yes' }>
+
+export interface SenderOptions {
+  ledger: Ledger
+  transport: ConsensusTransport
+  /**
+   * verifies the signed block before the decision (a quorum's bad signature is replaced, not
+   * delivered); absent, the block goes out unchecked and its receiver decides
+   */
+  verifier?: Verifier
+  /** envelopes whose signatures this node verified (shared by its roles) */
+  verified?: VerifiedBlockCache
+  /** this node's peer id, given to quorums so they can ask for an outcome */
+  selfPeer: string
+  clock?: Clock
+  logger?: Logger
+  /** test builds only: called after each durable step; may end the process */
+  fault?: (step: string) => void
+  prepareTimeoutMs?: number
+  deliverAttempts?: number
+  /** told once a transfer is committed, with the token states it spent (`<tokenId>@<blockId>`) */
+  onCommitted?: (txid: string, spentStates: string[]) => void
+  /** told once an NFT transaction is committed: the NFT's new latest block and owner */
+  onNftCommitted?: (nftId: string, blockId: string, owner: string, txid: string) => void
+  /** a smart contract's descriptor and binary, sent to the quorums so they can run it */
+  scCode?: (scId: string) => Promise<ScCode>
+  /** told how each transaction ended for the sender and how long its rounds took (metrics) */
+  observe?: ConsensusObserver
+  /** an operation of the DID waiting for its caller's answer (a password or signature prompt), if any */
+  waitingFor?: (did: string) => WaitingOperation | undefined
+  /**
+   * a quorum refused a transfer as a double spend of its tokens (`spent by <txid>`): the token
+   * states it spent, and the quorum's reason (the node checks those tokens' chains); called once the
+   * transfer is aborted, its tokens Free again
+   */
+  onDoubleSpent?: (states: Array<{ tokenId: string, blockId: string }>, reason: string) => void
+  /**
+   * whether a DID is hosted on this node: for a receiver elsewhere, this node writes the new block
+   * while the delivery runs; absent, after it
+   */
+  isLocalDid?: (did: string) => Promise<boolean>
+}
+
+/** The outcome of a receiver probe running next to the prepare round. */
+export interface ReceiverCheck {
+  /** resolves with the receiver's policy when it answered, rejects with the probe's error */
+  done: Promise<ReceiverPolicy>
+  /** throws the probe's error if it already failed */
+  throwIfFailed: () => void
+}
+
+/** The options, ports and in-flight memory every part of the sender works with. */
+export class SenderContext {
+  readonly ledger: Ledger
+  /** replaceable (tests wrap the transport of a running sender) */
+  transport: ConsensusTransport
+  readonly clock: Clock
+  readonly log: Logger
+  /**
+   * The bundle each transfer in flight sent to its quorums (its tokens' chains, each part with its
+   * parent's), used again for the new block and the delivery instead of reading and decoding every
+   * chain twice more. Only the transfer's own tokens are in it, Locked by it meanwhile; a transfer
+   * resumed after a restart reads them again.
+   */
+  readonly sentBundles = new Lru<TxChains>(8)
+  /** Transfers this process is driving right now: recovery leaves them to their own run. */
+  readonly inFlight = new Set<string>()
+  readonly receiverChecks = new Map<string, ReceiverCheck>()
+  /** per transaction in flight: the tokens the receiver's node holds at the state spent, once it answered */
+  readonly receiverHeld = new Map<string, { held?: Set<string> }>()
+  /** Double-spend refusals of transfers being aborted, told to the node once their tokens are Free. */
+  readonly refusedSpends = new Map<string, { states: SpentState[], reason: string }>()
+
+  constructor (readonly opts: SenderOptions, clock: Clock, log: Logger) {
+    this.ledger = opts.ledger
+    this.transport = opts.transport
+    this.clock = clock
+    this.log = log
+  }
+
+  fault (step: string): void { this.opts.fault?.(step) }
+
+  /** A transfer's chains, read as quorums and the receiver need them, once per transfer (see sentBundles). */
+  txChains (rec: OutgoingRecord): TxChains {
+    let c = this.sentBundles.get(rec.txid)
+    if (c === undefined) {
+      c = new TxChains(this.ledger, rec.tokens)
+      this.sentBundles.set(rec.txid, c)
+    }
+    return c
+  }
+
+  /** Writes the record again with `patch` (one commit). */
+  async update (rec: OutgoingRecord, patch: Partial<OutgoingRecord>): Promise<void> {
+    Object.assign(rec, patch, { updatedAt: this.clock.now() })
+    await this.ledger.commit((w) => { putOutgoing(w, rec) })
+  }
+
+  /** Forgets what the process kept for a transaction that is no longer driven here. */
+  forget (txid: string): void {
+    this.inFlight.delete(txid)
+    this.receiverChecks.delete(txid)
+    this.receiverHeld.delete(txid)
+    this.refusedSpends.delete(txid)
+  }
+}
+
+export function checkFtSpends (fts: readonly FtSpend[]): void {
+  const seen = new Set<string>()
+  for (const f of fts) {
+    if (typeof f.name !== 'string' || f.name === '' || typeof f.creator !== 'string' || f.creator === '') throw new RbtError(ErrorCode.INVALID_INPUT, 'each FT needs a name and a creator DID')
+    if (!Number.isSafeInteger(f.count) || f.count <= 0) throw new RbtError(ErrorCode.INVALID_INPUT, `number of "${f.name}" FTs must be a whole number greater than 0`)
+    const k = `${f.name}\u0000${f.creator}`
+    if (seen.has(k)) throw new RbtError(ErrorCode.INVALID_INPUT, `FT "${f.name}" of ${f.creator} is named twice; give one total`)
+    seen.add(k)
+  }
+}
+
+export function receiverCheck (probe: Promise<ReceiverPolicy>): ReceiverCheck {
+  let failure: { error: unknown } | undefined
+  const done = probe.catch((e: unknown) => { failure = { error: e }; throw e })
+  done.catch(() => {})
+  return { done, throwIfFailed: () => { if (failure !== undefined) throw failure.error } }
+}
+
+/** The signers' pledge chains, merged into one bundle and kept in the outgoing record (base64). */
+export function packEvidence (replies: SignReply[]): OutgoingRecord['pledges'] {
+  const out: NonNullable<OutgoingRecord['pledges']> = { chains: {}, contents: {} }
+  let any = false
+  for (const r of replies) {
+    const ev = r.pledgeChains
+    if (ev === undefined || ev === null || typeof ev !== 'object') continue
+    for (const [id, chain] of Object.entries(ev.chains ?? {})) {
+      if (Array.isArray(chain) && chain.every((b) => b instanceof Uint8Array)) { out.chains[id] = chain.map(b64); any = true }
+    }
+    for (const [id, c] of Object.entries(ev.contents ?? {})) if (typeof c === 'string') out.contents[id] = c
+  }
+  return any ? out : undefined
+}
+
+export function unpackEvidence (p: NonNullable<OutgoingRecord['pledges']>): ChainBundle {
+  return { chains: Object.fromEntries(Object.entries(p.chains).map(([id, chain]) => [id, chain.map(unb64)])), contents: { ...p.contents } }
+}
+
+/**
+ * A transfer's contract as bytes, the same array for every use while the transfer runs, so it is
+ * decoded once (decodeContract remembers by array): each use read it from base64 again and decoded
+ * it whole, five or six times a transfer, some 5 ms each for a contract of 300 parts. Keyed by
+ * txid, the hash of those very bytes.
+ */
+const contractArrays = new Lru<Uint8Array>(32)
+export function contractBytes (rec: Pick<OutgoingRecord, 'txid' | 'contract'>): Uint8Array {
+  let c = contractArrays.get(rec.txid)
+  if (c === undefined) {
+    c = unb64(rec.contract)
+    if (c.byteLength > 0) contractArrays.set(rec.txid, c)
+  }
+  return c
+}
+
+/** The token states a transaction spends, as its contract names them. */
+export function spentStates (rec: OutgoingRecord): SpentState[] {
+  const spends = decodeContract(contractBytes(rec)).content.transInfo.transTokens ?? {}
+  return Object.entries(spends).map(([tokenId, t]) => ({ tokenId, blockId: t.blockId ?? '' }))
+}
+
+/**
+ * A part of the sender (prepare round, sign round, delivery): the context's ports and memory under
+ * the names the facade uses.
+ */
+export abstract class SenderPart {
+  protected readonly ledger: Ledger
+  protected readonly clock: Clock
+  protected readonly log: Logger
+  protected readonly opts: SenderOptions
+
+  constructor (protected readonly ctx: SenderContext) {
+    this.ledger = ctx.ledger
+    this.clock = ctx.clock
+    this.log = ctx.log
+    this.opts = ctx.opts
+  }
+
+  protected get transport (): ConsensusTransport { return this.ctx.transport }
+
+  protected fault (step: string): void { this.ctx.fault(step) }
+  protected txChains (rec: OutgoingRecord): TxChains { return this.ctx.txChains(rec) }
+  protected async update (rec: OutgoingRecord, patch: Partial<OutgoingRecord>): Promise<void> { await this.ctx.update(rec, patch) }
+}

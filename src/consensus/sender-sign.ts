@@ -1,0 +1,197 @@
+import { createBlock, decodeBlockEnvelope, encodeBlockEnvelope, parseBlockId, setSignature, type BlockContent, type Block } from '../tokenchain/block.js'
+import { verifyEnvelope } from '../tokenchain/validate.js'
+import { decodeContract } from '../tokenchain/contract.js'
+import { TransactionType } from '../tokenchain/types.js'
+import { ErrorCode, RbtError, deliveryPending, errorMessage, isRbtError, signingPending } from '../util/errors.js'
+import type { SignReply } from './messages.js'
+import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
+import { b64, readOutgoing, type OutgoingRecord } from './records.js'
+import { nftBlock } from './nft.js'
+import { notify } from './observe.js'
+import { SenderPart, contractBytes, packEvidence, type SenderContext, type TransferResult, type Vote } from './sender-context.js'
+import type { PrepareRound } from './sender-prepare.js'
+import type { SenderDelivery } from './sender-delivery.js'
+
+/** How long the sender's check of a signed block may hold its decision back. */
+const SIGNED_BLOCK_CHECK_MS = 3000
+
+/**
+ * The sender's sign round: the block built from the chosen votes, signed by its five quorums (a
+ * signer that fails replaced by a spare vote or a recruit), checked, then the decision (COMMITTING)
+ * and the delivery.
+ */
+export class SignRound extends SenderPart {
+  constructor (ctx: SenderContext, private readonly prepare: PrepareRound, private readonly delivery: SenderDelivery) {
+    super(ctx)
+  }
+
+  /** The sign round of a SIGNING transfer (also resumed by recover()), then the decision and delivery. */
+  async run (rec: OutgoingRecord, progress: (msg: string) => void, t0 = Date.now()): Promise<TransferResult> {
+    const contract = contractBytes(rec)
+    const allowed = rec.receiverQuorums
+    const pool = ([...(rec.votes ?? [])] as Vote[]).filter((v) => allowed === undefined || allowed.includes(v.quorumDid))
+    let chosen = pool.slice(0, MIN_QUORUM_SIGNATURES)
+    let spare = pool.slice(MIN_QUORUM_SIGNATURES)
+    const refused: string[] = []
+    const failedSigners = new Set<string>()
+    for (;;) {
+      const tRound = Date.now()
+      let block = await this.buildBlock(rec, contract, chosen)
+      const unsigned = encodeBlockEnvelope(block)
+      const tBuilt = Date.now()
+      const sigs = await Promise.all(chosen.map(async (v) => {
+        try {
+          return await this.transport.sign({ txid: rec.txid, quorumDid: v.quorumDid, block: unsigned })
+        } catch (e) {
+          return new RbtError(ErrorCode.CONSENSUS_FAILED, `${v.quorumDid} did not sign: ${errorMessage(e)}`, { details: { quorumDid: v.quorumDid } })
+        }
+      }))
+      const failed = sigs.filter((s): s is RbtError => s instanceof RbtError)
+      let signed: Uint8Array | undefined
+      this.log.debug(`transfer ${rec.txid.slice(0, 12)}: block built ${tBuilt - tRound} ms, signatures ${Date.now() - tBuilt} ms`)
+      if (failed.length === 0) {
+        for (const s of sigs as SignReply[]) block = setSignature(block, s.quorumDid, s.signature)
+        signed = encodeBlockEnvelope(block)
+        // a quorum whose signature or credit does not verify is a signer that failed: replaced below
+        for (const d of await this.forgedSigners(rec.txid, signed, chosen)) {
+          failed.push(new RbtError(ErrorCode.CONSENSUS_FAILED, `${d} answered a signature that does not verify`, { details: { quorumDid: d } }))
+        }
+      }
+      if (signed !== undefined && failed.length === 0) {
+        this.log.debug(`transfer ${rec.txid.slice(0, 12)}: sign round ${Date.now() - t0} ms`)
+        notify(this.opts.observe, { kind: 'round', round: 'sign', ms: Date.now() - t0 })
+        // The decision point: from here on the transfer completes, whatever happens. A failure of
+        // this node's own writes now (a full disk) is not a refusal: SIGNING is durable, so recovery
+        // signs again and commits; after COMMITTING, recovery finishes the delivery and the record.
+        try {
+          await this.update(rec, { state: 'COMMITTING', block: b64(signed), signers: chosen.map((v) => v.quorumDid), pledges: packEvidence(sigs as SignReply[]) })
+        } catch (e) {
+          throw signingPending(rec.txid, `the quorums signed, but this node could not record the decision (${errorMessage(e)}); it is retried automatically and the transfer ends committed`)
+        }
+        this.fault('committing')
+        progress('quorums signed the block, delivering to the receiver')
+        try {
+          return await this.delivery.complete(rec.txid, true, { rec, block: signed })
+        } catch (e) {
+          if (isRbtError(e, ErrorCode.DELIVERY_PENDING)) throw e
+          throw deliveryPending(rec.txid, errorMessage(e))
+        }
+      }
+      const bad = new Set(failed.map((f) => (f.details as { quorumDid: string }).quorumDid))
+      for (const d of bad) failedSigners.add(d)
+      refused.push(...failed.map((f) => f.message))
+      if (spare.length < bad.size) spare.push(...await this.recruit(rec, bad.size - spare.length, [...chosen, ...spare].map((v) => v.quorumDid).concat([...failedSigners]), refused))
+      if (spare.length < bad.size) {
+        throw signingPending(rec.txid, `consensus reached but only ${chosen.length - bad.size} quorums could sign the block (${refused.join('; ')}); the tokens stay locked and signing is retried automatically`)
+      }
+      chosen = [...chosen.filter((v) => !bad.has(v.quorumDid)), ...spare.slice(0, bad.size)]
+      spare = spare.slice(bad.size)
+    }
+  }
+
+  /**
+   * The signed block's signatures, verified before the decision. A block that verifies whole is
+   * remembered, so this node checks it no more when its tokens come back. Otherwise each chosen
+   * quorum's block signature and credit are checked, and those that do not verify are answered (to
+   * be replaced); a block that fails for another reason is logged and goes on, the receiver decides.
+   */
+  private async forgedSigners (txid: string, signed: Uint8Array, chosen: readonly Vote[]): Promise<string[]> {
+    const verifier = this.opts.verifier
+    if (verifier === undefined) return []
+    // a check that cannot finish soon (a signer's DID document still being looked up) does not hold
+    // the decision back: the block goes on unchecked, as before, and its receiver decides
+    const check = (async (): Promise<string[]> => {
+      let why: string
+      try {
+        await verifyEnvelope(signed, { verifier, cache: this.opts.verified })
+        return []
+      } catch (e) { why = errorMessage(e) }
+      const b = decodeBlockEnvelope(signed)
+      const forged: string[] = []
+      // only a signature that does not verify counts; one that could not be checked (a DID
+      // document not found) is no proof against its quorum
+      const fails = async (p: Promise<boolean> | undefined): Promise<boolean> => p === undefined ? false : !await p.catch(() => true)
+      await Promise.all(chosen.map(async (v) => {
+        const sig = b.signatures[v.quorumDid]
+        const c = v.credit
+        if (sig === undefined || await fails(verifier.verify(v.quorumDid, b.hash, sig, 'quorum')) ||
+          await fails(c.signType === '1' ? verifier.verifyNlss?.(v.quorumDid, txid, c.signature, c.privSignature, 'quorum') : verifier.verify(v.quorumDid, txid, c.privSignature, 'quorum'))) forged.push(v.quorumDid)
+      }))
+      if (forged.length === 0) this.log.warn(`transfer ${txid}: the signed block could not be verified here (${why}); it goes on, its receiver decides`)
+      else this.log.warn(`transfer ${txid}: ${forged.join(', ')} answered signatures that do not verify; replaced`)
+      return forged
+    })()
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<string[]>((resolve) => { timer = setTimeout(() => { resolve([]) }, SIGNED_BLOCK_CHECK_MS) })
+    try {
+      return await Promise.race([check, late])
+    } finally { clearTimeout(timer) }
+  }
+
+  /**
+   * More yes votes when signers failed and no spare vote is left: the quorums of the list not asked
+   * yet (or that said no, they may answer now) are asked to PREPARE, as many at a time as needed.
+   * The new votes are recorded, so a restart resumes with them.
+   */
+  private async recruit (rec: OutgoingRecord, need: number, have: string[], refused: string[]): Promise<Vote[]> {
+    const candidates = rec.asked.filter((d) => !have.includes(d) && (rec.receiverQuorums === undefined || rec.receiverQuorums.includes(d)))
+    if (candidates.length === 0) return []
+    const { prepare, prefer } = await this.prepare.preparer(rec)
+    const ordered = prefer(candidates)
+    const got: Vote[] = []
+    let next = 0
+    while (got.length < need && next < ordered.length) {
+      const batch = ordered.slice(next, next + need - got.length)
+      next += batch.length
+      for (const r of await Promise.all(batch.map(prepare))) {
+        if (r.vote === 'yes') got.push(r)
+        else refused.push(`${r.quorumDid}: ${r.reason}`)
+      }
+    }
+    const cur = await readOutgoing(this.ledger, rec.txid) ?? rec
+    const contacted = [...new Set([...(cur.contacted ?? rec.asked), ...ordered.slice(0, next)])]
+    if (got.length > 0) {
+      await this.update(rec, { yes: [...new Set([...(cur.yes ?? []), ...got.map((v) => v.quorumDid)])], votes: [...(cur.votes ?? []), ...got], contacted })
+    } else {
+      await this.update(rec, { contacted })
+    }
+    return got
+  }
+
+  private async buildBlock (rec: OutgoingRecord, contract: Uint8Array, chosen: Vote[]): Promise<Block> {
+    const c = decodeContract(contract)
+    if (rec.nft !== undefined) {
+      const pledgeDetails: Record<string, Vote['pledge']> = {}
+      for (const v of chosen) pledgeDetails[v.quorumDid] = v.pledge
+      const chain = rec.nft.op === 'execute' ? await this.ledger.chain(rec.nft.nftId) : []
+      return nftBlock({
+        op: rec.nft, sender: rec.sender, receiver: rec.receiver, memo: rec.memo, txid: rec.txid, contract, contractHash: c.hash,
+        keySig: c.keySignatures[rec.sender] ?? '', shareSig: c.shareSignatures[rec.sender] ?? '', credits: chosen.map((v) => v.credit),
+        pledgeDetails, epoch: rec.epoch, previous: chain.length > 0 ? decodeBlockEnvelope(chain[chain.length - 1]) : undefined
+      })
+    }
+    const tokens: BlockContent['transInfo']['tokens'] = {}
+    // the next link of each token's chain follows the state the contract spends (what the quorums validated)
+    const spends = c.content.transInfo.transTokens ?? {}
+    for (const id of rec.tokens) {
+      const t = spends[id]
+      if (t?.blockId === undefined) throw new RbtError(ErrorCode.INTERNAL, `the contract of ${rec.txid} names no state of token ${id}`)
+      tokens[id] = { tokenType: t.tokenType, blockNumber: String(parseBlockId(t.blockId).number + 1), previousBlockId: t.blockId }
+    }
+    const pledgeDetails: Record<string, Vote['pledge']> = {}
+    for (const v of chosen) pledgeDetails[v.quorumDid] = v.pledge
+    const keySig = c.keySignatures[rec.sender] ?? ''
+    const shareSig = c.shareSignatures[rec.sender] ?? ''
+    return createBlock({
+      transactionType: TransactionType.TRANSFERRED,
+      owner: rec.receiver,
+      transInfo: { sender: rec.sender, receiver: rec.receiver, comment: rec.memo, tid: rec.txid, tokens },
+      smartContract: contract,
+      quorumSignatures: chosen.map((v) => v.credit),
+      pledgeDetails,
+      childTokens: [],
+      initiatorSignature: { hash: c.hash, signType: shareSig === '' ? 0 : 1, initiatorDid: rec.sender, privSignature: keySig, nlssShareSignature: shareSig },
+      epoch: rec.epoch
+    })
+  }
+}
