@@ -29,9 +29,13 @@ export interface PrepareRequest {
 }
 
 export type PrepareReply =
-  | { vote: 'yes', quorumDid: string, credit: CreditSignature, pledge: PledgeToken[], pledgeMilli: number }
-  /** `missing`: part-token ancestors neither in the bundle nor known to the quorum; PREPARE again with their chains */
-  | { vote: 'no', quorumDid: string, reason: string, conflict?: boolean, missing?: string[] }
+  /** `claimed`: this quorum, the designated checker of the five named, holds the claim of every state spent (docs/protocol.md, "Claims") */
+  | { vote: 'yes', quorumDid: string, credit: CreditSignature, pledge: PledgeToken[], pledgeMilli: number, claimed?: boolean }
+  /**
+   * `missing`: part-token ancestors neither in the bundle nor known to the quorum; PREPARE again with their chains.
+   * `code`: why a claim failed (STATE_CLAIMED, STATE_SPENT, CLAIM_UNREACHABLE), `holder` the other transaction when known.
+   */
+  | { vote: 'no', quorumDid: string, reason: string, conflict?: boolean, missing?: string[], code?: 'STATE_CLAIMED' | 'STATE_SPENT' | 'CLAIM_UNREACHABLE', holder?: string }
 
 export interface SignRequest { txid: string, quorumDid: string, block: Uint8Array }
 export interface SignReply {

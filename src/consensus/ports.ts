@@ -132,6 +132,18 @@ export interface SpentMarkers {
 }
 
 /**
+ * Claims of the states a transaction spends at their arbiters (docs/protocol.md, "Claims"): the
+ * designated checker claims before any signature, and gives the claim up when its vote is
+ * released before signing.
+ */
+export interface StateClaims {
+  /** claims every state for `txid` on behalf of `quorumDid`; granted only when each state's arbiters granted enough */
+  claim: (txid: string, quorumDid: string, stateHashes: readonly string[]) => Promise<import('./claims.js').ClaimResult>
+  /** gives the claim of `txid` up (best effort: an arbiter not told asks the outcome later) */
+  release: (txid: string, quorumDid: string, stateHashes: readonly string[]) => Promise<void>
+}
+
+/**
  * States of a transaction checked and published one by one in the DHT; a transaction with more
  * states (many FTs) has the rest spread by one batched gossip message (docs/protocol.md, "FTs").
  */

@@ -14,7 +14,7 @@ import { splitToken, type SplitResult } from './part-split.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import type { AbortRequest, ChainBundle, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest } from './messages.js'
-import type { Clock, ConsensusSigner, Ledger, LedgerWriter, SpentMarker, SpentMarkers, TokenState, Verifier } from './ports.js'
+import type { Clock, ConsensusSigner, Ledger, LedgerWriter, SpentMarker, SpentMarkers, StateClaims, TokenState, Verifier } from './ports.js'
 import { MARKER_DHT_STATES, systemClock, VERIFIED_MEMO } from './ports.js'
 import { openVotes, pledgeIndexKeys, putVote, stateKey, voteKey, type PledgeRecord, type VoteRecord } from './records.js'
 import { ContractType, TransactionType } from '../tokenchain/types.js'
@@ -26,6 +26,8 @@ import { carriesFt } from './ft.js'
 import { freeTokensById, isFreeOf } from './wallet-tokens.js'
 import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe.js'
 import { PledgeReleases } from './pledge-release.js'
+import { QuorumClaims } from './quorum-claims.js'
+import type { ClaimResult } from './claims.js'
 
 export interface QuorumOptions {
   ledger: Ledger
@@ -37,6 +39,12 @@ export interface QuorumOptions {
   /** the quorum DID's own key (to split a token so it pledges exactly its share); optional */
   ownerSignerFor?: (quorumDid: string) => ConsensusSigner | undefined
   markers?: SpentMarkers
+  /**
+   * claims of the states spent at their arbiters, made by a transaction's designated checker
+   * before any signature (docs/protocol.md, "Claims"); absent, the checker looks the spent
+   * markers up instead (the protection of nodes from before claims)
+   */
+  claims?: StateClaims
   transport?: Pick<ConsensusTransport, 'outcome'>
   clock?: Clock
   logger?: Logger
@@ -84,6 +92,8 @@ export class QuorumService {
   private readonly freeHint = new Map<string, Array<{ tokenId: string, valueMilli: number }>>()
   /** releases of committed pledges, under the same locks as the votes */
   private readonly pledges: PledgeReleases
+  /** the claims this node's quorums made as designated checkers */
+  private readonly claims: QuorumClaims | undefined
 
   constructor (private readonly opts: QuorumOptions) {
     this.ledger = opts.ledger
@@ -91,25 +101,84 @@ export class QuorumService {
     this.log = opts.logger ?? silentLogger
     this.cache = opts.verified ?? new BoundedSet(VERIFIED_MEMO)
     this.pledges = new PledgeReleases({ ledger: this.ledger, clock: this.clock, log: this.log, locks: this.locks, verifier: opts.verifier, cache: this.cache })
+    this.claims = opts.claims !== undefined ? new QuorumClaims(opts.claims, this.log) : undefined
   }
 
   private fault (step: string): void { this.opts.fault?.(step) }
 
   async prepare (req: PrepareRequest): Promise<PrepareReply> {
     const started = Date.now()
-    const reply = await this.vote(req)
+    const voted = await this.vote(req)
+    let reply = voted.reply
+    if (voted.claim !== undefined) reply = await this.claimed(req, voted.reply, voted.claim.result, voted.claim.states)
     if (reply.vote === 'no') notify(this.opts.observe, { kind: 'transaction', role: 'quorum', outcome: 'refused', ms: Date.now() - started })
     return reply
   }
 
+  /**
+   * The designated checker's vote once its claim of every state answered: yes with `claimed`, or,
+   * refused, the vote released (pledge freed, states no longer held, the partial claim given up)
+   * and a no naming the cause. The claim ran outside the quorum's lock, next to the pledge.
+   */
+  private async claimed (req: PrepareRequest, reply: PrepareReply, claim: Promise<ClaimResult>, states: readonly string[]): Promise<PrepareReply> {
+    const { quorumDid, txid } = req
+    const r = await claim
+    if (r.granted) return reply.vote === 'yes' ? { ...reply, claimed: true } : reply
+    await this.locks.run(quorumDid, async () => {
+      const vote = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
+      if (vote !== undefined && vote.state === 'RESERVED') await this.release(vote, r.reason)
+      else if (vote === undefined || vote.state === 'RELEASED') this.claims?.release(quorumDid, txid, states)
+    })
+    if (reply.vote === 'no') return reply
+    return { vote: 'no', quorumDid, reason: r.reason, conflict: r.code !== 'CLAIM_UNREACHABLE', code: r.code, ...(r.holder !== undefined ? { holder: r.holder } : {}) }
+  }
+
+  /**
+   * What an arbiter holding a claim of `txid` by `quorumDid` is told: `pending` while the vote may
+   * still sign (or a claim is under way), `committed` once it committed (or signed and keeps the
+   * states held), `released` when it was released before signing or never recorded.
+   */
+  async claimOutcome (quorumDid: string, txid: string): Promise<'pending' | 'committed' | 'released'> {
+    if (this.claims?.live(quorumDid, txid) === true) return 'pending'
+    const vote = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
+    if (vote === undefined) return 'released'
+    if (vote.state === 'RESERVED' || vote.state === 'SIGNED') return 'pending'
+    if (vote.state === 'COMMITTED') return 'committed'
+    return (vote as VoteRecord & { statesHeld?: boolean }).statesHeld === true || vote.signature !== undefined ? 'committed' : 'released'
+  }
+
   private ended (vote: VoteRecord, outcome: ConsensusOutcome): void {
     const key = voteKey(vote.quorumDid, vote.txid)
+    this.claims?.forget(vote.quorumDid, vote.txid)
     for (const wake of this.voteEnds.get(key) ?? []) wake()
     this.voteEnds.delete(key)
     notify(this.opts.observe, { kind: 'transaction', role: 'quorum', outcome, ms: Math.max(0, this.clock.now() - vote.createdAt) })
   }
 
-  private async vote (req: PrepareRequest): Promise<PrepareReply> {
+  /**
+   * The vote (validation, double-spend checks, pledge, RESERVED record), and, when this quorum is
+   * the designated checker of the five the sender named, the claim of the states, started once
+   * they validated and running outside the lock.
+   */
+  private async vote (req: PrepareRequest): Promise<{ reply: PrepareReply, claim?: { result: Promise<ClaimResult>, states: string[] } }> {
+    const { quorumDid, txid } = req
+    let claim: { result: Promise<ClaimResult>, states: string[] } | undefined
+    const asked = Array.isArray(req.asked) && req.asked.every((d) => typeof d === 'string') ? req.asked : undefined
+    // a list of five names the expected signers: exactly their checker starts; a longer list
+    // (every candidate) leaves the signers open, so one more of its first-ranked starts too
+    const likely = asked === undefined ? undefined : networkCheckers(txid, asked, asked.length <= MIN_QUORUM_SIGNATURES ? NETWORK_CHECKERS : NETWORK_CHECKERS + 1)
+    const reply = await this.voteLocked(req, likely, (states) => {
+      if (this.claims !== undefined && likely?.includes(quorumDid) === true) claim = { result: this.claims.claim(quorumDid, txid, states), states }
+    })
+    if (reply.vote === 'no' && claim !== undefined) {
+      // a claim started for a vote that was then refused (its pledge, say) is given up at once
+      this.claims?.release(quorumDid, txid, claim.states)
+      claim = undefined
+    }
+    return claim !== undefined ? { reply, claim } : { reply }
+  }
+
+  private async voteLocked (req: PrepareRequest, likely: string[] | undefined, startClaim: (states: string[]) => void): Promise<PrepareReply> {
     const { quorumDid, txid } = req
     const no = (reason: string, conflict = false): PrepareReply => ({ vote: 'no', quorumDid, reason, conflict })
     const signer = this.opts.signerFor(quorumDid)
@@ -119,7 +188,9 @@ export class QuorumService {
       const tEnter = Date.now()
       const existing = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
       if (existing !== undefined && existing.state !== 'RELEASED') {
-        return { vote: 'yes', quorumDid, credit: existing.credit, pledge: existing.pledge, pledgeMilli: existing.pledgeMilli }
+        // asked again as the checker of another five (the sender replaced a signer): it claims now
+        if (existing.state === 'RESERVED' && this.claims?.holds(quorumDid, txid) === false) startClaim(existing.states)
+        return { vote: 'yes', quorumDid, credit: existing.credit, pledge: existing.pledge, pledgeMilli: existing.pledgeMilli, ...(this.claims?.holds(quorumDid, txid) === true ? { claimed: true } : {}) }
       }
       // 1. contract and the sender's signature
       let contract
@@ -202,13 +273,12 @@ export class QuorumService {
         if (marker !== undefined && marker.txid !== txid) return no(`Token state is exhausted, token ${tokenId} is being double spent (spent by ${marker.txid})`, true)
       }
       this.log.debug(`prepare ${txid.slice(0, 12)}: validation ${tValid - tStart} ms, known markers +${Date.now() - tValid} ms`)
-      // the network's markers are asked in the background by the quorums likely to be designated
-      // checkers of the final block (see networkCheckers); SIGN waits for the answer (bounded)
-      const asked = Array.isArray(req.asked) && req.asked.every((d) => typeof d === 'string') ? req.asked : undefined
-      // a list of five names the expected signers: exactly their checker starts; a longer list
-      // (every candidate) leaves the signers open, so one more of its first-ranked starts too
-      const likely = asked === undefined ? undefined : networkCheckers(txid, asked, asked.length <= MIN_QUORUM_SIGNATURES ? NETWORK_CHECKERS : NETWORK_CHECKERS + 1)
-      if (markers !== undefined && (likely === undefined || likely.includes(quorumDid))) {
+      // The designated checker of the five named claims every state at its arbiters now, next to
+      // the pledge; the vote's answer waits for the claim (prepare). Without claims, the network's
+      // markers are asked in the background by the quorums likely to be designated checkers of the
+      // final block (see networkCheckers); SIGN waits for the answer (bounded).
+      if (this.claims !== undefined) startClaim(states)
+      else if (markers !== undefined && (likely === undefined || likely.includes(quorumDid))) {
         this.networkChecks.set(voteKey(quorumDid, txid), this.networkCheck(markers, states, txid))
       }
       // 4. pledge
@@ -485,14 +555,25 @@ export class QuorumService {
       const key = voteKey(quorumDid, txid)
       const markers = this.opts.markers
       const checker = networkCheckers(txid, (block.content.quorumSignatures ?? []).map((c) => c.did), NETWORK_CHECKERS).includes(quorumDid)
-      const pendingCheck = !checker ? Promise.resolve(undefined) : this.networkChecks.get(key) ?? (markers !== undefined ? this.networkCheck(markers, vote.states, txid) : Promise.resolve(undefined))
-      this.networkChecks.delete(key)
       tChecked = Date.now()
-      const conflict = await withTimeout(pendingCheck, this.opts.markerSignWaitMs ?? 250).catch(() => undefined)
-      tMarkers = Date.now()
-      if (conflict !== undefined) {
-        await this.release(vote, conflict)
-        throw new RbtError(ErrorCode.CONFLICT, conflict)
+      if (checker && this.claims !== undefined) {
+        // the designated checker signs only with the claim of every state held: made at PREPARE,
+        // or now (a checker of another five than the sender named, or after a restart)
+        const r = this.claims.holds(quorumDid, txid) ? undefined : await this.claims.claim(quorumDid, txid, vote.states)
+        tMarkers = Date.now()
+        if (r !== undefined && !r.granted) {
+          await this.release(vote, r.reason)
+          throw new RbtError(r.code === 'CLAIM_UNREACHABLE' ? ErrorCode.CLAIM_UNREACHABLE : ErrorCode.STATE_CLAIMED, r.reason, { details: r.holder !== undefined ? { claimedBy: r.holder } : {} })
+        }
+      } else {
+        const pendingCheck = !checker ? Promise.resolve(undefined) : this.networkChecks.get(key) ?? (markers !== undefined ? this.networkCheck(markers, vote.states, txid) : Promise.resolve(undefined))
+        this.networkChecks.delete(key)
+        const conflict = await withTimeout(pendingCheck, this.opts.markerSignWaitMs ?? 250).catch(() => undefined)
+        tMarkers = Date.now()
+        if (conflict !== undefined) {
+          await this.release(vote, conflict)
+          throw new RbtError(ErrorCode.CONFLICT, conflict)
+        }
       }
       const signature = await signer.pvtSign(block.hash)
       const now = this.clock.now()
@@ -602,6 +683,11 @@ export class QuorumService {
 
   private async release (vote: VoteRecord, reason: string, keepStates = false): Promise<void> {
     this.networkChecks.delete(voteKey(vote.quorumDid, vote.txid))
+    // a vote released before it signed gives its claim up; one that signed keeps it (a block may exist)
+    if (this.claims !== undefined) {
+      if (!keepStates && vote.signature === undefined) this.claims.release(vote.quorumDid, vote.txid, vote.states)
+      else this.claims.forget(vote.quorumDid, vote.txid)
+    }
     const now = this.clock.now()
     const tokens = await Promise.all(vote.pledge.map(async (p) => await this.ledger.token(p.token)))
     await this.ledger.commit((w) => {

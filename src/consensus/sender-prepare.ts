@@ -7,6 +7,16 @@ import type { OutgoingRecord } from './records.js'
 import type { NftOp } from './nft.js'
 import { notify } from './observe.js'
 import { SenderPart, contractBytes, spentStates, type Vote } from './sender-context.js'
+import { NETWORK_CHECKERS, networkCheckers } from './quorum.js'
+
+type No = Extract<PrepareReply, { vote: 'no' }>
+
+/** The error a claim refusal ends a transfer with: its code, the other transaction when known. */
+function claimError (r: No | undefined): RbtError | undefined {
+  if (r?.code === 'STATE_CLAIMED') return new RbtError(ErrorCode.STATE_CLAIMED, `transfer refused before any signature: ${r.reason}`, { details: r.holder !== undefined ? { claimedBy: r.holder } : {} })
+  if (r?.code === 'CLAIM_UNREACHABLE') return new RbtError(ErrorCode.CLAIM_UNREACHABLE, `transfer refused before any signature: ${r.reason}`)
+  return undefined
+}
 
 /** Rounds in which a quorum or receiver may ask for ancestors it lacks (each answer names all it lacks at once). */
 export const ANCESTRY_ROUNDS = 3
@@ -34,7 +44,7 @@ export class PrepareRound extends SenderPart {
    * The PREPARE call of a transaction (bundle and contract built once), to any quorum of its list,
    * and the order in which to ask quorums after the anchor (preferQuorums).
    */
-  async preparer (rec: OutgoingRecord): Promise<{ prepare: (quorumDid: string) => Promise<PrepareReply>, prefer: (dids: readonly string[]) => string[] }> {
+  async preparer (rec: OutgoingRecord): Promise<{ prepare: (quorumDid: string, five?: readonly string[]) => Promise<PrepareReply>, prefer: (dids: readonly string[]) => string[] }> {
     const contract = contractBytes(rec)
     // an NFT's chain goes to every quorum; a transfer's chains only to the quorums that lack them
     const nftChains = rec.nft !== undefined ? await this.nftBundle(rec.nft) : undefined
@@ -52,12 +62,12 @@ export class PrepareRound extends SenderPart {
     // the five expected to sign, a hint for the network checkers among them: the anchor and the next preferred
     const expected = [...rec.asked.slice(0, 1), ...prefer(rec.asked.slice(1))].slice(0, MIN_QUORUM_SIGNATURES)
     if (tipSigners !== undefined) this.log.debug(`transfer ${rec.txid.slice(0, 12)}: of ${rec.tokens.length} tokens, the quorums to ask signed the last blocks of ${expected.map((d) => knows.get(d) ?? 0).join('/')}`)
-    const prepare = async (quorumDid: string): Promise<PrepareReply> => {
+    const prepare = async (quorumDid: string, five: readonly string[] = expected): Promise<PrepareReply> => {
       // a chain that cannot be read fails the transfer, as it did when the whole bundle was read first
       let sent = nftChains ?? await this.bundleFor(rec, txc, tipSigners!, quorumDid)
       try {
         for (let round = 0; ; round++) {
-          const reply = await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle: sent, senderPeer: this.opts.selfPeer, epoch: rec.epoch, asked: expected, ...nft })
+          const reply = await this.transport.prepare({ txid: rec.txid, quorumDid, contract, bundle: sent, senderPeer: this.opts.selfPeer, epoch: rec.epoch, asked: [...five], ...nft })
           const more = round >= ANCESTRY_ROUNDS || reply.vote === 'yes'
             ? undefined
             : reply.missing !== undefined
@@ -177,14 +187,17 @@ export class PrepareRound extends SenderPart {
     const anchor = rec.asked[0]
     // after the anchor, the quorums that know the most of the tokens first (preferQuorums)
     const rest = prefer(rec.asked.slice(1))
-    replies.push(...await Promise.all([anchor, ...rest.slice(0, MIN_QUORUM_SIGNATURES - 1)].map(prepare)))
+    const ask = async (d: string): Promise<PrepareReply> => await prepare(d)
+    replies.push(...await Promise.all([anchor, ...rest.slice(0, MIN_QUORUM_SIGNATURES - 1)].map(ask)))
     const anchorReply = replies[0]
-    const conflicts = (): Array<Extract<PrepareReply, { vote: 'no' }>> => replies.filter((r): r is Extract<PrepareReply, { vote: 'no' }> => r.vote === 'no' && r.conflict === true)
+    // a conflict in a quorum's own records (a claim refused at the arbiters is asked again below)
+    const conflicts = (): No[] => replies.filter((r): r is No => r.vote === 'no' && r.conflict === true && r.code !== 'STATE_CLAIMED')
+    const claimRefusals = (): No[] => replies.filter((r): r is No => r.vote === 'no' && r.code === 'STATE_CLAIMED')
     // a conflict at the anchor, or anywhere while the anchor gave no vote: another transaction holds the state
-    if (anchorReply.vote === 'no' && (anchorReply.conflict === true || conflicts().length > 0)) {
+    if (anchorReply.vote === 'no' && anchorReply.code !== 'STATE_CLAIMED' && (anchorReply.conflict === true || conflicts().length > 0)) {
       const c = anchorReply.conflict === true ? anchorReply : conflicts()[0]
       this.doubleSpent(rec, [c])
-      throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${c.quorumDid}: ${c.reason}`)
+      throw claimError(c) ?? new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${c.quorumDid}: ${c.reason}`)
     }
     const tFirst = Date.now()
     // The receiver's node may accept only signers of its own list (its strict rule): the probe has
@@ -203,6 +216,21 @@ export class PrepareRound extends SenderPart {
     const retried = new Map<string, number>()
     while (yesCount() < MIN_QUORUM_SIGNATURES) {
       const need = MIN_QUORUM_SIGNATURES - yesCount()
+      // The designated checker could not claim a state: another transaction holds its claim (a
+      // racing spend of the same tokens). Not a refusal of this quorum: the claim is made again
+      // after a short, jittered wait (the other transaction may end meanwhile, releasing it, or
+      // both released a split claim), rather than by a quorum that would not be the checker.
+      const claimAgain = claimRefusals().map((r) => r.quorumDid).filter((d) => eligible(d) && (retried.get(d) ?? 0) < CONFLICT_RETRIES).slice(0, need)
+      if (claimAgain.length > 0) {
+        const tries = Math.max(...claimAgain.map((d) => retried.get(d) ?? 0)) + 1
+        await new Promise((resolve) => setTimeout(resolve, CONFLICT_RETRY_MS * tries * (0.5 + Math.random())))
+        for (const d of claimAgain) {
+          retried.set(d, (retried.get(d) ?? 0) + 1)
+          replies.splice(replies.findIndex((r) => r.quorumDid === d), 1)
+        }
+        replies.push(...await Promise.all([...claimAgain, ...left().slice(0, need - claimAgain.length)].map(ask)))
+        continue
+      }
       const fresh = left()
       // quorums that answered a conflict while the anchor held the state for this transfer: the
       // other transaction lost at the anchor and releases them; asked again after a short wait
@@ -219,19 +247,40 @@ export class PrepareRound extends SenderPart {
         }
         batch.push(...retry)
       }
-      replies.push(...await Promise.all(batch.map(prepare)))
+      replies.push(...await Promise.all(batch.map(ask)))
     }
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: bundle ${tBundle - tb} ms, first five ${tFirst - tBundle} ms, probe awaited ${tProbed - tFirst} ms, more ${Date.now() - tProbed} ms`)
     const tPrepared = Date.now()
     this.log.debug(`transfer ${rec.txid.slice(0, 12)}: prepare round ${tPrepared - rec.updatedAt} ms`)
     notify(this.opts.observe, { kind: 'round', round: 'prepare', ms: tPrepared - tb })
     const agreed = rec.asked.map((d) => replies.find((r) => r.quorumDid === d)).filter((r): r is Vote => r?.vote === 'yes')
-    const yes = agreed.filter((v) => eligible(v.quorumDid))
+    let yes = agreed.filter((v) => eligible(v.quorumDid))
+    if (yes.length >= MIN_QUORUM_SIGNATURES) {
+      // The five that will sign have a designated checker; it signs only with the claim of every
+      // state held. When it is not the one the PREPAREs named (a quorum was replaced), it is asked
+      // again naming these five, and claims now: a refusal ends the transfer before any signature.
+      const five = yes.slice(0, MIN_QUORUM_SIGNATURES)
+      const checker = networkCheckers(rec.txid, five.map((v) => v.quorumDid), NETWORK_CHECKERS)[0]
+      const cv = five.find((v) => v.quorumDid === checker)
+      if (cv !== undefined && cv.claimed !== true) {
+        const again = await prepare(cv.quorumDid, five.map((v) => v.quorumDid))
+        replies.splice(replies.findIndex((r) => r.quorumDid === cv.quorumDid), 1, again)
+        if (again.vote === 'yes') {
+          agreed.splice(agreed.indexOf(cv), 1, again)
+          yes = yes.map((v) => v === cv ? again : v)
+        } else {
+          agreed.splice(agreed.indexOf(cv), 1)
+          yes = yes.filter((v) => v !== cv)
+        }
+      }
+    }
     await this.update(rec, { yes: agreed.map((v) => v.quorumDid), contacted: replies.map((r) => r.quorumDid) })
     this.fault('voted')
     if (yes.length < MIN_QUORUM_SIGNATURES) {
       this.doubleSpent(rec, replies)
       const reasons = replies.filter((r) => r.vote === 'no').map((r) => `${r.quorumDid.slice(0, 16)}…: ${(r as { reason: string }).reason}`)
+      const claim = claimError(replies.find((r): r is No => r.vote === 'no' && r.code === 'STATE_CLAIMED') ?? replies.find((r): r is No => r.vote === 'no' && r.code === 'CLAIM_UNREACHABLE'))
+      if (claim !== undefined) throw claim
       if (allowed !== undefined && agreed.length >= MIN_QUORUM_SIGNATURES) {
         throw new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: the receiver's node accepts only quorums of its own list (trustOwnQuorumList), and ${yes.length} of the ${agreed.length} quorums that agreed are in it, ${MIN_QUORUM_SIGNATURES} needed; add quorums both lists share`)
       }

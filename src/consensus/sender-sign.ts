@@ -143,7 +143,7 @@ export class SignRound extends SenderPart {
     while (got.length < need && next < ordered.length) {
       const batch = ordered.slice(next, next + need - got.length)
       next += batch.length
-      for (const r of await Promise.all(batch.map(prepare))) {
+      for (const r of await Promise.all(batch.map(async (d) => await prepare(d)))) {
         if (r.vote === 'yes') got.push(r)
         else refused.push(`${r.quorumDid}: ${r.reason}`)
       }

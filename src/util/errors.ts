@@ -28,6 +28,10 @@ export const ErrorCode = {
   VERIFICATION_FAILED: 'VERIFICATION_FAILED',
   CHAIN_INVALID: 'CHAIN_INVALID',
   CONSENSUS_FAILED: 'CONSENSUS_FAILED',
+  /** a state the transfer spends is claimed by another transaction (a racing spend of the same tokens): it was refused before any signature; retry once the other has ended */
+  STATE_CLAIMED: 'STATE_CLAIMED',
+  /** too few of a state's arbiters could be reached to claim it (a partition, many nodes down): refused rather than risk a double spend; retry later */
+  CLAIM_UNREACHABLE: 'CLAIM_UNREACHABLE',
   /** the quorums signed (the tokens are the receiver's), the transfer is not finished yet (delivery, or this node's record of it): retried in the background */
   DELIVERY_PENDING: 'DELIVERY_PENDING',
   /** the quorums agreed but fewer than 5 could sign yet: not aborted, the sign round is retried until it completes */

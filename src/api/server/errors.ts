@@ -25,6 +25,10 @@ const statusByCode: Record<ErrorCode, number> = {
   VERIFICATION_FAILED: 422,
   CHAIN_INVALID: 422,
   CONSENSUS_FAILED: 409,
+  // another transaction holds a state the transfer spends
+  STATE_CLAIMED: 409,
+  // too few arbiters reachable: retry later
+  CLAIM_UNREACHABLE: 503,
   // the receiver's node (a peer) did not take the decided transfer yet
   DELIVERY_PENDING: 502,
   // agreed, not yet signed by 5: retried until it commits
@@ -45,7 +49,7 @@ export function httpStatusOf (code: ErrorCode): number {
 export function toHttpError (err: unknown): { status: number, envelope: Envelope<unknown> } {
   if (err instanceof RbtError) {
     // a pending delivery or sign round names its transaction, so the caller can follow it
-    const extra = err.code === ErrorCode.DELIVERY_PENDING || err.code === ErrorCode.SIGNING_PENDING ? err.details as Record<string, unknown> : {}
+    const extra = err.code === ErrorCode.DELIVERY_PENDING || err.code === ErrorCode.SIGNING_PENDING || err.code === ErrorCode.STATE_CLAIMED ? err.details as Record<string, unknown> ?? {} : {}
     return { status: httpStatusOf(err.code), envelope: fail(err.message, { code: err.code, ...extra }) }
   }
   return { status: 500, envelope: fail(`Internal error: ${errorMessage(err)}`, { code: ErrorCode.INTERNAL }) }

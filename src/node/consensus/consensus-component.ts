@@ -18,6 +18,8 @@ import { consensusLedger } from './ledger-adapter.js'
 import { createOperatorApi } from './operator-api.js'
 import { QuorumRegistry } from './quorum-registry.js'
 import type { NodeSpentMarkers } from './spent-markers.js'
+import type { NodeStateClaims } from './state-claims.js'
+import { ClaimTable } from '../../consensus/claims.js'
 import type { ConsensusMethods } from './consensus-network.js'
 import type { RpcClient } from '../../p2p/rpc.js'
 import type { Network } from '../component/component.js'
@@ -80,6 +82,7 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
   let net: Network | undefined
   let svc: ConsensusService | undefined
   let markers: NodeSpentMarkers | undefined
+  let claims: NodeStateClaims | undefined
   let faucet: Faucet | undefined
   let txnBatcher: Batcher<TransferAnnouncement> | undefined
   const require = (): ConsensusService => {
@@ -156,14 +159,18 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
       operator
     },
     rpcMethods: async () => {
-      const [netMod, markersMod] = await Promise.all([import('./consensus-network.js'), import('./spent-markers.js')])
-      return { ...netMod.consensusRpcHandlers(require), ...markersMod.spentMarkerRpcHandlers(() => markers) }
+      const [netMod, markersMod, claimsMod] = await Promise.all([import('./consensus-network.js'), import('./spent-markers.js'), import('./state-claims.js')])
+      return {
+        ...netMod.consensusRpcHandlers(require),
+        ...markersMod.spentMarkerRpcHandlers(() => markers),
+        ...claimsMod.stateClaimRpcHandlers(() => claims, () => svc === undefined ? undefined : async (q, tx) => await svc!.quorum.claimOutcome(q, tx))
+      }
     },
     // sender, quorum and receiver roles over the rpc, spent markers, finality gossip
     startNetwork: async (n) => {
       const { host } = n
-      const [svcMod, netMod, markersMod, faucetMod] = await Promise.all([
-        import('./consensus-service.js'), import('./consensus-network.js'), import('./spent-markers.js'), import('./faucet.js')
+      const [svcMod, netMod, markersMod, faucetMod, claimsMod] = await Promise.all([
+        import('./consensus-service.js'), import('./consensus-network.js'), import('./spent-markers.js'), import('./faucet.js'), import('./state-claims.js')
       ])
       net = n
       const verifier = idc.verifier()
@@ -185,6 +192,24 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
       })
       markers = m
       host.subscribe(markersMod.SPENT_TOPIC, async (msg) => { await m.receive(msg.data).catch(() => {}) })
+      // claims of the states a transaction spends, before any signature (docs/protocol.md, "Claims"):
+      // the arbiters are counted from every peer this node has been connected to (kept on disk)
+      const view = new claimsMod.ArbiterView(store.collection('arbiter-view'), host.peerId, log.child('claims'))
+      await view.load()
+      const seen = (p: string): void => { void host.peerAddresses(p).then(async (a) => { await view.seen(p, a) }).catch(() => {}) }
+      host.onPeerConnect(seen)
+      for (const p of host.connectedPeers()) seen(p)
+      const c = claimsMod.nodeStateClaims({
+        host: () => net?.host,
+        rpc: () => net?.rpc,
+        table: new ClaimTable(claimsMod.claimStoreOn(store), { now: () => Date.now() }),
+        view,
+        markers: m,
+        outcome: async (q, tx) => await require().quorum.claimOutcome(q, tx),
+        timeoutMs: env('RBTNODE_CLAIM_TIMEOUT_MS'),
+        log: log.child('claims')
+      })
+      claims = c
       const service: ConsensusService = new svcMod.ConsensusService({
         ledger: consensusLedger(store, tokenLedger, repos),
         verifier,
@@ -192,6 +217,7 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
         registry,
         transport,
         markers: m,
+        claims: c,
         selfPeer: () => host.peerId,
         log,
         sweepIntervalMs: env('RBTNODE_SWEEP_MS'),

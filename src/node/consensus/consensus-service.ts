@@ -3,7 +3,7 @@ import { TransferReceiver } from '../../consensus/receiver.js'
 import { TransferSender, type FtSpend, type TransferResult, type WaitingOperation } from '../../consensus/sender.js'
 import type { NftOp } from '../../consensus/nft.js'
 import type { ScCode, ScRunner } from '../../consensus/smart-contract.js'
-import { VERIFIED_MEMO, type ConsensusSigner, type Ledger, type SpentMarkers } from '../../consensus/ports.js'
+import { VERIFIED_MEMO, type ConsensusSigner, type Ledger, type SpentMarkers, type StateClaims } from '../../consensus/ports.js'
 import { BoundedSet } from '../../util/lru.js'
 import type { ConsensusTransport } from '../../consensus/messages.js'
 import type { ConsensusObserver } from '../../consensus/observe.js'
@@ -24,6 +24,8 @@ export interface ConsensusServiceOptions {
   registry: QuorumRegistry
   transport: ConsensusTransport
   markers?: SpentMarkers
+  /** claims of spent states at their arbiters, and the arbiter's periodic settling of stale claims */
+  claims?: StateClaims & { sweep?: () => Promise<void> }
   selfPeer: () => string
   log: Logger
   /** receiver: accept only signers of this node's own quorum list (default: by pledge evidence) */
@@ -72,7 +74,7 @@ export class ConsensusService {
       isLocalDid: async (did) => await opts.identity.isLocal(did)
     })
     this.quorum = new QuorumService({
-      ledger, verifier, verified, markers: opts.markers, transport, logger: log.child('quorum'), fault: opts.fault,
+      ledger, verifier, verified, markers: opts.markers, claims: opts.claims, transport, logger: log.child('quorum'), fault: opts.fault,
       signerFor: (did) => this.quorumSigners.get(did)?.quorum,
       ownerSignerFor: (did) => this.quorumSigners.get(did)?.owner,
       pledgePeriodMs: opts.pledgePeriodMs,
@@ -114,6 +116,7 @@ export class ConsensusService {
     try {
       await this.sender.recover({ staleMs: 60_000 })
       await this.quorum.sweep()
+      await this.opts.claims?.sweep?.()
     } catch (e) {
       this.opts.log.debug(`sweep: ${errorMessage(e)}`)
     } finally { this.sweeping = false }

@@ -15,7 +15,7 @@ import { RequestCoalescer } from '../../util/request-coalescer.js'
 /** Key of the network-wide "this token state is spent" record; its Kademlia id places it. */
 export const spentKey = (stateHash: string): string => `/rbt/spent/${stateHash}`
 /** The record key's bytes, whose Kademlia id places the record. */
-const spentKeyBytes = (stateHash: string): Uint8Array => utf8(spentKey(stateHash))
+export const spentKeyBytes = (stateHash: string): Uint8Array => utf8(spentKey(stateHash))
 /** Gossipsub topic on which quorums also spread their spent markers. */
 export const SPENT_TOPIC = '/rbt/spent/1.0.0'
 
@@ -338,7 +338,7 @@ export function nodeSpentMarkers (opts: {
 const notServed = (e: unknown): boolean => (e as { code?: unknown }).code === ErrorCode.PROTOCOL
 
 /** A batch answer as single answers: each `closer` id with the addresses the answer gave for it. */
-function withAddresses<A extends { closer: string[] }> (res: { answers: A[], addrs: Record<string, string[]> }): Array<Omit<A, 'closer'> & { closer: QueryPeer[] }> {
+export function withAddresses<A extends { closer: string[] }> (res: { answers: A[], addrs: Record<string, string[]> }): Array<Omit<A, 'closer'> & { closer: QueryPeer[] }> {
   if (typeof res !== 'object' || res === null || !Array.isArray(res.answers)) throw new RbtError(ErrorCode.PROTOCOL, 'malformed spent-marker batch answer')
   const addrs = typeof res.addrs === 'object' && res.addrs !== null ? res.addrs : {}
   return res.answers.map((a) => {
@@ -368,7 +368,7 @@ function served (mine: StoredMarker | undefined): MarkerRecord | undefined {
 }
 
 /** `closerPeers` for several keys: the ids per key, and each peer's addresses once. */
-async function closerPeerSets (h: P2pHost | undefined, stateHashes: string[], asker?: string): Promise<{ ids: string[][], addrs: Record<string, string[]> }> {
+export async function closerPeerSets (h: P2pHost | undefined, stateHashes: string[], asker?: string): Promise<{ ids: string[][], addrs: Record<string, string[]> }> {
   if (h === undefined) return { ids: stateHashes.map(() => []), addrs: {} }
   const ids = stateHashes.map((s) => closestIds(h, spentKeyBytes(s), asker))
   const peers = [...new Set(ids.flat())]

@@ -18,6 +18,19 @@ import { BoundedSet } from '../../../src/util/lru.js'
 import { VERIFIED_MEMO } from '../../../src/consensus/ports.js'
 import { ContractEngine } from '../../../src/contracts/sandbox.js'
 import type { ScCode } from '../../../src/consensus/smart-contract.js'
+import { ClaimTable, claimResult, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimStore } from '../../../src/consensus/claims.js'
+import type { StateClaims } from '../../../src/consensus/ports.js'
+
+/** An arbiter's claim table in memory (the node keeps it in its store). */
+export function memoryClaimStore (): ClaimStore & { map: Map<string, ClaimRecord> } {
+  const map = new Map<string, ClaimRecord>()
+  return {
+    map,
+    getMany: async (hs) => hs.map((h) => map.get(h)),
+    write: async (puts, dels) => { for (const [k, r] of puts) map.set(k, structuredClone(r)); for (const k of dels) map.delete(k) },
+    entries: async function * () { yield * [...map].filter(([, r]) => r.committed !== true) }
+  }
+}
 
 /** In-memory ledger with the same atomicity contract: a commit applies all its writes or none. */
 export class MemoryLedger implements Ledger {
@@ -137,6 +150,10 @@ export class SimNode {
   quorumList: string[] = []
   /** its receiver accepts only signers of `quorumList` (trustOwnQuorumList) */
   strictReceiver = false
+  /** this node as an arbiter of claims (SimNet.claims) */
+  claims!: ClaimTable
+  /** an arbiter that lies: grants every claim */
+  liar = false
   constructor (readonly name: string, readonly net: SimNet) {}
 }
 
@@ -160,6 +177,39 @@ export class SimNet {
   scCode = new Map<string, ScCode>()
 
   clock = { now: () => this.now }
+
+  /**
+   * Claims (docs/protocol.md, "Claims"): every node is an arbiter of every state (a network of
+   * fewer than 21 nodes); off by default, so the tests written before claims keep their network
+   * lookups. `cut(a, b)` says whether node a cannot reach node b (a partition).
+   */
+  claimsOn = false
+  cut: (from: string, to: string) => boolean = () => false
+  /** every claim an arbiter answered: node, txid, granted */
+  claimLog: Array<{ arbiter: string, txid: string, granted: boolean }> = []
+
+  constructor (opts: { claims?: boolean } = {}) { this.claimsOn = opts.claims === true }
+
+  /** A node's claims port: asks every node it can reach, each answering after a random short delay (so two claims interleave). */
+  claimsFor (name: string): StateClaims {
+    const reachable = (): SimNode[] => this.nodes.filter((n) => n.name === name || (!n.down && !this.cut(name, n.name)))
+    return {
+      claim: async (txid, quorum, hashes) => {
+        const arbiters = this.nodes.map((n) => n.name)
+        const answers = new Map<string, ClaimAnswer[]>()
+        await Promise.all(reachable().map(async (n) => {
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 4))
+          const got = n.liar ? hashes.map((): ClaimAnswer => ({ granted: true })) : await n.claims.claim(txid, hashes, { peer: name, quorum }, hashes.map((h) => this.markers.get(h)?.txid))
+          for (const g of got) this.claimLog.push({ arbiter: n.name, txid, granted: g.granted })
+          answers.set(n.name, got)
+        }))
+        return claimResult(hashes.map((h, i) => tallyState(h, arbiters, new Map([...answers].map(([a, got]) => [a, got[i]!])))))
+      },
+      release: async (txid, _quorum, hashes) => {
+        await Promise.all(reachable().map(async (n) => { await n.claims.release(txid, hashes, name) }))
+      }
+    }
+  }
 
   nodeOf (did: string): SimNode {
     const n = this.nodes.find((x) => x.dids.has(did))
@@ -207,6 +257,7 @@ export class SimNet {
 
   addNode (name: string, ledger?: MemoryLedger): SimNode {
     const n = new SimNode(name, this)
+    n.claims = new ClaimTable(memoryClaimStore(), this.clock)
     if (ledger !== undefined) n.ledger = ledger
     const plain = didSignatureVerifier({ resolve: async (did) => this.docs.get(did) })
     const verifier: typeof plain = {
@@ -220,7 +271,7 @@ export class SimNet {
     n.quorum = new QuorumService({
       ledger: n.ledger, verifier, verified, signerFor: (d) => this.quorumDids.includes(d) && n.dids.has(d) ? n.dids.get(d)!.quorum : undefined,
       ownerSignerFor: (d) => n.dids.get(d)?.owner,
-      markers: this.markerStore(name), transport: this.transportFor(n), clock: this.clock, fault, pledgePeriodMs: 60_000, staleVoteMs: 1000, contracts: this.engine
+      markers: this.markerStore(name), ...(this.claimsOn ? { claims: this.claimsFor(name) } : {}), transport: this.transportFor(n), clock: this.clock, fault, pledgePeriodMs: 60_000, staleVoteMs: 1000, contracts: this.engine
     })
     n.receiver = new TransferReceiver({ ledger: n.ledger, verifier, verified, isLocalDid: async (d) => n.dids.has(d), ownQuorums: async () => n.quorumList, trustOwnQuorumList: () => n.strictReceiver, clock: this.clock, fault })
     this.nodes.push(n)

@@ -1,0 +1,205 @@
+import type { Clock } from './ports.js'
+import { KeyedMutex } from './keyed-mutex.js'
+
+/**
+ * Claims of token states (docs/protocol.md, "Claims"). Before a transaction can be signed, its
+ * designated checker claims every state it spends at the state's arbiters: the k peers closest to
+ * the state's key. An arbiter grants the first transaction that claims a state and refuses every
+ * other while that claim lives; the claim ends only by its transaction's outcome. A claim holds
+ * when more than two thirds of the arbiters granted it, so two conflicting transactions' grants
+ * share at least two arbiters, one of them honest when one arbiter lies: at most one of them can
+ * ever be signed.
+ */
+
+/** Kademlia's k: the arbiters of a state are the k peers closest to its key (self included). */
+export const CLAIM_ARBITERS = 20
+
+/**
+ * Grants a claim needs from `n` arbiters: n − ⌊(n−1)/3⌋, more than two thirds. Two claims of `n`
+ * then share at least 2q − n ≥ ⌊(n−1)/3⌋ + 1 arbiters: two for n ≥ 4, so one lying arbiter (one
+ * that grants every claim) leaves an honest arbiter that granted both, which never happens. Up to
+ * ⌊(n−1)/3⌋ arbiters may be down or unreachable and a claim still holds.
+ */
+export function claimThreshold (n: number): number {
+  if (!Number.isInteger(n) || n <= 0) return 1
+  return n - Math.floor((n - 1) / 3)
+}
+
+/** What an arbiter keeps for a state: the transaction holding it and the quorums that claimed it for that transaction. */
+export interface ClaimRecord {
+  txid: string
+  /** who claimed it for `txid`: the claimant's peer and quorum DID (asked for the outcome) */
+  claimants: Array<{ peer: string, quorum: string }>
+  /** when it was first granted */
+  at: number
+  /** last time its outcome was asked (the sweep) */
+  askedAt?: number
+  /** the transaction committed: the claim stands for good (the state is spent) */
+  committed?: true
+}
+
+/** An arbiter's answer for one state. */
+export type ClaimAnswer =
+  | { granted: true }
+  | { granted: false, holder: string, spent?: true }
+
+/** The arbiter's durable table of claims (one record per state hash). */
+export interface ClaimStore {
+  getMany: (stateHashes: string[]) => Promise<Array<ClaimRecord | undefined>>
+  /** one atomic write */
+  write: (puts: Array<[string, ClaimRecord]>, dels: string[]) => Promise<void>
+  entries: () => AsyncIterable<[string, ClaimRecord]>
+}
+
+/**
+ * The arbiter's side: grants, refusals, releases and outcomes, one change at a time. Every grant
+ * is durable before it is answered, so an arbiter that restarts never grants a state twice.
+ */
+export class ClaimTable {
+  private readonly lock = new KeyedMutex()
+
+  constructor (private readonly store: ClaimStore, private readonly clock: Clock) {}
+
+  /**
+   * Claims `stateHashes` for `txid`: each state is granted when no other transaction holds it (nor
+   * spent it: `spentBy[i]`, the txid of a verified spent marker of the state, if any); a grant to
+   * the same transaction again adds the claimant.
+   */
+  async claim (txid: string, stateHashes: readonly string[], claimant: { peer: string, quorum: string }, spentBy: ReadonlyArray<string | undefined> = []): Promise<ClaimAnswer[]> {
+    return await this.lock.run('claims', async () => {
+      const held = await this.store.getMany([...stateHashes])
+      const now = this.clock.now()
+      const puts: Array<[string, ClaimRecord]> = []
+      const answers = stateHashes.map((h, i): ClaimAnswer => {
+        const spent = spentBy[i]
+        if (spent !== undefined && spent !== txid) return { granted: false, holder: spent, spent: true }
+        const r = held[i]
+        if (r !== undefined && r.txid !== txid) return { granted: false, holder: r.txid, ...(r.committed === true ? { spent: true as const } : {}) }
+        if (r === undefined) puts.push([h, { txid, claimants: [claimant], at: now }])
+        else if (!r.claimants.some((c) => c.peer === claimant.peer && c.quorum === claimant.quorum)) puts.push([h, { ...r, claimants: [...r.claimants, claimant].slice(-8) }])
+        return { granted: true }
+      })
+      if (puts.length > 0) await this.store.write(puts, [])
+      return answers
+    })
+  }
+
+  /**
+   * A claimant gives up its claim of `txid` (its vote was released before any signature): a state
+   * no other claimant holds for `txid` is free again. Answers how many states were freed.
+   */
+  async release (txid: string, stateHashes: readonly string[], claimantPeer: string): Promise<number> {
+    return await this.lock.run('claims', async () => {
+      const held = await this.store.getMany([...stateHashes])
+      const puts: Array<[string, ClaimRecord]> = []
+      const dels: string[] = []
+      stateHashes.forEach((h, i) => {
+        const r = held[i]
+        if (r === undefined || r.txid !== txid || r.committed === true) return
+        const left = r.claimants.filter((c) => c.peer !== claimantPeer)
+        if (left.length === r.claimants.length) return
+        if (left.length === 0) dels.push(h)
+        else puts.push([h, { ...r, claimants: left }])
+      })
+      if (puts.length + dels.length > 0) await this.store.write(puts, dels)
+      return dels.length
+    })
+  }
+
+  /**
+   * The outcome of a claim's transaction, as its claimants told it: `committed` keeps the claim
+   * for good, `released` frees it (only while it is still this transaction's).
+   */
+  async settle (stateHash: string, txid: string, outcome: 'committed' | 'released' | 'pending'): Promise<void> {
+    await this.lock.run('claims', async () => {
+      const [r] = await this.store.getMany([stateHash])
+      if (r === undefined || r.txid !== txid || r.committed === true) return
+      if (outcome === 'released') await this.store.write([], [stateHash])
+      else if (outcome === 'committed') await this.store.write([[stateHash, { ...r, committed: true }]], [])
+      else await this.store.write([[stateHash, { ...r, askedAt: this.clock.now() }]], [])
+    })
+  }
+
+  /** A spent marker of `txid` for the state arrived: the claim of that transaction has done its work. */
+  async superseded (stateHash: string, txid: string): Promise<void> {
+    await this.lock.run('claims', async () => {
+      const [r] = await this.store.getMany([stateHash])
+      if (r !== undefined && r.txid === txid) await this.store.write([], [stateHash])
+    })
+  }
+
+  /** Claims still open (not committed) whose last word is older than `olderThan` (epoch ms), at most `limit`. */
+  async stale (olderThan: number, limit = 256): Promise<Array<{ stateHash: string, claim: ClaimRecord }>> {
+    const out: Array<{ stateHash: string, claim: ClaimRecord }> = []
+    for await (const [stateHash, claim] of this.store.entries()) {
+      if (claim.committed === true || Math.max(claim.at, claim.askedAt ?? 0) > olderThan) continue
+      out.push({ stateHash, claim })
+      if (out.length >= limit) break
+    }
+    return out
+  }
+}
+
+/** How the claim of one state went, tallied over its arbiters. */
+export interface StateTally {
+  stateHash: string
+  arbiters: number
+  needed: number
+  grants: number
+  /** the other transaction that holds or spent the state, when an arbiter named one */
+  holder?: string
+  spent?: boolean
+  /** arbiters that gave no answer (down, unreachable, or a node that does not serve claims) */
+  silent: number
+}
+
+/**
+ * Tallies the answers for one state over its arbiters (an arbiter not in the set does not count;
+ * one that did not answer, or that does not serve claims, counts as a refusal).
+ */
+export function tallyState (stateHash: string, arbiters: readonly string[], answers: ReadonlyMap<string, ClaimAnswer>): StateTally {
+  const set = [...new Set(arbiters)]
+  let grants = 0
+  let silent = 0
+  let holder: string | undefined
+  let spent = false
+  for (const a of set) {
+    const ans = answers.get(a)
+    if (ans === undefined) { silent++; continue }
+    if (ans.granted) { grants++; continue }
+    // a spent state names its spender first
+    if (holder === undefined || (ans.spent === true && !spent)) { holder = ans.holder; spent = ans.spent === true }
+  }
+  return { stateHash, arbiters: set.length, needed: claimThreshold(set.length), grants, silent, ...(holder !== undefined ? { holder, spent } : {}) }
+}
+
+/** The outcome of a transaction's claim over all its states. */
+export type ClaimResult =
+  | { granted: true, tallies: StateTally[] }
+  | { granted: false, code: 'STATE_CLAIMED' | 'STATE_SPENT' | 'CLAIM_UNREACHABLE', reason: string, holder?: string, tallies: StateTally[] }
+
+/** A transaction's claim holds when every state it spends holds. */
+export function claimResult (tallies: StateTally[]): ClaimResult {
+  const short = tallies.find((t) => t.grants < t.needed)
+  if (short === undefined) return { granted: true, tallies }
+  const spent = tallies.find((t) => t.spent === true && t.holder !== undefined)
+  if (spent !== undefined) {
+    return { granted: false, code: 'STATE_SPENT', holder: spent.holder, reason: `Token state is exhausted: state ${spent.stateHash} is being double spent (spent by ${spent.holder})`, tallies }
+  }
+  const claimed = tallies.find((t) => t.grants < t.needed && t.holder !== undefined)
+  if (claimed !== undefined) {
+    return {
+      granted: false,
+      code: 'STATE_CLAIMED',
+      holder: claimed.holder,
+      reason: `STATE_CLAIMED: state ${claimed.stateHash} is claimed by transaction ${claimed.holder} (${claimed.grants} of ${claimed.arbiters} arbiters granted this one, ${claimed.needed} needed); try again once that transaction has ended`,
+      tallies
+    }
+  }
+  return {
+    granted: false,
+    code: 'CLAIM_UNREACHABLE',
+    reason: `CLAIM_UNREACHABLE: ${short.arbiters - short.silent} of the ${short.arbiters} arbiters of state ${short.stateHash} answered, ${short.needed} grants needed; refused rather than risk a double spend, try again when the network is whole`,
+    tallies
+  }
+}

@@ -1,0 +1,212 @@
+import { expect } from 'chai'
+import { ClaimTable, claimResult, claimThreshold, tallyState, type ClaimAnswer } from '../../../src/consensus/claims.js'
+import { ErrorCode, RbtError } from '../../../src/util/errors.js'
+import { SimNet, balance, memoryClaimStore, type SimDid, type SimNode } from './harness.js'
+
+const TX1 = '1'.repeat(64)
+const TX2 = '2'.repeat(64)
+const S1 = 'QmS1'
+const S2 = 'QmS2'
+
+describe('consensus: claims of spent states (arbiter table, thresholds)', () => {
+  it('the threshold leaves two conflicting claims at least two shared arbiters (one liar is not enough), and tolerates a third of the arbiters down', () => {
+    for (let n = 2; n <= 60; n++) {
+      const q = claimThreshold(n)
+      // honest grants are disjoint between two conflicting claims; a liar grants both
+      expect(2 * q - n, `n=${n}`).to.be.at.least(2)
+      expect(n - q, `n=${n}`).to.equal(Math.floor((n - 1) / 3))
+    }
+    expect(claimThreshold(1)).to.equal(1)
+    expect(claimThreshold(20)).to.equal(14)
+  })
+
+  it('an arbiter grants the first claim of a state, refuses another transaction, grants the same one again', async () => {
+    const t = new ClaimTable(memoryClaimStore(), { now: () => 1 })
+    expect(await t.claim(TX1, [S1, S2], { peer: 'p1', quorum: 'q1' })).to.deep.equal([{ granted: true }, { granted: true }])
+    expect(await t.claim(TX2, [S2], { peer: 'p2', quorum: 'q2' })).to.deep.equal([{ granted: false, holder: TX1 }])
+    expect(await t.claim(TX1, [S2], { peer: 'p3', quorum: 'q3' })).to.deep.equal([{ granted: true }])
+    // a spent marker of another transaction refuses, naming its spender
+    expect(await t.claim(TX2, ['QmS3'], { peer: 'p2', quorum: 'q2' }, [TX1])).to.deep.equal([{ granted: false, holder: TX1, spent: true }])
+  })
+
+  it('a claim ends when every claimant released it, or stays for good once its transaction committed', async () => {
+    const store = memoryClaimStore()
+    let now = 1000
+    const t = new ClaimTable(store, { now: () => now })
+    await t.claim(TX1, [S1], { peer: 'p1', quorum: 'q1' })
+    await t.claim(TX1, [S1], { peer: 'p2', quorum: 'q2' })
+    expect(await t.release(TX1, [S1], 'p1')).to.equal(0)
+    expect(await t.claim(TX2, [S1], { peer: 'x', quorum: 'x' })).to.deep.equal([{ granted: false, holder: TX1 }])
+    // a release by a peer that never claimed changes nothing
+    expect(await t.release(TX1, [S1], 'stranger')).to.equal(0)
+    expect(await t.release(TX1, [S1], 'p2')).to.equal(1)
+    expect(await t.claim(TX2, [S1], { peer: 'x', quorum: 'x' })).to.deep.equal([{ granted: true }])
+    // stale claims are listed for the sweep; a committed one is not, and is never freed
+    now += 60_000
+    expect((await t.stale(now - 30_000)).map((s) => s.stateHash)).to.deep.equal([S1])
+    await t.settle(S1, TX2, 'committed')
+    expect(await t.stale(now)).to.deep.equal([])
+    expect(await t.release(TX2, [S1], 'x')).to.equal(0)
+    await t.settle(S1, TX2, 'released')
+    expect(await t.claim(TX1, [S1], { peer: 'p1', quorum: 'q1' })).to.deep.equal([{ granted: false, holder: TX2, spent: true }])
+    // an outcome of another transaction than the one holding the claim changes nothing
+    await t.claim(TX1, [S2], { peer: 'p1', quorum: 'q1' })
+    await t.settle(S2, TX2, 'released')
+    expect(store.map.get(S2)?.txid).to.equal(TX1)
+    await t.superseded(S2, TX1)
+    expect(store.map.has(S2)).to.equal(false)
+  })
+
+  it('tallies a state over its arbiters: silent and foreign answers do not count; the cause is named', () => {
+    const yes: ClaimAnswer = { granted: true }
+    const no: ClaimAnswer = { granted: false, holder: TX2 }
+    const arbiters = ['a', 'b', 'c', 'd', 'e', 'f', 'g']
+    const enough = tallyState(S1, arbiters, new Map([['a', yes], ['b', yes], ['c', yes], ['d', yes], ['e', yes], ['x', yes]]))
+    expect(enough).to.include({ arbiters: 7, needed: 5, grants: 5, silent: 2 })
+    expect(claimResult([enough]).granted).to.equal(true)
+    const split = tallyState(S1, arbiters, new Map<string, ClaimAnswer>([['a', yes], ['b', yes], ['c', yes], ['d', yes], ['e', no], ['f', no], ['g', no]]))
+    const r = claimResult([enough, split])
+    expect(r.granted).to.equal(false)
+    if (!r.granted) { expect(r.code).to.equal('STATE_CLAIMED'); expect(r.holder).to.equal(TX2); expect(r.reason).to.match(/STATE_CLAIMED/) }
+    const cut = claimResult([tallyState(S1, arbiters, new Map([['a', yes], ['b', yes], ['c', yes], ['d', yes]]))])
+    expect(cut.granted === false && cut.code).to.equal('CLAIM_UNREACHABLE')
+    const spent = claimResult([tallyState(S1, arbiters, new Map<string, ClaimAnswer>([['a', { granted: false, holder: TX1, spent: true }]]))])
+    expect(spent.granted === false && spent.code).to.equal('STATE_SPENT')
+  })
+})
+
+describe('consensus: one wallet on two nodes racing one token through two disjoint quorum sets (claims)', function () {
+  this.timeout(120_000)
+
+  /** 10 quorum nodes in two sets of 5, the wallet's node and its copy, two receivers' nodes. */
+  async function network (): Promise<{ net: SimNet, set1: string[], set2: string[], x: SimNode, y: SimNode, bobNode: SimNode, carolNode: SimNode, bob: SimDid, carol: SimDid }> {
+    const net = new SimNet({ claims: true })
+    for (let i = 0; i < 10; i++) {
+      const q = net.addNode(`q${i}`)
+      const d = await net.addDid(q)
+      net.quorumDids.push(d.did)
+      await net.mint(q, d.did, 3)
+    }
+    const x = net.addNode('X')
+    const y = net.addNode('Y')
+    const bobNode = net.addNode('B')
+    const carolNode = net.addNode('C')
+    const bob = await net.addDid(bobNode)
+    const carol = await net.addDid(carolNode)
+    return { net, set1: net.quorumDids.slice(0, 5), set2: net.quorumDids.slice(5), x, y, bobNode, carolNode, bob, carol }
+  }
+
+  /** A fresh wallet with one token, on X and (restored) on Y. */
+  async function wallet (net: SimNet, x: SimNode, y: SimNode): Promise<SimDid> {
+    const alice = await net.addDid(x)
+    y.dids.set(alice.did, alice)
+    for (const id of await net.mint(x, alice.did, 1)) {
+      y.ledger.tokens.set(id, { ...x.ledger.tokens.get(id)! })
+      y.ledger.blocks.set(id, [...x.ledger.blocks.get(id)!])
+    }
+    return alice
+  }
+
+  async function race (n: Awaited<ReturnType<typeof network>>, alice: SimDid): Promise<Array<PromiseSettledResult<unknown>>> {
+    const { x, y, set1, set2, bob, carol } = n
+    return await Promise.allSettled([
+      x.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: 'x', quorums: set1 }, alice.owner),
+      (async () => {
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 10))
+        return await y.sender.transfer({ sender: alice.did, receiver: carol.did, amountMilli: 1000, memo: 'y', quorums: set2 }, alice.owner)
+      })()
+    ])
+  }
+
+  it('at most one of the two spends is signed, in every race; a refused spend names STATE_CLAIMED or the spend that won, and its tokens are Free again', async () => {
+    const n = await network()
+    let paidTwice = 0
+    let won = 0
+    for (let i = 0; i < 6; i++) {
+      const alice = await wallet(n.net, n.x, n.y)
+      const results = await race(n, alice)
+      const ok = results.filter((r) => r.status === 'fulfilled').length
+      if (ok === 2) paidTwice++
+      won += ok
+      for (const r of results) {
+        if (r.status === 'rejected') {
+          const e = r.reason as RbtError
+          expect(e).to.be.instanceOf(RbtError)
+          expect([ErrorCode.STATE_CLAIMED, ErrorCode.CONSENSUS_FAILED], e.message).to.include(e.code)
+          expect(e.message).to.match(/STATE_CLAIMED|spent by|held by transaction|exhausted/)
+        }
+      }
+      const bobGot = await balance(n.bobNode, n.bob.did)
+      const carolGot = await balance(n.carolNode, n.carol.did)
+      expect(bobGot + carolGot, `race ${i}: the token reached ${bobGot} + ${carolGot}`).to.be.at.most(1000 * (i + 1))
+      // the loser's copy is Free again (a retry later learns it was spent)
+      if (ok < 2) {
+        const lockedX = await n.x.ledger.tokensOf(alice.did, 'Locked')
+        const lockedY = await n.y.ledger.tokensOf(alice.did, 'Locked')
+        expect(lockedX.length + lockedY.length).to.equal(0)
+      }
+    }
+    expect(paidTwice).to.equal(0)
+    expect(won, 'most races have a winner').to.be.at.least(3)
+  })
+
+  it('one arbiter granting every claim still lets at most one of the two spends be signed', async () => {
+    const n = await network()
+    // a quorum of neither set lies, and so does the receiver's node: grants everything asked
+    n.net.nodes.find((m) => m.name === 'B')!.liar = true
+    let paidTwice = 0
+    let liarGrantedBoth = 0
+    for (let i = 0; i < 6; i++) {
+      const alice = await wallet(n.net, n.x, n.y)
+      n.net.claimLog.length = 0
+      const results = await race(n, alice)
+      if (results.every((r) => r.status === 'fulfilled')) paidTwice++
+      const liarTx = new Set(n.net.claimLog.filter((c) => c.arbiter === 'B' && c.granted).map((c) => c.txid))
+      if (liarTx.size >= 2) liarGrantedBoth++
+    }
+    expect(paidTwice).to.equal(0)
+    expect(liarGrantedBoth, 'the liar granted both spends of a race').to.be.at.least(1)
+  })
+
+  it('a partition with neither side holding more than two thirds of the arbiters: both sides refuse (CLAIM_UNREACHABLE), nothing is signed, the tokens stay', async () => {
+    const n = await network()
+    const alice = await wallet(n.net, n.x, n.y)
+    const side1 = new Set(['q0', 'q1', 'q2', 'q3', 'q4', 'X', 'B'])
+    n.net.cut = (a, b) => side1.has(a) !== side1.has(b)
+    const results = await race(n, alice)
+    for (const r of results) {
+      expect(r.status).to.equal('rejected')
+      expect((r as PromiseRejectedResult).reason.code).to.equal(ErrorCode.CLAIM_UNREACHABLE)
+    }
+    expect(await balance(n.x, alice.did)).to.equal(1000)
+    expect(await balance(n.y, alice.did)).to.equal(1000)
+    // healed: one spend goes through
+    n.net.cut = () => false
+    const r = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'healed', quorums: n.set1 }, alice.owner)
+    expect(r.delivered).to.equal(true)
+  })
+
+  it('the loser of a claim held by a spend in flight gets STATE_CLAIMED naming the winner; the claim ends with the winner\'s outcome', async () => {
+    const n = await network()
+    const alice = await wallet(n.net, n.x, n.y)
+    // X's spend holds its claim (its checker claimed at PREPARE) and waits before its signatures
+    let go: () => void = () => {}
+    const gate = new Promise<void>((resolve) => { go = resolve })
+    let prepared: () => void = () => {}
+    const held = new Promise<void>((resolve) => { prepared = resolve })
+    const t = n.x.sender as unknown as { transport: import('../../../src/consensus/messages.js').ConsensusTransport }
+    const base = t.transport
+    t.transport = { ...base, sign: async (r) => { prepared(); await gate; return await base.sign(r) } }
+    const first = n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner)
+    await held
+    const txX = (await n.x.sender.openTransfers())[0]!.txid
+    const second = await n.y.sender.transfer({ sender: alice.did, receiver: n.carol.did, amountMilli: 1000, memo: 'y', quorums: n.set2 }, alice.owner).then(() => undefined, (e: unknown) => e as RbtError)
+    expect(second?.code).to.equal(ErrorCode.STATE_CLAIMED)
+    expect(second?.message).to.include(txX)
+    expect(second?.details).to.deep.equal({ claimedBy: txX })
+    expect(await balance(n.y, alice.did), 'the loser\'s token is Free again').to.equal(1000)
+    go()
+    expect((await first).delivered).to.equal(true)
+    expect(await balance(n.bobNode, n.bob.did)).to.equal(1000)
+  })
+})
