@@ -44,7 +44,7 @@ export class PrepareRound extends SenderPart {
    * The PREPARE call of a transaction (bundle and contract built once), to any quorum of its list,
    * and the order in which to ask quorums after the anchor (preferQuorums).
    */
-  async preparer (rec: OutgoingRecord): Promise<{ prepare: (quorumDid: string, five?: readonly string[]) => Promise<PrepareReply>, prefer: (dids: readonly string[]) => string[] }> {
+  async preparer (rec: OutgoingRecord): Promise<{ prepare: (quorumDid: string, five?: readonly string[]) => Promise<PrepareReply>, prefer: (dids: readonly string[]) => string[], expected: readonly string[] }> {
     const contract = contractBytes(rec)
     // an NFT's chain goes to every quorum; a transfer's chains only to the quorums that lack them
     const nftChains = rec.nft !== undefined ? await this.nftBundle(rec.nft) : undefined
@@ -81,7 +81,7 @@ export class PrepareRound extends SenderPart {
         return { vote: 'no', quorumDid, reason: `unreachable: ${errorMessage(e)}` }
       }
     }
-    return { prepare, prefer }
+    return { prepare, prefer, expected }
   }
 
   /** Chains a quorum needs for an NFT transaction: the NFT's chain (execute) or the parent's (child deploy). */
@@ -174,7 +174,7 @@ export class PrepareRound extends SenderPart {
     probe?.throwIfFailed()
     this.askReceiverHolds(rec)
     const tb = Date.now()
-    const { prepare, prefer } = await this.preparer(rec)
+    const { prepare, prefer, expected } = await this.preparer(rec)
     const tBundle = Date.now()
     // The anchor (the first-ranked quorum) and the next four, at once: the others validate while
     // the anchor does (asked after it, they waited for its answer with a core idle). Two
@@ -262,7 +262,9 @@ export class PrepareRound extends SenderPart {
       const five = yes.slice(0, MIN_QUORUM_SIGNATURES)
       const checker = networkCheckers(rec.txid, five.map((v) => v.quorumDid), NETWORK_CHECKERS)[0]
       const cv = five.find((v) => v.quorumDid === checker)
-      if (cv !== undefined && cv.claimed !== true) {
+      // the checker the PREPAREs named answered already (with its claim, or as a node from before claims)
+      const named = networkCheckers(rec.txid, expected, NETWORK_CHECKERS)[0] === checker && five.every((v) => expected.includes(v.quorumDid))
+      if (cv !== undefined && cv.claimed !== true && !named) {
         const again = await prepare(cv.quorumDid, five.map((v) => v.quorumDid))
         replies.splice(replies.findIndex((r) => r.quorumDid === cv.quorumDid), 1, again)
         if (again.vote === 'yes') {
