@@ -9,7 +9,9 @@ import { Collections, type BlockRecord, type TokenRecord } from '../src/storage/
 import { createLan, netnsAvailable, type Lan } from '../test/helpers/netns.js'
 import type { NodeProcess } from '../test/helpers/node-process.js'
 import { ApiError } from '../src/client/api-error.js'
-import { USER_PASSWORD } from '../test/helpers/quorum-network.js'
+import { USER_PASSWORD, complete } from '../test/helpers/quorum-network.js'
+import { mintTestRbt } from '../src/testnet/setup.js'
+import { generateMnemonic } from '../src/wallet/bip39.js'
 import { waitFor } from '../test/helpers/wait.js'
 import { checkInvariants, ftKey, type ChaosState, type OpView, type Outcome, type TokenView, type TxView } from './chaos/invariants.js'
 import { QUORUMS, QUORUM_SETS, buildNetwork, type ChaosNetwork, type ChaosNode } from './chaos/network.js'
@@ -53,7 +55,7 @@ const log = (s: string): void => { process.stdout.write(`[${((Date.now() - t0) /
 const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 
 const started: NodeProcess[] = []
-const stats = { ops: 0, skipped: 0, kills: 0, pauses: 0, partitions: 0, byPartition: { isolate: 0, quorums: 0, split: 0 } as Record<string, number>, splitsAfterSigning: 0, reconnectMaxMs: 0, fullDisks: 0, restartChecks: 0, restartFailures: 0, byOutcome: { ok: 0, pending: 0, failed: 0, unknown: 0 } as Record<Outcome, number>, byKind: { rbt: 0, ft: 0, nft: 0 } }
+const stats = { races: 0, racesPaidTwice: 0, racesBothRefused: 0, racesSkipped: 0, supplyChecks: 0, ops: 0, skipped: 0, kills: 0, pauses: 0, partitions: 0, byPartition: { isolate: 0, quorums: 0, split: 0 } as Record<string, number>, splitsAfterSigning: 0, reconnectMaxMs: 0, fullDisks: 0, restartChecks: 0, restartFailures: 0, byOutcome: { ok: 0, pending: 0, failed: 0, unknown: 0 } as Record<Outcome, number>, byKind: { rbt: 0, ft: 0, nft: 0 } }
 const failures = new Map<string, number>()
 const diagnostics: string[] = []
 /** problems found during the run (a restarted node missing an acknowledged transfer, parted nodes that did not find each other) */
@@ -102,7 +104,10 @@ async function main (): Promise<number> {
   let faultsDone = false
   void faults.finally(() => { faultsDone = true })
   const going = (): boolean => Date.now() < endAt || !faultsDone
-  const traffic = Promise.all(Array.from({ length: workers }, async (_, w) => { await worker(w, rng.fork(`ops/${w}`), net, ops, nftOwner, going) }))
+  const traffic = Promise.all([
+    ...Array.from({ length: workers }, async (_, w) => { await worker(w, rng.fork(`ops/${w}`), net, ops, nftOwner, going) }),
+    racer(rng.fork('racer'), net, ops, going)
+  ])
   let reporting = true
   const reporter = (async () => {
     while (reporting) {
@@ -131,6 +136,9 @@ async function main (): Promise<number> {
   // ---- gather
   const state = await gather(net)
   state.chainProblems.push(...runProblems)
+  // a racing owner's mint whose answer was cut (its node killed): minted when its token exists
+  const minted = new Set(state.tokens.filter((t) => suspectMints.has(t.owner) && t.kind === 'rbt').map((t) => t.tokenId))
+  net.rbtMilli += 1000 * minted.size
   const verdict = checkInvariants(state, {
     rbtMilli: net.rbtMilli,
     ft: Object.fromEntries(net.ft.map((f) => [ftKey(f.name, f.creator), f.count])),
@@ -152,6 +160,7 @@ async function main (): Promise<number> {
     `chaos_outcomes ok ${stats.byOutcome.ok}, delivery pending ${stats.byOutcome.pending}, refused ${stats.byOutcome.failed}, unknown ${stats.byOutcome.unknown}`,
     `chaos_refusals ${[...failures.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([m, k]) => `${k}× ${m}`).join(' | ') || '-'}`,
     `chaos_faults ${stats.kills} kills, ${stats.pauses} pauses, ${stats.partitions} partitions (${Object.entries(stats.byPartition).map(([k, v]) => `${v} ${k}`).join(', ')}; ${stats.splitsAfterSigning} splits while a transfer between them was signed), ${stats.fullDisks} full disks, ${stats.restartFailures} failed restarts`,
+    `chaos_races ${stats.races} racing owners (one wallet on two nodes of different quorum sets, both spending its token at once): ${stats.racesPaidTwice} paid twice, ${stats.racesBothRefused} both refused, ${stats.racesSkipped} skipped (a node down or the set-up cut); supply checked after ${stats.supplyChecks} heals; ${c.staleCopies} stale copies of spent tokens left on restored wallets`,
     `chaos_checks ${stats.restartChecks} restarts checked for acknowledged transfers; reconnect after a heal at most ${(stats.reconnectMaxMs / 1000).toFixed(1)} s; ${runProblems.length} problems during the run`,
     `chaos_final ${c.heldTokens} held tokens, ${c.rbtMilli / 1000} RBT (minted ${net.rbtMilli / 1000}), ${c.ftUnits} FT units, ${c.nfts} NFTs, ${c.committedOps} ops committed`,
     `chaos_problems ${verdict.problems.length}${verdict.problems.length > 0 ? ` (all in ${problemsFile})` : ''}`,
@@ -294,6 +303,7 @@ async function partition (ev: FaultEvent, targets: ChaosNode[], net: ChaosNetwor
   stats.reconnectMaxMs = Math.max(stats.reconnectMaxMs, Date.now() - healedAt)
   if (late.length > 0) throw new Error(`after the heal (${what}) still unreachable ${reconnectMs / 1000} s later: ${late.join(' ')}`)
   log(`healed: ${what}; pings answered after ${((Date.now() - healedAt) / 1000).toFixed(1)} s`)
+  await supplyCheck(net, `after the heal (${what})`)
 }
 
 /**
@@ -353,6 +363,106 @@ async function restart (n: ChaosNode, net: ChaosNetwork): Promise<void> {
     }
   }
   await n.proc.client.envelope('bootstrapAdd', { body: { peers: net.nodes.filter((m) => m !== n).map((m) => m.proc.multiaddr) } }).catch(() => {})
+}
+
+/** Racing owners whose mint's answer was cut: their token counts as minted when it exists at the end. */
+const suspectMints = new Set<string>()
+
+/**
+ * The racing owner (docs/chaos.md): every 5 to 15 s, a fresh wallet made from a mnemonic on a user
+ * node X with one test RBT, restored on a user node Y of the other quorum set by wallet sync from
+ * the fullnode (u0), then spent from X and from Y at once, to two other DIDs. Both spends are
+ * checked like any operation; paid twice shows in the supply (more RBT held than minted).
+ */
+async function racer (rng: Prng, net: ChaosNetwork, ops: OpView[], going: () => boolean): Promise<void> {
+  const users = net.nodes.slice(QUORUMS)
+  const full = users[0]!
+  for (let k = 0; going(); k++) {
+    await sleep(rng.int(5_000, 15_000))
+    if (!going()) break
+    const x = rng.pick(users.filter((_n, i) => i % 2 === 0))
+    const y = rng.pick(users.filter((_n, i) => i % 2 === 1))
+    if (![x, y, full].every((n) => n.proc.running)) { stats.racesSkipped++; continue }
+    try {
+      await raceOnce(k, rng, net, x, y, full, ops)
+    } catch (e) {
+      stats.racesSkipped++
+      log(`racing owner ${k}: skipped (${(e as Error).message.split('\n')[0]})`)
+    }
+  }
+}
+
+async function raceOnce (k: number, rng: Prng, net: ChaosNetwork, x: ChaosNode, y: ChaosNode, full: ChaosNode, ops: OpView[]): Promise<void> {
+  const mnemonic = generateMnemonic()
+  const made = await x.proc.client.call('didCreate', { body: { type: 4, password: USER_PASSWORD, mnemonic } as never, timeoutMs: 60_000 })
+  const did = (made.result as { did: string }).did
+  x.dids.push(did)
+  try {
+    await mintTestRbt(x.proc.client, did, 1, 0, USER_PASSWORD)
+  } catch (e) {
+    suspectMints.add(did)
+    throw e
+  }
+  net.rbtMilli += 1000
+  await waitFor(async () => ((await full.proc.client.call('tokensList', { query: { did, type: 'rbt' }, timeoutMs: 10_000 })).result ?? []).length > 0, { timeoutMs: 30_000, intervalMs: 250, what: 'the fullnode to hold the new token' })
+  const again = await y.proc.client.call('didCreate', { body: { type: 4, password: USER_PASSWORD, mnemonic } as never, timeoutMs: 60_000 })
+  if ((again.result as { did: string }).did !== did) throw new Error('the mnemonic made another DID')
+  y.dids.push(did)
+  const first = await y.proc.client.envelope('sync', { body: { did, fullnode: full.proc.peerId }, timeoutMs: 60_000 })
+  const synced = first.status ? await complete(y.proc.client, first, USER_PASSWORD) : first
+  if (!synced.status) throw new Error(`wallet sync on ${y.name}: ${synced.message}`)
+  await waitFor(async () => ((await y.proc.client.call('tokensList', { query: { did, type: 'rbt' }, timeoutMs: 10_000 })).result ?? []).some((t) => t.token_status === 'Free'), { timeoutMs: 30_000, intervalMs: 250, what: 'the restored copy' })
+  const others = net.users.filter((u) => u.node !== net.nodes.indexOf(x) && u.node !== net.nodes.indexOf(y))
+  const to = [rng.pick(others).did, rng.pick(others).did]
+  const offset = rng.int(0, 50)
+  const views = await Promise.all([x, y].map(async (n, i) => {
+    if (i === 1) await sleep(offset)
+    const view: OpView = { id: -1 - (2 * k + i), kind: 'rbt', memo: `chaos ${seed} race ${k} ${n.name}`, from: did, to: to[i]!, outcome: 'unknown' }
+    try {
+      const env = await n.proc.client.envelope('txInitiate', { body: { initiator: did, owner: to[i]!, tokens: { rbt: 1 }, memo: view.memo } as never, timeoutMs: 120_000 })
+      const done = env.status ? await complete(n.proc.client, env, USER_PASSWORD) : env
+      const code = (done.result as { code?: string } | null)?.code
+      view.outcome = done.status ? 'ok' : code === 'DELIVERY_PENDING' || code === 'SIGNING_PENDING' ? 'pending' : 'failed'
+      if (!done.status) view.detail = done.message
+    } catch (e) { view.detail = (e as Error).message }
+    answeredAt.set(view, Date.now())
+    return view
+  }))
+  ops.push(...views)
+  stats.races++
+  const won = views.filter((v) => v.outcome === 'ok' || v.outcome === 'pending').length
+  if (won === 2) stats.racesPaidTwice++
+  if (won === 0) stats.racesBothRefused++
+  log(`racing owner ${k}: ${x.name} ${views[0]!.outcome}, ${y.name} ${views[1]!.outcome}${views.filter((v) => v.detail !== undefined).map((v) => ` (${v.detail!.slice(0, 100)})`).join('')}`)
+}
+
+/**
+ * The supply held over the running nodes never exceeds what was minted (checked after every heal):
+ * each token counted once, at its latest block (a restored wallet's stale copy does not count).
+ */
+async function supplyCheck (net: ChaosNetwork, when: string): Promise<void> {
+  const tokens: TokenView[] = []
+  for (const n of net.nodes) {
+    if (!n.proc.running) continue
+    for (const did of n.dids) {
+      for (const type of ['rbt', 'ft', 'nft']) {
+        const list = await n.proc.client.call('tokensList', { query: { did, type }, timeoutMs: 10_000 }).then((e) => e.result ?? []).catch(() => [])
+        for (const t of list) tokens.push({ node: n.name, tokenId: t.token_id, kind: t.kind, value: Math.round(t.token_value * 1000), owner: t.did, status: t.token_status, height: Number(t.latest_block_id.split('-')[0]) })
+      }
+    }
+  }
+  stats.supplyChecks++
+  const ftMinted = net.ft.reduce((a, f) => a + f.count, 0)
+  const v = checkInvariants({ hosted: Object.fromEntries(net.nodes.map((n) => [n.name, n.dids])), tokens, txs: [], chainProblems: [], audits: {} },
+    { rbtMilli: net.rbtMilli + 1000 * suspectMints.size, ft: { [ftKey('', '')]: ftMinted }, nfts: [] }, [])
+  // nodes down or deliveries under way hold less: only more than minted, or a token held twice, is a problem
+  const over = v.problems.filter((p) => {
+    if (/made up|held \d+ times/.test(p)) return true
+    const m = /^FT .*: (\d+) held, (\d+) minted/.exec(p)
+    return m !== null && Number(m[1]) > Number(m[2])
+  })
+  for (const p of over) runProblems.push(`${when}: ${p}`)
+  if (over.length > 0) log(`supply ${when}: ${over.join('; ')}`)
 }
 
 async function worker (w: number, rng: Prng, net: ChaosNetwork, ops: OpView[], nftOwner: Array<string | undefined>, going: () => boolean): Promise<void> {
@@ -482,7 +592,7 @@ async function gather (net: ChaosNetwork): Promise<ChaosState> {
     await store.open()
     try {
       for await (const [, t] of store.collection<TokenRecord>(Collections.tokens).entries()) {
-        state.tokens.push({ node: n.name, tokenId: t.tokenId, kind: t.kind, value: t.value, owner: t.owner, status: t.status, ftName: t.ftName, creator: t.creator } satisfies TokenView)
+        state.tokens.push({ node: n.name, tokenId: t.tokenId, kind: t.kind, value: t.value, owner: t.owner, status: t.status, ftName: t.ftName, creator: t.creator, height: t.latestBlockNumber } satisfies TokenView)
       }
       state.audits[n.name] = (await auditLedger(store)).problems
       // what the audit's findings are about, for the problems file

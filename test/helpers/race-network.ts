@@ -27,8 +27,8 @@ export interface RaceNetwork {
   bob: string
   carol: string
   all: () => NodeProcess[]
-  /** cuts the network between side 1 and side 2 (LAN only) */
-  partition: () => Promise<void>
+  /** cuts the network between `side` (default: side 1, set 1 with X and R1) and every other node (LAN only) */
+  partition: (side?: NodeProcess[]) => Promise<void>
   heal: () => Promise<void>
   lan?: Lan
   close: () => Promise<void>
@@ -107,19 +107,21 @@ async function build (o: RaceNetworkOptions, started: NodeProcess[], keepLan: (l
   }, { timeoutMs: 30_000, intervalMs: 500, what: 'every node to be connected to every other' }).catch(() => { log(`not every pair of nodes connected (${counts.join(' ')}); going on`) })
   log('quorums set up, receivers resolved')
   const side1 = [...quorums.slice(0, 5), x, r1]
-  const side2 = [...quorums.slice(5), y, r2, full]
-  const pairs = (): Array<[number, number]> => side1.flatMap((a) => side2.map((b): [number, number] => [nodes.indexOf(a), nodes.indexOf(b)]))
+  let cut: Array<[number, number]> = []
+  const pairs = (side: NodeProcess[]): Array<[number, number]> => side.flatMap((a) => nodes.filter((b) => !side.includes(b)).map((b): [number, number] => [nodes.indexOf(a), nodes.indexOf(b)]))
   return {
     quorums, quorumDids, set1, set2, x, y, full, r1, r2, bob, carol,
     all: () => [...nodes],
     ...(lan !== undefined ? { lan } : {}),
-    partition: async () => {
+    partition: async (side = side1) => {
       if (lan === undefined) throw new Error('a partition needs the LAN (raceNetwork({ lan: true }))')
-      for (const [i, j] of pairs()) await lan.separate(i, j)
+      cut = pairs(side)
+      for (const [i, j] of cut) await lan.separate(i, j)
     },
     heal: async () => {
       if (lan === undefined) return
-      for (const [i, j] of pairs()) await lan.join(i, j)
+      for (const [i, j] of cut) await lan.join(i, j)
+      cut = []
     },
     close: async () => {
       await Promise.all(nodes.map(async (n) => { await n.dispose().catch(() => {}) }))

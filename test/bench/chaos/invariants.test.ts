@@ -52,6 +52,23 @@ describe('chaos: invariant checks', () => {
     expect(v.problems.join('\n')).to.match(/token r2 held 2 times/)
   })
 
+  it('a restored wallet\'s stale copy of a token it spent from its other node is not a holding; two owners at the latest block are a double spend', () => {
+    const { state, expected, ops } = clean()
+    // r2 moved from A to B at block 1; A's wallet restored on q0's node still shows its copy Free at block 0
+    for (const t of state.tokens) if (t.tokenId === 'r2') t.height = 1
+    state.hosted.q0!.push(A)
+    state.tokens.push({ node: 'q0', tokenId: 'r2', kind: 'rbt', value: 1000, owner: A, status: 'Free', height: 0 })
+    const v = checkInvariants(state, expected, ops)
+    expect(v.problems).to.deep.equal([])
+    expect(v.counts.staleCopies).to.equal(1)
+    // the same state spent twice: carol also holds r2 at block 1
+    state.hosted.q0!.push('bafyCarol')
+    state.tokens.push({ node: 'q0', tokenId: 'r2', kind: 'rbt', value: 1000, owner: 'bafyCarol', status: 'Free', height: 1 })
+    const twice = checkInvariants(state, expected, ops)
+    expect(twice.duplicated).to.equal(1)
+    expect(twice.problems.join('\n')).to.match(/token r2 held 2 times/)
+  })
+
   it('RBT missing from the total is lost; RBT made up is a duplicate', () => {
     const a = clean()
     a.state.tokens = a.state.tokens.filter((t) => t.tokenId !== 'p2')
