@@ -7,14 +7,14 @@ import { LevelStore } from '../src/storage/level-store.js'
 import { auditLedger } from '../src/storage/token-ledger.js'
 import { Collections, type BlockRecord, type TokenRecord } from '../src/storage/token-records.js'
 import { createLan, netnsAvailable, type Lan } from '../test/helpers/netns.js'
-import type { NodeProcess } from '../test/helpers/node-process.js'
+import { NodeProcess } from '../test/helpers/node-process.js'
 import { ApiError } from '../src/client/api-error.js'
 import { USER_PASSWORD, complete } from '../test/helpers/quorum-network.js'
 import { mintTestRbt } from '../src/testnet/setup.js'
 import { generateMnemonic } from '../src/wallet/bip39.js'
 import { waitFor } from '../test/helpers/wait.js'
 import { checkInvariants, ftKey, type ChaosState, type OpView, type Outcome, type TokenView, type TxView } from './chaos/invariants.js'
-import { QUORUMS, QUORUM_SETS, buildNetwork, type ChaosNetwork, type ChaosNode } from './chaos/network.js'
+import { CHAOS_ENV, QUORUMS, QUORUM_SETS, buildNetwork, type ChaosNetwork, type ChaosNode } from './chaos/network.js'
 import { planOp, type PlannedOp } from './chaos/ops.js'
 import { Prng, randomSeed } from './chaos/prng.js'
 import { DEFAULT_FAULTS, PARTITION_KINDS, planFaults, type FaultEvent } from './chaos/schedule.js'
@@ -82,9 +82,11 @@ async function main (): Promise<number> {
     tmpfsDirs.push(dir)
     diskDirs.set(i, dir)
   }
-  if (useLan) lan = await createLan('chaos', nodeCount)
+  // one more namespace for the racing owner's fullnode (not faulted, holds no DID)
+  if (useLan) lan = await createLan('chaos', nodeCount + 1)
   log(`${useLan ? `each node in a network namespace of its own on a bridge (${lan!.members[0]!.ip}…)` : 'nodes on 127.0.0.1 (no namespaces: no partition faults)'}; ${twoQuorumSets ? `user nodes list quorum sets ${QUORUM_SETS.map((s) => s.map((q) => `q${q}`).join(',')).join(' and ')} in turn` : 'one quorum set'}; ${diskNodes.length > 0 ? `data dirs of ${diskNodes.map((i) => i >= QUORUMS ? `u${i - QUORUMS}` : `q${i}`).join(' and ')} on ${diskMb} MB tmpfs` : 'no disk faults'}`)
   const net = await buildNetwork({ userNodes: nodeCount - QUORUMS, didsPerNode: 3, rbtPerDid: 20, nftCount: 6, started, log, lan, dir: (i) => diskDirs.get(i), twoQuorumSets })
+  const full = await startFullnode(net)
   const setupMs = Date.now() - t0
   log(`setup done in ${(setupMs / 1000).toFixed(1)} s: ${net.nodes.length} nodes, ${net.users.length} user DIDs, ${net.rbtMilli / 1000} RBT, FT ${net.ft.map((f) => `${f.name}×${f.count}`).join(' ')}, ${net.nfts.length} NFTs`)
 
@@ -106,7 +108,7 @@ async function main (): Promise<number> {
   const going = (): boolean => Date.now() < endAt || !faultsDone
   const traffic = Promise.all([
     ...Array.from({ length: workers }, async (_, w) => { await worker(w, rng.fork(`ops/${w}`), net, ops, nftOwner, going) }),
-    racer(rng.fork('racer'), net, ops, going)
+    racer(rng.fork('racer'), net, full, ops, going)
   ])
   let reporting = true
   const reporter = (async () => {
@@ -365,6 +367,26 @@ async function restart (n: ChaosNode, net: ChaosNetwork): Promise<void> {
   await n.proc.client.envelope('bootstrapAdd', { body: { peers: net.nodes.filter((m) => m !== n).map((m) => m.proc.multiaddr) } }).catch(() => {})
 }
 
+/**
+ * The racing owner's fullnode: one more node, in the last namespace of the LAN, with `-fullnode`;
+ * never faulted and not among the nodes the invariants read (it archives every DID's tokens).
+ */
+async function startFullnode (net: ChaosNetwork): Promise<ChaosNode> {
+  const member = lan?.members[net.nodes.length]
+  const proc = new NodeProcess({
+    n: net.nodes.length,
+    extraArgs: ['-testNet', '-fullnode', ...(member !== undefined ? ['-mdns=false'] : [])],
+    env: CHAOS_ENV,
+    startTimeoutMs: 180_000,
+    ...(member !== undefined ? { netns: member.ns, swarmHost: member.ip } : {})
+  })
+  started.push(proc)
+  await proc.start()
+  await proc.client.call('bootstrapAdd', { body: { peers: net.nodes.map((m) => m.proc.multiaddr) } })
+  await Promise.all(net.nodes.map(async (m) => { await m.proc.client.call('bootstrapAdd', { body: { peers: [proc.multiaddr] } }) }))
+  return { name: 'full', role: 'user', proc, dids: [], quorumSet: [] }
+}
+
 /** Racing owners whose mint's answer was cut: their token counts as minted when it exists at the end. */
 const suspectMints = new Set<string>()
 
@@ -374,9 +396,8 @@ const suspectMints = new Set<string>()
  * the fullnode (u0), then spent from X and from Y at once, to two other DIDs. Both spends are
  * checked like any operation; paid twice shows in the supply (more RBT held than minted).
  */
-async function racer (rng: Prng, net: ChaosNetwork, ops: OpView[], going: () => boolean): Promise<void> {
+async function racer (rng: Prng, net: ChaosNetwork, full: ChaosNode, ops: OpView[], going: () => boolean): Promise<void> {
   const users = net.nodes.slice(QUORUMS)
-  const full = users[0]!
   for (let k = 0; going(); k++) {
     await sleep(rng.int(5_000, 15_000))
     if (!going()) break

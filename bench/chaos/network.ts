@@ -65,8 +65,7 @@ export async function buildNetwork (o: BuildOptions): Promise<ChaosNetwork> {
     const dir = o.dir?.(i)
     const proc = new NodeProcess({
       n: i,
-      // the first user node is also a fullnode: the racing owner's wallet sync restores from it
-      extraArgs: ['-testNet', ...(i === QUORUMS ? ['-fullnode'] : []), ...(member !== undefined ? ['-mdns=false'] : [])],
+      extraArgs: ['-testNet', ...(member !== undefined ? ['-mdns=false'] : [])],
       env: CHAOS_ENV,
       // a start is slow, not failed, on a machine whose two cores are shared many times over
       startTimeoutMs: 180_000,
