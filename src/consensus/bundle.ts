@@ -474,7 +474,7 @@ export async function validateNewestBlocks (bundle: ChainBundle, tokenId: string
   return blockCount
 }
 
-const isFtGenesis = (genesis: ReturnType<typeof decodeBlockEnvelope>, id: string): boolean =>
+export const isFtGenesis = (genesis: ReturnType<typeof decodeBlockEnvelope>, id: string): boolean =>
   genesis.content.transInfo.tokens[id]?.tokenType === TokenType.FT
 
 /** Backing tokens of one mint ("13" block hash → tokens with their values), per bundle: checked once. */

@@ -28,8 +28,12 @@ export function claimThreshold (n: number): number {
 /** What an arbiter keeps for a state: the transaction holding it and the quorums that claimed it for that transaction. */
 export interface ClaimRecord {
   txid: string
-  /** who claimed it for `txid`: the claimant's peer and quorum DID (asked for the outcome) */
-  claimants: Array<{ peer: string, quorum: string }>
+  /**
+   * who claimed it: the claimant's peer and quorum DID (asked for the outcome), and `tx`, the
+   * transaction the claimant claimed for when it is not `txid` (a part token's burnt ancestor is
+   * spent by its burn block, claimed by every transaction that spends one of its parts)
+   */
+  claimants: Claimant[]
   /** when it was first granted */
   at: number
   /** last time its outcome was asked (the sweep) */
@@ -37,6 +41,13 @@ export interface ClaimRecord {
   /** the transaction committed: the claim stands for good (the state is spent) */
   committed?: true
 }
+
+export interface Claimant { peer: string, quorum: string, tx?: string }
+
+/** The transaction a claimant claimed for. */
+export const claimantTx = (r: Pick<ClaimRecord, 'txid'>, c: Claimant): string => c.tx ?? r.txid
+/** A claimant of a record, as one string (peer, quorum, transaction). */
+export const claimantKey = (r: Pick<ClaimRecord, 'txid'>, c: Claimant): string => `${c.peer}|${c.quorum}|${claimantTx(r, c)}`
 
 /** An arbiter's answer for one state. */
 export type ClaimAnswer =
@@ -65,7 +76,7 @@ export class ClaimTable {
    * spent it: `spentBy[i]`, the txid of a verified spent marker of the state, if any); a grant to
    * the same transaction again adds the claimant.
    */
-  async claim (txid: string, stateHashes: readonly string[], claimant: { peer: string, quorum: string }, spentBy: ReadonlyArray<string | undefined> = []): Promise<ClaimAnswer[]> {
+  async claim (txid: string, stateHashes: readonly string[], claimant: Claimant, spentBy: ReadonlyArray<string | undefined> = []): Promise<ClaimAnswer[]> {
     return await this.lock.run('claims', async () => {
       const held = await this.store.getMany([...stateHashes])
       const now = this.clock.now()
@@ -76,7 +87,7 @@ export class ClaimTable {
         const r = held[i]
         if (r !== undefined && r.txid !== txid) return { granted: false, holder: r.txid, ...(r.committed === true ? { spent: true as const } : {}) }
         if (r === undefined) puts.push([h, { txid, claimants: [claimant], at: now }])
-        else if (!r.claimants.some((c) => c.peer === claimant.peer && c.quorum === claimant.quorum)) puts.push([h, { ...r, claimants: [...r.claimants, claimant].slice(-8) }])
+        else if (r.committed !== true && !r.claimants.some((c) => c.peer === claimant.peer && c.quorum === claimant.quorum && claimantTx(r, c) === claimantTx(r, claimant))) puts.push([h, { ...r, claimants: [...r.claimants, claimant].slice(-16) }])
         return { granted: true }
       })
       if (puts.length > 0) await this.store.write(puts, [])
@@ -85,8 +96,8 @@ export class ClaimTable {
   }
 
   /**
-   * A claimant gives up its claim of `txid` (its vote was released before any signature): a state
-   * no other claimant holds for `txid` is free again. Answers how many states were freed.
+   * A claimant gives up what it claimed for transaction `txid` (its vote was released before any
+   * signature): a state no other claimant holds is free again. Answers how many states were freed.
    */
   async release (txid: string, stateHashes: readonly string[], claimantPeer: string): Promise<number> {
     return await this.lock.run('claims', async () => {
@@ -95,8 +106,8 @@ export class ClaimTable {
       const dels: string[] = []
       stateHashes.forEach((h, i) => {
         const r = held[i]
-        if (r === undefined || r.txid !== txid || r.committed === true) return
-        const left = r.claimants.filter((c) => c.peer !== claimantPeer)
+        if (r === undefined || r.committed === true) return
+        const left = r.claimants.filter((c) => c.peer !== claimantPeer || claimantTx(r, c) !== txid)
         if (left.length === r.claimants.length) return
         if (left.length === 0) dels.push(h)
         else puts.push([h, { ...r, claimants: left }])
@@ -107,16 +118,19 @@ export class ClaimTable {
   }
 
   /**
-   * The outcome of a claim's transaction, as its claimants told it: `committed` keeps the claim
-   * for good, `released` frees it (only while it is still this transaction's).
+   * How the transactions of a claim's claimants ended, as they told it (by claimant index):
+   * `committed` keeps the claim for good, `released` drops that claimant (the claim is free once
+   * none is left), `pending` asks again later. Only while the claim is still `txid`'s.
    */
-  async settle (stateHash: string, txid: string, outcome: 'committed' | 'released' | 'pending'): Promise<void> {
+  async settle (stateHash: string, txid: string, outcome: 'committed' | 'released' | 'pending' | ReadonlyMap<string, 'committed' | 'released' | 'pending'>): Promise<void> {
     await this.lock.run('claims', async () => {
       const [r] = await this.store.getMany([stateHash])
       if (r === undefined || r.txid !== txid || r.committed === true) return
-      if (outcome === 'released') await this.store.write([], [stateHash])
-      else if (outcome === 'committed') await this.store.write([[stateHash, { ...r, committed: true }]], [])
-      else await this.store.write([[stateHash, { ...r, askedAt: this.clock.now() }]], [])
+      const each = r.claimants.map((c) => typeof outcome === 'string' ? outcome : outcome.get(claimantKey(r, c)) ?? 'pending')
+      if (each.includes('committed')) { await this.store.write([[stateHash, { ...r, committed: true }]], []); return }
+      const left = r.claimants.filter((_c, i) => each[i] !== 'released')
+      if (left.length === 0) await this.store.write([], [stateHash])
+      else await this.store.write([[stateHash, { ...r, claimants: left, askedAt: this.clock.now() }]], [])
     })
   }
 

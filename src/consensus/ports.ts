@@ -138,7 +138,7 @@ export interface SpentMarkers {
  */
 export interface StateClaims {
   /** claims every state for `txid` on behalf of `quorumDid`; granted only when each state's arbiters granted enough */
-  claim: (txid: string, quorumDid: string, stateHashes: readonly string[]) => Promise<import('./claims.js').ClaimResult>
+  claim: (txid: string, quorumDid: string, stateHashes: readonly string[], burns?: ReadonlyArray<{ stateHash: string, spender: string }>) => Promise<import('./claims.js').ClaimResult>
   /** gives the claim of `txid` up (best effort: an arbiter not told asks the outcome later) */
   release: (txid: string, quorumDid: string, stateHashes: readonly string[]) => Promise<void>
 }

@@ -23,16 +23,19 @@ export class QuorumClaims {
   private readonly held = new Set<string>()
   /** vote keys whose claim is under way */
   private readonly running = new Map<string, Promise<ClaimResult>>()
+  /** the burnt ancestors claimed with a vote's states (given up with them), while the vote lives */
+  private readonly burns = new Map<string, string[]>()
 
   constructor (private readonly port: StateClaims, private readonly log: Logger) {}
 
   /** Claims the states of a vote (once at a time per vote); resolves to the tally's outcome, never rejects. */
-  claim (quorumDid: string, txid: string, states: readonly string[]): Promise<ClaimResult> {
+  claim (quorumDid: string, txid: string, states: readonly string[], burns: ReadonlyArray<{ stateHash: string, spender: string }> = []): Promise<ClaimResult> {
     const key = voteKey(quorumDid, txid)
     const running = this.running.get(key)
     if (running !== undefined) return running
     const t0 = Date.now()
-    const p = this.port.claim(txid, quorumDid, states.map(stateHashOf)).catch((e: unknown): ClaimResult => ({
+    if (burns.length > 0) this.burns.set(key, burns.map((b) => b.stateHash))
+    const p = this.port.claim(txid, quorumDid, states.map(stateHashOf), burns).catch((e: unknown): ClaimResult => ({
       granted: false, code: 'CLAIM_UNREACHABLE', reason: `CLAIM_UNREACHABLE: the claim could not be made (${errorMessage(e)}); try again later`, tallies: []
     })).then((r) => {
       if (r.granted) this.held.add(key)
@@ -62,15 +65,18 @@ export class QuorumClaims {
   release (quorumDid: string, txid: string, states: readonly string[]): void {
     const key = voteKey(quorumDid, txid)
     this.held.delete(key)
+    const burns = this.burns.get(key) ?? []
+    this.burns.delete(key)
     void (async () => {
       // a claim still under way is given up once it has answered (its grants are written by then)
       await this.running.get(key)
-      await this.port.release(txid, quorumDid, states.map(stateHashOf))
+      await this.port.release(txid, quorumDid, [...states.map(stateHashOf), ...burns])
     })().catch((e: unknown) => { this.log.debug(`releasing the claim of ${txid.slice(0, 12)}: ${errorMessage(e)}`) })
   }
 
   /** The vote ended otherwise (committed): its claim stays at the arbiters, nothing to keep here. */
   forget (quorumDid: string, txid: string): void {
     this.held.delete(voteKey(quorumDid, txid))
+    this.burns.delete(voteKey(quorumDid, txid))
   }
 }

@@ -28,6 +28,7 @@ import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe
 import { PledgeReleases } from './pledge-release.js'
 import { QuorumClaims } from './quorum-claims.js'
 import type { ClaimResult } from './claims.js'
+import { burntAncestors, type BurnClaim } from './burn-claims.js'
 
 export interface QuorumOptions {
   ledger: Ledger
@@ -167,8 +168,8 @@ export class QuorumService {
     // a list of five names the expected signers: exactly their checker starts; a longer list
     // (every candidate) leaves the signers open, so one more of its first-ranked starts too
     const likely = asked === undefined ? undefined : networkCheckers(txid, asked, asked.length <= MIN_QUORUM_SIGNATURES ? NETWORK_CHECKERS : NETWORK_CHECKERS + 1)
-    const reply = await this.voteLocked(req, likely, (states) => {
-      if (this.claims !== undefined && likely?.includes(quorumDid) === true) claim = { result: this.claims.claim(quorumDid, txid, states), states }
+    const reply = await this.voteLocked(req, likely, (states, burns) => {
+      if (this.claims !== undefined && likely?.includes(quorumDid) === true) claim = { result: this.claims.claim(quorumDid, txid, states, burns), states }
     })
     if (reply.vote === 'no' && claim !== undefined) {
       // a claim started for a vote that was then refused (its pledge, say) is given up at once
@@ -178,7 +179,7 @@ export class QuorumService {
     return claim !== undefined ? { reply, claim } : { reply }
   }
 
-  private async voteLocked (req: PrepareRequest, likely: string[] | undefined, startClaim: (states: string[]) => void): Promise<PrepareReply> {
+  private async voteLocked (req: PrepareRequest, likely: string[] | undefined, startClaim: (states: string[], burns?: BurnClaim[]) => void): Promise<PrepareReply> {
     const { quorumDid, txid } = req
     const no = (reason: string, conflict = false): PrepareReply => ({ vote: 'no', quorumDid, reason, conflict })
     const signer = this.opts.signerFor(quorumDid)
@@ -189,7 +190,14 @@ export class QuorumService {
       const existing = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
       if (existing !== undefined && existing.state !== 'RELEASED') {
         // asked again as the checker of another five (the sender replaced a signer): it claims now
-        if (existing.state === 'RESERVED' && this.claims?.holds(quorumDid, txid) === false) startClaim(existing.states)
+        if (existing.state === 'RESERVED' && this.claims?.holds(quorumDid, txid) === false && likely?.includes(quorumDid) === true) {
+          let burns: BurnClaim[] = []
+          try {
+            const spends = Object.entries(decodeContract(req.contract).content.transInfo.transTokens ?? {}).map(([id, t]) => [id, t.blockId ?? ''] as const)
+            burns = await burntAncestors(spends, async (id) => req.bundle.chains[id] ?? await this.ledger.chain(id))
+          } catch {}
+          startClaim(existing.states, burns)
+        }
         return { vote: 'yes', quorumDid, credit: existing.credit, pledge: existing.pledge, pledgeMilli: existing.pledgeMilli, ...(this.claims?.holds(quorumDid, txid) === true ? { claimed: true } : {}) }
       }
       // 1. contract and the sender's signature
@@ -277,7 +285,11 @@ export class QuorumService {
       // the pledge; the vote's answer waits for the claim (prepare). Without claims, the network's
       // markers are asked in the background by the quorums likely to be designated checkers of the
       // final block (see networkCheckers); SIGN waits for the answer (bounded).
-      if (this.claims !== undefined) startClaim(states)
+      if (this.claims !== undefined && likely?.includes(quorumDid) === true) {
+        // with its states, the burnt ancestors of the parts it spends (a burn is signed by its owner alone)
+        const chainOf = async (id: string): Promise<readonly Uint8Array[] | undefined> => req.bundle.chains[id] ?? memory.learned.get(id)?.chain ?? await this.ledger.chain(id)
+        startClaim(states, await burntAncestors(tokens.map(([id, t]) => [id, t.blockId ?? ''] as const), chainOf))
+      }
       else if (markers !== undefined && (likely === undefined || likely.includes(quorumDid))) {
         this.networkChecks.set(voteKey(quorumDid, txid), this.networkCheck(markers, states, txid))
       }

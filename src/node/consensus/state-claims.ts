@@ -1,4 +1,4 @@
-import { ClaimTable, CLAIM_ARBITERS, claimResult, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimResult, type ClaimStore } from '../../consensus/claims.js'
+import { ClaimTable, CLAIM_ARBITERS, claimResult, claimantKey, claimantTx, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimResult, type ClaimStore } from '../../consensus/claims.js'
 import type { StateClaims } from '../../consensus/ports.js'
 import type { BatchOp, Collection, KvStore } from '../../storage/kv-store.js'
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
@@ -20,7 +20,8 @@ import { closerPeerSets, spentKeyBytes, withAddresses, type NodeSpentMarkers } f
  */
 export interface StateClaimMethods {
   /** claims states for transactions: one answer per item, in order; `closer` peer ids whose addresses are in `addrs` */
-  'claims.claim': UnarySpec<{ items: Array<{ txid: string, quorum: string, stateHash: string }> }, { answers: Array<{ granted: boolean, holder?: string, spent?: boolean, closer: string[] }>, addrs: Record<string, string[]> }>
+  /** `via`: the transaction a state is claimed for when its spender `txid` is another (a part token's burnt ancestor, spent by its burn block) */
+  'claims.claim': UnarySpec<{ items: Array<{ txid: string, quorum: string, stateHash: string, via?: string }> }, { answers: Array<{ granted: boolean, holder?: string, spent?: boolean, closer: string[] }>, addrs: Record<string, string[]> }>
   /** the claimant gives its claim of `txid` up (its vote was released before signing) */
   'claims.release': UnarySpec<{ txid: string, stateHashes: string[] }, { freed: number }>
   /** an arbiter asks a claimant how the claim's transaction ended for its quorum */
@@ -38,12 +39,12 @@ const WALK_CONCURRENCY = 8
 const STATE_RE = /^Qm[1-9A-HJ-NP-Za-km-z]{44}$/
 const TXID_RE = /^[0-9a-f]{64}$/
 
-function needItems (req: unknown): asserts req is { items: Array<{ txid: string, quorum: string, stateHash: string }> } {
+function needItems (req: unknown): asserts req is { items: Array<{ txid: string, quorum: string, stateHash: string, via?: string }> } {
   const items = (req as { items?: unknown } | undefined)?.items
   if (!Array.isArray(items) || items.length === 0 || items.length > CLAIM_BATCH_MAX) throw new RbtError(ErrorCode.INVALID_INPUT, `malformed claim request: items must list 1 to ${CLAIM_BATCH_MAX} states`)
   for (const it of items as unknown[]) {
-    const i = it as { txid?: unknown, quorum?: unknown, stateHash?: unknown } | undefined
-    if (typeof i?.txid !== 'string' || !TXID_RE.test(i.txid) || typeof i.quorum !== 'string' || i.quorum.length > 128 || typeof i.stateHash !== 'string' || !STATE_RE.test(i.stateHash)) {
+    const i = it as { txid?: unknown, quorum?: unknown, stateHash?: unknown, via?: unknown } | undefined
+    if (typeof i?.txid !== 'string' || !TXID_RE.test(i.txid) || typeof i.quorum !== 'string' || i.quorum.length > 128 || typeof i.stateHash !== 'string' || !STATE_RE.test(i.stateHash) || (i.via !== undefined && (typeof i.via !== 'string' || !TXID_RE.test(i.via)))) {
       throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed claim request: each item needs a txid, a quorum DID and a state hash')
     }
   }
@@ -133,7 +134,7 @@ export function claimStoreOn (store: KvStore): ClaimStore {
 }
 
 export interface NodeStateClaims extends StateClaims {
-  serveClaim: (items: Array<{ txid: string, quorum: string, stateHash: string }>, asker: string) => Promise<StateClaimMethods['claims.claim']['response']>
+  serveClaim: (items: Array<{ txid: string, quorum: string, stateHash: string, via?: string }>, asker: string) => Promise<StateClaimMethods['claims.claim']['response']>
   serveRelease: (txid: string, stateHashes: string[], asker: string) => Promise<{ freed: number }>
   /** the arbiter's periodic duty: claims with no word for a while are settled (marker, or their claimants asked) */
   sweep: () => Promise<void>
@@ -181,7 +182,7 @@ export function nodeStateClaims (opts: {
     if (rpc === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'the rpc layer is stopped')
     return rpc
   }
-  type Item = { txid: string, quorum: string, stateHash: string }
+  type Item = { txid: string, quorum: string, stateHash: string, via?: string }
   type Answer = { granted: boolean, holder?: string, spent?: boolean, closer: QueryPeer[] }
   // the walks of one transaction's states ask the same peers: one request per peer and turn
   const claims = new RequestCoalescer<Item, Answer>({
@@ -195,27 +196,32 @@ export function nodeStateClaims (opts: {
     const out: ClaimAnswer[] = new Array(items.length)
     const groups = new Map<string, number[]>()
     items.forEach((it, i) => {
-      const k = `${it.txid}|${it.quorum}`
+      const k = `${it.txid}|${it.quorum}|${it.via ?? ''}`
       const g = groups.get(k)
       if (g === undefined) groups.set(k, [i]); else g.push(i)
     })
     for (const idx of groups.values()) {
-      const { txid, quorum } = items[idx[0]!]!
+      const { txid, quorum, via } = items[idx[0]!]!
       const hashes = idx.map((i) => items[i]!.stateHash)
       const markers = await opts.markers.knownMany(hashes).catch(() => [])
-      const answers = await table.claim(txid, hashes, { peer: claimantPeer, quorum }, markers.map((m) => m?.txid))
+      const answers = await table.claim(txid, hashes, { peer: claimantPeer, quorum, ...(via !== undefined && via !== txid ? { tx: via } : {}) }, markers.map((m) => m?.txid))
       idx.forEach((i, j) => { out[i] = answers[j]! })
     }
     return out
   }
 
-  const claimStates = async (txid: string, quorum: string, stateHashes: readonly string[]): Promise<ClaimResult> => {
+  const claimStates = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<{ stateHash: string, spender: string }> = []): Promise<ClaimResult> => {
     const h = opts.host()
     const self = h?.peerId ?? 'self'
-    const unique = [...new Set(stateHashes)]
+    // the transaction's own states, and the burnt ancestors of its parts, each spent by its burn block
+    const wanted = new Map<string, Item>()
+    for (const stateHash of stateHashes) wanted.set(stateHash, { txid, quorum, stateHash })
+    for (const b of burns) if (!wanted.has(b.stateHash)) wanted.set(b.stateHash, { txid: b.spender, quorum, stateHash: b.stateHash, via: txid })
+    const items = [...wanted.values()]
     // this node is an arbiter too (when among a state's k closest): its own table first
-    const mine = await grant(unique.map((stateHash) => ({ txid, quorum, stateHash })), self)
-    const tallies = await Promise.all(unique.map(async (stateHash, i) => {
+    const mine = await grant(items, self)
+    const tallies = await Promise.all(items.map(async (item, i) => {
+      const { stateHash } = item
       const answers = new Map<string, ClaimAnswer>([[self, mine[i]!]])
       const key = spentKeyBytes(stateHash)
       const target = kadKey(key)
@@ -234,7 +240,7 @@ export function nodeStateClaims (opts: {
           signal: AbortSignal.timeout(timeoutMs),
           ask: async (peer, signal) => {
             if (peer.multiaddrs.length > 0) await h.learnPeer(peer)
-            const a = await raceAbort(claims.request(peer.peerId, { txid, quorum, stateHash }), signal)
+            const a = await raceAbort(claims.request(peer.peerId, item), signal)
             if (typeof a?.granted !== 'boolean') throw new RbtError(ErrorCode.PROTOCOL, 'malformed claim answer')
             answers.set(peer.peerId, a.granted ? { granted: true } : { granted: false, holder: typeof a.holder === 'string' ? a.holder : '', ...(a.spent === true ? { spent: true as const } : {}) })
             return { closer: Array.isArray(a.closer) ? a.closer : [] }
@@ -293,26 +299,28 @@ export function nodeStateClaims (opts: {
       if (markers[i]?.txid === s.claim.txid) await table.superseded(s.stateHash, s.claim.txid)
       else open.push(s)
     }
-    // the others: their claimants are asked how the transaction ended, once per transaction
-    const byTx = new Map<string, typeof open>()
-    for (const s of open) {
-      const l = byTx.get(s.claim.txid)
-      if (l === undefined) byTx.set(s.claim.txid, [s]); else l.push(s)
-    }
+    // the others: their claimants are asked how the transaction they claimed for ended, once per
+    // claimant and transaction
     const self = opts.host()?.peerId
-    for (const [txid, claims] of byTx) {
-      const claimants = new Map<string, { peer: string, quorum: string }>()
-      for (const s of claims) for (const c of s.claim.claimants) claimants.set(`${c.peer}|${c.quorum}`, c)
-      const outcomes = await Promise.all([...claimants.values()].map(async (c) => {
-        try {
-          if (c.peer === self || c.peer === 'self') return await opts.outcome(c.quorum, txid)
-          return (await rpcNow().call(c.peer, 'claims.status', { txid, quorum: c.quorum }, { timeoutMs })).outcome
-        } catch { return 'unknown' as const }
-      }))
-      const outcome = outcomes.includes('committed') ? 'committed' : outcomes.every((o) => o === 'released') ? 'released' : 'pending'
-      for (const s of claims) await table.settle(s.stateHash, txid, outcome)
-      if (outcome !== 'pending') log.debug(`claim of ${txid.slice(0, 12)} settled ${outcome} (${claims.length} state(s))`)
+    const asked = new Map<string, Promise<'pending' | 'committed' | 'released'>>()
+    const ask = async (peer: string, quorum: string, tx: string): Promise<'pending' | 'committed' | 'released'> => {
+      try {
+        if (peer === self || peer === 'self') return await opts.outcome(quorum, tx)
+        const o = (await rpcNow().call(peer, 'claims.status', { txid: tx, quorum }, { timeoutMs })).outcome
+        return o === 'committed' || o === 'released' ? o : 'pending'
+      } catch { return 'pending' }
     }
+    for (const s of open) {
+      const outcomes = new Map<string, 'pending' | 'committed' | 'released'>()
+      for (const c of s.claim.claimants) {
+        const key = claimantKey(s.claim, c)
+        let p = asked.get(key)
+        if (p === undefined) { p = ask(c.peer, c.quorum, claimantTx(s.claim, c)); asked.set(key, p) }
+        outcomes.set(key, await p)
+      }
+      await table.settle(s.stateHash, s.claim.txid, outcomes)
+    }
+    if (open.length > 0) log.debug(`claims: ${open.length} stale claim(s) asked about`)
   }
 
   return {

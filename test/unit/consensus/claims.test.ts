@@ -168,6 +168,32 @@ describe('consensus: one wallet on two nodes racing one token through two disjoi
     expect(liarGrantedBoth, 'the liar granted both spends of a race').to.be.at.least(1)
   })
 
+  it('two copies splitting the same token in two different ways: the burnt token is claimed too, so at most one of the two payments is signed; a later payment with the winner\'s other part goes through', async () => {
+    const n = await network()
+    let paidTwice = 0
+    for (let i = 0; i < 3; i++) {
+      const alice = await wallet(n.net, n.x, n.y)
+      const bobBefore = await balance(n.bobNode, n.bob.did)
+      const carolBefore = await balance(n.carolNode, n.carol.did)
+      const results = await Promise.allSettled([
+        n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 500, memo: 'x', quorums: n.set1 }, alice.owner),
+        n.y.sender.transfer({ sender: alice.did, receiver: n.carol.did, amountMilli: 300, memo: 'y', quorums: n.set2 }, alice.owner)
+      ])
+      if (results.every((r) => r.status === 'fulfilled')) paidTwice++
+      const paid = (await balance(n.bobNode, n.bob.did) - bobBefore) + (await balance(n.carolNode, n.carol.did) - carolBefore)
+      expect(paid, `race ${i}`).to.be.at.most(500)
+      // the winner's other part is its owner's to spend
+      const winner = results[0].status === 'fulfilled' ? n.x : results[1].status === 'fulfilled' ? n.y : undefined
+      if (winner !== undefined) {
+        const left = await balance(winner, alice.did)
+        const again = await winner.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: left, memo: 'rest', quorums: winner === n.x ? n.set1 : n.set2 }, alice.owner)
+        expect(again.delivered).to.equal(true)
+      }
+    }
+    expect(paidTwice).to.equal(0)
+    expect(n.net.burnClaims.length, 'burnt ancestors were claimed').to.be.greaterThan(0)
+  })
+
   it('a partition with neither side holding more than two thirds of the arbiters: both sides refuse (CLAIM_UNREACHABLE), nothing is signed, the tokens stay', async () => {
     const n = await network()
     const alice = await wallet(n.net, n.x, n.y)

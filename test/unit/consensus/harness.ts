@@ -187,6 +187,8 @@ export class SimNet {
   cut: (from: string, to: string) => boolean = () => false
   /** every claim an arbiter answered: node, txid, granted */
   claimLog: Array<{ arbiter: string, txid: string, granted: boolean }> = []
+  /** every burnt ancestor a checker claimed */
+  burnClaims: Array<{ stateHash: string, spender: string }> = []
 
   constructor (opts: { claims?: boolean } = {}) { this.claimsOn = opts.claims === true }
 
@@ -194,16 +196,22 @@ export class SimNet {
   claimsFor (name: string): StateClaims {
     const reachable = (): SimNode[] => this.nodes.filter((n) => n.name === name || (!n.down && !this.cut(name, n.name)))
     return {
-      claim: async (txid, quorum, hashes) => {
+      claim: async (txid, quorum, hashes, burns = []) => {
         const arbiters = this.nodes.map((n) => n.name)
+        // the states, then the burnt ancestors (each spent by its burn block, claimed for this transaction)
+        const items = [...hashes.map((h) => ({ h, spender: txid, via: undefined as string | undefined })), ...burns.filter((b) => !hashes.includes(b.stateHash)).map((b) => ({ h: b.stateHash, spender: b.spender, via: txid }))]
+        this.burnClaims.push(...burns)
         const answers = new Map<string, ClaimAnswer[]>()
         await Promise.all(reachable().map(async (n) => {
           await new Promise((resolve) => setTimeout(resolve, Math.random() * 4))
-          const got = n.liar ? hashes.map((): ClaimAnswer => ({ granted: true })) : await n.claims.claim(txid, hashes, { peer: name, quorum }, hashes.map((h) => this.markers.get(h)?.txid))
+          const got: ClaimAnswer[] = []
+          for (const it of items) {
+            got.push(n.liar ? { granted: true } : (await n.claims.claim(it.spender, [it.h], { peer: name, quorum, ...(it.via !== undefined ? { tx: it.via } : {}) }, [this.markers.get(it.h)?.txid]))[0]!)
+          }
           for (const g of got) this.claimLog.push({ arbiter: n.name, txid, granted: g.granted })
           answers.set(n.name, got)
         }))
-        return claimResult(hashes.map((h, i) => tallyState(h, arbiters, new Map([...answers].map(([a, got]) => [a, got[i]!])))))
+        return claimResult(items.map((it, i) => tallyState(it.h, arbiters, new Map([...answers].map(([a, got]) => [a, got[i]!])))))
       },
       release: async (txid, _quorum, hashes) => {
         await Promise.all(reachable().map(async (n) => { await n.claims.release(txid, hashes, name) }))
