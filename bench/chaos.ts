@@ -418,6 +418,8 @@ async function raceOnce (k: number, rng: Prng, net: ChaosNetwork, x: ChaosNode, 
   const made = await x.proc.client.call('didCreate', { body: { type: 4, password: USER_PASSWORD, mnemonic } as never, timeoutMs: 60_000 })
   const did = (made.result as { did: string }).did
   x.dids.push(did)
+  // the fullnode validates the new DID's signatures: it is told where the DID lives, as every node of the network is told of every DID
+  await full.proc.client.call('nodeAddPeers', { body: { DID: did, PeerID: x.proc.peerId, DIDType: 4 } })
   try {
     await mintTestRbt(x.proc.client, did, 1, 0, USER_PASSWORD)
   } catch (e) {
@@ -425,7 +427,8 @@ async function raceOnce (k: number, rng: Prng, net: ChaosNetwork, x: ChaosNode, 
     throw e
   }
   net.rbtMilli += 1000
-  await waitFor(async () => ((await full.proc.client.call('tokensList', { query: { did, type: 'rbt' }, timeoutMs: 10_000 })).result ?? []).length > 0, { timeoutMs: 30_000, intervalMs: 250, what: 'the fullnode to hold the new token' })
+  await waitFor(async () => ((await full.proc.client.call('tokensList', { query: { did, type: 'rbt' }, timeoutMs: 10_000 })).result ?? []).length > 0, { timeoutMs: 60_000, intervalMs: 250, what: 'the fullnode to hold the new token' })
+    .catch((e: Error) => { throw new Error(`${e.message} (fullnode: ${full.proc.logs.split('\n').filter((l) => /sync|announce|WARN|ERROR/.test(l)).slice(-3).join(' / ')})`) })
   const again = await y.proc.client.call('didCreate', { body: { type: 4, password: USER_PASSWORD, mnemonic } as never, timeoutMs: 60_000 })
   if ((again.result as { did: string }).did !== did) throw new Error('the mnemonic made another DID')
   y.dids.push(did)

@@ -1,4 +1,3 @@
-import type { Clock } from './ports.js'
 import { KeyedMutex } from './keyed-mutex.js'
 
 /**
@@ -69,7 +68,7 @@ export interface ClaimStore {
 export class ClaimTable {
   private readonly lock = new KeyedMutex()
 
-  constructor (private readonly store: ClaimStore, private readonly clock: Clock) {}
+  constructor (private readonly store: ClaimStore, private readonly clock: { now: () => number }) {}
 
   /**
    * Claims `stateHashes` for `txid`: each state is granted when no other transaction holds it (nor
