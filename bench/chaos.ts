@@ -335,7 +335,8 @@ async function signedBetween (a: ChaosNode, b: ChaosNode, ms: number): Promise<b
  */
 async function checkAfterRestart (n: ChaosNode, ops: OpView[], killedAt: number): Promise<void> {
   if (n.role !== 'user') return
-  const acked = ops.filter((op) => op.outcome === 'ok' && (answeredAt.get(op) ?? Infinity) < killedAt && (n.dids.includes(op.from) || n.dids.includes(op.to)))
+  // a racing owner's spend is the sending node's (its DID is hosted on two nodes)
+  const acked = ops.filter((op) => op.outcome === 'ok' && (answeredAt.get(op) ?? Infinity) < killedAt && (n.dids.includes(op.from) || n.dids.includes(op.to)) && (racedFrom.get(op) ?? n) === n)
   const committed = new Set<string>()
   for (const did of n.dids) {
     for (const type of ['rbt', 'ft', 'nft']) {
@@ -386,6 +387,9 @@ async function startFullnode (net: ChaosNetwork): Promise<ChaosNode> {
   await Promise.all(net.nodes.map(async (m) => { await m.proc.client.call('bootstrapAdd', { body: { peers: [proc.multiaddr] } }) }))
   return { name: 'full', role: 'user', proc, dids: [], quorumSet: [] }
 }
+
+/** The node each racing owner's spend was sent from. */
+const racedFrom = new Map<OpView, ChaosNode>()
 
 /** Racing owners whose mint's answer was cut: their token counts as minted when it exists at the end. */
 const suspectMints = new Set<string>()
@@ -442,6 +446,7 @@ async function raceOnce (k: number, rng: Prng, net: ChaosNetwork, x: ChaosNode, 
   const views = await Promise.all([x, y].map(async (n, i) => {
     if (i === 1) await sleep(offset)
     const view: OpView = { id: -1 - (2 * k + i), kind: 'rbt', memo: `chaos ${seed} race ${k} ${n.name}`, from: did, to: to[i]!, outcome: 'unknown' }
+    racedFrom.set(view, n)
     try {
       const env = await n.proc.client.envelope('txInitiate', { body: { initiator: did, owner: to[i]!, tokens: { rbt: 1 }, memo: view.memo } as never, timeoutMs: 120_000 })
       const done = env.status ? await complete(n.proc.client, env, USER_PASSWORD) : env
