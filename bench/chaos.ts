@@ -336,7 +336,7 @@ async function signedBetween (a: ChaosNode, b: ChaosNode, ms: number): Promise<b
 async function checkAfterRestart (n: ChaosNode, ops: OpView[], killedAt: number): Promise<void> {
   if (n.role !== 'user') return
   // a racing owner's spend is the sending node's (its DID is hosted on two nodes)
-  const acked = ops.filter((op) => op.outcome === 'ok' && (answeredAt.get(op) ?? Infinity) < killedAt && (n.dids.includes(op.from) || n.dids.includes(op.to)) && (racedFrom.get(op) ?? n) === n)
+  const acked = ops.filter((op) => op.outcome === 'ok' && (answeredAt.get(op) ?? Infinity) < killedAt && (n.dids.includes(op.from) || n.dids.includes(op.to)))
   const committed = new Set<string>()
   for (const did of n.dids) {
     for (const type of ['rbt', 'ft', 'nft']) {
@@ -344,7 +344,8 @@ async function checkAfterRestart (n: ChaosNode, ops: OpView[], killedAt: number)
     }
   }
   stats.restartChecks++
-  const missing = acked.filter((op) => [op.from, op.to].some((did) => n.dids.includes(did) && !committed.has(`${did} ${op.memo}`)))
+  const sides = (op: OpView): string[] => (racedFrom.get(op) ?? n) === n ? [op.from, op.to] : [op.to]
+  const missing = acked.filter((op) => sides(op).some((did) => n.dids.includes(did) && !committed.has(`${did} ${op.memo}`)))
   if (missing.length > 0) {
     const p = `${n.name} restarted without ${missing.length} transfers it had acknowledged: ${missing.slice(0, 5).map((op) => op.memo).join(', ')}`
     runProblems.push(p)
