@@ -5,7 +5,7 @@ import { FIXTURE_ENV, QUORUM_PASSWORD, USER_PASSWORD, complete, createLiteDid } 
 import { waitFor } from '../../test/helpers/wait.js'
 
 /** Environment of every chaos node: the test fixture's (fast sweeps, test hooks) with a pledge period of a minute, so pledges come back during the run. */
-export const CHAOS_ENV: Record<string, string> = { ...FIXTURE_ENV, RBTNODE_LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'INFO', RBTNODE_PLEDGE_PERIOD_MS: '60000' }
+export const CHAOS_ENV: Record<string, string> = { ...FIXTURE_ENV, RBTNODE_LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'INFO', RBTNODE_PLEDGE_PERIOD_MS: '60000', RBTNODE_ARBITER_FORGET_MS: '600000' }
 
 export const QUORUMS = 7
 const QUORUM_RBT = 20

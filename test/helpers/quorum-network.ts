@@ -12,7 +12,10 @@ export const FIXTURE_ENV: Record<string, string> = {
   RBTNODE_STALE_VOTE_MS: '3000',
   RBTNODE_PLEDGE_PERIOD_MS: '600000',
   RBTNODE_TEST_HOOKS: '1',
-  RBTNODE_EXPLORER_MAX_BACKOFF_MS: '2000'
+  RBTNODE_EXPLORER_MAX_BACKOFF_MS: '2000',
+  // the shared network's suites add nodes and dispose of them for good: a peer gone for 5 s no
+  // longer counts among the arbiters of a claim (suites that cut networks in two set a longer time)
+  RBTNODE_ARBITER_FORGET_MS: '5000'
 }
 
 /** Answers a two-step challenge with `password` until the final envelope arrives. */

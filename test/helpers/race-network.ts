@@ -61,7 +61,8 @@ async function build (o: RaceNetworkOptions, started: NodeProcess[], keepLan: (l
   const log = o.log ?? (() => {})
   const lan = o.lan === true ? await createLan(`race${process.pid % 10_000}`, COUNT) : undefined
   if (lan !== undefined) keepLan(lan)
-  const env = { ...FIXTURE_ENV, ...o.env }
+  // a partition must not make either side forget the other's arbiters while it lasts
+  const env = { ...FIXTURE_ENV, RBTNODE_ARBITER_FORGET_MS: '600000', ...o.env }
   const launch = async (i: number, extra: string[] = []): Promise<NodeProcess> => {
     const member = lan?.members[i]
     const n = new NodeProcess({

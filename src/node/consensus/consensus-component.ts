@@ -83,6 +83,7 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
   let svc: ConsensusService | undefined
   let markers: NodeSpentMarkers | undefined
   let claims: NodeStateClaims | undefined
+  let arbiterView: { stop: () => void } | undefined
   let faucet: Faucet | undefined
   let txnBatcher: Batcher<TransferAnnouncement> | undefined
   const require = (): ConsensusService => {
@@ -194,10 +195,12 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
       host.subscribe(markersMod.SPENT_TOPIC, async (msg) => { await m.receive(msg.data).catch(() => {}) })
       // claims of the states a transaction spends, before any signature (docs/protocol.md, "Claims"):
       // the arbiters are counted from every peer this node has been connected to (kept on disk)
-      const view = new claimsMod.ArbiterView(store.collection('arbiter-view'), host.peerId, log.child('claims'))
+      const view = new claimsMod.ArbiterView(store.collection('arbiter-view'), host.peerId, log.child('claims'), () => new Set(host.connectedPeers()), env('RBTNODE_ARBITER_FORGET_MS'))
       await view.load()
+      arbiterView = view
       const seen = (p: string): void => { void host.peerAddresses(p).then(async (a) => { await view.seen(p, a) }).catch(() => {}) }
       host.onPeerConnect(seen)
+      host.onPeerDisconnect((p) => { void view.seen(p).catch(() => {}) })
       for (const p of host.connectedPeers()) seen(p)
       const c = claimsMod.nodeStateClaims({
         host: () => net?.host,
@@ -283,6 +286,7 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
       }
     },
     stopNetwork: () => {
+      arbiterView?.stop()
       txnBatcher?.flush()
       svc?.stop()
     }

@@ -50,48 +50,87 @@ function needItems (req: unknown): asserts req is { items: Array<{ txid: string,
   }
 }
 
-/** What a node keeps of a peer of the network for its arbiter view. */
+/** What a node keeps of a peer of the network for its arbiter view: when it was last known alive, and its addresses. */
 interface SeenPeer { seen: number, addrs: string[] }
 
-/** Longest a peer unseen stays in the arbiter view (it still counts as an arbiter meanwhile: down). */
-export const ARBITER_FORGET_MS = 7 * 24 * 3600_000
+/**
+ * How long a peer that is not connected stays in the arbiter view (default; `RBTNODE_ARBITER_FORGET_MS`).
+ * Meanwhile it counts as an arbiter that is down; a side of a partition that lasts longer than this
+ * stops counting the other side's peers (protocol.md, "Claims": what it tolerates).
+ */
+export const ARBITER_FORGET_MS = 3600_000
 /** Most peers the arbiter view keeps (the least recently seen go first). */
 export const ARBITER_VIEW_MAX = 10_000
-/** How often a connected peer's entry is written again. */
-const SEEN_REFRESH_MS = 3600_000
+/** How often a peer's entry is written again while it stays connected, and this node's own heartbeat. */
+const SEEN_REFRESH_MS = 60_000
+/** The view's record of this node's own last heartbeat (not a peer id). */
+const SELF_KEY = '~self'
 
 /**
- * Every peer this node has been connected to, durable: the network as this node knew it, which
- * the arbiters of a state are counted from even while some of them cannot be reached.
+ * Every peer this node has been connected to recently, durable: the network as this node knew it,
+ * which the arbiters of a state are counted from even while some of them cannot be reached. A peer
+ * is known alive while connected and until `forgetMs` after it was last connected; the time this
+ * node itself was down does not count (the view is as old as when the node stopped), so a node
+ * that restarts counts the same network as before.
  */
 export class ArbiterView {
-  private readonly peers = new Map<string, SeenPeer & { key: Uint8Array }>()
+  private readonly peers = new Map<string, SeenPeer & { key: Uint8Array, written: number }>()
+  private timer: NodeJS.Timeout | undefined
 
-  constructor (private readonly col: Collection<SeenPeer>, private readonly self: string, private readonly log: Logger, private readonly forgetMs = ARBITER_FORGET_MS) {}
+  constructor (private readonly col: Collection<SeenPeer>, private readonly self: string, private readonly log: Logger, private readonly connectedNow: () => ReadonlySet<string>, private readonly forgetMs = ARBITER_FORGET_MS) {}
 
   async load (): Promise<void> {
     const now = Date.now()
-    const stale: string[] = []
+    const entries: Array<[string, SeenPeer]> = []
+    let lastAlive: number | undefined
     for await (const [id, p] of this.col.entries()) {
-      if (id === this.self || typeof p?.seen !== 'number') continue
-      if (now - p.seen > this.forgetMs) { stale.push(id); continue }
-      try { this.peers.set(id, { seen: p.seen, addrs: Array.isArray(p.addrs) ? p.addrs.slice(0, 16) : [], key: kadPeerKey(id) }) } catch { stale.push(id) }
+      if (typeof p?.seen !== 'number') continue
+      if (id === SELF_KEY) lastAlive = p.seen
+      else if (id !== this.self) entries.push([id, p])
     }
-    for (const id of stale) await this.col.del(id).catch(() => {})
+    // the time this node was down does not age its view
+    const offset = lastAlive !== undefined && lastAlive < now ? now - lastAlive : 0
+    for (const [id, p] of entries) {
+      const seen = p.seen + offset
+      if (now - seen > this.forgetMs) { await this.col.del(id).catch(() => {}); continue }
+      try { this.peers.set(id, { seen, addrs: Array.isArray(p.addrs) ? p.addrs.slice(0, 16) : [], key: kadPeerKey(id), written: 0 }) } catch { await this.col.del(id).catch(() => {}) }
+    }
+    await this.heartbeat()
+    this.timer = setInterval(() => { void this.heartbeat() }, SEEN_REFRESH_MS)
+    this.timer.unref()
   }
 
-  /** A peer connected: kept (its addresses with it), written when new or not written for an hour. */
-  async seen (peerId: string, addrs: string[]): Promise<void> {
-    if (peerId === this.self) return
+  stop (): void { if (this.timer !== undefined) clearInterval(this.timer) }
+
+  /** Writes this node's own heartbeat and the connected peers' entries that are due. */
+  private async heartbeat (): Promise<void> {
+    const now = Date.now()
+    await this.col.put(SELF_KEY, { seen: now, addrs: [] }).catch(() => {})
+    const connected = this.connectedNow()
+    for (const [id, p] of this.peers) {
+      if (connected.has(id)) { p.seen = now; await this.write(id, p, now) }
+    }
+  }
+
+  private async write (id: string, p: SeenPeer & { written: number }, now: number): Promise<void> {
+    if (now - p.written < SEEN_REFRESH_MS) return
+    p.written = now
+    await this.col.put(id, { seen: p.seen, addrs: p.addrs }).catch((e: unknown) => { this.log.debug(`arbiter view: ${errorMessage(e)}`) })
+  }
+
+  /** A peer connected or disconnected (it was alive until now): kept, with its addresses when given. */
+  async seen (peerId: string, addrs: string[] = []): Promise<void> {
+    if (peerId === this.self || peerId === SELF_KEY) return
     const now = Date.now()
     const had = this.peers.get(peerId)
     let key: Uint8Array
     try { key = had?.key ?? kadPeerKey(peerId) } catch { return }
     const kept = addrs.length > 0 ? addrs.slice(0, 16) : had?.addrs ?? []
-    this.peers.set(peerId, { seen: now, addrs: kept, key })
-    if (had !== undefined && now - had.seen < SEEN_REFRESH_MS && had.addrs.join() === kept.join()) return
+    const entry = { seen: now, addrs: kept, key, written: had?.written ?? 0 }
+    if (had !== undefined && had.addrs.join() !== kept.join()) entry.written = 0
+    this.peers.set(peerId, entry)
     if (this.peers.size > ARBITER_VIEW_MAX) await this.trim()
-    await this.col.put(peerId, { seen: now, addrs: kept }).catch((e: unknown) => { this.log.debug(`arbiter view: ${errorMessage(e)}`) })
+    await this.write(peerId, entry, now)
   }
 
   private async trim (): Promise<void> {
@@ -99,12 +138,14 @@ export class ArbiterView {
     for (const [id] of oldest) { this.peers.delete(id); await this.col.del(id).catch(() => {}) }
   }
 
-  /** The `count` peers of the view closest to `target` (a Kademlia id), with their addresses. */
+  /** The `count` peers of the view closest to `target` (a Kademlia id) that are connected or were within `forgetMs`, with their addresses. */
   closest (target: Uint8Array, count: number): QueryPeer[] {
-    return [...this.peers].sort((a, b) => compareDistance(target, a[1].key, b[1].key)).slice(0, count).map(([peerId, p]) => ({ peerId, multiaddrs: p.addrs }))
+    const now = Date.now()
+    const connected = this.connectedNow()
+    return [...this.peers].filter(([id, p]) => connected.has(id) || now - p.seen <= this.forgetMs)
+      .sort((a, b) => compareDistance(target, a[1].key, b[1].key)).slice(0, count).map(([peerId, p]) => ({ peerId, multiaddrs: p.addrs }))
   }
 
-  has (peerId: string): boolean { return this.peers.has(peerId) }
   get size (): number { return this.peers.size }
 }
 
