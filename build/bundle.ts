@@ -9,10 +9,10 @@
  * - `index` (the package's main entry: startNode) and `client` (`rbtnode/client`);
  * - one entry per worker thread, named as the code that starts it refers to it
  *   (`new URL('./chain-validation-worker.js', import.meta.url)`): chunks and workers share one folder;
- * - `compile-cache`, which bin/run.js loads first.
+ * - `cli/boot` (the compile cache and the stack traces), which bin/run.js loads first.
  *
  * Native modules and what is loaded by path at run time stay outside (EXTERNAL). Source maps are
- * linked (`.map` beside each file) so stack traces name the TypeScript files.
+ * linked (`.map` beside each file): stack traces name the TypeScript files (src/util/stack-traces.ts).
  * Run after tsc: `node dist/build/bundle.js` (npm run build does). `--check` only checks.
  */
 import { readdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -56,7 +56,7 @@ export function entryPoints (): Record<string, string> {
   const entries: Record<string, string> = {
     index: 'src/index.ts',
     client: 'src/client/index.ts',
-    'compile-cache': 'src/util/compile-cache.ts',
+    'cli/boot': 'src/cli/boot.ts',
     'cli/main': 'src/cli/main.ts',
     'cli/help': 'src/cli/help.ts',
     'cli/preparse-hook': 'src/cli/preparse-hook.ts',
@@ -109,7 +109,9 @@ export async function bundle (): Promise<void> {
     // less text to read, parse and map at every start (Node 20 caches no compiled ES module code);
     // names are kept as written, so stack traces and constructor names read as in the source
     minifyWhitespace: true,
-    minifySyntax: true
+    minifySyntax: true,
+    // a crash prints the line it happened on: short lines, not a whole module on one
+    lineLimit: 160
   })
   writeFileSync(join(OUT_DIR, 'meta.json'), JSON.stringify(result.metafile))
   const { checkBundle } = await import('./bundle-check.js')
