@@ -61,23 +61,28 @@ export class KnownPeers {
     this.timers.clear()
   }
 
-  private noteConnected (host: KnownPeersHost, peerId: string): void {
+  /** Reads the peer's addresses after the delay; none yet (identify not done), again after twice the wait, five times at most. */
+  private noteConnected (host: KnownPeersHost, peerId: string, attempt = 0): void {
     const t = setTimeout(() => {
       this.timers.delete(t)
-      this.keep(host, peerId).catch((e) => { this.log.debug(`known peers: ${peerId}: ${errorMessage(e)}`) })
-    }, this.readDelayMs)
+      this.keep(host, peerId)
+        .then((kept) => { if (!kept && attempt < 4 && this.off !== undefined) this.noteConnected(host, peerId, attempt + 1) })
+        .catch((e) => { this.log.debug(`known peers: ${peerId}: ${errorMessage(e)}`) })
+    }, this.readDelayMs * 2 ** attempt)
     t.unref()
     this.timers.add(t)
   }
 
-  private async keep (host: KnownPeersHost, peerId: string): Promise<void> {
+  /** Whether the peer's addresses were known (and are kept now). */
+  private async keep (host: KnownPeersHost, peerId: string): Promise<boolean> {
     const addrs = (await host.peerAddresses(peerId)).slice(0, 16)
-    if (addrs.length === 0) return
+    if (addrs.length === 0) return false
     const had = await this.collection.get(peerId)
     // the same addresses seen again within the hour: no write
-    if (had !== undefined && sameSet(had.addrs, addrs) && this.now() - had.seen < 3_600_000) return
+    if (had !== undefined && sameSet(had.addrs, addrs) && this.now() - had.seen < 3_600_000) return true
     await this.collection.put(peerId, { addrs, seen: this.now() })
     if (had === undefined && ++this.count > this.max) await this.trim()
+    return true
   }
 
   /** Drops the least recently seen peers past the bound. */
