@@ -79,7 +79,6 @@ describe('e2e: the packed package in an empty project', function () {
     const jsOutsideBundle = (readdirSync(join(pkg, 'dist'), { recursive: true }) as string[]).filter((f) => f.endsWith('.js') && !f.startsWith('bundle/'))
     expect(jsOutsideBundle).to.deep.equal([])
     expect(existsSync(join(pkg, 'dist/bundle/meta.json'))).to.equal(false)
-    expect(existsSync(join(pkg, 'bin/dev.js'))).to.equal(false)
   })
 
   it('npx rbtnode testnet starts a network whose printed transfer command works; a script using rbtnode/client transfers too', async () => {
