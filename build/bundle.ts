@@ -13,9 +13,10 @@
  *
  * Native modules and what is loaded by path at run time stay outside (EXTERNAL). Source maps are
  * linked (`.map` beside each file): stack traces name the TypeScript files (src/util/stack-traces.ts).
- * Run after tsc: `node dist/build/bundle.js` (npm run build does). `--check` only checks.
+ * The licences of the packages copied in are gathered in dist/bundle/THIRD-PARTY-LICENSES.txt.
+ * Run after tsc: `node dist/build/bundle.js` (npm run build does).
  */
-import { readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -114,9 +115,34 @@ export async function bundle (): Promise<void> {
     lineLimit: 160
   })
   writeFileSync(join(OUT_DIR, 'meta.json'), JSON.stringify(result.metafile))
+  writeFileSync(join(OUT_DIR, 'THIRD-PARTY-LICENSES.txt'), thirdPartyLicenses(Object.keys(result.metafile.inputs)))
   const { checkBundle } = await import('./bundle-check.js')
   const problems = checkBundle(OUT_DIR, result.metafile, { external: EXTERNAL, nodeCommands: NODE_COMMANDS })
   if (problems.length > 0) throw new Error(`bundle check failed:\n- ${problems.join('\n- ')}`)
+}
+
+/**
+ * The licence texts of the packages the bundle holds code of (their LICENSE files, or the licence
+ * their package.json names where they ship none), one section per package and version.
+ */
+export function thirdPartyLicenses (inputs: string[]): string {
+  const dirs = new Set<string>()
+  for (const input of inputs) {
+    const i = input.lastIndexOf('node_modules/')
+    if (i === -1) continue
+    const parts = input.slice(i + 'node_modules/'.length).split('/')
+    dirs.add(input.slice(0, i + 'node_modules/'.length) + parts.slice(0, parts[0].startsWith('@') ? 2 : 1).join('/'))
+  }
+  const sections: string[] = []
+  for (const dir of [...dirs].sort()) {
+    const abs = join(ROOT, dir)
+    let pkg: { name?: string, version?: string, license?: string }
+    try { pkg = JSON.parse(readFileSync(join(abs, 'package.json'), 'utf8')) as typeof pkg } catch { continue }
+    const file = existsSync(abs) ? readdirSync(abs).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f)) : undefined
+    const text = file !== undefined ? readFileSync(join(abs, file), 'utf8').trim() : `License: ${pkg.license ?? 'see the package'}`
+    sections.push(`${pkg.name ?? dir}@${pkg.version ?? '?'}\n\n${text}`)
+  }
+  return `Packages whose code is included in this bundle, with their licences.\n\n${sections.join('\n\n' + '-'.repeat(72) + '\n\n')}\n`
 }
 
 if (process.argv[1] !== undefined && relative(process.argv[1], fileURLToPath(import.meta.url)) === '') {
