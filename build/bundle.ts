@@ -36,6 +36,10 @@ export const EXTERNAL = [
   'swagger-ui-dist',
   // oclif reads a tsconfig with it in development only (a devDependency here)
   'typescript',
+  // the explorer's database drivers: loaded only once a database is configured, so copying them in
+  // gains nothing at start (pg-native, which pg tries, stays outside too)
+  'pg',
+  'mssql',
   // optional native add-ons that some bundled packages try to load and do without
   'pg-native',
   'bufferutil',
@@ -101,9 +105,9 @@ export async function bundle (): Promise<void> {
     sourcesContent: false,
     external: EXTERNAL,
     banner: { js: BANNER },
-    // packages pick their Node build, in ES module form where they have one
-    mainFields: ['module', 'main'],
-    conditions: ['node', 'import'],
+    // mainFields and conditions are esbuild's own for Node: a require() gets a package's CommonJS
+    // build, an import its ES one (forcing the ES build on require() handed pg its pool as a module
+    // namespace instead of a class)
     metafile: true,
     logLevel: 'warning',
     legalComments: 'none',
