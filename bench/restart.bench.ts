@@ -18,6 +18,11 @@ import { isMain, percentile } from './stats.js'
  * RESTART_START_TIMEOUT_S how long a start may take before it counts as failed (default 180: a
  * start is slow, not failed, on a machine whose cores are shared many times over).
  * Figures: restart_failures (restarts that did not come up), restart_p99_s (spawn to ready).
+ *
+ * Then a power cut: every node SIGKILLed at once and all started again together, as after a power
+ * failure; `powercut_ready_s` is the time to the last node ready, `powercut_first_transfer_s` the
+ * time from then to the first transfer that commits (alice to bob, tried again 100 ms after each
+ * refusal, with no other step). RESTART_POWERCUT=0 leaves it out; RESTART_KILLS=0 runs it alone.
  */
 export async function run (): Promise<Record<string, string | number>> {
   const kills = Number(process.env.RESTART_KILLS ?? 500)
@@ -38,6 +43,7 @@ export async function run (): Promise<Record<string, string | number>> {
   let refused = 0
   const reasons = new Map<string, number>()
   let going = true
+  const powercut: Record<string, string | number> = {}
   try {
     // each transfer pledges at five quorums for the pledge period: fund them for a long run
     await Promise.all(net.quorums.map(async (q, i) => { await mintRbt(q.client, net.quorumDids[i]!, 60, 1000, QUORUM_PASSWORD) }))
@@ -111,6 +117,7 @@ export async function run (): Promise<Record<string, string | number>> {
     }
     going = false
     await traffic
+    if (process.env.RESTART_POWERCUT !== '0') Object.assign(powercut, await powerCut(net, nodes, say))
   } finally {
     going = false
     await closeQuorumNetwork()
@@ -123,7 +130,38 @@ export async function run (): Promise<Record<string, string | number>> {
     restart_p99_s: percentile(restartS, 99).toFixed(2),
     restart_transfers: `${transfers} ok, ${refused} refused during the kills`,
     restart_refusals: [...reasons.entries()].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([m, k]) => `${k}× ${m}`).join(' | ') || '-',
+    ...powercut,
     ...(failures.length > 0 ? { restart_failed: [...new Set(failures.map((f) => f.replace(/^kill \d+ \S+ attempt \d+: /, '')))].slice(0, 5).join(' | ') } : {})
+  }
+}
+
+/** Every node killed at once, all started together; then transfers until one commits. */
+async function powerCut (net: Awaited<ReturnType<typeof quorumNetwork>>, nodes: NodeProcess[], say: (s: string) => void): Promise<Record<string, string | number>> {
+  await Promise.all(nodes.map(async (n) => { await n.kill() }))
+  const t0 = performance.now()
+  let lastReady = t0
+  await Promise.all(nodes.map(async (n) => {
+    n.logs = ''
+    await n.start()
+    lastReady = Math.max(lastReady, performance.now())
+  }))
+  say(`power cut: all ${nodes.length} nodes ready again in ${((lastReady - t0) / 1000).toFixed(2)} s`)
+  const reasons = new Map<string, number>()
+  let attempts = 0
+  for (;;) {
+    attempts++
+    const out = await transfer(net.a.client, net.alice, net.bob, 1, USER_PASSWORD, 'power cut').catch((e: Error) => ({ status: false, message: e.message }))
+    if (out.status) break
+    const why = out.message.replace(/[0-9a-zA-Z]{40,}/g, '…').replace(/\d+(\.\d+)?/g, 'N').slice(0, 100)
+    reasons.set(why, (reasons.get(why) ?? 0) + 1)
+    if (process.env.RESTART_VERBOSE === '1') say(`power cut: attempt ${attempts} at +${((performance.now() - lastReady) / 1000).toFixed(2)} s refused: ${out.message.slice(0, 200)}`)
+    if (performance.now() - lastReady > 300_000) throw new Error(`no transfer within 300 s of the power cut: ${[...reasons.keys()].join(' | ')}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return {
+    powercut_ready_s: ((lastReady - t0) / 1000).toFixed(2),
+    powercut_first_transfer_s: ((performance.now() - lastReady) / 1000).toFixed(2),
+    powercut_attempts: `${attempts}${reasons.size > 0 ? `: ${[...reasons.entries()].map(([m, k]) => `${k}× ${m}`).join(' | ')}` : ''}`
   }
 }
 

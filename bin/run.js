@@ -1,13 +1,15 @@
 #!/usr/bin/env node
-// Production entry: compiled commands in dist/. The code cache goes first (it must see oclif
-// compile); the polyfill must load before libp2p.
-import { enableCompileCache } from '../dist/src/util/compile-cache.js'
+// Production entry: the bundle in dist/bundle/ (npm run build makes it; docs/decisions/0019). The
+// compile cache goes first (it must be on before the modules it caches load), then stack traces
+// that name the TypeScript files through the bundle's source maps (read when a trace is formatted);
+// oclif then finds each verb through oclif.manifest.json and loads only that verb's file and the
+// chunks it imports.
+import { fileURLToPath } from 'node:url'
+const { enableCompileCache, installBundleStackTraces } = await import('../dist/bundle/cli/boot.js')
 enableCompileCache()
-// oclif checks its own engines range with semver (48 modules) on every start; this package's
-// engines field already asks for a newer Node than oclif does
+installBundleStackTraces(fileURLToPath(new URL('../dist/bundle/', import.meta.url)))
+// oclif checks its own engines range with semver on every start; this package's engines field
+// already asks for a newer Node than oclif does
 process.env.OCLIF_DISABLE_ENGINE_WARNING ??= '1'
-await import('../dist/src/util/polyfill.js')
-const { execute } = await import('@oclif/core')
-const { helpArgv } = await import('../dist/src/cli/go-flags.js')
-
-await execute({ dir: import.meta.url, args: helpArgv(process.argv.slice(2)) })
+const { main } = await import('../dist/bundle/cli/main.js')
+await main(import.meta.url, process.argv.slice(2))

@@ -7,11 +7,13 @@
  *
  * Only parsing lives here; reading files is kept separate so the parser is trivially testable.
  */
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { resolve } from 'node:path'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
+import { findPackageRoot } from '../util/package-root.js'
+
+export { findPackageRoot }
 
 const HEADER = '/key/swarm/psk/1.0.0/'
 const ENCODING = '/base16/'
@@ -88,22 +90,6 @@ export function formatSwarmKey (key: SwarmKey): string {
 
 function truncate (s: string): string {
   return s.length > 40 ? `${s.slice(0, 40)}...` : s
-}
-
-let packageRoot: string | undefined
-/** The directory holding this package's package.json, found by walking up from this module. */
-export function findPackageRoot (): string {
-  if (packageRoot !== undefined) return packageRoot
-  let dir = dirname(fileURLToPath(import.meta.url))
-  for (;;) {
-    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'swarm-keys'))) {
-      packageRoot = dir
-      return dir
-    }
-    const parent = dirname(dir)
-    if (parent === dir) throw new RbtError(ErrorCode.CONFIG, 'cannot locate the package root (package.json with swarm-keys/)')
-    dir = parent
-  }
 }
 
 /** Path of the swarm key shipped with the package: `swarm-keys/swarm.key` (main net) or `swarm-keys/testswarm.key`. */

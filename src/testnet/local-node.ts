@@ -5,12 +5,12 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { closeSync, openSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { RbtClient } from '../client/rbt-client.js'
+import { findPackageRoot } from '../util/package-root.js'
 import { waitUntil } from '../util/wait-until.js'
 
-/** The package's executable (dist/src/testnet → bin/run.js). */
-export const RBTNODE_BIN = fileURLToPath(new URL('../../../bin/run.js', import.meta.url))
+/** The package's executable, bin/run.js (found from the compiled tree and from the bundle alike). */
+export function rbtnodeBin (): string { return join(findPackageRoot(), 'bin', 'run.js') }
 
 export type NodeRole = 'quorum' | 'user'
 
@@ -58,7 +58,7 @@ export class LocalNode {
    */
   async start (opts: LocalNodeStart, onExit?: (code: number | null, signal: string | null) => void): Promise<this> {
     const s = this.spec
-    const args = [RBTNODE_BIN, 'run', '-p', s.dir, '-n', String(s.index), '-port', String(s.apiPort), '-swarmPort', String(s.swarmPort),
+    const args = [rbtnodeBin(), 'run', '-p', s.dir, '-n', String(s.index), '-port', String(s.apiPort), '-swarmPort', String(s.swarmPort),
       '-testNet', '-testNetKey', opts.swarmKeyPath, '-mdns=false', ...(opts.faucet === true ? ['-faucet'] : [])]
     const log = openSync(this.logPath, 'a')
     const env: NodeJS.ProcessEnv = { ...process.env, RBTNODE_MDNS: '0', ...opts.env }

@@ -1,10 +1,13 @@
 import { Config } from '@oclif/core'
-import { RbtClient } from '../../src/client/rbt-client.js'
 import type { HttpRequest, HttpTransport } from '../../src/client/transport.js'
-import { nodeHttpTransport } from '../../src/client/node-http-transport.js'
-import { setCliDeps } from '../../src/cli/deps.js'
 import type { Prompter } from '../../src/cli/prompter.js'
 import { ROOT } from '../helpers/cli.js'
+
+// the commands run from the bundle, as shipped (package.json's oclif section names its files): the
+// client and the dependency hook come from the bundle too, the same modules its verbs import
+const bundle = (file: string): string => new URL(`../../bundle/${file}`, import.meta.url).href
+const { RbtClient, nodeHttpTransport } = await import(bundle('client.js')) as typeof import('../../src/client/index.js')
+const { setCliDeps } = await import(bundle('cli/deps.js')) as typeof import('../../src/cli/deps.js')
 
 export interface Recorded { method: string, url: string, body?: unknown }
 export type Responder = (req: Recorded) => { status?: number, body: unknown }

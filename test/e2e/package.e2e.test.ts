@@ -71,6 +71,16 @@ describe('e2e: the packed package in an empty project', function () {
     expect(existsSync(join(proj, 'node_modules/rbtnode/dist/src/client/index.d.ts'))).to.equal(true)
   })
 
+  it('ships the bundle with its source maps, not the compiled tree', () => {
+    const pkg = join(proj, 'node_modules/rbtnode')
+    for (const f of ['dist/bundle/index.js', 'dist/bundle/client.js', 'dist/bundle/client.js.map', 'dist/bundle/cli/main.js', 'dist/bundle/commands/run.js', 'dist/bundle/commands/run.js.map', 'dist/bundle/chain-validation-worker.js', 'oclif.manifest.json']) {
+      expect(existsSync(join(pkg, f)), f).to.equal(true)
+    }
+    const jsOutsideBundle = (readdirSync(join(pkg, 'dist'), { recursive: true }) as string[]).filter((f) => f.endsWith('.js') && !f.startsWith('bundle/'))
+    expect(jsOutsideBundle).to.deep.equal([])
+    expect(existsSync(join(pkg, 'dist/bundle/meta.json'))).to.equal(false)
+  })
+
   it('npx rbtnode testnet starts a network whose printed transfer command works; a script using rbtnode/client transfers too', async () => {
     const base = await freeBasePort(7)
     net = new TestnetProcess(['-quorums', '5', '-users', '2', '-basePort', String(base)], { cwd: proj, command: ['npx', 'rbtnode'] })
@@ -84,12 +94,14 @@ describe('e2e: the packed package in an empty project', function () {
       `const client = new RbtClient({ baseUrl: ${JSON.stringify(from.api)} })`,
       `const r = await client.transfer({ from: ${JSON.stringify(from.did)}, to: ${JSON.stringify(to.did)}, amount: 0.5 }, { password: () => ${JSON.stringify(s.password)} })`,
       `const bal = await client.call('didBalancesRbt', { params: { did: ${JSON.stringify(from.did)} } })`,
-      'console.log(JSON.stringify({ state: r.state, id: r.transactionId, startNode: typeof startNode, balance: bal.result }))',
+      "const resolved = import.meta.resolve('rbtnode/client')",
+      'console.log(JSON.stringify({ state: r.state, id: r.transactionId, startNode: typeof startNode, balance: bal.result, resolved }))',
       'await client.close()'
     ].join('\n'))
     const script = await runProcess(process.execPath, ['transfer.mjs'], { cwd: proj, timeoutMs: 120_000 })
     expect(script.code, script.stderr).to.equal(0)
-    const out = JSON.parse(script.stdout) as { state: string, id: string, startNode: string, balance: unknown }
+    const out = JSON.parse(script.stdout) as { state: string, id: string, startNode: string, balance: unknown, resolved: string }
+    expect(out.resolved).to.match(/\/node_modules\/rbtnode\/dist\/bundle\/client\.js$/)
     expect(out.state).to.equal('committed')
     expect(out.id).to.match(/^[0-9a-f]{64}$/)
     expect(out.startNode).to.equal('function')

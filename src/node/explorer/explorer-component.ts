@@ -6,7 +6,7 @@ import type { IdentityComponent } from '../identity/identity-component.js'
 import type { MetricsComponent } from '../metrics/metrics-component.js'
 import type { StorageComponent } from '../storage/storage-component.js'
 import { ExplorerService } from './explorer-service.js'
-import { kvExplorerSource } from './explorer-sync.js'
+import { kvExplorerSource } from './explorer-source.js'
 
 /** The explorer service (setupservice): exports chain data to a relational database (docs/explorer.md). */
 export interface ExplorerComponent extends Component {

@@ -7,7 +7,8 @@ import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import type { Logger } from '../../util/logger.js'
 import { DIALECT_NAMES, EXPLORER_SERVICE, defaultPort, parseDbType, type Dialect } from './db-types.js'
 import type { DbTarget } from './drivers.js'
-import { ExplorerSync, type ExplorerSource, type ExplorerSyncOptions } from './explorer-sync.js'
+import type { ExplorerSource } from './explorer-source.js'
+import type { ExplorerSync, ExplorerSyncOptions } from './explorer-sync.js'
 import type { ServiceSetupInput } from '../../api/server/services.js'
 export type { ServiceSetupInput } from '../../api/server/services.js'
 
@@ -54,10 +55,15 @@ const NOT_CONFIGURED: ExplorerStatus = {
  */
 export class ExplorerService {
   private sync?: ExplorerSync
+  /** changes committed while the export's module loads (it is loaded once a database is configured) */
+  private loading?: { changes: LedgerChange[] }
   private readonly unsubscribe: () => void
 
   constructor (private readonly deps: ExplorerServiceDeps) {
-    this.unsubscribe = deps.ledger.onCommit((c) => { this.sync?.noteChange(c) })
+    this.unsubscribe = deps.ledger.onCommit((c) => {
+      if (this.sync !== undefined) this.sync.noteChange(c)
+      else this.loading?.changes.push(c)
+    })
   }
 
   private stored (): StoredExplorerConfig | undefined {
@@ -69,11 +75,9 @@ export class ExplorerService {
   open (): void {
     const cfg = this.stored()
     if (cfg === undefined) return
-    try {
-      this.run(cfg)
-    } catch (e) {
+    this.run(cfg).catch((e: unknown) => {
       this.deps.log.error(`explorer: saved configuration cannot be used (${errorMessage(e)}); run setupservice again`)
-    }
+    })
   }
 
   async setup (input: ServiceSetupInput): Promise<ExplorerConfigView> {
@@ -106,7 +110,7 @@ export class ExplorerService {
     })
     await this.sync?.stop()
     this.sync = undefined
-    this.run(cfg)
+    await this.run(cfg)
     return this.view(cfg)
   }
 
@@ -119,6 +123,7 @@ export class ExplorerService {
 
   async stop (): Promise<void> {
     this.unsubscribe()
+    this.loading = undefined
     await this.sync?.stop()
   }
 
@@ -146,7 +151,7 @@ export class ExplorerService {
     return join(root, plain)
   }
 
-  private run (cfg: StoredExplorerConfig): void {
+  private async run (cfg: StoredExplorerConfig): Promise<void> {
     const target: DbTarget = {
       dialect: cfg.dialect,
       address: cfg.address,
@@ -155,7 +160,14 @@ export class ExplorerService {
       username: cfg.username,
       password: cfg.passwordSealed !== undefined ? this.deps.sealer.unsealText(SEAL_LABEL, cfg.passwordSealed) : ''
     }
+    const loading: { changes: LedgerChange[] } = { changes: [] }
+    this.loading = loading
+    const { ExplorerSync } = await import('./explorer-sync.js')
+    // stopped, or configured again, while the module loaded
+    if (this.loading !== loading) return
+    this.loading = undefined
     this.sync = new ExplorerSync({ source: this.deps.source, target, log: this.deps.log, ...this.deps.sync })
+    for (const c of loading.changes) this.sync.noteChange(c)
     this.sync.start()
     this.deps.log.info(`explorer: syncing to ${DIALECT_NAMES[cfg.dialect]} ${cfg.dialect === 'sqlite' ? target.name : `${cfg.address}:${cfg.port ?? ''}/${cfg.name}`}`)
   }

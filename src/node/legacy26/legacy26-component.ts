@@ -1,7 +1,6 @@
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { createLegacy26App } from '../../api/server/legacy26/app.js'
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import type { ApiGuardComponent } from '../api-guard/api-guard-component.js'
 import type { Component, Factory } from '../component/component.js'
@@ -12,7 +11,7 @@ import type { IdentityComponent } from '../identity/identity-component.js'
 import type { P2pComponent } from '../p2p/p2p-component.js'
 import type { SigningComponent } from '../signing/signing-component.js'
 import type { StorageComponent } from '../storage/storage-component.js'
-import { Legacy26Service } from './legacy-service.js'
+import type { Legacy26Service } from './legacy-service.js'
 import type { RpcClient } from '../../p2p/rpc.js'
 import type { ConsensusMethods } from '../consensus/consensus-network.js'
 
@@ -32,6 +31,8 @@ export const legacy26Component: Factory<Needs, Legacy26Component> = (c) => {
   let legacy: Legacy26Service | undefined
   return {
     start: async () => {
+      // loaded only by a node started with -legacyPort
+      const [{ Legacy26Service }, { createLegacy26App }] = await Promise.all([import('./legacy-service.js'), import('../../api/server/legacy26/app.js')])
       const identity = c.identity.identity
       const service = new Legacy26Service({
         identity,

@@ -1,198 +1,84 @@
 /**
- * The node's Prometheus metrics (GET /metrics; docs/operations.md "Metrics", decisions/0006).
- *
- * One registry per node instance, never prom-client's global one, so a process (a test) can run
- * several nodes. Domain code does not see prom-client: it is handed the small observer functions
- * below (consensus events, rpc observations, ledger commit timings, chain validations), and the
- * gauges that describe state (peers, pending signatures, tokens, explorer lag) read their sources
- * when a scrape asks.
+ * The node's metrics as the other components see them (GET /metrics; docs/operations.md "Metrics",
+ * decisions/0006). prom-client and what it pulls in (about 90 modules, decision 0015) are not
+ * needed to start a node: the registry (prom-metrics.ts) is loaded at the first scrape, or a short
+ * while (LOAD_DELAY_MS) after the first thing recorded (a node commits to its ledger while it
+ * starts: loading then would put it back on the start path). What is recorded before it has
+ * loaded is kept in order and handed to it then, so no count is lost.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { ConsensusEvent } from '../../consensus/observe.js'
 import type { RpcObservation } from '../../p2p/rpc.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
-import type { BalanceRecord } from '../../storage/token-records.js'
+import type { MetricSources, PromMetrics } from './prom-metrics.js'
 
-/** Prefix of every family the node itself defines; default process metrics keep their standard names. */
-export const METRIC_PREFIX = 'rbtnode_'
+export type { MetricSources } from './prom-metrics.js'
 
-/** Where the gauges collected at scrape time read from; each is optional (absent: the gauge stays 0). */
-export interface MetricSources {
-  /** peers the p2p host is connected to (0 before the core starts) */
-  connectedPeers?: () => number
-  /** two-step operations waiting for their signature or password */
-  pendingSignatures?: () => number
-  /** every DID's balance record (one record per DID: cheap to walk) */
-  balances?: () => AsyncIterable<BalanceRecord>
-  /** the explorer export's state; `configured: false` leaves its gauges at 0 */
-  explorer?: () => { configured: boolean, pending: number, last_sync_at: number | null }
-  /** the store refuses writes after a storage fault, until it has reopened: 'full', 'unavailable', or undefined */
-  storageFault?: () => 'full' | 'unavailable' | undefined
-  now?: () => number
-}
+/** prom-client's content type for the text format 0.0.4 (Registry.PROMETHEUS_CONTENT_TYPE). */
+const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
+/** Records kept until the registry has loaded; past this (a load that fails) the oldest are dropped. */
+const MAX_PENDING = 10_000
+/** How long after the first record the registry is loaded when no scrape asked for it first. */
+const LOAD_DELAY_MS = 2000
 
-const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
-const COMMIT_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+type Record = (m: PromMetrics) => void
 
 export class NodeMetrics {
-  readonly registry = new Registry()
   private sources: MetricSources = {}
+  private impl?: PromMetrics
+  private loading?: Promise<PromMetrics>
+  private pending: Record[] = []
+  private timer?: NodeJS.Timeout
 
-  private readonly transfers = new Counter({
-    name: `${METRIC_PREFIX}transfers_total`,
-    help: 'Transactions this node took part in, by role (sender, quorum, receiver) and how they ended (committed, delivery_pending, aborted, refused, failed)',
-    labelNames: ['role', 'outcome'] as const,
-    registers: [this.registry]
-  })
+  constructor (private readonly opts: { defaultMetrics?: boolean } = {}) {}
 
-  private readonly transferSeconds = new Histogram({
-    name: `${METRIC_PREFIX}transfer_duration_seconds`,
-    help: 'Time from the start of a transaction to its outcome, by role (quorum: from its vote to the commit or release)',
-    labelNames: ['role'] as const,
-    buckets: SECONDS,
-    registers: [this.registry]
-  })
-
-  private readonly roundSeconds = new Histogram({
-    name: `${METRIC_PREFIX}consensus_round_duration_seconds`,
-    help: 'Duration of the sender\'s consensus rounds: prepare (votes and pledges) and sign (block signatures)',
-    labelNames: ['round'] as const,
-    buckets: SECONDS,
-    registers: [this.registry]
-  })
-
-  private readonly rpcRequests = new Counter({
-    name: `${METRIC_PREFIX}rpc_requests_total`,
-    help: 'Peer rpc requests, served (side=server) and made (side=client), by method and outcome (ok or the error code)',
-    labelNames: ['side', 'method', 'outcome'] as const,
-    registers: [this.registry]
-  })
-
-  private readonly chainBlocks = new Counter({
-    name: `${METRIC_PREFIX}chain_blocks_validated_total`,
-    help: 'Blocks checked by token chain validations that passed',
-    registers: [this.registry]
-  })
-
-  private readonly chainValidations = new Counter({
-    name: `${METRIC_PREFIX}chain_validations_total`,
-    help: 'Token chain validations, by result (valid, invalid)',
-    labelNames: ['result'] as const,
-    registers: [this.registry]
-  })
-
-  private readonly commitSeconds = new Histogram({
-    name: `${METRIC_PREFIX}storage_commit_duration_seconds`,
-    help: 'Duration of token ledger commits (reads, checks and the synced batch), by outcome (ok, failed)',
-    labelNames: ['outcome'] as const,
-    buckets: COMMIT_SECONDS,
-    registers: [this.registry]
-  })
-
-  constructor (opts: { defaultMetrics?: boolean } = {}) {
-    const self = this
-    new Gauge({
-      name: `${METRIC_PREFIX}connected_peers`,
-      help: 'Peers the p2p host is connected to',
-      registers: [this.registry],
-      collect () { this.set(self.sources.connectedPeers?.() ?? 0) }
+  /** The registry, loaded on the first call. */
+  async registry (): Promise<PromMetrics> {
+    this.loading ??= import('./prom-metrics.js').then(({ PromMetrics }) => {
+      const m = new PromMetrics(this.opts, () => this.sources)
+      for (const r of this.pending) r(m)
+      this.pending = []
+      this.impl = m
+      return m
+    }, (e: unknown) => {
+      this.loading = undefined
+      throw e
     })
-    new Gauge({
-      name: `${METRIC_PREFIX}storage_writes_refused`,
-      help: 'Whether the store refuses writes after a storage fault (1 until it has reopened by itself), by cause: full or unavailable',
-      labelNames: ['cause'],
-      registers: [this.registry],
-      collect () {
-        const f = self.sources.storageFault?.()
-        this.set({ cause: 'full' }, f === 'full' ? 1 : 0)
-        this.set({ cause: 'unavailable' }, f === 'unavailable' ? 1 : 0)
-      }
-    })
-    new Gauge({
-      name: `${METRIC_PREFIX}pending_signatures`,
-      help: 'Two-step operations waiting for a signature or password (POST /svc/v1/signature)',
-      registers: [this.registry],
-      collect () { this.set(self.sources.pendingSignatures?.() ?? 0) }
-    })
-    new Gauge({
-      name: `${METRIC_PREFIX}tokens`,
-      help: 'Tokens held by this node\'s DIDs, by family (rbt, ft, nft, sc) and status, from the balance records',
-      labelNames: ['family', 'status'] as const,
-      registers: [this.registry],
-      async collect () {
-        this.reset()
-        const balances = self.sources.balances
-        if (balances === undefined) return
-        const totals = new Map<string, number>()
-        for await (const b of balances()) {
-          for (const [family, byStatus] of Object.entries(b.counts)) {
-            for (const [status, n] of Object.entries(byStatus ?? {})) {
-              const k = `${family}\u0000${status}`
-              totals.set(k, (totals.get(k) ?? 0) + (n ?? 0))
-            }
-          }
-        }
-        for (const [k, n] of totals) {
-          const [family, status] = k.split('\u0000') as [string, string]
-          this.set({ family, status }, n)
-        }
-      }
-    })
-    new Gauge({
-      name: `${METRIC_PREFIX}explorer_pending_records`,
-      help: 'Records changed on the node and not yet written to the explorer database',
-      registers: [this.registry],
-      collect () {
-        const s = self.sources.explorer?.()
-        this.set(s?.configured === true ? s.pending : 0)
-      }
-    })
-    new Gauge({
-      name: `${METRIC_PREFIX}explorer_export_lag_seconds`,
-      help: 'How long records have waited for the explorer export: seconds since its last successful pass while records are pending, else 0',
-      registers: [this.registry],
-      collect () {
-        const s = self.sources.explorer?.()
-        const now = self.sources.now?.() ?? Date.now()
-        this.set(s?.configured === true && s.pending > 0 && s.last_sync_at !== null ? Math.max(0, (now - s.last_sync_at) / 1000) : 0)
-      }
-    })
-    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry })
+    return await this.loading
+  }
+
+  private record (r: Record): void {
+    if (this.impl !== undefined) { r(this.impl); return }
+    if (this.pending.length >= MAX_PENDING) this.pending.shift()
+    this.pending.push(r)
+    if (this.timer !== undefined || this.loading !== undefined) return
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      // a failed load is tried again at the next record or scrape
+      this.registry().catch(() => {})
+    }, LOAD_DELAY_MS)
+    // a process with nothing else to do may end before
+    this.timer.unref()
   }
 
   /** Where the scrape-time gauges read from (set once the node's services exist). */
   setSources (sources: MetricSources): void { this.sources = { ...this.sources, ...sources } }
 
   /** Prometheus text exposition format (version 0.0.4). */
-  get contentType (): string { return this.registry.contentType }
+  get contentType (): string { return CONTENT_TYPE }
 
-  async render (): Promise<string> { return await this.registry.metrics() }
+  async render (): Promise<string> { return await (await this.registry()).render() }
 
   /** For the consensus domain (ConsensusService `observe`). */
-  readonly consensus = (e: ConsensusEvent): void => {
-    if (e.kind === 'transaction') {
-      this.transfers.inc({ role: e.role, outcome: e.outcome })
-      this.transferSeconds.observe({ role: e.role }, e.ms / 1000)
-    } else {
-      this.roundSeconds.observe({ round: e.round }, e.ms / 1000)
-    }
-  }
+  readonly consensus = (e: ConsensusEvent): void => { this.record((m) => { m.consensus(e) }) }
 
   /** For the p2p rpc layer (createRpc `observe`). */
-  readonly rpc = (o: RpcObservation): void => {
-    this.rpcRequests.inc({ side: o.side, method: o.method, outcome: o.outcome })
-  }
+  readonly rpc = (o: RpcObservation): void => { this.record((m) => { m.rpc(o) }) }
 
   /** For TokenLedger.observeCommit. */
-  readonly ledgerCommit = (ms: number, ok: boolean): void => {
-    this.commitSeconds.observe({ outcome: ok ? 'ok' : 'failed' }, ms / 1000)
-  }
+  readonly ledgerCommit = (ms: number, ok: boolean): void => { this.record((m) => { m.ledgerCommit(ms, ok) }) }
 
   /** A chain validation ended (the verifier's `chainValidated` hook). */
-  readonly chainValidated = (blocks: number, valid: boolean): void => {
-    this.chainValidations.inc({ result: valid ? 'valid' : 'invalid' })
-    if (valid && blocks > 0) this.chainBlocks.inc(blocks)
-  }
+  readonly chainValidated = (blocks: number, valid: boolean): void => { this.record((m) => { m.chainValidated(blocks, valid) }) }
 
   /** The same verifier, telling these metrics about every chain it helped validate. */
   counting (verifier: SignatureVerifier): SignatureVerifier {

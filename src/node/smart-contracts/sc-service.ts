@@ -25,7 +25,7 @@ export type { ScTxBody } from '../../api/server/services.js'
 
 export interface ScServiceDeps extends AssetServiceDeps<ScNetwork> {
   files: ScFileStore
-  engine: ScRunner & { check: (binary: Uint8Array) => void }
+  engine: ScRunner & { check: (binary: Uint8Array) => void | Promise<void> }
   callbacks: CallbackDispatcher
   /** this node's REST port (told in callback events) */
   port: number
@@ -63,7 +63,7 @@ export class ScService {
     if (!hasExtension(names.raw, '.rs')) throw new RbtError(ErrorCode.INVALID_INPUT, `Smart contract generation failed: rawCodePath must be a .rs file, got ${JSON.stringify(names.raw ?? '')}`)
     if (binary.length > SC_UPLOAD_LIMITS.maxBinaryBytes) throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `Smart contract generation failed: the .wasm file is larger than ${SC_UPLOAD_LIMITS.maxBinaryBytes} bytes`)
     if (raw.length > SC_UPLOAD_LIMITS.maxRawBytes) throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `Smart contract generation failed: the source file is larger than ${SC_UPLOAD_LIMITS.maxRawBytes} bytes`)
-    try { this.d.engine.check(binary) } catch (e) { throw new RbtError(ErrorCode.INVALID_INPUT, `Smart contract generation failed: ${errorMessage(e)}`) }
+    try { await this.d.engine.check(binary) } catch (e) { throw new RbtError(ErrorCode.INVALID_INPUT, `Smart contract generation failed: ${errorMessage(e)}`) }
     if (!await this.d.identity.isLocal(did)) throw new RbtError(ErrorCode.FORBIDDEN, `DID does not have an access: ${did} is not hosted on this node`)
     const f = await this.d.files.create(did, binary, raw)
     if (await this.d.ledger.token(f.scId) === undefined) {

@@ -1,4 +1,4 @@
-import { ContractEngine } from '../../contracts/sandbox.js'
+import { LazyContractEngine } from '../../contracts/lazy-engine.js'
 import { ScFileStore } from '../../token-files/smart-contracts/sc-files.js'
 import { errorMessage } from '../../util/errors.js'
 import { assetServiceDeps } from '../chain-follower/asset-service-deps.js'
@@ -22,7 +22,7 @@ type Needs = { storage: StorageComponent, identity: IdentityComponent, signing: 
 export const smartContractsComponent: Factory<Needs, SmartContractsComponent> = (c) => {
   const { options, log, ownPorts } = c.base
   let network: ScNetwork | undefined
-  const engine = new ContractEngine()
+  const engine = new LazyContractEngine()
   const stored = c.storage.store.collection<string[]>('sc-callbacks')
   const callbacks = new CallbackDispatcher({
     store: { get: async (id) => await stored.get(id), put: async (id, urls) => { await stored.put(id, urls) } },

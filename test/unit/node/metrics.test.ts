@@ -87,6 +87,19 @@ describe('node metrics', () => {
     expect(sample(text, 'rbtnode_chain_validations_total', 'result="invalid"')).to.equal(1)
   })
 
+  it('loads its registry on first use and counts what was recorded before and after it loaded', async () => {
+    const m = new NodeMetrics({ defaultMetrics: false })
+    m.ledgerCommit(1, true) // starts the load; kept until the registry exists
+    m.chainValidated(3, true)
+    const registry = await m.registry()
+    expect(await m.registry()).to.equal(registry)
+    m.chainValidated(4, true) // straight to the registry now
+    const text = await m.render()
+    expect(sample(text, 'rbtnode_storage_commit_duration_seconds_count', 'outcome="ok"')).to.equal(1)
+    expect(sample(text, 'rbtnode_chain_blocks_validated_total')).to.equal(7)
+    expect(sample(text, 'rbtnode_chain_validations_total', 'result="valid"')).to.equal(2)
+  })
+
   it('collects the state gauges from their sources at scrape time', async () => {
     const m = new NodeMetrics({ defaultMetrics: false })
     const bal = (did: string, counts: BalanceRecord['counts']): BalanceRecord => ({ did, sums: {}, counts, ftGroups: {}, updatedAt: 0 })
