@@ -56,6 +56,11 @@ export function cidOfDigest (digest: Uint8Array): CID {
   return CID.createV0(createDigest(SHA2_256, digest))
 }
 
+/** The CIDv0 of a DAG node's own bytes. */
+export function nodeCid (node: Uint8Array): string {
+  return cidOfDigest(createHash('sha256').update(node).digest()).toString()
+}
+
 /** The file bytes a leaf node carries, or undefined when `block` is not a UnixFS file leaf. */
 export function leafData (block: Uint8Array): Uint8Array | undefined {
   try {
