@@ -63,6 +63,17 @@ export function nodeCid (node: Uint8Array): string {
 
 /** The file bytes a leaf node carries, or undefined when `block` is not a UnixFS file leaf. */
 export function leafData (block: Uint8Array): Uint8Array | undefined {
+  // the encoding `ipfs add` gives (leafFrame): read in place, no decoding; anything else is decoded
+  for (let overhead = 14; overhead >= 4; overhead--) {
+    const length = block.length - overhead
+    if (length < 0 || length > CHUNK_SIZE) continue
+    const f = frameOf(length)
+    if (f.prefix.length + length + f.suffix.length !== block.length) continue
+    if (Buffer.from(block.buffer, block.byteOffset, f.prefix.length).equals(f.prefix) &&
+      Buffer.from(block.buffer, block.byteOffset + block.length - f.suffix.length, f.suffix.length).equals(f.suffix)) {
+      return block.subarray(f.prefix.length, f.prefix.length + length)
+    }
+  }
   try {
     const n = dagPb.decode(block)
     if (n.Links.length > 0 || n.Data === undefined) return undefined

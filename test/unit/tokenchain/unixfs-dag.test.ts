@@ -75,3 +75,14 @@ describe('tokenchain/unixfs-dag: the same id as a default ipfs add, built chunk 
     expect(leafData(root)).to.equal(undefined)
   })
 })
+
+describe('tokenchain/unixfs-dag: leaf data read in place', () => {
+  it('gives the bytes of a leaf of every length class, the same as decoding the node', () => {
+    for (const n of [0, 1, 2, 127, 128, 129, 16375, 16376, 16383, 16384, 16385, 200_000, CHUNK_SIZE - 1, CHUNK_SIZE]) {
+      const data = content('leaf ' + String(n), n)
+      const got = leafData(leafBlock(data))
+      expect(got, String(n)).to.not.equal(undefined)
+      expect(Buffer.from(got!).equals(data), String(n)).to.equal(true)
+    }
+  })
+})
