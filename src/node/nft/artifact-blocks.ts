@@ -5,7 +5,7 @@
  * time per request.
  */
 import { open } from 'node:fs/promises'
-import { CHUNK_SIZE, decodeInnerNode, leafBlock, nodeCid } from '../../tokenchain/unixfs-dag.js'
+import { CHUNK_SIZE, decodeInnerNode, leafFrame, nodeCid } from '../../tokenchain/unixfs-dag.js'
 import type { NftFileStore } from '../../token-files/nft/nft-files.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
 import { Lru } from '../../util/lru.js'
@@ -70,10 +70,16 @@ export class ArtifactBlockServer {
     return idx
   }
 
-  /** The blocks asked for, in order; NOT_FOUND for a CID that is not a block of the artifact. */
+  /**
+   * The blocks asked for, in order; NOT_FOUND for a CID that is not a block of the artifact. A leaf
+   * is read from the file straight into one buffer kept for the request (each page is encoded
+   * before the next block is asked for), so serving makes no garbage of its own per block.
+   */
   async * blocks (nftId: string, cids: readonly string[], signal?: AbortSignal): AsyncGenerator<{ cid: string, block: Uint8Array }> {
     const idx = await this.index(nftId)
     const fh = await open(idx.path, 'r')
+    const full = leafFrame(CHUNK_SIZE)
+    const space = Buffer.allocUnsafe(full.prefix.length + CHUNK_SIZE + full.suffix.length)
     try {
       for (const cid of cids) {
         if (signal?.aborted === true) return
@@ -82,10 +88,13 @@ export class ArtifactBlockServer {
         const chunk = idx.leaves.get(cid)?.[0]
         if (chunk === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `block ${cid} is not part of NFT ${nftId}'s artifact`)
         const offset = chunk * CHUNK_SIZE
-        const buf = Buffer.allocUnsafe(Math.min(CHUNK_SIZE, idx.size - offset))
-        const { bytesRead } = await fh.read(buf, 0, buf.length, offset)
-        if (bytesRead !== buf.length) throw new RbtError(ErrorCode.STORAGE, `NFT ${nftId}: the artifact file is shorter than its DAG`)
-        const block = leafBlock(buf)
+        const length = Math.min(CHUNK_SIZE, idx.size - offset)
+        const f = length === CHUNK_SIZE ? full : leafFrame(length)
+        const block = space.subarray(0, f.prefix.length + length + f.suffix.length)
+        f.prefix.copy(block, 0)
+        const { bytesRead } = await fh.read(block, f.prefix.length, length, offset)
+        if (bytesRead !== length) throw new RbtError(ErrorCode.STORAGE, `NFT ${nftId}: the artifact file is shorter than its DAG`)
+        f.suffix.copy(block, f.prefix.length + length)
         this.served++
         if (this.fault?.delayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, this.fault?.delayMs))
         if (this.fault?.corruptEvery !== undefined && this.served % this.fault.corruptEvery === 0) block[block.length >> 1] ^= 0xff
