@@ -105,7 +105,7 @@ describe('api: NFT artifacts streamed to disk (no fixed cap; the operator\'s lim
     for (const chunk of [1, 2, 3, 7, 64, 4096, 1 << 20]) {
       const parts: Record<string, Buffer> = {}
       const f = formStream(content, chunk)
-      await streamMultipart(f.body, `multipart/form-data; boundary=${BOUNDARY}`, async (p) => {
+      await streamMultipart(f.body as unknown as AsyncIterable<Uint8Array>, `multipart/form-data; boundary=${BOUNDARY}`, async (p) => {
         const got: Buffer[] = []
         return { write: async (b) => { got.push(Buffer.from(b)) }, end: async () => { parts[p.field] = Buffer.concat(got) } }
       })

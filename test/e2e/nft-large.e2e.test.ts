@@ -87,9 +87,9 @@ describe('e2e: an artifact fetch that loses its peer, its own process, and meets
   this.timeout(600_000)
   const work = mkdtempSync(join(tmpdir(), 'rbtnode-nft-cut-'))
   // A creates; B holds a copy; both serve each leaf 40 ms late so that a fetch can be cut midway
-  const slow = { ...FIXTURE_ENV, RBTNODE_TEST_HOOKS: '1', RBTNODE_NFT_FAULT: 'slow:40' }
-  const a = new NodeProcess({ n: 0, extraArgs: ['-testNet'], env: slow })
-  const b = new NodeProcess({ n: 1, extraArgs: ['-testNet'], env: slow })
+  const slow = (): Record<string, string> => ({ ...FIXTURE_ENV, RBTNODE_TEST_HOOKS: '1', RBTNODE_NFT_FAULT: 'slow:40' })
+  const a = new NodeProcess({ n: 0, extraArgs: ['-testNet'], env: slow() })
+  const b = new NodeProcess({ n: 1, extraArgs: ['-testNet'], env: slow() })
   const nodes: NodeProcess[] = [a, b]
   let nftId = ''
   let digest = ''
@@ -165,7 +165,7 @@ describe('e2e: an artifact fetch that loses its peer, its own process, and meets
     expect(Object.values(r.artifact!.peers).reduce((x, y) => x + y, 0)).to.equal(LEAVES)
     expect(await sha256File(join(r.path, 'model.bin'))).to.equal(digest)
     // with the corrupting peer as the only holder the fetch fails, saying why, and keeps the good leaves
-    await a.stop()
+    await Promise.all([a.stop(), e.stop()])
     const f = await fresh(5, [b])
     const failed = await f.client.envelope('nftFetch', { query: { nft: nftId } })
     expect(failed.status).to.equal(false)

@@ -49,21 +49,23 @@ function parseHeaders (text: string): PartInfo {
 }
 
 /**
- * Reads `body` (the request's stream) part by part: `onPart` gives the sink of each part's bytes.
- * A sink that throws ends the read (the rest of the body is not read); the error is rethrown.
+ * Reads `body` (the request's bytes) part by part: `onPart` gives the sink of each part's bytes;
+ * the next bytes are read only once the sink took the previous ones, so a slow disk slows the
+ * sender down instead of filling memory. A sink that throws ends the read (the rest of the body is
+ * not read); the error is rethrown.
  */
-export async function streamMultipart (body: ReadableStream<Uint8Array> | null, contentType: string | undefined, onPart: (p: PartInfo) => Promise<PartSink>): Promise<void> {
+export async function streamMultipart (body: AsyncIterable<Uint8Array> | null, contentType: string | undefined, onPart: (p: PartInfo) => Promise<PartSink>): Promise<void> {
   const boundary = multipartBoundary(contentType)
   if (body === null) throw malformed('empty body')
   const delimiter = Buffer.from(`\r\n--${boundary}`)
-  const reader = body.getReader()
+  const reader = body[Symbol.asyncIterator]()
   // the body starts with the first delimiter without its CRLF: pretend one came before it
   let buf: Buffer = Buffer.from(CRLF)
   let eof = false
   const more = async (): Promise<boolean> => {
     if (eof) return false
-    const { done, value } = await reader.read()
-    if (done) { eof = true; return false }
+    const { done, value } = await reader.next()
+    if (done === true) { eof = true; return false }
     buf = buf.length === 0 ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : Buffer.concat([buf, value])
     return true
   }
@@ -108,6 +110,6 @@ export async function streamMultipart (body: ReadableStream<Uint8Array> | null, 
       await sink.end()
     }
   } finally {
-    if (!eof) await reader.cancel().catch(() => {})
+    if (!eof) await reader.return?.().catch(() => {})
   }
 }

@@ -28,6 +28,17 @@ function memoryPart (max: number, tooLarge: () => RbtError, done: (b: Uint8Array
 }
 
 /**
+ * The request's body as it arrives. Under the node's HTTP server, read from the socket's stream
+ * itself: its async iterator reads only when asked, whereas the web stream made of it (Node 20)
+ * keeps reading into memory whatever the consumer's pace.
+ */
+function requestBytes (c: Context): AsyncIterable<Uint8Array> | null {
+  const incoming = (c.env as { incoming?: AsyncIterable<Uint8Array> & { readableDidRead?: boolean } } | undefined)?.incoming
+  if (incoming !== undefined && incoming.readableDidRead === false && typeof incoming[Symbol.asyncIterator] === 'function') return incoming
+  return c.req.raw.body as AsyncIterable<Uint8Array> | null
+}
+
+/**
  * Reads a create-NFT form as it arrives: `did` and `artifact_name` fields, the `metadata` file
  * (in memory, at most 256 KiB) and the `artifact` file, streamed into the service's sink (its
  * temporary file and CID) with the operator's limit. A body declared larger than the limit is
@@ -42,7 +53,7 @@ export async function readNftUpload (c: Context, api: NftApi): Promise<NftUpload
   const fields: Record<string, string> = {}
   const up: NftUpload = { did: '', artifactName: 'artifact' }
   try {
-    await streamMultipart(c.req.raw.body, c.req.header('content-type'), async (p) => {
+    await streamMultipart(requestBytes(c), c.req.header('content-type'), async (p) => {
       if (/[/\\\0]/.test(p.filename ?? '') || (p.filename ?? '').includes('..')) {
         throw new RbtError(ErrorCode.INVALID_INPUT, `Invalid input: file name ${JSON.stringify(p.filename)} must be a plain name, not a path`)
       }
