@@ -5,7 +5,6 @@
  * It reaches the network only through `NftNetwork` (nft-network.ts implements it over libp2p).
  */
 import { randomBytes } from 'node:crypto'
-import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ok, type Envelope, type PendingSignature } from '../../api/contract/envelope.js'
 import type { NftChainItem, NftListItem, NftTxResult } from '../../api/contract/nft-results.js'
@@ -99,7 +98,6 @@ export class NftService {
 
   /** A temporary file for an uploaded artifact (the NFT directory's disk), hashed as it is written. */
   async artifactSink (): Promise<UploadSink> {
-    await mkdir(this.d.files.dir, { recursive: true })
     return await ArtifactWriter.open(this.d.files.dir, this.artifactLimit)
   }
 

@@ -7,7 +7,7 @@
  *     node serves any block of the artifact by CID (docs/protocol.md, "Artifact blocks").
  */
 import { randomBytes } from 'node:crypto'
-import { open, readFile, rm, type FileHandle } from 'node:fs/promises'
+import { mkdir, open, readFile, rm, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CHUNK_SIZE, UnixFsFileBuilder, leafDigest } from '../../tokenchain/unixfs-dag.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
@@ -43,7 +43,10 @@ export class ArtifactWriter {
   static async open (dir: string, maxBytes: number, what = 'the NFT artifact'): Promise<ArtifactWriter> {
     const path = join(dir, `${UPLOAD_PREFIX}${randomBytes(8).toString('hex')}`)
     let fh: FileHandle
-    try { fh = await open(path, 'wx', 0o644) } catch (e) { throw fileWriteError(what, e) }
+    try {
+      await mkdir(dir, { recursive: true })
+      fh = await open(path, 'wx', 0o644)
+    } catch (e) { throw fileWriteError(what, e) }
     return new ArtifactWriter(path, fh, maxBytes, what)
   }
 

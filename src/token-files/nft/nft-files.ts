@@ -131,13 +131,6 @@ export class NftFileStore {
     return { ...files, folder: this.folder(nftId) }
   }
 
-  /** Stores files fetched from a peer after checking each against the id (see `verify`). */
-  async putVerified (nftId: string, parts: Record<NftPart, Uint8Array>): Promise<NftFiles> {
-    const files = verifyNftParts(nftId, parts)
-    if (!await this.has(nftId)) await this.write(nftId, { nft: parts.nft, manifest: parts.manifest, metadata: parts.metadata, artifact: parts.artifact, artifactName: files.manifest.artifactName })
-    return { ...files, folder: this.folder(nftId) }
-  }
-
   private async write (nftId: string, f: { nft: string | Uint8Array, manifest: string | Uint8Array, metadata: Uint8Array, artifact: Uint8Array | MovedFile, artifactName: string, inner?: Uint8Array[] }): Promise<void> {
     await writeFolderAtomically(this.dir, this.folder(nftId), [
       [FILE_OF.nft, f.nft], [FILE_OF.manifest, f.manifest], [FILE_OF.metadata, f.metadata], [f.artifactName, f.artifact],
@@ -239,14 +232,13 @@ function ids (did: string, manifest: NftManifest): { nftId: string, artifactHash
 }
 
 /**
- * Checks fetched parts against the NFT id: descriptor → id, manifest → ArtifactHash, files →
- * manifest CIDs. With `artifactCid` the artifact was checked block by block against that CID
- * (it must be the manifest's); without, `parts.artifact` is hashed here.
+ * Checks fetched parts against the NFT id: descriptor → id, manifest → ArtifactHash, metadata →
+ * manifest, and `artifactCid` (the root of the DAG whose every block was checked as it came) →
+ * the manifest's artifact.
  */
-export function verifyNftParts (nftId: string, parts: Record<Exclude<NftPart, 'artifact'>, Uint8Array> & { artifact?: Uint8Array }, artifactCid?: string): Omit<NftFiles, 'folder'> {
+export function verifyNftParts (nftId: string, parts: Record<Exclude<NftPart, 'artifact'>, Uint8Array>, artifactCid: string): Omit<NftFiles, 'folder'> {
   const manifest = verifyNftDocuments(nftId, parts)
-  const cid = artifactCid ?? (parts.artifact !== undefined ? cidV0ForContent(parts.artifact) : '')
-  if (cid !== manifest.manifest.artifact) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `NFT ${nftId}: the artifact does not match the manifest`)
+  if (artifactCid !== manifest.manifest.artifact) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `NFT ${nftId}: the artifact does not match the manifest`)
   return manifest
 }
 
