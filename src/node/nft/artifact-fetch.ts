@@ -10,7 +10,7 @@
 import { mkdir, open, readFile, rm, stat, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CHUNK_SIZE, blockMatchesCid, decodeInnerNode, hasLinks, leafData } from '../../tokenchain/unixfs-dag.js'
-import { writeFileDurable } from '../../util/durable-write.js'
+import { fileWriteError, writeFileDurable } from '../../util/durable-write.js'
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import { silentLogger, type Logger } from '../../util/logger.js'
 import { MemoryReleaser, RELEASE_EVERY_BYTES } from '../../util/release-memory.js'
@@ -72,6 +72,8 @@ class PeerTally {
 }
 
 class WrongBlock extends Error {}
+/** This node's own disk failed (full, I/O error): the fetch stops, whatever the peers. */
+class LocalFailure extends Error {}
 
 /** Fetches the DAG's structure: the root, then each level of inner nodes; gives the leaves in file order. */
 async function fetchStructure (cid: string, sources: BlockSource[], tally: PeerTally): Promise<{ inner: Uint8Array[], leaves: Leaf[], rootLeaf?: Uint8Array }> {
@@ -186,10 +188,11 @@ export async function fetchArtifact (o: ArtifactFetchOptions): Promise<ArtifactF
     let changed = new Promise<void>((resolve) => { wake = resolve })
     const notify = (): void => { const w = wake; changed = new Promise<void>((resolve) => { wake = resolve }); w?.() }
 
+    let fatal: unknown
     const worker = async (s: BlockSource): Promise<void> => {
       let failures = 0
       for (;;) {
-        if (tally.passedOver.has(s.peer)) return
+        if (tally.passedOver.has(s.peer) || fatal !== undefined) return
         const batch = queue.splice(Math.max(0, queue.length - batchSize)).reverse()
         if (batch.length === 0) {
           if (inflight === 0) return
@@ -205,14 +208,19 @@ export async function fetchArtifact (o: ArtifactFetchOptions): Promise<ArtifactF
             if (b.cid !== leaf.cid || !blockMatchesCid(leaf.cid, b.block)) { tally.reject(s.peer, `not block ${leaf.cid}`); throw new WrongBlock() }
             const data = leafData(b.block)
             if (data === undefined || data.length !== leaf.size) { tally.reject(s.peer, `block ${leaf.cid} is not a leaf of ${leaf.size} bytes`); throw new WrongBlock() }
-            await fh.write(data, 0, data.length, i * CHUNK_SIZE)
+            try {
+              await fh.write(data, 0, data.length, i * CHUNK_SIZE)
+            } catch (e) {
+              fatal ??= e
+              throw new LocalFailure()
+            }
             done[i] = 1
             got++
             inflight--
             written++
             tally.perPeer[s.peer] = (tally.perPeer[s.peer] ?? 0) + 1
             releaser.add(b.block.length)
-            if (++sinceSync >= syncEvery) await persist()
+            if (++sinceSync >= syncEvery) await persist().catch((e) => { fatal ??= e; throw new LocalFailure() })
             if (got === batch.length) break
           }
           if (got < batch.length) throw new Error(`answered ${got} of ${batch.length} blocks`)
@@ -221,7 +229,7 @@ export async function fetchArtifact (o: ArtifactFetchOptions): Promise<ArtifactF
           const rest = batch.slice(got)
           inflight -= rest.length
           queue.push(...rest.reverse())
-          if (!(e instanceof WrongBlock)) {
+          if (!(e instanceof WrongBlock) && !(e instanceof LocalFailure)) {
             tally.errors.push(`${s.peer.slice(0, 12)}…: ${errorMessage(e)}`)
             if (++failures >= MAX_PEER_FAILURES) tally.passedOver.add(s.peer)
             log.debug(`artifact ${o.cid}: peer ${s.peer}: ${errorMessage(e)}`)
@@ -232,7 +240,8 @@ export async function fetchArtifact (o: ArtifactFetchOptions): Promise<ArtifactF
       }
     }
     await Promise.all(o.sources.flatMap((s) => Array.from({ length: perPeer }, async () => { await worker(s) })))
-    await persist()
+    if (fatal !== undefined) throw fileWriteError('the NFT artifact being fetched', fatal)
+    await persist().catch((e) => { throw fileWriteError('the NFT artifact being fetched', e) })
     const missing = done.length - done.reduce((n, d) => n + d, 0)
     if (missing > 0) {
       throw new RbtError(ErrorCode.NOT_FOUND, `artifact ${o.cid}: ${missing} of ${leaves.length} blocks still missing (kept: the next fetch goes on from here): ${tally.errors.slice(-6).join('; ') || 'no peer holds it'}`)

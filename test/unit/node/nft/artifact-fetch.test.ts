@@ -9,6 +9,8 @@ import { ArtifactBlockServer } from '../../../../src/node/nft/artifact-blocks.js
 import { fetchArtifact, fetchProgress, type BlockSource } from '../../../../src/node/nft/artifact-fetch.js'
 import { cidV0ForContent } from '../../../../src/tokenchain/cid.js'
 import { CHUNK_SIZE } from '../../../../src/tokenchain/unixfs-dag.js'
+import { ErrorCode, RbtError } from '../../../../src/util/errors.js'
+import { Tmpfs, requireTmpfs } from '../../../helpers/tmpfs.js'
 
 const DID = 'bafybmi' + 'a'.repeat(52)
 const bytesOf = (seed: string, n: number): Buffer => createCipheriv('aes-128-ctr', createHash('sha256').update(seed).digest().subarray(0, 16), Buffer.alloc(16)).update(Buffer.alloc(n))
@@ -70,5 +72,20 @@ describe('node/nft: artifacts served and fetched block by block', function () {
     expect(r.rejected.honest).to.equal(undefined)
     expect(r.blocks).to.equal(37)
     expect(readFileSync(r.path).equals(artifact)).to.equal(true)
+  })
+
+  describe('a full disk on the fetching side', () => {
+    let fs: Tmpfs | undefined
+    before(function () { requireTmpfs(this); fs = Tmpfs.mount(4) })
+    after(() => { fs?.dispose() })
+
+    it('stops the fetch with INSUFFICIENT_STORAGE (not blamed on the peers), keeping what it has', async () => {
+      const artifact = bytesOf('too big', 40 * CHUNK_SIZE)
+      const { nftId, cid } = await stored(holder, artifact)
+      const dir = join(fs!.dir, 'fetch')
+      const e = await fetchArtifact({ cid, dir, sources: [source('p', new ArtifactBlockServer(holder), nftId)] }).catch((x: unknown) => x)
+      expect(e).to.be.instanceOf(RbtError)
+      expect((e as RbtError).code).to.equal(ErrorCode.INSUFFICIENT_STORAGE)
+    })
   })
 })
