@@ -50,8 +50,9 @@ const fetchDir = (n: NodeProcess, nftId: string): string => join(n.dir, 'Rubix',
 
 describe('e2e: a 200 MiB NFT artifact created, deployed, transferred and fetched block by block', function () {
   this.timeout(600_000)
-  const work = mkdtempSync(join(tmpdir(), 'rbtnode-nft-large-'))
-  after(() => { rmSync(work, { recursive: true, force: true }) })
+  let work = ''
+  before(() => { work = mkdtempSync(join(tmpdir(), 'rbtnode-nft-large-')) })
+  after(() => { if (work !== '') rmSync(work, { recursive: true, force: true }) })
 
   it('the receiving node fetches the files and they check; neither node grows by more than 64 MiB', async () => {
     const net = await quorumNetwork()
@@ -85,7 +86,7 @@ describe('e2e: a 200 MiB NFT artifact created, deployed, transferred and fetched
 
 describe('e2e: an artifact fetch that loses its peer, its own process, and meets a peer sending wrong blocks', function () {
   this.timeout(600_000)
-  const work = mkdtempSync(join(tmpdir(), 'rbtnode-nft-cut-'))
+  let work = ''
   // A creates; B holds a copy; both serve each leaf 40 ms late so that a fetch can be cut midway
   const slow = (): Record<string, string> => ({ ...FIXTURE_ENV, RBTNODE_TEST_HOOKS: '1', RBTNODE_NFT_FAULT: 'slow:40' })
   const a = new NodeProcess({ n: 0, extraArgs: ['-testNet'], env: slow() })
@@ -104,6 +105,7 @@ describe('e2e: an artifact fetch that loses its peer, its own process, and meets
   }
 
   before(async () => {
+    work = mkdtempSync(join(tmpdir(), 'rbtnode-nft-cut-'))
     await Promise.all([a.start(), b.start()])
     await b.client.call('bootstrapAdd', { body: { peers: [a.multiaddr] } })
     const did = await createLiteDid(a.client, USER_PASSWORD)
@@ -116,7 +118,7 @@ describe('e2e: an artifact fetch that loses its peer, its own process, and meets
   })
   after(async () => {
     await Promise.all(nodes.map(async (n) => { await n.dispose() }))
-    rmSync(work, { recursive: true, force: true })
+    if (work !== '') rmSync(work, { recursive: true, force: true })
   })
 
   it('the serving node killed midway: the fetch finishes from the second holder, no block fetched twice', async () => {
