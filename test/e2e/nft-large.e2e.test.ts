@@ -89,9 +89,9 @@ describe('e2e: an artifact fetch that loses its peer, its own process, and meets
   let work = ''
   // A creates; B holds a copy; both serve each leaf 40 ms late so that a fetch can be cut midway
   const slow = (): Record<string, string> => ({ ...FIXTURE_ENV, RBTNODE_TEST_HOOKS: '1', RBTNODE_NFT_FAULT: 'slow:40' })
-  const a = new NodeProcess({ n: 0, extraArgs: ['-testNet'], env: slow() })
-  const b = new NodeProcess({ n: 1, extraArgs: ['-testNet'], env: slow() })
-  const nodes: NodeProcess[] = [a, b]
+  let a: NodeProcess
+  let b: NodeProcess
+  const nodes: NodeProcess[] = []
   let nftId = ''
   let digest = ''
   const LEAVES = 256
@@ -106,6 +106,9 @@ describe('e2e: an artifact fetch that loses its peer, its own process, and meets
 
   before(async () => {
     work = mkdtempSync(join(tmpdir(), 'rbtnode-nft-cut-'))
+    a = new NodeProcess({ n: 0, extraArgs: ['-testNet'], env: slow() })
+    b = new NodeProcess({ n: 1, extraArgs: ['-testNet'], env: slow() })
+    nodes.push(a, b)
     await Promise.all([a.start(), b.start()])
     await b.client.call('bootstrapAdd', { body: { peers: [a.multiaddr] } })
     const did = await createLiteDid(a.client, USER_PASSWORD)
