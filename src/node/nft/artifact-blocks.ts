@@ -87,7 +87,7 @@ export class ArtifactBlockServer {
       for (const cid of cids) {
         if (signal?.aborted === true) return
         const node = idx.inner.get(cid)
-        if (node !== undefined) { yield { cid, block: node }; continue }
+        if (node !== undefined) { yield { cid, block: plain(node) }; continue }
         const chunk = idx.leaves.get(cid)?.[0]
         if (chunk === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `block ${cid} is not part of NFT ${nftId}'s artifact`)
         const offset = chunk * CHUNK_SIZE
@@ -102,10 +102,16 @@ export class ArtifactBlockServer {
         this.releaser.add(block.length)
         if (this.fault?.delayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, this.fault?.delayMs))
         if (this.fault?.corruptEvery !== undefined && this.served % this.fault.corruptEvery === 0) block[block.length >> 1] ^= 0xff
-        yield { cid, block }
+        yield { cid, block: plain(block) }
       }
     } finally {
       await fh.close()
     }
   }
 }
+
+/**
+ * The bytes as a plain Uint8Array: the frame encoder's JSON.stringify would first call a Buffer's
+ * toJSON, which turns 256 KiB into an array of 262,144 numbers only to be thrown away.
+ */
+const plain = (b: Uint8Array): Uint8Array => Buffer.isBuffer(b) ? new Uint8Array(b.buffer, b.byteOffset, b.byteLength) : b
