@@ -9,7 +9,6 @@ import { CHUNK_SIZE, decodeInnerNode, leafFrame, nodeCid } from '../../tokenchai
 import type { NftFileStore } from '../../token-files/nft/nft-files.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
 import { Lru } from '../../util/lru.js'
-import { MemoryReleaser, RELEASE_EVERY_BYTES } from '../../util/release-memory.js'
 
 /** Blocks asked for in one request, at most. */
 export const MAX_BLOCKS_PER_REQUEST = 64
@@ -42,8 +41,6 @@ export function blockFaultFromEnv (env: NodeJS.ProcessEnv = process.env): BlockF
 export class ArtifactBlockServer {
   private readonly indexes = new Lru<BlockIndex>(16)
   private served = 0
-  /** serving makes garbage outside the heap (frames, ciphers): collected every few tens of MiB served */
-  private readonly releaser = new MemoryReleaser(RELEASE_EVERY_BYTES)
 
   constructor (private readonly files: NftFileStore, private readonly fault?: BlockFault) {}
 
@@ -99,7 +96,6 @@ export class ArtifactBlockServer {
         if (bytesRead !== length) throw new RbtError(ErrorCode.STORAGE, `NFT ${nftId}: the artifact file is shorter than its DAG`)
         f.suffix.copy(block, f.prefix.length + length)
         this.served++
-        this.releaser.add(block.length)
         if (this.fault?.delayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, this.fault?.delayMs))
         if (this.fault?.corruptEvery !== undefined && this.served % this.fault.corruptEvery === 0) block[block.length >> 1] ^= 0xff
         yield { cid, block: plain(block) }
