@@ -77,6 +77,7 @@ describe('e2e: a 200 MiB NFT artifact created, deployed, transferred and fetched
     expect(fetched.artifact?.size).to.equal(200 * MIB)
     expect(fetched.artifact?.blocks).to.equal(800)
     expect(await sha256File(join(fetched.path, 'film.bin'))).to.equal(digest)
+    console.log(`      (RSS growth: creating node ${(createA / MIB).toFixed(1)} MiB, fetching node ${(fetchB / MIB).toFixed(1)} MiB)`)
     expect(createA, `creating node grew by ${(createA / MIB).toFixed(1)} MiB`).to.be.at.most(RSS_BOUND)
     expect(fetchB, `fetching node grew by ${(fetchB / MIB).toFixed(1)} MiB`).to.be.at.most(RSS_BOUND)
     // the fetch folder is gone once the artifact is in place
