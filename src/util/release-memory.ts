@@ -3,9 +3,10 @@
  * short-lived buffers (an NFT artifact's blocks). Such buffers are mostly memory outside the
  * JavaScript heap, behind tiny objects: the heap hardly grows, so V8 collects them only once that
  * outside memory has grown by its own threshold (about 64 MiB), and the process's resident memory
- * rises by that much whatever the transfer's own needs. Collecting every few tens of MiB moved
- * keeps it near what is in use (NFT artifact fetches use it; serving needs it not). The collector is reached through V8's `expose-gc` flag, set once
- * on first use; where that fails, `releaseMemory` does nothing.
+ * rises by that much whatever the transfer's own needs. Collecting every few MiB moved keeps it
+ * nearer what is in use (NFT artifact fetches use it; serving needs it not). The collector is
+ * reached through V8's `expose-gc` flag, set once on first use; where that fails,
+ * `releaseMemory` does nothing.
  */
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
