@@ -148,7 +148,7 @@ async function loadProgress (dir: string, cid: string, count: number): Promise<U
 export async function fetchArtifact (o: ArtifactFetchOptions): Promise<ArtifactFetchResult> {
   const log = o.log ?? silentLogger
   const batchSize = o.batch ?? 16
-  const perPeer = o.perPeer ?? Number(process.env.RBTNODE_NFT_FETCH_STREAMS ?? 3)
+  const perPeer = o.perPeer ?? 3
   const syncEvery = o.syncEvery ?? 64
   const tally = new PeerTally()
   await mkdir(o.dir, { recursive: true })
