@@ -4,7 +4,7 @@
  * JavaScript heap, behind tiny objects: the heap hardly grows, so V8 collects them only once that
  * outside memory has grown by its own threshold (about 64 MiB), and the process's resident memory
  * rises by that much whatever the transfer's own needs. Collecting every few MiB moved keeps it
- * nearer what is in use (NFT artifact fetches use it; serving needs it not). The collector is
+ * nearer what is in use (NFT artifact fetches, and serving their blocks less often). The collector is
  * reached through V8's `expose-gc` flag, set once on first use; where that fails,
  * `releaseMemory` does nothing.
  */

@@ -9,6 +9,7 @@ import { CHUNK_SIZE, decodeInnerNode, leafFrame, nodeCid } from '../../tokenchai
 import type { NftFileStore } from '../../token-files/nft/nft-files.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
 import { Lru } from '../../util/lru.js'
+import { MemoryReleaser } from '../../util/release-memory.js'
 
 /** Blocks asked for in one request, at most. */
 export const MAX_BLOCKS_PER_REQUEST = 64
@@ -41,6 +42,8 @@ export function blockFaultFromEnv (env: NodeJS.ProcessEnv = process.env): BlockF
 export class ArtifactBlockServer {
   private readonly indexes = new Lru<BlockIndex>(16)
   private served = 0
+  /** serving leaves garbage outside the heap too (frames, ciphers): looked at every 16 MiB served */
+  private readonly releaser = new MemoryReleaser(16 * 1024 * 1024)
 
   constructor (private readonly files: NftFileStore, private readonly fault?: BlockFault) {}
 
@@ -96,6 +99,7 @@ export class ArtifactBlockServer {
         if (bytesRead !== length) throw new RbtError(ErrorCode.STORAGE, `NFT ${nftId}: the artifact file is shorter than its DAG`)
         f.suffix.copy(block, f.prefix.length + length)
         this.served++
+        this.releaser.add(block.length)
         if (this.fault?.delayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, this.fault?.delayMs))
         if (this.fault?.corruptEvery !== undefined && this.served % this.fault.corruptEvery === 0) block[block.length >> 1] ^= 0xff
         yield { cid, block: plain(block) }
