@@ -1,5 +1,5 @@
 import { basename, resolve } from 'node:path'
-import { readFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { BaseCommand, UsageError } from '../src/cli/base-command.js'
 import { completeTwoStep } from '../src/cli/password.js'
 
@@ -23,13 +23,20 @@ export default class CreateNft extends BaseCommand {
     const metadataPath = this.requireFlag('metadata', 'the JSON metadata file')
     const artifactPath = this.requireFlag('artifact', 'the file the NFT stands for')
     const metadata = await readInput('metadata', metadataPath)
-    const artifact = await readInput('artifact', artifactPath)
+    // the artifact is sent as it is read from disk (it may be gigabytes), never held whole
+    const artifact = resolve(artifactPath)
+    try {
+      if (!(await stat(artifact)).isFile()) throw new UsageError(`-artifact: ${artifactPath} is not a file`)
+    } catch (e) {
+      if (e instanceof UsageError) throw e
+      throw new UsageError(`-artifact: cannot read ${artifactPath}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`)
+    }
     try { JSON.parse(Buffer.from(metadata).toString('utf8')) } catch { throw new UsageError(`-metadata: ${metadataPath} is not a JSON document`) }
     const client = this.client()
     const first = await client.call('nftsGenerate', {
       form: {
         fields: { did, artifact_name: basename(artifactPath) },
-        files: { metadata: { filename: basename(metadataPath), data: metadata }, artifact: { filename: basename(artifactPath), data: artifact } }
+        files: { metadata: { filename: basename(metadataPath), data: metadata }, artifact: { filename: basename(artifactPath), path: artifact } }
       }
     })
     const env = await completeTwoStep(client, first, this.flags)

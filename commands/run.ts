@@ -56,7 +56,8 @@ export default class Run extends BaseCommand {
       apiAuth: f.apiAuth,
       allowHosts: f.allowHosts,
       corsOrigins: f.corsOrigins,
-      logFormat: f.logFormat
+      logFormat: f.logFormat,
+      nftArtifactLimit: f.nftArtifactLimit
     })
     const { createLogger } = await import('../src/util/logger.js')
     // colour only for text lines on a terminal (this.errPaint is plain otherwise)

@@ -38,6 +38,7 @@ export const globalFlags = {
   apiAuth: Flags.boolean({ description: 'require a bearer token on every API call; a fresh token is written to <-p>/api.cookie (mode 0600) at each start', allowNo: true, helpGroup: 'RUN' }),
   allowHosts: Flags.string({ description: 'comma-separated Host names the API serves besides localhost, 127.0.0.1 and [::1]', helpGroup: 'RUN' }),
   corsOrigins: Flags.string({ description: 'comma-separated browser origins allowed to call the API (CORS); none by default', helpGroup: 'RUN' }),
+  nftArtifactLimit: Flags.string({ description: 'largest NFT artifact create-nft accepts, in bytes or with a unit (500MiB, 4GiB, 2GB); default 4GiB', helpGroup: 'RUN' }),
   logFormat: Flags.string({ description: 'log line format on stderr: text (default, `<time> [LEVEL] <message>`) or json (one object per line); config rbtnode.log_format', helpGroup: 'RUN' }),
   trustOwnQuorumList: Flags.boolean({ description: 'accept incoming transfers only when signed by quorums of this node\'s own list (default: any 5 signers backed by valid pledges)', allowNo: true, helpGroup: 'RUN' }),
   apiToken: Flags.string({ description: 'API token of a node started with -apiAuth (default: RBTNODE_API_TOKEN)', helpGroup: 'CONNECTION' }),

@@ -10,7 +10,8 @@ export function nodeHttpTransport (): HttpTransport {
   return {
     request: async (req: HttpRequest) => await new Promise<HttpResponse>((resolve, reject) => {
       const headers: Record<string, string | number> = { accept: 'application/json', ...req.headers }
-      if (req.body !== undefined) headers['content-length'] = Buffer.byteLength(req.body)
+      const body = req.body
+      if (body !== undefined) headers['content-length'] = typeof body === 'string' || body instanceof Uint8Array ? Buffer.byteLength(body) : body.length
       const r = http.request(req.url, { method: req.method, headers, agent, timeout: req.timeoutMs }, (res) => {
         const chunks: Buffer[] = []
         res.on('data', (c: Buffer) => chunks.push(c))
@@ -19,8 +20,18 @@ export function nodeHttpTransport (): HttpTransport {
       })
       r.on('timeout', () => { r.destroy(Object.assign(new Error(`no answer within ${req.timeoutMs} ms`), { code: 'ETIMEDOUT' })) })
       r.on('error', reject)
-      if (req.body !== undefined) r.write(req.body)
-      r.end()
+      if (body === undefined || typeof body === 'string' || body instanceof Uint8Array) {
+        if (body !== undefined) r.write(body)
+        r.end()
+        return
+      }
+      // a streamed body: one chunk at a time, waiting for the socket to drain
+      void (async () => {
+        for await (const chunk of body.chunks()) {
+          if (!r.write(chunk)) await new Promise<void>((resolve, reject) => { r.once('drain', resolve); r.once('error', reject) })
+        }
+        r.end()
+      })().catch((e) => { r.destroy(e as Error) })
     }),
     close: async () => { agent.destroy() }
   }

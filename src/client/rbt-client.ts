@@ -3,7 +3,8 @@ import { buildPath, paths, type RouteId } from '../api/contract/paths.js'
 import type { BodyOf, QueryOf, ResultOf } from '../api/contract/routes.js'
 import { ApiError } from './api-error.js'
 import { nodeHttpTransport } from './node-http-transport.js'
-import type { HttpTransport } from './transport.js'
+import type { HttpTransport, StreamBody } from './transport.js'
+import { open, stat } from 'node:fs/promises'
 import { pendingChallenge, type SignatureHandlers } from './two-step.js'
 import { DELIVERY_PENDING, SIGNING_PENDING, type TransferInput, type TransferResult } from './transfer-state.js'
 
@@ -18,24 +19,55 @@ export interface CallInput<R extends RouteId> {
 
 export interface FormInput {
   fields?: Record<string, string>
-  /** Files by form field name. */
-  files?: Record<string, { filename: string, data: Uint8Array }>
+  /** Files by form field name: the bytes, or a file read as it is sent (`path`, never held whole) */
+  files?: Record<string, { filename: string, data: Uint8Array } | { filename: string, path: string }>
 }
 
 /** A multipart/form-data body, built by hand (no FormData: keeps CLI start-up free of undici). */
 export function encodeMultipart (form: FormInput): { body: Uint8Array, contentType: string } {
+  const { parts, contentType } = multipartParts(form)
+  if (parts.some((p) => 'path' in p)) throw new Error('a form with files read from disk is encoded with encodeMultipartStream')
+  return { body: new Uint8Array(Buffer.concat(parts as Buffer[])), contentType }
+}
+
+function multipartParts (form: FormInput): { parts: Array<Buffer | { path: string }>, contentType: string } {
   const boundary = '----rbtnode' + Math.random().toString(16).slice(2) + Date.now().toString(16)
-  const parts: Buffer[] = []
+  const parts: Array<Buffer | { path: string }> = []
   const esc = (s: string): string => s.replace(/["\r\n]/g, '_')
   for (const [name, value] of Object.entries(form.fields ?? {})) {
     parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${esc(name)}"\r\n\r\n`), Buffer.from(value, 'utf8'), Buffer.from('\r\n'))
   }
   for (const [name, f] of Object.entries(form.files ?? {})) {
     parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${esc(name)}"; filename="${esc(f.filename)}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
-      Buffer.from(f.data.buffer, f.data.byteOffset, f.data.byteLength), Buffer.from('\r\n'))
+      'path' in f ? { path: f.path } : Buffer.from(f.data.buffer, f.data.byteOffset, f.data.byteLength), Buffer.from('\r\n'))
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`))
-  return { body: new Uint8Array(Buffer.concat(parts)), contentType: `multipart/form-data; boundary=${boundary}` }
+  return { parts, contentType: `multipart/form-data; boundary=${boundary}` }
+}
+
+/** A multipart body whose files named by path are read as it is sent (1 MiB at a time). */
+export async function encodeMultipartStream (form: FormInput): Promise<{ body: StreamBody, contentType: string }> {
+  const { parts, contentType } = multipartParts(form)
+  const sizes = await Promise.all(parts.map(async (p) => 'path' in p ? (await stat(p.path)).size : p.length))
+  const chunks = async function * (): AsyncGenerator<Uint8Array> {
+    for (const [i, p] of parts.entries()) {
+      if (!('path' in p)) { yield p; continue }
+      const fh = await open(p.path, 'r')
+      try {
+        let left = sizes[i]
+        while (left > 0) {
+          const buf = Buffer.allocUnsafe(Math.min(1 << 20, left))
+          const { bytesRead } = await fh.read(buf, 0, buf.length, null)
+          if (bytesRead === 0) throw new Error(`${p.path} became shorter while it was sent`)
+          left -= bytesRead
+          yield buf.subarray(0, bytesRead)
+        }
+      } finally {
+        await fh.close()
+      }
+    }
+  }
+  return { body: { length: sizes.reduce((a, b) => a + b, 0), chunks }, contentType }
 }
 
 export interface ClientOptions {
@@ -77,10 +109,10 @@ export class RbtClient {
       const s = qs.toString()
       if (s !== '') url += '?' + s
     }
-    let body: string | Uint8Array | undefined
+    let body: string | Uint8Array | StreamBody | undefined
     let contentType: string | undefined
     if (input.form !== undefined) {
-      const mp = encodeMultipart(input.form)
+      const mp = Object.values(input.form.files ?? {}).some((f) => 'path' in f) ? await encodeMultipartStream(input.form) : encodeMultipart(input.form)
       body = mp.body
       contentType = mp.contentType
     } else if (def.method === 'POST') {

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream'
 import { Pool } from 'undici'
 import type { HttpRequest, HttpResponse, HttpTransport } from './transport.js'
 
@@ -18,8 +19,8 @@ export function undiciTransport (origin: string, connections = 32, opts: UndiciT
       const res = await pool.request({
         method: req.method as 'GET',
         path: u.pathname + u.search,
-        body: req.body,
-        headers: { accept: 'application/json', ...req.headers },
+        body: req.body === undefined || typeof req.body === 'string' || req.body instanceof Uint8Array ? req.body : Readable.from(req.body.chunks()),
+        headers: { accept: 'application/json', ...req.headers, ...(req.body !== undefined && typeof req.body === 'object' && !(req.body instanceof Uint8Array) ? { 'content-length': String(req.body.length) } : {}) },
         headersTimeout: req.timeoutMs,
         bodyTimeout: req.timeoutMs
       })

@@ -59,6 +59,8 @@ export interface RbtnodeSettings {
   callback_hosts?: string[]
   /** log line format on stderr: text (default) or json */
   log_format?: string
+  /** largest NFT artifact accepted: bytes, or a string with a unit ("500MiB", "4GiB"); default 4 GiB */
+  nft_artifact_limit?: number | string
 }
 
 function deriveKey (nonce: Buffer, keyString: string): Buffer {

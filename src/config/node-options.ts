@@ -4,6 +4,7 @@ import { ErrorCode, RbtError } from '../util/errors.js'
 import { parseLogFormat, type LogFormat } from '../util/logger.js'
 import { DEFAULT_CONFIG_FILE, DEFAULT_CONFIG_KEY, decryptApiConfig, defaultApiConfig, encryptApiConfig, type ApiConfig } from './api-config.js'
 import { removeLeftoversSync, writeFileDurableSync } from '../util/durable-write.js'
+import { parseByteSize } from '../util/byte-size.js'
 
 /** Everything `rbtnode run` needs, resolved once from flags, the config file and defaults. */
 export interface NodeOptions {
@@ -52,6 +53,8 @@ export interface NodeOptions {
   callbackHosts: string[]
   /** log line format: `-logFormat`, else the config file's `rbtnode.log_format`, else text */
   logFormat: LogFormat
+  /** largest NFT artifact accepted, bytes: `-nftArtifactLimit`, else `rbtnode.nft_artifact_limit`, else 4 GiB */
+  nftArtifactLimit: number
   config: ApiConfig
   /** what resolving found and fixed on the way (e.g. an empty config file written again), for the log */
   notices?: string[]
@@ -82,6 +85,8 @@ export interface RunFlags {
   corsOrigins?: string
   /** text or json */
   logFormat?: string
+  /** bytes, or with a unit (500MiB, 4GiB) */
+  nftArtifactLimit?: string
 }
 
 /**
@@ -157,6 +162,7 @@ export function resolveNodeOptions (flags: RunFlags, cwd: string = process.cwd()
     maxJsonBytes: maxJson(ours.max_json_bytes),
     callbackHosts: hostList(ours.callback_hosts, 'rbtnode.callback_hosts'),
     logFormat: logFormat(flags.logFormat, ours.log_format),
+    nftArtifactLimit: artifactLimit(flags.nftArtifactLimit, ours.nft_artifact_limit),
     config,
     notices
   }
@@ -168,6 +174,15 @@ function logFormat (flag: string | undefined, config: unknown): LogFormat {
   } catch (e) {
     throw new RbtError(ErrorCode.CONFIG, (e as Error).message)
   }
+}
+
+/** 4 GiB unless set; from 1 KiB to 1 TiB. */
+function artifactLimit (flag: string | undefined, config: number | string | undefined): number {
+  const [v, name] = flag !== undefined ? [flag, '-nftArtifactLimit'] : [config, 'rbtnode.nft_artifact_limit']
+  if (v === undefined || v === '') return 4 * 1024 ** 3
+  const n = parseByteSize(v)
+  if (n === undefined || n < 1024 || n > 1024 ** 4) throw new RbtError(ErrorCode.CONFIG, `${name} must be a size from 1KiB to 1TiB (bytes, or with a unit: 500MiB, 4GiB, 2GB), got ${JSON.stringify(v)}`)
+  return n
 }
 
 function splitList (v: string): string[] {

@@ -3,41 +3,15 @@
  * CIDv0, sha2-256, dag-pb nodes carrying UnixFS "file" data, fixed 262,144-byte chunks, a balanced
  * DAG of at most 174 links per node, and no raw leaves.
  */
-import * as dagPb from '@ipld/dag-pb'
-import { UnixFS } from 'ipfs-unixfs'
 import { CID } from 'multiformats/cid'
-import { sha256 } from '@noble/hashes/sha2.js'
-import { create as createDigest } from 'multiformats/hashes/digest'
 import { utf8 } from './hash.js'
 import { hash } from 'node:crypto'
 import { base58btcEncode } from './base58.js'
 import { Lru } from '../util/lru.js'
+import { CHUNK_SIZE, UnixFsFileBuilder } from './unixfs-dag.js'
 
-export const CHUNK_SIZE = 262_144
-export const MAX_LINKS = 174
+export { CHUNK_SIZE, MAX_LINKS } from './unixfs-dag.js'
 const SHA2_256 = 0x12
-
-interface DagNode { cid: CID, fileSize: number, cumulative: number }
-
-function putNode (node: dagPb.PBNode, fileSize: number, childCumulative: number): DagNode {
-  const bytes = dagPb.encode(node)
-  const cid = CID.createV0(createDigest(SHA2_256, sha256(bytes)))
-  return { cid, fileSize, cumulative: bytes.length + childCumulative }
-}
-
-function leaf (chunk: Uint8Array): DagNode {
-  const fs = new UnixFS({ type: 'file', data: chunk })
-  return putNode({ Data: fs.marshal(), Links: [] }, chunk.length, 0)
-}
-
-function parent (children: DagNode[]): DagNode {
-  const fs = new UnixFS({ type: 'file' })
-  for (const c of children) fs.addBlockSize(BigInt(c.fileSize))
-  const links = children.map(c => ({ Hash: c.cid, Name: '', Tsize: c.cumulative }))
-  const fileSize = children.reduce((s, c) => s + c.fileSize, 0)
-  const cum = children.reduce((s, c) => s + c.cumulative, 0)
-  return putNode({ Data: fs.marshal(), Links: links }, fileSize, cum)
-}
 
 /**
  * CIDs of recent short text contents. A validator hashes the same token content several times in
@@ -105,14 +79,9 @@ function cidV0Uncached (content: Uint8Array | string): string {
   const length = typeof content === 'string' ? Buffer.byteLength(content, 'utf8') : content.length
   if (length <= CHUNK_SIZE) return singleChunkCidV0(content, length)
   const bytes = typeof content === 'string' ? utf8(content) : content
-  let nodes: DagNode[] = []
-  for (let off = 0; off < bytes.length; off += CHUNK_SIZE) nodes.push(leaf(bytes.subarray(off, off + CHUNK_SIZE)))
-  while (nodes.length > 1) {
-    const next: DagNode[] = []
-    for (let i = 0; i < nodes.length; i += MAX_LINKS) next.push(parent(nodes.slice(i, i + MAX_LINKS)))
-    nodes = next
-  }
-  return nodes[0]!.cid.toString()
+  const dag = new UnixFsFileBuilder()
+  for (let off = 0; off < bytes.length; off += CHUNK_SIZE) dag.addChunk(bytes.subarray(off, off + CHUNK_SIZE))
+  return dag.finish().cid
 }
 
 const CIDV0_RE = /^Qm[1-9A-HJ-NP-Za-km-z]{44}$/

@@ -13,9 +13,15 @@ function services (): { s: ApiServices, calls: unknown[] } {
   const calls: unknown[] = []
   const s = { ...unusedIdentity(), ...unusedConsensus(), ...unusedTokens(), node: {} as never, bootstrap: {} as never } as unknown as ApiServices
   s.nfts = {
-    generate: async (did: string, metadata?: Uint8Array, artifact?: Uint8Array) => {
+    // the artifact arrives in a sink of the service's (here: one that keeps the bytes)
+    artifactLimit: 1024 * 1024,
+    artifactSink: async () => {
+      const chunks: Buffer[] = []
+      return { write: async (b: Uint8Array) => { chunks.push(Buffer.from(b)) }, abort: async () => {}, bytes: () => Buffer.concat(chunks) }
+    },
+    generate: async (did: string, metadata?: Uint8Array, artifact?: { bytes: () => Buffer }) => {
       if (metadata === undefined) throw new RbtError(ErrorCode.INVALID_INPUT, 'Creation of NFT failed, failed to retrieve metadata')
-      calls.push({ generate: did, metadata: Buffer.from(metadata).toString(), artifact: Buffer.from(artifact ?? []).toString() })
+      calls.push({ generate: did, metadata: Buffer.from(metadata).toString(), artifact: artifact?.bytes().toString() ?? '' })
       return NFT
     },
     list: async () => [{ nft_id: NFT, owner: ALICE, value: 2, status: 'Free', latest_block_id: 'b', parent_nft_id: null }],

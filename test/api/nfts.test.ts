@@ -85,6 +85,7 @@ describe('api: NFT routes (bad input)', () => {
       follow: () => {},
       fetchChain: async () => [],
       fetchPart: async (_peer, id, part) => { expect(id).to.equal(nftId); return parts[part] },
+      blockSource: (peer) => ({ peer, blocks: async function * () {} }),
       provide: async () => {},
       candidates: async () => ['12D3KooWPeerHoldingTheNft']
     }

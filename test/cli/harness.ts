@@ -28,7 +28,15 @@ export async function runCommand (argv: string[], respond: Responder | 'node', p
   const requests: Recorded[] = []
   const transport: HttpTransport = respond === 'node' ? nodeHttpTransport() : {
     request: async (req: HttpRequest) => {
-      const text = req.body === undefined ? undefined : typeof req.body === 'string' ? req.body : Buffer.from(req.body).toString('latin1')
+      const b = req.body
+      let bytes: string | Uint8Array | undefined
+      if (b !== undefined && typeof b === 'object' && !(b instanceof Uint8Array)) {
+        // a streamed body (a file upload): read whole here, the test's files are small
+        const chunks: Uint8Array[] = []
+        for await (const c of b.chunks()) chunks.push(c)
+        bytes = Buffer.concat(chunks)
+      } else bytes = b
+      const text = bytes === undefined ? undefined : typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('latin1')
       const multipart = /^multipart\//.test(req.headers?.['content-type'] ?? '')
       const rec: Recorded = { method: req.method, url: req.url, body: text === undefined ? undefined : multipart ? text : JSON.parse(text) }
       requests.push(rec)

@@ -353,7 +353,8 @@ export interface ResultTypes extends LegacyApiResults {
   nftChain: NftChainItem[]
   nftChildren: Array<{ nft_id: string, value: number }>
   nftParent: { nft_id: string, value: number } | null
-  nftFetch: { path: string }
+  /** `artifact`: how the artifact came (absent when the NFT was held already) */
+  nftFetch: { path: string, artifact?: { size: number, blocks: number, resumed: number, peers: Record<string, number>, rejected: Record<string, number> } }
   scGenerate: string
   scList: ScListItem[]
   scChain: ScChainItem[]

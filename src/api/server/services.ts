@@ -146,17 +146,32 @@ export interface NftTxBody {
   memo?: string
 }
 
+/** Where an uploaded file's bytes go as they arrive (a temporary file the service owns). */
+export interface UploadSink {
+  write: (bytes: Uint8Array) => Promise<void>
+  /** gives up: whatever was written is removed */
+  abort: () => Promise<void>
+}
+
 /** What the NFT routes need (the nft feature's NftService implements it). */
 export interface NftApi {
-  generate: (did: string, metadata: Uint8Array | undefined, artifact: Uint8Array | undefined, artifactName: string) => Promise<string>
+  /** `artifact`: the bytes, or a sink from `artifactSink` holding the uploaded artifact (taken over by the call) */
+  generate: (did: string, metadata: Uint8Array | undefined, artifact: Uint8Array | UploadSink | undefined, artifactName: string) => Promise<string>
+  /** a new sink for an uploaded artifact, refusing more than `artifactLimit` bytes */
+  artifactSink: () => Promise<UploadSink>
+  /** the largest artifact accepted, bytes (the operator's setting) */
+  readonly artifactLimit: number
   list: () => Promise<NftListItem[]>
   chain: (nftId: string) => Promise<NftChainItem[]>
   children: (nftId: string) => Promise<Array<{ nft_id: string, value: number }>>
   parent: (nftId: string) => Promise<{ nft_id: string, value: number } | null>
   transact: (body: NftTxBody) => Promise<Envelope<NftTxResult | PendingSignature>>
   subscribe: (nftId: string) => Promise<void>
-  fetch: (nftId: string) => Promise<{ message: string, path: string }>
+  fetch: (nftId: string) => Promise<{ message: string, path: string, artifact?: NftArtifactFetch }>
 }
+
+/** How a fetched artifact came: its size, leaves written (and found from an earlier, cut fetch), per peer, and wrong blocks per peer. */
+export interface NftArtifactFetch { size: number, blocks: number, resumed: number, peers: Record<string, number>, rejected: Record<string, number> }
 
 export interface ScTxBody {
   initiator: string

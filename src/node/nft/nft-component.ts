@@ -9,6 +9,7 @@ import type { TokensComponent } from '../tokens/tokens-component.js'
 import { errorMessage } from '../../util/errors.js'
 import { createNftNetwork, nftRpcHandlers } from './nft-network.js'
 import { NftService, type NftNetwork } from './nft-service.js'
+import { blockFaultFromEnv } from './artifact-blocks.js'
 
 /** NFTs: files, consensus operations, subscriptions (docs/architecture.md, "NFTs"). */
 export interface NftComponent extends Component {
@@ -20,7 +21,12 @@ type Needs = { storage: StorageComponent, identity: IdentityComponent, signing: 
 export const nftComponent: Factory<Needs, NftComponent> = (c) => {
   const log = c.base.log
   let network: NftNetwork | undefined
-  const nfts = new NftService({ ...assetServiceDeps(c, () => network, 'nft-follows', log), files: new NftFileStore(c.base.layout.nft) })
+  const files = new NftFileStore(c.base.layout.nft)
+  const blockFault = blockFaultFromEnv()
+  if (blockFault !== undefined) log.warn(`test hook: NFT blocks served with faults ${JSON.stringify(blockFault)}`)
+  const nfts = new NftService({ ...assetServiceDeps(c, () => network, 'nft-follows', log), files, artifactLimit: c.base.options.nftArtifactLimit, ...(blockFault !== undefined ? { blockFault } : {}) })
+  // uploads a crash cut short (partial fetches stay: they resume)
+  files.removeLeftovers(Date.now()).then((n) => { if (n > 0) log.info(`removed ${n} unfinished NFT upload(s)`) }).catch(() => {})
   c.consensus.onNftCommitted(async (nftId, blockId, owner, txid) => { nfts.committed(nftId, blockId, owner, txid); return true })
   return {
     nfts,

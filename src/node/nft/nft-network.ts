@@ -1,12 +1,15 @@
 /**
- * NFTs over libp2p (docs/protocol.md, "NFTs"): the `nft.part` (paged) and `nft.chain` rpc methods,
- * a gossipsub topic per NFT for new states, and DHT provider records for the NFT id.
+ * NFTs over libp2p (docs/protocol.md, "NFTs"): the `nft.part` and `nft.blocks` (paged) and
+ * `nft.chain` rpc methods, a gossipsub topic per NFT for new states, and DHT provider records for
+ * the NFT id.
  */
 import type { P2pHost, PagedSpec, RpcClient, RpcHandlers, UnarySpec } from '../../p2p/index.js'
 import { isCidV0 } from '../../tokenchain/token-id.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
 import { NFT_PARTS, type NftPart } from '../../token-files/nft/nft-files.js'
 import type { NftEvent, NftNetwork, NftService } from './nft-service.js'
+import { MAX_BLOCKS_PER_REQUEST } from './artifact-blocks.js'
+import type { BlockSource } from './artifact-fetch.js'
 
 export const nftTopic = (nftId: string): string => `/rbt/nft/${nftId}/1.0.0`
 /**
@@ -21,6 +24,8 @@ const MAX_CHAIN_BLOCKS = 100_000
 export interface NftMethods {
   'nft.part': PagedSpec<{ nftId: string, part: NftPart }, { total: number, data: string }>
   'nft.chain': UnarySpec<{ nftId: string }, { blocks: Uint8Array[] }>
+  /** blocks of the NFT's artifact DAG by CID, one a page, in the order asked */
+  'nft.blocks': PagedSpec<{ nftId: string, cids: string[] }, { cid: string, block: Uint8Array }>
 }
 
 function checkId (r: { nftId?: unknown } | null | undefined): string {
@@ -33,7 +38,14 @@ export function nftRpcHandlers (svc: () => NftService): RpcHandlers<NftMethods> 
     'nft.part': async (r) => {
       const id = checkId(r)
       if (!NFT_PARTS.includes(r.part)) throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed NFT request: part')
-      return pagesOf(await svc().servePart(id, r.part))
+      return filePages(await svc().servePart(id, r.part))
+    },
+    'nft.blocks': async (r, ctx) => {
+      const id = checkId(r)
+      if (!Array.isArray(r.cids) || r.cids.length === 0 || r.cids.length > MAX_BLOCKS_PER_REQUEST || !r.cids.every((c) => typeof c === 'string' && c.length < 100)) {
+        throw new RbtError(ErrorCode.INVALID_INPUT, `malformed NFT request: cids (1 to ${MAX_BLOCKS_PER_REQUEST} block CIDs)`)
+      }
+      return svc().serveBlocks(id, r.cids, ctx.signal)
     },
     'nft.chain': async (r) => ({ blocks: await svc().serveChain(checkId(r)) })
   }
@@ -75,9 +87,32 @@ export function createNftNetwork (host: P2pHost, rpc: RpcClient<NftMethods>): Nf
       return checkChainReply(await rpc.call(peer, 'nft.chain', { nftId }, { timeoutMs: 10_000 }), peer, 'NFT')
     },
     fetchPart: async (peer, nftId, part) => await joinPages(rpc.callPaged(peer, 'nft.part', { nftId, part }, { timeoutMs: 60_000 }), peer, 'NFT'),
+    blockSource: (peer, nftId) => blockSource(rpc, peer, nftId),
     provide: async (nftId) => { await host.provide(nftId, { timeoutMs: 15_000 }) },
     candidates: async (nftId) => await candidatesOf(host, nftId, nftTopic(nftId))
   }
+}
+
+/** `peer`'s `nft.blocks` answers as a block source; a malformed page is a protocol error. */
+function blockSource (rpc: RpcClient<NftMethods>, peer: string, nftId: string): BlockSource {
+  return {
+    peer,
+    blocks: async function * (cids) {
+      for await (const page of rpc.callPaged(peer, 'nft.blocks', { nftId, cids }, { timeoutMs: 30_000 })) {
+        if (typeof page?.cid !== 'string' || !(page.block instanceof Uint8Array)) throw new RbtError(ErrorCode.PROTOCOL, `peer ${peer} sent a malformed NFT block page`)
+        yield page
+      }
+    }
+  }
+}
+
+/** A part read page by page (base64), one empty page for an empty file. */
+export function filePages (pages: AsyncIterable<Uint8Array> & { total: number }): AsyncIterable<{ total: number, data: string }> {
+  return (async function * () {
+    let any = false
+    for await (const b of pages) { any = true; yield { total: pages.total, data: Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64') } }
+    if (!any) yield { total: 0, data: '' }
+  })()
 }
 
 /** A file served in pages (base64), one empty page for an empty file. */

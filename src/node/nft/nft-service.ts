@@ -5,9 +5,11 @@
  * It reaches the network only through `NftNetwork` (nft-network.ts implements it over libp2p).
  */
 import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
 import { ok, type Envelope, type PendingSignature } from '../../api/contract/envelope.js'
 import type { NftChainItem, NftListItem, NftTxResult } from '../../api/contract/nft-results.js'
-import { NftFileStore, NFT_PARTS, artifactFileName, type NftPart } from '../../token-files/nft/nft-files.js'
+import { NftFileStore, artifactFileName, verifyNftDocuments, type NftPart } from '../../token-files/nft/nft-files.js'
+import { ArtifactWriter } from '../../token-files/nft/artifact-file.js'
 import { NFT_TOKEN_TYPE, childLinkProblem, childNftId, isNftTokenType, type NftOp } from '../../consensus/nft.js'
 import { parseTransferAmount } from '../../tokenchain/amount.js'
 import { decodeBlockEnvelope } from '../../tokenchain/block.js'
@@ -17,7 +19,9 @@ import { isValidDid } from '../../wallet/did-string.js'
 import { followerBase, type AssetServiceDeps } from '../chain-follower/asset-service-deps.js'
 import { ChainFollower, followNetwork, requireCore } from '../chain-follower/chain-follower.js'
 import { nftChainItem } from './nft-chain.js'
-import type { NftTxBody } from '../../api/server/services.js'
+import { ArtifactBlockServer } from './artifact-blocks.js'
+import { fetchArtifact, removeFetch, type BlockSource } from './artifact-fetch.js'
+import type { NftArtifactFetch, NftTxBody, UploadSink } from '../../api/server/services.js'
 export type { NftTxBody } from '../../api/server/services.js'
 
 /**
@@ -34,6 +38,8 @@ export interface NftNetwork {
   follow: (nftId: string, handler: (e: NftEvent, from: string | undefined) => void) => void
   fetchChain: (peer: string, nftId: string) => Promise<Uint8Array[]>
   fetchPart: (peer: string, nftId: string, part: NftPart) => Promise<Uint8Array>
+  /** the artifact's blocks as `peer` serves them (`nft.blocks`) */
+  blockSource: (peer: string, nftId: string) => BlockSource
   provide: (nftId: string) => Promise<void>
   /** peers that may hold the NFT: topic peers, DHT providers, then connected peers */
   candidates: (nftId: string) => Promise<string[]>
@@ -41,10 +47,16 @@ export interface NftNetwork {
 
 export interface NftServiceDeps extends AssetServiceDeps<NftNetwork> {
   files: NftFileStore
+  /** the largest artifact accepted, bytes (default DEFAULT_NFT_ARTIFACT_LIMIT) */
+  artifactLimit?: number
+  /** test builds only: faults of the block server (artifact-blocks.ts) */
+  blockFault?: ConstructorParameters<typeof ArtifactBlockServer>[1]
 }
 
-/** Upload limits of POST /svc/v1/nfts/generate. */
-export const NFT_UPLOAD_LIMITS = { maxBytes: 24 * 1024 * 1024, maxFileBytes: 16 * 1024 * 1024, maxMetadataBytes: 256 * 1024 }
+/** 4 GiB: the default artifact limit (`rbtnode run -nftArtifactLimit`, config `rbtnode.nft_artifact_limit`). */
+export const DEFAULT_NFT_ARTIFACT_LIMIT = 4 * 1024 ** 3
+/** The metadata document is read into memory: it stays small. */
+export const NFT_METADATA_LIMIT = 256 * 1024
 
 function checkNftId (id: string, what = 'NFT'): void {
   if (!isCidV0(id)) throw new RbtError(ErrorCode.INVALID_INPUT, `${what} id ${JSON.stringify(id)} is not a valid CID (Qm…, 46 characters)`)
@@ -52,8 +64,14 @@ function checkNftId (id: string, what = 'NFT'): void {
 
 export class NftService {
   private readonly follower: ChainFollower
+  private readonly blockServer: ArtifactBlockServer
+  /** fetches running, by NFT id (a second request for the same NFT waits for the first) */
+  private readonly fetching = new Map<string, Promise<{ message: string, path: string, artifact?: NftArtifactFetch }>>()
+  readonly artifactLimit: number
 
   constructor (private readonly d: NftServiceDeps) {
+    this.artifactLimit = d.artifactLimit ?? DEFAULT_NFT_ARTIFACT_LIMIT
+    this.blockServer = new ArtifactBlockServer(d.files, d.blockFault)
     this.follower = new ChainFollower({
       ...followerBase(d),
       what: 'NFT',
@@ -78,15 +96,34 @@ export class NftService {
     }
   }
 
-  async generate (did: string, metadata: Uint8Array | undefined, artifact: Uint8Array | undefined, artifactName: string): Promise<string> {
-    if (!isValidDid(did)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID')
-    if (metadata === undefined) throw new RbtError(ErrorCode.INVALID_INPUT, 'Creation of NFT failed, failed to retrieve metadata (file field "metadata")')
-    if (artifact === undefined) throw new RbtError(ErrorCode.INVALID_INPUT, 'Creation of NFT failed, failed to retrieve NFT artifact (file field "artifact")')
-    if (metadata.length > NFT_UPLOAD_LIMITS.maxMetadataBytes) throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `NFT metadata is larger than ${NFT_UPLOAD_LIMITS.maxMetadataBytes} bytes`)
-    try { JSON.parse(Buffer.from(metadata).toString('utf8')) } catch { throw new RbtError(ErrorCode.INVALID_INPUT, 'Creation of NFT failed, metadata is not a JSON document') }
-    artifactFileName(artifactName)
-    if (!await this.d.identity.isLocal(did)) throw new RbtError(ErrorCode.FORBIDDEN, `DID does not have an access: ${did} is not hosted on this node`)
-    const f = await this.d.files.create(did, metadata, artifact, artifactName)
+  /** A temporary file for an uploaded artifact (the NFT directory's disk), hashed as it is written. */
+  async artifactSink (): Promise<UploadSink> {
+    return await ArtifactWriter.open(this.d.files.dir, this.artifactLimit)
+  }
+
+  /**
+   * Creates an NFT. `artifact` is its bytes or the sink it was uploaded to (artifactSink), which
+   * this call takes over: moved into the NFT's folder, or removed when the creation is refused.
+   */
+  async generate (did: string, metadata: Uint8Array | undefined, artifact: Uint8Array | UploadSink | undefined, artifactName: string): Promise<string> {
+    const upload = artifact instanceof ArtifactWriter ? artifact : undefined
+    try {
+      if (artifact !== undefined && !(artifact instanceof Uint8Array) && upload === undefined) throw new RbtError(ErrorCode.INTERNAL, 'an artifact upload not made by this service')
+      if (!isValidDid(did)) throw new RbtError(ErrorCode.INVALID_DID, 'Invalid DID')
+      if (metadata === undefined) throw new RbtError(ErrorCode.INVALID_INPUT, 'Creation of NFT failed, failed to retrieve metadata (file field "metadata")')
+      if (artifact === undefined) throw new RbtError(ErrorCode.INVALID_INPUT, 'Creation of NFT failed, failed to retrieve NFT artifact (file field "artifact")')
+      if (metadata.length > NFT_METADATA_LIMIT) throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `NFT metadata is larger than ${NFT_METADATA_LIMIT} bytes`)
+      if (artifact instanceof Uint8Array && artifact.length > this.artifactLimit) throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `the NFT artifact is larger than this node's limit of ${this.artifactLimit} bytes`)
+      try { JSON.parse(Buffer.from(metadata).toString('utf8')) } catch { throw new RbtError(ErrorCode.INVALID_INPUT, 'Creation of NFT failed, metadata is not a JSON document') }
+      artifactFileName(artifactName)
+      if (!await this.d.identity.isLocal(did)) throw new RbtError(ErrorCode.FORBIDDEN, `DID does not have an access: ${did} is not hosted on this node`)
+    } catch (e) {
+      await upload?.abort()
+      throw e
+    }
+    const f = upload !== undefined
+      ? await this.d.files.createFromUpload(did, metadata, await upload.close(), artifactName)
+      : await this.d.files.create(did, metadata, artifact as Uint8Array, artifactName)
     if (await this.d.ledger.token(f.nftId) === undefined) {
       await this.d.ledger.commit((w) => { w.putToken({ tokenId: f.nftId, tokenType: NFT_TOKEN_TYPE, valueMilli: 0, owner: did, status: 'Generated', latestBlockId: '', updatedAt: Date.now() }) })
     }
@@ -267,9 +304,21 @@ export class NftService {
   /** Fetches the NFT's chain from `peer`, validates the whole chain and stores it (never trusted as sent). */
   async sync (nftId: string, peer: string, wantBlockId?: string): Promise<void> { await this.follower.sync(nftId, peer, wantBlockId) }
 
-  /** GET /svc/v1/fetch-nft: the NFT's files from the network into the local NFT folder, verified against the id. */
-  async fetch (nftId: string): Promise<{ message: string, path: string }> {
+  /**
+   * GET /svc/v1/fetch-nft: the NFT's files from the network into the local NFT folder, verified
+   * against the id: the small documents from the first peer that has them, the artifact block by
+   * block from every peer that may hold it (artifact-fetch.ts), resuming a fetch cut short.
+   */
+  async fetch (nftId: string): Promise<{ message: string, path: string, artifact?: NftArtifactFetch }> {
     checkNftId(nftId)
+    const running = this.fetching.get(nftId)
+    if (running !== undefined) return await running
+    const p = this.fetchOnce(nftId).finally(() => { this.fetching.delete(nftId) })
+    this.fetching.set(nftId, p)
+    return await p
+  }
+
+  private async fetchOnce (nftId: string): Promise<{ message: string, path: string, artifact?: NftArtifactFetch }> {
     const folder = this.d.files.folder(nftId)
     if (await this.d.files.has(nftId)) return { message: 'NFT directory already exists', path: folder }
     const n = this.net()
@@ -282,23 +331,38 @@ export class NftService {
       return peer
     })).catch(() => undefined)
     const ordered = first === undefined ? peers : [first, ...peers.filter((p) => p !== first)]
+    let docs: Record<Exclude<NftPart, 'artifact'>, Uint8Array> | undefined
+    let artifactCid = ''
+    let from = ''
     for (const peer of ordered) {
       try {
-        const parts: Partial<Record<NftPart, Uint8Array>> = {}
-        for (const p of NFT_PARTS) parts[p] = await n.fetchPart(peer, nftId, p)
-        await this.d.files.putVerified(nftId, parts as Record<NftPart, Uint8Array>)
-        await this.sync(nftId, peer).catch((e) => { this.d.log.debug(`NFT ${nftId} chain from ${peer}: ${errorMessage(e)}`) })
-        n.provide(nftId).catch(() => {})
-        return { message: 'NFT fetched successfully', path: folder }
+        const got = { nft: await n.fetchPart(peer, nftId, 'nft'), manifest: await n.fetchPart(peer, nftId, 'manifest'), metadata: await n.fetchPart(peer, nftId, 'metadata') }
+        artifactCid = verifyNftDocuments(nftId, got).manifest.artifact
+        docs = got
+        from = peer
+        break
       } catch (e) {
         errors.push(`${peer.slice(0, 12)}…: ${errorMessage(e)}`)
       }
     }
-    throw new RbtError(ErrorCode.NOT_FOUND, `Failed to fetch NFT ${nftId}: ${errors.length === 0 ? 'no peer holds it' : errors.join('; ')}`)
+    if (docs === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `Failed to fetch NFT ${nftId}: ${errors.length === 0 ? 'no peer holds it' : errors.join('; ')}`)
+    const dir = join(this.d.files.fetchDir, nftId)
+    const r = await fetchArtifact({ cid: artifactCid, dir, sources: ordered.map((p) => n.blockSource(p, nftId)), log: this.d.log })
+    await this.d.files.putFetched(nftId, docs, r)
+    await removeFetch(dir)
+    const rejected = Object.values(r.rejected).reduce((a, b) => a + b, 0)
+    this.d.log.info(`NFT ${nftId}: artifact of ${r.size} bytes fetched (${r.blocks} blocks from ${Object.keys(r.perPeer).length} peer(s), ${r.resumed} kept from an earlier fetch${rejected > 0 ? `, ${rejected} wrong block(s) refused` : ''})`)
+    await this.sync(nftId, from).catch((e) => { this.d.log.debug(`NFT ${nftId} chain from ${from}: ${errorMessage(e)}`) })
+    n.provide(nftId).catch(() => {})
+    return { message: 'NFT fetched successfully', path: folder, artifact: { size: r.size, blocks: r.blocks, resumed: r.resumed, peers: r.perPeer, rejected: r.rejected } }
   }
 
   // ---- served to peers
-  async servePart (nftId: string, part: NftPart): Promise<Uint8Array> { return await this.d.files.read(nftId, part) }
+  async servePart (nftId: string, part: NftPart): Promise<AsyncIterable<Uint8Array> & { total: number }> { return await this.d.files.pages(nftId, part) }
+  serveBlocks (nftId: string, cids: readonly string[], signal?: AbortSignal): AsyncIterable<{ cid: string, block: Uint8Array }> {
+    return this.blockServer.blocks(nftId, cids, signal)
+  }
+
   async serveChain (nftId: string): Promise<Uint8Array[]> {
     checkNftId(nftId)
     return await this.d.ledger.chain(nftId)

@@ -2,8 +2,7 @@ import { ok } from '../../../contract/envelope.js'
 import type { ApiServices, NftApi } from '../../services.js'
 import { ErrorCode, RbtError } from '../../../../util/errors.js'
 import type { Registrar } from '../../registrar.js'
-import { parseUpload } from '../../multipart.js'
-import { NFT_ROUTE_LIMITS, NFT_UPLOAD_FILES } from '../v1/nfts.routes.js'
+import { generateFromUpload } from '../v1/nfts.routes.js'
 import { answered, didOf, withKeys } from './answer.js'
 
 /** The reference's `/api` NFT routes (legacy-api.md §7) over the /svc/v1 NFT, token and transaction services. */
@@ -13,8 +12,7 @@ export function legacyNftRoutes (r: Registrar, s: ApiServices): void {
     return s.nfts
   }
   r.on('legacyCreateNft', async ({ c }) => await answered(async () => {
-    const up = await parseUpload(c, NFT_UPLOAD_FILES, NFT_ROUTE_LIMITS)
-    return ok('NFT Token generated successfully', await nfts().generate(up.fields.did ?? '', up.files.metadata, up.files.artifact, up.fields.artifact_name ?? 'artifact'))
+    return ok('NFT Token generated successfully', await generateFromUpload(c, nfts()))
   }))
   r.on('legacyDeployNft', async ({ body }) => await answered(async () => {
     const did = didOf(body.did)

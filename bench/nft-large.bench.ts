@@ -1,0 +1,95 @@
+import '../src/util/polyfill.js'
+import { createCipheriv, createHash, randomBytes } from 'node:crypto'
+import { createReadStream, mkdtempSync, rmSync } from 'node:fs'
+import { open } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { NodeProcess } from '../test/helpers/node-process.js'
+import { createLiteDid, USER_PASSWORD } from '../test/helpers/quorum-network.js'
+import { RssWatch } from '../test/helpers/rss.js'
+import { waitFor } from '../test/helpers/wait.js'
+import { isMain } from './stats.js'
+
+/**
+ * A large NFT artifact between two nodes on 127.0.0.1: a file of random bytes (NFT_LARGE_MIB,
+ * default 1024) is created as an NFT on node A (create-nft's form, the artifact streamed from
+ * disk), then fetched by node B block by block (fetch-nft) and checked against the original.
+ * Each node's resident memory is polled from /proc/<pid>/status every 50 ms during each phase.
+ * Figures: nft_create_mb_per_s and nft_fetch_mb_per_s (MB = 10^6 bytes; the whole call as the
+ * client sees it, the final fsync included), and each node's peak RSS growth over its RSS at
+ * the start of the phase (MiB).
+ */
+export async function run (): Promise<Record<string, string | number>> {
+  const mib = Number(process.env.NFT_LARGE_MIB ?? 1024)
+  const size = mib * 1024 * 1024
+  const say = (s: string): void => { process.stdout.write(`  [nft-large] ${s}\n`) }
+  const work = mkdtempSync(join(tmpdir(), 'rbtnode-nft-large-'))
+  const artifactPath = join(work, 'film.bin')
+  const nodes: NodeProcess[] = []
+  try {
+    // random bytes, written once (AES-CTR keystream of a random key: fast, incompressible)
+    const sha = createHash('sha256')
+    const cipher = createCipheriv('aes-128-ctr', randomBytes(16), randomBytes(16))
+    const fh = await open(artifactPath, 'w')
+    const zeros = Buffer.alloc(4 << 20)
+    for (let left = size; left > 0; left -= zeros.length) {
+      const b = cipher.update(zeros.subarray(0, Math.min(zeros.length, left)))
+      sha.update(b)
+      await fh.write(b)
+    }
+    await fh.close()
+    const digest = sha.digest('hex')
+    say(`artifact of ${mib} MiB written`)
+
+    const env = { RBTNODE_LOG_LEVEL: 'INFO' }
+    const [a, b] = await Promise.all([0, 1].map(async (n) => await new NodeProcess({ n, extraArgs: ['-testNet'], env, startTimeoutMs: 60_000 }).start()))
+    nodes.push(a, b)
+    await b.client.call('bootstrapAdd', { body: { peers: [a.multiaddr] } })
+    const did = await createLiteDid(a.client, USER_PASSWORD)
+
+    const watch = new RssWatch([a.child!.pid!, b.child!.pid!])
+    let t0 = performance.now()
+    const made = await a.client.call('nftsGenerate', {
+      form: { fields: { did, artifact_name: 'film.bin' }, files: { metadata: { filename: 'meta.json', data: Buffer.from('{"name":"bench film"}') }, artifact: { filename: 'film.bin', path: artifactPath } } },
+      timeoutMs: 30 * 60_000
+    })
+    const createS = (performance.now() - t0) / 1000
+    const createGrowth = watch.phase()
+    const nftId = made.result as string
+    say(`created ${nftId} in ${createS.toFixed(1)} s`)
+
+    // B finds A as a holder (connected peer / DHT provider)
+    await waitFor(async () => (await b.client.envelope('nodePing', { query: { peerID: a.peerId } })).status, { timeoutMs: 30_000, what: 'B to reach A' })
+    t0 = performance.now()
+    const fetched = await b.client.call('nftFetch', { query: { nft: nftId }, timeoutMs: 30 * 60_000 })
+    const fetchS = (performance.now() - t0) / 1000
+    const fetchGrowth = watch.phase()
+    watch.stop()
+    const r = fetched.result as { path: string, artifact?: { blocks: number, rejected: Record<string, number> } }
+    const got = createHash('sha256')
+    for await (const c of createReadStream(join(r.path, 'film.bin'))) got.update(c as Buffer)
+    if (got.digest('hex') !== digest) throw new Error('the fetched artifact differs from the original')
+    say(`fetched in ${fetchS.toFixed(1)} s (${r.artifact?.blocks ?? 0} blocks), checked`)
+    const mbps = (s: number): number => Math.round(size / 1e6 / s)
+    const mibOf = (n: number): number => Math.round(n / 1024 / 1024 * 10) / 10
+    return {
+      nft_artifact_mib: mib,
+      nft_create_mb_per_s: mbps(createS),
+      nft_fetch_mb_per_s: mbps(fetchS),
+      nft_create_rss_growth_mib_creator: mibOf(createGrowth[0]),
+      nft_create_rss_growth_mib_other: mibOf(createGrowth[1]),
+      nft_fetch_rss_growth_mib_server: mibOf(fetchGrowth[0]),
+      nft_fetch_rss_growth_mib_fetcher: mibOf(fetchGrowth[1])
+    }
+  } finally {
+    await Promise.all(nodes.map(async (n) => { await n.dispose().catch(() => {}) }))
+    rmSync(work, { recursive: true, force: true })
+  }
+}
+
+if (isMain(import.meta.url)) {
+  const figures = await run()
+  for (const [k, v] of Object.entries(figures)) process.stdout.write(`${k} ${String(v)}\n`)
+  process.exit(0)
+}

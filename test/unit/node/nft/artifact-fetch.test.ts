@@ -1,0 +1,91 @@
+import { expect } from 'chai'
+import { createCipheriv, createHash } from 'node:crypto'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ArtifactWriter } from '../../../../src/token-files/nft/artifact-file.js'
+import { NftFileStore } from '../../../../src/token-files/nft/nft-files.js'
+import { ArtifactBlockServer } from '../../../../src/node/nft/artifact-blocks.js'
+import { fetchArtifact, fetchProgress, type BlockSource } from '../../../../src/node/nft/artifact-fetch.js'
+import { cidV0ForContent } from '../../../../src/tokenchain/cid.js'
+import { CHUNK_SIZE } from '../../../../src/tokenchain/unixfs-dag.js'
+import { ErrorCode, RbtError } from '../../../../src/util/errors.js'
+import { Tmpfs, requireTmpfs } from '../../../helpers/tmpfs.js'
+
+const DID = 'bafybmi' + 'a'.repeat(52)
+const bytesOf = (seed: string, n: number): Buffer => createCipheriv('aes-128-ctr', createHash('sha256').update(seed).digest().subarray(0, 16), Buffer.alloc(16)).update(Buffer.alloc(n))
+
+/** An NFT stored the way create-nft stores it (the artifact through an ArtifactWriter). */
+async function stored (files: NftFileStore, artifact: Buffer): Promise<{ nftId: string, cid: string }> {
+  const w = await ArtifactWriter.open(files.dir, 1 << 30)
+  for (let off = 0; off < artifact.length; off += 100_003) await w.write(artifact.subarray(off, off + 100_003))
+  const f = await files.createFromUpload(DID, Buffer.from('{}'), await w.close(), 'art.bin')
+  return { nftId: f.nftId, cid: f.manifest.artifact }
+}
+
+const source = (peer: string, server: ArtifactBlockServer, nftId: string): BlockSource => ({ peer, blocks: (cids) => server.blocks(nftId, cids) })
+
+describe('node/nft: artifacts served and fetched block by block', function () {
+  this.timeout(60_000)
+  const root = mkdtempSync(join(tmpdir(), 'rbt-artifact-'))
+  after(() => { rmSync(root, { recursive: true, force: true }) })
+  const holder = new NftFileStore(join(root, 'holder'))
+
+  for (const n of [0, 1, CHUNK_SIZE, CHUNK_SIZE + 1, 175 * CHUNK_SIZE + 5]) {
+    it(`${n} bytes: the fetched file is the artifact, the DAG index the holder's`, async () => {
+      const artifact = bytesOf('art ' + String(n), n)
+      const { nftId, cid } = await stored(holder, artifact)
+      expect(cid).to.equal(cidV0ForContent(artifact))
+      const dir = join(root, 'fetch-' + String(n))
+      const r = await fetchArtifact({ cid, dir, sources: [source('p1', new ArtifactBlockServer(holder), nftId), source('p2', new ArtifactBlockServer(holder), nftId)] })
+      expect(r.size).to.equal(n)
+      expect(readFileSync(r.path).equals(artifact)).to.equal(true)
+      expect(r.blocks).to.equal(Math.max(1, Math.ceil(n / CHUNK_SIZE)))
+      const hex = (xs: Uint8Array[]): string[] => xs.map((x) => Buffer.from(x).toString('hex')).sort()
+      expect(hex(r.inner)).to.deep.equal(hex(await holder.dagIndex(nftId)))
+    })
+  }
+
+  it('an NFT stored without a DAG index gets one built from its file when first served', async () => {
+    const artifact = bytesOf('old', 3 * CHUNK_SIZE + 7)
+    const f = await holder.create(DID, Buffer.from('{"old":1}'), artifact, 'old.bin')
+    expect(existsSync(join(f.folder, '.dag'))).to.equal(false)
+    const r = await fetchArtifact({ cid: f.manifest.artifact, dir: join(root, 'fetch-old'), sources: [source('p', new ArtifactBlockServer(holder), f.nftId)] })
+    expect(readFileSync(r.path).equals(artifact)).to.equal(true)
+    expect(existsSync(join(f.folder, '.dag'))).to.equal(true)
+  })
+
+  it('a peer sending wrong blocks is passed over and counted; alone, it leaves the fetch incomplete with the good leaves kept', async () => {
+    const artifact = bytesOf('bad', 40 * CHUNK_SIZE)
+    const { nftId, cid } = await stored(holder, artifact)
+    const liar = new ArtifactBlockServer(holder, { corruptEvery: 5 })
+    const dir = join(root, 'fetch-bad')
+    const failed = await fetchArtifact({ cid, dir, sources: [source('liar', liar, nftId)], batch: 4, perPeer: 1, syncEvery: 1 }).catch((e: Error) => e)
+    expect(failed).to.be.instanceOf(Error)
+    expect((failed as Error).message).to.match(/blocks still missing.*liar.*sent a wrong block/)
+    // the DAG walk asked for leaf 0 once (served 1st), then leaves 0-3 came 2nd to 5th: the 5th was wrong
+    expect((await fetchProgress(dir))?.done).to.equal(3)
+    const r = await fetchArtifact({ cid, dir, sources: [source('liar', liar, nftId), source('honest', new ArtifactBlockServer(holder), nftId)] })
+    expect(r.resumed).to.equal(3)
+    // each of the liar's requests in flight may meet a wrong block before it is passed over
+    expect(r.rejected.liar).to.be.at.least(1)
+    expect(r.rejected.honest).to.equal(undefined)
+    expect(r.blocks).to.equal(37)
+    expect(readFileSync(r.path).equals(artifact)).to.equal(true)
+  })
+
+  describe('a full disk on the fetching side', () => {
+    let fs: Tmpfs | undefined
+    before(function () { requireTmpfs(this); fs = Tmpfs.mount(4) })
+    after(() => { fs?.dispose() })
+
+    it('stops the fetch with INSUFFICIENT_STORAGE (not blamed on the peers), keeping what it has', async () => {
+      const artifact = bytesOf('too big', 40 * CHUNK_SIZE)
+      const { nftId, cid } = await stored(holder, artifact)
+      const dir = join(fs!.dir, 'fetch')
+      const e = await fetchArtifact({ cid, dir, sources: [source('p', new ArtifactBlockServer(holder), nftId)] }).catch((x: unknown) => x)
+      expect(e).to.be.instanceOf(RbtError)
+      expect((e as RbtError).code).to.equal(ErrorCode.INSUFFICIENT_STORAGE)
+    })
+  })
+})
