@@ -3,7 +3,7 @@ import { decodeContract } from '../tokenchain/contract.js'
 import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
 import type { Block } from '../tokenchain/block.js'
 import type { VerifiedBlockCache } from '../tokenchain/validate.js'
-import { ErrorCode, RbtError } from '../util/errors.js'
+import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import { heldStates, ledgerAncestry, storedPrefix, storeLearned, validateBundleToken, validateBundleTokenOrCollect, validateHeldToken } from './bundle.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import type { ChainBundle, DeliverReply, DeliverRequest, ReceiverPolicy, SpentState } from './messages.js'
@@ -18,6 +18,8 @@ import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe
 import { silentLogger, type Logger } from '../util/logger.js'
 
 export interface ReceiverOptions {
+  /** told once a delivery's tokens are stored here (not for a repeated delivery): the tokens and their types */
+  onReceived?: (txid: string, receiver: string, tokens: Array<{ tokenId: string, tokenType: number }>) => void
   ledger: Ledger
   verifier: Verifier
   /** envelopes whose signatures this node verified (shared by its roles); default: a memo of its own */
@@ -164,6 +166,7 @@ export class TransferReceiver {
         w.putRecord('cs-incoming', req.txid, { txid: req.txid, receiver: req.receiver, sender: ti.sender ?? '', at: now } satisfies IncomingRecord)
       })
       stored()
+      try { this.opts.onReceived?.(req.txid, req.receiver, incoming.map((t) => ({ tokenId: t.tokenId, tokenType: t.tokenType }))) } catch (e) { this.log.debug(`onReceived: ${errorMessage(e)}`) }
       this.log.debug(`deliver ${req.txid.slice(0, 12)}: signers' pledges ${tSigners - t0} ms, ${incoming.length} tokens (${chainless.length} without a chain) ${tTokens - tSigners} ms, commit ${Date.now() - tTokens} ms`)
       this.opts.fault?.('received')
       return { txid: req.txid, accepted: true }

@@ -20,6 +20,7 @@ import { QuorumRegistry } from './quorum-registry.js'
 import type { NodeSpentMarkers } from './spent-markers.js'
 import type { NodeStateClaims } from './state-claims.js'
 import { ClaimTable } from '../../consensus/claims.js'
+import { isNftTokenType } from '../../consensus/nft.js'
 import type { ConsensusMethods } from './consensus-network.js'
 import type { RpcClient } from '../../p2p/rpc.js'
 import type { Network } from '../component/component.js'
@@ -48,6 +49,8 @@ export interface ConsensusComponent extends Component {
   current: () => ConsensusService | undefined
   /** committed NFT and contract transactions: later components are asked first, the first that owns the token takes it */
   onNftCommitted: (listener: NftCommitted) => void
+  /** an NFT delivered to a DID of this node (the receiver's side of a transfer): its files can be fetched */
+  onNftReceived: (listener: (nftId: string, receiver: string) => void) => void
   /** what smart contracts lend consensus: their code (sent to quorums) and the engine quorums run them with */
   contracts: { code?: (scId: string) => Promise<ScCode>, engine?: ScRunner }
   /** where a quorum fetches the spending block a transaction announcement names (chain sync lends it) */
@@ -72,6 +75,7 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
   const identity = idc.identity
   const registry = new QuorumRegistry(config, store, join(base.layout.root, 'quorum.secret'))
   const nftListeners: NftCommitted[] = []
+  const nftReceivedListeners: Array<(nftId: string, receiver: string) => void> = []
   const tokenListeners: Array<(from: string, tokens: string[]) => void> = []
   const spentListeners: Array<(claims: Array<{ tokenId: string, blockId?: string }>, why: string, from?: string) => void> = []
   const spentElsewhere = (claims: Array<{ tokenId: string, blockId?: string }>, why: string, from?: string): void => {
@@ -134,6 +138,7 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
     require,
     current: () => svc,
     onNftCommitted: (l) => { nftListeners.unshift(l) },
+    onNftReceived: (l) => { nftReceivedListeners.push(l) },
     contracts: {},
     onAnnouncedTokens: (l) => { tokenListeners.push(l) },
     onSpentElsewhere: (l) => { spentListeners.push(l) },
@@ -231,6 +236,14 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
         observe: metrics.metrics.consensus,
         waitingFor: (did) => signing.signing.waitingFor(did),
         onDoubleSpent: (states, reason) => { spentElsewhere(states, `a quorum refusing a transfer: ${reason}`) },
+        onReceived: (_txid, receiver, received) => {
+          for (const t of received) {
+            if (!isNftTokenType(t.tokenType)) continue
+            for (const l of nftReceivedListeners) {
+              try { l(t.tokenId, receiver) } catch (e) { log.debug(`NFT received: ${errorMessage(e)}`) }
+            }
+          }
+        },
         onNftCommitted: (nftId, blockId, owner, txid) => {
           void (async () => { for (const l of nftListeners) if (await l(nftId, blockId, owner, txid)) return })()
             .catch((e) => { log.debug(`after ${txid}: ${errorMessage(e)}`) })

@@ -37,6 +37,8 @@ export interface ConsensusServiceOptions {
   fault?: (step: string) => void
   onCommitted?: (txid: string, spent: string[]) => void
   onNftCommitted?: (nftId: string, blockId: string, owner: string, txid: string) => void
+  /** a delivery's tokens were stored here (the receiver's side) */
+  onReceived?: (txid: string, receiver: string, tokens: Array<{ tokenId: string, tokenType: number }>) => void
   /** smart contracts: the code sent to quorums, and the engine a quorum runs them with */
   scCode?: (scId: string) => Promise<ScCode>
   contracts?: ScRunner
@@ -88,6 +90,7 @@ export class ConsensusService {
       ownQuorums: async () => opts.registry.list(),
       trustOwnQuorumList: () => opts.trustOwnQuorumList === true,
       observe: opts.observe,
+      onReceived: opts.onReceived,
       logger: log.child('receiver')
     })
   }

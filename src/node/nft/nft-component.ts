@@ -28,6 +28,10 @@ export const nftComponent: Factory<Needs, NftComponent> = (c) => {
   // uploads a crash cut short (partial fetches stay: they resume)
   files.removeLeftovers(Date.now()).then((n) => { if (n > 0) log.info(`removed ${n} unfinished NFT upload(s)`) }).catch(() => {})
   c.consensus.onNftCommitted(async (nftId, blockId, owner, txid) => { nfts.committed(nftId, blockId, owner, txid); return true })
+  // an NFT transferred to a DID of this node: its files (artifact block by block) are fetched in the background
+  c.consensus.onNftReceived((nftId) => {
+    void nfts.fetch(nftId).then((r) => { log.info(`NFT ${nftId} received: ${r.message}`) }, (e: unknown) => { log.warn(`NFT ${nftId} received, its files not fetched yet (GET /svc/v1/fetch-nft retries): ${errorMessage(e)}`) })
+  })
   return {
     nfts,
     api: { nfts },
