@@ -107,6 +107,13 @@ async function build (o: RaceNetworkOptions, started: NodeProcess[], keepLan: (l
     return counts.every((c) => c >= COUNT - 1)
   }, { timeoutMs: 30_000, intervalMs: 500, what: 'every node to be connected to every other' }).catch(() => { log(`not every pair of nodes connected (${counts.join(' ')}); going on`) })
   log('quorums set up, receivers resolved')
+  // the fullnode follows the transaction topic: a first wallet's mint reaches it once the topic's
+  // mesh has formed (a wallet restored before that would find nothing to sync)
+  const probe = await createLiteDid(x.client, USER_PASSWORD)
+  await mintRbt(x.client, probe, 1, 0, USER_PASSWORD)
+  await waitFor(async () => ((await full.client.call('tokensList', { query: { did: probe, type: 'rbt' } })).result as unknown[] | null ?? []).length > 0,
+    { timeoutMs: 180_000, intervalMs: 500, what: 'the fullnode to follow the transaction topic' })
+  log('the fullnode follows the transaction topic')
   const side1 = [...quorums.slice(0, 5), x, r1]
   let cut: Array<[number, number]> = []
   const pairs = (side: NodeProcess[]): Array<[number, number]> => side.flatMap((a) => nodes.filter((b) => !side.includes(b)).map((b): [number, number] => [nodes.indexOf(a), nodes.indexOf(b)]))
