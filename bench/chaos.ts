@@ -335,7 +335,6 @@ async function signedBetween (a: ChaosNode, b: ChaosNode, ms: number): Promise<b
  */
 async function checkAfterRestart (n: ChaosNode, ops: OpView[], killedAt: number): Promise<void> {
   if (n.role !== 'user') return
-  // a racing owner's spend is the sending node's (its DID is hosted on two nodes)
   const acked = ops.filter((op) => op.outcome === 'ok' && (answeredAt.get(op) ?? Infinity) < killedAt && (n.dids.includes(op.from) || n.dids.includes(op.to)))
   const committed = new Set<string>()
   for (const did of n.dids) {
@@ -344,6 +343,7 @@ async function checkAfterRestart (n: ChaosNode, ops: OpView[], killedAt: number)
     }
   }
   stats.restartChecks++
+  // a racing owner's spend is checked on the node it was sent from (its DID is hosted on two nodes)
   const sides = (op: OpView): string[] => (racedFrom.get(op) ?? n) === n ? [op.from, op.to] : [op.to]
   const missing = acked.filter((op) => sides(op).some((did) => n.dids.includes(did) && !committed.has(`${did} ${op.memo}`)))
   if (missing.length > 0) {
@@ -432,7 +432,7 @@ async function raceOnce (k: number, rng: Prng, net: ChaosNetwork, x: ChaosNode, 
     throw e
   }
   net.rbtMilli += 1000
-  await waitFor(async () => ((await full.proc.client.call('tokensList', { query: { did, type: 'rbt' }, timeoutMs: 10_000 })).result ?? []).length > 0, { timeoutMs: 60_000, intervalMs: 250, what: 'the fullnode to hold the new token' })
+  await waitFor(async () => ((await full.proc.client.call('tokensList', { query: { did, type: 'rbt' }, timeoutMs: 10_000 })).result ?? []).length > 0, { timeoutMs: 180_000, intervalMs: 500, what: 'the fullnode to hold the new token' })
     .catch((e: Error) => { throw new Error(`${e.message} (fullnode: ${full.proc.logs.split('\n').filter((l) => /sync|announce|WARN|ERROR/.test(l)).slice(-3).join(' / ')})`) })
   const again = await y.proc.client.call('didCreate', { body: { type: 4, password: USER_PASSWORD, mnemonic } as never, timeoutMs: 60_000 })
   if ((again.result as { did: string }).did !== did) throw new Error('the mnemonic made another DID')
