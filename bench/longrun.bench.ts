@@ -20,7 +20,9 @@ import { isMain, settled } from './stats.js'
  * the checkpoint to the end per 1,000 transactions of that role (the goal is ≤ 1). Then the nodes are
  * stopped and their databases compacted: `disk_bytes_per_tx` is the data directory's growth per
  * transaction of the role from an idle copy taken before the first payment, with the growth of each
- * collection beside it (blocks, token records, transaction records: what a transfer must keep).
+ * collection beside it (blocks, token records, transaction records: what a transfer must keep), and
+ * `written_bytes_per_tx`, the records the node handed to LevelDB per transaction
+ * (`rbtnode_storage_written_bytes_total`: a record written again at each step counts each time).
  *
  * `LONGRUN_TRANSFERS=600 LONGRUN_PAIR_TRANSFERS=200 LONGRUN_CHECKPOINT=200 npm run bench -- longrun`
  * is a short run of the same.
@@ -59,14 +61,18 @@ export async function run (): Promise<Record<string, string | number>> {
 
     // the idle data directories before the first payment counted
     await settled(net.all().map((n) => n.child?.pid), { windowMs: 500, maxCpuMs: 50, deadlineMs: 30_000 })
-    const before = new Map<string, { disk: DiskFigures, tx: number }>()
-    for (const [name, n, role] of roles) before.set(name, { disk: await measureCopy(n.dir, `${scratch}-${name}`), tx: await txCount(n, role) })
+    const before = new Map<string, { disk: DiskFigures, tx: number, written: number }>()
+    for (const [name, n, role] of roles) {
+      const m = await metrics(n)
+      before.set(name, { disk: await measureCopy(n.dir, `${scratch}-${name}`), tx: await txCount(n, role, m), written: metric(m, 'rbtnode_storage_written_bytes_total') })
+    }
 
-    const seen: Record<string, Array<{ tx: number, rss: number, heap: number }>> = { payer: [], receiver: [], quorum: [] }
+    type Sample = { tx: number, rss: number, heap: number, written: number }
+    const seen: Record<string, Sample[]> = { payer: [], receiver: [], quorum: [] }
     const sample = async (): Promise<void> => {
       for (const [name, n, role] of roles) {
         const m = await metrics(n)
-        seen[name]!.push({ tx: await txCount(n, role, m), rss: rssMib(n), heap: metric(m, 'rbtnode_heap_used_after_gc_bytes') / 2 ** 20 })
+        seen[name]!.push({ tx: await txCount(n, role, m), rss: rssMib(n), heap: metric(m, 'rbtnode_heap_used_after_gc_bytes') / 2 ** 20, written: metric(m, 'rbtnode_storage_written_bytes_total') })
       }
     }
     const t0 = performance.now()
@@ -86,7 +92,7 @@ export async function run (): Promise<Record<string, string | number>> {
     const r1 = (x: number): number => Math.round(x * 10) / 10
     const r2 = (x: number): number => Math.round(x * 100) / 100
     for (const [name] of roles) {
-      const [at1k, end] = seen[name] as [{ tx: number, rss: number, heap: number }, { tx: number, rss: number, heap: number }]
+      const [at1k, end] = seen[name] as [Sample, Sample]
       out[`${name}_rss_mib_at_${CHECK}`] = r1(at1k.rss)
       out[`${name}_heap_used_mib_at_${CHECK}`] = r1(at1k.heap)
       out[`${name}_rss_mib_end`] = r1(end.rss)
@@ -102,7 +108,8 @@ export async function run (): Promise<Record<string, string | number>> {
       const now = await measureDataDir(n.dir)
       const tx = seen[name]![1]!.tx - was.tx
       out[`${name}_disk_bytes_per_tx`] = tx > 0 ? Math.round((now.compacted - was.disk.compacted) / tx) : 'n/a'
-      out[`${name}_disk_as_written_bytes_per_tx`] = tx > 0 ? Math.round((now.asWritten - was.disk.asWritten) / tx) : 'n/a'
+      out[`${name}_disk_before_compaction_bytes_per_tx`] = tx > 0 ? Math.round((now.asWritten - was.disk.asWritten) / tx) : 'n/a'
+      out[`${name}_written_bytes_per_tx`] = tx > 0 ? Math.round((seen[name]![1]!.written - was.written) / tx) : 'n/a'
       out[`${name}_kept_per_tx`] = keptPerTx(was.disk, now, tx)
     }
     return out

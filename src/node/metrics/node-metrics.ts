@@ -30,6 +30,8 @@ export interface MetricSources {
   storageFault?: () => 'full' | 'unavailable' | undefined
   /** V8 heap bytes in use after the last full collection (undefined before the first) */
   heapAfterGc?: () => number | undefined
+  /** bytes of records handed to the database since the node started */
+  writtenBytes?: () => number
   /** bytes of the files under the data directory (undefined until the first walk ended) */
   dataDirBytes?: () => number | undefined
   now?: () => number
@@ -172,6 +174,12 @@ export class NodeMetrics {
       help: 'Bytes of the files under the node\'s data directory (database, DID folders, config), walked in the background at most once a minute',
       registers: [this.registry],
       collect () { this.set(self.sources.dataDirBytes?.() ?? 0) }
+    })
+    new Counter({
+      name: `${METRIC_PREFIX}storage_written_bytes_total`,
+      help: 'Bytes of keys and values the node handed to its database in write batches since it started (LevelDB writes them to its log, then again as it compacts)',
+      registers: [this.registry],
+      collect () { this.reset(); this.inc(self.sources.writtenBytes?.() ?? 0) }
     })
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry })
   }

@@ -33,7 +33,8 @@ const FAMILIES = [
   'rbtnode_explorer_pending_records',
   'rbtnode_explorer_export_lag_seconds',
   'rbtnode_heap_used_after_gc_bytes',
-  'rbtnode_data_dir_bytes'
+  'rbtnode_data_dir_bytes',
+  'rbtnode_storage_written_bytes_total'
 ]
 
 /** The value of one sample line (`name{labels} value`), or undefined. */
@@ -104,6 +105,7 @@ describe('node metrics', () => {
       storageFault: () => 'full',
       heapAfterGc: () => 50_000_000,
       dataDirBytes: () => 12_345,
+      writtenBytes: () => 678,
       now: () => 31_000
     })
     let text = await m.render()
@@ -118,6 +120,7 @@ describe('node metrics', () => {
     expect(sample(text, 'rbtnode_storage_writes_refused', 'cause="unavailable"')).to.equal(0)
     expect(sample(text, 'rbtnode_heap_used_after_gc_bytes')).to.equal(50_000_000)
     expect(sample(text, 'rbtnode_data_dir_bytes')).to.equal(12_345)
+    expect(sample(text, 'rbtnode_storage_written_bytes_total')).to.equal(678)
     peers = 0
     m.setSources({ explorer: () => ({ configured: true, pending: 0, last_sync_at: 1_000 }) })
     text = await m.render()
