@@ -143,9 +143,10 @@ export function putOutgoing (w: LedgerWriter, rec: OutgoingRecord, opts: { withC
   if (opts.withContract === true || rec.contractApart !== true) w.putRecord(OUTGOING_CONTRACT, rec.txid, contract)
   const settled = isSettled(rec)
   // the yes votes serve the sign round only (about 3 KB of a 12 KB record of a one-part payment):
-  // a settled transfer, kept for good, does not keep them
+  // once the block is signed (COMMITTING on) or the transfer aborted, the record is written without them
   const { votes: _votes, ...kept } = stored
-  w.putRecord('cs-outgoing', rec.txid, { ...(settled ? kept : stored), contractApart: true })
+  const signed = rec.state !== 'PREPARING' && rec.state !== 'SIGNING'
+  w.putRecord('cs-outgoing', rec.txid, { ...(signed ? kept : stored), contractApart: true })
   if (settled) w.delRecord(OUTGOING_OPEN, rec.txid)
   else w.putRecord(OUTGOING_OPEN, rec.txid, 1)
 }

@@ -343,7 +343,7 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     expect((await a.sender.record('old'))?.contract, 'and not lost').to.equal('inline')
   })
 
-  it('a settled transfer\'s record keeps neither its votes nor its pledge evidence (they served the sign round and the delivery); the block stays', async () => {
+  it('a transfer\'s record is written without its votes once the block is signed, and settled without its pledge evidence (they served the sign round and the delivery); the block stays', async () => {
     const { net, a, alice, bob } = await SimNet.standard()
     await net.mint(a, alice.did, 1)
     const stored: OutgoingRecord[] = []
@@ -355,6 +355,8 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     const res = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 500, memo: '', quorums: net.quorumDids }, alice.owner)
     await waitFor(async () => ((await a.sender.record(res.txid))?.notified.length ?? 0) >= res.quorums.length, { what: 'every quorum told' })
     expect(stored.some((r) => r.state === 'SIGNING' && (r.votes?.length ?? 0) > 0), 'the votes are kept while the block is signed').to.equal(true)
+    expect(stored.filter((r) => r.state === 'COMMITTING' || r.state === 'COMMITTED').every((r) => r.votes === undefined), 'and written no more once it is').to.equal(true)
+    expect(stored.some((r) => r.state === 'COMMITTING' && r.pledges !== undefined), 'the evidence is kept for the delivery').to.equal(true)
     const last = (await a.ledger.record<OutgoingRecord>('cs-outgoing', res.txid))!
     expect(last.state).to.equal('COMMITTED')
     expect(last.votes).to.equal(undefined)
