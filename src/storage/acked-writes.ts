@@ -37,7 +37,19 @@ export class AckedWrites {
       this.queue = this.queue.slice(this.head)
       this.head = 0
     }
+    // Writes of keys already held leave their earlier entries in the queue; while the map stays
+    // within its limit nothing above removes them, so a node that writes the same records again and
+    // again (a balance, a transfer's record at every step) grew the queue by an entry per write for
+    // good. Past twice the limit the entries no longer latest are dropped (at least half of them:
+    // constant time per record over time), so the queue is bounded by the limit, not the history.
+    if (this.queue.length - this.head > 2 * this.limit + 1024) {
+      this.queue = this.queue.slice(this.head).filter(([k, seq]) => this.map.get(k)?.seq === seq)
+      this.head = 0
+    }
   }
+
+  /** Entries in the acknowledgement queue (the latest of each key, and earlier ones not dropped yet). */
+  get queued (): number { return this.queue.length - this.head }
 
   /** [collection, key, last acknowledged] in acknowledgement order. */
   entries (): Array<[string, string, AckedValue]> {

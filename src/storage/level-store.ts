@@ -177,19 +177,34 @@ export class LevelStore implements KvStore {
       // encodes every operation through the sublevel's layers first, which cost half again as
       // much CPU on the commits of a transfer of many tokens (about 1,500 operations).
       const b = this.db.batch()
+      let bytes = 0
       try {
         for (const op of ops) {
           const key = (this.sub(op.collection).prefix as string) + op.key
-          if (op.type === 'put') b.put(key, JSON.stringify(op.value), RAW_TEXT)
-          else b.del(key)
+          if (op.type === 'put') {
+            const text = JSON.stringify(op.value)
+            b.put(key, text, RAW_TEXT)
+            bytes += key.length + text.length
+          } else {
+            b.del(key)
+            bytes += key.length
+          }
         }
       } catch (e) {
         await b.close()
         throw e
       }
       await b.write({ sync: opts.sync ?? true })
+      this.batchBytes += bytes
     })
   }
+
+  /**
+   * Characters of keys and JSON values handed to LevelDB by `batch` since the store was made (the
+   * bytes of its log, for the ASCII text records are; LevelDB writes them again when it compacts).
+   */
+  get writtenBytes (): number { return this.batchBytes }
+  private batchBytes = 0
 
   /** Every write goes through here: refused while faulted, remembered once acknowledged. */
   private async write (ops: BatchOp[], apply: () => Promise<void>): Promise<void> {

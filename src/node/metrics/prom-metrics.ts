@@ -28,6 +28,12 @@ export interface MetricSources {
   explorer?: () => { configured: boolean, pending: number, last_sync_at: number | null }
   /** the store refuses writes after a storage fault, until it has reopened: 'full', 'unavailable', or undefined */
   storageFault?: () => 'full' | 'unavailable' | undefined
+  /** V8 heap bytes in use after the last full collection (undefined before the first) */
+  heapAfterGc?: () => number | undefined
+  /** bytes of records handed to the database since the node started */
+  writtenBytes?: () => number
+  /** bytes of the files under the data directory (undefined until the first walk ended) */
+  dataDirBytes?: () => number | undefined
   now?: () => number
 }
 
@@ -156,6 +162,24 @@ export class PromMetrics {
         const now = self.sources.now?.() ?? Date.now()
         this.set(s?.configured === true && s.pending > 0 && s.last_sync_at !== null ? Math.max(0, (now - s.last_sync_at) / 1000) : 0)
       }
+    })
+    new Gauge({
+      name: `${METRIC_PREFIX}heap_used_after_gc_bytes`,
+      help: 'V8 heap in use right after the last full garbage collection of the main thread (what the node holds, without the garbage made since)',
+      registers: [this.registry],
+      collect () { this.set(self.sources.heapAfterGc?.() ?? 0) }
+    })
+    new Gauge({
+      name: `${METRIC_PREFIX}data_dir_bytes`,
+      help: 'Bytes of the files under the node\'s data directory (database, DID folders, config), walked in the background at most once a minute',
+      registers: [this.registry],
+      collect () { this.set(self.sources.dataDirBytes?.() ?? 0) }
+    })
+    new Counter({
+      name: `${METRIC_PREFIX}storage_written_bytes_total`,
+      help: 'Bytes of keys and values the node handed to its database in write batches since it started (LevelDB writes them to its log, then again as it compacts)',
+      registers: [this.registry],
+      collect () { this.reset(); this.inc(self.sources.writtenBytes?.() ?? 0) }
     })
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry })
   }

@@ -28,6 +28,7 @@ export const storageComponent: Factory<{ metrics: MetricsComponent }, StorageCom
   const balances = store.collection<BalanceRecord>(Collections.balances)
   metrics.metrics.setSources({
     balances: async function * () { for await (const [, b] of balances.entries()) yield b },
+    writtenBytes: () => store.writtenBytes,
     storageFault: () => store.writeFault === undefined ? undefined : store.writeFault.code === ErrorCode.INSUFFICIENT_STORAGE ? 'full' : 'unavailable'
   })
   return {

@@ -343,6 +343,28 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     expect((await a.sender.record('old'))?.contract, 'and not lost').to.equal('inline')
   })
 
+  it('a transfer\'s record is written without its votes once the block is signed, and settled without its pledge evidence (they served the sign round and the delivery); the block stays', async () => {
+    const { net, a, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    const stored: OutgoingRecord[] = []
+    const commit = a.ledger.commit.bind(a.ledger)
+    a.ledger.commit = async (build) => await commit((w) => build({
+      ...w,
+      putRecord: (c, k, v) => { if (c === 'cs-outgoing') stored.push(structuredClone(v as OutgoingRecord)); w.putRecord(c, k, v) }
+    }))
+    const res = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 500, memo: '', quorums: net.quorumDids }, alice.owner)
+    await waitFor(async () => ((await a.sender.record(res.txid))?.notified.length ?? 0) >= res.quorums.length, { what: 'every quorum told' })
+    expect(stored.some((r) => r.state === 'SIGNING' && (r.votes?.length ?? 0) > 0), 'the votes are kept while the block is signed').to.equal(true)
+    expect(stored.filter((r) => r.state === 'COMMITTING' || r.state === 'COMMITTED').every((r) => r.votes === undefined), 'and written no more once it is').to.equal(true)
+    expect(stored.some((r) => r.state === 'COMMITTING' && r.pledges !== undefined), 'the evidence is kept for the delivery').to.equal(true)
+    const last = (await a.ledger.record<OutgoingRecord>('cs-outgoing', res.txid))!
+    expect(last.state).to.equal('COMMITTED')
+    expect(last.votes).to.equal(undefined)
+    expect(last.pledges).to.equal(undefined)
+    expect(last.block).to.be.a('string')
+    expect((await a.sender.outcome(res.txid)).block).to.be.instanceOf(Uint8Array)
+  })
+
   for (const step of ['locked', 'voted', 'signing', 'committing', 'delivered', 'committed']) {
     it(`sender crash at "${step}": recovery leaves every token owned exactly once`, async () => {
       const { net, a, b, alice, bob, quorums } = await SimNet.standard()

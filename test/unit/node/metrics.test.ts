@@ -31,7 +31,10 @@ const FAMILIES = [
   'rbtnode_storage_commit_duration_seconds',
   'rbtnode_storage_writes_refused',
   'rbtnode_explorer_pending_records',
-  'rbtnode_explorer_export_lag_seconds'
+  'rbtnode_explorer_export_lag_seconds',
+  'rbtnode_heap_used_after_gc_bytes',
+  'rbtnode_data_dir_bytes',
+  'rbtnode_storage_written_bytes_total'
 ]
 
 /** The value of one sample line (`name{labels} value`), or undefined. */
@@ -113,6 +116,9 @@ describe('node metrics', () => {
       },
       explorer: () => ({ configured: true, pending: 5, last_sync_at: 1_000 }),
       storageFault: () => 'full',
+      heapAfterGc: () => 50_000_000,
+      dataDirBytes: () => 12_345,
+      writtenBytes: () => 678,
       now: () => 31_000
     })
     let text = await m.render()
@@ -125,6 +131,9 @@ describe('node metrics', () => {
     expect(sample(text, 'rbtnode_explorer_export_lag_seconds')).to.equal(30)
     expect(sample(text, 'rbtnode_storage_writes_refused', 'cause="full"')).to.equal(1)
     expect(sample(text, 'rbtnode_storage_writes_refused', 'cause="unavailable"')).to.equal(0)
+    expect(sample(text, 'rbtnode_heap_used_after_gc_bytes')).to.equal(50_000_000)
+    expect(sample(text, 'rbtnode_data_dir_bytes')).to.equal(12_345)
+    expect(sample(text, 'rbtnode_storage_written_bytes_total')).to.equal(678)
     peers = 0
     m.setSources({ explorer: () => ({ configured: true, pending: 0, last_sync_at: 1_000 }) })
     text = await m.render()

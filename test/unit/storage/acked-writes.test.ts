@@ -25,4 +25,20 @@ describe('storage: the latest acknowledged writes', () => {
     const last = a.entries().at(-1)!
     expect(last[1]).to.equal('k49999')
   })
+
+  it('keeps its queue within the bound when the same few records are written again and again (it grew an entry per write)', () => {
+    const a = new AckedWrites(4096)
+    // a node's balances and a handful of records rewritten at every step: never more keys than the limit
+    for (let i = 0; i < 100_000; i++) a.record([{ type: 'put', collection: 'balances', key: `did${i % 5}`, value: i }, { type: 'put', collection: 'cs-outgoing', key: `tx${i % 3}`, value: i }])
+    expect(a.size).to.equal(8)
+    expect(a.queued).to.be.at.most(2 * 4096 + 1024)
+    expect(a.entries().map(([c, k, v]) => `${c}/${k}=${String(v.value)}`)).to.deep.equal([
+      'balances/did0=99995', 'balances/did1=99996', 'balances/did2=99997', 'cs-outgoing/tx1=99997',
+      'balances/did3=99998', 'cs-outgoing/tx2=99998', 'balances/did4=99999', 'cs-outgoing/tx0=99999'
+    ])
+    // forgetting the oldest still follows acknowledgement order once new keys come
+    for (let i = 0; i < 4096; i++) a.record([{ type: 'put', collection: 'c', key: `n${i}`, value: i }])
+    expect(a.size).to.equal(4096)
+    expect(a.entries().some(([c]) => c !== 'c'), 'the rewritten records were the oldest acknowledged').to.equal(false)
+  })
 })

@@ -54,6 +54,15 @@ describe('storage: LevelStore', () => {
     expect(store.writeFault, 'a refused value is not a storage fault').to.equal(undefined)
   })
 
+  it('counts the bytes of keys and JSON values its batches hand to LevelDB (a refused batch counts nothing)', async () => {
+    expect(store.writtenBytes).to.equal(0)
+    await store.batch([{ type: 'put', collection: 'tokens', key: 't1', value: { a: 'bc' } }, { type: 'del', collection: 'blocks', key: 'k' }])
+    // '!tokens!t1' + '{"a":"bc"}', then '!blocks!k'
+    expect(store.writtenBytes).to.equal(10 + 10 + 9)
+    await store.batch([{ type: 'put', collection: 'tokens', key: 'x', value: undefined }]).catch(() => {})
+    expect(store.writtenBytes).to.equal(29)
+  })
+
   it('reads from a collection just created, and sees every write at once (reads are synchronous once open)', async () => {
     const fresh = store.collection<{ n: number }>('fresh')
     expect(await fresh.get('a')).to.equal(undefined)
