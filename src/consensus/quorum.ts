@@ -574,7 +574,9 @@ export class QuorumService {
         const r = this.claims.holds(quorumDid, txid) ? undefined : await this.claims.claim(quorumDid, txid, vote.states)
         tMarkers = Date.now()
         if (r !== undefined && !r.granted) {
-          await this.release(vote, r.reason)
+          // not signed now, and the vote is kept: the sender is past its decision to sign (SIGNING)
+          // and asks again (a claim that could not reach enough arbiters holds once they are back);
+          // a released vote could never sign this transfer again, which stranded its tokens
           throw new RbtError(r.code === 'CLAIM_UNREACHABLE' ? ErrorCode.CLAIM_UNREACHABLE : ErrorCode.STATE_CLAIMED, r.reason, { details: r.holder !== undefined ? { claimedBy: r.holder } : {} })
         }
       } else {

@@ -212,6 +212,32 @@ describe('consensus: one wallet on two nodes racing one token through two disjoi
     expect(r.delivered).to.equal(true)
   })
 
+  it('a designated checker that must claim again at SIGN (its node restarted) while the network is cut keeps its vote: the transfer finishes once the network is whole', async () => {
+    const n = await network()
+    const alice = await wallet(n.net, n.x, n.y)
+    const t = n.x.sender as unknown as { transport: import('../../../src/consensus/messages.js').ConsensusTransport }
+    const base = t.transport
+    let cutOnce = true
+    t.transport = {
+      ...base,
+      sign: async (r) => {
+        if (cutOnce) {
+          cutOnce = false
+          // every quorum forgets the claims it made (a restart), and the network is cut: X, set 1 and bob's node alone
+          for (const q of n.net.nodes) ((q.quorum as unknown as { claims: { held: Set<string> } }).claims.held).clear()
+          const side = new Set(['q0', 'q1', 'q2', 'q3', 'q4', 'X', 'B'])
+          n.net.cut = (a, b) => side.has(a) !== side.has(b)
+        }
+        return await base.sign(r)
+      }
+    }
+    const first = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner).then(() => undefined, (e: unknown) => e as RbtError)
+    expect(first?.code, first?.message).to.equal(ErrorCode.SIGNING_PENDING)
+    n.net.cut = () => false
+    await n.x.sender.recover()
+    expect(await balance(n.bobNode, n.bob.did)).to.equal(1000)
+  })
+
   it('the loser of a claim held by a spend in flight gets STATE_CLAIMED naming the winner; the claim ends with the winner\'s outcome', async () => {
     const n = await network()
     const alice = await wallet(n.net, n.x, n.y)
