@@ -43,6 +43,7 @@ const nodeCount = Math.max(QUORUMS + 2, num('nodes', 10))
 const workers = Math.max(1, num('workers', 4))
 const keep = args.includes('--keep')
 const quietMs = num('quiet-seconds', 180) * 1000
+// --label <name>: the namespaces' names (two soaks on one machine need two)
 /** seconds a parted node has, after the heal, to reach each peer again (a ping) */
 const reconnectMs = num('reconnect-seconds', 90) * 1000
 /** size of the tmpfs of the nodes with a disk fault */
@@ -83,7 +84,7 @@ async function main (): Promise<number> {
     diskDirs.set(i, dir)
   }
   // one more namespace for the racing owner's fullnode (not faulted, holds no DID)
-  if (useLan) lan = await createLan('chaos', nodeCount + 1)
+  if (useLan) lan = await createLan(opt('label') ?? 'chaos', nodeCount + 1)
   log(`${useLan ? `each node in a network namespace of its own on a bridge (${lan!.members[0]!.ip}…)` : 'nodes on 127.0.0.1 (no namespaces: no partition faults)'}; ${twoQuorumSets ? `user nodes list quorum sets ${QUORUM_SETS.map((s) => s.map((q) => `q${q}`).join(',')).join(' and ')} in turn` : 'one quorum set'}; ${diskNodes.length > 0 ? `data dirs of ${diskNodes.map((i) => i >= QUORUMS ? `u${i - QUORUMS}` : `q${i}`).join(' and ')} on ${diskMb} MB tmpfs` : 'no disk faults'}`)
   const net = await buildNetwork({ userNodes: nodeCount - QUORUMS, didsPerNode: 3, rbtPerDid: 20, nftCount: 6, started, log, lan, dir: (i) => diskDirs.get(i), twoQuorumSets })
   const full = await startFullnode(net)
