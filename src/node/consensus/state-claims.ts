@@ -289,13 +289,14 @@ export function nodeStateClaims (opts: {
         })
         learned = res.answered
       }
-      // the arbiters: the k closest of this node, its view of the network, its live peers and the
-      // peers that answered on the way; one that does not answer counts as a refusal
+      // the arbiters: the k closest of this node, its view of the network (connected peers and those
+      // connected within the forget time) and the peers that answered on the way; one that does not
+      // answer counts as a refusal. The routing table is asked, not counted: it keeps peers long
+      // gone until it pings them out, and each would count as a refusal.
       const candidates = new Map<string, Uint8Array>()
       const add = (id: string): void => { if (!candidates.has(id)) { try { candidates.set(id, kadPeerKey(id)) } catch {} } }
       if (h !== undefined) add(self)
       for (const p of fromView) add(p.peerId)
-      for (const p of h?.closestKnownPeers(key, CLAIM_ARBITERS) ?? []) add(p)
       for (const p of learned) add(p)
       const arbiters = h === undefined ? [self] : [...candidates].sort((a, b) => compareDistance(target, a[1], b[1])).slice(0, CLAIM_ARBITERS).map(([id]) => id)
       return tallyState(stateHash, arbiters, answers)
