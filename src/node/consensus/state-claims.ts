@@ -306,7 +306,7 @@ export function nodeStateClaims (opts: {
     return r
   }
 
-  const release = async (txid: string, quorum: string, stateHashes: readonly string[]): Promise<void> => {
+  const release = async (txid: string, _quorum: string, stateHashes: readonly string[]): Promise<void> => {
     const h = opts.host()
     const self = h?.peerId ?? 'self'
     const unique = [...new Set(stateHashes)]
@@ -328,7 +328,6 @@ export function nodeStateClaims (opts: {
         await rpcNow().call(peer, 'claims.release', { txid, stateHashes: hashes.slice(i, i + RELEASE_MAX) }, { timeoutMs }).catch(() => {})
       }
     }))
-    void quorum
   }
 
   const sweep = async (): Promise<void> => {
