@@ -160,9 +160,12 @@ export class Testnet {
     o.signal?.addEventListener('abort', onAbort)
     try {
       if (o.signal?.aborted === true) throw new Error('stopped before the network started')
-      await net.startAll(progress)
-      if (old === undefined) await net.setUp(progress)
-      else await net.reconnect(progress)
+      if (old === undefined) {
+        await net.startAll(progress)
+        await net.setUp(progress)
+      } else {
+        await net.startAll(progress, true)
+      }
     } catch (e) {
       await net.stop()
       throw o.signal?.aborted === true ? new Error('stopped during set-up: every node started so far is stopped') : e
@@ -178,19 +181,33 @@ export class Testnet {
   /** Called when a node exits that no stop asked for (the others keep running). */
   onNodeExit (handler: (node: LocalNode, code: number | null, signal: string | null) => void): void { this.exitHandler = handler }
 
-  private async startAll (progress: TestnetProgress): Promise<void> {
+  /**
+   * Starts every node at once. With `reconnect` (a restart), each node is connected again to its
+   * peers as soon as it and they are up, while the others are still starting.
+   */
+  private async startAll (progress: TestnetProgress, reconnect = false): Promise<void> {
     const name = this.restarted ? `starting the ${this.nodes.length} nodes of ${this.dir}` : `starting ${this.quorumNodes.length} quorum and ${this.userNodes.length} user nodes`
     const t0 = Date.now()
     progress.phase(name)
     let done = 0
     progress.nodesStarted(0, this.nodes.length)
     const swarmKeyPath = join(this.dir, SWARM_KEY_FILE)
-    await Promise.all(this.nodes.map(async (n, i) => {
+    const starts = new Map(this.nodes.map((n, i) => [n, (async () => {
       mkdirSync(n.spec.dir, { recursive: true })
       await n.start({ swarmKeyPath, faucet: i === 0, env: this.env }, (code, signal) => { this.exitHandler?.(n, code, signal) })
       progress.nodesStarted(++done, this.nodes.length)
-    }))
+    })()]))
+    const connects = reconnect ? this.nodes.map(async (n) => { await this.reconnect(n, starts) }) : []
+    // a failed start is reported by the starts; the connects that waited for it add nothing
+    for (const c of connects) c.catch(() => {})
+    await Promise.all(starts.values())
     progress.phaseDone(name, Date.now() - t0)
+    if (!reconnect) return
+    const t1 = Date.now()
+    const connected = 'nodes connected again'
+    progress.phase(connected)
+    await Promise.all(connects)
+    progress.phaseDone(connected, Date.now() - t1)
   }
 
   private async setUp (progress: TestnetProgress): Promise<void> {
@@ -219,27 +236,21 @@ export class Testnet {
   }
 
   /**
-   * After a restart: the nodes started together, so their dials at start may have found the seed
-   * (or each other) not listening yet. Every node dials the seed again and each user node the other
-   * user nodes, so a transfer finds its peers at once.
+   * After a restart: the nodes start together, so their dials at start may find the seed (or each
+   * other) not listening yet. Once `n` and its peers are up, `n` dials the seed again and a user
+   * node the other user nodes, so a transfer finds its peers at once.
    */
-  private async reconnect (progress: TestnetProgress): Promise<void> {
-    const name = 'nodes connected again'
-    const t0 = Date.now()
-    progress.phase(name)
+  private async reconnect (n: LocalNode, starts: Map<LocalNode, Promise<void>>): Promise<void> {
     const seed = this.nodes[0]
-    const users = this.userNodes
-    await Promise.all(this.nodes.map(async (n) => {
-      const peers = [...(n !== seed ? [seed] : []), ...(n.spec.role === 'user' ? users.filter((u) => u !== n) : [])]
-      if (peers.length === 0) return
-      await n.client.call('bootstrapAdd', { body: { peers: peers.map((p) => p.multiaddr) } })
-      // the dials run in the background: wait until they are connections
-      await waitUntil(async () => {
-        const connected = new Set((await n.client.call('nodeStatus')).result?.peers ?? [])
-        return peers.every((p) => connected.has(p.peerId))
-      }, { timeoutMs: 30_000, intervalMs: 50, what: `${n.spec.name} to connect to its peers` })
-    }))
-    progress.phaseDone(name, Date.now() - t0)
+    const peers = [...(n !== seed ? [seed] : []), ...(n.spec.role === 'user' ? this.userNodes.filter((u) => u !== n) : [])]
+    if (peers.length === 0) return
+    await Promise.all([n, ...peers].map(async (p) => { await starts.get(p) }))
+    await n.client.call('bootstrapAdd', { body: { peers: peers.map((p) => p.multiaddr) } })
+    // the dials run in the background: wait until they are connections
+    await waitUntil(async () => {
+      const connected = new Set((await n.client.call('nodeStatus')).result?.peers ?? [])
+      return peers.every((p) => connected.has(p.peerId))
+    }, { timeoutMs: 30_000, intervalMs: 50, what: `${n.spec.name} to connect to its peers` })
   }
 
   /** The table's rows: every node with its balance as it answers now. */

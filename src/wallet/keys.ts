@@ -55,7 +55,8 @@ export function keyPairFromPrivate (curve: Curve, privateKey: Uint8Array): KeyPa
   const id = createHmac('sha256', publicKeyCacheSecret).update(curve).update(privateKey).digest('base64')
   let publicKey = publicKeyCache.get(id)
   if (publicKey === undefined) {
-    publicKey = impl.getPublicKey(privateKey, false)
+    const native = curve === 'secp256k1' ? secpBackend().publicKey : undefined
+    publicKey = native !== undefined ? native(privateKey) : impl.getPublicKey(privateKey, false)
     publicKeyCache.set(id, publicKey)
   }
   // Copies: callers may wipe the buffer they passed in, or change what they get.

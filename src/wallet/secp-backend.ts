@@ -43,6 +43,12 @@ export interface SecpBackend {
    * point on the curve. Only the native backend has it (noble's decompression is a bigint square root).
    */
   uncompressPoint?: (point: Uint8Array) => Uint8Array | undefined
+  /**
+   * The 65-byte public point of a valid 32-byte secret key. Only the native backend has it: noble's
+   * first scalar multiplication builds its base-point tables (about 20 ms, paid by every node that
+   * opens a key file at start).
+   */
+  publicKey?: (privateKey: Uint8Array) => Uint8Array
 }
 
 const N = secp256k1.Point.Fn.ORDER
@@ -90,6 +96,7 @@ export const nobleBackend: SecpBackend = {
 interface NativeBinding {
   contextRandomize: (seed: Uint8Array) => void
   publicKeyConvert: (pubkey: Uint8Array, compressed: boolean) => Uint8Array
+  publicKeyCreate: (seckey: Uint8Array, compressed: boolean) => Uint8Array
   ecdsaSign: (msg32: Uint8Array, seckey: Uint8Array, options?: { data?: Uint8Array }) => { signature: Uint8Array, recid: number }
   ecdsaVerify: (sig: Uint8Array, msg32: Uint8Array, pubkey: Uint8Array) => boolean
   signatureExport: (sig: Uint8Array) => Uint8Array
@@ -146,6 +153,7 @@ export function nativeBackend (): SecpBackend | undefined {
       if (!ok) return undefined
       try { return b.publicKeyConvert(point, false) } catch { return undefined }
     },
+    publicKey: (privateKey) => b.publicKeyCreate(privateKey, false),
     verifyDer: (digest, signature, point) => {
       const rs = parseDerSignature(signature, N_BYTES)
       if (rs === undefined) return false

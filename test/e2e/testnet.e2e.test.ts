@@ -90,6 +90,9 @@ describe('e2e: rbtnode testnet', function () {
     expect(s.nodes.every((n) => n.running)).to.equal(true)
     expect(s.nodes[5].balance).to.equal(8.5)
     expect(s.nodes[6].balance).to.equal(11.5)
+    // the nodes are connected again as they come up: the printed transfer goes through at once
+    const t = await runCli(commandArgs(s.commands.transfer), { cwd: dir })
+    expect(t.code, t.stderr).to.equal(0)
     // Ctrl-C / SIGTERM stops every node
     expect(await net.stop()).to.equal(0)
     expect((await status()).nodes.some((n) => n.running)).to.equal(false)

@@ -60,6 +60,8 @@ export class ConsensusService {
   private readonly quorumSigners = new Map<string, { quorum: ConsensusSigner, owner: ConsensusSigner }>()
   private timer?: NodeJS.Timeout
   private sweeping = false
+  /** The first recovery pass, started by start(); settled once it has finished. */
+  recovered: Promise<void> = Promise.resolve()
 
   constructor (private readonly opts: ConsensusServiceOptions) {
     const { ledger, verifier, transport, log } = opts
@@ -105,7 +107,14 @@ export class ConsensusService {
         this.opts.log.error(`quorum ${s.did} could not be set up again: ${errorMessage(e)}`)
       }
     }
-    await this.sender.recover().catch((e) => { this.opts.log.warn(`transfer recovery: ${errorMessage(e)}`) })
+    // Transfers left open by the last run are finished in the background, not before the node
+    // serves: their rounds wait on quorums and receivers (some may be down too), and a node killed
+    // under traffic would otherwise answer only once every one of them had its answer. Their tokens
+    // stay locked meanwhile; the sweep does not run beside this first pass.
+    this.sweeping = true
+    this.recovered = this.sender.recover()
+      .catch((e) => { this.opts.log.warn(`transfer recovery: ${errorMessage(e)}`) })
+      .finally(() => { this.sweeping = false })
     const every = this.opts.sweepIntervalMs ?? 5000
     if (every > 0) {
       this.timer = setInterval(() => { void this.sweep() }, every)

@@ -101,6 +101,17 @@ describe('wallet/secp-backend: both backends give the same bytes', () => {
       }
     }
   })
+
+  it('derives the same public point from a secret key (the fixed key, random keys, 1 and n-1)', () => {
+    const derive = native().publicKey!
+    expect(toHex(derive(hex(KEY)))).to.equal(KEY_POINT)
+    const edges = [new Uint8Array(32), hex((N - 1n).toString(16).padStart(64, '0'))]
+    edges[0]![31] = 1
+    for (const sk of [...edges, ...Array.from({ length: 50 }, () => generateKeyPair('secp256k1').privateKey)]) {
+      expect(toHex(derive(sk))).to.equal(toHex(secp256k1.getPublicKey(sk, false)))
+    }
+    expect(() => derive(new Uint8Array(32))).to.throw()
+  })
 })
 
 for (const name of ['noble', 'native'] as SecpBackendName[]) {

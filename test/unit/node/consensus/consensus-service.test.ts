@@ -55,3 +55,31 @@ describe('node: the consensus service reports a transfer done only when the rece
     expect(await faucet(service({ blockId: 'b', quorums: [], delivered: true })).serve(ASKER, 2)).to.deep.equal({ txid: TX, count: 2 })
   })
 })
+
+describe('node: the consensus service starts without waiting for the transfers it recovers', () => {
+  it('start() returns while the recovery of open transfers still waits on the network; the sweep does not run beside it', async () => {
+    const svc = service({ blockId: 'b', quorums: [], delivered: true })
+    ;(svc as unknown as { opts: { registry: unknown, sweepIntervalMs: number } }).opts.registry = { list: () => [], loadSetups: async () => [] }
+    ;(svc as unknown as { opts: { sweepIntervalMs: number } }).opts.sweepIntervalMs = 0
+    let release!: () => void
+    const calls: string[] = []
+    ;(svc as unknown as { sender: unknown }).sender = {
+      recover: async (o?: { staleMs?: number }) => {
+        calls.push(o?.staleMs === undefined ? 'start' : 'sweep')
+        if (o?.staleMs === undefined) await new Promise<void>((resolve) => { release = resolve })
+      }
+    }
+    ;(svc as unknown as { quorum: unknown }).quorum = { sweep: async () => { calls.push('quorum sweep') } }
+    await svc.start()
+    let settled = false
+    void svc.recovered.then(() => { settled = true })
+    await svc.sweep()
+    expect(calls).to.deep.equal(['start'])
+    expect(settled).to.equal(false)
+    release()
+    await svc.recovered
+    await svc.sweep()
+    expect(calls).to.deep.equal(['start', 'sweep', 'quorum sweep'])
+    svc.stop()
+  })
+})
