@@ -452,8 +452,7 @@ async function raceOnce (k: number, rng: Prng, net: ChaosNetwork, x: ChaosNode, 
     try {
       const env = await n.proc.client.envelope('txInitiate', { body: { initiator: did, owner: to[i]!, tokens: { rbt: 1 }, memo: view.memo } as never, timeoutMs: 120_000 })
       const done = env.status ? await complete(n.proc.client, env, USER_PASSWORD) : env
-      const code = (done.result as { code?: string } | null)?.code
-      view.outcome = done.status ? 'ok' : code === 'DELIVERY_PENDING' || code === 'SIGNING_PENDING' ? 'pending' : 'failed'
+      view.outcome = outcomeOf(done)
       if (!done.status) view.detail = done.message
     } catch (e) { view.detail = (e as Error).message }
     answeredAt.set(view, Date.now())
@@ -561,10 +560,7 @@ async function runOp (id: number, p: PlannedOp, net: ChaosNetwork, nftOwner: Arr
       })
       : first
     const code = (done.result as { code?: string } | null)?.code
-    if (done.status) view.outcome = 'ok'
-    // decided, finished in the background (delivery, or the sign round, is retried): may have succeeded, must end committed
-    else if (code === 'DELIVERY_PENDING' || code === 'SIGNING_PENDING') view.outcome = 'pending'
-    else view.outcome = 'failed'
+    view.outcome = outcomeOf(done)
     if (!done.status) {
       view.detail = done.message
       const key = `${p.kind} ${code ?? ''}: ${done.message.replace(/[0-9a-zA-Z]{40,}/g, '…').replace(/\d+(\.\d+)?/g, 'N').slice(0, 90)}`
@@ -692,3 +688,17 @@ try {
   await cleanup()
 }
 process.exit(code)
+
+/**
+ * What an answer tells of a transfer: ok; pending (decided, finished in the background: delivery or
+ * the sign round is retried, so it must end committed); unknown (a storage error naming the
+ * transaction: the node could not record its decision, which may have landed, so either end is
+ * right as long as both sides agree); failed (any other refusal: it must never commit).
+ */
+function outcomeOf (done: { status: boolean, result?: unknown }): OpView['outcome'] {
+  if (done.status) return 'ok'
+  const r = done.result as { code?: string, transactionID?: unknown } | null | undefined
+  if (r?.code === 'DELIVERY_PENDING' || r?.code === 'SIGNING_PENDING') return 'pending'
+  if ((r?.code === 'INSUFFICIENT_STORAGE' || r?.code === 'STORAGE_UNAVAILABLE') && typeof r.transactionID === 'string') return 'unknown'
+  return 'failed'
+}

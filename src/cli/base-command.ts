@@ -13,6 +13,8 @@ export type BaseFlags = Interfaces.InferredFlags<typeof globalFlags>
 const DELIVERY_PENDING = 'DELIVERY_PENDING'
 /** Error code of a transfer the quorums agreed on whose sign round is retried (it ends committed). */
 const SIGNING_PENDING = 'SIGNING_PENDING'
+/** Codes whose answer, when it names a transaction, is not a refusal: the transfer may still complete. */
+const OUTCOME_PENDING: ReadonlySet<string> = new Set([DELIVERY_PENDING, SIGNING_PENDING, 'INSUFFICIENT_STORAGE', 'STORAGE_UNAVAILABLE'])
 /** Exit code when a transfer is decided but its delivery (or its sign round) is pending (1: failed, 2: usage). */
 export const EXIT_DELIVERY_PENDING = 3
 
@@ -80,7 +82,8 @@ export abstract class BaseCommand extends Command {
       if (this.flags?.json === true) this.print(JSON.stringify({ status: false, message: err.message, result: err.result ?? null }, null, 2))
       this.errorLine(err.message)
       // a transfer the quorums decided whose receiver has not taken it yet: exit 3, the id on stdout
-      const txid = err.code === DELIVERY_PENDING || err.code === SIGNING_PENDING ? (err.result as { transactionID?: unknown } | null)?.transactionID : undefined
+      // (also a storage error whose transfer may still complete: it names the transaction too)
+      const txid = OUTCOME_PENDING.has(err.code ?? '') ? (err.result as { transactionID?: unknown } | null)?.transactionID : undefined
       if (typeof txid === 'string') {
         if (this.flags?.json !== true) this.print(txid)
         this.exit(EXIT_DELIVERY_PENDING)

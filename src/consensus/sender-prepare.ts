@@ -1,4 +1,4 @@
-import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
+import { ErrorCode, RbtError, errorMessage, undecidedWrite } from '../util/errors.js'
 import { buildBundle, mergeBundles } from './bundle.js'
 import type { TokenChains, TxChains } from './tx-chains.js'
 import type { ChainBundle, PrepareReply } from './messages.js'
@@ -297,10 +297,12 @@ export class PrepareRound extends SenderPart {
     } catch (e) {
       // A failed write may still have landed (the store settles it when it reopens). No signature
       // was asked for, so recovery aborts this transfer whichever way the write went, and the
-      // caller's refusal stays true; without that, recovery would finish a SIGNING record that
-      // landed, and a transfer answered as refused would commit.
+      // refusal stays true while this process lives; without that, recovery would finish a SIGNING
+      // record that landed, and a transfer answered as refused would commit...
       this.unsentSigning.add(rec.txid)
-      throw e
+      // ...until this process ends: a node killed before it can write the abort completes the
+      // transfer on restart, so the answer names the transaction instead of refusing it
+      throw e instanceof RbtError && (e.code === ErrorCode.INSUFFICIENT_STORAGE || e.code === ErrorCode.STORAGE_UNAVAILABLE) ? undecidedWrite(rec.txid, e) : e
     }
     this.fault('signing')
     return tPrepared

@@ -79,6 +79,17 @@ export function signingPending (txid: string, message: string): RbtError {
   return new RbtError(ErrorCode.SIGNING_PENDING, `Transaction ${txid}: ${message}`, { details: { transactionID: txid } })
 }
 
+/**
+ * A storage error while a transfer records its decision to ask for signatures. The failed write may
+ * still have landed: the node aborts the transfer once it can write again, but a node stopped
+ * before then finds the record when it starts and completes the transfer. So the answer is not a
+ * refusal: it keeps the storage error's code and names the transaction to follow.
+ */
+export function undecidedWrite (txid: string, cause: RbtError): RbtError {
+  return new RbtError(cause.code, `Transaction ${txid}: ${cause.message}. The node could not record its decision to ask for signatures, and that write may still have landed: the transfer is aborted once the node can write again, or completed if the node stops before then (GET /svc/v1/tx/${txid} shows its state)`,
+    { details: { transactionID: txid }, cause })
+}
+
 export const invalidInput = (message: string, details?: unknown): RbtError => new RbtError(ErrorCode.INVALID_INPUT, message, { details })
 export const notFound = (message: string): RbtError => new RbtError(ErrorCode.NOT_FOUND, message)
 

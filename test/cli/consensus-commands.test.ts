@@ -74,6 +74,18 @@ describe('cli: quorum and transfer commands against a stub transport', function 
     expect(r.stdout).to.equal(TX + '\n')
   })
 
+  it('transferrbt: a full disk while the sender recorded its decision names the transaction: the id is printed and the exit is 3, not a refusal; without an id it is one', async () => {
+    const answer = (result: Record<string, unknown>) => (req: { url: string }): { status?: number, body: unknown } => req.url.endsWith('/svc/v1/tx')
+      ? { body: { status: true, message: 'Password needed', result: { id: 'id1', mode: 4, hash: null, only_priv_key: false } } }
+      : { status: 507, body: { status: false, message: 'the disk holding the node\'s data is full', result } }
+    const r = await runCommand(['transferrbt', '-senderAddr', A, '-receiverAddr', B, '-rbtAmount', '1.5', '-privPWD', 'pw'], answer({ code: 'INSUFFICIENT_STORAGE', transactionID: TX }))
+    expect(r.code, r.stderr).to.equal(3)
+    expect(r.stdout).to.equal(TX + '\n')
+    const refused = await runCommand(['transferrbt', '-senderAddr', A, '-receiverAddr', B, '-rbtAmount', '1.5', '-privPWD', 'pw'], answer({ code: 'INSUFFICIENT_STORAGE' }))
+    expect(refused.code, refused.stderr).to.equal(1)
+    expect(refused.stdout).to.equal('')
+  })
+
   it('transferrbt completes the two-step flow and prints the transaction id', async () => {
     const r = await runCommand(['transferrbt', '-senderAddr', A, '-receiverAddr', B, '-rbtAmount', '1.5', '-privPWD', 'pw'], (req) => {
       if (req.url.endsWith('/svc/v1/tx')) return { body: { status: true, message: 'Password needed', result: { id: 'id1', mode: 4, hash: null, only_priv_key: false } } }

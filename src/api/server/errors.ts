@@ -46,10 +46,16 @@ export function httpStatusOf (code: ErrorCode): number {
   return statusByCode[code] ?? 500
 }
 
+const isStorageCode = (c: ErrorCode): boolean => c === ErrorCode.INSUFFICIENT_STORAGE || c === ErrorCode.STORAGE_UNAVAILABLE
+
 export function toHttpError (err: unknown): { status: number, envelope: Envelope<unknown> } {
   if (err instanceof RbtError) {
-    // a pending delivery or sign round names its transaction, so the caller can follow it
-    const extra = err.code === ErrorCode.DELIVERY_PENDING || err.code === ErrorCode.SIGNING_PENDING || err.code === ErrorCode.STATE_CLAIMED ? err.details as Record<string, unknown> ?? {} : {}
+    // a pending delivery or sign round names its transaction, so the caller can follow it; so does
+    // a storage error whose transfer may still complete (undecidedWrite)
+    const extra = err.code === ErrorCode.DELIVERY_PENDING || err.code === ErrorCode.SIGNING_PENDING || err.code === ErrorCode.STATE_CLAIMED ||
+      (isStorageCode(err.code) && typeof (err.details as { transactionID?: unknown } | undefined)?.transactionID === 'string')
+      ? err.details as Record<string, unknown> ?? {}
+      : {}
     return { status: httpStatusOf(err.code), envelope: fail(err.message, { code: err.code, ...extra }) }
   }
   return { status: 500, envelope: fail(`Internal error: ${errorMessage(err)}`, { code: ErrorCode.INTERNAL }) }

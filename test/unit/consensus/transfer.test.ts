@@ -5,6 +5,7 @@ import { pledgeIndexKeys, putOutgoing, unb64, type OutgoingRecord, type PledgeRe
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
 import type { ConsensusTransport } from '../../../src/consensus/messages.js'
 import { SimNet, balance, chainSourceOf, type SimNode } from './harness.js'
+import { TransferSender } from '../../../src/consensus/sender.js'
 import { decodeBlockEnvelope } from '../../../src/tokenchain/block.js'
 import { decodeContract } from '../../../src/tokenchain/contract.js'
 import { markerPublishers, networkCheckers, NETWORK_CHECKERS } from '../../../src/consensus/quorum.js'
@@ -466,6 +467,22 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
       for (const q of quorums) for (const v of (q.ledger.recs.get('cs-votes')?.values() ?? []) as Iterable<VoteRecord>) expect(v.state).to.equal('RELEASED')
     })
   }
+
+  it('a full disk at the sender while recording SIGNING, the write landing and the node stopping before its recovery: the answer named the transaction (not a refusal), and the restarted node completes it', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    a.ledger.refuseOutgoing('SIGNING', true)
+    const err = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner).then(() => undefined, (e: unknown) => e as RbtError)
+    expect(err?.code).to.equal(ErrorCode.INSUFFICIENT_STORAGE)
+    const txid = [...(a.ledger.recs.get('cs-outgoing')?.keys() ?? [])][0]
+    expect((err?.details as { transactionID?: string } | undefined)?.transactionID, 'the answer names the transaction').to.equal(txid)
+    expect(err?.message).to.match(/may still have landed/)
+    a.ledger.refuseCommit = undefined
+    // a new process over the same ledger: the in-memory mark is gone, the SIGNING record is not
+    a.sender = new TransferSender((a.sender as unknown as { opts: ConstructorParameters<typeof TransferSender>[0] }).opts)
+    await a.sender.recover()
+    expect(await balance(b, bob.did)).to.equal(1000)
+  })
 
   it('a full disk at the sender while locking, the failed write landing: refused, and the next recovery pass frees the tokens (they stayed Locked until a periodic full scan)', async () => {
     const { net, a, b, alice, bob } = await SimNet.standard()
