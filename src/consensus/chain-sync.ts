@@ -8,7 +8,7 @@
 import { decodeBlockEnvelope } from '../tokenchain/block.js'
 import type { ChainTip, VerifiedBlockCache } from '../tokenchain/validate.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
-import { MAX_ANCESTRY, validateBundleToken } from './bundle.js'
+import { isFtGenesis, MAX_ANCESTRY, validateBundleToken } from './bundle.js'
 import type { ChainBundle } from './messages.js'
 import type { Verifier } from './ports.js'
 
@@ -46,6 +46,13 @@ const parentOf = (tokenId: string, genesis: Uint8Array): string | undefined => {
   const g = decodeBlockEnvelope(genesis).content.genesis
   const p = g?.info[tokenId]?.parentId
   return p !== undefined && p !== '' && g?.type === '' ? p : undefined
+}
+
+/** The backing tokens an FT's genesis names (undefined for any other token). */
+const ftBackingOf = (tokenId: string, genesis: Uint8Array): string[] | undefined => {
+  const g = decodeBlockEnvelope(genesis)
+  if (!isFtGenesis(g, tokenId)) return undefined
+  return (g.content.genesis?.info[tokenId]?.parentId ?? '').split(',').filter((x) => x !== '')
 }
 
 /**
@@ -88,6 +95,15 @@ export async function fetchBundle (source: ChainSource, held: HeldChains, tokenI
       await visit(parentId, depth + 1)
       const parentChain = out.bundle.chains[parentId]!
       for (const sibling of decodeBlockEnvelope(parentChain[parentChain.length - 1]!).content.childTokens) wantContents.add(sibling)
+    }
+    // an FT is checked against its backing: the tokens its genesis names and every token of the
+    // burn block they end with (bundle.ts, validateFtBacking)
+    const backing = ftBackingOf(id, chain[0]!)
+    if (backing !== undefined && backing.length > 0) {
+      await Promise.all(backing.map(async (p) => { await visit(p, depth + 1) }))
+      const first = out.bundle.chains[backing[0]!]!
+      const burnt = Object.keys(decodeBlockEnvelope(first[first.length - 1]!).content.transInfo.tokens)
+      await Promise.all(burnt.map(async (t) => { await visit(t, depth + 1) }))
     }
   }
   // each chain is fetched once, also when two tokens being fetched at the same time share an ancestor

@@ -1,5 +1,6 @@
 import { expect } from 'chai'
 import { buildBundle, validateBundleToken } from '../../../src/consensus/bundle.js'
+import { fetchBundle, validateBundleTokens, type ChainSource } from '../../../src/consensus/chain-sync.js'
 import { consensusLedger } from '../../../src/node/consensus/ledger-adapter.js'
 import { auditLedger } from '../../../src/storage/token-ledger.js'
 import { decodeBlockEnvelope, ftTokenId, TokenType, TransactionType } from '../../../src/tokenchain/index.js'
@@ -116,6 +117,17 @@ describe('tokens: FtService over LevelDB', function () {
     const other = r.backing_tokens.find((id) => id !== g.content.genesis!.info[some[1]!]!.parentId)!
     const cut = { chains: { ...bundle.chains, [other]: bundle.chains[other]!.slice(0, 1) }, contents: bundle.contents }
     await validateBundleToken(cut, some[1]!, env.ring.verifier).then(() => expect.fail('validated with a cut backing chain'), (e) => { expect((e as Error).message).to.match(/does not end with the mint's burn/) })
+
+    // a node fetching the FTs' chains (a fullnode archiving them, a wallet sync) gets their backing
+    // too: it was "the chain of backing token … was not supplied", and the fullnode never held them
+    const source: ChainSource = {
+      chain: async function * (id: string, from: number) { yield (await ledger.chain(id)).slice(from).filter((b): b is Uint8Array => b !== undefined) },
+      contents: async () => ({})
+    }
+    const fetched = await fetchBundle(source, { chain: async () => [], content: async () => undefined }, some)
+    for (const id of r.backing_tokens) expect(fetched.bundle.chains[id], id).to.have.length(2)
+    const tips = await validateBundleTokens(fetched.bundle, some, env.ring.verifier)
+    expect([...tips.values()].map((t) => t.tokenType)).to.deep.equal([TokenType.FT, TokenType.FT, TokenType.FT])
   })
 
   it('backs FTs with part tokens, refuses a used name and too little RBT, and leaves nothing behind on refusal', async () => {
