@@ -9,7 +9,10 @@
  * - `index` (the package's main entry: startNode) and `client` (`rbtnode/client`);
  * - one entry per worker thread, named as the code that starts it refers to it
  *   (`new URL('./chain-validation-worker.js', import.meta.url)`): chunks and workers share one folder;
- * - `cli/boot` (the compile cache and the stack traces), which bin/run.js loads first.
+ * - `cli/boot` (the compile cache and the stack traces), which bin/run.js loads first;
+ * - then, in a second build into dist/bundle/fast/, the client verbs again with `@oclif/core`
+ *   aliased to src/cli/lite-oclif.ts, and their index `verbs.json` (ids and aliases from
+ *   oclif.manifest.json): the fast path src/cli/main.ts takes for a verb with plain arguments.
  *
  * Native modules and what is loaded by path at run time stay outside (EXTERNAL). Source maps are
  * linked (`.map` beside each file): stack traces name the TypeScript files (src/util/stack-traces.ts).
