@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Production entry: the bundle in dist/bundle/ (npm run build makes it; docs/decisions/0019). The
 // compile cache goes first (it must be on before the modules it caches load), then stack traces
-// that name the TypeScript files through the bundle's source maps (read when a trace is formatted);
-// oclif then finds each verb through oclif.manifest.json and loads only that verb's file and the
-// chunks it imports.
+// that name the TypeScript files through the bundle's source maps (read when a trace is formatted).
+// A client verb with plain arguments then runs from dist/bundle/fast/ without oclif; anything else
+// goes to oclif, which finds each verb through oclif.manifest.json and loads only that verb's file
+// and the chunks it imports.
 import { fileURLToPath } from 'node:url'
 const { enableCompileCache, installBundleStackTraces } = await import('../dist/bundle/cli/boot.js')
 enableCompileCache()

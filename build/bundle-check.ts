@@ -4,7 +4,8 @@
  * - the JavaScript stays under a stated size (MAX_BUNDLE_BYTES): growth past it is a dependency
  *   pulled in by mistake, or a limit to raise on purpose in the same commit;
  * - every `new URL('./….js', import.meta.url)` in it (worker threads) names a file of the bundle;
- * - a client verb's static imports reach no libp2p, server, storage or domain package.
+ * - a client verb's static imports reach no libp2p, server, storage or domain package (and, in the
+ *   fast path's build, no package of `clientForbidden`: oclif there).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
@@ -23,6 +24,8 @@ export interface CheckOptions {
   maxBytes?: number
   /** commands that start a node (their closure may hold it all) */
   nodeCommands?: readonly string[]
+  /** packages a client verb's static imports may not reach either */
+  clientForbidden?: readonly string[]
 }
 
 const CLIENT_FORBIDDEN = /(^|\/)node_modules\/(libp2p|@libp2p\/|@chainsafe\/|hono|@hono\/|classic-level|lowdb|@noble\/|pngjs|prom-client)/
@@ -77,12 +80,14 @@ export function checkBundle (outDir: string, meta: Metafile, opts: CheckOptions)
   }
 
   const nodeCommands = new Set(opts.nodeCommands ?? [])
+  const forbidden = new Set(opts.clientForbidden ?? [])
   for (const [out, o] of Object.entries(meta.outputs)) {
     const m = o.entryPoint !== undefined ? /^commands\/(.+)\.ts$/.exec(o.entryPoint) : null
     if (m === null || nodeCommands.has(m[1])) continue
     for (const part of staticClosure(meta, out)) {
       for (const input of Object.keys(meta.outputs[part].inputs)) {
-        if (CLIENT_FORBIDDEN.test(input) || CLIENT_FORBIDDEN_DIRS.some((d) => input.startsWith(d))) {
+        const pkg = packageOf(input)
+        if (CLIENT_FORBIDDEN.test(input) || CLIENT_FORBIDDEN_DIRS.some((d) => input.startsWith(d)) || (pkg !== undefined && forbidden.has(pkg))) {
           problems.push(`the client verb ${m[1]} loads ${input} at start (make it a dynamic import)`)
           break
         }

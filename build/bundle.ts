@@ -9,7 +9,10 @@
  * - `index` (the package's main entry: startNode) and `client` (`rbtnode/client`);
  * - one entry per worker thread, named as the code that starts it refers to it
  *   (`new URL('./chain-validation-worker.js', import.meta.url)`): chunks and workers share one folder;
- * - `cli/boot` (the compile cache and the stack traces), which bin/run.js loads first.
+ * - `cli/boot` (the compile cache and the stack traces), which bin/run.js loads first;
+ * - then, in a second build into dist/bundle/fast/, the client verbs again with `@oclif/core`
+ *   aliased to src/cli/lite-oclif.ts, and their index `verbs.json` (ids and aliases from
+ *   oclif.manifest.json): the fast path src/cli/main.ts takes for a verb with plain arguments.
  *
  * Native modules and what is loaded by path at run time stay outside (EXTERNAL). Source maps are
  * linked (`.map` beside each file): stack traces name the TypeScript files (src/util/stack-traces.ts).
@@ -49,6 +52,15 @@ export const EXTERNAL = [
 /** Commands whose static imports may hold the whole node (the others are client verbs). */
 export const NODE_COMMANDS = ['run']
 
+/**
+ * Commands oclif always runs (help, the test network's supervisor and its topic); with `run`, the
+ * others are client verbs, built a second time for the fast path (src/cli/fast-path.ts).
+ */
+export const OCLIF_ONLY_COMMANDS = ['help', 'testnet']
+
+/** Where the fast path's verbs go, under OUT_DIR (src/cli/main.ts looks for them there). */
+export const FAST_DIR = 'fast'
+
 /** Worker thread files: the entry name must match the file name the starter's URL names. */
 export const WORKERS: Record<string, string> = {
   'chain-validation-worker': 'src/tokens/chain-validation-worker.ts',
@@ -76,6 +88,38 @@ export function entryPoints (): Record<string, string> {
   return entries
 }
 
+/** Whether the command file `id` (`testnet/status`) is a client verb of the fast path. */
+export function isFastVerb (id: string): boolean {
+  const top = id.split('/')[0]
+  return !NODE_COMMANDS.includes(top) && !OCLIF_ONLY_COMMANDS.includes(top)
+}
+
+/**
+ * The fast path's entries: the client verbs, and for the CLI tests the dependency hook and the
+ * client of that build (a verb there checks errors against that build's own classes).
+ */
+export function fastEntryPoints (): Record<string, string> {
+  const entries: Record<string, string> = { 'cli/deps': 'src/cli/deps.ts', 'cli/rbt-client': 'src/client/rbt-client.ts' }
+  for (const [name, source] of Object.entries(entryPoints())) {
+    if (name.startsWith('commands/') && isFastVerb(name.slice('commands/'.length))) entries[name] = source
+  }
+  return entries
+}
+
+/**
+ * The fast path's index (FAST_DIR/verbs.json): each fast verb's id and aliases, as oclif's
+ * manifest names them, → its file under FAST_DIR.
+ */
+export function fastIndex (manifest: { commands: Record<string, { aliases?: string[], hiddenAliases?: string[] }> }, built: string[]): Record<string, string> {
+  const index: Record<string, string> = {}
+  for (const [id, c] of Object.entries(manifest.commands)) {
+    const file = `commands/${id.split(':').join('/')}`
+    if (!built.includes(file)) continue
+    for (const name of [id, ...(c.aliases ?? []), ...(c.hiddenAliases ?? [])]) index[name] = `${file}.js`
+  }
+  return index
+}
+
 // ES module output has no `require`, `__filename` or `__dirname`; the CommonJS packages bundled
 // into it (oclif among them) use them. Each output file gets its own, for its own location.
 const BANNER = [
@@ -90,10 +134,8 @@ const BANNER = [
 export async function bundle (): Promise<void> {
   const esbuild = await import('esbuild')
   rmSync(OUT_DIR, { recursive: true, force: true })
-  const result = await esbuild.build({
+  const options = {
     absWorkingDir: ROOT,
-    entryPoints: entryPoints(),
-    outdir: OUT_DIR,
     bundle: true,
     splitting: true,
     format: 'esm',
@@ -117,11 +159,22 @@ export async function bundle (): Promise<void> {
     minifySyntax: true,
     // a crash prints the line it happened on: short lines, not a whole module on one
     lineLimit: 160
-  })
+  } satisfies Parameters<typeof esbuild.build>[0]
+  const result = await esbuild.build({ ...options, entryPoints: entryPoints(), outdir: OUT_DIR })
+  // the fast path: the client verbs again, with oclif's module replaced by the few parts they use
+  const fastOut = join(OUT_DIR, FAST_DIR)
+  const fastEntries = fastEntryPoints()
+  const fast = await esbuild.build({ ...options, entryPoints: fastEntries, outdir: fastOut, alias: { '@oclif/core': './src/cli/lite-oclif.ts' } })
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'oclif.manifest.json'), 'utf8')) as Parameters<typeof fastIndex>[0]
+  writeFileSync(join(fastOut, 'verbs.json'), JSON.stringify(fastIndex(manifest, Object.keys(fastEntries))))
   writeFileSync(join(OUT_DIR, 'meta.json'), JSON.stringify(result.metafile))
+  writeFileSync(join(fastOut, 'meta.json'), JSON.stringify(fast.metafile))
   writeFileSync(join(OUT_DIR, 'THIRD-PARTY-LICENSES.txt'), thirdPartyLicenses(Object.keys(result.metafile.inputs)))
   const { checkBundle } = await import('./bundle-check.js')
-  const problems = checkBundle(OUT_DIR, result.metafile, { external: EXTERNAL, nodeCommands: NODE_COMMANDS })
+  const problems = [
+    ...checkBundle(OUT_DIR, result.metafile, { external: EXTERNAL, nodeCommands: NODE_COMMANDS }),
+    ...checkBundle(fastOut, fast.metafile, { external: EXTERNAL, clientForbidden: ['@oclif/core'] }).map((p) => `${FAST_DIR}/: ${p}`)
+  ]
   if (problems.length > 0) throw new Error(`bundle check failed:\n- ${problems.join('\n- ')}`)
 }
 

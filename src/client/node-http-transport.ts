@@ -1,5 +1,10 @@
-import http from 'node:http'
+import { createRequire } from 'node:module'
 import type { HttpRequest, HttpResponse, HttpTransport } from './transport.js'
+
+// required, not imported: on Node 24 an ES import of node:http makes its ES module face, which reads
+// every export, and the getters of WebSocket, EventSource and the like load Node's copy of undici
+// (10-15 ms of every CLI call)
+const http = createRequire(import.meta.url)('node:http') as typeof import('node:http')
 
 /**
  * node:http transport: no extra module to load, so a one-shot CLI call starts fast

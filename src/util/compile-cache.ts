@@ -5,9 +5,10 @@
  * from code V8 produced in an earlier process, including the functions that ran there.
  *
  * One file per Node version and architecture holds all entries, keyed by file name and a SHA-1 of
- * the source (V8 itself only checks the source's length). It is read once at start and written
- * (to a temporary file, then renamed) at exit when a module was new or its cached code was
- * rejected. The directory is private to the user (0700): cached code is executed as is.
+ * the source (V8 itself only checks the source's length). It is read once, when the first CommonJS
+ * module is compiled, and written (to a temporary file, then renamed) at exit when a module was new
+ * or its cached code was rejected. The directory is private to the user (0700): cached code is
+ * executed as is.
  * `RBTNODE_COMPILE_CACHE=0` turns it off; `RBTNODE_COMPILE_CACHE=<dir>` puts it elsewhere.
  * Node 22.1 and later have a compile cache of their own that covers ES modules too: there it is
  * used instead, in `<dir>/node` (`RBTNODE_COMPILE_CACHE_OWN=1` keeps this module's, for its tests).
@@ -132,7 +133,10 @@ export function enableCompileCache (env: NodeJS.ProcessEnv = process.env): boole
   if (env.RBTNODE_COMPILE_CACHE_OWN !== '1' && enableNodeCompileCache(dir)) { enabled = true; return true }
   const M = Module as unknown as ModuleStatics
   const file = join(dir, `cjs-${process.version}-${process.arch}.bin`)
-  const entries = readEntries(file)
+  // read at the first CommonJS module compiled: a process that loads none (a client verb on the
+  // fast path loads only the bundle's ES modules) does not read the file at all
+  let entries: Map<string, Buffer> | undefined
+  const cache = (): Map<string, Buffer> => (entries ??= readEntries(file))
   const used = new Set<string>()
   const fresh: Array<[string, vm.Script]> = []
   const original = M.prototype._compile
@@ -146,7 +150,7 @@ export function enableCompileCache (env: NodeJS.ProcessEnv = process.env): boole
     // a hashbang line is only valid at the very start of a script: keep the line, drop its text
     if (source.startsWith('#!')) source = '//' + source.slice(2)
     const key = filename + '\0' + createHash('sha1').update(source).digest('base64')
-    const cachedData = entries.get(key)
+    const cachedData = cache().get(key)
     let script: vm.Script
     try {
       script = new vm.Script(M.wrap(source), { filename, cachedData })
@@ -174,8 +178,9 @@ export function enableCompileCache (env: NodeJS.ProcessEnv = process.env): boole
     if (fresh.length === 0) return
     try {
       // produced now, after the run: the functions that ran are compiled and go in too
-      for (const [key, script] of fresh) entries.set(key, script.createCachedData())
-      writeEntries(file, entries, used)
+      const all = cache()
+      for (const [key, script] of fresh) all.set(key, script.createCachedData())
+      writeEntries(file, all, used)
     } catch { /* a read-only or full disk: the next start compiles from source */ }
   })
   return true

@@ -73,12 +73,14 @@ describe('e2e: the packed package in an empty project', function () {
 
   it('ships the bundle with its source maps, not the compiled tree', () => {
     const pkg = join(proj, 'node_modules/rbtnode')
-    for (const f of ['dist/bundle/index.js', 'dist/bundle/client.js', 'dist/bundle/client.js.map', 'dist/bundle/cli/main.js', 'dist/bundle/commands/run.js', 'dist/bundle/commands/run.js.map', 'dist/bundle/chain-validation-worker.js', 'oclif.manifest.json']) {
+    for (const f of ['dist/bundle/index.js', 'dist/bundle/client.js', 'dist/bundle/client.js.map', 'dist/bundle/cli/main.js', 'dist/bundle/commands/run.js', 'dist/bundle/commands/run.js.map', 'dist/bundle/chain-validation-worker.js', 'oclif.manifest.json',
+      'dist/bundle/fast/verbs.json', 'dist/bundle/fast/commands/transferrbt.js', 'dist/bundle/fast/commands/transferrbt.js.map']) {
       expect(existsSync(join(pkg, f)), f).to.equal(true)
     }
     const jsOutsideBundle = (readdirSync(join(pkg, 'dist'), { recursive: true }) as string[]).filter((f) => f.endsWith('.js') && !f.startsWith('bundle/'))
     expect(jsOutsideBundle).to.deep.equal([])
     expect(existsSync(join(pkg, 'dist/bundle/meta.json'))).to.equal(false)
+    expect(existsSync(join(pkg, 'dist/bundle/fast/meta.json'))).to.equal(false)
   })
 
   it('npx rbtnode testnet starts a network whose printed transfer command works; a script using rbtnode/client transfers too', async () => {

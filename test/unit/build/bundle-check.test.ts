@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { checkBundle, packageOf, type Metafile } from '../../../build/bundle-check.js'
-import { EXTERNAL, NODE_COMMANDS, OUT_DIR } from '../../../build/bundle.js'
+import { EXTERNAL, FAST_DIR, NODE_COMMANDS, OUT_DIR } from '../../../build/bundle.js'
 
 /** A bundle folder with these files, and a metafile whose outputs name them. */
 function fixture (files: Record<string, string>): string {
@@ -83,6 +83,32 @@ describe('build: bundle check', () => {
     expect(checkBundle(dir, meta, { external: [], nodeCommands: ['run'] })).to.deep.equal([
       'the client verb a loads node_modules/prom-client/index.js at start (make it a dynamic import)'
     ])
+  })
+
+  it('fails when a fast verb statically loads a package named for it (oclif there)', () => {
+    const dir = make({ 'commands/a.js': '', 'chunk.js': '' })
+    const meta: Metafile = {
+      inputs: {},
+      outputs: {
+        'dist/bundle/fast/commands/a.js': output(['commands/a.ts'], [{ path: 'dist/bundle/fast/chunk.js', kind: 'import-statement' }], 'commands/a.ts'),
+        'dist/bundle/fast/chunk.js': output(['src/cli/lite-oclif.ts'])
+      }
+    }
+    expect(checkBundle(dir, meta, { external: [], clientForbidden: ['@oclif/core'] })).to.deep.equal([])
+    meta.outputs['dist/bundle/fast/chunk.js'] = output(['node_modules/@oclif/core/lib/index.js'])
+    expect(checkBundle(dir, meta, { external: [], clientForbidden: ['@oclif/core'] })).to.deep.equal([
+      'the client verb a loads node_modules/@oclif/core/lib/index.js at start (make it a dynamic import)'
+    ])
+  })
+
+  it('passes the fast path\'s build this build wrote: the client verbs without oclif or node code', () => {
+    const fastOut = join(OUT_DIR, FAST_DIR)
+    const meta = JSON.parse(readFileSync(join(fastOut, 'meta.json'), 'utf8')) as Metafile
+    expect(checkBundle(fastOut, meta, { external: EXTERNAL, clientForbidden: ['@oclif/core'] })).to.deep.equal([])
+    const inputs = Object.keys(meta.inputs)
+    expect(inputs.some((i) => i.includes('node_modules/@oclif/core/'))).to.equal(false)
+    expect(inputs).to.include('src/cli/lite-oclif.ts')
+    expect(Object.values(meta.outputs).filter((o) => o.entryPoint?.startsWith('commands/') === true).length).to.be.greaterThan(60)
   })
 
   it('passes the bundle this build wrote', () => {
