@@ -60,6 +60,8 @@ export class ConsensusService {
   private readonly quorumSigners = new Map<string, { quorum: ConsensusSigner, owner: ConsensusSigner }>()
   private timer?: NodeJS.Timeout
   private sweeping = false
+  /** The saved quorum setups' keys, opened by start(); settled once every one is open (or failed). */
+  opened: Promise<void> = Promise.resolve()
   /** The first recovery pass, started by start(); settled once it has finished. */
   recovered: Promise<void> = Promise.resolve()
 
@@ -99,13 +101,21 @@ export class ConsensusService {
 
   /** Reopens persisted quorum setups, finishes interrupted transfers and starts the periodic duty. */
   async start (): Promise<void> {
-    for (const s of await this.opts.registry.loadSetups().catch((e) => { this.opts.log.error(`quorum setups unreadable: ${errorMessage(e)}`); return [] })) {
-      try {
-        await this.openQuorum(s.did, s.password, s.privPassword)
+    // A saved setup was checked when it was made: its keys are opened (scrypt, about 70 ms each)
+    // beside the rest of the start instead of before the node serves; a signature asked for
+    // meanwhile waits for them.
+    const setups = await this.opts.registry.loadSetups().catch((e) => { this.opts.log.error(`quorum setups unreadable: ${errorMessage(e)}`); return [] })
+    for (const s of setups) {
+      const opening = this.openSigners(s.did, s.password, s.privPassword)
+      const signers = { quorum: deferredSigner(s.did, opening.then((o) => o.quorum)), owner: deferredSigner(s.did, opening.then((o) => o.owner)) }
+      this.quorumSigners.set(s.did, signers)
+      this.opened = Promise.all([this.opened, opening.then((o) => {
+        if (this.quorumSigners.get(s.did) === signers) this.quorumSigners.set(s.did, o)
         this.opts.log.info(`quorum ${s.did} set up again from its saved setup`)
-      } catch (e) {
+      }, (e) => {
+        if (this.quorumSigners.get(s.did) === signers) this.quorumSigners.delete(s.did)
         this.opts.log.error(`quorum ${s.did} could not be set up again: ${errorMessage(e)}`)
-      }
+      })]).then(() => {})
     }
     // Transfers left open by the last run are finished in the background, not before the node
     // serves: their rounds wait on quorums and receivers (some may be down too), and a node killed
@@ -137,6 +147,10 @@ export class ConsensusService {
   stop (): void { if (this.timer !== undefined) clearInterval(this.timer) }
 
   private async openQuorum (did: string, password: string, privPassword: string): Promise<void> {
+    this.quorumSigners.set(did, await this.openSigners(did, password, privPassword))
+  }
+
+  private async openSigners (did: string, password: string, privPassword: string): Promise<{ quorum: ConsensusSigner, owner: ConsensusSigner }> {
     const local = await this.opts.identity.store.local(did)
     if (local === undefined) throw new RbtError(ErrorCode.NOT_FOUND, `DID ${did} is not on this node`)
     const q = await QuorumSigner.open(local, { quorumPassword: password, privatePassword: privPassword })
@@ -150,7 +164,7 @@ export class ConsensusService {
       // the private password is known (also at start, for saved setups): a plaintext mnemonic is sealed with it
       await this.opts.identity.sealMnemonic(did, privPassword, true).catch((e) => { this.opts.log.warn(`sealing the mnemonic of ${did}: ${errorMessage(e)}`) })
     }
-    this.quorumSigners.set(did, { quorum: quorumSigner(q), owner: owner ?? quorumSigner(q) })
+    return { quorum: quorumSigner(q), owner: owner ?? quorumSigner(q) }
   }
 
   /** POST /svc/v1/quorums/setup: this node's DID becomes a quorum, also after restarts. */
@@ -212,5 +226,16 @@ export class ConsensusService {
   async serveFaucet (did: string, count: number): Promise<{ txid: string, count: number }> {
     if (this.opts.faucet === undefined) throw new RbtError(ErrorCode.FORBIDDEN, 'this node is not the test network faucet')
     return await this.opts.faucet(did, count)
+  }
+}
+
+/** A signer whose keys are still being opened: every call waits for them (and fails as they did). */
+function deferredSigner (did: string, signer: Promise<ConsensusSigner>): ConsensusSigner {
+  // a failure is reported where the opening is awaited, not as an unhandled rejection
+  signer.catch(() => {})
+  return {
+    did,
+    signHash: async (hashHex) => await (await signer).signHash(hashHex),
+    pvtSign: async (message) => await (await signer).pvtSign(message)
   }
 }

@@ -83,3 +83,46 @@ describe('node: the consensus service starts without waiting for the transfers i
     svc.stop()
   })
 })
+
+describe('node: saved quorum setups are opened beside the start', () => {
+  type Signers = { quorum: { signHash: (h: string) => Promise<{ keySig: string }> } }
+  const withSetups = (svc: ConsensusService, dids: string[], open: (did: string) => Promise<unknown>): void => {
+    const o = svc as unknown as { opts: Record<string, unknown>, openSigners: unknown, sender: unknown }
+    o.opts.registry = { list: () => [], loadSetups: async () => dids.map((did) => ({ did, password: 'p', privPassword: 'q' })) }
+    o.opts.sweepIntervalMs = 0
+    o.sender = { recover: async () => {} }
+    o.openSigners = open
+  }
+  const signersOf = (svc: ConsensusService, did: string): Signers | undefined => (svc as unknown as { quorumSigners: Map<string, Signers> }).quorumSigners.get(did)
+
+  it('start() returns before the keys are open; a signature asked meanwhile waits for them; a setup that fails to open is dropped', async () => {
+    const svc = service({ blockId: 'b', quorums: [], delivered: true })
+    const GOOD = 'bafybmi' + 'g'.repeat(52)
+    const BAD = 'bafybmi' + 'h'.repeat(52)
+    let openGood!: () => void
+    let failBad!: (e: Error) => void
+    const signer = { did: GOOD, signHash: async (h: string) => ({ keySig: `sig(${h})`, shareSig: '', signType: 0 as const }), pvtSign: async () => '' }
+    withSetups(svc, [GOOD, BAD], async (did) => await new Promise((resolve, reject) => {
+      if (did === GOOD) openGood = () => { resolve({ quorum: signer, owner: signer }) }
+      else failBad = reject
+    }))
+    await svc.start()
+    // both are set up as far as the quorum service can tell, and nothing is open yet
+    expect(signersOf(svc, GOOD)).to.not.equal(undefined)
+    expect(signersOf(svc, BAD)).to.not.equal(undefined)
+    let signed: string | undefined
+    const asked = signersOf(svc, GOOD)!.quorum.signHash('ab').then((s) => { signed = s.keySig })
+    const badAsked = signersOf(svc, BAD)!.quorum.signHash('ab').then(() => 'signed', (e: Error) => e.message)
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(signed).to.equal(undefined)
+    openGood()
+    failBad(new Error('wrong password'))
+    await asked
+    expect(signed).to.equal('sig(ab)')
+    expect(await badAsked).to.equal('wrong password')
+    await svc.opened
+    expect(signersOf(svc, BAD)).to.equal(undefined)
+    expect(signersOf(svc, GOOD)!.quorum).to.equal(signer)
+    svc.stop()
+  })
+})
