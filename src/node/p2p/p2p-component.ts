@@ -63,9 +63,11 @@ export const p2pComponent: Factory<Needs, P2pComponent> = ({ base, metrics, disc
     await rpc.start()
     const n: Network = { host, rpc, privateKey: peerKey.privateKey }
     net = n
-    for (const [, c] of withNetwork()) {
+    for (const [name, c] of withNetwork()) {
       if (signal.aborted) throw new RbtError(ErrorCode.NOT_RUNNING, 'the node is stopping')
+      const t0 = performance.now()
       await c.startNetwork?.(n)
+      if (c.startNetwork !== undefined) log.debug(`${name}: network part started in ${(performance.now() - t0).toFixed(1)} ms`)
     }
     up = true
     log.info(`core started: peer id ${host.peerId}, swarm key ${options.swarmKeyPath ?? 'packaged ' + (options.testNet ? 'test net' : 'main net') + ' key'}`)
