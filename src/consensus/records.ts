@@ -108,10 +108,11 @@ export const pledgeDueUntil = (ms: number): string => `${pledgeDuePrefix}${Strin
 export const PLEDGE_INDEX_VERSION_KEY = 'v|1'
 
 /**
- * Pledge evidence named by digest: each token's chain as the sha3-256 hex digests of its blocks'
- * bytes, each token's content as the digest of its text.
+ * Pledge evidence named by digest: each pledged token's chain as the sha3-256 hex digests of its
+ * blocks' bytes, its content as the digest of its text; the same of the tokens' ancestry, one
+ * entry per signer, named by the digest of its JSON text (see evidence-store.ts).
  */
-export interface EvidenceRef { chains: Record<string, string[]>, contents: Record<string, string> }
+export interface EvidenceRef { chains: Record<string, string[]>, contents: Record<string, string>, ancestry?: string[] }
 
 export interface IncomingRecord { txid: string, receiver: string, sender: string, at: number }
 

@@ -8,7 +8,7 @@ import { TxChains } from './tx-chains.js'
 import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply, SpentState } from './messages.js'
 import type { Clock, Ledger, Verifier } from './ports.js'
 import { b64, putOutgoing, unb64, type OutgoingRecord } from './records.js'
-import { EvidenceStore } from './evidence-store.js'
+import { EvidenceStore, type EvidencePart } from './evidence-store.js'
 import type { ScCode } from './smart-contract.js'
 import type { ConsensusObserver } from './observe.js'
 
@@ -133,11 +133,12 @@ export class SenderContext {
    * The decision: the record COMMITTING with the signed block (kept beside it, written this once)
    * and the signers' pledge evidence (its blocks not stored yet written in the same commit).
    */
-  async decide (rec: OutgoingRecord, patch: Partial<OutgoingRecord> & { block: string }, evidence: ChainBundle | undefined): Promise<void> {
+  async decide (rec: OutgoingRecord, patch: Partial<OutgoingRecord> & { block: string }, parts: readonly EvidencePart[]): Promise<void> {
     const next: OutgoingRecord = { ...rec, ...patch, state: 'COMMITTING', blockApart: true, updatedAt: this.clock.now() }
     delete next.pledges
     delete next.evidence
-    await this.evidence.commit(evidence, (w, ref) => {
+    const evidence = mergeEvidence(parts.map((p) => p.bundle))
+    await this.evidence.commit(parts, (w, ref) => {
       if (ref !== undefined) next.evidence = ref
       putOutgoing(w, next, { withBlock: true })
     })
@@ -186,19 +187,35 @@ export function receiverCheck (probe: Promise<ReceiverPolicy>): ReceiverCheck {
   return { done, throwIfFailed: () => { if (failure !== undefined) throw failure.error } }
 }
 
-/** The signers' pledge chains, merged into one bundle (undefined when none sent any). */
-export function mergeEvidence (replies: SignReply[]): ChainBundle | undefined {
-  const out: ChainBundle = { chains: {}, contents: {} }
-  let any = false
+/**
+ * Each signer's pledge chains (well-formed ones only) with the tokens its vote pledged; signers
+ * that sent none are left out.
+ */
+export function evidenceParts (replies: readonly SignReply[], votes: readonly Vote[]): EvidencePart[] {
+  const out: EvidencePart[] = []
   for (const r of replies) {
     const ev = r.pledgeChains
     if (ev === undefined || ev === null || typeof ev !== 'object') continue
+    const bundle: ChainBundle = { chains: {}, contents: {} }
     for (const [id, chain] of Object.entries(ev.chains ?? {})) {
-      if (Array.isArray(chain) && chain.every((b) => b instanceof Uint8Array)) { out.chains[id] = chain; any = true }
+      if (Array.isArray(chain) && chain.every((b) => b instanceof Uint8Array)) bundle.chains[id] = chain
     }
-    for (const [id, c] of Object.entries(ev.contents ?? {})) if (typeof c === 'string') out.contents[id] = c
+    for (const [id, c] of Object.entries(ev.contents ?? {})) if (typeof c === 'string') bundle.contents[id] = c
+    if (Object.keys(bundle.chains).length === 0) continue
+    out.push({ bundle, pledged: votes.find((v) => v.quorumDid === r.quorumDid)?.pledge.map((p) => p.token) ?? [] })
   }
-  return any ? out : undefined
+  return out
+}
+
+/** The signers' pledge chains, merged into one bundle (undefined when none sent any). */
+export function mergeEvidence (bundles: readonly ChainBundle[]): ChainBundle | undefined {
+  if (bundles.length === 0) return undefined
+  const out: ChainBundle = { chains: {}, contents: {} }
+  for (const b of bundles) {
+    Object.assign(out.chains, b.chains)
+    Object.assign(out.contents, b.contents)
+  }
+  return out
 }
 
 /** Evidence as records written before it was kept by block carried it (base64 blocks). */
