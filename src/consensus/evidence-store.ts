@@ -15,9 +15,10 @@ import { b64, openOutgoing, unb64, type EvidenceRef } from './records.js'
  * The same quorums pledge pieces of the same split tokens, so one payment's evidence is mostly the
  * ancestry the last one carried: written whole with each record it was about 52 KB of the 95 KB a
  * paying node wrote per one-part payment; by block, only the blocks not stored yet are written
- * (the new pledge pieces' own blocks and contents). The record names the pledged tokens' blocks
- * and contents, and each signer's ancestry of them by one digest: the ancestry (some 40 tokens'
- * digests, 10 KB) is the same for the pieces of one split, so it too is written once.
+ * (the new pledge pieces' own blocks). The record names the pledged tokens' blocks, and the rest
+ * of each signer's evidence (its pledged pieces' ancestry and the contents of the parts of each
+ * split: some 20 tokens' digests) by one digest: the same for all the pieces of one split, so it
+ * too is written once per split rather than once per payment.
  *
  * Bounded by a stated number of entries: the digests of the `keep` used last are remembered
  * (a block remembered is not read again to know it is stored); once the collection holds more than
@@ -64,11 +65,13 @@ export class EvidenceStore {
         const hs = part.bundle.chains[id].map((b) => { const h = sha3Hex(b); items.set(`b${h}`, () => b64(b)); return h })
         ;(pledged.has(id) ? ref : ancestry).chains[id] = hs
       }
+      // every content goes with the ancestry: a pledged piece's is among its parent's parts' (the
+      // same set for all the pieces of one split), so a sibling pledged later names the same ancestry
       for (const id of Object.keys(part.bundle.contents).sort()) {
         const text = part.bundle.contents[id]
         const h = sha3Hex(text)
         items.set(`c${h}`, () => text)
-        ;(pledged.has(id) ? ref : ancestry).contents[id] = h
+        ancestry.contents[id] = h
       }
       if (Object.keys(ancestry.chains).length + Object.keys(ancestry.contents).length > 0) {
         const text = JSON.stringify(ancestry)

@@ -109,8 +109,9 @@ export const PLEDGE_INDEX_VERSION_KEY = 'v|1'
 
 /**
  * Pledge evidence named by digest: each pledged token's chain as the sha3-256 hex digests of its
- * blocks' bytes, its content as the digest of its text; the same of the tokens' ancestry, one
- * entry per signer, named by the digest of its JSON text (see evidence-store.ts).
+ * blocks' bytes; the chains of their ancestry and every token's content (as the digest of its
+ * text) the same way in one entry per signer, named by the digest of its JSON text (see
+ * evidence-store.ts). `contents` is empty in records written so.
  */
 export interface EvidenceRef { chains: Record<string, string[]>, contents: Record<string, string>, ancestry?: string[] }
 

@@ -4,12 +4,15 @@ import { putOutgoing, type OutgoingRecord } from '../../../src/consensus/records
 import type { ChainBundle } from '../../../src/consensus/messages.js'
 import { MemoryLedger } from './harness.js'
 
-/** A signer's evidence: its pledged token `t<i>` (a block and a content of its own) and their parent, the same for every `i`, of `shared` blocks. */
+/**
+ * A signer's evidence: its pledged piece `t<i>` (a block of its own), their parent of `shared`
+ * blocks, and the contents of the parent and of its 8 parts (the same for every piece of the split).
+ */
 function partOf (i: number, shared: number): EvidencePart[] {
   const block = (s: string): Uint8Array => new TextEncoder().encode(s.padEnd(600, '.'))
   const bundle: ChainBundle = {
     chains: { [`t${i}`]: [block(`own ${i}`)], parent: Array.from({ length: shared }, (_, j) => block(`shared ${j}`)) },
-    contents: { [`t${i}`]: `the content of t${i}`, parent: 'the parent\'s content' }
+    contents: { parent: 'the parent\'s content', ...Object.fromEntries(Array.from({ length: 8 }, (_, j) => [`t${j}`, `the content of t${j}`])) }
   }
   return [{ bundle, pledged: [`t${i}`] }]
 }
@@ -28,8 +31,8 @@ describe('consensus: the sender\'s store of pledge evidence by block', function 
     for (let i = 0; i < 3; i++) {
       await store.commit(partOf(i, 5), (w, ref) => { putOutgoing(w, { ...record(`tx${i}`, 'COMMITTING'), evidence: ref }) })
     }
-    // the parent's 5 blocks, its content and the ancestry naming them once, then each pledged token's block and content
-    expect(written).to.have.length(5 + 1 + 1 + 3 * 2)
+    // the parent's 5 blocks, the 9 contents and the ancestry naming them once, then each piece's own block
+    expect(written).to.have.length(5 + 9 + 1 + 3)
     const rec = (await ledger.record<OutgoingRecord>('cs-outgoing', 'tx2'))!
     expect(Object.keys(rec.evidence!.chains), 'the record names the pledged token').to.deep.equal(['t2'])
     expect(rec.evidence!.ancestry).to.have.length(1)
