@@ -288,6 +288,21 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     expect(await balance(b, bob.did)).to.equal(500)
   })
 
+  it('a payment\'s record is written once per step: who answered the PREPAREs goes with the SIGNING record, not in a PREPARING record of its own', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    const states: string[] = []
+    const commit = a.ledger.commit.bind(a.ledger)
+    a.ledger.commit = async (build) => await commit((w) => build({ ...w, putRecord: (c, k, v) => { if (c === 'cs-outgoing') states.push((v as OutgoingRecord).state); w.putRecord(c, k, v) } }))
+    const res = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 500, memo: '', quorums: net.quorumDids }, alice.owner)
+    await waitFor(async () => ((await a.sender.record(res.txid))?.notified.length ?? 0) >= res.quorums.length, { what: 'every quorum told' })
+    expect(states).to.deep.equal(['PREPARING', 'SIGNING', 'COMMITTING', 'COMMITTED', 'COMMITTED'])
+    const rec = (await a.sender.record(res.txid))!
+    expect(rec.contacted).to.have.length.of.at.least(5)
+    expect(rec.yes).to.have.length.of.at.least(5)
+    expect(await balance(b, bob.did)).to.equal(500)
+  })
+
   it('the signers\' pledge evidence is written by block, once: later payments through the same quorums write only the blocks not stored yet', async () => {
     const { net, a, b, alice, bob } = await SimNet.standard()
     await net.mint(a, alice.did, 2)
