@@ -34,11 +34,11 @@ export interface OutgoingRecord {
   blockApart?: true
   /**
    * the signers' pledge evidence (chains as base64 blocks), delivered with the block: records
-   * written before the evidence was kept by block hash (`evidence`); from COMMITTING on
+   * written before the evidence was kept by digest (`evidence`); from COMMITTING on
    */
   pledges?: { chains: Record<string, string[]>, contents: Record<string, string> }
   /**
-   * the signers' pledge evidence by block hash (the blocks in cs-evidence, see evidence-store.ts),
+   * the signers' pledge evidence by digest (its entries in cs-evidence, see evidence-store.ts),
    * delivered with the block; from COMMITTING until the delivery
    */
   evidence?: EvidenceRef
@@ -109,9 +109,10 @@ export const PLEDGE_INDEX_VERSION_KEY = 'v|1'
 
 /**
  * Pledge evidence named by digest: each pledged token's chain as the sha3-256 hex digests of its
- * blocks' bytes; the chains of their ancestry and every token's content (as the digest of its
- * text) the same way in one entry per signer, named by the digest of its JSON text (see
- * evidence-store.ts). `contents` is empty in records written so.
+ * blocks' bytes (`chains`); the chains of their ancestry and every token's content (as the digest
+ * of its text) the same way in one entry per signer, named by the digest of its JSON text
+ * (`ancestry`; see evidence-store.ts). `contents` names contents outside those entries: none in
+ * what this node writes now, read all the same.
  */
 export interface EvidenceRef { chains: Record<string, string[]>, contents: Record<string, string>, ancestry?: string[] }
 

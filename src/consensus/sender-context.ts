@@ -7,7 +7,7 @@ import type { FtSpend } from './transfer-lock.js'
 import { TxChains } from './tx-chains.js'
 import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply, SpentState } from './messages.js'
 import type { Clock, Ledger, Verifier } from './ports.js'
-import { b64, putOutgoing, unb64, type OutgoingRecord } from './records.js'
+import { putOutgoing, unb64, type OutgoingRecord } from './records.js'
 import { EvidenceStore, type EvidencePart } from './evidence-store.js'
 import type { ScCode } from './smart-contract.js'
 import type { ConsensusObserver } from './observe.js'
@@ -95,7 +95,7 @@ export class SenderContext {
   readonly receiverHeld = new Map<string, { held?: Set<string> }>()
   /** Double-spend refusals of transfers being aborted, told to the node once their tokens are Free. */
   readonly refusedSpends = new Map<string, { states: SpentState[], reason: string }>()
-  /** The signers' pledge evidence of decided transfers, kept by block (see evidence-store.ts). */
+  /** The signers' pledge evidence of decided transfers, kept by digest (see evidence-store.ts). */
   readonly evidence: EvidenceStore
   /**
    * The evidence of the transfers decided last, as the signers sent it: their delivery in this
@@ -152,10 +152,10 @@ export class SenderContext {
     if (kept !== undefined) return kept
     if (rec.evidence !== undefined) {
       const b = await this.evidence.bundle(rec.evidence)
-      if (b === undefined) this.log.warn(`transfer ${rec.txid}: a block of the signers' pledge evidence is not stored; delivered without it`)
+      if (b === undefined) this.log.warn(`transfer ${rec.txid}: an entry of the signers' pledge evidence is not stored; delivered without it`)
       return b
     }
-    // a record written before the evidence was kept by block
+    // a record written before the evidence was kept by digest
     return rec.pledges !== undefined ? unpackEvidence(rec.pledges) : undefined
   }
 
@@ -216,11 +216,6 @@ export function mergeEvidence (bundles: readonly ChainBundle[]): ChainBundle | u
     Object.assign(out.contents, b.contents)
   }
   return out
-}
-
-/** Evidence as records written before it was kept by block carried it (base64 blocks). */
-export function packEvidence (bundle: ChainBundle): NonNullable<OutgoingRecord['pledges']> {
-  return { chains: Object.fromEntries(Object.entries(bundle.chains).map(([id, chain]) => [id, chain.map(b64)])), contents: { ...bundle.contents } }
 }
 
 export function unpackEvidence (p: NonNullable<OutgoingRecord['pledges']>): ChainBundle {

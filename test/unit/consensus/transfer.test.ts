@@ -5,6 +5,7 @@ import { pledgeIndexKeys, putOutgoing, unb64, type OutgoingRecord, type PledgeRe
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
 import type { ChainBundle, ConsensusTransport } from '../../../src/consensus/messages.js'
 import { SimNet, balance, chainSourceOf, type SimNode } from './harness.js'
+import { EvidenceStore } from '../../../src/consensus/evidence-store.js'
 import { decodeBlockEnvelope } from '../../../src/tokenchain/block.js'
 import { decodeContract } from '../../../src/tokenchain/contract.js'
 import { markerPublishers, networkCheckers, NETWORK_CHECKERS } from '../../../src/consensus/quorum.js'
@@ -426,6 +427,28 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     await a.ledger.commit((w) => { putOutgoing(w, { ...legacy, notified: [] }) })
     expect((await a.ledger.record<OutgoingRecord>('cs-outgoing', 'old'))?.contract, 'stored apart now').to.equal(undefined)
     expect((await a.sender.record('old'))?.contract, 'and not lost').to.equal('inline')
+  })
+
+  it('a decided transfer whose record an older node wrote (evidence and block inline) is delivered after the upgrade, and its block put beside the record', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    a.fault = (s) => { if (s === 'committing') throw new Error('crash at committing') }
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 500, memo: '', quorums: net.quorumDids }, alice.owner).catch(() => {})
+    a.fault = undefined
+    // the record as an older node kept it: the evidence as base64 chains and the block inside it
+    const [rec] = await a.sender.openTransfers()
+    const evidence = (await new EvidenceStore(a.ledger).bundle(rec!.evidence!))!
+    const { evidence: _ref, blockApart: _apart, contract: _contract, ...older } = rec!
+    const pledges = { chains: Object.fromEntries(Object.entries(evidence.chains).map(([id, c]) => [id, c.map((x) => Buffer.from(x).toString('base64'))])), contents: evidence.contents }
+    await a.ledger.commit((w) => { w.putRecord('cs-outgoing', rec!.txid, { ...older, pledges, contractApart: true }); w.delRecord('cs-outgoing-block', rec!.txid) })
+    a.ledger.recs.delete('cs-evidence')
+    a.restartSender()
+    await a.sender.recover()
+    const after = (await a.sender.record(rec!.txid))!
+    expect(after.state).to.equal('COMMITTED')
+    expect(after.block).to.equal(rec!.block)
+    expect((await a.ledger.record<OutgoingRecord>('cs-outgoing', rec!.txid))?.blockApart).to.equal(true)
+    expect(await balance(b, bob.did)).to.equal(500)
   })
 
   it('a transfer\'s record is written without its votes once the block is signed, and settled without its pledge evidence (they served the sign round and the delivery); the block stays', async () => {
