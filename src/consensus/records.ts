@@ -28,10 +28,20 @@ export interface OutgoingRecord {
   signers: string[]
   /** yes votes (credit signatures and pledges), from SIGNING on */
   votes?: unknown[]
-  /** base64 fully signed block, from COMMITTING on */
+  /** base64 fully signed block, from COMMITTING on (stored beside the record when `blockApart`, see `putOutgoing`) */
   block?: string
-  /** the signers' pledge evidence (chains as base64 blocks), delivered with the block; from COMMITTING on */
+  /** the stored record leaves its block to cs-outgoing-block */
+  blockApart?: true
+  /**
+   * the signers' pledge evidence (chains as base64 blocks), delivered with the block: records
+   * written before the evidence was kept by digest (`evidence`); from COMMITTING on
+   */
   pledges?: { chains: Record<string, string[]>, contents: Record<string, string> }
+  /**
+   * the signers' pledge evidence by digest (its entries in cs-evidence, see evidence-store.ts),
+   * delivered with the block; from COMMITTING until the delivery
+   */
+  evidence?: EvidenceRef
   /** the receiver's node accepts only these signers (its strict rule), as its probe answered */
   receiverQuorums?: string[]
   /** quorums told the outcome */
@@ -97,6 +107,15 @@ export const pledgeDueUntil = (ms: number): string => `${pledgeDuePrefix}${Strin
 /** Marks a data dir whose pledges written before the index existed were indexed. */
 export const PLEDGE_INDEX_VERSION_KEY = 'v|1'
 
+/**
+ * Pledge evidence named by digest: each pledged token's chain as the sha3-256 hex digests of its
+ * blocks' bytes (`chains`); the chains of their ancestry and every token's content (as the digest
+ * of its text) the same way in one entry per signer, named by the digest of its JSON text
+ * (`ancestry`; see evidence-store.ts). `contents` names contents outside those entries: none in
+ * what this node writes now, read all the same.
+ */
+export interface EvidenceRef { chains: Record<string, string[]>, contents: Record<string, string>, ancestry?: string[] }
+
 export interface IncomingRecord { txid: string, receiver: string, sender: string, at: number }
 
 export const b64 = (b: Uint8Array): string => Buffer.from(b).toString('base64')
@@ -112,6 +131,8 @@ const OUTGOING_OPEN = 'cs-outgoing-open'
 const VOTES_OPEN = 'cs-votes-open'
 /** A sender's contracts, by txid, beside their records (see `putOutgoing`). */
 const OUTGOING_CONTRACT = 'cs-outgoing-contract'
+/** A sender's signed blocks, by txid, beside their records (see `putOutgoing`). */
+const OUTGOING_BLOCK = 'cs-outgoing-block'
 
 /** Nothing left to do for this transfer: aborted, or committed and every contacted quorum told. */
 const isSettled = (r: OutgoingRecord): boolean => r.state === 'ABORTED' || (r.state === 'COMMITTED' && (r.contacted ?? r.asked).every((q) => r.notified.includes(q)))
@@ -126,7 +147,7 @@ const isOpenVote = (state: VoteRecord['state']): boolean => state === 'RESERVED'
  * times made a paying node's LevelDB write (and compact) about 900 KB per payment.
  */
 export function withoutEvidence (rec: OutgoingRecord): OutgoingRecord {
-  const { pledges: _evidence, ...rest } = rec
+  const { pledges: _evidence, evidence: _byHash, ...rest } = rec
   return rest
 }
 
@@ -134,31 +155,37 @@ export function withoutEvidence (rec: OutgoingRecord): OutgoingRecord {
  * Writes a sender's record and its entry in the open index, in the caller's batch. The contract is
  * kept beside the record (cs-outgoing-contract), written once with the PREPARING record
  * (`withContract`), not again at every later step: a 300-part transfer's contract is about 95 KB
- * of the record, which is written five or six times. `readOutgoing` puts it back.
+ * of the record, which is written five or six times. The signed block likewise (cs-outgoing-block),
+ * written once with the COMMITTING record (`withBlock`): 6.6 KB of a one-part payment's record,
+ * which was written again at COMMITTED and when the last quorum was told. `readOutgoing` puts both back.
  */
-export function putOutgoing (w: LedgerWriter, rec: OutgoingRecord, opts: { withContract?: boolean } = {}): void {
-  const { contract, ...stored } = rec
-  // a record an older node wrote carries its contract inline (no `contractApart`): the first write
-  // again puts the contract beside it, or it would be lost
+export function putOutgoing (w: LedgerWriter, rec: OutgoingRecord, opts: { withContract?: boolean, withBlock?: boolean } = {}): void {
+  const { contract, block, ...stored } = rec
+  // a record an older node wrote carries its contract (or block) inline (no `contractApart`,
+  // `blockApart`): the first write again puts it beside the record, or it would be lost
   if (opts.withContract === true || rec.contractApart !== true) w.putRecord(OUTGOING_CONTRACT, rec.txid, contract)
+  const blockApart = block !== undefined || rec.blockApart === true
+  if (block !== undefined && (opts.withBlock === true || rec.blockApart !== true)) w.putRecord(OUTGOING_BLOCK, rec.txid, block)
   const settled = isSettled(rec)
   // the yes votes serve the sign round only (about 3 KB of a 12 KB record of a one-part payment):
   // once the block is signed (COMMITTING on) or the transfer aborted, the record is written without them
   const { votes: _votes, ...kept } = stored
   const signed = rec.state !== 'PREPARING' && rec.state !== 'SIGNING'
-  w.putRecord('cs-outgoing', rec.txid, { ...(signed ? kept : stored), contractApart: true })
+  w.putRecord('cs-outgoing', rec.txid, { ...(signed ? kept : stored), contractApart: true, ...(blockApart ? { blockApart: true } : {}) })
   if (settled) w.delRecord(OUTGOING_OPEN, rec.txid)
   else w.putRecord(OUTGOING_OPEN, rec.txid, 1)
 }
 
-/** A sender's record with its contract (records written before the contract was kept beside them carry it inline). */
+/** A sender's record with its contract and block (records written before they were kept beside them carry them inline). */
 export async function readOutgoing (ledger: Pick<Ledger, 'record'>, txid: string): Promise<OutgoingRecord | undefined> {
   return await withContract(ledger, await ledger.record<OutgoingRecord>('cs-outgoing', txid))
 }
 
 async function withContract (ledger: Pick<Ledger, 'record'>, r: OutgoingRecord | undefined): Promise<OutgoingRecord | undefined> {
-  if (r === undefined || typeof r.contract === 'string') return r
-  return { ...r, contract: await ledger.record<string>(OUTGOING_CONTRACT, r.txid) ?? '' }
+  if (r === undefined) return r
+  const contract = typeof r.contract === 'string' ? r.contract : await ledger.record<string>(OUTGOING_CONTRACT, r.txid) ?? ''
+  const block = r.blockApart === true && r.block === undefined ? await ledger.record<string>(OUTGOING_BLOCK, r.txid) : r.block
+  return { ...r, contract, ...(block !== undefined ? { block } : {}) }
 }
 
 /** Writes a quorum's vote and its entry in the open index, in the caller's batch. */

@@ -7,7 +7,8 @@ import type { FtSpend } from './transfer-lock.js'
 import { TxChains } from './tx-chains.js'
 import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply, SpentState } from './messages.js'
 import type { Clock, Ledger, Verifier } from './ports.js'
-import { b64, putOutgoing, unb64, type OutgoingRecord } from './records.js'
+import { putOutgoing, unb64, type OutgoingRecord } from './records.js'
+import { EvidenceStore, type EvidencePart } from './evidence-store.js'
 import type { ScCode } from './smart-contract.js'
 import type { ConsensusObserver } from './observe.js'
 
@@ -94,12 +95,20 @@ export class SenderContext {
   readonly receiverHeld = new Map<string, { held?: Set<string> }>()
   /** Double-spend refusals of transfers being aborted, told to the node once their tokens are Free. */
   readonly refusedSpends = new Map<string, { states: SpentState[], reason: string }>()
+  /** The signers' pledge evidence of decided transfers, kept by digest (see evidence-store.ts). */
+  readonly evidence: EvidenceStore
+  /**
+   * The evidence of the transfers decided last, as the signers sent it: their delivery in this
+   * process does not read it back from the store.
+   */
+  readonly decidedEvidence = new Lru<ChainBundle>(8)
 
   constructor (readonly opts: SenderOptions, clock: Clock, log: Logger) {
     this.ledger = opts.ledger
     this.transport = opts.transport
     this.clock = clock
     this.log = log
+    this.evidence = new EvidenceStore(opts.ledger)
   }
 
   fault (step: string): void { this.opts.fault?.(step) }
@@ -120,9 +129,40 @@ export class SenderContext {
     await this.ledger.commit((w) => { putOutgoing(w, rec) })
   }
 
+  /**
+   * The decision: the record COMMITTING with the signed block (kept beside it, written this once)
+   * and the signers' pledge evidence (its blocks not stored yet written in the same commit).
+   */
+  async decide (rec: OutgoingRecord, patch: Partial<OutgoingRecord> & { block: string }, parts: readonly EvidencePart[]): Promise<void> {
+    const next: OutgoingRecord = { ...rec, ...patch, state: 'COMMITTING', blockApart: true, updatedAt: this.clock.now() }
+    delete next.pledges
+    delete next.evidence
+    const evidence = mergeEvidence(parts.map((p) => p.bundle))
+    await this.evidence.commit(parts, (w, ref) => {
+      if (ref !== undefined) next.evidence = ref
+      putOutgoing(w, next, { withBlock: true })
+    })
+    Object.assign(rec, next)
+    if (evidence !== undefined) this.decidedEvidence.set(rec.txid, evidence)
+  }
+
+  /** The pledge evidence a decided transfer's delivery carries: kept from its decision, or read back. */
+  async evidenceOf (rec: OutgoingRecord): Promise<ChainBundle | undefined> {
+    const kept = this.decidedEvidence.get(rec.txid)
+    if (kept !== undefined) return kept
+    if (rec.evidence !== undefined) {
+      const b = await this.evidence.bundle(rec.evidence)
+      if (b === undefined) this.log.warn(`transfer ${rec.txid}: an entry of the signers' pledge evidence is not stored; delivered without it`)
+      return b
+    }
+    // a record written before the evidence was kept by digest
+    return rec.pledges !== undefined ? unpackEvidence(rec.pledges) : undefined
+  }
+
   /** Forgets what the process kept for a transaction that is no longer driven here. */
   forget (txid: string): void {
     this.inFlight.delete(txid)
+    this.decidedEvidence.delete(txid)
     this.receiverChecks.delete(txid)
     this.receiverHeld.delete(txid)
     this.refusedSpends.delete(txid)
@@ -147,19 +187,35 @@ export function receiverCheck (probe: Promise<ReceiverPolicy>): ReceiverCheck {
   return { done, throwIfFailed: () => { if (failure !== undefined) throw failure.error } }
 }
 
-/** The signers' pledge chains, merged into one bundle and kept in the outgoing record (base64). */
-export function packEvidence (replies: SignReply[]): OutgoingRecord['pledges'] {
-  const out: NonNullable<OutgoingRecord['pledges']> = { chains: {}, contents: {} }
-  let any = false
+/**
+ * Each signer's pledge chains (well-formed ones only) with the tokens its vote pledged; signers
+ * that sent none are left out.
+ */
+export function evidenceParts (replies: readonly SignReply[], votes: readonly Vote[]): EvidencePart[] {
+  const out: EvidencePart[] = []
   for (const r of replies) {
     const ev = r.pledgeChains
     if (ev === undefined || ev === null || typeof ev !== 'object') continue
+    const bundle: ChainBundle = { chains: {}, contents: {} }
     for (const [id, chain] of Object.entries(ev.chains ?? {})) {
-      if (Array.isArray(chain) && chain.every((b) => b instanceof Uint8Array)) { out.chains[id] = chain.map(b64); any = true }
+      if (Array.isArray(chain) && chain.every((b) => b instanceof Uint8Array)) bundle.chains[id] = chain
     }
-    for (const [id, c] of Object.entries(ev.contents ?? {})) if (typeof c === 'string') out.contents[id] = c
+    for (const [id, c] of Object.entries(ev.contents ?? {})) if (typeof c === 'string') bundle.contents[id] = c
+    if (Object.keys(bundle.chains).length === 0) continue
+    out.push({ bundle, pledged: votes.find((v) => v.quorumDid === r.quorumDid)?.pledge.map((p) => p.token) ?? [] })
   }
-  return any ? out : undefined
+  return out
+}
+
+/** The signers' pledge chains, merged into one bundle (undefined when none sent any). */
+export function mergeEvidence (bundles: readonly ChainBundle[]): ChainBundle | undefined {
+  if (bundles.length === 0) return undefined
+  const out: ChainBundle = { chains: {}, contents: {} }
+  for (const b of bundles) {
+    Object.assign(out.chains, b.chains)
+    Object.assign(out.contents, b.contents)
+  }
+  return out
 }
 
 export function unpackEvidence (p: NonNullable<OutgoingRecord['pledges']>): ChainBundle {

@@ -8,7 +8,7 @@ import type { LedgerWriter, TokenState } from './ports.js'
 import { putOutgoing, readOutgoing, unb64, withoutEvidence, type OutgoingRecord } from './records.js'
 import { opTokenType } from './nft.js'
 import { ANCESTRY_ROUNDS, NO_CHAIN, type PrepareRound } from './sender-prepare.js'
-import { SenderPart, contractBytes, spentStates, unpackEvidence, type SenderContext, type TransferResult } from './sender-context.js'
+import { SenderPart, contractBytes, spentStates, type SenderContext, type TransferResult } from './sender-context.js'
 
 /** Longest wait between two deliveries of a decided transfer whose receiver does not answer. */
 const MAX_REDELIVERY_DELAY_MS = 60_000
@@ -119,6 +119,7 @@ export class SenderDelivery extends SenderPart {
    */
   private async deliverWithRetry (rec: OutgoingRecord, block: Uint8Array, bundle: ChainBundle, wait: boolean, what: string, tokens?: TokenChains): Promise<boolean> {
     const attempts = wait ? (this.opts.deliverAttempts ?? 3) : 1
+    const pledges = await this.ctx.evidenceOf(rec)
     let lastErr: unknown
     for (let i = 0; i < attempts; i++) {
       try {
@@ -126,7 +127,7 @@ export class SenderDelivery extends SenderPart {
         for (let round = 0; ; round++) {
           let reply
           try {
-            reply = await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: contractBytes(rec), block, bundle: sent, memo: rec.memo, epoch: rec.epoch, ...(rec.pledges !== undefined ? { pledges: unpackEvidence(rec.pledges) } : {}) })
+            reply = await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: contractBytes(rec), block, bundle: sent, memo: rec.memo, epoch: rec.epoch, ...(pledges !== undefined ? { pledges } : {}) })
           } catch (e) {
             // a receiver from before the missing-ancestors answer refuses a bundle without them: once more with every ancestor
             const whole = round === 0 && NO_CHAIN.test(errorMessage(e)) ? await this.prepare.whole(rec.tokens, sent) : undefined

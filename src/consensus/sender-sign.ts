@@ -8,7 +8,7 @@ import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import { b64, readOutgoing, type OutgoingRecord } from './records.js'
 import { nftBlock } from './nft.js'
 import { notify } from './observe.js'
-import { SenderPart, contractBytes, packEvidence, type SenderContext, type TransferResult, type Vote } from './sender-context.js'
+import { SenderPart, contractBytes, evidenceParts, type SenderContext, type TransferResult, type Vote } from './sender-context.js'
 import type { PrepareRound } from './sender-prepare.js'
 import type { SenderDelivery } from './sender-delivery.js'
 
@@ -64,7 +64,7 @@ export class SignRound extends SenderPart {
         // this node's own writes now (a full disk) is not a refusal: SIGNING is durable, so recovery
         // signs again and commits; after COMMITTING, recovery finishes the delivery and the record.
         try {
-          await this.update(rec, { state: 'COMMITTING', block: b64(signed), signers: chosen.map((v) => v.quorumDid), pledges: packEvidence(sigs as SignReply[]) })
+          await this.ctx.decide(rec, { block: b64(signed), signers: chosen.map((v) => v.quorumDid) }, evidenceParts(sigs as SignReply[], chosen))
         } catch (e) {
           throw signingPending(rec.txid, `the quorums signed, but this node could not record the decision (${errorMessage(e)}); it is retried automatically and the transfer ends committed`)
         }

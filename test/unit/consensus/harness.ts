@@ -146,6 +146,8 @@ export class SimNode {
   /** signatures this node's roles verified */
   verifications = 0
   fault?: (step: string) => void
+  /** a new sender on the same ledger: what a restarted node's sender knows (nothing kept in memory) */
+  restartSender!: () => void
   /** this node's quorum list (what its receiver vouches for) */
   quorumList: string[] = []
   /** its receiver accepts only signers of `quorumList` (trustOwnQuorumList) */
@@ -275,7 +277,8 @@ export class SimNet {
     }
     const fault = (s: string): void => { n.fault?.(s) }
     const verified = n.verified
-    n.sender = new TransferSender({ ledger: n.ledger, transport: this.transportFor(n), verifier, verified, selfPeer: name, clock: this.clock, fault, deliverAttempts: 1, isLocalDid: async (d) => n.dids.has(d), scCode: async (id) => this.scCode.get(id)! })
+    n.restartSender = () => { n.sender = new TransferSender({ ledger: n.ledger, transport: this.transportFor(n), verifier, verified, selfPeer: name, clock: this.clock, fault, deliverAttempts: 1, isLocalDid: async (d) => n.dids.has(d), scCode: async (id) => this.scCode.get(id)! }) }
+    n.restartSender()
     n.quorum = new QuorumService({
       ledger: n.ledger, verifier, verified, signerFor: (d) => this.quorumDids.includes(d) && n.dids.has(d) ? n.dids.get(d)!.quorum : undefined,
       ownerSignerFor: (d) => n.dids.get(d)?.owner,

@@ -3,9 +3,10 @@ import { validateChain } from '../../../src/tokenchain/validate.js'
 import { didSignatureVerifier } from '../../../src/tokens/verifier.js'
 import { pledgeIndexKeys, putOutgoing, unb64, type OutgoingRecord, type PledgeRecord, type VoteRecord } from '../../../src/consensus/records.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
-import type { ConsensusTransport } from '../../../src/consensus/messages.js'
+import type { ChainBundle, ConsensusTransport } from '../../../src/consensus/messages.js'
 import { SimNet, balance, chainSourceOf, type SimNode } from './harness.js'
 import { TransferSender } from '../../../src/consensus/sender.js'
+import { EvidenceStore } from '../../../src/consensus/evidence-store.js'
 import { decodeBlockEnvelope } from '../../../src/tokenchain/block.js'
 import { decodeContract } from '../../../src/tokenchain/contract.js'
 import { markerPublishers, networkCheckers, NETWORK_CHECKERS } from '../../../src/consensus/quorum.js'
@@ -259,20 +260,105 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     expect(await balance(a, alice.did)).to.equal(0)
   })
 
-  it('the pledge evidence stays in the transfer\'s record until the delivery, then leaves it (it was rewritten at every later step)', async () => {
+  it('the pledge evidence stays named in the transfer\'s record until the delivery, then leaves it (it was rewritten at every later step)', async () => {
     const { net, a, b, alice, bob } = await SimNet.standard()
     await net.mint(a, alice.did, 1)
     const seen: Array<{ state: string, evidence: boolean }> = []
     a.fault = (s) => {
       if (s !== 'committing' && s !== 'committed') return
-      for (const r of a.ledger.recs.get('cs-outgoing')?.values() ?? []) seen.push({ state: (r as OutgoingRecord).state, evidence: (r as OutgoingRecord).pledges !== undefined })
+      for (const r of a.ledger.recs.get('cs-outgoing')?.values() ?? []) seen.push({ state: (r as OutgoingRecord).state, evidence: (r as OutgoingRecord).evidence !== undefined })
     }
     const res = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 500, memo: '', quorums: net.quorumDids }, alice.owner)
     a.fault = undefined
     expect(seen).to.deep.equal([{ state: 'COMMITTING', evidence: true }, { state: 'COMMITTED', evidence: false }])
     await waitFor(async () => ((await a.ledger.record<OutgoingRecord>('cs-outgoing', res.txid))?.notified.length ?? 0) >= res.quorums.length, { what: 'every quorum told' })
-    expect((await a.ledger.record<OutgoingRecord>('cs-outgoing', res.txid))?.pledges).to.equal(undefined)
+    expect((await a.ledger.record<OutgoingRecord>('cs-outgoing', res.txid))?.evidence).to.equal(undefined)
     expect(await balance(b, bob.did)).to.equal(500)
+  })
+
+  it('the signed block is written once per payment, beside the record, not again at COMMITTED and when the quorums are told', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    const values: string[] = []
+    const commit = a.ledger.commit.bind(a.ledger)
+    a.ledger.commit = async (build) => await commit((w) => build({ ...w, putRecord: (c, k, v) => { values.push(JSON.stringify(v)); w.putRecord(c, k, v) } }))
+    const res = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 500, memo: '', quorums: net.quorumDids }, alice.owner)
+    await waitFor(async () => ((await a.sender.record(res.txid))?.notified.length ?? 0) >= res.quorums.length, { what: 'every quorum told' })
+    const block = (await a.sender.record(res.txid))!.block!
+    expect(values.filter((v) => v.includes(block)), 'records carrying the signed block').to.have.length(1)
+    expect((await a.sender.outcome(res.txid)).block, 'the outcome a quorum asks for still carries it').to.deep.equal(unb64(block))
+    expect(await balance(b, bob.did)).to.equal(500)
+  })
+
+  it('a payment\'s record is written once per step: who answered the PREPAREs goes with the SIGNING record, not in a PREPARING record of its own', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    const states: string[] = []
+    const commit = a.ledger.commit.bind(a.ledger)
+    a.ledger.commit = async (build) => await commit((w) => build({ ...w, putRecord: (c, k, v) => { if (c === 'cs-outgoing') states.push((v as OutgoingRecord).state); w.putRecord(c, k, v) } }))
+    const res = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 500, memo: '', quorums: net.quorumDids }, alice.owner)
+    await waitFor(async () => ((await a.sender.record(res.txid))?.notified.length ?? 0) >= res.quorums.length, { what: 'every quorum told' })
+    expect(states).to.deep.equal(['PREPARING', 'SIGNING', 'COMMITTING', 'COMMITTED', 'COMMITTED'])
+    const rec = (await a.sender.record(res.txid))!
+    expect(rec.contacted).to.have.length.of.at.least(5)
+    expect(rec.yes).to.have.length.of.at.least(5)
+    expect(await balance(b, bob.did)).to.equal(500)
+  })
+
+  it('the signers\' pledge evidence is written by block, once: later payments through the same quorums write only the blocks not stored yet', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 2)
+    const delivered: number[] = []
+    const t = a.sender as unknown as { transport: ConsensusTransport }
+    const base = t.transport
+    // the evidence each delivery carries (its blocks in base64 and its contents, as a record held it before)
+    const size = (p: ChainBundle | undefined): number => Object.values(p?.chains ?? {}).flat().reduce((n, x) => n + Buffer.from(x).toString('base64').length, 0) + Object.values(p?.contents ?? {}).reduce((n, x) => n + x.length, 0)
+    t.transport = { ...base, deliver: async (r) => { delivered.push(size(r.pledges)); return await base.deliver(r) } }
+    let written = 0
+    let evidence = 0
+    const commit = a.ledger.commit.bind(a.ledger)
+    a.ledger.commit = async (build) => await commit((w) => build({
+      ...w,
+      putRecord: (c, k, v) => {
+        const n = k.length + JSON.stringify(v).length
+        if (c.startsWith('cs-')) written += n
+        if (c === 'cs-evidence') evidence += n
+        w.putRecord(c, k, v)
+      }
+    }))
+    const perPayment: Array<{ written: number, evidence: number }> = []
+    for (let i = 0; i < 4; i++) {
+      written = 0
+      evidence = 0
+      const res = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 100, memo: '', quorums: net.quorumDids }, alice.owner)
+      await waitFor(async () => ((await a.sender.record(res.txid))?.notified.length ?? 0) >= res.quorums.length, { what: 'every quorum told' })
+      perPayment.push({ written, evidence })
+    }
+    expect(await balance(b, bob.did)).to.equal(400)
+    // every payment delivers its whole evidence; a later one writes less than it in all of the
+    // sender's records together (the record at COMMITTING alone carried all of it), and of the
+    // evidence's own blocks only the few that changed
+    const said = `sender's record bytes ${JSON.stringify(perPayment)}, evidence delivered ${delivered.join(', ')}`
+    expect(delivered.every((n) => n > 0)).to.equal(true)
+    expect(perPayment[3].written, said).to.be.below(delivered[3])
+    expect(perPayment[3].evidence, said).to.be.below(delivered[3] / 4)
+  })
+
+  it('a sender restarted after the decision delivers the pledge evidence read back from its store (a receiver without a quorum list needs it)', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    expect(b.quorumList).to.deep.equal([])
+    a.fault = (s) => { if (s === 'committing') throw new Error('crash at committing') }
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 500, memo: '', quorums: net.quorumDids }, alice.owner).catch(() => {})
+    a.fault = undefined
+    a.restartSender()
+    const [rec] = await a.sender.openTransfers()
+    expect(rec?.state).to.equal('COMMITTING')
+    expect(a.ledger.recs.get('cs-evidence')?.size ?? 0, 'evidence blocks stored').to.be.above(0)
+    await a.sender.recover()
+    expect((await a.sender.record(rec!.txid))?.state).to.equal('COMMITTED')
+    expect(await balance(b, bob.did)).to.equal(500)
+    expect(await balance(a, alice.did)).to.equal(500)
   })
 
   it('the sender writes the new block while the delivery runs; its tokens turn Transferred and the record COMMITTED once the receiver took them', async () => {
@@ -344,6 +430,28 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     expect((await a.sender.record('old'))?.contract, 'and not lost').to.equal('inline')
   })
 
+  it('a decided transfer whose record an older node wrote (evidence and block inline) is delivered after the upgrade, and its block put beside the record', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    a.fault = (s) => { if (s === 'committing') throw new Error('crash at committing') }
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 500, memo: '', quorums: net.quorumDids }, alice.owner).catch(() => {})
+    a.fault = undefined
+    // the record as an older node kept it: the evidence as base64 chains and the block inside it
+    const [rec] = await a.sender.openTransfers()
+    const evidence = (await new EvidenceStore(a.ledger).bundle(rec!.evidence!))!
+    const { evidence: _ref, blockApart: _apart, contract: _contract, ...older } = rec!
+    const pledges = { chains: Object.fromEntries(Object.entries(evidence.chains).map(([id, c]) => [id, c.map((x) => Buffer.from(x).toString('base64'))])), contents: evidence.contents }
+    await a.ledger.commit((w) => { w.putRecord('cs-outgoing', rec!.txid, { ...older, pledges, contractApart: true }); w.delRecord('cs-outgoing-block', rec!.txid) })
+    a.ledger.recs.delete('cs-evidence')
+    a.restartSender()
+    await a.sender.recover()
+    const after = (await a.sender.record(rec!.txid))!
+    expect(after.state).to.equal('COMMITTED')
+    expect(after.block).to.equal(rec!.block)
+    expect((await a.ledger.record<OutgoingRecord>('cs-outgoing', rec!.txid))?.blockApart).to.equal(true)
+    expect(await balance(b, bob.did)).to.equal(500)
+  })
+
   it('a transfer\'s record is written without its votes once the block is signed, and settled without its pledge evidence (they served the sign round and the delivery); the block stays', async () => {
     const { net, a, alice, bob } = await SimNet.standard()
     await net.mint(a, alice.did, 1)
@@ -357,12 +465,13 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     await waitFor(async () => ((await a.sender.record(res.txid))?.notified.length ?? 0) >= res.quorums.length, { what: 'every quorum told' })
     expect(stored.some((r) => r.state === 'SIGNING' && (r.votes?.length ?? 0) > 0), 'the votes are kept while the block is signed').to.equal(true)
     expect(stored.filter((r) => r.state === 'COMMITTING' || r.state === 'COMMITTED').every((r) => r.votes === undefined), 'and written no more once it is').to.equal(true)
-    expect(stored.some((r) => r.state === 'COMMITTING' && r.pledges !== undefined), 'the evidence is kept for the delivery').to.equal(true)
+    expect(stored.some((r) => r.state === 'COMMITTING' && r.evidence !== undefined), 'the evidence is kept for the delivery').to.equal(true)
     const last = (await a.ledger.record<OutgoingRecord>('cs-outgoing', res.txid))!
     expect(last.state).to.equal('COMMITTED')
     expect(last.votes).to.equal(undefined)
-    expect(last.pledges).to.equal(undefined)
-    expect(last.block).to.be.a('string')
+    expect(last.evidence).to.equal(undefined)
+    expect(last.blockApart).to.equal(true)
+    expect((await a.sender.record(res.txid))?.block).to.be.a('string')
     expect((await a.sender.outcome(res.txid)).block).to.be.instanceOf(Uint8Array)
   })
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { BoundedSet } from '../../../src/util/lru.js'
+import { BoundedSet, Lru } from '../../../src/util/lru.js'
 
 describe('util: bounded set', () => {
   it('keeps at most max entries, dropping the least recently used (a hit counts as a use)', () => {
@@ -27,5 +27,24 @@ describe('util: bounded set', () => {
 
   it('refuses a size that is not a positive integer', () => {
     for (const bad of [0, -1, 1.5, NaN]) expect(() => new BoundedSet(bad)).to.throw(RangeError)
+  })
+})
+
+describe('util: LRU memo bounded by bytes', () => {
+  it('drops the least recently used entries once their counted bytes pass the bound, whatever their number', () => {
+    const m = new Lru<string>(1000, { maxBytes: 100, sizeOf: (v, k) => k.length + v.length })
+    for (let i = 0; i < 50; i++) m.set(`k${i}`.padEnd(20, '.'), 'v')
+    expect(m.bytes).to.be.at.most(100)
+    expect(m.size).to.equal(4)
+    expect(m.get('k49'.padEnd(20, '.'))).to.equal('v')
+    expect(m.get('k0'.padEnd(20, '.'))).to.equal(undefined)
+    // an entry larger than the whole bound is not kept
+    m.set('big', 'x'.repeat(200))
+    expect(m.get('big')).to.equal(undefined)
+    expect([...m.entries()].map(([k]) => k.trim())).to.have.length(4)
+  })
+
+  it('refuses a byte bound that is not a positive integer', () => {
+    for (const bad of [0, -1, 1.5]) expect(() => new Lru<string>(10, { maxBytes: bad, sizeOf: () => 1 })).to.throw(RangeError)
   })
 })
