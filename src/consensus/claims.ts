@@ -126,7 +126,8 @@ export class ClaimTable {
       const [r] = await this.store.getMany([stateHash])
       if (r === undefined || r.txid !== txid || r.committed === true) return
       const each = r.claimants.map((c) => typeof outcome === 'string' ? outcome : outcome.get(claimantKey(r, c)) ?? 'pending')
-      if (each.includes('committed')) { await this.store.write([[stateHash, { ...r, committed: true }]], []); return }
+      // kept for good, it needs only its transaction: who claimed it is asked nothing again
+      if (each.includes('committed')) { await this.store.write([[stateHash, { txid: r.txid, claimants: [], at: r.at, committed: true }]], []); return }
       const left = r.claimants.filter((_c, i) => each[i] !== 'released')
       if (left.length === 0) await this.store.write([], [stateHash])
       else await this.store.write([[stateHash, { ...r, claimants: left, askedAt: this.clock.now() }]], [])

@@ -45,6 +45,8 @@ describe('consensus: claims of spent states (arbiter table, thresholds)', () => 
     now += 60_000
     expect((await t.stale(now - 30_000)).map((s) => s.stateHash)).to.deep.equal([S1])
     await t.settle(S1, TX2, 'committed')
+    // kept for good, the record holds its transaction only (an arbiter keeps one for every state spent)
+    expect(store.map.get(S1)).to.deep.equal({ txid: TX2, claimants: [], at: 1000, committed: true })
     expect(await t.stale(now)).to.deep.equal([])
     expect(await t.release(TX2, [S1], 'x')).to.equal(0)
     await t.settle(S1, TX2, 'released')
