@@ -42,17 +42,19 @@ export interface FetchedBundle {
   fetchedBlocks: number
 }
 
-const parentOf = (tokenId: string, genesis: Uint8Array): string | undefined => {
-  const g = decodeBlockEnvelope(genesis).content.genesis
+type Genesis = ReturnType<typeof decodeBlockEnvelope>
+
+/** A part token's parent, as its genesis names it. */
+const parentOf = (tokenId: string, genesis: Genesis): string | undefined => {
+  const g = genesis.content.genesis
   const p = g?.info[tokenId]?.parentId
   return p !== undefined && p !== '' && g?.type === '' ? p : undefined
 }
 
 /** The backing tokens an FT's genesis names (undefined for any other token). */
-const ftBackingOf = (tokenId: string, genesis: Uint8Array): string[] | undefined => {
-  const g = decodeBlockEnvelope(genesis)
-  if (!isFtGenesis(g, tokenId)) return undefined
-  return (g.content.genesis?.info[tokenId]?.parentId ?? '').split(',').filter((x) => x !== '')
+const ftBackingOf = (tokenId: string, genesis: Genesis): string[] | undefined => {
+  if (!isFtGenesis(genesis, tokenId)) return undefined
+  return (genesis.content.genesis?.info[tokenId]?.parentId ?? '').split(',').filter((x) => x !== '')
 }
 
 /**
@@ -85,12 +87,13 @@ export async function fetchBundle (source: ChainSource, held: HeldChains, tokenI
     out.fetchedBlocks += chain.length - mine.length
     out.bundle.chains[id] = chain
     wantContents.add(id)
-    let parentId: string | undefined
+    let genesis: Genesis
     try {
-      parentId = parentOf(id, chain[0]!)
+      genesis = decodeBlockEnvelope(chain[0]!)
     } catch (e) {
       throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${id}: genesis block does not decode: ${errorMessage(e)}`)
     }
+    const parentId = parentOf(id, genesis)
     if (parentId !== undefined) {
       await visit(parentId, depth + 1)
       const parentChain = out.bundle.chains[parentId]!
@@ -98,7 +101,7 @@ export async function fetchBundle (source: ChainSource, held: HeldChains, tokenI
     }
     // an FT is checked against its backing: the tokens its genesis names and every token of the
     // burn block they end with (bundle.ts, validateFtBacking)
-    const backing = ftBackingOf(id, chain[0]!)
+    const backing = ftBackingOf(id, genesis)
     if (backing !== undefined && backing.length > 0) {
       await Promise.all(backing.map(async (p) => { await visit(p, depth + 1) }))
       const first = out.bundle.chains[backing[0]!]!
