@@ -105,18 +105,19 @@ export class ConsensusService {
     // beside the rest of the start instead of before the node serves; a signature asked for
     // meanwhile waits for them.
     const setups = await this.opts.registry.loadSetups().catch((e) => { this.opts.log.error(`quorum setups unreadable: ${errorMessage(e)}`); return [] })
-    for (const s of setups) {
+    this.opened = Promise.all(setups.map(async (s) => {
       const opening = this.openSigners(s.did, s.password, s.privPassword)
       const signers = { quorum: deferredSigner(s.did, opening.then((o) => o.quorum)), owner: deferredSigner(s.did, opening.then((o) => o.owner)) }
       this.quorumSigners.set(s.did, signers)
-      this.opened = Promise.all([this.opened, opening.then((o) => {
-        if (this.quorumSigners.get(s.did) === signers) this.quorumSigners.set(s.did, o)
+      try {
+        const open = await opening
+        if (this.quorumSigners.get(s.did) === signers) this.quorumSigners.set(s.did, open)
         this.opts.log.info(`quorum ${s.did} set up again from its saved setup`)
-      }, (e) => {
+      } catch (e) {
         if (this.quorumSigners.get(s.did) === signers) this.quorumSigners.delete(s.did)
         this.opts.log.error(`quorum ${s.did} could not be set up again: ${errorMessage(e)}`)
-      })]).then(() => {})
-    }
+      }
+    })).then(() => {})
     // Transfers left open by the last run are finished in the background, not before the node
     // serves: their rounds wait on quorums and receivers (some may be down too), and a node killed
     // under traffic would otherwise answer only once every one of them had its answer. Their tokens
