@@ -9,12 +9,6 @@ import { cliDeps } from './deps.js'
 
 export type BaseFlags = Interfaces.InferredFlags<typeof globalFlags>
 
-/** Error code of a decided transfer not yet taken by its receiver (kept literal: commands load no domain code). */
-const DELIVERY_PENDING = 'DELIVERY_PENDING'
-/** Error code of a transfer the quorums agreed on whose sign round is retried (it ends committed). */
-const SIGNING_PENDING = 'SIGNING_PENDING'
-/** Codes whose answer, when it names a transaction, is not a refusal: the transfer may still complete. */
-const OUTCOME_PENDING: ReadonlySet<string> = new Set([DELIVERY_PENDING, SIGNING_PENDING, 'INSUFFICIENT_STORAGE', 'STORAGE_UNAVAILABLE'])
 /** Exit code when a transfer is decided but its delivery (or its sign round) is pending (1: failed, 2: usage). */
 export const EXIT_DELIVERY_PENDING = 3
 
@@ -81,9 +75,9 @@ export abstract class BaseCommand extends Command {
     if (err instanceof ApiError) {
       if (this.flags?.json === true) this.print(JSON.stringify({ status: false, message: err.message, result: err.result ?? null }, null, 2))
       this.errorLine(err.message)
-      // a transfer the quorums decided whose receiver has not taken it yet: exit 3, the id on stdout
-      // (also a storage error whose transfer may still complete: it names the transaction too)
-      const txid = OUTCOME_PENDING.has(err.code ?? '') ? (err.result as { transactionID?: unknown } | null)?.transactionID : undefined
+      // a failure that names its transaction is not a refusal: the transfer may still complete (its
+      // delivery or sign round is retried, or a storage error came as it was decided): exit 3, the id on stdout
+      const txid = (err.result as { transactionID?: unknown } | null)?.transactionID
       if (typeof txid === 'string') {
         if (this.flags?.json !== true) this.print(txid)
         this.exit(EXIT_DELIVERY_PENDING)

@@ -46,14 +46,11 @@ export function httpStatusOf (code: ErrorCode): number {
   return statusByCode[code] ?? 500
 }
 
-const isStorageCode = (c: ErrorCode): boolean => c === ErrorCode.INSUFFICIENT_STORAGE || c === ErrorCode.STORAGE_UNAVAILABLE
-
 export function toHttpError (err: unknown): { status: number, envelope: Envelope<unknown> } {
   if (err instanceof RbtError) {
-    // a pending delivery or sign round names its transaction, so the caller can follow it; so does
-    // a storage error whose transfer may still complete (undecidedWrite)
-    const extra = err.code === ErrorCode.DELIVERY_PENDING || err.code === ErrorCode.SIGNING_PENDING || err.code === ErrorCode.STATE_CLAIMED ||
-      (isStorageCode(err.code) && typeof (err.details as { transactionID?: unknown } | undefined)?.transactionID === 'string')
+    // an error naming its transaction (a pending delivery or sign round, a storage error whose
+    // transfer may still complete) hands it on, so the caller can follow it; so does a claim refused
+    const extra = err.code === ErrorCode.STATE_CLAIMED || typeof (err.details as { transactionID?: unknown } | undefined)?.transactionID === 'string'
       ? err.details as Record<string, unknown> ?? {}
       : {}
     return { status: httpStatusOf(err.code), envelope: fail(err.message, { code: err.code, ...extra }) }
