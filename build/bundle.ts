@@ -33,6 +33,8 @@ export const OUT_DIR = join(ROOT, 'dist', 'bundle')
 export const EXTERNAL = [
   'classic-level',
   'secp256k1',
+  // libsodium for the private network's cipher, loaded with require() where it exists (optional)
+  'sodium-native',
   'better-sqlite3',
   'better-sqlite3-napi',
   'pngjs',

@@ -1,5 +1,6 @@
 /**
- * The private-network connection protector (libp2p pnet, PSK v1), on XSalsa20 from @noble/ciphers.
+ * The private-network connection protector (libp2p pnet, PSK v1), on XSalsa20: libsodium's Salsa20
+ * core where the `sodium-native` add-on loads, @noble/ciphers' JavaScript otherwise (salsa20-core.ts).
  *
  * On the wire it is the protocol of libp2p's `@libp2p/pnet` and of go-libp2p's pnet: as soon as
  * the raw connection is open each side writes 24 random bytes (its nonce), then every byte it
@@ -19,12 +20,13 @@
  * connection (its socket is reset) and is logged; other connections carry on.
  */
 import { randomFillSync } from 'node:crypto'
-import { hsalsa, salsa20 } from '@noble/ciphers/salsa.js'
+import { hsalsa } from '@noble/ciphers/salsa.js'
 import { AbstractMultiaddrConnection, byteStream } from '@libp2p/utils'
 import type { AbortOptions, ConnectionProtector, Logger, MessageStream, MultiaddrConnection, StreamCloseEvent, StreamMessageEvent } from '@libp2p/interface'
 import type { Multiaddr } from '@multiformats/multiaddr'
 import { deadline } from './deadline.js'
 import type { SwarmKey } from './swarm-key.js'
+import { salsa20Core, type Salsa20Choice, type Salsa20Core } from './salsa20-core.js'
 
 export const PNET_NONCE_BYTES = 24
 export const PNET_KEY_BYTES = 32
@@ -54,8 +56,8 @@ export class PnetError extends Error {
 /**
  * One direction's XSalsa20 keystream. `xor` and `apply` take chunks of any size: the unused rest
  * of a keystream block is kept for the next chunk, so the output is the same as one pass over all
- * the bytes at once. Noble's cipher is called with the block counter to start from, so nothing
- * but that counter and the one partly used block is carried between chunks.
+ * the bytes at once. The Salsa20 core (native or JavaScript) is called with the block counter to
+ * start from, so nothing but that counter and the one partly used block is carried between chunks.
  */
 export class XSalsa20Keystream {
   private readonly key: Uint8Array
@@ -65,8 +67,10 @@ export class XSalsa20Keystream {
   /** The last generated block when only part of it was used; `rest` bytes of it remain. */
   private readonly spare = new Uint8Array(BLOCK_BYTES)
   private rest = 0
+  private readonly core: Salsa20Core
 
-  constructor (key: Uint8Array, nonce: Uint8Array) {
+  constructor (key: Uint8Array, nonce: Uint8Array, core: Salsa20Core = salsa20Core()) {
+    this.core = core
     if (key.byteLength !== PNET_KEY_BYTES) throw new PnetError(`pnet key must be ${PNET_KEY_BYTES} bytes, got ${key.byteLength}`)
     if (nonce.byteLength !== PNET_NONCE_BYTES) throw new PnetError(`pnet nonce must be ${PNET_NONCE_BYTES} bytes, got ${nonce.byteLength}`)
     // XSalsa20 is Salsa20 under a subkey derived from the key and the nonce's first 16 bytes,
@@ -76,6 +80,11 @@ export class XSalsa20Keystream {
     hsalsa(SIGMA, new Uint32Array(Uint8Array.from(key).buffer), new Uint32Array(Uint8Array.from(nonce.subarray(0, 16)).buffer), sub)
     this.key = new Uint8Array(sub.buffer)
     this.nonce = Uint8Array.from(nonce.subarray(16))
+  }
+
+  /** Which Salsa20 core runs this keystream. */
+  get coreName (): 'native' | 'js' {
+    return this.core.name
   }
 
   /** Bytes of keystream used so far. */
@@ -95,10 +104,15 @@ export class XSalsa20Keystream {
    */
   apply (chunks: Uint8Array | Iterable<Uint8Array>, length: number): Uint8Array {
     // every byte is written below, so the memory need not be zeroed first
-    const mem = Buffer.allocUnsafeSlow(length + 3)
-    const lead = Math.min(this.rest, length)
-    const pad = (4 - (mem.byteOffset + lead) % 4) % 4
-    const out = new Uint8Array(mem.buffer, mem.byteOffset + pad, length)
+    let out: Uint8Array
+    if (this.core.wantsAlignment) {
+      const mem = Buffer.allocUnsafeSlow(length + 3)
+      const lead = Math.min(this.rest, length)
+      const pad = (4 - (mem.byteOffset + lead) % 4) % 4
+      out = new Uint8Array(mem.buffer, mem.byteOffset + pad, length)
+    } else {
+      out = Buffer.allocUnsafe(length)
+    }
     if (chunks instanceof Uint8Array) {
       this.run(chunks, out)
     } else {
@@ -129,17 +143,17 @@ export class XSalsa20Keystream {
       const to = dst.subarray(i, i + whole)
       let from = src.subarray(i, i + whole)
       // the cipher goes word by word only when input and output are both aligned
-      if (from.buffer !== to.buffer && from.byteOffset % 4 !== 0) {
+      if (this.core.wantsAlignment && from.buffer !== to.buffer && from.byteOffset % 4 !== 0) {
         to.set(from)
         from = to
       }
-      salsa20(this.key, this.nonce, from, to, this.block)
+      this.core.xor(this.key, this.nonce, from, to, this.block)
       this.block += blocks
       i += whole
     }
     if (i < n) {
       this.reserve(1)
-      salsa20(this.key, this.nonce, ZERO_BLOCK, this.spare, this.block)
+      this.core.xor(this.key, this.nonce, ZERO_BLOCK, this.spare, this.block)
       this.block += 1
       let k = 0
       for (; i < n; i++, k++) dst[i] = src[i] ^ this.spare[k]
@@ -161,6 +175,7 @@ interface PnetConnectionInit {
   key: Uint8Array
   localNonce: Uint8Array
   remoteNonce: Uint8Array
+  core: Salsa20Core
   log: Logger
 }
 
@@ -176,15 +191,23 @@ class PnetConnection extends AbstractMultiaddrConnection {
   constructor (init: PnetConnectionInit) {
     super({ log: init.log, remoteAddr: init.remoteAddr, direction: init.maConn.direction })
     this.maConn = init.maConn
-    this.inbound = new XSalsa20Keystream(init.key, init.remoteNonce)
-    this.outbound = new XSalsa20Keystream(init.key, init.localNonce)
+    this.inbound = new XSalsa20Keystream(init.key, init.remoteNonce, init.core)
+    this.outbound = new XSalsa20Keystream(init.key, init.localNonce, init.core)
+    // A chunk read from the socket belongs to this layer alone: the native core decrypts it where
+    // it lies instead of into a copy (the JavaScript core wants the aligned copy `apply` makes).
+    const inPlace = !init.core.wantsAlignment
 
     this.maConn.addEventListener('message', (evt: StreamMessageEvent) => {
       // Runs inside the socket's data event: nothing may escape from here.
       try {
         if (this.readStatus === 'closed') return
         const data = evt.data
-        this.onData(this.inbound.apply(data, data.byteLength))
+        if (inPlace && data instanceof Uint8Array) {
+          this.inbound.xor(data)
+          this.onData(data)
+        } else {
+          this.onData(this.inbound.apply(data, data.byteLength))
+        }
       } catch (err) {
         this.fail(err, 'decrypting')
       }
@@ -255,14 +278,21 @@ export interface PnetProtectorInit {
    * can end the wait sooner.
    */
   nonceTimeoutMs?: number
+  /**
+   * The Salsa20 core: `auto` (default) takes libsodium's where it loads, else the JavaScript one;
+   * `js` and `native` force one (tests and benchmarks).
+   */
+  cipher?: Salsa20Choice
 }
 
 class PnetProtector implements ConnectionProtector {
   readonly [Symbol.toStringTag] = 'rbtnode/pnet'
   private readonly key: Uint8Array
   private readonly timeoutMs: number
+  private readonly core: Salsa20Core
 
   constructor (init: PnetProtectorInit) {
+    this.core = salsa20Core(init.cipher)
     if (init.swarmKey.key.byteLength !== PNET_KEY_BYTES) throw new PnetError(`swarm key must be ${PNET_KEY_BYTES} bytes, got ${init.swarmKey.key.byteLength}`)
     this.key = Uint8Array.from(init.swarmKey.key)
     this.timeoutMs = init.nonceTimeoutMs ?? DEFAULT_NONCE_TIMEOUT_MS
@@ -294,8 +324,8 @@ class PnetProtector implements ConnectionProtector {
     } finally {
       wait.clear()
     }
-    log('exchanged nonces')
-    return new PnetConnection({ maConn: bytes.unwrap(), remoteAddr, key: this.key, localNonce, remoteNonce, log })
+    log('exchanged nonces (%s Salsa20 core)', this.core.name)
+    return new PnetConnection({ maConn: bytes.unwrap(), remoteAddr, key: this.key, localNonce, remoteNonce, core: this.core, log })
   }
 }
 

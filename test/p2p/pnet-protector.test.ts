@@ -17,6 +17,8 @@ import { createLibp2p } from 'libp2p'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import { createP2pHost, type P2pHost } from '../../src/p2p/host.js'
 import { PNET_NONCE_BYTES, XSalsa20Keystream, pnetProtector } from '../../src/p2p/pnet-protector.js'
+import { jsSalsa20, nativeSalsa20, salsa20Core, type Salsa20Core } from '../../src/p2p/salsa20-core.js'
+import { createHash } from 'node:crypto'
 import { swarmKeyFromBytes, type SwarmKey } from '../../src/p2p/swarm-key.js'
 import { startHosts, stopAll, testSwarmKey, waitFor } from './helpers.js'
 
@@ -217,6 +219,128 @@ describe('p2p/pnet-protector', function () {
       expect(() => new XSalsa20Keystream(new Uint8Array(31), nonce)).to.throw(/32 bytes/)
       expect(() => new XSalsa20Keystream(key, new Uint8Array(8))).to.throw(/24 bytes/)
       expect(() => pnetProtector({ swarmKey: { key: new Uint8Array(16) } })).to.throw(/32 bytes/)
+    })
+  })
+
+  describe('native and JavaScript Salsa20 cores', () => {
+    const native = nativeSalsa20()
+    before(function () {
+      // the add-on ships binaries for the usual platforms; where it has none the fallback runs alone
+      if (native === null) this.skip()
+    })
+    const cores = (): Array<[string, Salsa20Core]> => [['js', jsSalsa20], ['native', native!]]
+
+    it('the default core is the native one, and RBTNODE_PNET_CIPHER=js keeps the JavaScript one', () => {
+      expect(salsa20Core().name).to.equal('native')
+      const before = process.env.RBTNODE_PNET_CIPHER
+      process.env.RBTNODE_PNET_CIPHER = 'js'
+      try {
+        expect(salsa20Core().name).to.equal('js')
+        expect(salsa20Core('native').name).to.equal('native')
+      } finally {
+        if (before === undefined) delete process.env.RBTNODE_PNET_CIPHER
+        else process.env.RBTNODE_PNET_CIPHER = before
+      }
+    })
+
+    it('both give the known XSalsa20 keystream (NaCl\'s 4 MiB stream test: its SHA-256)', () => {
+      const key = Buffer.from('1b27556473e985d462cd51197a9a46c76009549eac6474f206c4ee0844f68389', 'hex')
+      const nonce = Buffer.from('69696ee955b62b73cd62bda875fc73d68219e0036b7a0b37', 'hex')
+      for (const [name, core] of cores()) {
+        const ks = new XSalsa20Keystream(key, nonce, core)
+        expect(ks.coreName).to.equal(name)
+        const out = ks.apply(new Uint8Array(4 * MiB), 4 * MiB)
+        expect(createHash('sha256').update(out).digest('hex'), name)
+          .to.equal('662b9d0e3463029156069b12f918691a98f7dfb2ca0393c96bbfc6b1fbd630a2')
+      }
+    })
+
+    it('both give identical output for random keys, nonces, chunkings and odd offsets', () => {
+      for (let round = 0; round < 8; round++) {
+        const key = randomBytes(32)
+        const nonce = randomBytes(24)
+        const data = randomBytes(256 * 1024 + Math.floor(Math.random() * 4096))
+        const whole = xsalsa20(key, nonce, data)
+        for (const [name, core] of cores()) {
+          const ks = new XSalsa20Keystream(key, nonce, core)
+          const parts: Uint8Array[] = []
+          for (let at = 0; at < data.byteLength;) {
+            const pick = Math.random()
+            const size = pick < 0.4 ? 1 + Math.floor(Math.random() * 130) : 1 + Math.floor(Math.random() * 40_000)
+            const end = Math.min(data.byteLength, at + size)
+            if (Math.random() < 0.5) {
+              // in place, on a copy that starts at an odd byte of its buffer
+              const mem = new Uint8Array(end - at + 3)
+              const chunk = mem.subarray(1 + (at % 2), 1 + (at % 2) + end - at)
+              chunk.set(data.subarray(at, end))
+              ks.xor(chunk)
+              parts.push(chunk.slice())
+            } else {
+              const cut = at + Math.floor((end - at) / 2)
+              parts.push(ks.apply([data.subarray(at, cut), data.subarray(cut, end)], end - at))
+            }
+            at = end
+          }
+          expect(Buffer.compare(concat(parts), whole), `${name}, round ${round}`).to.equal(0)
+        }
+      }
+    })
+
+    it('agree at block counters past 2^31 (the counter crosses 32-bit signed range)', () => {
+      const key = randomBytes(32)
+      const nonce = randomBytes(8)
+      const src = randomBytes(64 * 5 + 17)
+      for (const counter of [2 ** 31 - 2, 2 ** 32 - 8]) {
+        const a = new Uint8Array(src.byteLength)
+        const b = new Uint8Array(src.byteLength)
+        jsSalsa20.xor(key, nonce, src, a, counter)
+        native!.xor(key, nonce, src, b, counter)
+        expect(Buffer.compare(a, b), `counter ${counter}`).to.equal(0)
+      }
+    })
+
+    it('a protected pair with the JavaScript core on one end and the native one on the other', async () => {
+      const js = pnetProtector({ swarmKey: testSwarmKey, cipher: 'js' })()
+      const nat = pnetProtector({ swarmKey: testSwarmKey, cipher: 'native' })()
+      for (const [a, b] of [[js, nat], [nat, js]]) {
+        const [x, y] = await protectedPair(a, b)
+        const there = randomBytes(MiB + 333)
+        const back = randomBytes(100_003)
+        const gotThere = receive(y, there.byteLength)
+        const gotBack = receive(x, back.byteLength)
+        await Promise.all([sendChunked(x, there, [1, 63, 64, 65, 70_001]), sendChunked(y, back, [7, 99_999])])
+        expect(Buffer.compare(await gotThere, there)).to.equal(0)
+        expect(Buffer.compare(await gotBack, back)).to.equal(0)
+        x.abort(new Error('done'))
+      }
+    })
+
+    it('libp2p nodes over TCP, Noise and Yamux: one on the JavaScript core talks to one on the native core', async () => {
+      const make = async (cipher: 'js' | 'native'): Promise<Libp2p<{ ping: Ping }>> => {
+        const node = await createLibp2p({
+          addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
+          transports: [tcp()],
+          connectionEncrypters: [noise()],
+          streamMuxers: [yamux()],
+          connectionProtector: pnetProtector({ swarmKey: testSwarmKey, cipher }),
+          services: { ping: ping() }
+        })
+        await node.handle(ECHO, echoHandler)
+        return node
+      }
+      const js = await make('js')
+      const nat = await make('native')
+      try {
+        for (const [from, to] of [[js, nat], [nat, js]]) {
+          const stream = await from.dialProtocol(to.getMultiaddrs()[0], ECHO, { signal: AbortSignal.timeout(10_000) })
+          const data = randomBytes(2 * MiB + 5)
+          expect(Buffer.compare(await echoRoundTrip(stream, data, [65_536, 1, 300_000]), data)).to.equal(0)
+          expect(await from.services.ping.ping(to.peerId)).to.be.a('number')
+        }
+      } finally {
+        await js.stop()
+        await nat.stop()
+      }
     })
   })
 
