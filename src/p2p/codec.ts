@@ -41,3 +41,81 @@ export function decodeJson (bytes: Uint8Array): unknown {
     throw new RbtError(ErrorCode.PROTOCOL, `malformed frame: ${errorMessage(e)}`, { cause: e })
   }
 }
+
+/**
+ * Binary frames (docs/protocol.md, "Binary frames"): the byte strings of a body travel as raw
+ * bytes after a JSON header instead of as base64 inside the JSON. Layout: the mark byte 0x01 (a
+ * JSON frame starts with `{`), the header's length as a 4-byte big-endian integer, the header
+ * (UTF-8 JSON in which each byte string is `{"$bin": [offset, length]}`, counted from the end of
+ * the header), then the byte strings one after the other.
+ */
+export const BINARY_FRAME_MARK = 0x01
+const BIN_KEY = '$bin'
+
+/**
+ * A binary frame as the list of its pieces: the head (mark, header length and header), then each
+ * byte string as given, not copied. `byteLength` is the frame's whole length.
+ */
+export interface BinaryFrame { parts: Uint8Array[], byteLength: number }
+
+export function encodeBinary (value: unknown): BinaryFrame {
+  const parts: Uint8Array[] = []
+  let at = 0
+  const header = encoder.encode(JSON.stringify(value, function (this: Record<string, unknown>, key: string, v: unknown): unknown {
+    const original = this[key]
+    if (original instanceof Uint8Array) {
+      parts.push(original)
+      const ref = { [BIN_KEY]: [at, original.byteLength] }
+      at += original.byteLength
+      return ref
+    }
+    if (typeof v === 'bigint') throw new RbtError(ErrorCode.INVALID_INPUT, `bigint at "${key}" cannot be sent; use a string`)
+    return v
+  }))
+  const head = new Uint8Array(5 + header.byteLength)
+  head[0] = BINARY_FRAME_MARK
+  new DataView(head.buffer).setUint32(1, header.byteLength)
+  head.set(header, 5)
+  return { parts: [head, ...parts], byteLength: head.byteLength + at }
+}
+
+/** The frame's pieces in one buffer (small frames, written in one piece). */
+export function joinBinary (f: BinaryFrame): Uint8Array {
+  if (f.parts.length === 1) return f.parts[0]
+  const out = new Uint8Array(f.byteLength)
+  let at = 0
+  for (const p of f.parts) { out.set(p, at); at += p.byteLength }
+  return out
+}
+
+/**
+ * Decodes a frame body, JSON or binary. The byte strings of a binary frame are views into
+ * `bytes` (not copies).
+ */
+export function decodeFrame (bytes: Uint8Array): unknown {
+  if (bytes.byteLength === 0 || bytes[0] !== BINARY_FRAME_MARK) return decodeJson(bytes)
+  try {
+    if (bytes.byteLength < 5) throw new Error('truncated binary frame')
+    const headerLength = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(1)
+    const base = 5 + headerLength
+    if (base > bytes.byteLength) throw new Error('binary frame header runs past the frame')
+    const text = decoder.decode(bytes.subarray(5, base))
+    const data = bytes.subarray(base)
+    return JSON.parse(text, (_key: string, value: unknown): unknown => {
+      if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+        const ref = (value as Record<string, unknown>)[BIN_KEY]
+        if (ref !== undefined && Object.keys(value).length === 1) {
+          if (!Array.isArray(ref) || ref.length !== 2) throw new Error('malformed byte-string reference')
+          const [off, len] = ref as unknown[]
+          if (!Number.isSafeInteger(off) || !Number.isSafeInteger(len) || (off as number) < 0 || (len as number) < 0 || (off as number) + (len as number) > data.byteLength) {
+            throw new Error('byte-string reference out of the frame')
+          }
+          return data.subarray(off as number, (off as number) + (len as number))
+        }
+      }
+      return value
+    })
+  } catch (e) {
+    throw new RbtError(ErrorCode.PROTOCOL, `malformed frame: ${errorMessage(e)}`, { cause: e })
+  }
+}

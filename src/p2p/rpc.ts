@@ -18,7 +18,7 @@ import type { Connection, Stream } from '@libp2p/interface'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import { silentLogger, type Logger } from '../util/logger.js'
 import type { Startable, StartableStatus } from '../util/startable.js'
-import { decodeJson, encodeJson } from './codec.js'
+import { decodeFrame, encodeBinary, encodeJson, joinBinary, type BinaryFrame } from './codec.js'
 import { deadline, onAbort, raceAbort, type Deadline } from './deadline.js'
 import { p2pError } from './errors.js'
 import type { P2pHost } from './host.js'
@@ -129,7 +129,8 @@ export const WIRE_VERSION = 1
 /** Request id used in an error frame when the request itself could not be read. */
 const UNKNOWN_ID = '-'
 
-interface ReqFrame { t: 'req', v: number, id: string, body: unknown, credit?: number, m?: string, n?: number }
+/** `bin: 1`: the caller reads binary frames (docs/protocol.md, "Binary frames"); older servers ignore it. */
+interface ReqFrame { t: 'req', v: number, id: string, body: unknown, credit?: number, m?: string, n?: number, bin?: number }
 interface ResFrame { t: 'res', ok: true, id: string, body: unknown, n?: number }
 interface ErrFrame { t: 'err', ok: false, id: string, code: string, message: string, n?: number }
 interface PageFrame { t: 'page', id: string, seq: number, body: unknown }
@@ -167,7 +168,7 @@ function isCount (v: unknown): v is number {
 }
 
 function parseFrame (bytes: Uint8Array, peer: string): Frame {
-  const f = decodeJson(bytes) as Record<string, unknown>
+  const f = decodeFrame(bytes) as Record<string, unknown>
   if (f === null || typeof f !== 'object' || Array.isArray(f)) throw protocolError(`frame from ${peer} is not an object`, peer)
   if (typeof f.id !== 'string' || f.id === '' || f.id.length > 128) throw protocolError(`frame from ${peer} has no valid request id`, peer)
   switch (f.t) {
@@ -200,6 +201,28 @@ function remoteError (f: ErrFrame, peer: string, method: string): RbtError {
   const known = Object.prototype.hasOwnProperty.call(ErrorCode, f.code)
   const code = known ? f.code as ErrorCode : ErrorCode.INTERNAL
   return new RbtError(code, f.message, { details: { peer, method, remote: true, ...(known ? {} : { remoteCode: f.code }) } })
+}
+
+/** The unsigned LEB128 varint of `n` (a frame's length prefix). */
+export function varint (n: number): Uint8Array {
+  const out: number[] = []
+  do {
+    let b = n % 128
+    n = Math.floor(n / 128)
+    if (n > 0) b |= 0x80
+    out.push(b)
+  } while (n > 0)
+  return Uint8Array.from(out)
+}
+
+/**
+ * Writes a binary frame to `stream` as its length prefix and its pieces, one send each (a single
+ * writer per stream keeps them together), and waits for the stream to drain when it asks to.
+ */
+async function sendPieces (stream: Stream, f: BinaryFrame, signal: AbortSignal): Promise<void> {
+  let more = stream.send(varint(f.byteLength))
+  for (const p of f.parts) more = stream.send(p) && more
+  if (!more) await stream.onDrain({ signal })
 }
 
 function isAsyncIterable (v: unknown): v is AsyncIterable<unknown> {
@@ -346,8 +369,9 @@ class RpcNode<T> implements Rpc<T> {
       const handler = this.handlers.get(method) as AnyHandler
       const ctx: RpcContext = { peerId: peer, method, requestId: id, signal: ac.signal }
       const result = await this.underDeadline(Promise.resolve().then(() => handler(req.body, ctx)), ac, method)
+      const binary = req.bin === 1 ? stream : undefined
       if (!isAsyncIterable(result)) {
-        await this.writeFrame(lp, { t: 'res', ok: true, id, body: result }, ac.signal, method)
+        await this.writeFrame(lp, { t: 'res', ok: true, id, body: result }, ac.signal, method, binary)
       } else {
         if (req.credit === undefined) throw protocolError(`${method} answers in pages; call it with callPaged`, peer)
         iterator = result[Symbol.asyncIterator]()
@@ -361,7 +385,7 @@ class RpcNode<T> implements Rpc<T> {
           }
           const next = await this.underDeadline(iterator.next(), ac, method)
           if (next.done === true) break
-          await this.writeFrame(lp, { t: 'page', id, seq, body: next.value }, ac.signal, method)
+          await this.writeFrame(lp, { t: 'page', id, seq, body: next.value }, ac.signal, method, binary)
           seq++
           credit--
         }
@@ -433,15 +457,22 @@ class RpcNode<T> implements Rpc<T> {
     }
   }
 
-  private async writeFrame (lp: LengthPrefixedStream<Stream>, frame: Frame, parent: AbortSignal, method: string): Promise<void> {
-    const bytes = encodeJson(frame)
+  /**
+   * Writes one frame under the write deadline: JSON, or binary when `binary` (the stream under
+   * `lp`) is given, its byte strings handed to the stream as they are, without a copy.
+   */
+  private async writeFrame (lp: LengthPrefixedStream<Stream>, frame: Frame, parent: AbortSignal, method: string, binary?: Stream): Promise<void> {
+    const bin = binary !== undefined && (frame.t === 'res' || frame.t === 'page') ? encodeBinary(frame) : undefined
+    const bytes = bin === undefined ? encodeJson(frame) : bin
     if (bytes.byteLength > this.maxFrameBytes) {
       const what = frame.t === 'page' ? `page ${frame.seq} of ${method}` : `${method} ${frame.t === 'res' ? 'response' : 'frame'}`
       throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `${what} is ${bytes.byteLength} bytes, over the ${this.maxFrameBytes}-byte frame limit${frame.t === 'res' ? ' (answer in pages instead)' : ''}`)
     }
     const d = deadline(this.writeTimeoutMs, parent)
     try {
-      await lp.write(bytes, { signal: d.signal })
+      if (bin === undefined) await lp.write(bytes as Uint8Array, { signal: d.signal })
+      else if (bin.parts.length === 1) await lp.write(bin.parts[0], { signal: d.signal })
+      else await sendPieces(binary!, bin, d.signal)
     } finally {
       d.clear()
     }
@@ -521,7 +552,7 @@ class RpcNode<T> implements Rpc<T> {
 
   /** One request on a stream of its own (large requests, peers without the channel). */
   private async callOnStream (peerId: string, method: string, protocol: string, id: string, request: unknown, d: Deadline): Promise<Frame> {
-    const payload = this.encodeRequest({ t: 'req', v: WIRE_VERSION, id, body: request }, method)
+    const payload = this.encodeRequest({ t: 'req', v: WIRE_VERSION, id, body: request, bin: 1 }, method)
     const { stream, lp } = await this.open(peerId, method, protocol, payload, d)
     try {
       const frame = await this.readFrame(lp, d.ms, d.signal, peerId, `rpc ${method}`)
@@ -555,7 +586,7 @@ class RpcNode<T> implements Rpc<T> {
       const ch = await this.channel(peerId, d)
       if (ch === undefined) return undefined
       const n = ch.next++
-      const bytes = encodeJson({ t: 'req', v: WIRE_VERSION, id, m: method, n, body: request })
+      const bytes = encodeJson({ t: 'req', v: WIRE_VERSION, id, m: method, n, body: request, bin: 1 })
       if (bytes.byteLength > CHANNEL_MAX_REQUEST) return undefined
       const answer = new Promise<Frame>((resolve, reject) => { ch.pending.set(n, { resolve, reject }) })
       answer.catch(() => {})
@@ -744,7 +775,7 @@ class RpcNode<T> implements Rpc<T> {
         throw protocolError(`${method} answers in pages; call it with callPaged`, peer)
       }
       const frame: ResFrame = { t: 'res', ok: true, id, n, body: result }
-      const bytes = encodeJson(frame)
+      const bytes = req.bin === 1 ? joinBinary(encodeBinary(frame)) : encodeJson(frame)
       if (bytes.byteLength > this.maxFrameBytes) {
         throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `${method} response is ${bytes.byteLength} bytes, over the ${this.maxFrameBytes}-byte frame limit (answer in pages instead)`)
       }
@@ -768,7 +799,7 @@ class RpcNode<T> implements Rpc<T> {
     const protocol = this.assertCallable(method)
     const id = opts.requestId ?? randomUUID()
     const window = this.pageWindow
-    const payload = this.encodeRequest({ t: 'req', v: WIRE_VERSION, id, body: request, credit: window }, method)
+    const payload = this.encodeRequest({ t: 'req', v: WIRE_VERSION, id, body: request, credit: window, bin: 1 }, method)
     const first = deadline(opts.timeoutMs ?? this.timeoutMs, opts.signal)
     let opened: { stream: Stream, lp: LengthPrefixedStream<Stream> }
     try {

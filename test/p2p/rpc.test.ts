@@ -7,7 +7,9 @@ import { ErrorCode, RbtError } from '../../src/util/errors.js'
 import type { P2pHost } from '../../src/p2p/host.js'
 import { CHANNEL_METHOD, createRpc, PING_MESSAGE, type PagedSpec, type Rpc, type BuiltinMethods, type UnarySpec, type RpcContext } from '../../src/p2p/rpc.js'
 import { parseRpcProtocolId, rpcProtocolId } from '../../src/p2p/protocol-id.js'
-import { decodeJson, encodeJson } from '../../src/p2p/codec.js'
+import { BINARY_FRAME_MARK, decodeFrame, decodeJson, encodeBinary, encodeJson, joinBinary } from '../../src/p2p/codec.js'
+import { lpStream } from '@libp2p/utils'
+import type { Stream } from '@libp2p/interface'
 import { connect, startHosts, stopAll, waitFor, expectRbtError } from './helpers.js'
 
 interface TestMethods {
@@ -54,6 +56,37 @@ describe('p2p/protocol-id and codec', () => {
     expect([...back.a]).to.deep.equal([0, 1, 255])
     expect(new TextDecoder().decode(back.b[0])).to.equal('hi')
     expect(() => decodeJson(new TextEncoder().encode('{nope'))).to.throw(RbtError)
+  })
+})
+
+describe('p2p/codec: binary frames', () => {
+  it('carries byte strings raw after a JSON header and gives them back as views of the frame', () => {
+    const big = chunk(0, 300_000)
+    const v = { t: 'page', id: 'x', seq: 2, body: { cid: 'Qm', block: big, more: [Buffer.from('hi'), new Uint8Array(0)] } }
+    const f = encodeBinary(v)
+    // the byte strings are the very buffers given (not copies)
+    expect(f.parts[1]).to.equal(big)
+    expect(f.byteLength).to.equal(f.parts.reduce((n, p) => n + p.byteLength, 0))
+    const bytes = joinBinary(f)
+    expect(bytes[0]).to.equal(BINARY_FRAME_MARK)
+    const back = decodeFrame(bytes) as typeof v
+    expect(back.body.block).to.be.instanceOf(Uint8Array)
+    expect(back.body.block.buffer).to.equal(bytes.buffer)
+    expect(Buffer.compare(back.body.block, big)).to.equal(0)
+    expect(new TextDecoder().decode(back.body.more[0])).to.equal('hi')
+    expect(back.body.more[1].byteLength).to.equal(0)
+    expect(back.seq).to.equal(2)
+    // a JSON frame still decodes through the same entry
+    expect(decodeFrame(encodeJson({ a: new Uint8Array([1]) }))).to.deep.equal({ a: new Uint8Array([1]) })
+  })
+
+  it('refuses references outside the frame and truncated headers', () => {
+    const bytes = joinBinary(encodeBinary({ b: new Uint8Array(10) }))
+    expect(() => decodeFrame(bytes.subarray(0, bytes.byteLength - 1))).to.throw(RbtError, /out of the frame/)
+    expect(() => decodeFrame(bytes.subarray(0, 3))).to.throw(RbtError)
+    const head = new Uint8Array(bytes)
+    new DataView(head.buffer).setUint32(1, 1_000_000)
+    expect(() => decodeFrame(head)).to.throw(RbtError, /header/)
   })
 })
 
@@ -283,6 +316,68 @@ describe('p2p/rpc', function () {
       } finally {
         await stopAll([rx, x])
       }
+    })
+  })
+
+  describe('binary frames and older peers', () => {
+    /** Raw frames of a paged `test.chunks` answer to a hand-written request. */
+    async function rawPages (bin: boolean): Promise<Uint8Array[]> {
+      const stream = await a.openStream(b.peerId, rpcProtocolId('test.chunks'), { signal: AbortSignal.timeout(5000) })
+      const lp = lpStream(stream)
+      await lp.write(encodeJson({ t: 'req', v: 1, id: 'raw', body: { totalBytes: 1000, pageBytes: 600 }, credit: 4, ...(bin ? { bin: 1 } : {}) }))
+      const frames: Uint8Array[] = []
+      for (;;) {
+        const f = (await lp.read({ signal: AbortSignal.timeout(5000) })).subarray()
+        frames.push(f)
+        if ((decodeFrame(f) as { t: string }).t !== 'page') break
+      }
+      await stream.close()
+      return frames
+    }
+
+    it('a caller that does not ask for binary frames (an older node) gets JSON pages with base64', async () => {
+      const frames = await rawPages(false)
+      expect(frames.map((f) => f[0])).to.deep.equal([0x7b, 0x7b, 0x7b])
+      const pages = frames.slice(0, 2).map((f) => decodeJson(f) as { body: { data: Uint8Array } })
+      expect(Buffer.compare(Buffer.concat(pages.map((p) => p.body.data)), chunk(0, 1000))).to.equal(0)
+    })
+
+    it('a caller that asks for them gets pages as binary frames (the end frame stays JSON)', async () => {
+      const frames = await rawPages(true)
+      expect(frames.map((f) => f[0])).to.deep.equal([BINARY_FRAME_MARK, BINARY_FRAME_MARK, 0x7b])
+      const pages = frames.slice(0, 2).map((f) => decodeFrame(f) as { body: { data: Uint8Array } })
+      expect(Buffer.compare(Buffer.concat(pages.map((p) => p.body.data)), chunk(0, 1000))).to.equal(0)
+    })
+
+    it('a server that answers in JSON only (an older node) is read as before', async () => {
+      const [x] = await startHosts(1)
+      try {
+        let sawBin: unknown
+        await x.handleProtocol(rpcProtocolId('test.chunks'), (stream: Stream) => {
+          void (async () => {
+            const lp = lpStream(stream)
+            const req = decodeJson((await lp.read()).subarray()) as { id: string, bin?: number }
+            sawBin = req.bin
+            await lp.write(encodeJson({ t: 'page', id: req.id, seq: 0, body: { seq: 0, data: chunk(0, 500) } }))
+            await lp.write(encodeJson({ t: 'end', id: req.id, pages: 1 }))
+            await stream.close()
+          })()
+        })
+        await connect(a, x)
+        const got: Uint8Array[] = []
+        for await (const p of ra.callPaged(x.peerId, 'test.chunks', { totalBytes: 500, pageBytes: 500 })) got.push(p.data)
+        expect(sawBin).to.equal(1)
+        expect(Buffer.compare(Buffer.concat(got), chunk(0, 500))).to.equal(0)
+      } finally {
+        await stopAll([x])
+      }
+    })
+
+    it('unary answers with bytes travel binary on the channel and on a stream of their own', async () => {
+      const small = chunk(5, 1000)
+      expect(Buffer.compare((await ra.call(b.peerId, 'test.echo', { text: 'x', bytes: small })).bytes!, small)).to.equal(0)
+      const large = chunk(9, 300 * 1024)
+      expect(Buffer.compare((await ra.call(b.peerId, 'test.echo', { text: 'y', bytes: large })).bytes!, large)).to.equal(0)
     })
   })
 

@@ -1,15 +1,16 @@
 /**
  * The serving side of artifact blocks (`nft.blocks`, docs/protocol.md "Artifact blocks"): any
  * block of a held artifact's UnixFS DAG by CID, the inner nodes from the NFT's DAG index, a leaf
- * read from the artifact file at its offset and wrapped into its node. One block in memory at a
- * time per request.
+ * read from the artifact file at its offset and wrapped into its node. Each block is read into a
+ * buffer of its own that goes down the stream as it is (binary frames, no copy); the pages a
+ * caller has not granted credit for are not read, so a request holds at most its credit window of
+ * blocks.
  */
 import { open } from 'node:fs/promises'
 import { CHUNK_SIZE, decodeInnerNode, leafFrame, nodeCid } from '../../tokenchain/unixfs-dag.js'
 import type { NftFileStore } from '../../token-files/nft/nft-files.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
 import { Lru } from '../../util/lru.js'
-import { MemoryReleaser } from '../../util/release-memory.js'
 
 /** Blocks asked for in one request, at most. */
 export const MAX_BLOCKS_PER_REQUEST = 64
@@ -42,8 +43,6 @@ export function blockFaultFromEnv (env: NodeJS.ProcessEnv = process.env): BlockF
 export class ArtifactBlockServer {
   private readonly indexes = new Lru<BlockIndex>(16)
   private served = 0
-  /** serving leaves garbage outside the heap too (frames, ciphers): looked at every 16 MiB served */
-  private readonly releaser = new MemoryReleaser(16 * 1024 * 1024)
 
   constructor (private readonly files: NftFileStore, private readonly fault?: BlockFault) {}
 
@@ -75,14 +74,13 @@ export class ArtifactBlockServer {
 
   /**
    * The blocks asked for, in order; NOT_FOUND for a CID that is not a block of the artifact. A leaf
-   * is read from the file straight into one buffer kept for the request (each page is encoded
-   * before the next block is asked for), so serving makes no garbage of its own per block.
+   * is read from the file straight into a buffer of its own, framed in place (its node's prefix and
+   * suffix around the data), and handed on without further copies.
    */
   async * blocks (nftId: string, cids: readonly string[], signal?: AbortSignal): AsyncGenerator<{ cid: string, block: Uint8Array }> {
     const idx = await this.index(nftId)
     const fh = await open(idx.path, 'r')
     const full = leafFrame(CHUNK_SIZE)
-    const space = Buffer.allocUnsafe(full.prefix.length + CHUNK_SIZE + full.suffix.length)
     try {
       for (const cid of cids) {
         if (signal?.aborted === true) return
@@ -93,16 +91,16 @@ export class ArtifactBlockServer {
         const offset = chunk * CHUNK_SIZE
         const length = Math.min(CHUNK_SIZE, idx.size - offset)
         const f = length === CHUNK_SIZE ? full : leafFrame(length)
-        const block = space.subarray(0, f.prefix.length + length + f.suffix.length)
-        f.prefix.copy(block, 0)
+        // not a pooled or reused buffer: the stream may still hold it after this page is yielded
+        const block = new Uint8Array(f.prefix.length + length + f.suffix.length)
+        block.set(f.prefix, 0)
         const { bytesRead } = await fh.read(block, f.prefix.length, length, offset)
         if (bytesRead !== length) throw new RbtError(ErrorCode.STORAGE, `NFT ${nftId}: the artifact file is shorter than its DAG`)
-        f.suffix.copy(block, f.prefix.length + length)
+        block.set(f.suffix, f.prefix.length + length)
         this.served++
-        this.releaser.add(block.length)
         if (this.fault?.delayMs !== undefined) await new Promise((resolve) => setTimeout(resolve, this.fault?.delayMs))
         if (this.fault?.corruptEvery !== undefined && this.served % this.fault.corruptEvery === 0) block[block.length >> 1] ^= 0xff
-        yield { cid, block: plain(block) }
+        yield { cid, block }
       }
     } finally {
       await fh.close()
@@ -111,7 +109,7 @@ export class ArtifactBlockServer {
 }
 
 /**
- * The bytes as a plain Uint8Array: the frame encoder's JSON.stringify would first call a Buffer's
- * toJSON, which turns 256 KiB into an array of 262,144 numbers only to be thrown away.
+ * The bytes as a plain Uint8Array: the JSON frame encoder's JSON.stringify would first call a
+ * Buffer's toJSON, which turns the bytes into an array of numbers only to be thrown away.
  */
 const plain = (b: Uint8Array): Uint8Array => Buffer.isBuffer(b) ? new Uint8Array(b.buffer, b.byteOffset, b.byteLength) : b

@@ -13,7 +13,6 @@ import { CHUNK_SIZE, blockMatchesCid, decodeInnerNode, hasLinks, leafData } from
 import { fileWriteError, writeFileDurable } from '../../util/durable-write.js'
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import { silentLogger, type Logger } from '../../util/logger.js'
-import { MemoryReleaser, RELEASE_EVERY_BYTES } from '../../util/release-memory.js'
 import { MAX_BLOCKS_PER_REQUEST } from './artifact-blocks.js'
 
 /** One holder of the artifact: the blocks asked for, in order (it may stop early or fail). */
@@ -160,7 +159,6 @@ export async function fetchArtifact (o: ArtifactFetchOptions): Promise<ArtifactF
   const fh: FileHandle = await open(path, 'a+').then(async (h) => { await h.close(); return await open(path, 'r+') })
   let written = 0
   let sinceSync = 0
-  const releaser = new MemoryReleaser(RELEASE_EVERY_BYTES)
   let syncing: Promise<void> | undefined
   // the data reaches the disk before the record that says it is there
   const persist = async (): Promise<void> => {
@@ -219,7 +217,6 @@ export async function fetchArtifact (o: ArtifactFetchOptions): Promise<ArtifactF
             inflight--
             written++
             tally.perPeer[s.peer] = (tally.perPeer[s.peer] ?? 0) + 1
-            releaser.add(b.block.length)
             if (++sinceSync >= syncEvery) await persist().catch((e) => { fatal ??= e; throw new LocalFailure() })
             if (got === batch.length) break
           }
