@@ -19,7 +19,8 @@ import { isMain, median } from './stats.js'
  *   encryption and one decryption of each 64 KiB message (the most a Noise message holds), one core;
  * - wire_stream_mb_per_s: one libp2p stream between two hosts of this process (TCP, pnet, Noise,
  *   Yamux, the node's own stack settings), written in 256 KiB pieces.
- * Each figure is the median of WIRE_ROUNDS (default 3) runs of WIRE_MIB (default 256) MiB.
+ * Each figure is the median of WIRE_ROUNDS (default 3) runs of WIRE_MIB (default 256) MiB;
+ * WIRE_ONLY=stream (or tcp, pnet, noise, comma-separated) measures only those (to profile one).
  * `npm run bench -- wire`.
  */
 const MiB = 1024 * 1024
@@ -113,22 +114,24 @@ export async function run (): Promise<Record<string, string | number>> {
     const pnetJs: number[] = []
     const noise: number[] = []
     const stream: number[] = []
+    const only = new Set((process.env.WIRE_ONLY ?? 'tcp,pnet,noise,stream').split(','))
     for (let r = 0; r < rounds; r++) {
-      tcp.push(await tcpRate(total))
-      pnet.push(pnetRate(total, false))
-      pnetJs.push(pnetRate(Math.min(total, 64 * MiB), true))
-      noise.push(noiseRate(total))
-      stream.push(await streamRate(a, b, total))
+      if (only.has('tcp')) tcp.push(await tcpRate(total))
+      if (only.has('pnet')) pnet.push(pnetRate(total, false))
+      if (only.has('pnet')) pnetJs.push(pnetRate(Math.min(total, 64 * MiB), true))
+      if (only.has('noise')) noise.push(noiseRate(total))
+      if (only.has('stream')) stream.push(await streamRate(a, b, total))
     }
+    const med = (v: number[]): number | string => v.length === 0 ? '-' : median(v)
     return {
       wire_mib: total / MiB,
       wire_rounds: rounds,
-      wire_tcp_mb_per_s: median(tcp),
-      wire_pnet_mb_per_s: median(pnet),
+      wire_tcp_mb_per_s: med(tcp),
+      wire_pnet_mb_per_s: med(pnet),
       wire_pnet_core: salsa20Core().name,
-      wire_pnet_js_mb_per_s: median(pnetJs),
-      wire_noise_mb_per_s: median(noise),
-      wire_stream_mb_per_s: median(stream)
+      wire_pnet_js_mb_per_s: med(pnetJs),
+      wire_noise_mb_per_s: med(noise),
+      wire_stream_mb_per_s: med(stream)
     }
   } finally {
     for (const h of hosts) await h.stop().catch(() => {})

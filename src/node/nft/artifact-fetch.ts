@@ -42,9 +42,11 @@ export interface ArtifactFetchOptions {
   /** the fetch's own folder (kept across restarts until the fetch completes) */
   dir: string
   sources: BlockSource[]
-  /** leaves per request (default 16) and requests in flight per peer (default 3) */
+  /** leaves per request (default 16) and requests in flight per peer (default 4) */
   batch?: number
   perPeer?: number
+  /** leaves of one request being written to disk at once while the next arrive (default 4) */
+  writesPerRequest?: number
   /** progress is synced to disk after this many leaves (default 64) */
   syncEvery?: number
   log?: Logger
@@ -147,7 +149,8 @@ async function loadProgress (dir: string, cid: string, count: number): Promise<U
 export async function fetchArtifact (o: ArtifactFetchOptions): Promise<ArtifactFetchResult> {
   const log = o.log ?? silentLogger
   const batchSize = o.batch ?? 16
-  const perPeer = o.perPeer ?? 3
+  const perPeer = o.perPeer ?? 4
+  const writesPerRequest = Math.max(1, o.writesPerRequest ?? 4)
   const syncEvery = o.syncEvery ?? 64
   const tally = new PeerTally()
   await mkdir(o.dir, { recursive: true })
@@ -198,34 +201,48 @@ export async function fetchArtifact (o: ArtifactFetchOptions): Promise<ArtifactF
           continue
         }
         inflight += batch.length
+        // blocks checked and handed to the disk; their writes run while the next blocks arrive
         let got = 0
+        const writes = new Set<Promise<void>>()
+        const settle = async (): Promise<void> => { while (writes.size > 0) await Promise.all([...writes]) }
         try {
-          for await (const b of s.blocks(batch.map((i) => leaves[i].cid))) {
-            const i = batch[got]
-            const leaf = leaves[i]
-            if (b.cid !== leaf.cid || !blockMatchesCid(leaf.cid, b.block)) { tally.reject(s.peer, `not block ${leaf.cid}`); throw new WrongBlock() }
-            const data = leafData(b.block)
-            if (data === undefined || data.length !== leaf.size) { tally.reject(s.peer, `block ${leaf.cid} is not a leaf of ${leaf.size} bytes`); throw new WrongBlock() }
-            try {
-              await fh.write(data, 0, data.length, i * CHUNK_SIZE)
-            } catch (e) {
-              fatal ??= e
-              throw new LocalFailure()
+          try {
+            for await (const b of s.blocks(batch.map((i) => leaves[i].cid))) {
+              const i = batch[got]
+              const leaf = leaves[i]
+              if (b.cid !== leaf.cid || !blockMatchesCid(leaf.cid, b.block)) { tally.reject(s.peer, `not block ${leaf.cid}`); throw new WrongBlock() }
+              const data = leafData(b.block)
+              if (data === undefined || data.length !== leaf.size) { tally.reject(s.peer, `block ${leaf.cid} is not a leaf of ${leaf.size} bytes`); throw new WrongBlock() }
+              got++
+              const w: Promise<void> = fh.write(data, 0, data.length, i * CHUNK_SIZE).then(() => {
+                done[i] = 1
+                inflight--
+                written++
+                sinceSync++
+                tally.perPeer[s.peer] = (tally.perPeer[s.peer] ?? 0) + 1
+              }, (e: unknown) => { fatal ??= e }).finally(() => { writes.delete(w) })
+              writes.add(w)
+              if (writes.size >= writesPerRequest) await Promise.race(writes)
+              if (fatal !== undefined) throw new LocalFailure()
+              if (sinceSync >= syncEvery) {
+                await settle()
+                await persist().catch((e) => { fatal ??= e; throw new LocalFailure() })
+              }
+              if (got === batch.length) break
             }
-            done[i] = 1
-            got++
-            inflight--
-            written++
-            tally.perPeer[s.peer] = (tally.perPeer[s.peer] ?? 0) + 1
-            if (++sinceSync >= syncEvery) await persist().catch((e) => { fatal ??= e; throw new LocalFailure() })
-            if (got === batch.length) break
+          } finally {
+            // what was handed to the disk is either written (and counted) or fatal
+            await settle()
           }
+          if (fatal !== undefined) throw new LocalFailure()
           if (got < batch.length) throw new Error(`answered ${got} of ${batch.length} blocks`)
           failures = 0
         } catch (e) {
           const rest = batch.slice(got)
           inflight -= rest.length
           queue.push(...rest.reverse())
+          // a block whose write failed is not on disk: it goes back to the queue too (the fetch stops anyway)
+          for (const i of batch.slice(0, got)) if (done[i] !== 1) { inflight--; queue.push(i) }
           if (!(e instanceof WrongBlock) && !(e instanceof LocalFailure)) {
             tally.errors.push(`${s.peer.slice(0, 12)}…: ${errorMessage(e)}`)
             if (++failures >= MAX_PEER_FAILURES) tally.passedOver.add(s.peer)
