@@ -5,6 +5,7 @@ import type { ConnectionProtector, MessageStream } from '@libp2p/interface'
 import { preSharedKey } from '@libp2p/pnet'
 import { multiaddrConnectionPair } from '@libp2p/utils'
 import { XSalsa20Keystream, pnetProtector } from '../src/p2p/pnet-protector.js'
+import { salsa20Core } from '../src/p2p/salsa20-core.js'
 import { defaultSwarmKeyPath, loadSwarmKey, type SwarmKey } from '../src/p2p/swarm-key.js'
 import { isMain, median } from './stats.js'
 
@@ -82,7 +83,8 @@ export async function run (): Promise<Record<string, string | number>> {
   }
   const round = (v: number): number => Math.round(v)
   return {
-    'ours (@noble/ciphers), 64 MiB through a pair, MiB/s median': round(median(a)),
+    'our Salsa20 core (RBTNODE_PNET_CIPHER=js for the JavaScript one)': salsa20Core().name,
+    'ours, 64 MiB through a pair, MiB/s median': round(median(a)),
     'ours, per round': a.map(round).join(' '),
     '@libp2p/pnet (WebAssembly), 64 MiB through a pair, MiB/s median': round(median(b)),
     '@libp2p/pnet, per round': b.map(round).join(' '),
