@@ -18,7 +18,7 @@ import type { Connection, Stream } from '@libp2p/interface'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import { silentLogger, type Logger } from '../util/logger.js'
 import type { Startable, StartableStatus } from '../util/startable.js'
-import { decodeFrame, encodeBinary, encodeJson, joinBinary, type BinaryFrame } from './codec.js'
+import { BINARY_FRAME_MARK, decodeFrame, encodeBinary, encodeJson, joinBinary, type BinaryFrame } from './codec.js'
 import { deadline, onAbort, raceAbort, type Deadline } from './deadline.js'
 import { p2pError } from './errors.js'
 import type { P2pHost } from './host.js'
@@ -250,6 +250,11 @@ class RpcNode<T> implements Rpc<T> {
   /** Peers that do not serve the channel, until when. */
   private readonly noChannel = new Map<string, number>()
   private readonly channelProtocol = rpcProtocolId(CHANNEL_METHOD)
+  /**
+   * Peers that sent us a binary frame, so read them: our requests to them go binary too (an older
+   * node never sends one, so it never gets one). Bounded; forgetting a peer only costs base64.
+   */
+  private readonly binaryPeers = new Set<string>()
   private readonly timeoutMs: number
   private readonly pageTimeoutMs: number
   private readonly requestReadTimeoutMs: number
@@ -481,8 +486,9 @@ class RpcNode<T> implements Rpc<T> {
   private async readFrame (lp: LengthPrefixedStream<Stream>, ms: number, parent: AbortSignal | undefined, peer: string, op: string): Promise<Frame> {
     const d = deadline(ms, parent)
     try {
-      const buf = await lp.read({ signal: d.signal })
-      return parseFrame(buf.subarray(), peer)
+      const buf = (await lp.read({ signal: d.signal })).subarray()
+      this.noteFrame(buf, peer)
+      return parseFrame(buf, peer)
     } catch (e) {
       throw p2pError(e, { peer, op, deadline: d })
     } finally {
@@ -499,8 +505,20 @@ class RpcNode<T> implements Rpc<T> {
     return protocol
   }
 
-  private encodeRequest (frame: ReqFrame, method: string): Uint8Array {
-    const bytes = encodeJson(frame)
+  /** Remembers a peer that sends binary frames (see binaryPeers). */
+  private noteFrame (buf: Uint8Array, peer: string): void {
+    if (buf[0] !== BINARY_FRAME_MARK || this.binaryPeers.has(peer)) return
+    if (this.binaryPeers.size >= 4096) this.binaryPeers.clear()
+    this.binaryPeers.add(peer)
+  }
+
+  /** A request frame: binary to a peer known to read binary frames, JSON to any other. */
+  private requestBytes (frame: ReqFrame, peer: string): Uint8Array {
+    return this.binaryPeers.has(peer) ? joinBinary(encodeBinary(frame)) : encodeJson(frame)
+  }
+
+  private encodeRequest (frame: ReqFrame, method: string, peer: string): Uint8Array {
+    const bytes = this.requestBytes(frame, peer)
     if (bytes.byteLength > this.maxFrameBytes) {
       throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `${method} request is ${bytes.byteLength} bytes, over the ${this.maxFrameBytes}-byte frame limit`)
     }
@@ -552,7 +570,7 @@ class RpcNode<T> implements Rpc<T> {
 
   /** One request on a stream of its own (large requests, peers without the channel). */
   private async callOnStream (peerId: string, method: string, protocol: string, id: string, request: unknown, d: Deadline): Promise<Frame> {
-    const payload = this.encodeRequest({ t: 'req', v: WIRE_VERSION, id, body: request, bin: 1 }, method)
+    const payload = this.encodeRequest({ t: 'req', v: WIRE_VERSION, id, body: request, bin: 1 }, method, peerId)
     const { stream, lp } = await this.open(peerId, method, protocol, payload, d)
     try {
       const frame = await this.readFrame(lp, d.ms, d.signal, peerId, `rpc ${method}`)
@@ -586,7 +604,7 @@ class RpcNode<T> implements Rpc<T> {
       const ch = await this.channel(peerId, d)
       if (ch === undefined) return undefined
       const n = ch.next++
-      const bytes = encodeJson({ t: 'req', v: WIRE_VERSION, id, m: method, n, body: request, bin: 1 })
+      const bytes = this.requestBytes({ t: 'req', v: WIRE_VERSION, id, m: method, n, body: request, bin: 1 }, peerId)
       if (bytes.byteLength > CHANNEL_MAX_REQUEST) return undefined
       const answer = new Promise<Frame>((resolve, reject) => { ch.pending.set(n, { resolve, reject }) })
       answer.catch(() => {})
@@ -654,8 +672,9 @@ class RpcNode<T> implements Rpc<T> {
     void (async () => {
       try {
         for (;;) {
-          const buf = await lp.read()
-          const f = parseFrame(buf.subarray(), peerId)
+          const buf = (await lp.read()).subarray()
+          this.noteFrame(buf, peerId)
+          const f = parseFrame(buf, peerId)
           if (f.t !== 'res' && f.t !== 'err') throw protocolError(`unexpected ${f.t} frame on the channel from ${peerId}`, peerId)
           if (f.n !== undefined) ch.pending.get(f.n)?.resolve(f)
         }
@@ -721,8 +740,9 @@ class RpcNode<T> implements Rpc<T> {
     }
     try {
       for (;;) {
-        const buf = await raceAbort(lp.read(), channelAbort.signal)
-        const f = parseFrame(buf.subarray(), peer)
+        const buf = (await raceAbort(lp.read(), channelAbort.signal)).subarray()
+        this.noteFrame(buf, peer)
+        const f = parseFrame(buf, peer)
         if (f.t === 'cancel') {
           const ac = inflight.get(f.n)
           if (ac !== undefined) { cancelled.add(f.n); ac.abort(new RbtError(ErrorCode.TIMEOUT, `caller ${peer} gave up`)) }
@@ -799,7 +819,7 @@ class RpcNode<T> implements Rpc<T> {
     const protocol = this.assertCallable(method)
     const id = opts.requestId ?? randomUUID()
     const window = this.pageWindow
-    const payload = this.encodeRequest({ t: 'req', v: WIRE_VERSION, id, body: request, credit: window, bin: 1 }, method)
+    const payload = this.encodeRequest({ t: 'req', v: WIRE_VERSION, id, body: request, credit: window, bin: 1 }, method, peerId)
     const first = deadline(opts.timeoutMs ?? this.timeoutMs, opts.signal)
     let opened: { stream: Stream, lp: LengthPrefixedStream<Stream> }
     try {

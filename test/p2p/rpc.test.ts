@@ -373,6 +373,35 @@ describe('p2p/rpc', function () {
       }
     })
 
+    it('requests go binary only to a peer that has sent a binary frame; an older peer keeps getting JSON', async () => {
+      const [x] = await startHosts(1)
+      const firstBytes: number[] = []
+      try {
+        // a stand-in server: answers test.echo in JSON (an older node) until told to answer in binary
+        let answerBinary = false
+        await x.handleProtocol(rpcProtocolId('test.echo'), (stream: Stream) => {
+          void (async () => {
+            const lp = lpStream(stream)
+            const raw = (await lp.read()).subarray()
+            firstBytes.push(raw[0])
+            const req = decodeFrame(raw) as { id: string, body: { text: string, bytes?: Uint8Array } }
+            const res = { t: 'res', ok: true, id: req.id, body: { ...req.body, from: 'x', requestId: req.id } }
+            await lp.write(answerBinary ? joinBinary(encodeBinary(res)) : encodeJson(res))
+            await stream.close()
+          })()
+        })
+        await connect(a, x)
+        const big = chunk(3, 300 * 1024)
+        for (let i = 0; i < 2; i++) expect(Buffer.compare((await ra.call(x.peerId, 'test.echo', { text: 'j', bytes: big })).bytes!, big)).to.equal(0)
+        answerBinary = true
+        for (let i = 0; i < 2; i++) expect(Buffer.compare((await ra.call(x.peerId, 'test.echo', { text: 'b', bytes: big })).bytes!, big)).to.equal(0)
+        // JSON until the peer's first binary answer, binary after it
+        expect(firstBytes).to.deep.equal([0x7b, 0x7b, 0x7b, BINARY_FRAME_MARK])
+      } finally {
+        await stopAll([x])
+      }
+    })
+
     it('unary answers with bytes travel binary on the channel and on a stream of their own', async () => {
       const small = chunk(5, 1000)
       expect(Buffer.compare((await ra.call(b.peerId, 'test.echo', { text: 'x', bytes: small })).bytes!, small)).to.equal(0)
