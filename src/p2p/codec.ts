@@ -89,8 +89,15 @@ export function joinBinary (f: BinaryFrame): Uint8Array {
 }
 
 /**
- * Decodes a frame body, JSON or binary. The byte strings of a binary frame are views into
- * `bytes` (not copies).
+ * Byte strings of a binary frame at least this long are handed on as views into the frame; shorter
+ * ones are copied, so that a small value kept for long (a cached block, a signature) does not keep
+ * its whole frame (up to 1 MiB) alive.
+ */
+export const VIEW_MIN_BYTES = 64 * 1024
+
+/**
+ * Decodes a frame body, JSON or binary. The large byte strings of a binary frame are views into
+ * `bytes`, not copies (see VIEW_MIN_BYTES).
  */
 export function decodeFrame (bytes: Uint8Array): unknown {
   if (bytes.byteLength === 0 || bytes[0] !== BINARY_FRAME_MARK) return decodeJson(bytes)
@@ -100,7 +107,8 @@ export function decodeFrame (bytes: Uint8Array): unknown {
     const base = 5 + headerLength
     if (base > bytes.byteLength) throw new Error('binary frame header runs past the frame')
     const text = decoder.decode(bytes.subarray(5, base))
-    const data = bytes.subarray(base)
+    // a plain Uint8Array (a Buffer's slice() would not copy), as the JSON decoder gives
+    const data = new Uint8Array(bytes.buffer, bytes.byteOffset + base, bytes.byteLength - base)
     return JSON.parse(text, (_key: string, value: unknown): unknown => {
       if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
         const ref = (value as Record<string, unknown>)[BIN_KEY]
@@ -110,7 +118,8 @@ export function decodeFrame (bytes: Uint8Array): unknown {
           if (!Number.isSafeInteger(off) || !Number.isSafeInteger(len) || (off as number) < 0 || (len as number) < 0 || (off as number) + (len as number) > data.byteLength) {
             throw new Error('byte-string reference out of the frame')
           }
-          return data.subarray(off as number, (off as number) + (len as number))
+          const view = data.subarray(off as number, (off as number) + (len as number))
+          return view.byteLength >= VIEW_MIN_BYTES ? view : view.slice()
         }
       }
       return value

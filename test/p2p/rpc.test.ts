@@ -74,6 +74,14 @@ describe('p2p/codec: binary frames', () => {
     expect(back.body.block.buffer).to.equal(bytes.buffer)
     expect(Buffer.compare(back.body.block, big)).to.equal(0)
     expect(new TextDecoder().decode(back.body.more[0])).to.equal('hi')
+    // a small byte string is a copy of its own, not a view that would keep the frame alive
+    expect(back.body.more[0].buffer).to.not.equal(bytes.buffer)
+    expect(back.body.more[0].buffer.byteLength).to.equal(2)
+    // from a Buffer too (what the stream hands over): plain Uint8Arrays, copies where small
+    const fromBuffer = decodeFrame(Buffer.from(bytes)) as typeof v
+    expect(Buffer.isBuffer(fromBuffer.body.block)).to.equal(false)
+    expect(Buffer.isBuffer(fromBuffer.body.more[0])).to.equal(false)
+    expect(fromBuffer.body.more[0].buffer.byteLength).to.equal(2)
     expect(back.body.more[1].byteLength).to.equal(0)
     expect(back.seq).to.equal(2)
     // a JSON frame still decodes through the same entry
