@@ -25,7 +25,7 @@ import { silentLogger, type Logger } from '../util/logger.js'
 import type { Startable, StartableStatus } from '../util/startable.js'
 import { deadline, raceAbort, withDeadline } from './deadline.js'
 import { p2pError } from './errors.js'
-import { corkingProtector, lazyYamuxWindowUpdates, quietLengthPrefixedDecoding, skipRedundantPeerMerges, yamuxOptions } from './stack-tuning.js'
+import { corkingProtector, lazyYamuxWindowUpdates, quietLengthPrefixedDecoding, skipRedundantPeerMerges } from './stack-tuning.js'
 import { pnetProtector } from './pnet-protector.js'
 import type { SwarmKey } from './swarm-key.js'
 import { compareDistance, kadKey, kadPeerKey, type QueryPeer } from './closest-query.js'
@@ -308,7 +308,7 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
         }
       : {}),
     connectionEncrypters: [noise()],
-    streamMuxers: [yamux(yamuxOptions())],
+    streamMuxers: [yamux()],
     ...(opts.swarmKey !== null ? { connectionProtector: corkingProtector(pnetProtector({ swarmKey: opts.swarmKey })) } : {}),
     // libp2p pings every connection to spot dead ones; every 10 s (its default) that was a stream,
     // and a peer-store update, per connection end several times per transfer. A closed socket is

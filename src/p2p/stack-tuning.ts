@@ -33,20 +33,11 @@ import { LengthPrefixedDecoder } from '@libp2p/utils'
 import type { ConnectionProtector, MessageStream, Peer, PeerData, PeerId, PeerInfo, PeerStore } from '@libp2p/interface'
 
 /**
- * Yamux settings. go-yamux v4 (Kubo, go-libp2p) and this Yamux both start a stream's window at
- * 256 KiB and let it grow to 16 MiB when a stream drains it within four round trips; go-libp2p
- * sets the 16 MiB ceiling on purpose. On a LAN or loopback the round trip is too short for that
- * growth to ever trigger on a timer measured in milliseconds, so a bulk stream stayed at 256 KiB in
- * flight. Here a stream starts with STREAM_WINDOW_BYTES of receive window (announced to the peer
- * in the stream's opening window update, which go-yamux and older nodes honour), the ceiling as
- * go-yamux's. The window is credit, not memory: it is only used while the reader lags.
+ * Yamux windows stay at the protocol's 256 KiB start (go-yamux v4 and this Yamux both start there
+ * and may grow to 16 MiB). A larger `initialStreamWindowSize` is not an option with this Yamux: it
+ * also takes it as the peer's window for its own sends, so a peer at 256 KiB (an older node, Kubo)
+ * gets more than it granted and resets the stream (decisions/0023).
  */
-export const STREAM_WINDOW_BYTES = 1024 * 1024
-export const MAX_STREAM_WINDOW_BYTES = 16 * 1024 * 1024
-export function yamuxOptions (): { streamOptions: { initialStreamWindowSize: number, maxStreamWindowSize: number } } {
-  return { streamOptions: { initialStreamWindowSize: STREAM_WINDOW_BYTES, maxStreamWindowSize: MAX_STREAM_WINDOW_BYTES } }
-}
-
 interface WindowFields {
   state: StreamState
   recvWindow: number
