@@ -1,0 +1,509 @@
+/**
+ * Bitswap as Kubo speaks it (`/ipfs/bitswap/1.2.0`, and 1.1.0, 1.0.0 and `/ipfs/bitswap` for
+ * older peers), over the node's blockstore (docs/decisions/0025-bitswap.md).
+ *
+ * Each side sends on a stream of its own: a peer's wants arrive on its stream to us, and the
+ * blocks and presences we answer go out on one long-lived stream of ours to it, as boxo does.
+ *
+ * Serving: every peer has a ledger of what it wants. A want-block of a block held is answered with
+ * the block, a want-have with HAVE; a block not held with DONT_HAVE when the peer asked for it,
+ * and the want stays in the ledger, so the block goes out when it arrives later.
+ *
+ * Fetching (`get`): a block not held is asked of the peer that last delivered one (want-block,
+ * send-dont-have), or of every candidate peer when none has yet; a DONT_HAVE moves the want to the
+ * others, a HAVE from a peer while nobody is asked asks it, and wants without progress are asked
+ * again of every candidate each REBROADCAST_MS. A block is taken only when it hashes to a CID we
+ * want (the CID is rebuilt from the payload's prefix and its bytes) and is stored before it is
+ * handed out; the peers still asked then get a cancel.
+ */
+import type { Connection, Stream } from '@libp2p/interface'
+import { lpStream, type LengthPrefixedStream } from '@libp2p/utils'
+import type { CID } from 'multiformats/cid'
+import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
+import { silentLogger, type Logger } from '../../util/logger.js'
+import { deadline, onAbort } from '../deadline.js'
+import {
+  PRESENCE_DONT_HAVE, PRESENCE_HAVE, WANT_BLOCK, WANT_HAVE, cidPrefix, decodeMessage, emptyMessage, encodeMessage, parseCidPrefix,
+  type BitswapMessage, type BlockPresence, type WantEntry
+} from './bitswap-message.js'
+import { DAG_PB, SHA2_256, cidFor, type FsBlockstore } from './blockstore.js'
+
+export const BITSWAP_120 = '/ipfs/bitswap/1.2.0'
+export const BITSWAP_110 = '/ipfs/bitswap/1.1.0'
+export const BITSWAP_100 = '/ipfs/bitswap/1.0.0'
+export const BITSWAP_LEGACY = '/ipfs/bitswap'
+/** The protocols served, newest first (the order a dial tries them in). */
+export const BITSWAP_PROTOCOLS = [BITSWAP_120, BITSWAP_110, BITSWAP_100, BITSWAP_LEGACY] as const
+
+/** Largest message read (go-libp2p's network.MessageSizeMax, which boxo reads with). */
+export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+/** Blocks put into one message until it holds this many bytes (at least one block a message). */
+export const TARGET_MESSAGE_BYTES = 1024 * 1024
+/** Wants without an answer are asked again of every candidate peer after this long. */
+export const REBROADCAST_MS = 1500
+const DEFAULT_GET_TIMEOUT_MS = 60_000
+
+/** What bitswap needs of the host (P2pHost has it). */
+export interface BitswapHost {
+  readonly peerId: string
+  handleProtocol: (protocol: string, handler: (stream: Stream, connection: Connection) => void | Promise<void>, opts?: { maxInboundStreams?: number, maxOutboundStreams?: number }) => Promise<void>
+  unhandleProtocol: (protocol: string) => Promise<void>
+  openStream: (peerId: string, protocol: string, opts: { signal: AbortSignal }) => Promise<Stream>
+  connectedPeers: () => string[]
+  onPeerConnect: (listener: (peerId: string) => void) => () => void
+  onPeerDisconnect: (listener: (peerId: string) => void) => () => void
+}
+
+export interface BitswapOptions {
+  logger?: Logger
+}
+
+export interface GetOptions {
+  signal?: AbortSignal
+  /** default 60 s */
+  timeoutMs?: number
+  /** ask only these peers (default: every connected peer) */
+  peers?: string[]
+}
+
+export interface BitswapStats {
+  blocksReceived: number
+  duplicateBlocks: number
+  blocksSent: number
+  bytesSent: number
+  bytesReceived: number
+}
+
+/** Blocks are keyed by their multihash: a CIDv0 and a CIDv1 of the same bytes are one block. */
+const keyOf = (cid: CID): string => Buffer.from(cid.multihash.bytes).toString('base64')
+
+interface PeerWant { cid: CID, wantType: number, sendDontHave: boolean }
+
+interface Waiter { resolve: (b: Uint8Array) => void, reject: (e: unknown) => void }
+
+interface Want {
+  cid: CID
+  waiters: Set<Waiter>
+  /** peers only asked for the block (the candidates), when the caller named them */
+  peers?: string[]
+  /** peers asked for the block and not yet answered DONT_HAVE */
+  asked: Set<string>
+  dontHave: Set<string>
+  priority: number
+  lastAsk: number
+}
+
+interface Outgoing {
+  entries: Map<string, WantEntry>
+  presences: Map<string, BlockPresence>
+  blocks: Map<string, CID>
+}
+
+/** One peer's sending side: a queue and the one stream its messages go out on. */
+class PeerSender {
+  private readonly out: Outgoing = { entries: new Map(), presences: new Map(), blocks: new Map() }
+  private running = false
+  private stream?: Stream
+  private lp?: LengthPrefixedStream<Stream>
+  private protocol = BITSWAP_120
+  closed = false
+
+  constructor (private readonly bs: Bitswap, readonly peer: string) {}
+
+  want (e: WantEntry): void { this.out.entries.set(keyOf(e.cid), e); this.kick() }
+  presence (p: BlockPresence): void { this.out.presences.set(keyOf(p.cid), p); this.kick() }
+  block (cid: CID): void { this.out.blocks.set(keyOf(cid), cid); this.kick() }
+
+  private kick (): void {
+    if (this.running || this.closed) return
+    this.running = true
+    this.loop().catch((e: unknown) => { this.bs.log.debug(`bitswap to ${this.peer}: ${errorMessage(e)}`) }).finally(() => { this.running = false })
+  }
+
+  private async loop (): Promise<void> {
+    while (!this.closed) {
+      const msg = await this.next()
+      if (msg === undefined) return
+      const bytes = encodeMessage(msg)
+      await this.send(bytes)
+      for (const p of msg.payload) { this.bs.stats.blocksSent++; this.bs.stats.bytesSent += p.data.length }
+      for (const b of msg.blocks) { this.bs.stats.blocksSent++; this.bs.stats.bytesSent += b.length }
+    }
+  }
+
+  /** The next message: every want and presence queued, and blocks up to TARGET_MESSAGE_BYTES. */
+  private async next (): Promise<BitswapMessage | undefined> {
+    const o = this.out
+    if (o.entries.size === 0 && o.presences.size === 0 && o.blocks.size === 0) return undefined
+    const msg = emptyMessage()
+    const legacy = this.protocol === BITSWAP_100 || this.protocol === BITSWAP_LEGACY
+    msg.wantlist.entries = [...o.entries.values()].filter((e) => !legacy || e.wantType === WANT_BLOCK)
+    o.entries.clear()
+    if (!legacy) msg.blockPresences = [...o.presences.values()]
+    o.presences.clear()
+    let bytes = 0
+    for (const [k, cid] of o.blocks) {
+      if (bytes >= TARGET_MESSAGE_BYTES) break
+      o.blocks.delete(k)
+      // sent only while the peer still wants it (a cancel may have come since)
+      if (!this.bs.peerWants(this.peer, cid, WANT_BLOCK)) continue
+      const data = await this.bs.store.get(cid)
+      if (data === undefined) continue
+      this.bs.served(this.peer, cid)
+      if (legacy) msg.blocks.push(data)
+      else msg.payload.push({ prefix: cidPrefix(cid), data })
+      bytes += data.length
+    }
+    return msg
+  }
+
+  private async send (bytes: Uint8Array): Promise<void> {
+    for (let attempt = 0; attempt < 2 && !this.closed; attempt++) {
+      // boxo's send timeout: a minute, plus the message at 100 kbit/s
+      const d = deadline(60_000 + Math.ceil(bytes.length / 12.5), this.bs.signal)
+      try {
+        const lp = this.lp ?? await this.open(d.signal)
+        await lp.write(bytes, { signal: d.signal })
+        return
+      } catch (e) {
+        this.reset(e)
+        if (attempt === 1) throw e
+      } finally {
+        d.clear()
+      }
+    }
+  }
+
+  private async open (signal: AbortSignal): Promise<LengthPrefixedStream<Stream>> {
+    let last: unknown
+    for (const protocol of BITSWAP_PROTOCOLS) {
+      try {
+        const s = await this.bs.host.openStream(this.peer, protocol, { signal })
+        this.stream = s
+        this.protocol = protocol
+        this.lp = lpStream(s, { maxDataLength: MAX_MESSAGE_BYTES })
+        // nothing comes back on our stream; the peer answers on its own
+        return this.lp
+      } catch (e) {
+        last = e
+        if (!(e instanceof RbtError && e.code === ErrorCode.PROTOCOL) && !(e instanceof Error && e.name === 'UnsupportedProtocolError')) throw e
+      }
+    }
+    throw last
+  }
+
+  private reset (e: unknown): void {
+    if (this.stream !== undefined && this.stream.status === 'open') this.stream.abort(e instanceof Error ? e : new Error(String(e)))
+    this.stream = undefined
+    this.lp = undefined
+  }
+
+  close (): void {
+    this.closed = true
+    const s = this.stream
+    this.stream = undefined
+    this.lp = undefined
+    if (s !== undefined && s.status === 'open') s.close().catch(() => { s.abort(new Error('bitswap stopped')) })
+  }
+}
+
+export class Bitswap {
+  readonly log: Logger
+  readonly stats: BitswapStats = { blocksReceived: 0, duplicateBlocks: 0, blocksSent: 0, bytesSent: 0, bytesReceived: 0 }
+  private readonly ledgers = new Map<string, Map<string, PeerWant>>()
+  private readonly senders = new Map<string, PeerSender>()
+  private readonly wants = new Map<string, Want>()
+  /** peers that delivered blocks, most recent last */
+  private readonly good: string[] = []
+  private readonly inbound = new Set<Stream>()
+  private readonly controller = new AbortController()
+  private readonly unlisten: Array<() => void> = []
+  private timer?: NodeJS.Timeout
+  private priority = 2 ** 31 - 1
+  private started = false
+
+  constructor (readonly host: BitswapHost, readonly store: FsBlockstore, opts: BitswapOptions = {}) {
+    this.log = opts.logger ?? silentLogger
+  }
+
+  get signal (): AbortSignal { return this.controller.signal }
+
+  async start (): Promise<void> {
+    if (this.started) return
+    this.started = true
+    for (const p of BITSWAP_PROTOCOLS) {
+      await this.host.handleProtocol(p, (stream, conn) => { this.readStream(stream, conn.remotePeer.toString()) }, { maxInboundStreams: 64, maxOutboundStreams: 64 })
+    }
+    this.unlisten.push(this.store.onPut((cid) => { this.onNewBlock(cid) }))
+    this.unlisten.push(this.host.onPeerConnect((p) => { this.onConnect(p) }))
+    this.unlisten.push(this.host.onPeerDisconnect((p) => { this.onDisconnect(p) }))
+    this.timer = setInterval(() => { this.rebroadcast() }, REBROADCAST_MS / 3)
+    this.timer.unref()
+  }
+
+  async stop (): Promise<void> {
+    if (!this.started) return
+    this.started = false
+    clearInterval(this.timer)
+    this.controller.abort(new RbtError(ErrorCode.NOT_RUNNING, 'bitswap stopped'))
+    for (const u of this.unlisten.splice(0)) u()
+    for (const p of BITSWAP_PROTOCOLS) await this.host.unhandleProtocol(p).catch(() => {})
+    for (const s of this.senders.values()) s.close()
+    this.senders.clear()
+    for (const s of this.inbound) if (s.status === 'open') s.abort(new Error('bitswap stopped'))
+    this.inbound.clear()
+    const stopped = new RbtError(ErrorCode.NOT_RUNNING, 'bitswap stopped')
+    for (const w of this.wants.values()) for (const x of w.waiters) x.reject(stopped)
+    this.wants.clear()
+    this.ledgers.clear()
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // receiving
+
+  private readStream (stream: Stream, peer: string): void {
+    this.inbound.add(stream)
+    const lp = lpStream(stream, { maxDataLength: MAX_MESSAGE_BYTES })
+    void (async () => {
+      try {
+        for (;;) {
+          const buf = await lp.read({ signal: this.signal })
+          const msg = decodeMessage(buf.subarray())
+          await this.receive(peer, msg)
+        }
+      } catch (e) {
+        if (!this.signal.aborted && !isEnd(e)) this.log.debug(`bitswap from ${peer}: ${errorMessage(e)}`)
+        if (stream.status === 'open') {
+          if (isEnd(e)) stream.close().catch(() => {})
+          else stream.abort(e instanceof Error ? e : new Error(String(e)))
+        }
+      } finally {
+        this.inbound.delete(stream)
+      }
+    })()
+  }
+
+  /** Handles one message from `peer` (exported for tests through the class). */
+  async receive (peer: string, msg: BitswapMessage): Promise<void> {
+    for (const p of msg.payload) {
+      let cid: CID
+      try {
+        const pre = parseCidPrefix(p.prefix)
+        cid = cidFor(pre.version === 0 ? 0 : 1, pre.codec, pre.hashCode, p.data)
+        if (cid.multihash.size !== pre.digestLength) continue
+      } catch {
+        continue
+      }
+      await this.receiveBlock(peer, cid, p.data)
+    }
+    for (const b of msg.blocks) await this.receiveBlock(peer, cidFor(0, DAG_PB, SHA2_256, b), b)
+    for (const pr of msg.blockPresences) this.receivePresence(peer, pr)
+    if (msg.wantlist.entries.length > 0 || msg.wantlist.full) await this.receiveWants(peer, msg.wantlist.entries, msg.wantlist.full)
+  }
+
+  private async receiveBlock (peer: string, cid: CID, data: Uint8Array): Promise<void> {
+    this.stats.bytesReceived += data.length
+    const w = this.wants.get(keyOf(cid))
+    if (w === undefined) { this.stats.duplicateBlocks++; return }
+    this.stats.blocksReceived++
+    this.markGood(peer)
+    // taken off first: a second copy arriving while this one is written is a duplicate
+    this.wants.delete(keyOf(cid))
+    try {
+      await this.store.put(w.cid, data)
+    } catch (e) {
+      for (const x of w.waiters) x.reject(e)
+      return
+    }
+    for (const x of w.waiters) x.resolve(data)
+    for (const p of w.asked) if (p !== peer) this.cancel(p, w.cid)
+  }
+
+  private receivePresence (peer: string, pr: BlockPresence): void {
+    const w = this.wants.get(keyOf(pr.cid))
+    if (w === undefined) return
+    if (pr.type === PRESENCE_DONT_HAVE) {
+      w.dontHave.add(peer)
+      w.asked.delete(peer)
+      if (w.asked.size === 0) this.ask(w, this.candidates(w).filter((p) => !w.dontHave.has(p)))
+    } else if (w.asked.size === 0 && (w.peers === undefined || w.peers.includes(peer))) {
+      this.ask(w, [peer])
+    }
+  }
+
+  private async receiveWants (peer: string, entries: WantEntry[], full: boolean): Promise<void> {
+    let ledger = this.ledgers.get(peer)
+    if (ledger === undefined || full) {
+      ledger = new Map()
+      this.ledgers.set(peer, ledger)
+    }
+    const sender = this.sender(peer)
+    for (const e of entries) {
+      const k = keyOf(e.cid)
+      if (e.cancel) { ledger.delete(k); continue }
+      // a want-have does not lower a want-block already held
+      const prev = ledger.get(k)
+      if (prev === undefined || prev.wantType !== WANT_BLOCK) ledger.set(k, { cid: e.cid, wantType: e.wantType, sendDontHave: e.sendDontHave })
+      if (await this.store.has(e.cid)) {
+        if (ledger.get(k)?.wantType === WANT_BLOCK) sender.block(e.cid)
+        else { sender.presence({ cid: e.cid, type: PRESENCE_HAVE }); ledger.delete(k) }
+      } else if (e.sendDontHave) {
+        sender.presence({ cid: e.cid, type: PRESENCE_DONT_HAVE })
+      }
+    }
+  }
+
+  /** Whether `peer` still wants `cid` (of at least this kind). */
+  peerWants (peer: string, cid: CID, type: number): boolean {
+    const w = this.ledgers.get(peer)?.get(keyOf(cid))
+    return w !== undefined && (type === WANT_HAVE || w.wantType === WANT_BLOCK)
+  }
+
+  /** A block went out to `peer`: its want is met. */
+  served (peer: string, cid: CID): void {
+    this.ledgers.get(peer)?.delete(keyOf(cid))
+  }
+
+  private onNewBlock (cid: CID): void {
+    const k = keyOf(cid)
+    for (const [peer, ledger] of this.ledgers) {
+      const w = ledger.get(k)
+      if (w === undefined) continue
+      if (w.wantType === WANT_BLOCK) this.sender(peer).block(cid)
+      else { this.sender(peer).presence({ cid, type: PRESENCE_HAVE }); ledger.delete(k) }
+    }
+  }
+
+  private sender (peer: string): PeerSender {
+    let s = this.senders.get(peer)
+    if (s === undefined || s.closed) {
+      s = new PeerSender(this, peer)
+      this.senders.set(peer, s)
+    }
+    return s
+  }
+
+  private onConnect (peer: string): void {
+    // a new peer hears what we are waiting for (as a want-have, so it costs a block nobody)
+    for (const w of this.wants.values()) {
+      if (w.peers !== undefined && !w.peers.includes(peer)) continue
+      this.sender(peer).want({ cid: w.cid, priority: w.priority, cancel: false, wantType: WANT_HAVE, sendDontHave: false })
+    }
+  }
+
+  private onDisconnect (peer: string): void {
+    this.ledgers.delete(peer)
+    this.senders.get(peer)?.close()
+    this.senders.delete(peer)
+    const i = this.good.indexOf(peer)
+    if (i >= 0) this.good.splice(i, 1)
+    for (const w of this.wants.values()) {
+      if (w.asked.delete(peer) && w.asked.size === 0) this.ask(w, this.candidates(w).filter((p) => p !== peer && !w.dontHave.has(p)))
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // fetching
+
+  /** The block of `cid`: from the store, or fetched from peers, checked and stored. */
+  async get (cidIn: CID, opts: GetOptions = {}): Promise<Uint8Array> {
+    const held = await this.store.get(cidIn)
+    if (held !== undefined) return held
+    if (!this.started) throw new RbtError(ErrorCode.NOT_RUNNING, 'bitswap is not running')
+    const timeoutMs = opts.timeoutMs ?? DEFAULT_GET_TIMEOUT_MS
+    const d = deadline(timeoutMs, opts.signal)
+    const k = keyOf(cidIn)
+    let w = this.wants.get(k)
+    const fresh = w === undefined
+    if (w === undefined) {
+      w = { cid: cidIn, waiters: new Set(), asked: new Set(), dontHave: new Set(), priority: this.priority--, lastAsk: 0, ...(opts.peers !== undefined ? { peers: opts.peers } : {}) }
+      if (this.priority < 1) this.priority = 2 ** 31 - 1
+      this.wants.set(k, w)
+    }
+    const want = w
+    try {
+      return await new Promise<Uint8Array>((resolve, reject) => {
+        const waiter: Waiter = { resolve, reject }
+        want.waiters.add(waiter)
+        const unlink = onAbort(d.signal, () => {
+          want.waiters.delete(waiter)
+          if (want.waiters.size === 0 && this.wants.get(k) === want) {
+            this.wants.delete(k)
+            for (const p of want.asked) this.cancel(p, want.cid)
+          }
+          reject(d.timedOut()
+            ? new RbtError(ErrorCode.TIMEOUT, `no peer gave block ${cidIn.toString()} within ${timeoutMs} ms`)
+            : d.signal.reason)
+        })
+        waiter.resolve = (b) => { unlink(); resolve(b) }
+        waiter.reject = (e) => { unlink(); reject(e) }
+        if (fresh) this.ask(want, this.firstPeers(want))
+      })
+    } finally {
+      d.clear()
+    }
+  }
+
+  /** The peers a want may be asked of. */
+  private candidates (w: Want): string[] {
+    const connected = this.host.connectedPeers()
+    return w.peers === undefined ? connected : w.peers.filter((p) => connected.includes(p))
+  }
+
+  /** The peer that last delivered, when it is a candidate; else every candidate. */
+  private firstPeers (w: Want): string[] {
+    const c = this.candidates(w)
+    for (let i = this.good.length - 1; i >= 0; i--) if (c.includes(this.good[i])) return [this.good[i]]
+    return c
+  }
+
+  private ask (w: Want, peers: string[]): void {
+    w.lastAsk = Date.now()
+    for (const p of peers) {
+      if (w.asked.has(p)) continue
+      w.asked.add(p)
+      this.sender(p).want({ cid: w.cid, priority: w.priority, cancel: false, wantType: WANT_BLOCK, sendDontHave: true })
+    }
+  }
+
+  private cancel (peer: string, cid: CID): void {
+    this.senders.get(peer)?.want({ cid, priority: 0, cancel: true, wantType: WANT_BLOCK, sendDontHave: false })
+  }
+
+  private markGood (peer: string): void {
+    if (this.good[this.good.length - 1] === peer) return
+    const i = this.good.indexOf(peer)
+    if (i >= 0) this.good.splice(i, 1)
+    this.good.push(peer)
+    if (this.good.length > 16) this.good.shift()
+  }
+
+  /** Wants without progress for REBROADCAST_MS are asked again of every candidate. */
+  private rebroadcast (): void {
+    const now = Date.now()
+    for (const w of this.wants.values()) {
+      if (now - w.lastAsk < REBROADCAST_MS) continue
+      w.dontHave.clear()
+      w.lastAsk = now
+      for (const p of this.candidates(w)) {
+        w.asked.add(p)
+        this.sender(p).want({ cid: w.cid, priority: w.priority, cancel: false, wantType: WANT_BLOCK, sendDontHave: true })
+      }
+    }
+  }
+
+  /** Number of blocks this node waits for (tests). */
+  get pendingWants (): number { return this.wants.size }
+}
+
+function isEnd (e: unknown): boolean {
+  const name = e instanceof Error ? e.name : ''
+  return name === 'UnexpectedEOFError' || name === 'StreamClosedError' || name === 'StreamStateError' || name === 'StreamResetError'
+}
+
+/** Starts bitswap on a host over a blockstore (the compat mode's wiring calls this). */
+export async function registerBitswap (host: BitswapHost, store: FsBlockstore, opts: BitswapOptions = {}): Promise<Bitswap> {
+  const bs = new Bitswap(host, store, opts)
+  await bs.start()
+  return bs
+}
