@@ -30,6 +30,8 @@ import { pnetProtector } from './pnet-protector.js'
 import type { SwarmKey } from './swarm-key.js'
 import { compareDistance, kadKey, kadPeerKey, type QueryPeer } from './closest-query.js'
 import { DiscoveryDialer, type DiscoveredPeer } from './discovery-dialer.js'
+import { KUBO_LAN_SERVICE, KUBO_WAN_SERVICE, kuboDhtServices } from './kubo/kubo-dht.js'
+import { createKuboRouting, type KuboRouting } from './kubo/kubo-routing.js'
 
 /** DHT protocol id of our private network (kept apart from the public IPFS DHT). */
 export const DEFAULT_DHT_PROTOCOL = '/rbt/kad/1.0.0'
@@ -108,6 +110,8 @@ export interface P2pHostOptions {
   maxConnections?: number
   /** Default deadline for dial, ping and DHT operations, in ms (default 10 000). */
   defaultTimeoutMs?: number
+  /** Serve and use Kubo's two DHTs beside ours (src/p2p/kubo, docs/interop.md). Default off. */
+  kubo?: boolean
   logger?: Logger
 }
 
@@ -187,6 +191,8 @@ export interface P2pHost extends Startable {
   openStream: (peerId: string, protocol: string, opts: { signal: AbortSignal }) => Promise<Stream>
   /** The underlying node, for code inside src/p2p only. */
   readonly libp2p: Libp2p<HostServices>
+  /** Kubo's two DHTs, when the host was made with `kubo: true`. */
+  readonly kubo: KuboRouting | undefined
 }
 
 export interface HostServices extends Record<string, unknown> {
@@ -332,6 +338,7 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
         validators: { [DHT_NAMESPACE]: defaultRbtValidator, ...opts.dht?.validators },
         selectors: { [DHT_NAMESPACE]: firstRecordSelector, ...opts.dht?.selectors }
       }),
+      ...(opts.kubo === true ? kuboDhtServices() : {}),
       pubsub: gossipsub({
         // Each message reaches a node from several mesh peers. Copies after the first are dropped
         // on this id before their signature is checked again (that check cost about a fifth of a
@@ -348,6 +355,10 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
         heartbeatInterval: opts.gossip?.heartbeatIntervalMs ?? 1000,
         emitSelf: opts.gossip?.emitSelf ?? false,
         allowPublishToZeroTopicPeers: true,
+        // what go-libp2p-pubsub does by default, and so Kubo: every message signed by its origin
+        // and checked on receipt, and one's own messages sent to every peer of the topic
+        globalSignaturePolicy: 'StrictSign',
+        floodPublish: true,
         scoreParams: { IPColocationFactorWhitelist: new Set(opts.gossip?.colocationWhitelist ?? LOOPBACK_IPS) }
       })
     }
@@ -366,6 +377,7 @@ class Host implements P2pHost {
   private readonly connected = new Set<string>()
   /** dials what LAN discovery reports; absent when discovery is off */
   private readonly discoveryDialer?: DiscoveryDialer
+  readonly kubo: KuboRouting | undefined
 
   constructor (
     readonly libp2p: Libp2p<HostServices>,
@@ -376,6 +388,10 @@ class Host implements P2pHost {
     discovery?: PeerDiscovery
   ) {
     this.peerId = libp2p.peerId.toString()
+    const services = libp2p.services as Record<string, unknown>
+    this.kubo = services[KUBO_WAN_SERVICE] !== undefined
+      ? createKuboRouting({ wan: services[KUBO_WAN_SERVICE] as KadDHT, lan: services[KUBO_LAN_SERVICE] as KadDHT })
+      : undefined
     libp2p.services.pubsub.addEventListener('message', this.onPubsubMessage)
     libp2p.addEventListener('peer:connect', (e) => { this.connected.add(e.detail.toString()) })
     libp2p.addEventListener('peer:disconnect', (e) => { this.connected.delete(e.detail.toString()) })
