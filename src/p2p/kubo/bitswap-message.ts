@@ -184,8 +184,14 @@ class Reader {
 
   /** An int32 field: ten-byte negatives come back negative. */
   int32 (): number {
-    const n = this.varint()
-    return n >= 2 ** 31 ? Number(BigInt.asIntN(32, BigInt(Math.min(n, 2 ** 53)))) : n
+    let v = 0n
+    for (let i = 0; i < 10; i++) {
+      if (this.at >= this.buf.length) throw bad('truncated varint')
+      const b = this.buf[this.at++]
+      v |= BigInt(b & 0x7f) << BigInt(7 * i)
+      if (b < 0x80) return Number(BigInt.asIntN(32, v))
+    }
+    throw bad('varint too long')
   }
 
   bytes (): Uint8Array {
