@@ -42,6 +42,8 @@ export const TARGET_MESSAGE_BYTES = 1024 * 1024
 /** Wants without an answer are asked again of every candidate peer after this long. */
 export const REBROADCAST_MS = 1500
 const DEFAULT_GET_TIMEOUT_MS = 60_000
+/** Blocks received and being written at once. */
+const MAX_WRITES = 16
 
 /** What bitswap needs of the host (P2pHost has it). */
 export interface BitswapHost {
@@ -91,6 +93,8 @@ interface Want {
   dontHave: Set<string>
   priority: number
   lastAsk: number
+  /** the block came and is being written */
+  landing?: boolean
 }
 
 interface Outgoing {
@@ -216,6 +220,7 @@ export class Bitswap {
   /** peers that delivered blocks, most recent last */
   private readonly good: string[] = []
   private readonly inbound = new Set<Stream>()
+  private readonly writes = new Set<Promise<void>>()
   private readonly controller = new AbortController()
   private readonly unlisten: Array<() => void> = []
   private timer?: NodeJS.Timeout
@@ -294,34 +299,49 @@ export class Bitswap {
       } catch {
         continue
       }
-      await this.receiveBlock(peer, cid, p.data)
+      await this.track(this.receiveBlock(peer, cid, p.data))
     }
-    for (const b of msg.blocks) await this.receiveBlock(peer, cidFor(0, DAG_PB, SHA2_256, b), b)
+    for (const b of msg.blocks) await this.track(this.receiveBlock(peer, cidFor(0, DAG_PB, SHA2_256, b), b))
     for (const pr of msg.blockPresences) this.receivePresence(peer, pr)
     if (msg.wantlist.entries.length > 0 || msg.wantlist.full) await this.receiveWants(peer, msg.wantlist.entries, msg.wantlist.full)
   }
 
+  /**
+   * Blocks received are written while the next messages are read, at most MAX_WRITES at once:
+   * past that the reading waits for one to finish.
+   */
+  private async track (p: Promise<void>): Promise<void> {
+    const w = this.writes
+    w.add(p)
+    void p.finally(() => { w.delete(p) })
+    if (w.size >= MAX_WRITES) await Promise.race(w)
+  }
+
   private async receiveBlock (peer: string, cid: CID, data: Uint8Array): Promise<void> {
     this.stats.bytesReceived += data.length
-    const w = this.wants.get(keyOf(cid))
-    if (w === undefined) { this.stats.duplicateBlocks++; return }
+    const k = keyOf(cid)
+    const w = this.wants.get(k)
+    if (w === undefined || w.landing === true) { this.stats.duplicateBlocks++; return }
     this.stats.blocksReceived++
     this.markGood(peer)
-    // taken off first: a second copy arriving while this one is written is a duplicate
-    this.wants.delete(keyOf(cid))
+    // kept while it is written (a get of it meanwhile waits for it); another copy is a duplicate
+    w.landing = true
+    for (const p of w.asked) if (p !== peer) this.cancel(p, w.cid)
     try {
-      await this.store.put(w.cid, data)
+      // `cid` was made from these bytes: they are what `w.cid` names
+      await this.store.put(cid, data, { verified: true })
     } catch (e) {
       for (const x of w.waiters) x.reject(e)
       return
+    } finally {
+      if (this.wants.get(k) === w) this.wants.delete(k)
     }
     for (const x of w.waiters) x.resolve(data)
-    for (const p of w.asked) if (p !== peer) this.cancel(p, w.cid)
   }
 
   private receivePresence (peer: string, pr: BlockPresence): void {
     const w = this.wants.get(keyOf(pr.cid))
-    if (w === undefined) return
+    if (w === undefined || w.landing === true) return
     if (pr.type === PRESENCE_DONT_HAVE) {
       w.dontHave.add(peer)
       w.asked.delete(peer)
@@ -482,7 +502,7 @@ export class Bitswap {
   private rebroadcast (): void {
     const now = Date.now()
     for (const w of this.wants.values()) {
-      if (now - w.lastAsk < REBROADCAST_MS) continue
+      if (now - w.lastAsk < REBROADCAST_MS || w.landing === true) continue
       w.dontHave.clear()
       w.lastAsk = now
       for (const p of this.candidates(w)) {

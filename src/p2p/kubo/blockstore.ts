@@ -61,14 +61,12 @@ export interface Blockstore {
   has: (cid: CID) => Promise<boolean>
   /** The block's bytes, or undefined when it is not held (or was found damaged and removed). */
   get: (cid: CID) => Promise<Uint8Array | undefined>
-  /** Stores a block after checking it against `cid` (VERIFICATION_FAILED when it does not match). */
-  put: (cid: CID, bytes: Uint8Array) => Promise<void>
+  /**
+   * Stores a block after checking it against `cid` (VERIFICATION_FAILED when it does not match);
+   * `verified` skips the check for a caller that built `cid` from these very bytes.
+   */
+  put: (cid: CID, bytes: Uint8Array, opts?: { verified?: boolean }) => Promise<void>
   delete: (cid: CID) => Promise<void>
-}
-
-export interface FsBlockstoreOptions {
-  /** Called after a new block is stored (bitswap serves peers waiting for it). */
-  onPut?: (cid: CID) => void
 }
 
 export class FsBlockstore implements Blockstore {
@@ -118,11 +116,12 @@ export class FsBlockstore implements Blockstore {
     return bytes
   }
 
-  async put (cid: CID, bytes: Uint8Array): Promise<void> {
-    if (!blockMatches(cid, bytes)) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `a block does not match its CID ${cid.toString()}`)
+  async put (cid: CID, bytes: Uint8Array, opts: { verified?: boolean } = {}): Promise<void> {
+    if (opts.verified !== true && !blockMatches(cid, bytes)) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `a block does not match its CID ${cid.toString()}`)
     if (cid.multihash.code === IDENTITY) return
     const { shard, file } = this.pathOf(cid)
-    if (await this.has(cid)) return
+    // a block fetched was wanted, so not held: no look first (a rename over a copy is harmless)
+    if (opts.verified !== true && await this.has(cid)) return
     if (!this.made.has(shard)) {
       await mkdir(shard, { recursive: true })
       this.made.add(shard)
