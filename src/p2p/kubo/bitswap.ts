@@ -58,6 +58,11 @@ export interface BitswapHost {
 
 export interface BitswapOptions {
   logger?: Logger
+  /**
+   * Asked when a peer wants a block the store lacks: it may put the block in (a DID folder the
+   * node holds elsewhere, say) and answer true, and the want is answered again from the store.
+   */
+  onMiss?: (cid: CID) => Promise<boolean>
 }
 
 export interface GetOptions {
@@ -227,8 +232,23 @@ export class Bitswap {
   private priority = 2 ** 31 - 1
   private started = false
 
+  private readonly onMiss?: (cid: CID) => Promise<boolean>
+
   constructor (readonly host: BitswapHost, readonly store: FsBlockstore, opts: BitswapOptions = {}) {
     this.log = opts.logger ?? silentLogger
+    if (opts.onMiss !== undefined) this.onMiss = opts.onMiss
+  }
+
+  /** Whether the store holds `cid`, after asking onMiss to put it in when it does not. */
+  private async holds (cid: CID): Promise<boolean> {
+    if (await this.store.has(cid)) return true
+    if (this.onMiss === undefined) return false
+    try {
+      return await this.onMiss(cid) && await this.store.has(cid)
+    } catch (e) {
+      this.log.debug(`bitswap: could not provide ${cid.toString()}: ${errorMessage(e)}`)
+      return false
+    }
   }
 
   get signal (): AbortSignal { return this.controller.signal }
@@ -364,7 +384,7 @@ export class Bitswap {
       // a want-have does not lower a want-block already held
       const prev = ledger.get(k)
       if (prev === undefined || prev.wantType !== WANT_BLOCK) ledger.set(k, { cid: e.cid, wantType: e.wantType, sendDontHave: e.sendDontHave })
-      if (await this.store.has(e.cid)) {
+      if (await this.holds(e.cid)) {
         if (ledger.get(k)?.wantType === WANT_BLOCK) sender.block(e.cid)
         else { sender.presence({ cid: e.cid, type: PRESENCE_HAVE }); ledger.delete(k) }
       } else if (e.sendDontHave) {

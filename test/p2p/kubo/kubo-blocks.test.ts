@@ -17,6 +17,8 @@ import { KuboDaemon, requireKubo } from '../../helpers/kubo.js'
 import { KuboBlocksPeer, TEST_SWARM_KEY, bigBody, sha256 } from '../../helpers/kubo-blocks-peer.js'
 import { createNetns, type Netns } from '../../helpers/netns.js'
 import { freePort } from '../../helpers/ports.js'
+import { NodeProcess } from '../../helpers/node-process.js'
+import { runCli } from '../../helpers/cli.js'
 
 const execFileP = promisify(execFile)
 
@@ -133,6 +135,25 @@ describe('p2p/kubo: blocks and /x/ streams against Kubo', function () {
       const dest = join(work, 'rbt-got-dir')
       await peer.call('get', { cid, path: dest })
       for (const [n, b] of Object.entries(files)) expect(sha256(readFileSync(join(dest, n))), n).to.equal(sha256(b))
+    })
+  })
+
+  describe('rbtnode run -kubo', () => {
+    let node: NodeProcess | undefined
+    after(async () => { await node?.dispose().catch(() => {}) })
+
+    it("ipfs get of a node's DID (as a reference node fetches another's) writes its public folder, which re-adds to the DID", async () => {
+      node = await new NodeProcess({ netns: ns!, extraArgs: ['-testNet', '-kubo', '-mdns=false'], startTimeoutMs: 60_000 }).start()
+      const mnemonic = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon art'
+      const r = await runCli(['createdid', ...node.cliArgs, '-didType', '4', '-mnemonic', mnemonic, '-childPath', '1', '-privPWD', 'kubo-pw', '-quorumPWD', 'kubo-pw'], { netns: ns! })
+      expect(r.code, r.stderr).to.equal(0)
+      const did = r.stdout.trim()
+      expect(did).to.match(/^bafybmi[a-z2-7]{52}$/)
+      await kubo.ipfs(['swarm', 'connect', node.multiaddr])
+      const dest = join(work, 'node-did')
+      await kubo.ipfs(['get', did, '-o', dest], { timeoutMs: 60_000 })
+      expect(readdirSync(dest).length).to.be.greaterThan(0)
+      expect((await kubo.ipfs(['add', '-r', '-Q', '--cid-version', '1', '--hash', 'sha3-256', dest])).trim()).to.equal(did)
     })
   })
 
