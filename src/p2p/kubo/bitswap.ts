@@ -44,6 +44,8 @@ export const REBROADCAST_MS = 1500
 const DEFAULT_GET_TIMEOUT_MS = 60_000
 /** Blocks received and being written at once. */
 const MAX_WRITES = 16
+/** Wants a peer may have with us at once (boxo queues at most 1,024 a peer); more are ignored. */
+export const MAX_LEDGER_ENTRIES = 8192
 
 /** What bitswap needs of the host (P2pHost has it). */
 export interface BitswapHost {
@@ -383,6 +385,7 @@ export class Bitswap {
       if (e.cancel) { ledger.delete(k); continue }
       // a want-have does not lower a want-block already held
       const prev = ledger.get(k)
+      if (prev === undefined && ledger.size >= MAX_LEDGER_ENTRIES) continue
       if (prev === undefined || prev.wantType !== WANT_BLOCK) ledger.set(k, { cid: e.cid, wantType: e.wantType, sendDontHave: e.sendDontHave })
       if (await this.holds(e.cid)) {
         if (ledger.get(k)?.wantType === WANT_BLOCK) sender.block(e.cid)

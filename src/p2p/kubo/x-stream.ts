@@ -18,7 +18,7 @@ import { connect } from 'node:net'
 import type { Connection, Stream } from '@libp2p/interface'
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import { silentLogger, type Logger } from '../../util/logger.js'
-import { deadline } from '../deadline.js'
+import { deadline, raceAbort } from '../deadline.js'
 import { p2pError } from '../errors.js'
 import { ResponseParser, writeRequest, type HttpRequest, type HttpResponse } from './http1.js'
 
@@ -69,19 +69,24 @@ export async function xHttpRequest (host: XStreamHost, peerId: string, req: Http
     stream = await host.openStream(peerId, rubixCoreProtocol(peerId), { signal: d.signal })
     const s = stream
     const parser = new ResponseParser(opts.maxBytes)
-    const onAbortStream = (): void => { if (s.status === 'open') s.abort(new Error('deadline')) }
-    d.signal.addEventListener('abort', onAbortStream, { once: true })
-    try {
-      await sendAll(s, writeRequest(req), d.signal)
-      for await (const chunk of s) {
-        parser.push(chunk.subarray())
-        if (parser.done) break
+    // listening before the request goes out: an answer that comes early (a refusal before the
+    // whole body is read) must not be missed
+    const whole = new Promise<void>((resolve, reject) => {
+      const feed = (fn: () => void): void => {
+        try { fn() } catch (e) { reject(e); return }
+        if (parser.done) resolve()
       }
-      if (d.signal.aborted) throw d.signal.reason
-      parser.end()
-    } finally {
-      d.signal.removeEventListener('abort', onAbortStream)
-    }
+      s.addEventListener('message', (e) => { feed(() => { parser.push(e.data.subarray()) }) })
+      s.addEventListener('remoteCloseWrite', () => { feed(() => { parser.end() }) })
+      s.addEventListener('close', (e) => {
+        if (e.error !== undefined) reject(e.error)
+        else feed(() => { parser.end() })
+      })
+    })
+    whole.catch(() => {})
+    // a peer that answered whole before reading all of the request may close its side: that is fine
+    await sendAll(s, writeRequest(req), d.signal).catch((e: unknown) => { if (!parser.done) throw e })
+    await raceAbort(whole, d.signal)
     res = parser.response
   } catch (e) {
     if (stream !== undefined && stream.status === 'open') stream.abort(e instanceof Error ? e : new Error(String(e)))

@@ -7,6 +7,11 @@ import { connect, expectRbtError, startHosts, stopAll } from '../helpers.js'
 const pattern = (n: number): Buffer => { const b = Buffer.alloc(n); for (let i = 0; i < n; i++) b[i] = (i * 13) % 256; return b }
 
 function app (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void {
+  if (req.url === '/early') {
+    // answers before reading the body, as a server refusing an upload does
+    res.end('early')
+    return
+  }
   const parts: Buffer[] = []
   req.on('data', (c: Buffer) => parts.push(c))
   req.on('end', () => {
@@ -74,6 +79,13 @@ describe('p2p/kubo/x-stream: HTTP/1.1 over /x/<peer>RubixCore/1.0 between rbtnod
       expect(e.details).to.include({ status: 404, body: 'nope' })
     })
   }
+
+  it('an answer given before the request body is read is taken whole', async () => {
+    for (const target of [1, 2]) {
+      const r = await xHttpRequest(hosts[0], hosts[target].peerId, { method: 'POST', path: '/early', host: 'localhost', body: pattern(4 * 1024 * 1024) }, { timeoutMs: 10_000 })
+      expect(r.body.toString()).to.equal('early')
+    }
+  })
 
   it('many calls at once, each on a stream of its own', async () => {
     const rs = await Promise.all(Array.from({ length: 20 }, async (_, i) => await xHttpRequest(hosts[0], hosts[1 + (i % 2)].peerId, { method: 'POST', path: '/echo', host: 'localhost', body: pattern(1000 + i) })))
