@@ -257,6 +257,17 @@ function isPrivateListenAddr (addr: string): boolean {
 }
 
 /**
+ * A listen address on a fixed port of a public IPv4 address: libp2p keeps such an address out of
+ * what identify and the DHTs tell others until something (AutoNAT) confirms it, which nothing here
+ * does, so a node listening on its public address advertised none and no DHT kept it (Kubo's WAN
+ * table wants a public address). These are announced as they are, as go-libp2p does.
+ */
+export function announcedAsListened (addr: string): boolean {
+  const m = /^\/ip4\/([\d.]+)\/tcp\/(\d+)$/.exec(addr)
+  return m !== null && m[1] !== '0.0.0.0' && m[2] !== '0' && !isPrivateListenAddr(addr)
+}
+
+/**
  * The signal of one DHT operation, handed to kad-dht: it adds one abort listener per parallel
  * query path and removes them when the operation ends, so a put to 20 peers held 20 at once and
  * Node warned of a leak. The signal belongs to this one operation (its deadline), never to the
@@ -302,7 +313,10 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
   const node = await createLibp2p<HostServices>({
     start: false,
     privateKey,
-    addresses: { listen, ...(opts.announce !== undefined ? { announce: opts.announce } : {}) },
+    addresses: {
+      listen,
+      ...(opts.announce !== undefined ? { announce: opts.announce } : { appendAnnounce: listen.filter(announcedAsListened) })
+    },
     transports: [tcp()],
     // libp2p keeps what discovery reports in its peer store; the host dials it (DiscoveryDialer)
     ...(mdnsOpts !== undefined

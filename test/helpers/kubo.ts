@@ -94,6 +94,8 @@ export async function requireKubo (ctx: Mocha.Context): Promise<string> {
 export interface KuboOptions {
   /** the namespace the daemon runs in (rbtnode nodes of the test run there too) */
   netns: Netns
+  /** the address the swarm, API and gateway listen on (default 127.0.0.1) */
+  host?: string
   /** a PSK v1 swarm key file, copied into the repo as `swarm.key` */
   swarmKey: string
   /** multiaddrs with /p2p/ set as the bootstrap list after emptying it (default: none) */
@@ -126,7 +128,9 @@ export class KuboDaemon {
   }
 
   /** The swarm address inside the namespace, with /p2p/. */
-  get multiaddr (): string { return `/ip4/127.0.0.1/tcp/${this.swarmPort}/p2p/${this.peerId}` }
+  get multiaddr (): string { return `/ip4/${this.host}/tcp/${this.swarmPort}/p2p/${this.peerId}` }
+
+  get host (): string { return this.opts.host ?? '127.0.0.1' }
 
   private get env (): NodeJS.ProcessEnv {
     return { ...process.env, IPFS_PATH: this.repo, LIBP2P_FORCE_PNET: '1', GOLOG_LOG_LEVEL: process.env.GOLOG_LOG_LEVEL ?? 'error' }
@@ -156,9 +160,9 @@ export class KuboDaemon {
     await this.ipfs(['init', '--empty-repo'], { timeoutMs: 60_000 })
     copyFileSync(this.opts.swarmKey, join(this.repo, 'swarm.key'))
     const settings: Record<string, unknown> = {
-      'Addresses.Swarm': [`/ip4/127.0.0.1/tcp/${this.swarmPort}`],
-      'Addresses.API': `/ip4/127.0.0.1/tcp/${this.apiPort}`,
-      'Addresses.Gateway': `/ip4/127.0.0.1/tcp/${this.gatewayPort}`,
+      'Addresses.Swarm': [`/ip4/${this.host}/tcp/${this.swarmPort}`],
+      'Addresses.API': `/ip4/${this.host}/tcp/${this.apiPort}`,
+      'Addresses.Gateway': `/ip4/${this.host}/tcp/${this.gatewayPort}`,
       'Addresses.Announce': [],
       'Addresses.NoAnnounce': [],
       'Experimental.Libp2pStreamMounting': true,
@@ -225,4 +229,46 @@ export class KuboDaemon {
     }
     if (opts.keepRepo !== true) rmSync(this.repo, { recursive: true, force: true })
   }
+}
+
+/**
+ * Gives a namespace an address the DHTs take for public (`ip`/32 on its loopback), so that Kubo's
+ * WAN DHT, which keeps only peers with a public address, has peers. The namespace has no link
+ * outside: nothing sent to the address leaves it.
+ */
+export async function addPublicAddress (ns: Netns, ip: string): Promise<void> {
+  await execFileP('ip', ['-n', ns.name, 'addr', 'add', `${ip}/32`, 'dev', 'lo'], { timeout: 10_000 })
+}
+
+/** A running `ipfs pubsub sub`: the messages it printed so far, decoded. */
+export interface KuboSubscription {
+  messages: Array<{ from: string, data: Uint8Array }>
+  stop: () => void
+}
+
+/** Multibase base64url (`u` prefix, no padding), as Kubo's `--enc=json` writes bytes. */
+function multibase (text: string): Uint8Array {
+  if (!text.startsWith('u')) throw new Error(`not multibase base64url: ${text.slice(0, 20)}`)
+  return new Uint8Array(Buffer.from(text.slice(1), 'base64url'))
+}
+
+/** Runs `ipfs pubsub sub --enc=json <topic>` against the daemon until stop() (or the daemon ends). */
+export function kuboSubscribe (k: KuboDaemon, topic: string): KuboSubscription {
+  const child = k.opts.netns.spawn(k.bin, ['pubsub', 'sub', '--enc=json', topic], { env: { ...process.env, IPFS_PATH: k.repo }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const sub: KuboSubscription = { messages: [], stop: () => { child.kill('SIGTERM') } }
+  let buf = ''
+  child.stdout?.on('data', (b: Buffer) => {
+    buf += b.toString()
+    let nl: number
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl).trim()
+      buf = buf.slice(nl + 1)
+      if (line === '') continue
+      try {
+        const m = JSON.parse(line) as { from: string, data: string }
+        sub.messages.push({ from: m.from, data: multibase(m.data) })
+      } catch {}
+    }
+  })
+  return sub
 }
