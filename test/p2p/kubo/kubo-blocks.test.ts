@@ -18,9 +18,21 @@ import { KuboBlocksPeer, TEST_SWARM_KEY, bigBody, sha256 } from '../../helpers/k
 import { createNetns, type Netns } from '../../helpers/netns.js'
 import { freePort } from '../../helpers/ports.js'
 import { NodeProcess } from '../../helpers/node-process.js'
-import { runCli } from '../../helpers/cli.js'
+import { ROOT, runCli } from '../../helpers/cli.js'
 
 const execFileP = promisify(execFile)
+
+/** Builds test/fixtures/go-http (Go's net/http server and client) into `dir`; undefined without Go. */
+async function buildGoHttp (dir: string): Promise<string | undefined> {
+  const out = join(dir, 'gohttp')
+  try {
+    await execFileP('go', ['build', '-o', out, '.'], { cwd: join(ROOT, 'test', 'fixtures', 'go-http'), timeout: 180_000, env: { ...process.env, GOFLAGS: '-mod=mod' } })
+    return out
+  } catch (e) {
+    console.log(`      (Go's net/http peer not built: ${(e as Error).message.split('\n')[0]})`)
+    return undefined
+  }
+}
 
 /** `ipfs <args>` with its stdout as bytes (KuboDaemon.ipfs reads text). */
 async function ipfsBytes (k: KuboDaemon, ns: Netns, args: string[], timeoutMs = 60_000): Promise<Buffer> {
@@ -192,6 +204,49 @@ describe('p2p/kubo: blocks and /x/ streams against Kubo', function () {
       } finally {
         await kubo.ipfs(['p2p', 'close', '--all'])
       }
+    })
+
+    describe("with Go's net/http on Kubo's side, as a reference node has it", () => {
+      let gohttp: string | undefined
+      before(async function () {
+        gohttp = await buildGoHttp(work)
+        if (gohttp === undefined) this.skip()
+      })
+
+      it("a Go client through ipfs p2p forward reaches rbtnode's /x/ handler, with bodies over 64 KiB both ways", async () => {
+        const port = await freePort()
+        await kubo.ipfs(['p2p', 'forward', `/x/${peer.peerId}RubixCore/1.0`, `/ip4/127.0.0.1/tcp/${port}`, `/p2p/${peer.peerId}`])
+        try {
+          const call = async (path: string, post?: number): Promise<string> => (await ns!.run(gohttp!, ['call', `http://127.0.0.1:${port}${path}`, ...(post !== undefined ? [String(post)] : [])])).trim()
+          expect(await call('/echo', 300_000)).to.equal(`200 300000 ${sha256(bigBody(300_000))}`)
+          expect(await call('/big?n=200000')).to.equal(`200 200000 ${sha256(bigBody(200_000))}`)
+          expect((await call('/api/ping')).split(' ')[0]).to.equal('200')
+        } finally {
+          await kubo.ipfs(['p2p', 'close', '--all'])
+        }
+      })
+
+      it('rbtnode reaches a Go server behind p2p listen: chunked and Content-Length bodies over 64 KiB whole, a 500 a failure', async () => {
+        const port = await freePort()
+        const srv = ns!.spawn(gohttp!, ['serve', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] })
+        try {
+          await new Promise<void>((resolve, reject) => {
+            srv.stdout?.on('data', (d: Buffer) => { if (d.toString().includes('listening')) resolve() })
+            srv.once('exit', (c) => { reject(new Error(`gohttp serve exited ${c}`)) })
+          })
+          await kubo.ipfs(['p2p', 'listen', `/x/${kubo.peerId}RubixCore/1.0`, `/ip4/127.0.0.1/tcp/${port}`])
+          const ask = async (method: string, path: string, bodyLength?: number): Promise<{ status?: number, length?: number, sha256?: string, error?: string, headers?: Record<string, string> }> =>
+            await peer.call('xRequest', { peer: kubo.peerId, method, path, ...(bodyLength !== undefined ? { bodyLength } : {}) })
+          const big = await ask('GET', '/big?n=1000000')
+          expect(big).to.include({ status: 200, length: 1_000_000, sha256: sha256(bigBody(1_000_000)) })
+          expect(big.headers?.['transfer-encoding']).to.equal('chunked')
+          expect(await ask('POST', '/echo', 700_000)).to.include({ status: 200, length: 700_000, sha256: sha256(bigBody(700_000)) })
+          expect(await ask('GET', '/status?code=500')).to.include({ error: 'PROTOCOL', status: 500 })
+        } finally {
+          await kubo.ipfs(['p2p', 'close', '--all'])
+          srv.kill('SIGKILL')
+        }
+      })
     })
   })
 })
