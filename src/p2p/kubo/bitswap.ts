@@ -128,15 +128,39 @@ class PeerSender {
   private kick (): void {
     if (this.running || this.closed) return
     this.running = true
-    this.loop().catch((e: unknown) => { this.bs.log.debug(`bitswap to ${this.peer}: ${errorMessage(e)}`) }).finally(() => { this.running = false })
+    this.loop().catch((e: unknown) => {
+      // the peer cannot be written to: what was queued is dropped (our wants are asked again on
+      // the rebroadcast, and the peer asks again for what it still wants)
+      this.bs.log.debug(`bitswap to ${this.peer}: ${errorMessage(e)}`)
+      this.out.entries.clear()
+      this.out.presences.clear()
+      this.out.blocks.clear()
+    }).finally(() => {
+      this.running = false
+      // work queued between the loop's last look and now
+      if (!this.idle) this.kick()
+    })
   }
 
+  private get idle (): boolean {
+    return this.out.entries.size === 0 && this.out.presences.size === 0 && this.out.blocks.size === 0
+  }
+
+  /** Sends message after message; the next one's blocks are read from disk while one is written. */
   private async loop (): Promise<void> {
+    let pending = this.next()
     while (!this.closed) {
-      const msg = await this.next()
-      if (msg === undefined) return
-      const bytes = encodeMessage(msg)
-      await this.send(bytes)
+      const msg = await pending
+      if (msg === undefined) {
+        // work queued while the last message was written (kick saw the loop running)
+        if (this.idle) return
+        pending = this.next()
+        continue
+      }
+      const sending = this.send(encodeMessage(msg))
+      pending = this.next()
+      pending.catch(() => {})
+      await sending
       for (const p of msg.payload) { this.bs.stats.blocksSent++; this.bs.stats.bytesSent += p.data.length }
       for (const b of msg.blocks) { this.bs.stats.blocksSent++; this.bs.stats.bytesSent += b.length }
     }
@@ -145,7 +169,7 @@ class PeerSender {
   /** The next message: every want and presence queued, and blocks up to TARGET_MESSAGE_BYTES. */
   private async next (): Promise<BitswapMessage | undefined> {
     const o = this.out
-    if (o.entries.size === 0 && o.presences.size === 0 && o.blocks.size === 0) return undefined
+    if (this.idle) return undefined
     const msg = emptyMessage()
     const legacy = this.protocol === BITSWAP_100 || this.protocol === BITSWAP_LEGACY
     msg.wantlist.entries = [...o.entries.values()].filter((e) => !legacy || e.wantType === WANT_BLOCK)
