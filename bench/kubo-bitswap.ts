@@ -17,8 +17,11 @@ import { isMain, loadAverage, median } from './stats.js'
  * added) and Kubo←Kubo (the anchor), each written to a file on disk, in a network namespace on
  * loopback with the test swarm key, ROUNDS times in turn. MB/s is 10^6 bytes a second of the
  * median round; the peak RSS is each side's rise above its RSS at the start of the fetch.
- * `npm run bench -- kubo-bitswap` (a Kubo binary and network namespaces are needed; it says so
- * and prints nothing else without them). KUBO_BENCH_MIB sets the size, KUBO_BENCH_ROUNDS the rounds.
+ * Part of `npm run bench -- kubo` (bench/kubo.bench.ts); alone: `node dist/bench/kubo-bitswap.js`
+ * after a build. A Kubo binary and network namespaces are needed. KUBO_BENCH_MIB sets the size,
+ * KUBO_BENCH_ROUNDS the rounds. The rbtnode side is test/helpers/kubo-blocks-peer.ts: a process
+ * with the host, blockstore and bitswap a `-kubo` node runs (the node has no route that fetches a
+ * CID yet), so its RSS is that of the block exchange without the rest of a node.
  */
 const MiB = 1024 * 1024
 const SIZE = Number(process.env.KUBO_BENCH_MIB ?? '256') * MiB
@@ -42,10 +45,10 @@ async function kuboGet (k: KuboDaemon, ns: Netns, cid: string, dest: string): Pr
   await execFileP('ip', argv, { timeout: 600_000 })
 }
 
-export async function run (): Promise<Record<string, string | number>> {
-  if (findKubo().bin === undefined) return { skipped: findKubo().reason }
+export async function bitswapFigures (): Promise<Record<string, string>> {
+  if (findKubo().bin === undefined) return { bitswap: `skipped: ${findKubo().reason}` }
   const nsOk = await netnsAvailability()
-  if (!nsOk.ok) return { skipped: `network namespaces: ${nsOk.reason}` }
+  if (!nsOk.ok) return { bitswap: `skipped: network namespaces: ${nsOk.reason}` }
   const ns = await createNetns('kubo-bitswap-bench')
   const work = mkdtempSync(join(tmpdir(), 'rbt-kubo-bench-'))
   const rounds: Record<'kuboFromRbt' | 'rbtFromKubo' | 'kuboFromKubo', Round[]> = { kuboFromRbt: [], rbtFromKubo: [], kuboFromKubo: [] }
@@ -104,20 +107,22 @@ export async function run (): Promise<Record<string, string | number>> {
     rmSync(work, { recursive: true, force: true })
   }
   const mb = (v: number): string => `${(v / MiB).toFixed(0)} MiB`
-  const line = (rs: Round[]): string => `${median(rs.map((x) => x.mbps)).toFixed(1)} MB/s (rounds ${rs.map((x) => x.mbps.toFixed(1)).join(' ')}); peak RSS rise fetcher ${mb(Math.max(...rs.map((x) => x.rssFetcher)))}, server ${mb(Math.max(...rs.map((x) => x.rssServer)))}`
+  const line = (rs: Round[], fetcher: string, server: string): string =>
+    `${median(rs.map((x) => x.mbps)).toFixed(1)} MB/s (rounds ${rs.map((x) => x.mbps.toFixed(1)).join(' ')}); peak RSS rise ${fetcher} +${mb(Math.max(...rs.map((x) => x.rssFetcher)))}, ${server} +${mb(Math.max(...rs.map((x) => x.rssServer)))}`
   const anchor = median(rounds.kuboFromKubo.map((x) => x.mbps))
   return {
-    [`file, MiB (rounds)`]: `${SIZE / MiB} (${ROUNDS})`,
-    'Kubo←rbtnode (ipfs get)': line(rounds.kuboFromRbt),
-    'rbtnode←Kubo (bitswap get)': line(rounds.rbtFromKubo),
-    'Kubo←Kubo (anchor)': line(rounds.kuboFromKubo),
-    'anchor / Kubo←rbtnode': (anchor / median(rounds.kuboFromRbt.map((x) => x.mbps))).toFixed(2),
-    'anchor / rbtnode←Kubo': (anchor / median(rounds.rbtFromKubo.map((x) => x.mbps))).toFixed(2),
-    'rbtnode import of the file (add), median': `${(median(importMs) / 1000).toFixed(2)} s`,
-    'load average': loadAverage()
+    bitswap_file: `${SIZE / MiB} MiB, ${ROUNDS} rounds, each side writing the file to disk`,
+    bitswap_kubo_from_rbtnode: line(rounds.kuboFromRbt, 'Kubo', 'rbtnode'),
+    bitswap_rbtnode_from_kubo: line(rounds.rbtFromKubo, 'rbtnode', 'Kubo'),
+    bitswap_kubo_from_kubo_anchor: line(rounds.kuboFromKubo, 'fetching Kubo', 'serving Kubo'),
+    bitswap_anchor_over_kubo_from_rbtnode: (anchor / median(rounds.kuboFromRbt.map((x) => x.mbps))).toFixed(2),
+    bitswap_anchor_over_rbtnode_from_kubo: (anchor / median(rounds.rbtFromKubo.map((x) => x.mbps))).toFixed(2),
+    bitswap_rbtnode_add: `${(median(importMs) / 1000).toFixed(2)} s`,
+    bitswap_load_average: loadAverage()
   }
 }
 
 if (isMain(import.meta.url)) {
-  for (const [k, v] of Object.entries(await run())) process.stdout.write(`${k}: ${String(v)}\n`)
+  for (const [k, v] of Object.entries(await bitswapFigures())) process.stdout.write(`${k}  ${String(v)}\n`)
+  process.exit(0)
 }
