@@ -1,7 +1,7 @@
 /**
  * An rbtnode peer of the Kubo interop suites and the `kubo` bench, in a process of its own inside
- * the suite's network namespace (where the Kubo daemons are): a p2p host with the test swarm key,
- * the blockstore and bitswap of src/p2p/kubo, and the `/x/<peer id>RubixCore/1.0` handler over a
+ * the suite's network namespace (where the Kubo daemons are): a p2p host with the test swarm key
+ * and Kubo's DHTs (as `-kubo` builds it), the blockstore and bitswap of src/p2p/kubo, and the `/x/<peer id>RubixCore/1.0` handler over a
  * small HTTP app. The test drives it with one JSON command a line on stdin and reads one JSON
  * answer a line on stdout.
  *
@@ -78,10 +78,10 @@ async function main (): Promise<void> {
     import('../../src/p2p/kubo/x-stream.js'), import('../../src/p2p/kubo/http1.js')
   ])
   const dataDir = process.env.PEER_DIR as string
-  const host = await createP2pHost({ swarmKey: loadSwarmKeySync(TEST_SWARM_KEY), listen: ['/ip4/127.0.0.1/tcp/0'], dht: { addresses: 'all' } })
+  const host = await createP2pHost({ swarmKey: loadSwarmKeySync(TEST_SWARM_KEY), listen: ['/ip4/127.0.0.1/tcp/0'], dht: { addresses: 'all' }, kubo: true })
   await host.start()
   const store = new FsBlockstore(join(dataDir, 'blocks'))
-  const bitswap = await registerBitswap(host, store)
+  const bitswap = await registerBitswap(host, store, { ...(host.kubo !== undefined ? { routing: host.kubo } : {}) })
   await x.handleXStreams(host, { server: x.createXHttpServer(testApp) })
   const source = { get: async (cid: import('multiformats/cid').CID, o?: { signal?: AbortSignal }) => await bitswap.get(cid, { ...o, timeoutMs: 120_000 }) }
 
@@ -89,6 +89,7 @@ async function main (): Promise<void> {
     info: async () => ({ peerId: host.peerId, multiaddrs: host.multiaddrs(), pid: process.pid }),
     dial: async (a: { addr: string }) => ({ peer: await host.dial(a.addr, { timeoutMs: 30_000 }) }),
     peers: async () => ({ peers: host.connectedPeers() }),
+    hangUp: async (a: { peer: string }) => { await host.hangUp(a.peer); return {} },
     addFile: async (a: { path: string, layout?: 'v0' | 'v1-sha3' }) => {
       const r = await imp.importFile(store, { path: a.path }, a.layout ?? 'v0')
       return { cid: r.cid.toString(), size: r.size }

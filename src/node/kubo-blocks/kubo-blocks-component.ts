@@ -11,7 +11,8 @@ import type { IdentityComponent } from '../identity/identity-component.js'
  * bitswap on the host, so Kubo daemons fetch what the node holds and the node fetches what they
  * added (src/p2p/kubo, decisions/0025). A local DID's folder is put into the store the first time
  * a peer asks for it, so `ipfs get <DID>` (how a reference node learns another's DID) works for
- * every DID of the node, old or new. Off without `-kubo`; the modules load only with it.
+ * every DID of the node, old or new. A block no connected peer has is looked for on Kubo's DHTs
+ * (`host.kubo`). Off without `-kubo`; the modules load only with it.
  */
 export interface KuboBlocksComponent extends Component {
   /** the store and bitswap, once the core started with `-kubo` */
@@ -46,7 +47,7 @@ export const kuboBlocksComponent: Factory<Needs, KuboBlocksComponent> = ({ base,
       if (!base.options.kubo) return
       const [{ FsBlockstore }, { registerBitswap }] = await Promise.all([import('../../p2p/kubo/blockstore.js'), import('../../p2p/kubo/bitswap.js')])
       store = new FsBlockstore(base.layout.blocks)
-      bitswap = await registerBitswap(host, store, { logger: base.log, onMiss: didFolder })
+      bitswap = await registerBitswap(host, store, { logger: base.log, onMiss: didFolder, ...(host.kubo !== undefined ? { routing: host.kubo } : {}) })
     },
     stopNetwork: async () => {
       const b = bitswap

@@ -56,6 +56,8 @@ export interface BitswapHost {
   connectedPeers: () => string[]
   onPeerConnect: (listener: (peerId: string) => void) => () => void
   onPeerDisconnect: (listener: (peerId: string) => void) => () => void
+  /** connects to a multiaddr (with /p2p/); needed only with `routing` */
+  dial?: (addr: string, opts?: { timeoutMs?: number, signal?: AbortSignal }) => Promise<string>
 }
 
 export interface BitswapOptions {
@@ -65,7 +67,15 @@ export interface BitswapOptions {
    * node holds elsewhere, say) and answer true, and the want is answered again from the store.
    */
   onMiss?: (cid: CID) => Promise<boolean>
+  /**
+   * Where to look for peers holding a block no candidate gave within REBROADCAST_MS (Kubo's
+   * provider records; `host.kubo` has it): the providers found are dialled and asked.
+   */
+  routing?: { findProviders: (cid: CID, opts: { timeoutMs: number, limit?: number, signal?: AbortSignal }) => Promise<Array<{ peerId: string, multiaddrs: string[] }>> }
 }
+
+/** A want without progress looks for providers at most this often. */
+export const PROVIDER_SEARCH_MS = 5000
 
 export interface GetOptions {
   signal?: AbortSignal
@@ -102,6 +112,8 @@ interface Want {
   lastAsk: number
   /** the block came and is being written */
   landing?: boolean
+  /** when providers were last looked for */
+  lastSearch?: number
 }
 
 interface Outgoing {
@@ -259,10 +271,12 @@ export class Bitswap {
   private started = false
 
   private readonly onMiss?: (cid: CID) => Promise<boolean>
+  private readonly routing?: BitswapOptions['routing']
 
   constructor (readonly host: BitswapHost, readonly store: FsBlockstore, opts: BitswapOptions = {}) {
     this.log = opts.logger ?? silentLogger
     if (opts.onMiss !== undefined) this.onMiss = opts.onMiss
+    if (opts.routing !== undefined) this.routing = opts.routing
   }
 
   /** Whether the store holds `cid`, after asking onMiss to put it in when it does not. */
@@ -552,10 +566,41 @@ export class Bitswap {
       if (now - w.lastAsk < REBROADCAST_MS || w.landing === true) continue
       w.dontHave.clear()
       w.lastAsk = now
+      if (w.peers === undefined && this.routing !== undefined && now - (w.lastSearch ?? 0) >= PROVIDER_SEARCH_MS) {
+        w.lastSearch = now
+        void this.searchProviders(w)
+      }
       for (const p of this.candidates(w)) {
         w.asked.add(p)
         this.sender(p).want({ cid: w.cid, priority: w.priority, cancel: false, wantType: WANT_BLOCK, sendDontHave: true })
       }
+    }
+  }
+
+  /** Looks for providers of a want no candidate gave, connects to them and asks them. */
+  private async searchProviders (w: Want): Promise<void> {
+    const routing = this.routing
+    const dial = this.host.dial
+    if (routing === undefined || dial === undefined) return
+    try {
+      const found = await routing.findProviders(w.cid, { timeoutMs: 10_000, limit: 8, signal: this.signal })
+      const connected = new Set(this.host.connectedPeers())
+      for (const p of found) {
+        if (p.peerId === this.host.peerId || this.wants.get(keyOf(w.cid)) !== w || w.landing === true) continue
+        if (!connected.has(p.peerId)) {
+          const addrs = p.multiaddrs.map((a) => a.includes('/p2p/') ? a : `${a}/p2p/${p.peerId}`)
+          let ok = false
+          for (const a of addrs) {
+            try { await dial.call(this.host, a, { timeoutMs: 10_000, signal: this.signal }); ok = true; break } catch {}
+          }
+          if (!ok) continue
+        }
+        w.asked.delete(p.peerId)
+        w.dontHave.delete(p.peerId)
+        this.ask(w, [p.peerId])
+      }
+    } catch (e) {
+      if (!this.signal.aborted) this.log.debug(`bitswap: provider search for ${w.cid.toString()}: ${errorMessage(e)}`)
     }
   }
 

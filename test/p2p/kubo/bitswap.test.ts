@@ -14,6 +14,11 @@ import { readFileSync } from 'node:fs'
 
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')
 
+/** Host 1's bitswap again, with a routing (the suite's own instance is stopped first). */
+async function registerBitswapWith (host: P2pHost, store: FsBlockstore, routing: NonNullable<import('../../../src/p2p/kubo/bitswap.js').BitswapOptions['routing']>): Promise<Bitswap> {
+  return await registerBitswap(host, store, { routing })
+}
+
 describe('p2p/kubo/bitswap: between rbtnode hosts', function () {
   this.timeout(60_000)
   let hosts: P2pHost[] = []
@@ -85,6 +90,30 @@ describe('p2p/kubo/bitswap: between rbtnode hosts', function () {
     expect(err).to.have.property('code', 'TIMEOUT')
     expect(await stores[1].has(cid)).to.equal(false)
     expect(swaps[1].stats.duplicateBlocks).to.equal(1)
+  })
+
+  it('a block no connected peer has is asked of the providers routing names, dialled first', async () => {
+    const bytes = randomBytes(300_000)
+    const { cid } = await importFile(stores[0], bytes, 'v0')
+    await connect(hosts[1], hosts[2]) // a connected peer without the file
+    const searched: string[] = []
+    const routing = {
+      findProviders: async (c: import('multiformats/cid').CID) => {
+        searched.push(c.toString())
+        return [{ peerId: hosts[0].peerId, multiaddrs: hosts[0].multiaddrs().map((a) => a.replace(/\/p2p\/.*$/, '')) }]
+      }
+    }
+    await swaps[1].stop()
+    const withRouting = await registerBitswapWith(hosts[1], stores[1], routing)
+    try {
+      expect(hosts[1].isConnected(hosts[0].peerId)).to.equal(false)
+      const got = await readWhole(withRouting, cid)
+      expect(sha(got)).to.equal(sha(bytes))
+      expect(searched[0]).to.equal(cid.toString())
+      expect(hosts[1].isConnected(hosts[0].peerId)).to.equal(true)
+    } finally {
+      await withRouting.stop()
+    }
   })
 
   it('a cancelled want is not served', async () => {
