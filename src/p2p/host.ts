@@ -31,6 +31,7 @@ import type { SwarmKey } from './swarm-key.js'
 import { compareDistance, kadKey, kadPeerKey, type QueryPeer } from './closest-query.js'
 import { DiscoveryDialer, type DiscoveredPeer } from './discovery-dialer.js'
 import { KUBO_LAN_SERVICE, KUBO_WAN_SERVICE, kuboDhtServices } from './kubo/kubo-dht.js'
+import { announcedAsListened, isPrivateListenAddr } from './listen-address.js'
 import { createKuboRouting, type KuboRouting } from './kubo/kubo-routing.js'
 
 /** DHT protocol id of our private network (kept apart from the public IPFS DHT). */
@@ -246,25 +247,6 @@ function parseCid (cid: string | CID): CID {
   } catch (e) {
     throw new RbtError(ErrorCode.INVALID_INPUT, `invalid CID "${cid}": ${errorMessage(e)}`, { cause: e })
   }
-}
-
-function isPrivateListenAddr (addr: string): boolean {
-  const m = /^\/ip4\/([\d.]+)\//.exec(addr) ?? /^\/ip6\/([^/]+)\//.exec(addr)
-  if (m === null) return false
-  const ip = m[1]
-  return ip.startsWith('127.') || ip.startsWith('10.') || ip.startsWith('192.168.') ||
-    /^172\.(1[6-9]|2\d|3[01])\./.test(ip) || ip === '::1' || ip.toLowerCase().startsWith('fd')
-}
-
-/**
- * A listen address on a fixed port of a public IPv4 address: libp2p keeps such an address out of
- * what identify and the DHTs tell others until something (AutoNAT) confirms it, which nothing here
- * does, so a node listening on its public address advertised none and no DHT kept it (Kubo's WAN
- * table wants a public address). These are announced as they are, as go-libp2p does.
- */
-export function announcedAsListened (addr: string): boolean {
-  const m = /^\/ip4\/([\d.]+)\/tcp\/(\d+)$/.exec(addr)
-  return m !== null && m[1] !== '0.0.0.0' && m[2] !== '0' && !isPrivateListenAddr(addr)
 }
 
 /**
