@@ -31,6 +31,7 @@ import type { SwarmKey } from './swarm-key.js'
 import { compareDistance, kadKey, kadPeerKey, type QueryPeer } from './closest-query.js'
 import { DiscoveryDialer, type DiscoveredPeer } from './discovery-dialer.js'
 import { KUBO_LAN_SERVICE, KUBO_WAN_SERVICE, kuboDhtServices } from './kubo/kubo-dht.js'
+import { announcedAsListened, isPrivateListenAddr } from './listen-address.js'
 import { createKuboRouting, type KuboRouting } from './kubo/kubo-routing.js'
 
 /** DHT protocol id of our private network (kept apart from the public IPFS DHT). */
@@ -193,6 +194,13 @@ export interface P2pHost extends Startable {
   readonly libp2p: Libp2p<HostServices>
   /** Kubo's two DHTs, when the host was made with `kubo: true`. */
   readonly kubo: KuboRouting | undefined
+  /**
+   * True once identify showed a connected peer not to speak rbtnode's DHT (a Kubo peer; only with
+   * `kubo: true`, where such peers connect). Such peers are never among `closestKnownPeers`.
+   */
+  isForeignPeer: (peerId: string) => boolean
+  /** Called when a peer turns out foreign (see isForeignPeer); returns a function that removes the listener. */
+  onForeignPeer: (listener: (peerId: string) => void) => () => void
 }
 
 export interface HostServices extends Record<string, unknown> {
@@ -246,25 +254,6 @@ function parseCid (cid: string | CID): CID {
   } catch (e) {
     throw new RbtError(ErrorCode.INVALID_INPUT, `invalid CID "${cid}": ${errorMessage(e)}`, { cause: e })
   }
-}
-
-function isPrivateListenAddr (addr: string): boolean {
-  const m = /^\/ip4\/([\d.]+)\//.exec(addr) ?? /^\/ip6\/([^/]+)\//.exec(addr)
-  if (m === null) return false
-  const ip = m[1]
-  return ip.startsWith('127.') || ip.startsWith('10.') || ip.startsWith('192.168.') ||
-    /^172\.(1[6-9]|2\d|3[01])\./.test(ip) || ip === '::1' || ip.toLowerCase().startsWith('fd')
-}
-
-/**
- * A listen address on a fixed port of a public IPv4 address: libp2p keeps such an address out of
- * what identify and the DHTs tell others until something (AutoNAT) confirms it, which nothing here
- * does, so a node listening on its public address advertised none and no DHT kept it (Kubo's WAN
- * table wants a public address). These are announced as they are, as go-libp2p does.
- */
-export function announcedAsListened (addr: string): boolean {
-  const m = /^\/ip4\/([\d.]+)\/tcp\/(\d+)$/.exec(addr)
-  return m !== null && m[1] !== '0.0.0.0' && m[2] !== '0' && !isPrivateListenAddr(addr)
 }
 
 /**
@@ -379,7 +368,7 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
   })
 
   skipRedundantPeerMerges(node.peerStore)
-  return new Host(node, log, defaultTimeoutMs, opts.bootstrap ?? [], peerInfoMapper, discovery)
+  return new Host(node, log, defaultTimeoutMs, opts.bootstrap ?? [], peerInfoMapper, discovery, opts.dht?.protocol ?? DEFAULT_DHT_PROTOCOL)
 }
 
 class Host implements P2pHost {
@@ -392,6 +381,9 @@ class Host implements P2pHost {
   /** dials what LAN discovery reports; absent when discovery is off */
   private readonly discoveryDialer?: DiscoveryDialer
   readonly kubo: KuboRouting | undefined
+  /** peers identify showed not to speak our DHT (Kubo peers, -kubo only): never among the closest known */
+  private readonly foreign = new Set<string>()
+  private readonly foreignListeners = new Set<(peerId: string) => void>()
 
   constructor (
     readonly libp2p: Libp2p<HostServices>,
@@ -399,7 +391,8 @@ class Host implements P2pHost {
     private readonly defaultTimeoutMs: number,
     private readonly bootstrap: string[],
     private readonly peerInfoMapper: typeof passthroughMapper = passthroughMapper,
-    discovery?: PeerDiscovery
+    discovery?: PeerDiscovery,
+    dhtProtocol = DEFAULT_DHT_PROTOCOL
   ) {
     this.peerId = libp2p.peerId.toString()
     const services = libp2p.services as Record<string, unknown>
@@ -407,6 +400,16 @@ class Host implements P2pHost {
       ? createKuboRouting({ wan: services[KUBO_WAN_SERVICE] as KadDHT, lan: services[KUBO_LAN_SERVICE] as KadDHT })
       : undefined
     libp2p.services.pubsub.addEventListener('message', this.onPubsubMessage)
+    // with Kubo's wire on, Kubo peers connect too: identify tells them from rbtnode peers
+    if (this.kubo !== undefined) {
+      libp2p.addEventListener('peer:identify', (e) => {
+        const id = e.detail.peerId.toString()
+        if (e.detail.protocols.includes(dhtProtocol)) { this.foreign.delete(id); return }
+        if (this.foreign.has(id)) return
+        this.foreign.add(id)
+        for (const l of this.foreignListeners) l(id)
+      })
+    }
     libp2p.addEventListener('peer:connect', (e) => { this.connected.add(e.detail.toString()) })
     libp2p.addEventListener('peer:disconnect', (e) => { this.connected.delete(e.detail.toString()) })
     libp2p.addEventListener('peer:update', (e) => { this.addrCache.delete(e.detail.peer.id.toString()) })
@@ -667,7 +670,7 @@ class Host implements P2pHost {
     // table does not hold (yet) may be closer than the ones it names.
     const known = new Map<string, Uint8Array>()
     for (const p of this.routingTable?.closestPeers?.(target, { count }) ?? []) known.set(p.toString(), kadPeerKey(p.toString()))
-    for (const p of this.connected) if (!known.has(p)) known.set(p, kadPeerKey(p))
+    for (const p of this.connected) if (!known.has(p) && !this.foreign.has(p)) known.set(p, kadPeerKey(p))
     return [...known].sort((a, b) => compareDistance(target, a[1], b[1])).slice(0, count).map(([p]) => p)
   }
 
@@ -707,6 +710,15 @@ class Host implements P2pHost {
   /** The DHT's routing table (a public field of the Kad-DHT service, not part of its typed interface). */
   private get routingTable (): RoutingTableView | undefined {
     return (this.libp2p.services.dht as unknown as { routingTable?: RoutingTableView }).routingTable
+  }
+
+  isForeignPeer (peerId: string): boolean {
+    return this.foreign.has(peerId)
+  }
+
+  onForeignPeer (listener: (peerId: string) => void): () => void {
+    this.foreignListeners.add(listener)
+    return () => { this.foreignListeners.delete(listener) }
   }
 
   onPeerConnect (listener: (peerId: string) => void): () => void {

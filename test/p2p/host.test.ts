@@ -7,7 +7,7 @@ import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
 import { multiaddr } from '@multiformats/multiaddr'
 import { ErrorCode, RbtError } from '../../src/util/errors.js'
-import { IDONTWANT_MIN_BYTES, announcedAsListened, createP2pHost, gossipFastId, type P2pHost } from '../../src/p2p/host.js'
+import { IDONTWANT_MIN_BYTES, createP2pHost, gossipFastId, type P2pHost } from '../../src/p2p/host.js'
 import { defaultSwarmKeyPath, loadSwarmKeySync } from '../../src/p2p/swarm-key.js'
 import { compareDistance, kadKey, kadPeerKey } from '../../src/p2p/closest-query.js'
 import { freePort } from '../helpers/ports.js'
@@ -215,14 +215,6 @@ describe('p2p/host', function () {
     } finally {
       await stopAll(hosts)
     }
-  })
-
-  it('announces a listen address on a fixed port of a public IPv4 address as it is (libp2p held it back unconfirmed, so no DHT kept the node)', () => {
-    expect(announcedAsListened('/ip4/11.0.0.1/tcp/4002')).to.equal(true)
-    expect(announcedAsListened('/ip4/11.0.0.1/tcp/0')).to.equal(false)
-    expect(announcedAsListened('/ip4/0.0.0.0/tcp/4002')).to.equal(false)
-    expect(announcedAsListened('/ip4/127.0.0.1/tcp/4002')).to.equal(false)
-    expect(announcedAsListened('/ip4/192.168.1.5/tcp/4002')).to.equal(false)
   })
 
   it('the gossip de-duplication key separates origin, sequence number and topic', () => {

@@ -42,4 +42,20 @@ describe('p2p/kubo/kubo-dht: Kubo\'s two DHTs beside ours (in-process hosts)', f
     // libp2p's own routing (rbtnode's DHT) does not see what went to Kubo's tables
     expect((await b.findProviders(cid, { timeoutMs: 1500 })).map((p) => p.peerId)).to.not.include(a.peerId)
   })
+
+  it('a peer that does not speak rbtnode\'s DHT (a Kubo peer) is told apart once identified, and never among the closest known peers', async () => {
+    const [a, b] = hosts as [P2pHost, P2pHost]
+    const [other] = await startHosts(1, { dht: { protocol: '/not-rbt/kad/1.0.0' } })
+    plain.push(other)
+    const told: string[] = []
+    a.onForeignPeer((p) => { told.push(p) })
+    await connect(a, other!)
+    await waitFor('identify of the foreign peer', () => a.isForeignPeer(other!.peerId))
+    expect(told).to.deep.equal([other!.peerId])
+    expect(a.isForeignPeer(b.peerId)).to.equal(false)
+    const key = new TextEncoder().encode('/rbt/spent/z')
+    const closest = a.closestKnownPeers(key, 20)
+    expect(closest).to.include(b.peerId)
+    expect(closest).to.not.include(other!.peerId)
+  })
 })
