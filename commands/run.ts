@@ -52,6 +52,7 @@ export default class Run extends BaseCommand {
       fullnode: f.fullnode,
       faucet: f.faucet,
       mdns: f.mdns,
+      kubo: f.kubo,
       trustOwnQuorumList: f.trustOwnQuorumList,
       apiAuth: f.apiAuth,
       allowHosts: f.allowHosts,

@@ -35,6 +35,7 @@ export const globalFlags = {
   fullnode: Flags.boolean({ description: 'run as a fullnode (keeps every chain it learns of, answers sync)', allowNo: true, helpGroup: 'RUN' }),
   faucet: Flags.boolean({ description: "run as the test network's faucet", allowNo: true, helpGroup: 'RUN' }),
   mdns: Flags.boolean({ description: 'find peers on the local network by mDNS (default true; -mdns=false turns it off; RBTNODE_MDNS=0|1 sets the default)', allowNo: true, helpGroup: 'RUN' }),
+  kubo: Flags.boolean({ description: "speak the reference network's Kubo wire beside rbtnode's own: its two DHTs (/ipfs/kad/1.0.0, /ipfs/lan/kad/1.0.0) and the peer_service topic (default false; RBTNODE_KUBO=0|1 sets the default; docs/interop.md)", allowNo: true, helpGroup: 'RUN' }),
   apiAuth: Flags.boolean({ description: 'require a bearer token on every API call; a fresh token is written to <-p>/api.cookie (mode 0600) at each start', allowNo: true, helpGroup: 'RUN' }),
   allowHosts: Flags.string({ description: 'comma-separated Host names the API serves besides localhost, 127.0.0.1 and [::1]', helpGroup: 'RUN' }),
   corsOrigins: Flags.string({ description: 'comma-separated browser origins allowed to call the API (CORS); none by default', helpGroup: 'RUN' }),

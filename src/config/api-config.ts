@@ -45,6 +45,8 @@ export interface RbtnodeSettings {
   fullnodes?: string[]
   /** LAN discovery by mDNS (default true) */
   mdns?: boolean
+  /** the Kubo-compatible wire beside rbtnode's own (default false; docs/interop.md) */
+  kubo?: boolean
   /** receiver: accept only signers of this node's own quorum list (default false: by pledge evidence) */
   trust_own_quorum_list?: boolean
   /** require a bearer token on the API (written to <-p>/api.cookie at each start) */

@@ -36,6 +36,12 @@ export interface NodeOptions {
   mdns: boolean
   /** milliseconds between mDNS queries (RBTNODE_MDNS_INTERVAL_MS; default 10 000) */
   mdnsIntervalMs: number
+  /**
+   * The reference network's Kubo wire beside rbtnode's own (its two DHTs, the `peer_service`
+   * topic): `-kubo`, else RBTNODE_KUBO=0|1, else the config file's `rbtnode.kubo`, else off
+   * (docs/interop.md, decisions/0024)
+   */
+  kubo: boolean
   /** receiver: only signers of this node's own quorum list count (`-trustOwnQuorumList`, config) */
   trustOwnQuorumList: boolean
   /** the API needs a bearer token, written to <workDir>/api.cookie at each start (`-apiAuth`, config) */
@@ -77,6 +83,7 @@ export interface RunFlags {
   fullnode?: boolean
   faucet?: boolean
   mdns?: boolean
+  kubo?: boolean
   trustOwnQuorumList?: boolean
   apiAuth?: boolean
   /** comma-separated */
@@ -155,6 +162,7 @@ export function resolveNodeOptions (flags: RunFlags, cwd: string = process.cwd()
     fullnodes: ours.fullnodes ?? [],
     mdns: flags.mdns ?? envSwitch('RBTNODE_MDNS') ?? ours.mdns ?? true,
     mdnsIntervalMs: mdnsInterval(process.env.RBTNODE_MDNS_INTERVAL_MS),
+    kubo: flags.kubo ?? envSwitch('RBTNODE_KUBO') ?? ours.kubo ?? false,
     trustOwnQuorumList: flags.trustOwnQuorumList ?? ours.trust_own_quorum_list ?? false,
     apiAuth: flags.apiAuth ?? ours.api_auth ?? false,
     allowHosts: flags.allowHosts !== undefined ? splitList(flags.allowHosts) : ours.allow_hosts ?? [],

@@ -14,6 +14,7 @@ import { smartContractsComponent } from './smart-contracts/smart-contracts-compo
 import { syncComponent } from './sync/sync-component.js'
 import { explorerComponent } from './explorer/explorer-component.js'
 import { discoveryComponent } from './discovery/discovery-component.js'
+import { kuboBlocksComponent } from './kubo-blocks/kubo-blocks-component.js'
 import { coreComponent, p2pComponent } from './p2p/p2p-component.js'
 import { apiGuardComponent } from './api-guard/api-guard-component.js'
 import { httpComponent } from './http/http-component.js'
@@ -34,6 +35,7 @@ export const COMPONENTS: ComponentList = [
   ['smartContracts', smartContractsComponent],
   ['sync', syncComponent],
   ['explorer', explorerComponent],
+  ['kuboBlocks', kuboBlocksComponent],
   ['discovery', discoveryComponent],
   ['p2p', p2pComponent],
   ['apiGuard', apiGuardComponent],

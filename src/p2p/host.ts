@@ -30,6 +30,9 @@ import { pnetProtector } from './pnet-protector.js'
 import type { SwarmKey } from './swarm-key.js'
 import { compareDistance, kadKey, kadPeerKey, type QueryPeer } from './closest-query.js'
 import { DiscoveryDialer, type DiscoveredPeer } from './discovery-dialer.js'
+import { KUBO_LAN_SERVICE, KUBO_WAN_SERVICE, kuboDhtServices } from './kubo/kubo-dht.js'
+import { announcedAsListened, isPrivateListenAddr } from './listen-address.js'
+import { createKuboRouting, type KuboRouting } from './kubo/kubo-routing.js'
 
 /** DHT protocol id of our private network (kept apart from the public IPFS DHT). */
 export const DEFAULT_DHT_PROTOCOL = '/rbt/kad/1.0.0'
@@ -108,6 +111,8 @@ export interface P2pHostOptions {
   maxConnections?: number
   /** Default deadline for dial, ping and DHT operations, in ms (default 10 000). */
   defaultTimeoutMs?: number
+  /** Serve and use Kubo's two DHTs beside ours (src/p2p/kubo, docs/interop.md). Default off. */
+  kubo?: boolean
   logger?: Logger
 }
 
@@ -187,6 +192,15 @@ export interface P2pHost extends Startable {
   openStream: (peerId: string, protocol: string, opts: { signal: AbortSignal }) => Promise<Stream>
   /** The underlying node, for code inside src/p2p only. */
   readonly libp2p: Libp2p<HostServices>
+  /** Kubo's two DHTs, when the host was made with `kubo: true`. */
+  readonly kubo: KuboRouting | undefined
+  /**
+   * True once identify showed a connected peer not to speak rbtnode's DHT (a Kubo peer; only with
+   * `kubo: true`, where such peers connect). Such peers are never among `closestKnownPeers`.
+   */
+  isForeignPeer: (peerId: string) => boolean
+  /** Called when a peer turns out foreign (see isForeignPeer); returns a function that removes the listener. */
+  onForeignPeer: (listener: (peerId: string) => void) => () => void
 }
 
 export interface HostServices extends Record<string, unknown> {
@@ -242,14 +256,6 @@ function parseCid (cid: string | CID): CID {
   }
 }
 
-function isPrivateListenAddr (addr: string): boolean {
-  const m = /^\/ip4\/([\d.]+)\//.exec(addr) ?? /^\/ip6\/([^/]+)\//.exec(addr)
-  if (m === null) return false
-  const ip = m[1]
-  return ip.startsWith('127.') || ip.startsWith('10.') || ip.startsWith('192.168.') ||
-    /^172\.(1[6-9]|2\d|3[01])\./.test(ip) || ip === '::1' || ip.toLowerCase().startsWith('fd')
-}
-
 /**
  * The signal of one DHT operation, handed to kad-dht: it adds one abort listener per parallel
  * query path and removes them when the operation ends, so a put to 20 peers held 20 at once and
@@ -296,7 +302,10 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
   const node = await createLibp2p<HostServices>({
     start: false,
     privateKey,
-    addresses: { listen, ...(opts.announce !== undefined ? { announce: opts.announce } : {}) },
+    addresses: {
+      listen,
+      ...(opts.announce !== undefined ? { announce: opts.announce } : { appendAnnounce: listen.filter(announcedAsListened) })
+    },
     transports: [tcp()],
     // libp2p keeps what discovery reports in its peer store; the host dials it (DiscoveryDialer)
     ...(mdnsOpts !== undefined
@@ -332,6 +341,7 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
         validators: { [DHT_NAMESPACE]: defaultRbtValidator, ...opts.dht?.validators },
         selectors: { [DHT_NAMESPACE]: firstRecordSelector, ...opts.dht?.selectors }
       }),
+      ...(opts.kubo === true ? kuboDhtServices() : {}),
       pubsub: gossipsub({
         // Each message reaches a node from several mesh peers. Copies after the first are dropped
         // on this id before their signature is checked again (that check cost about a fifth of a
@@ -348,13 +358,17 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
         heartbeatInterval: opts.gossip?.heartbeatIntervalMs ?? 1000,
         emitSelf: opts.gossip?.emitSelf ?? false,
         allowPublishToZeroTopicPeers: true,
+        // what go-libp2p-pubsub does by default, and so Kubo: every message signed by its origin
+        // and checked on receipt, and one's own messages sent to every peer of the topic
+        globalSignaturePolicy: 'StrictSign',
+        floodPublish: true,
         scoreParams: { IPColocationFactorWhitelist: new Set(opts.gossip?.colocationWhitelist ?? LOOPBACK_IPS) }
       })
     }
   })
 
   skipRedundantPeerMerges(node.peerStore)
-  return new Host(node, log, defaultTimeoutMs, opts.bootstrap ?? [], peerInfoMapper, discovery)
+  return new Host(node, log, defaultTimeoutMs, opts.bootstrap ?? [], peerInfoMapper, discovery, opts.dht?.protocol ?? DEFAULT_DHT_PROTOCOL)
 }
 
 class Host implements P2pHost {
@@ -366,6 +380,10 @@ class Host implements P2pHost {
   private readonly connected = new Set<string>()
   /** dials what LAN discovery reports; absent when discovery is off */
   private readonly discoveryDialer?: DiscoveryDialer
+  readonly kubo: KuboRouting | undefined
+  /** peers identify showed not to speak our DHT (Kubo peers, -kubo only): never among the closest known */
+  private readonly foreign = new Set<string>()
+  private readonly foreignListeners = new Set<(peerId: string) => void>()
 
   constructor (
     readonly libp2p: Libp2p<HostServices>,
@@ -373,10 +391,25 @@ class Host implements P2pHost {
     private readonly defaultTimeoutMs: number,
     private readonly bootstrap: string[],
     private readonly peerInfoMapper: typeof passthroughMapper = passthroughMapper,
-    discovery?: PeerDiscovery
+    discovery?: PeerDiscovery,
+    dhtProtocol = DEFAULT_DHT_PROTOCOL
   ) {
     this.peerId = libp2p.peerId.toString()
+    const services = libp2p.services as Record<string, unknown>
+    this.kubo = services[KUBO_WAN_SERVICE] !== undefined
+      ? createKuboRouting({ wan: services[KUBO_WAN_SERVICE] as KadDHT, lan: services[KUBO_LAN_SERVICE] as KadDHT })
+      : undefined
     libp2p.services.pubsub.addEventListener('message', this.onPubsubMessage)
+    // with Kubo's wire on, Kubo peers connect too: identify tells them from rbtnode peers
+    if (this.kubo !== undefined) {
+      libp2p.addEventListener('peer:identify', (e) => {
+        const id = e.detail.peerId.toString()
+        if (e.detail.protocols.includes(dhtProtocol)) { this.foreign.delete(id); return }
+        if (this.foreign.has(id)) return
+        this.foreign.add(id)
+        for (const l of this.foreignListeners) l(id)
+      })
+    }
     libp2p.addEventListener('peer:connect', (e) => { this.connected.add(e.detail.toString()) })
     libp2p.addEventListener('peer:disconnect', (e) => { this.connected.delete(e.detail.toString()) })
     libp2p.addEventListener('peer:update', (e) => { this.addrCache.delete(e.detail.peer.id.toString()) })
@@ -637,7 +670,7 @@ class Host implements P2pHost {
     // table does not hold (yet) may be closer than the ones it names.
     const known = new Map<string, Uint8Array>()
     for (const p of this.routingTable?.closestPeers?.(target, { count }) ?? []) known.set(p.toString(), kadPeerKey(p.toString()))
-    for (const p of this.connected) if (!known.has(p)) known.set(p, kadPeerKey(p))
+    for (const p of this.connected) if (!known.has(p) && !this.foreign.has(p)) known.set(p, kadPeerKey(p))
     return [...known].sort((a, b) => compareDistance(target, a[1], b[1])).slice(0, count).map(([p]) => p)
   }
 
@@ -677,6 +710,15 @@ class Host implements P2pHost {
   /** The DHT's routing table (a public field of the Kad-DHT service, not part of its typed interface). */
   private get routingTable (): RoutingTableView | undefined {
     return (this.libp2p.services.dht as unknown as { routingTable?: RoutingTableView }).routingTable
+  }
+
+  isForeignPeer (peerId: string): boolean {
+    return this.foreign.has(peerId)
+  }
+
+  onForeignPeer (listener: (peerId: string) => void): () => void {
+    this.foreignListeners.add(listener)
+    return () => { this.foreignListeners.delete(listener) }
   }
 
   onPeerConnect (listener: (peerId: string) => void): () => void {

@@ -5,6 +5,9 @@
  *   /base16/
  *   <64 hex characters = 32 key bytes>
  *
+ * go-libp2p (and so Kubo) reads two other encodings on the second line, `/base64/` (standard
+ * base64 of the 32 bytes) and `/bin/` (the 32 bytes themselves); both are read here too.
+ *
  * Only parsing lives here; reading files is kept separate so the parser is trivially testable.
  */
 import { readFileSync } from 'node:fs'
@@ -17,6 +20,8 @@ export { findPackageRoot }
 
 const HEADER = '/key/swarm/psk/1.0.0/'
 const ENCODING = '/base16/'
+const ENCODING_BASE64 = '/base64/'
+const ENCODING_BIN = '/bin/'
 const KEY_BYTES = 32
 
 export interface SwarmKey {
@@ -47,6 +52,10 @@ export function swarmKeyFromBytes (key: Uint8Array): SwarmKey {
  * what was wrong; `source` (e.g. the file path) is named in the message.
  */
 export function parseSwarmKey (input: string | Uint8Array, source?: string): SwarmKey {
+  if (typeof input !== 'string') {
+    const raw = binaryKey(input)
+    if (raw !== undefined) return swarmKeyFromBytes(raw)
+  }
   let text: string
   if (typeof input === 'string') {
     text = input
@@ -61,11 +70,18 @@ export function parseSwarmKey (input: string | Uint8Array, source?: string): Swa
   const lines = text.trim().split(/\r\n|\n|\r/).map(l => l.trim()).filter(l => l !== '')
   if (lines.length === 0) throw configError('file is empty', source)
   if (lines[0] !== HEADER) throw configError(`first line must be "${HEADER}", got "${truncate(lines[0])}"`, source)
-  if (lines.length < 2 || lines[1] !== ENCODING) {
-    throw configError(`second line must be "${ENCODING}" (the only supported encoding), got "${truncate(lines[1] ?? '')}"`, source)
+  if (lines.length < 2 || (lines[1] !== ENCODING && lines[1] !== ENCODING_BASE64)) {
+    throw configError(`second line must be "${ENCODING}" or "${ENCODING_BASE64}", got "${truncate(lines[1] ?? '')}"`, source)
   }
   if (lines.length < 3) throw configError('key line is missing', source)
   if (lines.length > 3) throw configError(`unexpected content after the key line: "${truncate(lines[3])}"`, source)
+  if (lines[1] === ENCODING_BASE64) {
+    const b64 = lines[2]
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0) throw configError('key line is not standard base64', source)
+    const key = Buffer.from(b64, 'base64')
+    if (key.length !== KEY_BYTES) throw configError(`key must be ${KEY_BYTES} bytes, got ${key.length}`, source)
+    return swarmKeyFromBytes(Uint8Array.from(key))
+  }
   const hex = lines[2]
   if (!/^[0-9a-fA-F]*$/.test(hex)) throw configError('key line contains non-hex characters', source)
   if (hex.length !== KEY_BYTES * 2) throw configError(`key must be ${KEY_BYTES * 2} hex characters, got ${hex.length}`, source)
@@ -86,6 +102,24 @@ export async function loadSwarmKey (path: string): Promise<SwarmKey> {
 /** Render a swarm key in the PSK v1 file format (with a final newline). */
 export function formatSwarmKey (key: SwarmKey): string {
   return new TextDecoder().decode(key.psk)
+}
+
+/**
+ * The key of a `/bin/` file: the 32 bytes after the second line, as go-libp2p reads them (what
+ * follows them is ignored there too). Undefined for any other file.
+ */
+function binaryKey (bytes: Uint8Array): Uint8Array | undefined {
+  const line = (from: number): { text: string, next: number } | undefined => {
+    const end = bytes.indexOf(0x0a, from)
+    if (end < 0) return undefined
+    return { text: Buffer.from(bytes.subarray(from, end)).toString('latin1').replace(/\r$/, ''), next: end + 1 }
+  }
+  const first = line(0)
+  if (first?.text !== HEADER) return undefined
+  const second = line(first.next)
+  if (second?.text !== ENCODING_BIN) return undefined
+  if (bytes.length - second.next < KEY_BYTES) throw configError(`a ${ENCODING_BIN} key needs ${KEY_BYTES} bytes after its second line, got ${bytes.length - second.next}`)
+  return bytes.slice(second.next, second.next + KEY_BYTES)
 }
 
 function truncate (s: string): string {

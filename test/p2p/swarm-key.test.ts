@@ -57,13 +57,26 @@ describe('p2p/swarm-key', () => {
     expectConfigError(() => parseSwarmKey(''), 'empty')
     expectConfigError(() => parseSwarmKey(' \n\n'), 'empty')
     expectConfigError(() => parseSwarmKey(`/key/swarm/psk/2.0.0/\n/base16/\n${TEST_HEX}`), 'first line')
-    expectConfigError(() => parseSwarmKey(`/key/swarm/psk/1.0.0/\n/base64/\n${TEST_HEX}`), 'second line')
+    expectConfigError(() => parseSwarmKey(`/key/swarm/psk/1.0.0/\n/base58/\n${TEST_HEX}`), 'second line')
+    expectConfigError(() => parseSwarmKey(`/key/swarm/psk/1.0.0/\n/base64/\n${TEST_HEX}`), '32 bytes')
+    expectConfigError(() => parseSwarmKey('/key/swarm/psk/1.0.0/\n/base64/\nnot*base64'), 'base64')
+    expectConfigError(() => parseSwarmKey(new Uint8Array([...Buffer.from('/key/swarm/psk/1.0.0/\n/bin/\n'), 1, 2, 3])), 'needs 32 bytes')
     expectConfigError(() => parseSwarmKey('/key/swarm/psk/1.0.0/\n/base16/\n'), 'missing')
     expectConfigError(() => parseSwarmKey(`/key/swarm/psk/1.0.0/\n/base16/\n${TEST_HEX.slice(2)}`), '64 hex')
     expectConfigError(() => parseSwarmKey(`/key/swarm/psk/1.0.0/\n/base16/\n${TEST_HEX}00`), '64 hex')
     expectConfigError(() => parseSwarmKey(`/key/swarm/psk/1.0.0/\n/base16/\n${TEST_HEX.slice(1)}z`), 'non-hex')
     expectConfigError(() => parseSwarmKey(`/key/swarm/psk/1.0.0/\n/base16/\n${TEST_HEX}\nextra`), 'after the key')
     expectConfigError(() => parseSwarmKey(new Uint8Array([0xff, 0xfe, 0x00])), 'UTF-8')
+  })
+
+  it('reads the /base64/ and /bin/ encodings go-libp2p (and so Kubo) reads, to the same key', () => {
+    const key = Buffer.from(TEST_HEX, 'hex')
+    expect(parseSwarmKey(`/key/swarm/psk/1.0.0/\n/base64/\n${key.toString('base64')}\n`).hex).to.equal(TEST_HEX)
+    const bin = new Uint8Array([...Buffer.from('/key/swarm/psk/1.0.0/\r\n/bin/\n'), ...key])
+    expect(parseSwarmKey(bin).hex).to.equal(TEST_HEX)
+    // the raw bytes may contain newlines and bytes that are not UTF-8: they are the key as they are
+    const odd = Buffer.from(Array.from({ length: 32 }, (_, i) => i % 2 === 0 ? 0x0a : 0xff))
+    expect(parseSwarmKey(new Uint8Array([...Buffer.from('/key/swarm/psk/1.0.0/\n/bin/\n'), ...odd])).key).to.deep.equal(Uint8Array.from(odd))
   })
 
   it('names the file in errors', async () => {

@@ -74,7 +74,12 @@ export const paths = {
   quorumsPledgedTokens: { method: 'GET', path: '/svc/v1/quorums/pledged_tokens' },
   quorumsRunUnpledge: { method: 'POST', path: '/svc/v1/quorums/run_unpledge' },
   nodeTxCounts: { method: 'GET', path: '/svc/v1/node/tx_counts' },
-  txSelfTransfer: { method: 'POST', path: '/svc/v1/tx/self_transfer' }
+  txSelfTransfer: { method: 'POST', path: '/svc/v1/tx/self_transfer' },
+  p2pPeers: { method: 'GET', path: '/svc/v1/p2p/peers' },
+  p2pConnect: { method: 'POST', path: '/svc/v1/p2p/connect' },
+  p2pProvide: { method: 'POST', path: '/svc/v1/p2p/provide' },
+  p2pProviders: { method: 'GET', path: '/svc/v1/p2p/providers' },
+  p2pPeerService: { method: 'GET', path: '/svc/v1/p2p/peer_service' }
 } as const
 
 export type RouteId = keyof typeof paths

@@ -38,6 +38,11 @@ function legacyAddress (message: string): z.ZodType<string> {
   }, message)
 }
 
+/** A CID as text (v0 base58 or v1 multibase); parsed again by the node. */
+const cidString = z.string().min(2).max(200).regex(/^[A-Za-z0-9]+$/, 'a CID')
+/** One of Kubo's two DHT tables. */
+const kuboDht = z.enum(['wan', 'lan'])
+
 function route<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined> (def: RouteSpec<B, Q>): RouteSpec<B, Q> {
   return def
 }
@@ -65,6 +70,20 @@ const specs = {
   bootstrapRemove: route({ summary: 'Removes bootstrap peers', body: peersBody, tags: ['bootstrap'] }),
   bootstrapList: route({ summary: 'Lists bootstrap peers', tags: ['bootstrap'] }),
   bootstrapRemoveAll: route({ summary: 'Removes all bootstrap peers', tags: ['bootstrap'] }),
+  // ---- p2p (what the wire does, for operators and interop tests; docs/interop.md)
+  p2pPeers: route({ summary: 'The connected peers with the addresses and protocols the host knows of each', tags: ['p2p'] }),
+  p2pConnect: route({ summary: 'Connects to a peer by its multiaddr (with /p2p/<peer id>), without adding it to the bootstrap list', body: z.object({ addr: multiaddrString }), tags: ['p2p'] }),
+  p2pProvide: route({
+    summary: "Announces this node as a provider of a CID on Kubo's DHTs (-kubo): the WAN table when it has peers, else the LAN one, or the one named",
+    body: z.object({ cid: cidString, dht: kuboDht.optional() }),
+    tags: ['p2p']
+  }),
+  p2pProviders: route({
+    summary: "Providers of a CID on Kubo's DHTs (-kubo): both tables, or the one named",
+    query: z.object({ cid: cidString, dht: kuboDht.optional(), timeout_ms: z.coerce.number().int().min(100).max(120_000).optional() }),
+    tags: ['p2p']
+  }),
+  p2pPeerService: route({ summary: "The PeerMaps (DID → peer id) heard on the reference's peer_service topic (-kubo), newest first, and whether each verified", tags: ['p2p'] }),
   // ---- meta
   openapi: route({ summary: 'This API as an OpenAPI 3 document', tags: ['meta'] }),
   // ---- tokens and balances
@@ -317,6 +336,11 @@ export interface ResultTypes extends LegacyApiResults {
   bootstrapRemove: { peers: string[] }
   bootstrapList: { peers: string[] }
   bootstrapRemoveAll: { peers: string[] }
+  p2pPeers: P2pPeer[]
+  p2pConnect: { peer_id: string }
+  p2pProvide: { cid: string, dht: 'wan' | 'lan' }
+  p2pProviders: { cid: string, providers: Array<{ peer_id: string, addrs: string[], dhts: Array<'wan' | 'lan'> }> }
+  p2pPeerService: PeerMapHeard[]
   openapi: unknown
   tokensGenerateLocalRbt: MintLocalRbtResult | import('./envelope.js').PendingSignature
   tokensList: TokenListItemResult[]
@@ -460,6 +484,34 @@ export interface DidPublicInfo {
   source: 'local' | 'network'
 }
 export type ResultOf<R extends RouteId> = R extends keyof ResultTypes ? ResultTypes[R] : unknown
+
+/** GET /svc/v1/p2p/peers: one connected peer. */
+export interface P2pPeer {
+  peer_id: string
+  /** the remote address of each open connection */
+  addrs: string[]
+  /** the protocols the peer told identify it speaks */
+  protocols: string[]
+  /** what the first connection negotiated: its encryption (`/noise`) and its stream muxer (`/yamux/1.0.0`) */
+  encryption: string | null
+  muxer: string | null
+}
+
+/** GET /svc/v1/p2p/peer_service: a PeerMap heard on the topic (the reference's JSON fields) and what became of it. */
+export interface PeerMapHeard {
+  peer_id: string
+  did: string
+  did_type: number
+  time: string
+  /** the gossip message's origin */
+  from: string | null
+  /** when it was heard, ISO-8601 */
+  heard_at: string
+  /** its signature verified against the DID's document and the mapping was kept */
+  verified: boolean
+  /** why not, when not */
+  reason?: string
+}
 
 export interface NodeStatus {
   version: string

@@ -13,6 +13,7 @@ import type { Registrar } from './registrar.js'
 import { apiGuard, checkContentType, readLimitedText, type GuardOptions } from './guard.js'
 import { nodeRoutes } from './routes/v1/node.routes.js'
 import { bootstrapRoutes } from './routes/v1/bootstrap.routes.js'
+import { p2pRoutes } from './routes/v1/p2p.routes.js'
 import { metaRoutes } from './routes/v1/meta.routes.js'
 import { tokenRoutes } from './routes/v1/tokens.routes.js'
 import { legacyAccountRoutes } from './routes/legacy/account.routes.js'
@@ -113,6 +114,7 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
 
   nodeRoutes(registrar, services)
   bootstrapRoutes(registrar, services)
+  p2pRoutes(registrar, services)
   metaRoutes(registrar, opts.version)
   tokenRoutes(registrar, services)
   legacyAccountRoutes(registrar, services)

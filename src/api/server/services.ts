@@ -3,7 +3,7 @@
  * Routes import these types only; the node's feature components implement them (the composition
  * root hands them to createApp). Results are the contract's shapes (src/api/contract).
  */
-import type { DidPublicInfo, ExplorerConfigView, ExplorerStatus, NodeOverview, NodeStatus, SyncSummaryResult, SyncTransactionChainResult, TxResult } from '../contract/routes.js'
+import type { DidPublicInfo, ExplorerConfigView, ExplorerStatus, NodeOverview, NodeStatus, P2pPeer, PeerMapHeard, SyncSummaryResult, SyncTransactionChainResult, TxResult } from '../contract/routes.js'
 import type { Envelope, PendingSignature } from '../contract/envelope.js'
 import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtResult, NftBalanceResult, RbtBalanceResult, TokenChainResult, TokenListItemResult } from '../contract/token-results.js'
 import type { FtListItemResult, FtMintResult } from '../contract/ft-results.js'
@@ -29,6 +29,16 @@ export interface NodeApi {
   peerId: () => string
   ping: (peerId: string) => Promise<{ rttMs: number, message: string }>
   addPeer: (did: string, peerId: string, didType?: number) => Promise<void>
+}
+
+/** The wire as it is (`/svc/v1/p2p/*`): peers, Kubo's DHTs, the reference's peer_service topic. */
+export interface P2pApi {
+  peers: () => Promise<P2pPeer[]>
+  connect: (addr: string) => Promise<string>
+  /** NOT_RUNNING before the core starts; NOT_FOUND without -kubo */
+  provide: (cid: string, dht?: 'wan' | 'lan') => Promise<'wan' | 'lan'>
+  providers: (cid: string, opts: { dht?: 'wan' | 'lan', timeoutMs?: number }) => Promise<Array<{ peer_id: string, addrs: string[], dhts: Array<'wan' | 'lan'> }>>
+  peerService: () => PeerMapHeard[]
 }
 
 export interface BootstrapApi {
@@ -249,6 +259,8 @@ export interface ApiServices {
   tokens: TokenApi
   node: NodeApi
   bootstrap: BootstrapApi
+  /** the p2p routes; absent in API tests that do not need them (the routes then answer 404) */
+  p2p?: P2pApi
   identity: IdentityApi
   signing: SigningApi
   /** NFTs; absent in API tests that do not need them (the routes then answer 503) */

@@ -9,6 +9,8 @@ export interface DataDirLayout {
   dids: string
   nft: string
   contracts: string
+  /** content blocks served and fetched over bitswap (`-kubo`; src/p2p/kubo/blockstore.ts) */
+  blocks: string
   temp: string
 }
 
@@ -21,6 +23,7 @@ export function dataDirLayout (root: string): DataDirLayout {
     dids: join(root, 'dids'),
     nft: join(root, 'nft'),
     contracts: join(root, 'contracts'),
+    blocks: join(root, 'blocks'),
     temp: join(root, 'temp')
   }
 }

@@ -203,9 +203,11 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
       const view = new claimsMod.ArbiterView(store.collection('arbiter-view'), host.peerId, log.child('claims'), () => new Set(host.connectedPeers()), env('RBTNODE_ARBITER_FORGET_MS'))
       await view.load()
       arbiterView = view
-      const seen = (p: string): void => { void host.peerAddresses(p).then(async (a) => { await view.seen(p, a) }).catch(() => {}) }
+      // a Kubo peer (-kubo) answers none of the claims: it is no arbiter
+      const seen = (p: string): void => { void host.peerAddresses(p).then(async (a) => { if (!host.isForeignPeer(p)) await view.seen(p, a) }).catch(() => {}) }
       host.onPeerConnect(seen)
-      host.onPeerDisconnect((p) => { void view.seen(p).catch(() => {}) })
+      host.onPeerDisconnect((p) => { if (!host.isForeignPeer(p)) void view.seen(p).catch(() => {}) })
+      host.onForeignPeer((p) => { void view.forget(p).catch(() => {}) })
       for (const p of host.connectedPeers()) seen(p)
       const c = claimsMod.nodeStateClaims({
         host: () => net?.host,

@@ -133,6 +133,11 @@ export class ArbiterView {
     await this.write(peerId, entry, now)
   }
 
+  /** A peer that is no arbiter after all (it does not speak rbtnode's protocols: a Kubo peer): dropped. */
+  async forget (peerId: string): Promise<void> {
+    if (this.peers.delete(peerId)) await this.col.del(peerId).catch(() => {})
+  }
+
   private async trim (): Promise<void> {
     const oldest = [...this.peers].sort((a, b) => a[1].seen - b[1].seen).slice(0, this.peers.size - ARBITER_VIEW_MAX)
     for (const [id] of oldest) { this.peers.delete(id); await this.col.del(id).catch(() => {}) }

@@ -11,6 +11,7 @@ import type { Logger } from '../../util/logger.js'
 import { isValidDid } from '../../wallet/did-string.js'
 import { decodeAnnouncement, didRecordKey, encodeAnnouncement, preferAnnouncement, type DidAnnouncement } from './announcement.js'
 import type { DidNetwork, IdentityService, PeerKeys } from './identity-service.js'
+import { PEER_SERVICE_TOPIC, encodePeerMap, publishableOnPeerService } from './peer-service.js'
 
 /** Gossipsub topic of DID → peer announcements. */
 export const DID_TOPIC = '/rbt/did-announce/1.0.0'
@@ -36,7 +37,8 @@ export function identityRpcHandlers (identity: IdentityService): RpcHandlers<Ide
   }
 }
 
-export function createDidNetwork (host: P2pHost, rpc: RpcClient<IdentityMethods>, log: Logger): DidNetwork {
+/** `peerService`: DID-signed announcements also go out on the reference's `peer_service` topic (-kubo). */
+export function createDidNetwork (host: P2pHost, rpc: RpcClient<IdentityMethods>, log: Logger, opts: { peerService?: boolean } = {}): DidNetwork {
   return {
     async announce (a) {
       const bytes = encodeAnnouncement(a)
@@ -45,6 +47,13 @@ export function createDidNetwork (host: P2pHost, rpc: RpcClient<IdentityMethods>
         gossipPeers = await host.publish(DID_TOPIC, bytes)
       } catch (e) {
         log.debug(`gossip of ${a.did} failed: ${errorMessage(e)}`)
+      }
+      if (opts.peerService === true && publishableOnPeerService(a)) {
+        try {
+          await host.publish(PEER_SERVICE_TOPIC, encodePeerMap(a))
+        } catch (e) {
+          log.debug(`${PEER_SERVICE_TOPIC} gossip of ${a.did} failed: ${errorMessage(e)}`)
+        }
       }
       let dht = false
       try {

@@ -7,7 +7,9 @@ import type { Component, Factory } from '../component/component.js'
 import type { MetricsComponent } from '../metrics/metrics-component.js'
 import type { SigningComponent } from '../signing/signing-component.js'
 import type { StorageComponent } from '../storage/storage-component.js'
+import type { PeerMapHeard } from '../../api/contract/routes.js'
 import { DidStore } from './did-store.js'
+import { PEER_SERVICE_TOPIC, PeerServiceLog } from './peer-service.js'
 import { createIdentityApi } from './identity-api.js'
 import { IdentityService, type DidNetwork, type PeerKeys } from './identity-service.js'
 
@@ -19,6 +21,8 @@ export interface IdentityComponent extends Component {
    * the node's one pool of worker threads; counted in the metrics unless `counted` is false.
    */
   verifier: (counted?: boolean) => SignatureVerifier
+  /** the PeerMaps heard on the reference's peer_service topic (-kubo), newest first */
+  peerService: () => PeerMapHeard[]
   /** the DHT record rules of DID records (the p2p host is built with them) */
   dhtRecords: () => Promise<{ validators: Record<string, (k: Uint8Array, v: Uint8Array) => Promise<void>>, selectors: Record<string, (k: Uint8Array, r: Uint8Array[]) => number> }>
 }
@@ -31,6 +35,7 @@ export const identityComponent: Factory<Needs, IdentityComponent> = ({ base, sto
   let didNetwork: DidNetwork | undefined
   let peerKeys: PeerKeys | undefined
   let republishTimer: NodeJS.Timeout | undefined
+  const peerServiceLog = new PeerServiceLog()
   const identity = new IdentityService({
     store: new DidStore(base.layout.dids, store),
     kv: store,
@@ -57,6 +62,7 @@ export const identityComponent: Factory<Needs, IdentityComponent> = ({ base, sto
       const m = await net()
       return { validators: { rbt: m.validateRbtRecord }, selectors: { rbt: m.selectRbtRecord } }
     },
+    peerService: () => peerServiceLog.list(),
     api: { identity: api, signing: api },
     start: async () => { await identity.open() },
     stop: async () => { await chainPool.close() },
@@ -65,7 +71,14 @@ export const identityComponent: Factory<Needs, IdentityComponent> = ({ base, sto
     startNetwork: async ({ host, rpc, privateKey }) => {
       const m = await net()
       peerKeys = m.peerKeys(host.peerId, privateKey as PrivateKey)
-      didNetwork = m.createDidNetwork(host, rpc, log.child('did-net'))
+      didNetwork = m.createDidNetwork(host, rpc, log.child('did-net'), { peerService: base.options.kubo })
+      if (base.options.kubo) {
+        // the reference's DID announcements (docs/interop.md): checked like ours, and noted
+        host.subscribe(PEER_SERVICE_TOPIC, async (msg) => {
+          const heard = await peerServiceLog.hear(msg.data, msg.from, async (d, f) => await identity.receiveAnnouncement(d, f))
+          if (heard !== undefined) log.debug(`${PEER_SERVICE_TOPIC}: ${heard.did} → ${heard.peer_id}: ${heard.verified ? 'kept' : heard.reason ?? ''}`)
+        })
+      }
       host.subscribe(m.DID_TOPIC, async (msg) => {
         try {
           if (await identity.receiveAnnouncement(msg.data, msg.from)) log.debug(`learned a DID announcement from ${msg.from ?? 'unknown'}`)

@@ -5,6 +5,7 @@ import type { Component, Factory, Network } from '../component/component.js'
 import type { DiscoveryComponent } from '../discovery/discovery-component.js'
 import type { IdentityComponent } from '../identity/identity-component.js'
 import type { MetricsComponent } from '../metrics/metrics-component.js'
+import { createP2pApi } from './p2p-api.js'
 
 /**
  * The p2p core: one libp2p host and one rpc node serving every component's methods. Started at
@@ -46,7 +47,8 @@ export const p2pComponent: Factory<Needs, P2pComponent> = ({ base, metrics, disc
       ...discovery.hostOptions((a) => { hostMod.parseMultiaddr(a) }),
       logger: log,
       gossip: { heartbeatIntervalMs: Number(process.env.RBTNODE_GOSSIP_HEARTBEAT_MS ?? 700) },
-      dht: await identity.dhtRecords()
+      dht: await identity.dhtRecords(),
+      kubo: options.kubo
     })
     await host.start()
     const handlers = {}
@@ -73,13 +75,15 @@ export const p2pComponent: Factory<Needs, P2pComponent> = ({ base, metrics, disc
     log.info(`core started: peer id ${host.peerId}, swarm key ${options.swarmKeyPath ?? 'packaged ' + (options.testNet ? 'test net' : 'main net') + ' key'}`)
   }
 
+  const requireHost = (): P2pHost => {
+    if (net === undefined || !up) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
+    return net.host
+  }
   return {
+    api: { p2p: createP2pApi({ host: requireHost, kubo: options.kubo, peerService: identity.peerService }) },
     host: () => up ? net?.host : undefined,
     rpc: () => up ? net?.rpc : undefined,
-    requireHost: () => {
-      if (net === undefined || !up) throw new RbtError(ErrorCode.NOT_RUNNING, 'core not started: call GET /svc/v1/node/start first')
-      return net.host
-    },
+    requireHost,
     starting: () => !up && (options.startCore || starting !== undefined),
     startCore: async () => {
       starting ??= doStart().catch((e) => { starting = undefined; throw e })

@@ -35,6 +35,26 @@ describe('claims: the arbiter view (every peer recently connected, on disk)', ()
     await store.close()
   })
 
+  it('forgets a peer that is no arbiter (a Kubo peer), on disk too', async () => {
+    const store = new LevelStore(join(dir, 'db'))
+    await store.open()
+    const [a, k] = [await peerId(), await peerId()]
+    const connected = new Set<string>([a, k])
+    const view = new ArbiterView(store.collection('arbiter-view'), await peerId(), silentLogger, () => connected)
+    await view.load()
+    await view.seen(a, ['/ip4/127.0.0.1/tcp/1'])
+    await view.seen(k, ['/ip4/127.0.0.1/tcp/2'])
+    await view.forget(k)
+    const target = kadKey(new TextEncoder().encode('/rbt/spent/y'))
+    expect(view.closest(target, 20).map((p) => p.peerId)).to.deep.equal([a])
+    view.stop()
+    const again = new ArbiterView(store.collection('arbiter-view'), 'self', silentLogger, () => connected)
+    await again.load()
+    expect(again.closest(target, 20).map((p) => p.peerId)).to.deep.equal([a])
+    again.stop()
+    await store.close()
+  })
+
   it('a node that restarts counts the same network: the time it was down does not age its view', async () => {
     const store = new LevelStore(join(dir, 'db'))
     await store.open()
