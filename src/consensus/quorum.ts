@@ -30,6 +30,7 @@ import { PledgeReleases } from './pledge-release.js'
 import { QuorumClaims, stateHashOf } from './quorum-claims.js'
 import type { ClaimResult } from './claims.js'
 import { burntAncestors } from './burn-claims.js'
+import { flagDiverged, type DoubleSpendSink } from './double-spends.js'
 
 export interface QuorumOptions {
   ledger: Ledger
@@ -63,6 +64,8 @@ export interface QuorumOptions {
   contracts?: ScRunner
   /** told how each transaction ended for this quorum (metrics) */
   observe?: ConsensusObserver
+  /** told of two spends of one state this quorum sees (a chain sent forking from one it validated) */
+  doubleSpends?: DoubleSpendSink
 }
 
 
@@ -275,6 +278,8 @@ export class QuorumService {
       } catch (e) {
         if (e instanceof AncestryMissing) return { ...no(errorMessage(e)), missing: e.missing }
         return no(errorMessage(e))
+      } finally {
+        await flagDiverged(memory.diverged, this.ledger, this.opts.doubleSpends, 'quorum', this.log)
       }
       if (missing.length > 0) return { ...no(`the chains of ${missing.length} tokens or part-token ancestors were not supplied and are not known here`), missing: [...new Set(missing)] }
       if (floatToMilliExact(contract.content.totalRbts) !== totalMilli) return no('contract total does not match its tokens')

@@ -73,6 +73,7 @@ export const paths = {
   tokensValidateChain: { method: 'GET', path: '/svc/v1/tokens/validate_chain' },
   quorumsPledgedTokens: { method: 'GET', path: '/svc/v1/quorums/pledged_tokens' },
   quorumsRunUnpledge: { method: 'POST', path: '/svc/v1/quorums/run_unpledge' },
+  doubleSpends: { method: 'GET', path: '/svc/v1/double-spends' },
   nodeTxCounts: { method: 'GET', path: '/svc/v1/node/tx_counts' },
   txSelfTransfer: { method: 'POST', path: '/svc/v1/tx/self_transfer' }
 } as const
