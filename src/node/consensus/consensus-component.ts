@@ -125,7 +125,8 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
     ledger: () => consensusLedger(store, tokenLedger, repos),
     verifier: idc.verifier(false),
     didRecord: async (did) => await identity.record(did),
-    twoStep: signing.signing
+    twoStep: signing.signing,
+    claims: () => claims === undefined || markers === undefined ? undefined : { records: async (h) => await claims!.table.records(h), markers: async (h) => await markers!.knownMany(h) }
   })
 
   const self: ConsensusComponent = {

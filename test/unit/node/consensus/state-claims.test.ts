@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { ClaimTable } from '../../../../src/consensus/claims.js'
-import { claimDigest, grantDigest, releaseDigest, type ClaimAuth } from '../../../../src/consensus/claim-proofs.js'
+import { claimDigest, committedDigest, grantDigest, releaseDigest, type ClaimAuth } from '../../../../src/consensus/claim-proofs.js'
 import type { ConsensusSigner } from '../../../../src/consensus/ports.js'
 import { nodeStateClaims, stateClaimRpcHandlers, type NodeStateClaims } from '../../../../src/node/consensus/state-claims.js'
 import type { ArbiterView } from '../../../../src/node/consensus/arbiter-view.js'
@@ -131,5 +131,49 @@ describe('claims: claims that prove themselves (node arbiter)', () => {
     // another peer is not affected
     const ok = await claimReq({ items: items.slice(0, 1), proofs: [proof(t1, 'bafybmiq1', nonce(1))] }, ctx('other'))
     expect(ok.answers[0]!.granted).to.equal(true)
+  })
+})
+
+describe('claims: a claim ends only on a verifiable outcome (the arbiter\'s sweep)', () => {
+  /** An arbiter holding one claim of peer `claimant`, whose rpc answers the status question with `answer`. */
+  async function held (answer: { outcome: 'pending' | 'committed' | 'released', sig?: string }, marker?: { txid: string }): Promise<{ sweep: () => Promise<void>, table: ClaimTable, txid: string }> {
+    let now = 1_000
+    const table = new ClaimTable(memoryClaimStore(), { now: () => now })
+    const t1 = contract('bafybmibob')
+    const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => marker === undefined ? undefined : { ...marker, blockId: '1-x', quorum: 'q' } } as unknown as NodeSpentMarkers
+    const rpc = { call: async (_peer: string, method: string) => { expect(method).to.equal('claims.status'); return answer } }
+    const claims = nodeStateClaims({
+      host: () => ({ peerId: 'arbiter-peer' }) as never, rpc: () => rpc as never, table, view: {} as unknown as ArbiterView, markers, verifier,
+      arbiterSigner: () => undefined, quorumSigner: () => undefined, outcome: async () => 'pending', log: silentLogger
+    })
+    await table.claim(t1.txid, [STATE], { peer: 'claimant-peer', quorum: 'bafybmiq1', nonce: nonce(9), sig: 'ab' })
+    now += 60_000
+    const realNow = Date.now
+    return { sweep: async () => { Date.now = () => now; try { await claims.sweep() } finally { Date.now = realNow } }, table, txid: t1.txid }
+  }
+
+  it('an unsigned or forged `released` keeps the claim; one signed by the claimant quorum over the nonce frees it', async () => {
+    for (const answer of [{ outcome: 'released' as const }, { outcome: 'released' as const, sig: 'ef'.repeat(32) }]) {
+      const h = await held(answer)
+      await h.sweep()
+      expect((await h.table.records([STATE]))[0]?.txid).to.equal(h.txid)
+    }
+    const t1 = contract('bafybmibob')
+    const h = await held({ outcome: 'released', sig: sign('bafybmiq1', releaseDigest(t1.txid, 'bafybmiq1', nonce(9))) })
+    await h.sweep()
+    expect((await h.table.records([STATE]))[0]).to.equal(undefined)
+  })
+
+  it('a signed `committed` keeps the claim for good only when the transaction\'s spent marker is found; otherwise it is asked again later', async () => {
+    const t1 = contract('bafybmibob')
+    const sig = sign('bafybmiq1', committedDigest(t1.txid, 'bafybmiq1', nonce(9)))
+    const none = await held({ outcome: 'committed', sig })
+    await none.sweep()
+    const r = (await none.table.records([STATE]))[0]
+    expect(r?.committed).to.equal(undefined)
+    expect(r?.asks).to.equal(1)
+    const found = await held({ outcome: 'committed', sig }, { txid: t1.txid })
+    await found.sweep()
+    expect((await found.table.records([STATE]))[0]?.committed).to.equal(true)
   })
 })
