@@ -4,6 +4,7 @@ import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
 import { spendAnchor, verifyEnvelope, type VerifiedBlockCache } from '../tokenchain/validate.js'
 import { BoundedSet } from '../util/lru.js'
+import { bytesToHex, hexToBytes } from '../wallet/bytes.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
@@ -97,7 +98,7 @@ export class QuorumService {
     this.log = opts.logger ?? silentLogger
     this.cache = opts.verified ?? new BoundedSet(VERIFIED_MEMO)
     this.pledges = new PledgeReleases({ ledger: this.ledger, clock: this.clock, log: this.log, locks: this.locks, verifier: opts.verifier, cache: this.cache })
-    this.claims = opts.claims !== undefined ? new QuorumClaims(opts.claims, this.log) : undefined
+    this.claims = opts.claims !== undefined ? new QuorumClaims(opts.claims, this.log, (did) => this.opts.signerFor(did)) : undefined
     this.pledging = new QuorumPledges({ ledger: this.ledger, clock: this.clock, log: this.log, locks: this.locks, ownerSignerFor: opts.ownerSignerFor })
   }
 
@@ -166,7 +167,7 @@ export class QuorumService {
       ? undefined
       : networkCheckers(checkerKey(spent), asked, asked.length <= MIN_QUORUM_SIGNATURES ? NETWORK_CHECKERS : NETWORK_CHECKERS + 1)
     const reply = await this.voteLocked(req, likelyOf, (held) => {
-      if (this.claims !== undefined) claim = { result: this.claimVote(held), states: held.states }
+      if (this.claims !== undefined) claim = { result: this.claimVote(held, req.contract), states: held.states }
     })
     if (reply.vote === 'no' && claim !== undefined) {
       // a claim started for a vote that was then refused (its pledge, say) is given up at once
@@ -179,10 +180,11 @@ export class QuorumService {
   /**
    * The one claim a vote makes, on every path (PREPARE, a recruit asked again as the checker of
    * another five, SIGN after a signer swap or a restart): the states it holds (keyed on their last
-   * quorum-signed state) with the burnt ancestors they rest on, both as recorded with the vote.
+   * quorum-signed state) with the burnt ancestors they rest on, both as recorded with the vote, and
+   * the contract that shows the arbiters the quorum validated the transaction.
    */
-  private claimVote (vote: Pick<VoteRecord, 'quorumDid' | 'txid' | 'states' | 'burns'>): Promise<ClaimResult> {
-    return this.claims!.claim(vote.quorumDid, vote.txid, vote.states, vote.burns ?? [])
+  private claimVote (vote: Pick<VoteRecord, 'quorumDid' | 'txid' | 'states' | 'burns'>, contract: Uint8Array | undefined): Promise<ClaimResult> {
+    return this.claims!.claim(vote.quorumDid, vote.txid, vote.states, vote.burns ?? [], contract)
   }
 
   /** The burnt ancestors a vote's states rest on, for a vote recorded before they were kept with it. */
@@ -335,7 +337,9 @@ export class QuorumService {
       const vote: VoteRecord = {
         txid, quorumDid, state: 'RESERVED', sender, receiver, senderPeer: req.senderPeer, amountMilli: totalMilli,
         states, pledge, pledgeMilli, credit, createdAt: now, updatedAt: now, burns, ...(isNftTx && req.nft !== undefined ? { nft: req.nft } : {}),
-        ...(moved.length > 0 ? { spends } : {})
+        ...(moved.length > 0 ? { spends } : {}),
+        // kept to show the arbiters when this quorum claims at SIGN (a checker of other five, a restart)
+        ...(this.claims !== undefined ? { contract: bytesToHex(req.contract) } : {})
       }
       await this.ledger.commit((w) => {
         storeLearned(w, memory)
@@ -457,7 +461,7 @@ export class QuorumService {
       if (checker && this.claims !== undefined) {
         // the designated checker signs only with the claim of every state held: made at PREPARE,
         // or now (a checker of another five than the sender named, or after a restart)
-        const r = this.claims.holds(quorumDid, txid) ? undefined : await this.claimVote(await this.burnsOf(vote))
+        const r = this.claims.holds(quorumDid, txid) ? undefined : await this.claimVote(await this.burnsOf(vote), vote.contract !== undefined ? hexToBytes(vote.contract) : undefined)
         tMarkers = Date.now()
         if (r !== undefined && !r.granted) {
           // not signed now, and the vote is kept: the sender is past its decision to sign (SIGNING)
