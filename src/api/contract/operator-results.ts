@@ -51,6 +51,27 @@ export interface ValidateChainResult {
 }
 
 /** GET /svc/v1/quorums/pledged_tokens: one item per token a quorum DID of this node pledged. */
+/** Two spends of one token state this node saw, with the proof it keeps (GET /svc/v1/double-spends). */
+export interface DoubleSpendItem {
+  id: string
+  token: string
+  /** the state spent twice: `<token>@<block id>` of its last quorum-signed block (markers: the state hash) */
+  state: string
+  state_hash: string
+  /** 'blocks': two valid blocks spend it; 'markers': two verified spent markers name different transactions */
+  evidence: 'blocks' | 'markers'
+  /** the two transactions (a burn: its block hash) */
+  spent_by: string[]
+  /** the two spending blocks, base64 envelopes (evidence 'blocks') */
+  blocks?: string[]
+  /** the two markers (evidence 'markers') */
+  markers?: Array<{ txid: string, blockId: string, quorum: string, sig?: string }>
+  /** the role of this node that saw them: receiver, quorum, sync or markers */
+  seen_by: string
+  /** when (ISO time) */
+  seen_at: string
+}
+
 export interface PledgedTokenItem {
   did: string
   token: string
@@ -84,4 +105,40 @@ export interface SelfTransferResult {
   amount: number
   /** Free RBT tokens old enough that were left for a later run (at most MAX per transaction) */
   remaining: number
+}
+
+/** One claimant of a claim, with its evidence. */
+export interface TokenClaimantItem {
+  peer: string
+  quorum: string
+  /** the transaction it claimed for (the holder's txid, or the spender of a part's burnt ancestor) */
+  transaction_id: string
+  /** the claim's nonce and the quorum's signature over it (null in claims written before claims were signed) */
+  nonce: string | null
+  signature: string | null
+}
+
+/** One state of the token and what this node, as an arbiter, holds on it. */
+export interface TokenClaimItem {
+  /** `<token>@<block id>` ('' block: the genesis state) */
+  state: string
+  state_hash: string
+  /** the claim held here, or null */
+  claim: {
+    transaction_id: string
+    /** open: held while its transaction runs; committed: kept for good */
+    status: 'open' | 'committed'
+    granted_at: string
+    last_asked_at: string | null
+    asks: number
+    claimants: TokenClaimantItem[]
+  } | null
+  /** the spent marker of the state known here (verified), or null */
+  marker: { transaction_id: string, block_id: string, quorum: string } | null
+}
+
+/** GET /svc/v1/tokens/claims */
+export interface TokenClaimsResult {
+  token: string
+  states: TokenClaimItem[]
 }

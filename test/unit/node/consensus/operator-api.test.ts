@@ -7,6 +7,12 @@ import type { ConsensusService } from '../../../../src/node/consensus/consensus-
 import type { SignatureVerifier } from '../../../../src/tokenchain/validate.js'
 import { tokenEnv, ringSigner, type TokenEnv } from '../../tokens/helpers.js'
 import { pledgeIndexKeys, type PledgeRecord } from '../../../../src/consensus/records.js'
+import { ClaimTable } from '../../../../src/consensus/claims.js'
+import { formatBlockId, peekBlockEnvelope } from '../../../../src/tokenchain/block.js'
+import { tokenStateHash } from '../../../../src/tokenchain/token-id.js'
+import { memoryClaimStore } from '../../consensus/harness.js'
+import { DoubleSpends } from '../../../../src/consensus/double-spends.js'
+import { silentLogger } from '../../../../src/util/logger.js'
 
 describe('node: operator API over the real token store', function () {
   this.timeout(30_000)
@@ -25,10 +31,28 @@ describe('node: operator API over the real token store', function () {
     const unused = undefined as never
     const cs = {
       sender: new TransferSender({ ledger, transport: unused, selfPeer: 'self' }),
-      quorum: new QuorumService({ ledger, verifier, signerFor: () => undefined })
+      quorum: new QuorumService({ ledger, verifier, signerFor: () => undefined }),
+      doubleSpends: new DoubleSpends({ ledger, log: silentLogger, clock: { now: () => Date.now() } })
     } as unknown as ConsensusService
     return createOperatorApi({ consensus: () => cs, repos: env.repos, localDids: async () => [did], ledger: () => ledger, verifier, didRecord: async () => undefined, twoStep: unused })
   }
+
+  it('double-spends: the proofs kept in the store, newest first, of one token when asked; the same pair is kept once', async () => {
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const ds = new DoubleSpends({ ledger, log: silentLogger, clock: { now: () => 1_700_000_000_000 } })
+    const m = (txid: string): { txid: string, blockId: string, quorum: string, sig: string } => ({ txid, blockId: `1-${'ab'.repeat(32)}`, quorum: 'bafybmiq', sig: 'sig' })
+    const base = { tokenId: ids[0]!, state: `${ids[0]!}@0-x`, stateHash: tokenStateHash(ids[0]!, '0-x'), kind: 'markers' as const, seenBy: 'markers' as const }
+    await ds.flag({ ...base, spenders: ['t1', 't2'], markers: [m('t1'), m('t2')] })
+    await ds.flag({ ...base, spenders: ['t2', 't1'], markers: [m('t2'), m('t1')] })
+    await ds.flag({ ...base, tokenId: ids[1]!, spenders: ['t3', 't4'], markers: [m('t3'), m('t4')] })
+    const all = await api().doubleSpends({})
+    expect(all).to.have.length(2)
+    const one = await api().doubleSpends({ token: ids[0]! })
+    expect(one).to.have.length(1)
+    expect(one[0]).to.deep.include({ token: ids[0]!, evidence: 'markers', seen_by: 'markers', seen_at: new Date(1_700_000_000_000).toISOString() })
+    expect(one[0]!.spent_by).to.deep.equal(['t1', 't2'])
+    expect(one[0]!.markers!.map((x) => x.txid)).to.deep.equal(['t1', 't2'])
+  })
 
   it('validate-token-chain: every token of the DID, or one; a chain that fails names its first bad block', async () => {
     const all = await api().validateChains(did)
@@ -118,5 +142,27 @@ describe('node: operator API over the real token store', function () {
     expect(env2.message).to.match(/^Transfer finished successfully in [\d.]+s with trnxid e{64}$/)
     expect(env2.result).to.deep.equal({ transactionID: 'e'.repeat(64), tokens: [ids[0], ids[2]].sort(), amount: 2, remaining: 0 })
     expect(calls[0]!.slice(0, 3)).to.deep.equal([did, [ids[0], ids[2]].sort(), 2000])
+  })
+
+  it('token-claims: every state of a token known here, with the claim held on it and its evidence', async () => {
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const table = new ClaimTable(memoryClaimStore(), { now: () => 1_000 })
+    const chain = await ledger.chain(ids[0]!)
+    const blockId = formatBlockId(0, peekBlockEnvelope(chain[0]!).hash)
+    await table.claim('1'.repeat(64), [tokenStateHash(ids[0]!, blockId)], { peer: 'peerA', quorum: 'bafybmiq', nonce: 'ab'.repeat(16), sig: 'cd' })
+    const op = createOperatorApi({
+      consensus: () => undefined as never, repos: env.repos, localDids: async () => [did], ledger: () => ledger, verifier: env.ring.verifier, didRecord: async () => undefined, twoStep: undefined as never,
+      claims: () => ({ records: async (h) => await table.records(h), markers: async (h) => h.map(() => undefined) })
+    })
+    const r = await op.tokenClaims(ids[0]!)
+    expect(r.states.map((s) => s.state)).to.deep.equal([`${ids[0]!}@`, `${ids[0]!}@${blockId}`])
+    expect(r.states[0]!.claim).to.equal(null)
+    expect(r.states[1]!.claim).to.deep.equal({
+      transaction_id: '1'.repeat(64), status: 'open', granted_at: new Date(1000).toISOString(), last_asked_at: null, asks: 0,
+      claimants: [{ peer: 'peerA', quorum: 'bafybmiq', transaction_id: '1'.repeat(64), nonce: 'ab'.repeat(16), signature: 'cd' }]
+    })
+    // no claims served (the network is not running): a typed refusal
+    const off = createOperatorApi({ consensus: () => undefined as never, repos: env.repos, localDids: async () => [did], ledger: () => ledger, verifier: env.ring.verifier, didRecord: async () => undefined, twoStep: undefined as never })
+    await off.tokenClaims(ids[0]!).then(() => expect.fail('should refuse'), (e: Error) => { expect(e.message).to.match(/network runs/) })
   })
 })
