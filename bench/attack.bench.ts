@@ -1,5 +1,5 @@
 import '../src/util/polyfill.js'
-import { attackNetwork, denialOfService, evictRelease, sybilArbiters, undetected, type AttackResult } from '../test/helpers/attacker/attacks.js'
+import { attackNetwork, denialOfService, evictRelease, ownerOnlyFork, sybilArbiters, undetected, type AttackResult } from '../test/helpers/attacker/attacks.js'
 import { isMain } from './stats.js'
 
 /**
@@ -15,8 +15,8 @@ import { isMain } from './stats.js'
  * through; goal ≥ 95 %), attack_<name>_tries. ATTACK_TRIES (default 3) sets the tries of the
  * attacks that race; ATTACK_ONLY (comma-separated names) runs some of them.
  *
- * Cases not scripted on the network here (they need a sender that builds blocks honest code never
- * builds): owner_only_fork, ghost_credit, sign_burns print "-" with the reason.
+ * Cases not scripted on the network here (they need a sender that builds blocks or skips steps
+ * honest code never does): ghost_credit, sign_burns print "-" with the reason.
  */
 export async function run (): Promise<Record<string, string | number>> {
   const tries = Number(process.env.ATTACK_TRIES ?? 3)
@@ -27,6 +27,7 @@ export async function run (): Promise<Record<string, string | number>> {
   const results: AttackResult[] = []
   try {
     if (want('evict_release')) results.push(await evictRelease(an, tries, say))
+    if (want('owner_only_fork')) results.push(await ownerOnlyFork(an, 1, say))
     if (want('sybil_arbiters')) results.push(await sybilArbiters(an, Math.max(1, Math.min(tries, 2)), say))
     if (want('dos')) results.push(await denialOfService(an, {}, say))
     if (want('undetected')) results.push(await undetected(an, say))
@@ -40,7 +41,7 @@ export async function run (): Promise<Record<string, string | number>> {
     figures[`attack_${r.name}_honest_ok`] = r.honest.made > 0 ? `${(100 * r.honest.ok / r.honest.made).toFixed(0)} % (${r.honest.ok} of ${r.honest.made})` : '-'
     r.notes.forEach((n, i) => { figures[`attack_${r.name}_note${i + 1}`] = n })
   }
-  for (const name of ['owner_only_fork', 'ghost_credit', 'sign_burns']) {
+  for (const name of ['ghost_credit', 'sign_burns']) {
     if (want(name)) figures[`attack_${name}_paid_twice`] = '- (needs a sender that builds blocks honest code never builds: not scripted on the network; see docs/security.md)'
   }
   return figures
