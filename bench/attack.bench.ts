@@ -1,6 +1,6 @@
 import '../src/util/polyfill.js'
 import { attackNetwork, denialOfService, evictRelease, ownerOnlyFork, sybilArbiters, undetected, type AttackResult } from '../test/helpers/attacker/attacks.js'
-import { isMain } from './stats.js'
+import { isMain, percentile } from './stats.js'
 
 /**
  * The cheating owner (docs/security.md, "Threat model"): one scripted attack per case of the
@@ -39,6 +39,7 @@ export async function run (): Promise<Record<string, string | number>> {
     figures[`attack_${r.name}_tries`] = r.tries
     figures[`attack_${r.name}_paid_twice`] = r.paidTwice
     figures[`attack_${r.name}_honest_ok`] = r.honest.made > 0 ? `${(100 * r.honest.ok / r.honest.made).toFixed(0)} % (${r.honest.ok} of ${r.honest.made})` : '-'
+    if ((r.honest.ms ?? []).length > 0) figures[`attack_${r.name}_honest_p50_ms`] = percentile(r.honest.ms!, 50).toFixed(0)
     r.notes.forEach((n, i) => { figures[`attack_${r.name}_note${i + 1}`] = n })
   }
   for (const name of ['ghost_credit', 'sign_burns']) {

@@ -33,8 +33,8 @@ export interface AttackResult {
   name: string
   tries: number
   paidTwice: number
-  /** honest transfers made during the attack: how many, how many succeeded */
-  honest: { made: number, ok: number }
+  /** honest transfers made during the attack: how many, how many succeeded (and the successes' times, ms) */
+  honest: { made: number, ok: number, ms?: number[] }
   notes: string[]
 }
 
@@ -80,25 +80,26 @@ export async function freeStates (client: RbtClient, did: string): Promise<strin
  * Honest transfers (1 RBT, payer → dave, and the victim's when `victim`) one after the other
  * while `attack` runs, at least `min` of them: made and succeeded.
  */
-export async function withHonestTraffic<T> (an: AttackNet, attack: () => Promise<T>, o: { min?: number, victim?: boolean } = {}): Promise<{ value: T, honest: { made: number, ok: number }, failures: string[] }> {
+export async function withHonestTraffic<T> (an: AttackNet, attack: () => Promise<T>, o: { min?: number, victim?: boolean } = {}): Promise<{ value: T, honest: { made: number, ok: number, ms: number[] }, failures: string[] }> {
   let done = false
   let made = 0
   let ok = 0
+  const ms: number[] = []
   const failures: string[] = []
   const traffic = (async () => {
     let i = 0
     while (!done || made < (o.min ?? 2)) {
       const from = o.victim === true && i % 2 === 1 ? an.victim : an.payer
       i++
+      const t0 = Date.now()
       const r = await transfer(an.net.full.client, from, an.dave, 1, USER_PASSWORD, 'honest').catch((e: Error) => ({ status: false, message: e.message }))
       made++
-      if (r.status) ok++
-      else failures.push(r.message.slice(0, 160))
+      if (r.status) { ok++; ms.push(Date.now() - t0) } else failures.push(r.message.slice(0, 160))
     }
   })()
   try {
     const value = await attack()
-    return { value, honest: { made, ok }, failures }
+    return { value, honest: { made, ok, ms }, failures }
   } finally {
     done = true
     await traffic
