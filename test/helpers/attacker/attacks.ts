@@ -41,7 +41,7 @@ export interface AttackResult {
 export async function attackNetwork (o: { log?: (s: string) => void, honestRbt?: number } = {}): Promise<AttackNet> {
   const log = o.log ?? (() => {})
   // no partitions here: a peer gone for 5 s is no arbiter any more (the attacks add and remove peers)
-  const opts = { lan: false, quorumRbt: 60, env: { RBTNODE_ARBITER_FORGET_MS: '5000' }, log }
+  const opts = { lan: false, quorumRbt: 60, env: { RBTNODE_ARBITER_FORGET_MS: '5000' }, log, setupTimeoutMs: 600_000 }
   // a set-up step that fails on a loaded machine (fifteen nodes start at once) is tried once more
   const net = await raceNetwork(opts).catch(async (e: Error) => { log(`network set-up failed (${e.message.slice(0, 160)}); once more`); return await raceNetwork(opts) })
   try {
