@@ -1,3 +1,4 @@
+import { GroupCommit } from '../util/group-commit.js'
 import { KeyedMutex } from './keyed-mutex.js'
 
 /**
@@ -28,25 +29,39 @@ export function claimThreshold (n: number): number {
 export interface ClaimRecord {
   txid: string
   /**
-   * who claimed it: the claimant's peer and quorum DID (asked for the outcome), and `tx`, the
-   * transaction the claimant claimed for when it is not `txid` (a part token's burnt ancestor is
-   * spent by its burn block, claimed by every transaction that spends one of its parts)
+   * who claimed it: the claimant's peer and quorum DID (asked for the outcome), the nonce of its
+   * claim (its release and its `released` answer are signed over it), and `tx`, the transaction
+   * the claimant claimed for when it is not `txid` (a part token's burnt ancestor is spent by its
+   * burn block, claimed by every transaction that spends one of its parts)
    */
   claimants: Claimant[]
   /** when it was first granted */
   at: number
-  /** last time its outcome was asked (the sweep) */
+  /** last time its outcome was asked (the sweep), and how many times it was asked with no end */
   askedAt?: number
+  asks?: number
   /** the transaction committed: the claim stands for good (the state is spent) */
   committed?: true
 }
 
-export interface Claimant { peer: string, quorum: string, tx?: string }
+/**
+ * `nonce`: chosen by the claimant for this claim, and `sig`, its quorum's signature over it (the
+ * evidence that this quorum claimed); both absent only in records written before claims were signed.
+ */
+export interface Claimant { peer: string, quorum: string, tx?: string, nonce?: string, sig?: string }
 
 /** The transaction a claimant claimed for. */
 export const claimantTx = (r: Pick<ClaimRecord, 'txid'>, c: Claimant): string => c.tx ?? r.txid
-/** A claimant of a record, as one string (peer, quorum, transaction). */
-export const claimantKey = (r: Pick<ClaimRecord, 'txid'>, c: Claimant): string => `${c.peer}|${c.quorum}|${claimantTx(r, c)}`
+/** A claimant of a record, as one string (peer, quorum, transaction, nonce). */
+export const claimantKey = (r: Pick<ClaimRecord, 'txid'>, c: Claimant): string => `${c.peer}|${c.quorum}|${claimantTx(r, c)}|${c.nonce ?? ''}`
+
+/**
+ * Most claimants one record keeps. A claimant past it is refused, never written over an earlier
+ * one: a claim is never pushed out by a later claimant (each claimant showed the sender's signed
+ * contract, so only the owner, or a quorum he sent the contract to, can fill a record, and only
+ * with claims of that same transaction).
+ */
+export const MAX_CLAIMANTS = 16
 
 /** An arbiter's answer for one state. */
 export type ClaimAnswer =
@@ -61,22 +76,40 @@ export interface ClaimStore {
   entries: () => AsyncIterable<[string, ClaimRecord]>
 }
 
+type Write = { put: [string, ClaimRecord] } | { del: string }
+
 /**
- * The arbiter's side: grants, refusals, releases and outcomes, one change at a time. Every grant
- * is durable before it is answered, so an arbiter that restarts never grants a state twice.
+ * The arbiter's side: grants, refusals, releases and outcomes. A state is changed by one caller at a
+ * time (a lock per state, never one for the whole table), and every change is durable before it is
+ * answered, so an arbiter that restarts never grants a state twice; the changes of concurrent
+ * callers share one synced write (group commit), so no single lock or fsync per grant serialises
+ * the arbiter.
  */
 export class ClaimTable {
   private readonly lock = new KeyedMutex()
+  private readonly commits: GroupCommit<Write>
 
-  constructor (private readonly store: ClaimStore, private readonly clock: { now: () => number }) {}
+  constructor (private readonly store: ClaimStore, private readonly clock: { now: () => number }) {
+    this.commits = new GroupCommit<Write>(async (ops) => {
+      const puts: Array<[string, ClaimRecord]> = []
+      const dels: string[] = []
+      for (const o of ops) if ('put' in o) puts.push(o.put); else dels.push(o.del)
+      await this.store.write(puts, dels)
+    })
+  }
+
+  private async save (puts: Array<[string, ClaimRecord]>, dels: string[] = []): Promise<void> {
+    await this.commits.add([...puts.map((put): Write => ({ put })), ...dels.map((del): Write => ({ del }))])
+  }
 
   /**
    * Claims `stateHashes` for `txid`: each state is granted when no other transaction holds it (nor
    * spent it: `spentBy[i]`, the txid of a verified spent marker of the state, if any); a grant to
-   * the same transaction again adds the claimant.
+   * the same transaction again adds the claimant (up to MAX_CLAIMANTS; past it, refused). The
+   * caller authenticated the claimant (its signed claim, the sender's signed contract).
    */
   async claim (txid: string, stateHashes: readonly string[], claimant: Claimant, spentBy: ReadonlyArray<string | undefined> = []): Promise<ClaimAnswer[]> {
-    return await this.lock.run('claims', async () => {
+    return await this.lock.runAll(stateHashes, async () => {
       const held = await this.store.getMany([...stateHashes])
       const now = this.clock.now()
       const puts: Array<[string, ClaimRecord]> = []
@@ -86,73 +119,94 @@ export class ClaimTable {
         const r = held[i]
         if (r !== undefined && r.txid !== txid) return { granted: false, holder: r.txid, ...(r.committed === true ? { spent: true as const } : {}) }
         if (r === undefined) puts.push([h, { txid, claimants: [claimant], at: now }])
-        else if (r.committed !== true && !r.claimants.some((c) => c.peer === claimant.peer && c.quorum === claimant.quorum && claimantTx(r, c) === claimantTx(r, claimant))) puts.push([h, { ...r, claimants: [...r.claimants, claimant].slice(-16) }])
+        else if (r.committed !== true && !r.claimants.some((c) => claimantKey(r, c) === claimantKey(r, claimant))) {
+          if (r.claimants.length >= MAX_CLAIMANTS) return { granted: false, holder: r.txid }
+          puts.push([h, { ...r, claimants: [...r.claimants, claimant] }])
+        }
         return { granted: true }
       })
-      if (puts.length > 0) await this.store.write(puts, [])
+      await this.save(puts)
       return answers
     })
   }
 
   /**
-   * A claimant gives up what it claimed for transaction `txid` (its vote was released before any
-   * signature): a state no other claimant holds is free again. Answers how many states were freed.
+   * The claimant `quorum` gives up its claim `nonce` of transaction `txid` (its vote was released
+   * before any signature); the caller checked the quorum's signature over the release. A state no
+   * other claimant holds is free again. Answers how many states were freed.
    */
-  async release (txid: string, stateHashes: readonly string[], claimantPeer: string): Promise<number> {
-    return await this.lock.run('claims', async () => {
+  async release (txid: string, stateHashes: readonly string[], quorum: string, nonce: string): Promise<number> {
+    return await this.lock.runAll(stateHashes, async () => {
       const held = await this.store.getMany([...stateHashes])
       const puts: Array<[string, ClaimRecord]> = []
       const dels: string[] = []
       stateHashes.forEach((h, i) => {
         const r = held[i]
         if (r === undefined || r.committed === true) return
-        const left = r.claimants.filter((c) => c.peer !== claimantPeer || claimantTx(r, c) !== txid)
+        const left = r.claimants.filter((c) => c.quorum !== quorum || c.nonce !== nonce || claimantTx(r, c) !== txid)
         if (left.length === r.claimants.length) return
         if (left.length === 0) dels.push(h)
         else puts.push([h, { ...r, claimants: left }])
       })
-      if (puts.length + dels.length > 0) await this.store.write(puts, dels)
+      await this.save(puts, dels)
       return dels.length
     })
   }
 
   /**
-   * How the transactions of a claim's claimants ended, as they told it (by claimant index):
-   * `committed` keeps the claim for good, `released` drops that claimant (the claim is free once
-   * none is left), `pending` asks again later. Only while the claim is still `txid`'s.
+   * How the transactions of a claim's claimants ended (by claimant key): `committed` keeps the claim
+   * for good, `released` drops that claimant (the claim is free once none is left), `pending` asks
+   * again later (each time after twice as long). Only while the claim is still `txid`'s. The caller
+   * takes only verifiable outcomes: a `released` signed by the claimant's quorum, a `committed`
+   * shown by the transaction's verified spent marker.
    */
   async settle (stateHash: string, txid: string, outcome: 'committed' | 'released' | 'pending' | ReadonlyMap<string, 'committed' | 'released' | 'pending'>): Promise<void> {
-    await this.lock.run('claims', async () => {
+    await this.lock.run(stateHash, async () => {
       const [r] = await this.store.getMany([stateHash])
       if (r === undefined || r.txid !== txid || r.committed === true) return
       const each = r.claimants.map((c) => typeof outcome === 'string' ? outcome : outcome.get(claimantKey(r, c)) ?? 'pending')
       // kept for good, it needs only its transaction: who claimed it is asked nothing again
-      if (each.includes('committed')) { await this.store.write([[stateHash, { txid: r.txid, claimants: [], at: r.at, committed: true }]], []); return }
+      if (each.includes('committed')) { await this.save([[stateHash, { txid: r.txid, claimants: [], at: r.at, committed: true }]]); return }
       const left = r.claimants.filter((_c, i) => each[i] !== 'released')
-      if (left.length === 0) await this.store.write([], [stateHash])
-      else await this.store.write([[stateHash, { ...r, claimants: left, askedAt: this.clock.now() }]], [])
+      if (left.length === 0) await this.save([], [stateHash])
+      else await this.save([[stateHash, { ...r, claimants: left, askedAt: this.clock.now(), asks: (r.asks ?? 0) + 1 }]])
     })
   }
 
   /** A spent marker of `txid` for the state arrived: the claim of that transaction has done its work. */
   async superseded (stateHash: string, txid: string): Promise<void> {
-    await this.lock.run('claims', async () => {
+    await this.lock.run(stateHash, async () => {
       const [r] = await this.store.getMany([stateHash])
-      if (r !== undefined && r.txid === txid) await this.store.write([], [stateHash])
+      if (r !== undefined && r.txid === txid) await this.save([], [stateHash])
     })
   }
 
-  /** Claims still open (not committed) whose last word is older than `olderThan` (epoch ms), at most `limit`. */
-  async stale (olderThan: number, limit = 256): Promise<Array<{ stateHash: string, claim: ClaimRecord }>> {
+  /**
+   * Claims still open (not committed) due to be asked about, at most `limit`: first `staleMs` after
+   * the grant, then after twice as long each time the answer changed nothing (up to a day), so a
+   * claim whose holder vanished costs a question a day, not one every sweep.
+   */
+  async stale (staleMs: number, limit = 256): Promise<Array<{ stateHash: string, claim: ClaimRecord }>> {
+    const now = this.clock.now()
     const out: Array<{ stateHash: string, claim: ClaimRecord }> = []
     for await (const [stateHash, claim] of this.store.entries()) {
-      if (claim.committed === true || Math.max(claim.at, claim.askedAt ?? 0) > olderThan) continue
+      if (claim.committed === true) continue
+      const wait = Math.min(staleMs * 2 ** Math.min(claim.asks ?? 0, 20), CLAIM_ASK_MAX_MS)
+      if (Math.max(claim.at, claim.askedAt ?? 0) + wait > now) continue
       out.push({ stateHash, claim })
       if (out.length >= limit) break
     }
     return out
   }
+
+  /** The records of some states, as kept (the operator's view of a token's claims). */
+  async records (stateHashes: readonly string[]): Promise<Array<ClaimRecord | undefined>> {
+    return await this.store.getMany([...stateHashes])
+  }
 }
+
+/** Longest wait between two questions about one claim. */
+export const CLAIM_ASK_MAX_MS = 24 * 3600_000
 
 /** How the claim of one state went, tallied over its arbiters. */
 export interface StateTally {

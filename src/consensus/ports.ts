@@ -137,10 +137,13 @@ export interface SpentMarkers {
  * released before signing.
  */
 export interface StateClaims {
-  /** claims every state for `txid` on behalf of `quorumDid`; granted only when each state's arbiters granted enough */
-  claim: (txid: string, quorumDid: string, stateHashes: readonly string[], burns?: ReadonlyArray<{ stateHash: string, spender: string }>) => Promise<import('./claims.js').ClaimResult>
-  /** gives the claim of `txid` up (best effort: an arbiter not told asks the outcome later) */
-  release: (txid: string, quorumDid: string, stateHashes: readonly string[]) => Promise<void>
+  /**
+   * claims every state for `txid` on behalf of `quorumDid`, showing `auth` (the sender's contract,
+   * the quorum's signed claim); granted only when each state's arbiters granted enough
+   */
+  claim: (txid: string, quorumDid: string, stateHashes: readonly string[], burns: ReadonlyArray<{ stateHash: string, spender: string }>, auth: import('./claim-proofs.js').ClaimAuth) => Promise<import('./claims.js').ClaimResult>
+  /** gives the claim of `txid` up, signed (best effort: an arbiter not told asks the outcome later) */
+  release: (txid: string, quorumDid: string, stateHashes: readonly string[], auth: import('./claim-proofs.js').ReleaseAuth) => Promise<void>
 }
 
 /**

@@ -2,7 +2,8 @@ import { tokenStateHash } from '../tokenchain/token-id.js'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import type { ClaimResult } from './claims.js'
-import type { StateClaims } from './ports.js'
+import { claimDigest, claimNonce, releaseDigest } from './claim-proofs.js'
+import type { ConsensusSigner, StateClaims } from './ports.js'
 import { voteKey } from './records.js'
 
 /** The state hash of a vote's state (`tokenId@blockId`), the key its arbiters are placed by. */
@@ -25,17 +26,32 @@ export class QuorumClaims {
   private readonly running = new Map<string, Promise<ClaimResult>>()
   /** the burnt ancestors claimed with a vote's states (given up with them), while the vote lives */
   private readonly burns = new Map<string, string[]>()
+  /** the nonces of the claims a vote made (each given up, signed, when the vote is released) */
+  private readonly nonces = new Map<string, string[]>()
 
-  constructor (private readonly port: StateClaims, private readonly log: Logger) {}
+  constructor (private readonly port: StateClaims, private readonly log: Logger, private readonly signerFor: (did: string) => ConsensusSigner | undefined) {}
 
-  /** Claims the states of a vote (once at a time per vote); resolves to the tally's outcome, never rejects. */
-  claim (quorumDid: string, txid: string, states: readonly string[], burns: ReadonlyArray<{ stateHash: string, spender: string }> = []): Promise<ClaimResult> {
+  /**
+   * Claims the states of a vote (once at a time per vote), showing the sender's signed `contract`
+   * and signing the claim as the quorum; resolves to the tally's outcome, never rejects.
+   */
+  claim (quorumDid: string, txid: string, states: readonly string[], burns: ReadonlyArray<{ stateHash: string, spender: string }>, contract: Uint8Array | undefined): Promise<ClaimResult> {
     const key = voteKey(quorumDid, txid)
     const running = this.running.get(key)
     if (running !== undefined) return running
     const t0 = Date.now()
     if (burns.length > 0) this.burns.set(key, burns.map((b) => b.stateHash))
-    const p = this.port.claim(txid, quorumDid, states.map(stateHashOf), burns).catch((e: unknown): ClaimResult => ({
+    const nonce = claimNonce()
+    const made = (async (): Promise<ClaimResult> => {
+      const signer = this.signerFor(quorumDid)
+      if (signer === undefined || contract === undefined) {
+        return { granted: false, code: 'CLAIM_UNREACHABLE', reason: `CLAIM_UNREACHABLE: ${signer === undefined ? 'the quorum cannot sign its claim' : 'the transaction\'s contract is not at hand to show the arbiters'}; try again later`, tallies: [] }
+      }
+      const sig = await signer.pvtSign(claimDigest(txid, quorumDid, nonce))
+      this.nonces.set(key, [...(this.nonces.get(key) ?? []), nonce])
+      return await this.port.claim(txid, quorumDid, states.map(stateHashOf), burns, { contract, nonce, sig })
+    })()
+    const p = made.catch((e: unknown): ClaimResult => ({
       granted: false, code: 'CLAIM_UNREACHABLE', reason: `CLAIM_UNREACHABLE: the claim could not be made (${errorMessage(e)}); try again later`, tallies: []
     })).then((r) => {
       if (r.granted) this.held.add(key)
@@ -70,7 +86,13 @@ export class QuorumClaims {
     void (async () => {
       // a claim still under way is given up once it has answered (its grants are written by then)
       await this.running.get(key)
-      await this.port.release(txid, quorumDid, [...states.map(stateHashOf), ...burns])
+      const nonces = this.nonces.get(key) ?? []
+      this.nonces.delete(key)
+      const signer = this.signerFor(quorumDid)
+      if (signer === undefined) return
+      for (const nonce of nonces) {
+        await this.port.release(txid, quorumDid, [...states.map(stateHashOf), ...burns], { nonce, sig: await signer.pvtSign(releaseDigest(txid, quorumDid, nonce)) })
+      }
     })().catch((e: unknown) => { this.log.debug(`releasing the claim of ${txid.slice(0, 12)}: ${errorMessage(e)}`) })
   }
 
@@ -78,5 +100,6 @@ export class QuorumClaims {
   forget (quorumDid: string, txid: string): void {
     this.held.delete(voteKey(quorumDid, txid))
     this.burns.delete(voteKey(quorumDid, txid))
+    this.nonces.delete(voteKey(quorumDid, txid))
   }
 }

@@ -5,6 +5,7 @@ import { tokenStateHash } from '../tokenchain/token-id.js'
 import { sha3Hex } from '../tokenchain/hash.js'
 import { verifyEnvelope, type VerifiedBlockCache } from '../tokenchain/validate.js'
 import { BoundedSet } from '../util/lru.js'
+import { bytesToHex, hexToBytes } from '../wallet/bytes.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
@@ -102,7 +103,7 @@ export class QuorumService {
     this.log = opts.logger ?? silentLogger
     this.cache = opts.verified ?? new BoundedSet(VERIFIED_MEMO)
     this.pledges = new PledgeReleases({ ledger: this.ledger, clock: this.clock, log: this.log, locks: this.locks, verifier: opts.verifier, cache: this.cache })
-    this.claims = opts.claims !== undefined ? new QuorumClaims(opts.claims, this.log) : undefined
+    this.claims = opts.claims !== undefined ? new QuorumClaims(opts.claims, this.log, (did) => this.opts.signerFor(did)) : undefined
   }
 
   private fault (step: string): void { this.opts.fault?.(step) }
@@ -169,7 +170,7 @@ export class QuorumService {
     // (every candidate) leaves the signers open, so one more of its first-ranked starts too
     const likely = asked === undefined ? undefined : networkCheckers(txid, asked, asked.length <= MIN_QUORUM_SIGNATURES ? NETWORK_CHECKERS : NETWORK_CHECKERS + 1)
     const reply = await this.voteLocked(req, likely, (states, burns) => {
-      if (this.claims !== undefined && likely?.includes(quorumDid) === true) claim = { result: this.claims.claim(quorumDid, txid, states, burns), states }
+      if (this.claims !== undefined && likely?.includes(quorumDid) === true) claim = { result: this.claims.claim(quorumDid, txid, states, burns ?? [], req.contract), states }
     })
     if (reply.vote === 'no' && claim !== undefined) {
       // a claim started for a vote that was then refused (its pledge, say) is given up at once
@@ -308,7 +309,9 @@ export class QuorumService {
       const now = this.clock.now()
       const vote: VoteRecord = {
         txid, quorumDid, state: 'RESERVED', sender, receiver, senderPeer: req.senderPeer, amountMilli: totalMilli,
-        states, pledge, pledgeMilli, credit, createdAt: now, updatedAt: now, ...(isNftTx && req.nft !== undefined ? { nft: req.nft } : {})
+        states, pledge, pledgeMilli, credit, createdAt: now, updatedAt: now, ...(isNftTx && req.nft !== undefined ? { nft: req.nft } : {}),
+        // kept to show the arbiters when this quorum claims at SIGN (a checker of other five, a restart)
+        ...(this.claims !== undefined ? { contract: bytesToHex(req.contract) } : {})
       }
       await this.ledger.commit((w) => {
         storeLearned(w, memory)
@@ -571,7 +574,7 @@ export class QuorumService {
       if (checker && this.claims !== undefined) {
         // the designated checker signs only with the claim of every state held: made at PREPARE,
         // or now (a checker of another five than the sender named, or after a restart)
-        const r = this.claims.holds(quorumDid, txid) ? undefined : await this.claims.claim(quorumDid, txid, vote.states)
+        const r = this.claims.holds(quorumDid, txid) ? undefined : await this.claims.claim(quorumDid, txid, vote.states, [], vote.contract !== undefined ? hexToBytes(vote.contract) : undefined)
         tMarkers = Date.now()
         if (r !== undefined && !r.granted) {
           // not signed now, and the vote is kept: the sender is past its decision to sign (SIGNING)

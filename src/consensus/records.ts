@@ -74,6 +74,8 @@ export interface VoteRecord {
   reason?: string
   /** NFT transactions only */
   nft?: NftOp
+  /** the sender-signed contract (hex), kept while claims are on: shown to the arbiters by a claim made at SIGN */
+  contract?: string
   /** transactions carrying FTs: what was asked */
   fts?: Array<{ name: string, creator: string, count: number }>
   createdAt: number

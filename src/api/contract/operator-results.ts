@@ -85,3 +85,39 @@ export interface SelfTransferResult {
   /** Free RBT tokens old enough that were left for a later run (at most MAX per transaction) */
   remaining: number
 }
+
+/** One claimant of a claim, with its evidence. */
+export interface TokenClaimantItem {
+  peer: string
+  quorum: string
+  /** the transaction it claimed for (the holder's txid, or the spender of a part's burnt ancestor) */
+  transaction_id: string
+  /** the claim's nonce and the quorum's signature over it (null in claims written before claims were signed) */
+  nonce: string | null
+  signature: string | null
+}
+
+/** One state of the token and what this node, as an arbiter, holds on it. */
+export interface TokenClaimItem {
+  /** `<token>@<block id>` ('' block: the genesis state) */
+  state: string
+  state_hash: string
+  /** the claim held here, or null */
+  claim: {
+    transaction_id: string
+    /** open: held while its transaction runs; committed: kept for good */
+    status: 'open' | 'committed'
+    granted_at: string
+    last_asked_at: string | null
+    asks: number
+    claimants: TokenClaimantItem[]
+  } | null
+  /** the spent marker of the state known here (verified), or null */
+  marker: { transaction_id: string, block_id: string, quorum: string } | null
+}
+
+/** GET /svc/v1/tokens/claims */
+export interface TokenClaimsResult {
+  token: string
+  states: TokenClaimItem[]
+}

@@ -72,6 +72,7 @@ export const paths = {
   tokensReleaseLocked: { method: 'POST', path: '/svc/v1/tokens/release_locked' },
   tokensValidateChain: { method: 'GET', path: '/svc/v1/tokens/validate_chain' },
   quorumsPledgedTokens: { method: 'GET', path: '/svc/v1/quorums/pledged_tokens' },
+  tokensClaims: { method: 'GET', path: '/svc/v1/tokens/claims' },
   quorumsRunUnpledge: { method: 'POST', path: '/svc/v1/quorums/run_unpledge' },
   nodeTxCounts: { method: 'GET', path: '/svc/v1/node/tx_counts' },
   txSelfTransfer: { method: 'POST', path: '/svc/v1/tx/self_transfer' }

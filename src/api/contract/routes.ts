@@ -5,7 +5,7 @@ import { legacyApiSpecs, type LegacyApiResults } from './legacy-api-routes.js'
 import type { NftChainItem, NftListItem, NftTxResult } from './nft-results.js'
 import type { ScChainItem, ScListItem, ScTxResult } from './sc-results.js'
 import type { FtListItemResult, FtMintResult } from './ft-results.js'
-import type { PledgedTokenItem, ReleaseLockedResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from './operator-results.js'
+import type { PledgedTokenItem, ReleaseLockedResult, TokenClaimsResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from './operator-results.js'
 import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtResult, NftBalanceResult, RbtBalanceResult, TokenChainResult, TokenListItemResult } from './token-results.js'
 
 /**
@@ -284,6 +284,14 @@ const specs = {
     }),
     tags: ['tokens']
   }),
+  tokensClaims: route({
+    summary: 'token-claims: the claims this node holds as an arbiter on every state of a token it knows (docs/protocol.md, "Claims"), each with its evidence: the transaction holding it, every claimant (peer, quorum DID, the transaction claimed for, the claim\'s nonce and the quorum\'s signature over it), when it was granted and last asked about, and the spent marker known here',
+    query: z.object({
+      token: z.string().regex(/^[A-Za-z0-9]{1,100}$/, 'Invalid token').describe('the token id'),
+      block: z.string().regex(/^[0-9]{1,9}-[0-9a-f]{64}$/, 'Invalid block id').optional().describe('one state only: the block id `<n>-<hash>` the state is at (absent: every block of the chain known here, and the genesis state)')
+    }),
+    tags: ['tokens']
+  }),
   quorumsPledgedTokens: route({ summary: 'get-pledgedtoken-details: every token the quorum DIDs of this node hold pledged, with the transaction it backs, the token states that transaction created and when the pledge period ends', tags: ['quorums'] }),
   quorumsRunUnpledge: route({ summary: 'run-unpledge: runs the quorum\'s unpledge sweep now (pledges whose period ended; votes with no word asked about) and reports what it released', tags: ['quorums'] }),
   nodeTxCounts: route({ summary: 'get-by-node: transactions sent and received by each DID hosted on this node', tags: ['node'] }),
@@ -372,6 +380,7 @@ export interface ResultTypes extends LegacyApiResults {
   syncTransactionChain: SyncTransactionChainResult
   tokensReleaseLocked: ReleaseLockedResult
   tokensValidateChain: ValidateChainResult
+  tokensClaims: TokenClaimsResult
   quorumsPledgedTokens: PledgedTokenItem[]
   quorumsRunUnpledge: RunUnpledgeResult
   nodeTxCounts: TxCountItem[]

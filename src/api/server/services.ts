@@ -9,7 +9,7 @@ import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtRe
 import type { FtListItemResult, FtMintResult } from '../contract/ft-results.js'
 import type { NftChainItem, NftListItem, NftTxResult } from '../contract/nft-results.js'
 import type { ScChainItem, ScListItem, ScTxResult } from '../contract/sc-results.js'
-import type { PledgedTokenItem, ReleaseLockedResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from '../contract/operator-results.js'
+import type { PledgedTokenItem, ReleaseLockedResult, TokenClaimsResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from '../contract/operator-results.js'
 
 export interface NodeApi {
   status: () => NodeStatus
@@ -230,6 +230,8 @@ export interface OperatorApi {
   /** validate-token-chain: one token's whole chain (ancestors included), or every token `did` holds here */
   /** `blockCount` > 0: only the newest that many blocks of each chain (the reference's blockcount); absent or 0: the whole chain */
   validateChains: (did: string, token?: string, opts?: { blockCount?: number }) => Promise<ValidateChainResult>
+  /** token-claims: the claims this node holds as an arbiter on a token's states, with their evidence */
+  tokenClaims: (token: string, blockId?: string) => Promise<TokenClaimsResult>
   /** get-pledgedtoken-details: every token this node's quorum DIDs hold pledged, with the transaction it backs and its release time */
   pledgedTokens: () => Promise<PledgedTokenItem[]>
   /** get-by-node: transactions sent and received per DID hosted here */

@@ -125,7 +125,8 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
     ledger: () => consensusLedger(store, tokenLedger, repos),
     verifier: idc.verifier(false),
     didRecord: async (did) => await identity.record(did),
-    twoStep: signing.signing
+    twoStep: signing.signing,
+    claims: () => claims === undefined || markers === undefined ? undefined : { records: async (h) => await claims!.table.records(h), markers: async (h) => await markers!.knownMany(h) }
   })
 
   const self: ConsensusComponent = {
@@ -169,7 +170,7 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
       return {
         ...netMod.consensusRpcHandlers(require),
         ...markersMod.spentMarkerRpcHandlers(() => markers),
-        ...claimsMod.stateClaimRpcHandlers(() => claims, () => svc === undefined ? undefined : async (q, tx) => await svc!.quorum.claimOutcome(q, tx))
+        ...claimsMod.stateClaimRpcHandlers(() => claims, () => claims?.status)
       }
     },
     // sender, quorum and receiver roles over the rpc, spent markers, finality gossip
@@ -214,6 +215,9 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
         view,
         markers: m,
         outcome: async (q, tx) => await require().quorum.claimOutcome(q, tx),
+        verifier,
+        arbiterSigner: () => svc?.arbiterSigner(),
+        quorumSigner: (did) => svc?.quorumSignerOf(did),
         timeoutMs: env('RBTNODE_CLAIM_TIMEOUT_MS'),
         log: log.child('claims')
       })

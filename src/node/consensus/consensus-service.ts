@@ -196,6 +196,8 @@ export class ConsensusService {
 
   isQuorumSetUp (did: string): boolean { return this.quorumSigners.has(did) }
   quorumSignerOf (did: string): ConsensusSigner | undefined { return this.quorumSigners.get(did)?.quorum }
+  /** The DID this node signs its claim grants with as an arbiter: its first quorum set up (none when it runs no quorum). */
+  arbiterSigner (): ConsensusSigner | undefined { return this.quorumSigners.values().next().value?.quorum }
   async hosts (did: string): Promise<boolean> { return await this.opts.identity.isLocal(did) }
 
   /**

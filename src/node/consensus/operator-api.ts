@@ -8,7 +8,11 @@ import { ok, type Envelope, type PendingSignature } from '../../api/contract/env
 import type { SignPrompt } from '../../wallet/did-crypto.js'
 import type { PledgeRecord } from '../../consensus/records.js'
 import { buildBundle, validateNewestBlocks } from '../../consensus/bundle.js'
-import type { Ledger } from '../../consensus/ports.js'
+import type { Ledger, SpentMarker } from '../../consensus/ports.js'
+import type { ClaimRecord } from '../../consensus/claims.js'
+import { claimantTx } from '../../consensus/claims.js'
+import { formatBlockId, peekBlockEnvelope } from '../../tokenchain/block.js'
+import { tokenStateHash } from '../../tokenchain/token-id.js'
 import { releaseLockedTokens, DEFAULT_RELEASE_MIN_AGE_MS, type LockedTokenOutcome } from '../../consensus/release-locked.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
@@ -29,6 +33,8 @@ export interface OperatorApiDeps {
   /** a DID hosted here (its type picks the two-step mode), or undefined */
   didRecord: (did: string) => Promise<{ type: number } | undefined>
   twoStep: { start: <T>(did: string, mode: number, op: (prompt: SignPrompt) => Promise<Envelope<T>>, operation?: string) => Promise<Envelope<T | PendingSignature>> }
+  /** the node's claim table and known spent markers (undefined until the network runs) */
+  claims?: () => { records: (stateHashes: readonly string[]) => Promise<Array<ClaimRecord | undefined>>, markers: (stateHashes: readonly string[]) => Promise<Array<SpentMarker | undefined>> } | undefined
 }
 
 /** Tokens re-issued by one self transfer at most: every token's whole chain travels to the quorums. */
@@ -75,6 +81,36 @@ export function createOperatorApi (d: OperatorApiDeps): OperatorApi {
       for (const id of ids) tokens.push(await validateOne(ledger, d, id, opts.blockCount ?? 0))
       const valid = tokens.filter((t) => t.valid).length
       return { did, checked: tokens.length, valid, invalid: tokens.length - valid, tokens }
+    },
+    tokenClaims: async (token, blockId) => {
+      const c = d.claims?.()
+      if (c === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'claims are served once the node\'s network runs')
+      // the states asked: one block, or the genesis state and every block of the chain known here
+      const blocks = blockId !== undefined ? [blockId] : ['', ...(await d.ledger().chain(token)).map((b, i) => formatBlockId(i, peekBlockEnvelope(b).hash))]
+      const hashes = blocks.map((b) => tokenStateHash(token, b))
+      const [records, markers] = await Promise.all([c.records(hashes), c.markers(hashes).catch(() => hashes.map(() => undefined))])
+      return {
+        token,
+        states: blocks.map((b, i) => {
+          const r = records[i]
+          const m = markers[i]
+          return {
+            state: `${token}@${b}`,
+            state_hash: hashes[i]!,
+            claim: r === undefined
+              ? null
+              : {
+                  transaction_id: r.txid,
+                  status: r.committed === true ? 'committed' as const : 'open' as const,
+                  granted_at: new Date(r.at).toISOString(),
+                  last_asked_at: r.askedAt !== undefined ? new Date(r.askedAt).toISOString() : null,
+                  asks: r.asks ?? 0,
+                  claimants: r.claimants.map((x) => ({ peer: x.peer, quorum: x.quorum, transaction_id: claimantTx(r, x), nonce: x.nonce ?? null, signature: x.sig ?? null }))
+                },
+            marker: m === undefined ? null : { transaction_id: m.txid, block_id: m.blockId, quorum: m.quorum }
+          }
+        })
+      }
     },
     pledgedTokens: async () => {
       const out: PledgedTokenItem[] = []

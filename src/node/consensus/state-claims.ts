@@ -1,209 +1,55 @@
-import { ClaimTable, CLAIM_ARBITERS, claimResult, claimantKey, claimantTx, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimResult, type ClaimStore } from '../../consensus/claims.js'
-import type { StateClaims } from '../../consensus/ports.js'
-import type { BatchOp, Collection, KvStore } from '../../storage/kv-store.js'
+import { CLAIM_ARBITERS, claimResult, claimantKey, claimantTx, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimResult, type ClaimTable } from '../../consensus/claims.js'
+import { checkClaimProof, committedDigest, grantDigest, releaseDigest, type ClaimAuth, type ReleaseAuth } from '../../consensus/claim-proofs.js'
+import type { ConsensusSigner, StateClaims } from '../../consensus/ports.js'
+import type { SignatureVerifier } from '../../tokenchain/validate.js'
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import type { Logger } from '../../util/logger.js'
+import { BoundedSet } from '../../util/lru.js'
+import { PeerBuckets } from '../../util/peer-buckets.js'
 import type { P2pHost } from '../../p2p/host.js'
-import type { RpcClient, RpcHandlers, UnarySpec } from '../../p2p/rpc.js'
+import type { RpcClient } from '../../p2p/rpc.js'
 import { closestQuery, compareDistance, kadKey, kadPeerKey, type QueryPeer } from '../../p2p/closest-query.js'
 import { raceAbort } from '../../p2p/deadline.js'
 import { RequestCoalescer } from '../../util/request-coalescer.js'
 import { closerPeerSets, spentKeyBytes, withAddresses, type NodeSpentMarkers } from './spent-markers.js'
+import type { ArbiterView } from './arbiter-view.js'
+import { CLAIM_BATCH_MAX, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods } from './claim-rpc.js'
+
+export { ArbiterView, ARBITER_FORGET_MS, ARBITER_VIEW_MAX } from './arbiter-view.js'
+export { claimStoreOn } from './claim-store.js'
+export { stateClaimRpcHandlers, CLAIM_BATCH_MAX, type StateClaimMethods } from './claim-rpc.js'
 
 /**
  * Claims over the network (docs/protocol.md, "Claims"): a designated checker claims each state a
  * transaction spends at the state's arbiters, the k peers closest to the state's key (the peers
  * that hold its spent marker), over the rpc channel; each node is an arbiter with a durable table
- * of claims. The arbiters are counted from a durable view of the network (every peer this node has
- * been connected to), not from the live routing table only, so a side of a partition still counts
- * the arbiters it cannot reach, and refuses.
+ * of claims. A claim shows its proof (the sender's contract, the quorum's signed nonce), checked
+ * before anything is written; only the claimant's quorum releases it, signed; an arbiter signs its
+ * grants with its DID. The arbiters are counted from a durable view of the network (every peer this
+ * node has been connected to), not from the live routing table only, so a side of a partition
+ * still counts the arbiters it cannot reach, and refuses.
  */
-export interface StateClaimMethods {
-  /** claims states for transactions: one answer per item, in order; `closer` peer ids whose addresses are in `addrs` */
-  /** `via`: the transaction a state is claimed for when its spender `txid` is another (a part token's burnt ancestor, spent by its burn block) */
-  'claims.claim': UnarySpec<{ items: Array<{ txid: string, quorum: string, stateHash: string, via?: string }> }, { answers: Array<{ granted: boolean, holder?: string, spent?: boolean, closer: string[] }>, addrs: Record<string, string[]> }>
-  /** the claimant gives its claim of `txid` up (its vote was released before signing) */
-  'claims.release': UnarySpec<{ txid: string, stateHashes: string[] }, { freed: number }>
-  /** an arbiter asks a claimant how the claim's transaction ended for its quorum */
-  'claims.status': UnarySpec<{ txid: string, quorum: string }, { outcome: 'pending' | 'committed' | 'released' }>
-}
 
-/** Most items of one `claims.claim`, and most states of one `claims.release`. */
-export const CLAIM_BATCH_MAX = 64
-const RELEASE_MAX = 1024
-/** A claim whose transaction gave no word for this long has its outcome asked (as a quorum asks a sender). */
+/** A claim whose transaction gave no word for this long has its outcome asked (as a quorum asks a sender); then after twice as long each time. */
 export const CLAIM_STALE_MS = 30_000
 /** Requests of one claim walk in flight at once. */
 const WALK_CONCURRENCY = 8
+/** What one peer may ask of this arbiter: claim items (and released states) a second, and at once. */
+export const CLAIM_PEER_RATE = 256
+export const CLAIM_PEER_BURST = 1024
+/** Proofs remembered as checked (a claim's states reach an arbiter in several requests). */
+const PROOFS_MEMO = 4096
 
-const STATE_RE = /^Qm[1-9A-HJ-NP-Za-km-z]{44}$/
-const TXID_RE = /^[0-9a-f]{64}$/
-
-function needItems (req: unknown): asserts req is { items: Array<{ txid: string, quorum: string, stateHash: string, via?: string }> } {
-  const items = (req as { items?: unknown } | undefined)?.items
-  if (!Array.isArray(items) || items.length === 0 || items.length > CLAIM_BATCH_MAX) throw new RbtError(ErrorCode.INVALID_INPUT, `malformed claim request: items must list 1 to ${CLAIM_BATCH_MAX} states`)
-  for (const it of items as unknown[]) {
-    const i = it as { txid?: unknown, quorum?: unknown, stateHash?: unknown, via?: unknown } | undefined
-    if (typeof i?.txid !== 'string' || !TXID_RE.test(i.txid) || typeof i.quorum !== 'string' || i.quorum.length > 128 || typeof i.stateHash !== 'string' || !STATE_RE.test(i.stateHash) || (i.via !== undefined && (typeof i.via !== 'string' || !TXID_RE.test(i.via)))) {
-      throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed claim request: each item needs a txid, a quorum DID and a state hash')
-    }
-  }
-}
-
-/** What a node keeps of a peer of the network for its arbiter view: when it was last known alive, and its addresses. */
-interface SeenPeer { seen: number, addrs: string[] }
-
-/**
- * How long a peer that is not connected stays in the arbiter view (default; `RBTNODE_ARBITER_FORGET_MS`).
- * Meanwhile it counts as an arbiter that is down; a side of a partition that lasts longer than this
- * stops counting the other side's peers (protocol.md, "Claims": what it tolerates).
- */
-export const ARBITER_FORGET_MS = 3600_000
-/** Most peers the arbiter view keeps (the least recently seen go first). */
-export const ARBITER_VIEW_MAX = 10_000
-/** How often a peer's entry is written again while it stays connected, and this node's own heartbeat. */
-const SEEN_REFRESH_MS = 60_000
-/** The view's record of this node's own last heartbeat (not a peer id). */
-const SELF_KEY = '~self'
-
-/**
- * Every peer this node has been connected to recently, durable: the network as this node knew it,
- * which the arbiters of a state are counted from even while some of them cannot be reached. A peer
- * is known alive while connected and until `forgetMs` after it was last connected; the time this
- * node itself was down does not count (the view is as old as when the node stopped), so a node
- * that restarts counts the same network as before.
- */
-export class ArbiterView {
-  private readonly peers = new Map<string, SeenPeer & { key: Uint8Array, written: number }>()
-  private timer: NodeJS.Timeout | undefined
-
-  constructor (private readonly col: Collection<SeenPeer>, private readonly self: string, private readonly log: Logger, private readonly connectedNow: () => ReadonlySet<string>, private readonly forgetMs = ARBITER_FORGET_MS) {}
-
-  async load (): Promise<void> {
-    const now = Date.now()
-    const entries: Array<[string, SeenPeer]> = []
-    let lastAlive: number | undefined
-    for await (const [id, p] of this.col.entries()) {
-      if (typeof p?.seen !== 'number') continue
-      if (id === SELF_KEY) lastAlive = p.seen
-      else if (id !== this.self) entries.push([id, p])
-    }
-    // the time this node was down does not age its view
-    const offset = lastAlive !== undefined && lastAlive < now ? now - lastAlive : 0
-    for (const [id, p] of entries) {
-      const seen = p.seen + offset
-      if (now - seen > this.forgetMs) { await this.col.del(id).catch(() => {}); continue }
-      try { this.peers.set(id, { seen, addrs: Array.isArray(p.addrs) ? p.addrs.slice(0, 16) : [], key: kadPeerKey(id), written: 0 }) } catch { await this.col.del(id).catch(() => {}) }
-    }
-    await this.heartbeat()
-    this.timer = setInterval(() => { void this.heartbeat() }, SEEN_REFRESH_MS)
-    this.timer.unref()
-  }
-
-  stop (): void { if (this.timer !== undefined) clearInterval(this.timer) }
-
-  /** Writes this node's own heartbeat and the connected peers' entries that are due. */
-  private async heartbeat (): Promise<void> {
-    const now = Date.now()
-    await this.col.put(SELF_KEY, { seen: now, addrs: [] }).catch(() => {})
-    const connected = this.connectedNow()
-    for (const [id, p] of this.peers) {
-      if (connected.has(id)) { p.seen = now; await this.write(id, p, now) }
-    }
-  }
-
-  private async write (id: string, p: SeenPeer & { written: number }, now: number): Promise<void> {
-    if (now - p.written < SEEN_REFRESH_MS) return
-    p.written = now
-    await this.col.put(id, { seen: p.seen, addrs: p.addrs }).catch((e: unknown) => { this.log.debug(`arbiter view: ${errorMessage(e)}`) })
-  }
-
-  /** A peer connected or disconnected (it was alive until now): kept, with its addresses when given. */
-  async seen (peerId: string, addrs: string[] = []): Promise<void> {
-    if (peerId === this.self || peerId === SELF_KEY) return
-    const now = Date.now()
-    const had = this.peers.get(peerId)
-    let key: Uint8Array
-    try { key = had?.key ?? kadPeerKey(peerId) } catch { return }
-    const kept = addrs.length > 0 ? addrs.slice(0, 16) : had?.addrs ?? []
-    const entry = { seen: now, addrs: kept, key, written: had?.written ?? 0 }
-    if (had !== undefined && had.addrs.join() !== kept.join()) entry.written = 0
-    this.peers.set(peerId, entry)
-    if (this.peers.size > ARBITER_VIEW_MAX) await this.trim()
-    await this.write(peerId, entry, now)
-  }
-
-  private async trim (): Promise<void> {
-    const oldest = [...this.peers].sort((a, b) => a[1].seen - b[1].seen).slice(0, this.peers.size - ARBITER_VIEW_MAX)
-    for (const [id] of oldest) { this.peers.delete(id); await this.col.del(id).catch(() => {}) }
-  }
-
-  /** The `count` peers of the view closest to `target` (a Kademlia id) that are connected or were within `forgetMs`, with their addresses. */
-  closest (target: Uint8Array, count: number): QueryPeer[] {
-    const now = Date.now()
-    const connected = this.connectedNow()
-    return [...this.peers].filter(([id, p]) => connected.has(id) || now - p.seen <= this.forgetMs)
-      .sort((a, b) => compareDistance(target, a[1].key, b[1].key)).slice(0, count).map(([peerId, p]) => ({ peerId, multiaddrs: p.addrs }))
-  }
-
-  get size (): number { return this.peers.size }
-}
-
-/**
- * The arbiter's table on the node's store: open claims in `claims`, those whose transaction
- * committed in `claims-spent` (kept for good, never scanned by the sweep), so the sweep's cost
- * follows the claims in flight, not the node's history.
- */
-export function claimStoreOn (store: KvStore): ClaimStore {
-  const open = store.collection<ClaimRecord>('claims')
-  const spent = store.collection<ClaimRecord>('claims-spent')
-  return {
-    getMany: async (hashes) => {
-      const [o, s] = await Promise.all([open.getMany(hashes), spent.getMany(hashes)])
-      return hashes.map((_h, i) => s[i] ?? o[i])
-    },
-    write: async (puts, dels) => {
-      const ops: BatchOp[] = []
-      for (const [k, r] of puts) {
-        if (r.committed === true) { ops.push({ type: 'put', collection: 'claims-spent', key: k, value: r }, { type: 'del', collection: 'claims', key: k }) } else ops.push({ type: 'put', collection: 'claims', key: k, value: r })
-      }
-      for (const k of dels) ops.push({ type: 'del', collection: 'claims', key: k })
-      await store.batch(ops)
-    },
-    entries: () => open.entries()
-  }
-}
-
-export interface NodeStateClaims extends StateClaims {
-  serveClaim: (items: Array<{ txid: string, quorum: string, stateHash: string, via?: string }>, asker: string) => Promise<StateClaimMethods['claims.claim']['response']>
-  serveRelease: (txid: string, stateHashes: string[], asker: string) => Promise<{ freed: number }>
-  /** the arbiter's periodic duty: claims with no word for a while are settled (marker, or their claimants asked) */
+export interface NodeStateClaims extends StateClaims, ClaimServer {
+  /** the arbiter's periodic duty: claims with no word for a while are settled (marker, or their claimants' signed outcome) */
   sweep: () => Promise<void>
+  /** this node as a claimant: how its quorum's claim ended, `released` and `committed` signed over the claim's nonce */
+  status: ClaimStatusAnswer
   table: ClaimTable
 }
 
-export function stateClaimRpcHandlers (claims: () => NodeStateClaims | undefined, outcome: () => ((quorum: string, txid: string) => Promise<'pending' | 'committed' | 'released'>) | undefined): RpcHandlers<StateClaimMethods> {
-  const svc = (): NodeStateClaims => {
-    const c = claims()
-    if (c === undefined) throw new RbtError(ErrorCode.PEER_UNREACHABLE, 'claims are not served yet')
-    return c
-  }
-  return {
-    'claims.claim': async (req, ctx) => { needItems(req); return await svc().serveClaim(req.items, ctx.peerId) },
-    'claims.release': async (req, ctx) => {
-      if (typeof req?.txid !== 'string' || !TXID_RE.test(req.txid) || !Array.isArray(req.stateHashes) || req.stateHashes.length > RELEASE_MAX || !req.stateHashes.every((h) => typeof h === 'string' && STATE_RE.test(h))) {
-        throw new RbtError(ErrorCode.INVALID_INPUT, `malformed claim release: a txid and up to ${RELEASE_MAX} state hashes`)
-      }
-      return await svc().serveRelease(req.txid, req.stateHashes, ctx.peerId)
-    },
-    'claims.status': async (req) => {
-      if (typeof req?.txid !== 'string' || !TXID_RE.test(req.txid) || typeof req.quorum !== 'string' || req.quorum.length > 128) throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed claim status request')
-      const o = outcome()
-      if (o === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'consensus is not running')
-      return { outcome: await o(req.quorum, req.txid) }
-    }
-  }
-}
+/** A signed grant as the checker received it: the arbiter DID, its signature, and the states and claim it covers. */
+export interface ReceivedGrant { peer: string, arbiter: string, sig: string, txid: string, quorum: string, forTx: string, states: string[] }
 
 export function nodeStateClaims (opts: {
   host: () => P2pHost | undefined
@@ -211,56 +57,122 @@ export function nodeStateClaims (opts: {
   table: ClaimTable
   view: ArbiterView
   markers: NodeSpentMarkers
+  verifier: SignatureVerifier
+  /** the DID this node signs its grants with (one of its quorum DIDs), when it has one */
+  arbiterSigner: () => ConsensusSigner | undefined
+  /** a quorum DID of this node, to sign the outcome of its claims */
+  quorumSigner: (did: string) => ConsensusSigner | undefined
   /** how a claim of this node's quorum ended (the arbiters' status question, answered locally for this node's own claims) */
   outcome: (quorum: string, txid: string) => Promise<'pending' | 'committed' | 'released'>
   timeoutMs?: number
+  /** told of every signed grant a claim of this node received (the certificate's material) */
+  onGrants?: (grants: ReceivedGrant[]) => void
   log: Logger
 }): NodeStateClaims {
   const { table, view, log } = opts
   const timeoutMs = opts.timeoutMs ?? 3000
+  const limits = new PeerBuckets(CLAIM_PEER_RATE, CLAIM_PEER_BURST)
+  const checkedProofs = new BoundedSet(PROOFS_MEMO)
   const rpcNow = (): RpcClient<StateClaimMethods> => {
     const rpc = opts.rpc()
     if (rpc === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'the rpc layer is stopped')
     return rpc
   }
-  type Item = { txid: string, quorum: string, stateHash: string, via?: string }
-  type Answer = { granted: boolean, holder?: string, spent?: boolean, closer: QueryPeer[] }
+  type Item = { txid: string, quorum: string, stateHash: string, via?: string, auth: ClaimAuth }
+  type Answer = { granted: boolean, holder?: string, spent?: boolean, closer: QueryPeer[], grant?: { arbiter: string, sig: string, states: string[] } }
+  const send = async (peer: string, items: Item[]): Promise<Answer[]> => {
+    const proofs: ClaimAuth[] = []
+    const index = new Map<ClaimAuth, number>()
+    const wire: ClaimItem[] = items.map((it) => {
+      let p = index.get(it.auth)
+      if (p === undefined) { p = proofs.length; proofs.push(it.auth); index.set(it.auth, p) }
+      return { txid: it.txid, quorum: it.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), p }
+    })
+    const res = await rpcNow().call(peer, 'claims.claim', { items: wire, proofs }, { timeoutMs })
+    const answers: Answer[] = withAddresses(res)
+    // the arbiter DID's signatures, each over the items it lists
+    if (typeof res.arbiter === 'string' && Array.isArray(res.grants)) {
+      for (const g of res.grants) {
+        if (!Array.isArray(g?.items) || typeof g.sig !== 'string') continue
+        const idx = g.items.filter((i): i is number => Number.isInteger(i) && i >= 0 && i < items.length)
+        const states = idx.map((i) => items[i]!.stateHash)
+        for (const i of idx) if (answers[i] !== undefined) answers[i]!.grant = { arbiter: res.arbiter, sig: g.sig, states }
+      }
+    }
+    return answers
+  }
   // the walks of one transaction's states ask the same peers: one request per peer and turn
-  const claims = new RequestCoalescer<Item, Answer>({
-    send: async (peer, items) => withAddresses(await rpcNow().call(peer, 'claims.claim', { items }, { timeoutMs })),
-    sendOne: async (peer, item) => withAddresses(await rpcNow().call(peer, 'claims.claim', { items: [item] }, { timeoutMs }))[0]!,
-    maxBatch: CLAIM_BATCH_MAX
-  })
+  const claims = new RequestCoalescer<Item, Answer>({ send, sendOne: async (peer, item) => (await send(peer, [item]))[0]!, maxBatch: CLAIM_BATCH_MAX })
 
-  /** The arbiter's grants for items of possibly several transactions (a verified spent marker refuses). */
-  const grant = async (items: readonly Item[], claimantPeer: string): Promise<ClaimAnswer[]> => {
+  /** The arbiter's grants for items of possibly several claims (a verified spent marker refuses), grouped by claim. */
+  const grant = async (items: ReadonlyArray<Omit<Item, 'auth'> & { nonce: string, sig: string }>, claimantPeer: string): Promise<{ answers: ClaimAnswer[], groups: number[][] }> => {
     const out: ClaimAnswer[] = new Array(items.length)
     const groups = new Map<string, number[]>()
     items.forEach((it, i) => {
-      const k = `${it.txid}|${it.quorum}|${it.via ?? ''}`
+      const k = `${it.txid}|${it.quorum}|${it.via ?? ''}|${it.nonce}`
       const g = groups.get(k)
       if (g === undefined) groups.set(k, [i]); else g.push(i)
     })
-    for (const idx of groups.values()) {
-      const { txid, quorum, via } = items[idx[0]!]!
+    await Promise.all([...groups.values()].map(async (idx) => {
+      const { txid, quorum, via, nonce, sig } = items[idx[0]!]!
       const hashes = idx.map((i) => items[i]!.stateHash)
       const markers = await opts.markers.knownMany(hashes).catch(() => [])
-      const answers = await table.claim(txid, hashes, { peer: claimantPeer, quorum, ...(via !== undefined && via !== txid ? { tx: via } : {}) }, markers.map((m) => m?.txid))
+      const answers = await table.claim(txid, hashes, { peer: claimantPeer, quorum, nonce, sig, ...(via !== undefined && via !== txid ? { tx: via } : {}) }, markers.map((m) => m?.txid))
       idx.forEach((i, j) => { out[i] = answers[j]! })
-    }
-    return out
+    }))
+    return { answers: out, groups: [...groups.values()] }
   }
 
-  const claimStates = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<{ stateHash: string, spender: string }> = []): Promise<ClaimResult> => {
+  const serveClaim = async (req: StateClaimMethods['claims.claim']['request'], asker: string): Promise<StateClaimMethods['claims.claim']['response']> => {
+    // a stranger's flood is refused before any check or write
+    if (!limits.take(asker, req.items.length)) throw new RbtError(ErrorCode.TOO_MANY_REQUESTS, `too many claims from peer ${asker}: at most ${CLAIM_PEER_RATE} states a second`)
+    // every claim's proof, before anything is written: the sender's contract, the quorum's signature
+    const checks = new Map<string, { forTx: string, quorum: string, p: number, direct: string[] }>()
+    for (const it of req.items) {
+      const forTx = it.via ?? it.txid
+      const k = `${it.p}|${forTx}|${it.quorum}`
+      let c = checks.get(k)
+      if (c === undefined) { c = { forTx, quorum: it.quorum, p: it.p, direct: [] }; checks.set(k, c) }
+      if (it.via === undefined) c.direct.push(it.stateHash)
+    }
+    await Promise.all([...checks.values()].map(async (c) => {
+      const auth = req.proofs[c.p]!
+      const memo = `${c.forTx}|${c.quorum}|${auth.nonce}|${auth.sig}|${c.direct.join(',')}`
+      if (checkedProofs.has(memo)) return
+      const why = await checkClaimProof(c.forTx, c.quorum, auth, c.direct, opts.verifier)
+      if (why !== undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: ${why}`)
+      checkedProofs.add(memo)
+    }))
+    const items = req.items.map((it) => ({ txid: it.txid, quorum: it.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), nonce: req.proofs[it.p]!.nonce, sig: req.proofs[it.p]!.sig }))
+    const { answers, groups } = await grant(items, asker)
+    const [closer, grants] = await Promise.all([closerPeerSets(opts.host(), items.map((it) => it.stateHash), asker), signGrants(items, answers, groups)])
+    return { answers: answers.map((a, i) => ({ ...a, closer: closer.ids[i]! })), addrs: closer.addrs, ...grants }
+  }
+
+  /** This arbiter DID's signature over each claim's granted states (none when this node has no DID to sign with). */
+  const signGrants = async (items: ReadonlyArray<{ txid: string, quorum: string, stateHash: string, via?: string }>, answers: ClaimAnswer[], groups: number[][]): Promise<{ arbiter?: string, grants?: Array<{ items: number[], sig: string }> }> => {
+    const signer = opts.arbiterSigner()
+    if (signer === undefined) return {}
+    const grants = await Promise.all(groups.map(async (idx) => {
+      const ok = idx.filter((i) => answers[i]!.granted)
+      if (ok.length === 0) return undefined
+      const { txid, quorum, via } = items[ok[0]!]!
+      return { items: ok, sig: await signer.pvtSign(grantDigest(signer.did, txid, quorum, via ?? txid, ok.map((i) => items[i]!.stateHash))) }
+    }))
+    return { arbiter: signer.did, grants: grants.filter((g): g is { items: number[], sig: string } => g !== undefined) }
+  }
+
+  const claimStates = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<{ stateHash: string, spender: string }>, auth: ClaimAuth): Promise<ClaimResult> => {
     const h = opts.host()
     const self = h?.peerId ?? 'self'
     // the transaction's own states, and the burnt ancestors of its parts, each spent by its burn block
     const wanted = new Map<string, Item>()
-    for (const stateHash of stateHashes) wanted.set(stateHash, { txid, quorum, stateHash })
-    for (const b of burns) if (!wanted.has(b.stateHash)) wanted.set(b.stateHash, { txid: b.spender, quorum, stateHash: b.stateHash, via: txid })
+    for (const stateHash of stateHashes) wanted.set(stateHash, { txid, quorum, stateHash, auth })
+    for (const b of burns) if (!wanted.has(b.stateHash)) wanted.set(b.stateHash, { txid: b.spender, quorum, stateHash: b.stateHash, via: txid, auth })
     const items = [...wanted.values()]
     // this node is an arbiter too (when among a state's k closest): its own table first
-    const mine = await grant(items, self)
+    const mine = (await grant(items.map((it) => ({ txid: it.txid, quorum: it.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), nonce: auth.nonce, sig: auth.sig })), self)).answers
+    const received: ReceivedGrant[] = []
     const tallies = await Promise.all(items.map(async (item, i) => {
       const { stateHash } = item
       const answers = new Map<string, ClaimAnswer>([[self, mine[i]!]])
@@ -284,6 +196,7 @@ export function nodeStateClaims (opts: {
             const a = await raceAbort(claims.request(peer.peerId, item), signal)
             if (typeof a?.granted !== 'boolean') throw new RbtError(ErrorCode.PROTOCOL, 'malformed claim answer')
             answers.set(peer.peerId, a.granted ? { granted: true } : { granted: false, holder: typeof a.holder === 'string' ? a.holder : '', ...(a.spent === true ? { spent: true as const } : {}) })
+            if (a.granted && a.grant !== undefined) received.push({ peer: peer.peerId, ...a.grant, txid: item.txid, quorum, forTx: txid })
             return { closer: Array.isArray(a.closer) ? a.closer : [] }
           }
         })
@@ -303,14 +216,15 @@ export function nodeStateClaims (opts: {
     }))
     const r = claimResult(tallies)
     if (!r.granted) log.debug(`claim of ${txid.slice(0, 12)} refused: ${r.reason}`)
+    else if (received.length > 0) opts.onGrants?.(received)
     return r
   }
 
-  const release = async (txid: string, _quorum: string, stateHashes: readonly string[]): Promise<void> => {
+  const release = async (txid: string, quorum: string, stateHashes: readonly string[], auth: ReleaseAuth): Promise<void> => {
     const h = opts.host()
     const self = h?.peerId ?? 'self'
     const unique = [...new Set(stateHashes)]
-    await table.release(txid, unique, self)
+    await table.release(txid, unique, quorum, auth.nonce)
     if (h === undefined || opts.rpc() === undefined) return
     // every peer that may be an arbiter of one of the states: the view's and the live closest
     const byPeer = new Map<string, string[]>()
@@ -325,13 +239,50 @@ export function nodeStateClaims (opts: {
     }
     await Promise.all([...byPeer].map(async ([peer, hashes]) => {
       for (let i = 0; i < hashes.length; i += RELEASE_MAX) {
-        await rpcNow().call(peer, 'claims.release', { txid, stateHashes: hashes.slice(i, i + RELEASE_MAX) }, { timeoutMs }).catch(() => {})
+        await rpcNow().call(peer, 'claims.release', { txid, quorum, nonce: auth.nonce, sig: auth.sig, stateHashes: hashes.slice(i, i + RELEASE_MAX) }, { timeoutMs }).catch(() => {})
       }
     }))
   }
 
+  const serveRelease = async (req: StateClaimMethods['claims.release']['request'], asker: string): Promise<{ freed: number }> => {
+    if (!limits.take(asker, Math.max(1, Math.ceil(req.stateHashes.length / 16)))) throw new RbtError(ErrorCode.TOO_MANY_REQUESTS, `too many claim releases from peer ${asker}`)
+    // only the claimant's quorum gives its claim up: its signature over the claim's nonce, checked before any write
+    if (!await opts.verifier.verify(req.quorum, releaseDigest(req.txid, req.quorum, req.nonce), req.sig, 'quorum').catch(() => false)) {
+      throw new RbtError(ErrorCode.UNAUTHORIZED, 'claim release refused: the quorum\'s signature does not verify')
+    }
+    return { freed: await table.release(req.txid, req.stateHashes, req.quorum, req.nonce) }
+  }
+
+  const status: ClaimStatusAnswer = async (quorum, txid, nonce) => {
+    const outcome = await opts.outcome(quorum, txid)
+    if (outcome === 'pending' || nonce === undefined) return { outcome }
+    const signer = opts.quorumSigner(quorum)
+    // a quorum that is not set up here cannot vouch for its outcome
+    if (signer === undefined) return { outcome: 'pending' }
+    return { outcome, sig: await signer.pvtSign(outcome === 'released' ? releaseDigest(txid, quorum, nonce) : committedDigest(txid, quorum, nonce)) }
+  }
+
+  /**
+   * What a claimant's answer proves (only verifiable outcomes end a claim): `released` signed by its
+   * quorum over the claim's nonce; `committed` of the state's own transaction shown by its verified
+   * spent marker, of a burnt ancestor's claim signed by the claimant quorum. A claim written before
+   * claims were signed (no nonce) ends on the answer as it did then.
+   */
+  const proven = async (stateHash: string, r: ClaimRecord, c: ClaimRecord['claimants'][number], a: { outcome: 'pending' | 'committed' | 'released', sig?: string }, self: boolean): Promise<'pending' | 'committed' | 'released'> => {
+    if (a.outcome === 'pending') return 'pending'
+    if (c.nonce === undefined) return a.outcome
+    const tx = claimantTx(r, c)
+    if (!self) {
+      const d = a.outcome === 'released' ? releaseDigest(tx, c.quorum, c.nonce) : committedDigest(tx, c.quorum, c.nonce)
+      if (typeof a.sig !== 'string' || !await opts.verifier.verify(c.quorum, d, a.sig, 'quorum').catch(() => false)) return 'pending'
+    }
+    if (a.outcome === 'released' || c.tx !== undefined) return a.outcome
+    const marker = await opts.markers.lookup(stateHash).catch(() => undefined)
+    return marker?.txid === r.txid ? 'committed' : 'pending'
+  }
+
   const sweep = async (): Promise<void> => {
-    const stale = await table.stale(Date.now() - CLAIM_STALE_MS)
+    const stale = await table.stale(CLAIM_STALE_MS)
     if (stale.length === 0) return
     // a claim whose transaction's spent marker is here (verified) has done its work
     const markers = await opts.markers.knownMany(stale.map((s) => s.stateHash)).catch(() => [])
@@ -341,39 +292,31 @@ export function nodeStateClaims (opts: {
       else open.push(s)
     }
     // the others: their claimants are asked how the transaction they claimed for ended, once per
-    // claimant and transaction
+    // claimant and claim
     const self = opts.host()?.peerId
-    const asked = new Map<string, Promise<'pending' | 'committed' | 'released'>>()
-    const ask = async (peer: string, quorum: string, tx: string): Promise<'pending' | 'committed' | 'released'> => {
+    const asked = new Map<string, Promise<{ outcome: 'pending' | 'committed' | 'released', sig?: string }>>()
+    const ask = async (peer: string, quorum: string, tx: string, nonce: string | undefined): Promise<{ outcome: 'pending' | 'committed' | 'released', sig?: string }> => {
       try {
-        if (peer === self || peer === 'self') return await opts.outcome(quorum, tx)
-        const o = (await rpcNow().call(peer, 'claims.status', { txid: tx, quorum }, { timeoutMs })).outcome
-        return o === 'committed' || o === 'released' ? o : 'pending'
-      } catch { return 'pending' }
+        if (peer === self || peer === 'self') return { outcome: await opts.outcome(quorum, tx) }
+        const a = await rpcNow().call(peer, 'claims.status', { txid: tx, quorum, ...(nonce !== undefined ? { nonce } : {}) }, { timeoutMs })
+        return a.outcome === 'committed' || a.outcome === 'released' ? { outcome: a.outcome, ...(typeof a.sig === 'string' ? { sig: a.sig } : {}) } : { outcome: 'pending' }
+      } catch { return { outcome: 'pending' } }
     }
     for (const s of open) {
       const outcomes = new Map<string, 'pending' | 'committed' | 'released'>()
       for (const c of s.claim.claimants) {
         const key = claimantKey(s.claim, c)
         let p = asked.get(key)
-        if (p === undefined) { p = ask(c.peer, c.quorum, claimantTx(s.claim, c)); asked.set(key, p) }
-        outcomes.set(key, await p)
+        if (p === undefined) { p = ask(c.peer, c.quorum, claimantTx(s.claim, c), c.nonce); asked.set(key, p) }
+        outcomes.set(key, await proven(s.stateHash, s.claim, c, await p, c.peer === self || c.peer === 'self'))
       }
       await table.settle(s.stateHash, s.claim.txid, outcomes)
     }
     if (open.length > 0) log.debug(`claims: ${open.length} stale claim(s) asked about`)
   }
 
-  return {
-    claim: claimStates,
-    release,
-    serveClaim: async (items, asker) => {
-      const answers = await grant(items, asker)
-      const closer = await closerPeerSets(opts.host(), items.map((it) => it.stateHash), asker)
-      return { answers: answers.map((a, i) => ({ ...a, closer: closer.ids[i]! })), addrs: closer.addrs }
-    },
-    serveRelease: async (txid, stateHashes, asker) => ({ freed: await table.release(txid, stateHashes, asker) }),
-    sweep,
-    table
-  }
+  return { claim: claimStates, release, serveClaim, serveRelease, status, sweep, table }
 }
+
+/** Logs a failure of a best-effort claims step. */
+export const claimsStepFailed = (log: Logger, what: string) => (e: unknown): void => { log.debug(`${what}: ${errorMessage(e)}`) }

@@ -33,22 +33,23 @@ describe('consensus: claims of spent states (arbiter table, thresholds)', () => 
     const store = memoryClaimStore()
     let now = 1000
     const t = new ClaimTable(store, { now: () => now })
-    await t.claim(TX1, [S1], { peer: 'p1', quorum: 'q1' })
-    await t.claim(TX1, [S1], { peer: 'p2', quorum: 'q2' })
-    expect(await t.release(TX1, [S1], 'p1')).to.equal(0)
+    await t.claim(TX1, [S1], { peer: 'p1', quorum: 'q1', nonce: 'n1' })
+    await t.claim(TX1, [S1], { peer: 'p2', quorum: 'q2', nonce: 'n2' })
+    expect(await t.release(TX1, [S1], 'q1', 'n1')).to.equal(0)
     expect(await t.claim(TX2, [S1], { peer: 'x', quorum: 'x' })).to.deep.equal([{ granted: false, holder: TX1 }])
-    // a release by a peer that never claimed changes nothing
-    expect(await t.release(TX1, [S1], 'stranger')).to.equal(0)
-    expect(await t.release(TX1, [S1], 'p2')).to.equal(1)
-    expect(await t.claim(TX2, [S1], { peer: 'x', quorum: 'x' })).to.deep.equal([{ granted: true }])
+    // a release by a quorum that never claimed, or of another claim's nonce, changes nothing
+    expect(await t.release(TX1, [S1], 'stranger', 'n2')).to.equal(0)
+    expect(await t.release(TX1, [S1], 'q2', 'n1')).to.equal(0)
+    expect(await t.release(TX1, [S1], 'q2', 'n2')).to.equal(1)
+    expect(await t.claim(TX2, [S1], { peer: 'x', quorum: 'x', nonce: 'nx' })).to.deep.equal([{ granted: true }])
     // stale claims are listed for the sweep; a committed one is not, and is never freed
     now += 60_000
-    expect((await t.stale(now - 30_000)).map((s) => s.stateHash)).to.deep.equal([S1])
+    expect((await t.stale(30_000)).map((s) => s.stateHash)).to.deep.equal([S1])
     await t.settle(S1, TX2, 'committed')
     // kept for good, the record holds its transaction only (an arbiter keeps one for every state spent)
     expect(store.map.get(S1)).to.deep.equal({ txid: TX2, claimants: [], at: 1000, committed: true })
-    expect(await t.stale(now)).to.deep.equal([])
-    expect(await t.release(TX2, [S1], 'x')).to.equal(0)
+    expect(await t.stale(0)).to.deep.equal([])
+    expect(await t.release(TX2, [S1], 'x', 'nx')).to.equal(0)
     await t.settle(S1, TX2, 'released')
     expect(await t.claim(TX1, [S1], { peer: 'p1', quorum: 'q1' })).to.deep.equal([{ granted: false, holder: TX2, spent: true }])
     // an outcome of another transaction than the one holding the claim changes nothing

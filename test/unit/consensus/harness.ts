@@ -198,7 +198,7 @@ export class SimNet {
   claimsFor (name: string): StateClaims {
     const reachable = (): SimNode[] => this.nodes.filter((n) => n.name === name || (!n.down && !this.cut(name, n.name)))
     return {
-      claim: async (txid, quorum, hashes, burns = []) => {
+      claim: async (txid, quorum, hashes, burns, auth) => {
         const arbiters = this.nodes.map((n) => n.name)
         // the states, then the burnt ancestors (each spent by its burn block, claimed for this transaction)
         const items = [...hashes.map((h) => ({ h, spender: txid, via: undefined as string | undefined })), ...burns.filter((b) => !hashes.includes(b.stateHash)).map((b) => ({ h: b.stateHash, spender: b.spender, via: txid }))]
@@ -208,15 +208,15 @@ export class SimNet {
           await new Promise((resolve) => setTimeout(resolve, Math.random() * 4))
           const got: ClaimAnswer[] = []
           for (const it of items) {
-            got.push(n.liar ? { granted: true } : (await n.claims.claim(it.spender, [it.h], { peer: name, quorum, ...(it.via !== undefined ? { tx: it.via } : {}) }, [this.markers.get(it.h)?.txid]))[0]!)
+            got.push(n.liar ? { granted: true } : (await n.claims.claim(it.spender, [it.h], { peer: name, quorum, nonce: auth.nonce, ...(it.via !== undefined ? { tx: it.via } : {}) }, [this.markers.get(it.h)?.txid]))[0]!)
           }
           for (const g of got) this.claimLog.push({ arbiter: n.name, txid, granted: g.granted })
           answers.set(n.name, got)
         }))
         return claimResult(items.map((it, i) => tallyState(it.h, arbiters, new Map([...answers].map(([a, got]) => [a, got[i]!])))))
       },
-      release: async (txid, _quorum, hashes) => {
-        await Promise.all(reachable().map(async (n) => { await n.claims.release(txid, hashes, name) }))
+      release: async (txid, quorum, hashes, auth) => {
+        await Promise.all(reachable().map(async (n) => { await n.claims.release(txid, hashes, quorum, auth.nonce) }))
       }
     }
   }

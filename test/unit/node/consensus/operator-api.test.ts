@@ -7,6 +7,10 @@ import type { ConsensusService } from '../../../../src/node/consensus/consensus-
 import type { SignatureVerifier } from '../../../../src/tokenchain/validate.js'
 import { tokenEnv, ringSigner, type TokenEnv } from '../../tokens/helpers.js'
 import { pledgeIndexKeys, type PledgeRecord } from '../../../../src/consensus/records.js'
+import { ClaimTable } from '../../../../src/consensus/claims.js'
+import { formatBlockId, peekBlockEnvelope } from '../../../../src/tokenchain/block.js'
+import { tokenStateHash } from '../../../../src/tokenchain/token-id.js'
+import { memoryClaimStore } from '../../consensus/harness.js'
 
 describe('node: operator API over the real token store', function () {
   this.timeout(30_000)
@@ -118,5 +122,27 @@ describe('node: operator API over the real token store', function () {
     expect(env2.message).to.match(/^Transfer finished successfully in [\d.]+s with trnxid e{64}$/)
     expect(env2.result).to.deep.equal({ transactionID: 'e'.repeat(64), tokens: [ids[0], ids[2]].sort(), amount: 2, remaining: 0 })
     expect(calls[0]!.slice(0, 3)).to.deep.equal([did, [ids[0], ids[2]].sort(), 2000])
+  })
+
+  it('token-claims: every state of a token known here, with the claim held on it and its evidence', async () => {
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const table = new ClaimTable(memoryClaimStore(), { now: () => 1_000 })
+    const chain = await ledger.chain(ids[0]!)
+    const blockId = formatBlockId(0, peekBlockEnvelope(chain[0]!).hash)
+    await table.claim('1'.repeat(64), [tokenStateHash(ids[0]!, blockId)], { peer: 'peerA', quorum: 'bafybmiq', nonce: 'ab'.repeat(16), sig: 'cd' })
+    const op = createOperatorApi({
+      consensus: () => undefined as never, repos: env.repos, localDids: async () => [did], ledger: () => ledger, verifier: env.ring.verifier, didRecord: async () => undefined, twoStep: undefined as never,
+      claims: () => ({ records: async (h) => await table.records(h), markers: async (h) => h.map(() => undefined) })
+    })
+    const r = await op.tokenClaims(ids[0]!)
+    expect(r.states.map((s) => s.state)).to.deep.equal([`${ids[0]!}@`, `${ids[0]!}@${blockId}`])
+    expect(r.states[0]!.claim).to.equal(null)
+    expect(r.states[1]!.claim).to.deep.equal({
+      transaction_id: '1'.repeat(64), status: 'open', granted_at: new Date(1000).toISOString(), last_asked_at: null, asks: 0,
+      claimants: [{ peer: 'peerA', quorum: 'bafybmiq', transaction_id: '1'.repeat(64), nonce: 'ab'.repeat(16), signature: 'cd' }]
+    })
+    // no claims served (the network is not running): a typed refusal
+    const off = createOperatorApi({ consensus: () => undefined as never, repos: env.repos, localDids: async () => [did], ledger: () => ledger, verifier: env.ring.verifier, didRecord: async () => undefined, twoStep: undefined as never })
+    await off.tokenClaims(ids[0]!).then(() => expect.fail('should refuse'), (e: Error) => { expect(e.message).to.match(/network runs/) })
   })
 })

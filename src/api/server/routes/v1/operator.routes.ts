@@ -30,6 +30,11 @@ export function operatorRoutes (r: Registrar, s: ApiServices): void {
     }
     return ok(res.checked === 0 ? `token chain validated successfully (no tokens of ${res.did} on this node)` : `token chain validated successfully (${res.checked} token(s))`, res)
   })
+  r.on('tokensClaims', async ({ query }) => {
+    const res = await op().tokenClaims(query.token, query.block)
+    const held = res.states.filter((s) => s.claim !== null).length
+    return ok(held === 0 ? `no claim held here on the ${res.states.length} state(s) of token ${res.token}` : `${held} claim(s) held here on the ${res.states.length} state(s) of token ${res.token}`, res)
+  })
   r.on('quorumsPledgedTokens', async () => ok('Got pledged tokens with token states info successfully', await op().pledgedTokens()))
   r.on('nodeTxCounts', async () => {
     const counts = await op().txCounts()

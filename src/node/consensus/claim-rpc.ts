@@ -1,0 +1,99 @@
+import type { ClaimAuth } from '../../consensus/claim-proofs.js'
+import { ErrorCode, RbtError } from '../../util/errors.js'
+import type { RpcHandlers, UnarySpec } from '../../p2p/rpc.js'
+
+/**
+ * The claims' rpc methods (docs/protocol.md, "Claims") and the shape checks every request passes
+ * before anything else runs. Every claim carries its proof (the sender's contract, the quorum's
+ * signed nonce); a release and a `released` answer carry the quorum's signature over that nonce;
+ * every grant comes back signed by the arbiter's DID.
+ */
+export interface ClaimItem { txid: string, quorum: string, stateHash: string, via?: string, /** index of its proof in `proofs` */ p: number }
+export interface StateClaimMethods {
+  /**
+   * claims states for transactions: one answer per item, in order; `closer` peer ids whose addresses
+   * are in `addrs`; `via`: the transaction a state is claimed for when its spender `txid` is another
+   * (a part token's burnt ancestor, spent by its burn block); `grants`: the arbiter DID's signatures,
+   * each over the items it lists (grantDigest)
+   */
+  'claims.claim': UnarySpec<{ items: ClaimItem[], proofs: ClaimAuth[] }, {
+    answers: Array<{ granted: boolean, holder?: string, spent?: boolean, closer: string[] }>
+    addrs: Record<string, string[]>
+    arbiter?: string
+    grants?: Array<{ items: number[], sig: string }>
+  }>
+  /** the claimant quorum gives its claim `nonce` of `txid` up (its vote was released before signing), signed */
+  'claims.release': UnarySpec<{ txid: string, quorum: string, nonce: string, sig: string, stateHashes: string[] }, { freed: number }>
+  /** an arbiter asks a claimant how the claim's transaction ended for its quorum; `released` comes signed over the nonce */
+  'claims.status': UnarySpec<{ txid: string, quorum: string, nonce?: string }, { outcome: 'pending' | 'committed' | 'released', sig?: string }>
+}
+
+/** Most items of one `claims.claim`, and most states of one `claims.release`. */
+export const CLAIM_BATCH_MAX = 64
+export const RELEASE_MAX = 1024
+/** Most proofs in one `claims.claim`, and the largest contract one may carry (a contract of many tokens is some 100 bytes a token). */
+const PROOFS_MAX = 8
+const CONTRACT_MAX_BYTES = 256 * 1024
+
+const STATE_RE = /^Qm[1-9A-HJ-NP-Za-km-z]{44}$/
+export const TXID_RE = /^[0-9a-f]{64}$/
+const HEX_RE = /^[0-9a-fA-F]{1,1024}$/
+const NONCE_RE = /^[0-9a-f]{32}$/
+
+export function needClaimRequest (req: unknown): asserts req is StateClaimMethods['claims.claim']['request'] {
+  const r = req as { items?: unknown, proofs?: unknown } | undefined
+  const items = r?.items
+  const proofs = r?.proofs
+  if (!Array.isArray(items) || items.length === 0 || items.length > CLAIM_BATCH_MAX) throw new RbtError(ErrorCode.INVALID_INPUT, `malformed claim request: items must list 1 to ${CLAIM_BATCH_MAX} states`)
+  if (!Array.isArray(proofs) || proofs.length === 0 || proofs.length > PROOFS_MAX) throw new RbtError(ErrorCode.UNAUTHORIZED, 'a claim is refused without its proof (the sender\'s contract and the quorum\'s signed claim): this arbiter serves signed claims only')
+  for (const p of proofs as unknown[]) {
+    const a = p as Partial<ClaimAuth> | undefined
+    if (!(a?.contract instanceof Uint8Array) || a.contract.length > CONTRACT_MAX_BYTES || typeof a.nonce !== 'string' || !NONCE_RE.test(a.nonce) || typeof a.sig !== 'string' || !HEX_RE.test(a.sig)) {
+      throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed claim proof: a contract, a nonce and a signature')
+    }
+  }
+  for (const it of items as unknown[]) {
+    const i = it as { txid?: unknown, quorum?: unknown, stateHash?: unknown, via?: unknown, p?: unknown } | undefined
+    if (typeof i?.txid !== 'string' || !TXID_RE.test(i.txid) || typeof i.quorum !== 'string' || i.quorum.length > 128 || typeof i.stateHash !== 'string' || !STATE_RE.test(i.stateHash) ||
+      (i.via !== undefined && (typeof i.via !== 'string' || !TXID_RE.test(i.via))) || typeof i.p !== 'number' || !Number.isInteger(i.p) || i.p < 0 || i.p >= proofs.length) {
+      throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed claim request: each item needs a txid, a quorum DID, a state hash and its proof')
+    }
+  }
+}
+
+export function needReleaseRequest (req: unknown): asserts req is StateClaimMethods['claims.release']['request'] {
+  const r = req as Partial<StateClaimMethods['claims.release']['request']> | undefined
+  if (typeof r?.txid !== 'string' || !TXID_RE.test(r.txid) || typeof r.quorum !== 'string' || r.quorum.length > 128 || typeof r.nonce !== 'string' || !NONCE_RE.test(r.nonce) ||
+    typeof r.sig !== 'string' || !HEX_RE.test(r.sig) || !Array.isArray(r.stateHashes) || r.stateHashes.length > RELEASE_MAX || !r.stateHashes.every((h) => typeof h === 'string' && STATE_RE.test(h))) {
+    throw new RbtError(ErrorCode.INVALID_INPUT, `malformed claim release: a txid, the quorum, the claim's nonce, the quorum's signature and up to ${RELEASE_MAX} state hashes`)
+  }
+}
+
+/** What the node's claims serve to peers. */
+export interface ClaimServer {
+  serveClaim: (req: StateClaimMethods['claims.claim']['request'], asker: string) => Promise<StateClaimMethods['claims.claim']['response']>
+  serveRelease: (req: StateClaimMethods['claims.release']['request'], asker: string) => Promise<{ freed: number }>
+}
+
+/** How a claimant answers an arbiter's status question (the quorum's outcome, `released` signed). */
+export type ClaimStatusAnswer = (quorum: string, txid: string, nonce: string | undefined) => Promise<StateClaimMethods['claims.status']['response']>
+
+export function stateClaimRpcHandlers (claims: () => ClaimServer | undefined, status: () => ClaimStatusAnswer | undefined): RpcHandlers<StateClaimMethods> {
+  const svc = (): ClaimServer => {
+    const c = claims()
+    if (c === undefined) throw new RbtError(ErrorCode.PEER_UNREACHABLE, 'claims are not served yet')
+    return c
+  }
+  return {
+    'claims.claim': async (req, ctx) => { needClaimRequest(req); return await svc().serveClaim(req, ctx.peerId) },
+    'claims.release': async (req, ctx) => { needReleaseRequest(req); return await svc().serveRelease(req, ctx.peerId) },
+    'claims.status': async (req) => {
+      if (typeof req?.txid !== 'string' || !TXID_RE.test(req.txid) || typeof req.quorum !== 'string' || req.quorum.length > 128 || (req.nonce !== undefined && (typeof req.nonce !== 'string' || !NONCE_RE.test(req.nonce)))) {
+        throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed claim status request')
+      }
+      const o = status()
+      if (o === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'consensus is not running')
+      return await o(req.quorum, req.txid, req.nonce)
+    }
+  }
+}

@@ -1,0 +1,179 @@
+import { expect } from 'chai'
+import { ClaimTable } from '../../../../src/consensus/claims.js'
+import { claimDigest, committedDigest, grantDigest, releaseDigest, type ClaimAuth } from '../../../../src/consensus/claim-proofs.js'
+import type { ConsensusSigner } from '../../../../src/consensus/ports.js'
+import { nodeStateClaims, stateClaimRpcHandlers, type NodeStateClaims } from '../../../../src/node/consensus/state-claims.js'
+import type { ArbiterView } from '../../../../src/node/consensus/arbiter-view.js'
+import type { NodeSpentMarkers } from '../../../../src/node/consensus/spent-markers.js'
+import { createContract, encodeContractEnvelope, transactionId, withContractSignature } from '../../../../src/tokenchain/contract.js'
+import { sha3Hex } from '../../../../src/tokenchain/hash.js'
+import { tokenStateHash } from '../../../../src/tokenchain/token-id.js'
+import { ContractType, PledgeMode } from '../../../../src/tokenchain/types.js'
+import type { SignatureVerifier } from '../../../../src/tokenchain/validate.js'
+import { ErrorCode, RbtError } from '../../../../src/util/errors.js'
+import { silentLogger } from '../../../../src/util/logger.js'
+import { memoryClaimStore } from '../../consensus/harness.js'
+
+/** A signature scheme for the test: a DID's "signature" over a message is sha3(did|message); only that DID's signer makes it. */
+const sign = (did: string, msg: string): string => sha3Hex(`${did}|${msg}`)
+const verifier: SignatureVerifier = { verify: async (did, msg, sig) => sig === sign(did, msg) }
+const signer = (did: string): ConsensusSigner => ({ did, pvtSign: async (m) => sign(did, m), signHash: async (h) => ({ keySig: sign(did, h), shareSig: '', signType: 0 }) })
+
+const ALICE = 'bafybmialice'
+const TOKEN = 'a'.repeat(64)
+const BLOCK = '0-' + 'b'.repeat(64)
+const STATE = tokenStateHash(TOKEN, BLOCK)
+
+/** A contract of the owner spending TOKEN at BLOCK to `receiver`, signed by the owner: its envelope and txid. */
+function contract (receiver: string): { bytes: Uint8Array, txid: string } {
+  const c = createContract({ type: ContractType.RBT_DIRECT, pledgeMode: PledgeMode.PERIODIC, transInfo: { sender: ALICE, receiver, transTokens: { [TOKEN]: { tokenType: 0, tokenValue: 1, owner: ALICE, blockId: BLOCK } } }, totalRbts: 1 })
+  const bytes = encodeContractEnvelope(withContractSignature(c, ALICE, sign(ALICE, c.hash)))
+  return { bytes, txid: transactionId(bytes) }
+}
+
+const proof = (c: { bytes: Uint8Array, txid: string }, quorum: string, nonce: string, sig = sign(quorum, claimDigest(c.txid, quorum, nonce))): ClaimAuth => ({ contract: c.bytes, nonce, sig })
+const nonce = (i: number): string => i.toString(16).padStart(32, '0')
+
+function arbiter (outcome: () => 'pending' | 'committed' | 'released' = () => 'pending'): { claims: NodeStateClaims, handlers: ReturnType<typeof stateClaimRpcHandlers>, table: ClaimTable } {
+  const table = new ClaimTable(memoryClaimStore(), { now: () => Date.now() })
+  const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => undefined } as unknown as NodeSpentMarkers
+  const claims = nodeStateClaims({
+    host: () => undefined, rpc: () => undefined, table, view: {} as unknown as ArbiterView, markers, verifier,
+    arbiterSigner: () => signer('bafybmiarbiter'), quorumSigner: (d) => signer(d), outcome: async () => outcome(), log: silentLogger
+  })
+  return { claims, handlers: stateClaimRpcHandlers(() => claims, () => claims.status), table }
+}
+
+const ctx = (peerId: string): { peerId: string, method: string, requestId: string, signal: AbortSignal } => ({ peerId, method: 'claims', requestId: '1', signal: new AbortController().signal })
+
+type Handlers = ReturnType<typeof stateClaimRpcHandlers>
+function calls (h: Handlers): { claimReq: (req: Parameters<Handlers['claims.claim']>[0], c: ReturnType<typeof ctx>) => Promise<Awaited<ReturnType<Handlers['claims.claim']>>>, releaseReq: (req: Parameters<Handlers['claims.release']>[0], c: ReturnType<typeof ctx>) => Promise<Awaited<ReturnType<Handlers['claims.release']>>> } {
+  return { claimReq: async (req, c) => await h['claims.claim'](req, c), releaseReq: async (req, c) => await h['claims.release'](req, c) }
+}
+
+describe('claims: claims that prove themselves (node arbiter)', () => {
+  it('the eviction attack: 16 claims of the live transaction under 16 quorum strings, then releases, no longer free the state for a conflicting spend', async () => {
+    const { handlers } = arbiter()
+    const { claimReq, releaseReq } = calls(handlers)
+    const t1 = contract('bafybmibob')
+    const t2 = contract('bafybmicarol')
+    // the honest checker claims the live transaction, with its proof
+    const honest = await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: STATE, p: 0 }], proofs: [proof(t1, 'bafybmiq1', nonce(1))] }, ctx('honest-peer'))
+    expect(honest.answers[0]!.granted).to.equal(true)
+    // the grant comes signed by the arbiter's DID over (state, txid, claimant)
+    expect(honest.arbiter).to.equal('bafybmiarbiter')
+    expect(honest.grants).to.deep.equal([{ items: [0], sig: sign('bafybmiarbiter', grantDigest('bafybmiarbiter', t1.txid, 'bafybmiq1', t1.txid, [STATE])) }])
+    // a stranger claims it 16 times under 16 quorum strings: without a proof, with the contract
+    // replayed but no quorum signature, or (the owner himself) with 16 quorums he signs for
+    let added = 0
+    for (let i = 0; i < 16; i++) {
+      const q = `bafybmievil${i}`
+      await claimReq({ items: [{ txid: t1.txid, quorum: q, stateHash: STATE, p: 0 }] } as never, ctx('evil')).then(() => { throw new Error('claim without proof granted') }, (e: RbtError) => { expect(e.code).to.equal(ErrorCode.UNAUTHORIZED) })
+      await claimReq({ items: [{ txid: t1.txid, quorum: q, stateHash: STATE, p: 0 }], proofs: [proof(t1, q, nonce(100 + i), 'ab'.repeat(32))] }, ctx('evil')).then(() => { throw new Error('forged claim granted') }, (e: RbtError) => { expect(e.code).to.equal(ErrorCode.UNAUTHORIZED) })
+      const r = await claimReq({ items: [{ txid: t1.txid, quorum: q, stateHash: STATE, p: 0 }], proofs: [proof(t1, q, nonce(200 + i))] }, ctx('evil'))
+      if (r.answers[0]!.granted) added++
+    }
+    // past 16 claimants a later one is refused, never written over an earlier one
+    expect(added).to.equal(15)
+    // the stranger releases every claim it can name: its own, and the honest one without its quorum's signature
+    for (let i = 0; i < 16; i++) {
+      const q = `bafybmievil${i}`
+      await releaseReq({ txid: t1.txid, quorum: q, nonce: nonce(200 + i), sig: sign(q, releaseDigest(t1.txid, q, nonce(200 + i))), stateHashes: [STATE] }, ctx('evil'))
+    }
+    await releaseReq({ txid: t1.txid, quorum: 'bafybmiq1', nonce: nonce(1), sig: 'cd'.repeat(32), stateHashes: [STATE] }, ctx('evil'))
+      .then(() => { throw new Error('unsigned release taken') }, (e: RbtError) => { expect(e.code).to.equal(ErrorCode.UNAUTHORIZED) })
+    // the conflicting transaction is refused: the honest checker still holds the state
+    const conflict = await claimReq({ items: [{ txid: t2.txid, quorum: 'bafybmiq2', stateHash: STATE, p: 0 }], proofs: [proof(t2, 'bafybmiq2', nonce(3))] }, ctx('owner-copy'))
+    expect(conflict.answers[0]).to.include({ granted: false, holder: t1.txid })
+    // its holder releases it, signed: then it is free
+    const freed = await releaseReq({ txid: t1.txid, quorum: 'bafybmiq1', nonce: nonce(1), sig: sign('bafybmiq1', releaseDigest(t1.txid, 'bafybmiq1', nonce(1))), stateHashes: [STATE] }, ctx('honest-peer'))
+    expect(freed.freed).to.equal(1)
+    const after = await claimReq({ items: [{ txid: t2.txid, quorum: 'bafybmiq2', stateHash: STATE, p: 0 }], proofs: [proof(t2, 'bafybmiq2', nonce(3))] }, ctx('owner-copy'))
+    expect(after.answers[0]!.granted).to.equal(true)
+  })
+
+  it('a claim is refused before any write unless the contract spends the state, is signed by its sender, and the claimant is not its sender or receiver', async () => {
+    const { handlers, table } = arbiter()
+    const { claimReq } = calls(handlers)
+    const t1 = contract('bafybmibob')
+    const other = tokenStateHash('c'.repeat(64), BLOCK)
+    const refused = async (req: unknown, why: RegExp): Promise<void> => {
+      await claimReq(req as never, ctx('p')).then(() => { throw new Error('granted') }, (e: RbtError) => { expect(e.message).to.match(why) })
+    }
+    await refused({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: other, p: 0 }], proofs: [proof(t1, 'bafybmiq1', nonce(1))] }, /does not spend state/)
+    await refused({ items: [{ txid: t1.txid, quorum: ALICE, stateHash: STATE, p: 0 }], proofs: [proof(t1, ALICE, nonce(1))] }, /not a quorum of this transaction/)
+    const unsigned = createContract({ type: ContractType.RBT_DIRECT, pledgeMode: PledgeMode.PERIODIC, transInfo: { sender: ALICE, receiver: 'bafybmibob', transTokens: { [TOKEN]: { tokenType: 0, tokenValue: 1, owner: ALICE, blockId: BLOCK } } }, totalRbts: 1 })
+    const forged = encodeContractEnvelope(withContractSignature(unsigned, ALICE, 'ef'.repeat(32)))
+    const ft = { bytes: forged, txid: transactionId(forged) }
+    await refused({ items: [{ txid: ft.txid, quorum: 'bafybmiq1', stateHash: STATE, p: 0 }], proofs: [proof(ft, 'bafybmiq1', nonce(1))] }, /sender's signature/)
+    expect(await table.records([STATE, other])).to.deep.equal([undefined, undefined])
+  })
+
+  it('a claimant answers `released` signed over the nonce the arbiter names (an unsigned word ends no claim)', async () => {
+    // the claimant side answers `released` signed over the nonce the arbiter names
+    const claimant = arbiter(() => 'released')
+    const t1 = contract('bafybmibob')
+    const a = await claimant.claims.status('bafybmiq1', t1.txid, nonce(7))
+    expect(a).to.deep.equal({ outcome: 'released', sig: sign('bafybmiq1', releaseDigest(t1.txid, 'bafybmiq1', nonce(7))) })
+    expect(await claimant.claims.status('bafybmiq1', t1.txid, undefined)).to.deep.equal({ outcome: 'released' })
+  })
+
+  it('one peer\'s flood of claims is refused before any check (per-peer limit)', async () => {
+    const { handlers } = arbiter()
+    const { claimReq, releaseReq } = calls(handlers)
+    const t1 = contract('bafybmibob')
+    const items = Array.from({ length: 64 }, () => ({ txid: t1.txid, quorum: 'bafybmiq1', stateHash: STATE, p: 0 }))
+    let refused = 0
+    for (let i = 0; i < 20; i++) {
+      await claimReq({ items, proofs: [proof(t1, 'bafybmiq1', nonce(1))] }, ctx('flooder')).catch((e: RbtError) => { if (e.code === ErrorCode.TOO_MANY_REQUESTS) refused++ })
+    }
+    expect(refused).to.be.greaterThan(0)
+    // another peer is not affected
+    const ok = await claimReq({ items: items.slice(0, 1), proofs: [proof(t1, 'bafybmiq1', nonce(1))] }, ctx('other'))
+    expect(ok.answers[0]!.granted).to.equal(true)
+  })
+})
+
+describe('claims: a claim ends only on a verifiable outcome (the arbiter\'s sweep)', () => {
+  /** An arbiter holding one claim of peer `claimant`, whose rpc answers the status question with `answer`. */
+  async function held (answer: { outcome: 'pending' | 'committed' | 'released', sig?: string }, marker?: { txid: string }): Promise<{ sweep: () => Promise<void>, table: ClaimTable, txid: string }> {
+    let now = 1_000
+    const table = new ClaimTable(memoryClaimStore(), { now: () => now })
+    const t1 = contract('bafybmibob')
+    const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => marker === undefined ? undefined : { ...marker, blockId: '1-x', quorum: 'q' } } as unknown as NodeSpentMarkers
+    const rpc = { call: async (_peer: string, method: string) => { expect(method).to.equal('claims.status'); return answer } }
+    const claims = nodeStateClaims({
+      host: () => ({ peerId: 'arbiter-peer' }) as never, rpc: () => rpc as never, table, view: {} as unknown as ArbiterView, markers, verifier,
+      arbiterSigner: () => undefined, quorumSigner: () => undefined, outcome: async () => 'pending', log: silentLogger
+    })
+    await table.claim(t1.txid, [STATE], { peer: 'claimant-peer', quorum: 'bafybmiq1', nonce: nonce(9), sig: 'ab' })
+    now += 60_000
+    const realNow = Date.now
+    return { sweep: async () => { Date.now = () => now; try { await claims.sweep() } finally { Date.now = realNow } }, table, txid: t1.txid }
+  }
+
+  it('an unsigned or forged `released` keeps the claim; one signed by the claimant quorum over the nonce frees it', async () => {
+    for (const answer of [{ outcome: 'released' as const }, { outcome: 'released' as const, sig: 'ef'.repeat(32) }]) {
+      const h = await held(answer)
+      await h.sweep()
+      expect((await h.table.records([STATE]))[0]?.txid).to.equal(h.txid)
+    }
+    const t1 = contract('bafybmibob')
+    const h = await held({ outcome: 'released', sig: sign('bafybmiq1', releaseDigest(t1.txid, 'bafybmiq1', nonce(9))) })
+    await h.sweep()
+    expect((await h.table.records([STATE]))[0]).to.equal(undefined)
+  })
+
+  it('a signed `committed` keeps the claim for good only when the transaction\'s spent marker is found; otherwise it is asked again later', async () => {
+    const t1 = contract('bafybmibob')
+    const sig = sign('bafybmiq1', committedDigest(t1.txid, 'bafybmiq1', nonce(9)))
+    const none = await held({ outcome: 'committed', sig })
+    await none.sweep()
+    const r = (await none.table.records([STATE]))[0]
+    expect(r?.committed).to.equal(undefined)
+    expect(r?.asks).to.equal(1)
+    const found = await held({ outcome: 'committed', sig }, { txid: t1.txid })
+    await found.sweep()
+    expect((await found.table.records([STATE]))[0]?.committed).to.equal(true)
+  })
+})
