@@ -66,6 +66,11 @@ export interface AncestryMemory {
   states: Map<string, ValidatedState>
   /** reads the validated states of these tokens at once, before `validated` asks for them one by one */
   preload: (tokenIds: readonly string[]) => Promise<void>
+  /**
+   * chains sent that do not hold the state of the token validated here (another block at its
+   * number, or a shorter chain): where a second spend of one state may show (double-spends.ts)
+   */
+  diverged?: Map<string, readonly Uint8Array[]>
 }
 
 /** An AncestryMemory over the ledger's 'cs-ancestors' and 'cs-validated' records (and what this memory learned already). */
@@ -77,6 +82,7 @@ export function ledgerAncestry (ledger: Pick<Ledger, 'record' | 'recordsByKey'>)
   return {
     learned,
     states,
+    diverged: new Map(),
     recall: async (id) => learned.get(id)?.record ?? await ledger.record<RememberedAncestor>('cs-ancestors', id),
     validated: async (id) => {
       const s = states.get(id)
@@ -345,6 +351,7 @@ async function validateTop (bundle: ChainBundle, tokenId: string, verifier: Veri
       memory!.states.set(tokenId, state)
       return { tip: state, ancestors: known.ancestors ?? 0 }
     }
+    memory?.diverged?.set(tokenId, chain)
   } else if (!supplied && memory?.validated !== undefined) {
     throw new AncestryMissing([tokenId], tokenId, `token ${tokenId}: no chain was supplied and no state of it was validated here`)
   }

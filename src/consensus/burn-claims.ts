@@ -1,4 +1,5 @@
-import { decodeBlockEnvelope, formatBlockId, parseBlockId, peekBlockEnvelope } from '../tokenchain/block.js'
+import { decodeBlockEnvelope, parseBlockId, peekBlockEnvelope } from '../tokenchain/block.js'
+import { spendAnchor } from '../tokenchain/validate.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
 import { isFtGenesis } from './bundle.js'
 
@@ -19,6 +20,7 @@ const MAX_LEVELS = 64
 
 export interface BurnClaim { stateHash: string, spender: string }
 
+/** `spent`: each token and the state it spends, keyed on its last quorum-signed state (ChainTip.anchorBlockId). */
 export async function burntAncestors (spent: ReadonlyArray<readonly [tokenId: string, blockId: string]>, chainOf: (tokenId: string) => Promise<readonly Uint8Array[] | undefined>): Promise<BurnClaim[]> {
   const out = new Map<string, BurnClaim>()
   const seen = new Set<string>()
@@ -41,11 +43,14 @@ export async function burntAncestors (spent: ReadonlyArray<readonly [tokenId: st
       const pc = await chainOf(p).catch(() => undefined)
       if (pc === undefined || pc.length < 2) continue
       const burn = peekBlockEnvelope(pc[pc.length - 1]!).hash
-      const before = formatBlockId(pc.length - 2, peekBlockEnvelope(pc[pc.length - 2]!).hash)
+      // the state the burn spent: the parent's last quorum-signed state before it (owner-only
+      // blocks in between change nothing: two burns of one state meet whatever their owner appended)
+      let before: string
+      try { before = spendAnchor(pc, pc.length - 2) } catch { continue }
       const stateHash = tokenStateHash(p, before)
       if (!out.has(stateHash)) out.set(stateHash, { stateHash, spender: burn })
-      // burnt straight from its genesis: its own burnt ancestors may never have been claimed
-      if (pc.length === 2) queue.push([p, level + 1])
+      // burnt straight from its genesis state: its own burnt ancestors may never have been claimed
+      if (parseBlockId(before).number === 0) queue.push([p, level + 1])
     }
   }
   return [...out.values()]

@@ -19,6 +19,8 @@ export type ConsensusOutcome = 'committed' | 'delivery_pending' | 'aborted' | 'r
 export type ConsensusEvent =
   | { kind: 'transaction', role: ConsensusRole, outcome: ConsensusOutcome, ms: number }
   | { kind: 'round', round: 'prepare' | 'sign', ms: number }
+  /** two spends of one state seen (double-spends.ts): by which role, from two blocks or two markers */
+  | { kind: 'double-spend', seenBy: 'receiver' | 'quorum' | 'sync' | 'markers', evidence: 'blocks' | 'markers' }
 
 /** Called synchronously; it must not throw (a throwing observer is ignored). */
 export type ConsensusObserver = (event: ConsensusEvent) => void

@@ -2,8 +2,7 @@ import { decodeBlockEnvelope, formatBlockId, type DecodedBlock, type PledgeToken
 import { decodeContract } from '../tokenchain/contract.js'
 import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
-import { sha3Hex } from '../tokenchain/hash.js'
-import { verifyEnvelope, type VerifiedBlockCache } from '../tokenchain/validate.js'
+import { spendAnchor, verifyEnvelope, type VerifiedBlockCache } from '../tokenchain/validate.js'
 import { BoundedSet } from '../util/lru.js'
 import { bytesToHex, hexToBytes } from '../wallet/bytes.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
@@ -11,12 +10,15 @@ import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
 import { AncestryMissing, buildBundle, ledgerAncestry, putValidatedState, statesAfter, storeLearned, validateBundleToken, validateBundleTokenOrCollect, type ValidatedState } from './bundle.js'
 import type { ChainSource } from './chain-sync.js'
-import { splitToken, type SplitResult } from './part-split.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import type { AbortRequest, ChainBundle, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest } from './messages.js'
-import type { Clock, ConsensusSigner, Ledger, LedgerWriter, SpentMarker, SpentMarkers, StateClaims, TokenState, Verifier } from './ports.js'
+import type { Clock, ConsensusSigner, Ledger, SpentMarker, SpentMarkers, StateClaims, Verifier } from './ports.js'
 import { MARKER_DHT_STATES, systemClock, VERIFIED_MEMO } from './ports.js'
+import { QuorumPledges, writeSplit } from './quorum-pledge.js'
+import { checkerKey, dhtStates, markerPublishers, NETWORK_CHECKERS, networkCheckers, spentStatesOf, withTimeout } from './quorum-checkers.js'
+
+export { markerPublishers, NETWORK_CHECKERS, networkCheckers } from './quorum-checkers.js'
 import { openVotes, pledgeIndexKeys, putVote, stateKey, voteKey, type PledgeRecord, type VoteRecord } from './records.js'
 import { ContractType, TransactionType } from '../tokenchain/types.js'
 import type { DecodedContract } from '../tokenchain/contract.js'
@@ -24,12 +26,12 @@ import { deployIdMatches, isNftTokenType } from './nft.js'
 import type { UnpledgeProof } from './unpledge-pow.js'
 import { isScContractType, validateScOp, type ScRunner } from './smart-contract.js'
 import { carriesFt } from './ft.js'
-import { freeTokensById, isFreeOf } from './wallet-tokens.js'
 import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe.js'
 import { PledgeReleases } from './pledge-release.js'
-import { QuorumClaims } from './quorum-claims.js'
+import { QuorumClaims, stateHashOf } from './quorum-claims.js'
 import type { ClaimResult } from './claims.js'
-import { burntAncestors, type BurnClaim } from './burn-claims.js'
+import { burntAncestors } from './burn-claims.js'
+import { flagDiverged, type DoubleSpendSink } from './double-spends.js'
 
 export interface QuorumOptions {
   ledger: Ledger
@@ -63,6 +65,8 @@ export interface QuorumOptions {
   contracts?: ScRunner
   /** told how each transaction ended for this quorum (metrics) */
   observe?: ConsensusObserver
+  /** told of two spends of one state this quorum sees (a chain sent forking from one it validated) */
+  doubleSpends?: DoubleSpendSink
 }
 
 
@@ -81,17 +85,8 @@ export class QuorumService {
   private readonly cache: VerifiedBlockCache
   /** background DHT spent-marker lookups per vote: resolve to a refusal reason or undefined */
   private readonly networkChecks = new Map<string, Promise<string | undefined>>()
-  /** background refills of pledge pieces under way, one per quorum */
-  private readonly refilling = new Map<string, Promise<void>>()
-  /** what waits for a vote to end (by vote key): a refill */
-  private readonly voteEnds = new Map<string, Array<() => void>>()
-  /**
-   * Per quorum, its Free tokens as this node last read them (the refill reads them after every
-   * vote, off the sender's path), minus the pieces pledged since: where a PREPARE looks for a
-   * piece of exactly the share before reading the holdings' range again. That read is one trip
-   * through the storage thread pool, 3 to 35 ms of a loaded PREPARE, the longest part of its pledge.
-   */
-  private readonly freeHint = new Map<string, Array<{ tokenId: string, valueMilli: number }>>()
+  /** the pledges its votes lock, and their refills */
+  private readonly pledging: QuorumPledges
   /** releases of committed pledges, under the same locks as the votes */
   private readonly pledges: PledgeReleases
   /** the claims this node's quorums made as designated checkers */
@@ -104,6 +99,7 @@ export class QuorumService {
     this.cache = opts.verified ?? new BoundedSet(VERIFIED_MEMO)
     this.pledges = new PledgeReleases({ ledger: this.ledger, clock: this.clock, log: this.log, locks: this.locks, verifier: opts.verifier, cache: this.cache })
     this.claims = opts.claims !== undefined ? new QuorumClaims(opts.claims, this.log, (did) => this.opts.signerFor(did)) : undefined
+    this.pledging = new QuorumPledges({ ledger: this.ledger, clock: this.clock, log: this.log, locks: this.locks, ownerSignerFor: opts.ownerSignerFor })
   }
 
   private fault (step: string): void { this.opts.fault?.(step) }
@@ -152,8 +148,7 @@ export class QuorumService {
   private ended (vote: VoteRecord, outcome: ConsensusOutcome): void {
     const key = voteKey(vote.quorumDid, vote.txid)
     this.claims?.forget(vote.quorumDid, vote.txid)
-    for (const wake of this.voteEnds.get(key) ?? []) wake()
-    this.voteEnds.delete(key)
+    this.pledging.voteEnded(key)
     notify(this.opts.observe, { kind: 'transaction', role: 'quorum', outcome, ms: Math.max(0, this.clock.now() - vote.createdAt) })
   }
 
@@ -168,9 +163,11 @@ export class QuorumService {
     const asked = Array.isArray(req.asked) && req.asked.every((d) => typeof d === 'string') ? req.asked : undefined
     // a list of five names the expected signers: exactly their checker starts; a longer list
     // (every candidate) leaves the signers open, so one more of its first-ranked starts too
-    const likely = asked === undefined ? undefined : networkCheckers(txid, asked, asked.length <= MIN_QUORUM_SIGNATURES ? NETWORK_CHECKERS : NETWORK_CHECKERS + 1)
-    const reply = await this.voteLocked(req, likely, (states, burns) => {
-      if (this.claims !== undefined && likely?.includes(quorumDid) === true) claim = { result: this.claims.claim(quorumDid, txid, states, burns ?? [], req.contract), states }
+    const likelyOf = (spent: readonly string[]): string[] | undefined => asked === undefined
+      ? undefined
+      : networkCheckers(checkerKey(spent), asked, asked.length <= MIN_QUORUM_SIGNATURES ? NETWORK_CHECKERS : NETWORK_CHECKERS + 1)
+    const reply = await this.voteLocked(req, likelyOf, (held) => {
+      if (this.claims !== undefined) claim = { result: this.claimVote(held, req.contract), states: held.states }
     })
     if (reply.vote === 'no' && claim !== undefined) {
       // a claim started for a vote that was then refused (its pledge, say) is given up at once
@@ -180,7 +177,24 @@ export class QuorumService {
     return claim !== undefined ? { reply, claim } : { reply }
   }
 
-  private async voteLocked (req: PrepareRequest, likely: string[] | undefined, startClaim: (states: string[], burns?: BurnClaim[]) => void): Promise<PrepareReply> {
+  /**
+   * The one claim a vote makes, on every path (PREPARE, a recruit asked again as the checker of
+   * another five, SIGN after a signer swap or a restart): the states it holds (keyed on their last
+   * quorum-signed state) with the burnt ancestors they rest on, both as recorded with the vote, and
+   * the contract that shows the arbiters the quorum validated the transaction.
+   */
+  private claimVote (vote: Pick<VoteRecord, 'quorumDid' | 'txid' | 'states' | 'burns'>, contract: Uint8Array | undefined): Promise<ClaimResult> {
+    return this.claims!.claim(vote.quorumDid, vote.txid, vote.states, vote.burns ?? [], contract)
+  }
+
+  /** The burnt ancestors a vote's states rest on, for a vote recorded before they were kept with it. */
+  private async burnsOf (vote: VoteRecord): Promise<VoteRecord> {
+    if (vote.burns !== undefined) return vote
+    const burns = await burntAncestors(vote.states.map((st) => { const at = st.indexOf('@'); return [st.slice(0, at), st.slice(at + 1)] as const }), async (id) => await this.ledger.chain(id)).catch(() => [])
+    return { ...vote, burns }
+  }
+
+  private async voteLocked (req: PrepareRequest, likelyOf: (spent: readonly string[]) => string[] | undefined, startClaim: (vote: Pick<VoteRecord, 'quorumDid' | 'txid' | 'states' | 'burns'>) => void): Promise<PrepareReply> {
     const { quorumDid, txid } = req
     const no = (reason: string, conflict = false): PrepareReply => ({ vote: 'no', quorumDid, reason, conflict })
     const signer = this.opts.signerFor(quorumDid)
@@ -190,14 +204,10 @@ export class QuorumService {
       const tEnter = Date.now()
       const existing = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
       if (existing !== undefined && existing.state !== 'RELEASED') {
-        // asked again as the checker of another five (the sender replaced a signer): it claims now
-        if (existing.state === 'RESERVED' && this.claims?.holds(quorumDid, txid) === false && likely?.includes(quorumDid) === true) {
-          let burns: BurnClaim[] = []
-          try {
-            const spends = Object.entries(decodeContract(req.contract).content.transInfo.transTokens ?? {}).map(([id, t]) => [id, t.blockId ?? ''] as const)
-            burns = await burntAncestors(spends, async (id) => req.bundle.chains[id] ?? await this.ledger.chain(id))
-          } catch {}
-          startClaim(existing.states, burns)
+        // asked again as the checker of another five (the sender replaced a signer): it claims now,
+        // the same claim as at its first PREPARE
+        if (existing.state === 'RESERVED' && this.claims?.holds(quorumDid, txid) === false && likelyOf(existing.spends ?? existing.states)?.includes(quorumDid) === true) {
+          startClaim(await this.burnsOf(existing))
         }
         return { vote: 'yes', quorumDid, credit: existing.credit, pledge: existing.pledge, pledgeMilli: existing.pledgeMilli, ...(this.claims?.holds(quorumDid, txid) === true ? { claimed: true } : {}) }
       }
@@ -219,6 +229,7 @@ export class QuorumService {
       if (!sigOk) return no('sender signature on the contract does not verify')
       const tokens = Object.entries(ti.transTokens ?? {})
       if (tokens.length === 0) return no('contract transfers no token')
+      const likely = likelyOf(tokens.map(([id, t]) => `${id}@${t.blockId ?? ''}`))
       const tStart = Date.now()
       this.log.debug(`prepare ${txid.slice(0, 12)}: lock wait ${tEnter - tWait} ms, contract+sender signature ${tStart - tEnter} ms`)
       // the network marker lookup runs while the chains are validated
@@ -229,7 +240,10 @@ export class QuorumService {
         : markers.knownMany(markerHashes).catch(() => [])
       // 2. every token: whole chain valid, owned by the sender at the stated block, value as stated
       let totalMilli = 0
+      // the states held: each token's last quorum-signed state (its tip, unless owner-only blocks
+      // follow it); `spends`, the tips the contract spends, when any differs
       const states: string[] = []
+      const spends: string[] = []
       const isScTx = isScContractType(contract.content.type)
       const isNftTx = contract.content.type === ContractType.NFT_DEPLOY || contract.content.type === ContractType.NFT_EXECUTE || isScTx
       // ancestors validated before are not validated again; those validated now are stored with the vote
@@ -244,6 +258,7 @@ export class QuorumService {
           if (typeof r === 'string') return no(r)
           totalMilli = r.valueMilli
           states.push(r.state)
+          spends.push(r.state)
         } else for (const [tokenId, t] of tokens) {
           // every token is looked at, so one answer names all the ancestors this quorum lacks
           const tip = await validateBundleTokenOrCollect(req.bundle, tokenId, this.opts.verifier, missing, this.cache, memory)
@@ -258,11 +273,15 @@ export class QuorumService {
           if (v === undefined || v <= 0) return no(`token ${tokenId}: bad value ${t.tokenValue}`)
           if (chainValue !== undefined && chainValue !== v) return no(`token ${tokenId}: contract says ${t.tokenValue} RBT, the chain says ${String(tip.value)}`)
           totalMilli += v
-          states.push(stateKey(tokenId, tip.blockId))
+          const anchor = tip.anchorBlockId ?? spendAnchor(req.bundle.chains[tokenId] ?? memory.learned.get(tokenId)?.chain ?? await this.ledger.chain(tokenId), tip.blockNumber)
+          states.push(stateKey(tokenId, anchor))
+          spends.push(stateKey(tokenId, tip.blockId))
         }
       } catch (e) {
         if (e instanceof AncestryMissing) return { ...no(errorMessage(e)), missing: e.missing }
         return no(errorMessage(e))
+      } finally {
+        await flagDiverged(memory.diverged, this.ledger, this.opts.doubleSpends, 'quorum', this.log)
       }
       if (missing.length > 0) return { ...no(`the chains of ${missing.length} tokens or part-token ancestors were not supplied and are not known here`), missing: [...new Set(missing)] }
       if (floatToMilliExact(contract.content.totalRbts) !== totalMilli) return no('contract total does not match its tokens')
@@ -281,23 +300,31 @@ export class QuorumService {
         const marker = found[i]
         if (marker !== undefined && marker.txid !== txid) return no(`Token state is exhausted, token ${tokenId} is being double spent (spent by ${marker.txid})`, true)
       }
+      // a token whose tip is owner-only: the marker of the state it really spends
+      const moved = states.filter((st, i) => st !== spends[i])
+      if (markers !== undefined && moved.length > 0) {
+        const more = await markers.knownMany(moved.map(stateHashOf)).catch(() => [])
+        const hit = more.findIndex((m) => m !== undefined && m.txid !== txid)
+        if (hit >= 0) return no(`Token state is exhausted, token state ${moved[hit]!} is being double spent (spent by ${more[hit]!.txid})`, true)
+      }
       this.log.debug(`prepare ${txid.slice(0, 12)}: validation ${tValid - tStart} ms, known markers +${Date.now() - tValid} ms`)
       // The designated checker of the five named claims every state at its arbiters now, next to
       // the pledge; the vote's answer waits for the claim (prepare). Without claims, the network's
       // markers are asked in the background by the quorums likely to be designated checkers of the
       // final block (see networkCheckers); SIGN waits for the answer (bounded).
-      if (this.claims !== undefined && likely?.includes(quorumDid) === true) {
-        // with its states, the burnt ancestors of the parts it spends (a burn is signed by its owner alone)
-        const chainOf = async (id: string): Promise<readonly Uint8Array[] | undefined> => req.bundle.chains[id] ?? memory.learned.get(id)?.chain ?? await this.ledger.chain(id)
-        startClaim(states, await burntAncestors(tokens.map(([id, t]) => [id, t.blockId ?? ''] as const), chainOf))
-      }
+      // With its states, every vote keeps the burnt ancestors of the parts it spends (a burn is
+      // signed by its owner alone): whichever path makes it the checker later claims the same.
+      const chainOf = async (id: string): Promise<readonly Uint8Array[] | undefined> => req.bundle.chains[id] ?? memory.learned.get(id)?.chain ?? await this.ledger.chain(id)
+      const burns = isNftTx ? [] : await burntAncestors(states.map((st) => { const at = st.indexOf('@'); return [st.slice(0, at), st.slice(at + 1)] as const }), chainOf)
+      const held = { quorumDid, txid, states, burns }
+      if (this.claims !== undefined && likely?.includes(quorumDid) === true) startClaim(held)
       else if (markers !== undefined && (likely === undefined || likely.includes(quorumDid))) {
         this.networkChecks.set(voteKey(quorumDid, txid), this.networkCheck(markers, states, txid))
       }
       // 4. pledge
       const share = pledgePerQuorum(totalMilli)
       const tp = Date.now()
-      const pledged = await this.pledgeTokens(quorumDid, share, txid)
+      const pledged = await this.pledging.pledgeTokens(quorumDid, share, txid)
       const tPledge = Date.now()
       if (pledged === undefined) return no(`insufficient quorum liquidity: ${share / 1000} RBT to pledge`)
       const pledgeTokens = pledged.tokens
@@ -309,7 +336,8 @@ export class QuorumService {
       const now = this.clock.now()
       const vote: VoteRecord = {
         txid, quorumDid, state: 'RESERVED', sender, receiver, senderPeer: req.senderPeer, amountMilli: totalMilli,
-        states, pledge, pledgeMilli, credit, createdAt: now, updatedAt: now, ...(isNftTx && req.nft !== undefined ? { nft: req.nft } : {}),
+        states, pledge, pledgeMilli, credit, createdAt: now, updatedAt: now, burns, ...(isNftTx && req.nft !== undefined ? { nft: req.nft } : {}),
+        ...(moved.length > 0 ? { spends } : {}),
         // kept to show the arbiters when this quorum claims at SIGN (a checker of other five, a restart)
         ...(this.claims !== undefined ? { contract: bytesToHex(req.contract) } : {})
       }
@@ -323,7 +351,7 @@ export class QuorumService {
       })
       this.log.debug(`prepare ${txid.slice(0, 12)}: pledge ${tPledge - tp} ms, vote+commit ${Date.now() - tPledge} ms`)
       this.fault('quorum-reserved')
-      this.refillPledgePieces(quorumDid, share, voteKey(quorumDid, txid))
+      this.pledging.refillPledgePieces(quorumDid, share, voteKey(quorumDid, txid))
       return { vote: 'yes', quorumDid, credit, pledge, pledgeMilli }
     })
   }
@@ -365,151 +393,9 @@ export class QuorumService {
     return { valueMilli: v, state: stateKey(tokenId, tip.blockId) }
   }
 
-  /**
-   * Free tokens of the quorum covering `share`: a piece of exactly the share; else the smallest
-   * piece worth at most twice the share, pledged whole; else a larger token split so exactly the
-   * share is pledged. A split cuts several parts of the share at once (PLEDGE_PIECES), so the next
-   * transfers of the same size find an exact part and sign no split of their own; after a piece
-   * pledged whole, the refill cuts them once the transaction is over. Tokens are chosen from the
-   * quorum's holdings (the owner index, or what the refill last read of it): only the chosen ones
-   * are read. A split is built, not stored: the caller stores it with its vote.
-   */
-  private async pledgeTokens (quorumDid: string, share: number, txid: string): Promise<{ tokens: TokenState[], split?: SplitResult } | undefined> {
-    const hinted = await this.hintedPiece(quorumDid, share)
-    if (hinted !== undefined) return { tokens: [hinted] }
-    // a share with no exact piece (the first of its size): chosen among the tokens the refill read
-    // after the last vote, each checked by its record; the range read (3 to 20 ms of a loaded
-    // PREPARE, a quorum holding some 140 pieces) only when they offer nothing that is still Free
-    const hint = this.freeHint.get(quorumDid)
-    if (hint !== undefined && hint.length > 0) {
-      const chosen = await this.choosePledge(quorumDid, hint, share, txid, false)
-      if (chosen !== undefined) return chosen
-    }
-    const t0 = Date.now()
-    const held = await this.ledger.holdings(quorumDid, 'Free')
-    this.log.debug(`prepare ${txid.slice(0, 12)}: pledge holdings read in ${Date.now() - t0} ms (${held.length} free)`)
-    return await this.choosePledge(quorumDid, held, share, txid, true)
-  }
-
-  /**
-   * The pledge chosen among `held` (see pledgeTokens). `read`: `held` is the owner index as just
-   * read, so its tokens are Free; otherwise it is the hint, and a choice that is no longer Free
-   * gives undefined (the caller reads the index).
-   */
-  private async choosePledge (quorumDid: string, held: ReadonlyArray<{ tokenId: string, valueMilli: number }>, share: number, txid: string, read: boolean): Promise<{ tokens: TokenState[], split?: SplitResult } | undefined> {
-    const t1 = Date.now()
-    // a split while the sender waits cost each quorum 10 to 80 ms of a PREPARE; a piece a little
-    // larger locks at most the share again until the pledge is released
-    const piece = held.find((h) => h.valueMilli === share) ??
-      held.filter((h) => h.valueMilli > share && h.valueMilli <= NEAR_PLEDGE_FACTOR * share).sort((a, b) => a.valueMilli - b.valueMilli)[0]
-    this.freeHint.set(quorumDid, held.filter((h) => h !== piece))
-    if (piece !== undefined) {
-      if (read) return { tokens: [...(await freeTokensById(this.ledger, quorumDid, [piece.tokenId])).values()] }
-      const t = await this.stillFree(quorumDid, piece)
-      return t === undefined ? undefined : { tokens: [t] }
-    }
-    const split = await this.splitForPledge(quorumDid, held, share)
-    if (split !== undefined) {
-      this.log.debug(`prepare ${txid.slice(0, 12)}: pledge split in ${Date.now() - t1} ms`)
-      return { tokens: [split.result.parts[0].token], split: split.result }
-    }
-    if (!read) return undefined
-    const ids = pickPledge(held, share)
-    return ids === undefined ? undefined : { tokens: [...(await freeTokensById(this.ledger, quorumDid, ids)).values()] }
-  }
-
-  /**
-   * A Free piece of exactly `share` among those this node last read (see freeHint), checked by its
-   * own record; each one looked at leaves the hint (pledged now, or no longer Free).
-   */
-  private async hintedPiece (quorumDid: string, share: number): Promise<TokenState | undefined> {
-    const hint = this.freeHint.get(quorumDid) ?? []
-    for (;;) {
-      const i = hint.findIndex((h) => h.valueMilli === share)
-      if (i < 0) return undefined
-      const t = await this.stillFree(quorumDid, hint.splice(i, 1)[0])
-      if (t !== undefined) return t
-    }
-  }
-
-  /** The record of a token the hint names, when it is still Free for the quorum and of that value. */
-  private async stillFree (quorumDid: string, h: { tokenId: string, valueMilli: number }): Promise<TokenState | undefined> {
-    const [t] = await this.ledger.tokensById([h.tokenId])
-    return t !== undefined && isFreeOf(t, quorumDid) && t.valueMilli === h.valueMilli ? t : undefined
-  }
-
-  /**
-   * Cuts PLEDGE_PIECES parts of `share` from the largest Free token, the rest in two halves (built,
-   * not stored). A pledged part travels with its whole ancestry as the receiver's evidence, so the
-   * quorum's split tokens form a balanced tree, its depth growing with the logarithm of the number
-   * of splits: cutting from the smallest larger token, the rest of the last split, made one line
-   * one level deeper for every PLEDGE_PIECES pledges, and every delivery carried all of it.
-   */
-  private async splitForPledge (quorumDid: string, held: ReadonlyArray<{ tokenId: string, valueMilli: number }>, share: number): Promise<{ result: SplitResult, parent: TokenState } | undefined> {
-    const owner = this.opts.ownerSignerFor?.(quorumDid)
-    const bigger = held.filter((h) => h.valueMilli > share).sort((a, b) => b.valueMilli - a.valueMilli)[0]
-    if (owner === undefined || bigger === undefined) return undefined
-    // the background refill reads outside the quorum's lock: a token pledged meanwhile is left alone
-    const [parent] = await this.ledger.tokensById([bigger.tokenId])
-    if (parent === undefined || !isFreeOf(parent, quorumDid)) return undefined
-    const chain = await this.ledger.chain(parent.tokenId)
-    return { result: await splitToken(parent, chain[chain.length - 1], share, owner, this.clock.now(), PLEDGE_PIECES, 2), parent }
-  }
-
-  /** One commit: the parent burnt, its parts Free with their genesis blocks. */
-  private async storeSplit (res: SplitResult): Promise<void> {
-    await this.ledger.commit((w) => { writeSplit(w, res) })
-  }
-
-  /**
-   * Keeps a few Free pieces of the share just pledged, so the next PREPAREs of that size find one
-   * instead of splitting a token while the sender waits (a split cost 100-250 ms of a PREPARE under
-   * load). It starts once the vote `key` is over (committed or released), or REFILL_WAIT_MS after
-   * the vote at the latest, so its split does not take the CPU the rest of that transaction needs.
-   * The split is built outside the quorum's lock and stored under it only if the parent token is
-   * still Free at the same block; otherwise it is dropped, nothing having been written.
-   */
-  private refillPledgePieces (quorumDid: string, share: number, key: string): void {
-    if (this.refilling.has(quorumDid)) return
-    const run = (async () => {
-      await this.voteOver(key, REFILL_WAIT_MS)
-      // a piece pledged while this read runs may stay in the hint: it is checked at use
-      const held = await this.ledger.holdings(quorumDid, 'Free')
-      this.freeHint.set(quorumDid, [...held])
-      if (held.filter((h) => h.valueMilli === share).length >= PLEDGE_RESERVE) return
-      const split = await this.splitForPledge(quorumDid, held, share)
-      if (split === undefined) return
-      const before = split.parent
-      await this.locks.run(quorumDid, async () => {
-        const now = await this.ledger.token(before.tokenId)
-        if (now === undefined || !isFreeOf(now, quorumDid) || now.latestBlockId !== before.latestBlockId) return
-        await this.storeSplit(split.result)
-        const hint = this.freeHint.get(quorumDid)?.filter((h) => h.tokenId !== before.tokenId) ?? []
-        this.freeHint.set(quorumDid, [...hint, ...split.result.parts.map((p) => ({ tokenId: p.token.tokenId, valueMilli: p.token.valueMilli }))])
-      })
-    })().catch((e) => { this.log.debug(`refilling pledge pieces of ${quorumDid}: ${errorMessage(e)}`) })
-      .finally(() => { this.refilling.delete(quorumDid) })
-    this.refilling.set(quorumDid, run)
-  }
-
-  /** Resolves once the vote `key` has ended here (see `ended`), or after `ms`. */
-  private async voteOver (key: string, ms: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined
-    await new Promise<void>((resolve) => {
-      const waiting = this.voteEnds.get(key) ?? []
-      waiting.push(resolve)
-      this.voteEnds.set(key, waiting)
-      timer = setTimeout(resolve, ms)
-      timer.unref?.()
-    })
-    clearTimeout(timer)
-    this.voteEnds.delete(key)
-  }
 
   /** Settles when the background refills under way are done (tests, shutdown). */
-  async refills (): Promise<void> {
-    await Promise.all([...this.refilling.values()])
-  }
+  async refills (): Promise<void> { await this.pledging.refills() }
 
   private async networkCheck (markers: SpentMarkers, states: readonly string[], txid: string): Promise<string | undefined> {
     const t0 = Date.now()
@@ -528,7 +414,7 @@ export class QuorumService {
     const c = block.content
     if (c.transInfo.tid !== txid) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block is for another transaction')
     if (c.owner !== vote.receiver || c.transInfo.sender !== vote.sender || c.transInfo.receiver !== vote.receiver) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block moves the tokens to someone else than the contract says')
-    const spent = new Set(vote.states)
+    const spent = new Set(vote.spends ?? vote.states)
     const entries = Object.entries(c.transInfo.tokens)
     if (entries.length !== spent.size) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'block carries other tokens than the contract')
     for (const [tokenId, e] of entries) {
@@ -569,12 +455,13 @@ export class QuorumService {
       // checkers among the block's credit signers ask the network, the others rely on their own records
       const key = voteKey(quorumDid, txid)
       const markers = this.opts.markers
-      const checker = networkCheckers(txid, (block.content.quorumSignatures ?? []).map((c) => c.did), NETWORK_CHECKERS).includes(quorumDid)
+      // ranked by the states the block spends among its signers (credit signers = block signers)
+      const checker = networkCheckers(checkerKey(spentStatesOf(block.content.transInfo.tokens)), (block.content.quorumSignatures ?? []).map((c) => c.did), NETWORK_CHECKERS).includes(quorumDid)
       tChecked = Date.now()
       if (checker && this.claims !== undefined) {
         // the designated checker signs only with the claim of every state held: made at PREPARE,
         // or now (a checker of another five than the sender named, or after a restart)
-        const r = this.claims.holds(quorumDid, txid) ? undefined : await this.claims.claim(quorumDid, txid, vote.states, [], vote.contract !== undefined ? hexToBytes(vote.contract) : undefined)
+        const r = this.claims.holds(quorumDid, txid) ? undefined : await this.claimVote(await this.burnsOf(vote), vote.contract !== undefined ? hexToBytes(vote.contract) : undefined)
         tMarkers = Date.now()
         if (r !== undefined && !r.granted) {
           // not signed now, and the vote is kept: the sender is past its decision to sign (SIGNING)
@@ -764,85 +651,3 @@ export class QuorumService {
   /** See PledgeReleases.pledgeSummary. */
   async pledgeSummary (): Promise<Array<{ quorumDid: string, txid: string, tokens: string[] }>> { return await this.pledges.pledgeSummary() }
 }
-
-/**
- * The signers that publish a spent state's marker (a record on the peers closest to its key, and
- * gossip when that leaves nodes out): MARKER_PUBLISHERS of them, ranked by a hash of the state and
- * the DID so the work spreads over the quorums. Every signer keeps the state in its own durable
- * ledger regardless; two publishers keep the marker alive if one crashes.
- */
-const MARKER_PUBLISHERS = 2
-export function markerPublishers (stateHash: string, signers: readonly string[]): string[] {
-  return rankedBy(stateHash, signers).slice(0, MARKER_PUBLISHERS)
-}
-
-/**
- * DIDs in the order of SHA3(`<key>|<did>`), each hashed once (hashed in the sort's comparison,
- * a FINALIZE of 300 states computed some 6,000 hashes instead of 1,500).
- */
-function rankedBy (key: string, dids: readonly string[]): string[] {
-  const ranked = dids.map((did) => ({ did, r: sha3Hex(new TextEncoder().encode(`${key}|${did}`)) }))
-  return ranked.sort((a, b) => a.r < b.r ? -1 : a.r > b.r ? 1 : 0).map((x) => x.did)
-}
-
-/**
- * How many of a block's signers look the spent markers up on the network before signing. One
- * lookup per spent state and transaction: every signer also checks its own durable records and the
- * markers gossip brought it, and a second network lookup doubled the DHT traffic of a transfer
- * (each negative lookup asks every one of the closest peers) for little extra assurance.
- */
-export const NETWORK_CHECKERS = 1
-
-/**
- * The quorums among `signers` that look a transaction's spent states up on the network: the first
- * `n` ranked by SHA3(txid | DID). Every signer computes the same set from the block's credit
- * signatures, so whichever five a sender gathers, the first-ranked asked the network; the others
- * check their own durable records (and the markers gossip brought them) only.
- */
-export function networkCheckers (txid: string, signers: readonly string[], n: number): string[] {
-  return rankedBy(txid, [...new Set(signers)]).slice(0, n)
-}
-
-/** The writes of a split: the parent burnt, its parts Free with their genesis blocks. */
-function writeSplit (w: LedgerWriter, res: SplitResult): void {
-  w.putToken(res.parent)
-  w.putBlock(res.parent.tokenId, res.burnBlock.number, res.burnBlock.envelope)
-  for (const p of res.parts) { w.putToken(p.token); w.putBlock(p.token.tokenId, 0, p.genesis) }
-}
-
-/** How many parts of a pledge share one split of a quorum token cuts. */
-const PLEDGE_PIECES = 8
-/** Free pieces of the last pledged share a quorum keeps ready (refilled in the background). */
-const PLEDGE_RESERVE = 2
-/** A piece worth up to this many times the share is pledged whole rather than a token split. */
-const NEAR_PLEDGE_FACTOR = 2
-/** Longest a refill waits for the end of the vote that started it. */
-const REFILL_WAIT_MS = 2000
-
-/** Ids of Free tokens covering `share` when no split is possible: the smallest one large enough, else the largest first. */
-function pickPledge (held: ReadonlyArray<{ tokenId: string, valueMilli: number }>, share: number): string[] | undefined {
-  const single = held.filter((h) => h.valueMilli >= share).sort((a, b) => a.valueMilli - b.valueMilli)[0]
-  if (single !== undefined) return [single.tokenId]
-  const out: string[] = []
-  let sum = 0
-  for (const h of [...held].sort((a, b) => b.valueMilli - a.valueMilli)) {
-    out.push(h.tokenId); sum += h.valueMilli
-    if (sum >= share) return out
-  }
-  return undefined
-}
-
-/** The states looked up and published one by one in the DHT: all, or the MARKER_DHT_STATES lowest state hashes (the anchor among them). */
-function dhtStates (states: readonly string[]): string[] {
-  if (states.length <= MARKER_DHT_STATES) return [...states]
-  const hashed = states.map((s) => { const [tokenId, blockId] = s.split('@'); return { s, h: tokenStateHash(tokenId, blockId) } })
-  return hashed.sort((a, b) => a.h < b.h ? -1 : a.h > b.h ? 1 : 0).slice(0, MARKER_DHT_STATES).map((x) => x.s)
-}
-
-async function withTimeout<T> (p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  try {
-    return await Promise.race([p, new Promise<T>((_resolve, reject) => { timer = setTimeout(() => { reject(new RbtError(ErrorCode.TIMEOUT, 'marker lookup timed out')) }, ms) })])
-  } finally { clearTimeout(timer) }
-}
-

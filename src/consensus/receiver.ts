@@ -4,6 +4,7 @@ import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
 import type { Block } from '../tokenchain/block.js'
 import type { VerifiedBlockCache } from '../tokenchain/validate.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
+import { flagDiverged, type DoubleSpendSink } from './double-spends.js'
 import { heldStates, ledgerAncestry, storedPrefix, storeLearned, validateBundleToken, validateBundleTokenOrCollect, validateHeldToken } from './bundle.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import type { ChainBundle, DeliverReply, DeliverRequest, ReceiverPolicy, SpentState } from './messages.js'
@@ -37,6 +38,8 @@ export interface ReceiverOptions {
   /** told how each delivery ended for the receiver (metrics) */
   observe?: ConsensusObserver
   logger?: Logger
+  /** told of two spends of one state this receiver sees (a delivered chain forking from the one it stores) */
+  doubleSpends?: DoubleSpendSink
 }
 
 /**
@@ -139,6 +142,7 @@ export class TransferReceiver {
         })
       }
       const tTokens = Date.now()
+      await flagDiverged(memory.diverged, ledger, this.opts.doubleSpends, 'receiver', this.log)
       // nothing is stored: the sender delivers again with these ancestors' chains
       if (missing.length > 0) return { txid: req.txid, accepted: false, missing: [...new Set(missing)] }
       if (incoming.length === 0) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'the contract transfers no token')

@@ -64,8 +64,15 @@ export interface VoteRecord {
   receiver: string
   senderPeer: string
   amountMilli: number
-  /** token states this vote holds: `<tokenId>@<blockId>` */
+  /**
+   * token states this vote holds: `<tokenId>@<blockId>`, each token's last quorum-signed state
+   * (ChainTip.anchorBlockId): the key of its held state, claim and spent marker
+   */
   states: string[]
+  /** the states the contract spends (its tips), in the order of `states`: only when some differ from them */
+  spends?: string[]
+  /** the burnt ancestors the states rest on, claimed with them on every path (absent on older records) */
+  burns?: Array<{ stateHash: string, spender: string }>
   pledge: PledgeToken[]
   pledgeMilli: number
   credit: CreditSignature

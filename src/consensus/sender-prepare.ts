@@ -7,7 +7,7 @@ import type { OutgoingRecord } from './records.js'
 import type { NftOp } from './nft.js'
 import { notify } from './observe.js'
 import { SenderPart, contractBytes, spentStates, type Vote } from './sender-context.js'
-import { NETWORK_CHECKERS, networkCheckers } from './quorum.js'
+import { checkerKey, NETWORK_CHECKERS, networkCheckers } from './quorum-checkers.js'
 
 type No = Extract<PrepareReply, { vote: 'no' }>
 
@@ -260,10 +260,11 @@ export class PrepareRound extends SenderPart {
       // state held. When it is not the one the PREPAREs named (a quorum was replaced), it is asked
       // again naming these five, and claims now: a refusal ends the transfer before any signature.
       const five = yes.slice(0, MIN_QUORUM_SIGNATURES)
-      const checker = networkCheckers(rec.txid, five.map((v) => v.quorumDid), NETWORK_CHECKERS)[0]
+      const key = checkerKey(spentStates(rec).map((st) => `${st.tokenId}@${st.blockId}`))
+      const checker = networkCheckers(key, five.map((v) => v.quorumDid), NETWORK_CHECKERS)[0]
       const cv = five.find((v) => v.quorumDid === checker)
       // the checker the PREPAREs named answered already (with its claim, or as a node from before claims)
-      const named = networkCheckers(rec.txid, expected, NETWORK_CHECKERS)[0] === checker && five.every((v) => expected.includes(v.quorumDid))
+      const named = networkCheckers(key, expected, NETWORK_CHECKERS)[0] === checker && five.every((v) => expected.includes(v.quorumDid))
       if (cv !== undefined && cv.claimed !== true && !named) {
         const again = await prepare(cv.quorumDid, five.map((v) => v.quorumDid))
         replies.splice(replies.findIndex((r) => r.quorumDid === cv.quorumDid), 1, again)

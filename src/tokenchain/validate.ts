@@ -105,6 +105,13 @@ export interface ChainTip {
   burnt: boolean
   /** Latest value written on the chain (RBT). */
   value?: number
+  /**
+   * The last state of the chain signed by quorums (or its genesis): the id of the latest block that
+   * is not an owner-only "04", "06" or "11". Every double-spend record (claims, spent markers, a
+   * quorum's held states, burnt ancestors) is keyed on it, not on the tip: see spendAnchor.
+   * Undefined when not known (a tip read from elsewhere whose own block is owner-only).
+   */
+  anchorBlockId?: string
 }
 
 export interface ChainValidationResult {
@@ -147,6 +154,15 @@ function normalise (input: ChainBlockInput): DecodedBlock {
 
 const GENESIS_TYPES = new Set<string>([TransactionType.GENERATED, TransactionType.MIGRATED, TransactionType.DEPLOYED])
 const QUORUM_SIGNED = new Set<string>([TransactionType.TRANSFERRED, TransactionType.DEPLOYED, TransactionType.EXECUTED, TransactionType.PINNED_AS_SERVICE])
+/**
+ * Blocks their owner signs alone that leave the token where it was (same owner, not burnt): the
+ * reference writes "04"/"06" on a quorum's own pledged RBT and "11" on an RBT committed to a smart
+ * contract. Anyone holding the owner's keys can append one, so two copies of a wallet can give one
+ * state two different tips: a double-spend record keyed on the tip would let both spends through.
+ * They are kept in chains (main-net chains hold them) but never make a new state to spend: see
+ * spendAnchor.
+ */
+export const OWNER_ONLY = new Set<string>([TransactionType.PLEDGED, TransactionType.UNPLEDGED, TransactionType.CONTRACT_COMMITTED])
 const NEEDS_INITIATOR = new Set<string>([TransactionType.TRANSFERRED, TransactionType.DEPLOYED, TransactionType.EXECUTED])
 
 const FT_NAME_RE = / for FT Name : (.+)$/
@@ -159,6 +175,8 @@ interface WalkState {
   burnt: boolean
   value?: number
   genesisOwner?: string
+  /** id of the last block that is not owner-only (see ChainTip.anchorBlockId); undefined: unknown */
+  anchorId?: string
 }
 
 interface Counters { verified: number, cacheHits: number }
@@ -233,6 +251,11 @@ async function verifyBlockSignatures (b: DecodedBlock, ctx: ChainValidationConte
   }
   for (const did of signers) {
     if (!creditDids.has(did)) fail('signature', `block signer ${did} is not among the quorum credit signers`)
+  }
+  // and every credit signer signed the block: a credit that never signs would otherwise rank among
+  // the signers every validator computes (the designated checker among them) and move it
+  for (const did of creditDids) {
+    if (sigs[did] === undefined) fail('signature', `quorum ${did} gave a credit signature but did not sign the block`)
   }
   const jobs: Array<Promise<void>> = []
   for (const did of signers) jobs.push(check(ctx.verifier, c, did, b.hash, sigs[did]!, 'quorum', 'block signature'))
@@ -378,8 +401,13 @@ function checkTransition (b: DecodedBlock, s: WalkState, ctx: ChainValidationCon
         if (prevOwner !== undefined && by !== prevOwner) fail('owner', `NFT executed by ${String(by)}, the owner is ${prevOwner}`)
       }
       break
-    case TransactionType.BURNT: case TransactionType.BURNT_FOR_FT:
     case TransactionType.PLEDGED: case TransactionType.UNPLEDGED: case TransactionType.CONTRACT_COMMITTED:
+      // the reference pledges and commits RBT only (whole or part): on any other chain such a block
+      // is one no honest node made
+      if (kind !== 'rbt' && kind !== 'test-rbt' && kind !== 'part') fail('transaction', `an owner-only "${t}" block on a ${kind} chain`)
+      sameOwner()
+      break
+    case TransactionType.BURNT: case TransactionType.BURNT_FOR_FT:
       sameOwner()
       break
     default:
@@ -440,6 +468,7 @@ async function walk (inputs: readonly ChainBlockInput[], start: WalkState, ctx: 
       if (b!.content.tokenValue !== undefined) s.value = b!.content.tokenValue
       s.owner = b!.content.owner
       s.prevId = formatBlockId(n, b!.hash)
+      if (!OWNER_ONLY.has(t)) s.anchorId = s.prevId
       ids.push(s.prevId)
       last = b!
     } catch (e) {
@@ -461,7 +490,7 @@ function result (ctx: ChainValidationContext, r: Awaited<ReturnType<typeof walk>
     length: r.ids.length,
     blockIds: r.ids,
     genesisOwner: s.genesisOwner,
-    tip: { tokenId: ctx.tokenId, blockId: s.prevId, blockNumber: number, hash, owner: s.owner!, tokenType, burnt: s.burnt, value: s.value },
+    tip: { tokenId: ctx.tokenId, blockId: s.prevId, blockNumber: number, hash, owner: s.owner!, tokenType, burnt: s.burnt, value: s.value, ...(s.anchorId !== undefined ? { anchorBlockId: s.anchorId } : {}) },
     signaturesVerified: r.counters.verified,
     cacheHits: r.counters.cacheHits,
     ownerLinkChecked
@@ -523,7 +552,7 @@ export async function validateChainHere (blocks: readonly ChainBlockInput[], ctx
   if (blocks.length === 0) throw emptyChain(ctx.tokenId)
   const start: WalkState = after === undefined
     ? { index: 0, prevId: '', burnt: false }
-    : { index: after.blockNumber + 1, prevId: after.blockId, owner: after.owner, tokenType: after.tokenType, burnt: after.burnt }
+    : { index: after.blockNumber + 1, prevId: after.blockId, owner: after.owner, tokenType: after.tokenType, burnt: after.burnt, anchorId: after.anchorBlockId }
   return result(ctx, await walk(blocks, start, ctx), true)
 }
 
@@ -538,7 +567,8 @@ export function chainTipOf (block: Uint8Array, tokenId: string, n: number): Chai
     const e = tokenEntry(b, tokenId)
     if (e === undefined) return undefined
     const t = b.content.transactionType
-    return { tokenId, blockId: formatBlockId(n, b.hash), blockNumber: n, hash: b.hash, owner: b.content.owner, tokenType: e.tokenType, burnt: t === TransactionType.BURNT || t === TransactionType.BURNT_FOR_FT }
+    const blockId = formatBlockId(n, b.hash)
+    return { tokenId, blockId, blockNumber: n, hash: b.hash, owner: b.content.owner, tokenType: e.tokenType, burnt: t === TransactionType.BURNT || t === TransactionType.BURNT_FOR_FT, ...(OWNER_ONLY.has(t) ? {} : { anchorBlockId: blockId }) }
   } catch {
     return undefined
   }
@@ -597,14 +627,29 @@ export async function validateExtension (knownTip: string | ChainTip, newBlocks:
   if (typeof knownTip !== 'string' && knownTip.tokenId !== ctx.tokenId) throw new RbtError(ErrorCode.INVALID_INPUT, `tip belongs to ${knownTip.tokenId}, not ${ctx.tokenId}`)
   const start: WalkState = typeof knownTip === 'string'
     ? { index: parsed.number + 1, prevId: tipId, owner: ctx.tipOwner, tokenType: ctx.tipTokenType, burnt: false }
-    : { index: parsed.number + 1, prevId: tipId, owner: knownTip.owner, tokenType: knownTip.tokenType, burnt: knownTip.burnt, value: knownTip.value }
+    : { index: parsed.number + 1, prevId: tipId, owner: knownTip.owner, tokenType: knownTip.tokenType, burnt: knownTip.burnt, value: knownTip.value, anchorId: knownTip.anchorBlockId }
   if (newBlocks.length === 0) {
     if (start.owner === undefined || start.tokenType === undefined) throw new RbtError(ErrorCode.INVALID_INPUT, 'no new blocks and the tip is only an ID')
     return {
       tokenId: ctx.tokenId, tokenType: start.tokenType, kind: tokenKindOf(start.tokenType) ?? 'rbt', length: 0, blockIds: [],
-      tip: { tokenId: ctx.tokenId, blockId: tipId, blockNumber: parsed.number, hash: parsed.hash, owner: start.owner, tokenType: start.tokenType, burnt: start.burnt, value: start.value },
+      tip: { tokenId: ctx.tokenId, blockId: tipId, blockNumber: parsed.number, hash: parsed.hash, owner: start.owner, tokenType: start.tokenType, burnt: start.burnt, value: start.value, ...(start.anchorId !== undefined ? { anchorBlockId: start.anchorId } : {}) },
       signaturesVerified: 0, cacheHits: 0, ownerLinkChecked: true
     }
   }
   return await observed(ctx, walk(newBlocks, start, ctx).then((r) => result(ctx, r, start.owner !== undefined)))
+}
+
+/**
+ * The state a spend of a chain's block `at` (default: its tip) really spends: the id of the latest
+ * block at or before it that is not owner-only ("04", "06", "11"), the chain's last quorum-signed
+ * state (or its genesis). From one state, `… → bob` and `… → 11 → carol` are two spends of the
+ * same state: keyed on their tips they never meet, keyed on this they do. Reads the blocks from
+ * `at` back, decoding only those it passes (usually one). Throws when a block does not decode.
+ */
+export function spendAnchor (chain: readonly Uint8Array[], at = chain.length - 1): string {
+  for (let i = at; i >= 0; i--) {
+    const b = decodeBlockEnvelope(chain[i]!)
+    if (i === 0 || !OWNER_ONLY.has(b.content.transactionType)) return formatBlockId(i, b.hash)
+  }
+  throw new RbtError(ErrorCode.CHAIN_INVALID, 'empty chain has no state to spend')
 }

@@ -9,7 +9,7 @@ import { LevelStore } from '../../src/storage/level-store.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { ErrorCode } from '../../src/util/errors.js'
 import { tokenStateHash } from '../../src/tokenchain/token-id.js'
-import { SPENT_TOPIC, markerDigest, nodeSpentMarkers, spentMarkerRpcHandlers, type NodeSpentMarkers, type SpentMarkerMethods } from '../../src/node/consensus/spent-markers.js'
+import { MARKER_BATCH_STATES_MAX, SPENT_TOPIC, markerDigest, nodeSpentMarkers, spentMarkerRpcHandlers, type NodeSpentMarkers, type SpentMarkerMethods } from '../../src/node/consensus/spent-markers.js'
 import { connect, startHosts, stopAll, waitFor, expectRbtError } from './helpers.js'
 
 /**
@@ -28,7 +28,10 @@ describe('p2p: spent-marker records over the rpc channel', function () {
   const QUORUM = 'bafybmiquorumdid'
   const QUORUM2 = 'bafybmisecondquorum'
   const sign = (did: string, msg: string): string => `${did}:${msg}`
-  const verifier = { verify: async (did: string, msg: string, sig: string) => sig === sign(did, msg) }
+  let verifyCalls = 0
+  const verifier = { verify: async (did: string, msg: string, sig: string) => { verifyCalls++; return sig === sign(did, msg) } }
+  /** two verified markers of different transactions for one state, as each node was told them */
+  const conflicts: Array<{ node: number, stateHash: string, held: string, other: string }> = []
   /** the quorum of every marker signature made, in order */
   const signed: string[] = []
   const state = (n: number): string => tokenStateHash(`QmToken${n}`, `1-${'ab'.repeat(32)}`)
@@ -72,7 +75,8 @@ describe('p2p: spent-marker records over the rpc channel', function () {
         signerFor: (did) => (did === QUORUM && i === 0) || (did === QUORUM2 && i === 1) ? { did, pvtSign: async (msg: string) => { signed.push(did); return sign(did, msg) }, signHash: async () => { throw new Error('unused') } } : undefined,
         backupDelayMs: 200,
         local: kv.collection('spent-markers'),
-        log: silentLogger
+        log: silentLogger,
+        onConflict: (stateHash, held, other) => { conflicts.push({ node: i, stateHash, held: held.txid, other: other.txid }) }
       })
       markers.push(m)
     }
@@ -259,5 +263,26 @@ describe('p2p: spent-marker records over the rpc channel', function () {
     expect((await markers[0]!.known(s))?.txid).to.equal('tx5')
     const res = await rpcs[2]!.call(hosts[0]!.peerId, 'markers.get', { stateHash: s })
     expect(res.record).to.equal(undefined)
+  })
+
+  it('two verified markers naming different transactions for one state: the node holding one is told both; a forged one tells nothing', async () => {
+    const s = state(30)
+    await markers[0]!.publish(s, { txid: 'tx30', blockId: 'b30', quorum: QUORUM })
+    conflicts.length = 0
+    await rpcs[2]!.call(hosts[1]!.peerId, 'markers.put', { stateHash: s, record: { txid: 'forged', blockId: 'b', quorum: QUORUM, sig: 'nope' } })
+    expect(conflicts).to.deep.equal([])
+    const m = { txid: 'tx30-other', blockId: 'b31', quorum: QUORUM2 }
+    await rpcs[2]!.call(hosts[1]!.peerId, 'markers.put', { stateHash: s, record: { ...m, sig: sign(QUORUM2, markerDigest(s, m)) } })
+    expect(conflicts).to.deep.equal([{ node: 1, stateHash: s, held: 'tx30', other: 'tx30-other' }])
+    // the first stays the one that counts
+    expect((await markers[1]!.known(s))?.txid).to.equal('tx30')
+  })
+
+  it('drops a gossiped batch naming more states than the cap before any read or signature check', async () => {
+    const items = Array.from({ length: MARKER_BATCH_STATES_MAX + 1 }, (_x, n) => ({ stateHash: state(100_000 + n), blockId: 'bx' })).sort((a, b) => a.stateHash < b.stateHash ? -1 : 1)
+    const before = verifyCalls
+    await markers[1]!.receive(new TextEncoder().encode(JSON.stringify({ batch: { quorum: QUORUM, txid: 'txbig', items, sig: 'whatever' } })))
+    expect(verifyCalls).to.equal(before)
+    expect(await markers[1]!.known(items[0]!.stateHash)).to.equal(undefined)
   })
 })

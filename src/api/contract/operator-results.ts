@@ -51,6 +51,27 @@ export interface ValidateChainResult {
 }
 
 /** GET /svc/v1/quorums/pledged_tokens: one item per token a quorum DID of this node pledged. */
+/** Two spends of one token state this node saw, with the proof it keeps (GET /svc/v1/double-spends). */
+export interface DoubleSpendItem {
+  id: string
+  token: string
+  /** the state spent twice: `<token>@<block id>` of its last quorum-signed block (markers: the state hash) */
+  state: string
+  state_hash: string
+  /** 'blocks': two valid blocks spend it; 'markers': two verified spent markers name different transactions */
+  evidence: 'blocks' | 'markers'
+  /** the two transactions (a burn: its block hash) */
+  spent_by: string[]
+  /** the two spending blocks, base64 envelopes (evidence 'blocks') */
+  blocks?: string[]
+  /** the two markers (evidence 'markers') */
+  markers?: Array<{ txid: string, blockId: string, quorum: string, sig?: string }>
+  /** the role of this node that saw them: receiver, quorum, sync or markers */
+  seen_by: string
+  /** when (ISO time) */
+  seen_at: string
+}
+
 export interface PledgedTokenItem {
   did: string
   token: string

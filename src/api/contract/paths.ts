@@ -74,6 +74,7 @@ export const paths = {
   quorumsPledgedTokens: { method: 'GET', path: '/svc/v1/quorums/pledged_tokens' },
   tokensClaims: { method: 'GET', path: '/svc/v1/tokens/claims' },
   quorumsRunUnpledge: { method: 'POST', path: '/svc/v1/quorums/run_unpledge' },
+  doubleSpends: { method: 'GET', path: '/svc/v1/double-spends' },
   nodeTxCounts: { method: 'GET', path: '/svc/v1/node/tx_counts' },
   txSelfTransfer: { method: 'POST', path: '/svc/v1/tx/self_transfer' }
 } as const

@@ -9,7 +9,7 @@ import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtRe
 import type { FtListItemResult, FtMintResult } from '../contract/ft-results.js'
 import type { NftChainItem, NftListItem, NftTxResult } from '../contract/nft-results.js'
 import type { ScChainItem, ScListItem, ScTxResult } from '../contract/sc-results.js'
-import type { PledgedTokenItem, ReleaseLockedResult, TokenClaimsResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from '../contract/operator-results.js'
+import type { DoubleSpendItem, PledgedTokenItem, ReleaseLockedResult, TokenClaimsResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from '../contract/operator-results.js'
 
 export interface NodeApi {
   status: () => NodeStatus
@@ -234,6 +234,8 @@ export interface OperatorApi {
   tokenClaims: (token: string, blockId?: string) => Promise<TokenClaimsResult>
   /** get-pledgedtoken-details: every token this node's quorum DIDs hold pledged, with the transaction it backs and its release time */
   pledgedTokens: () => Promise<PledgedTokenItem[]>
+  /** the double spends this node saw, newest first (of one token when given) */
+  doubleSpends: (opts: { token?: string, limit?: number }) => Promise<DoubleSpendItem[]>
   /** get-by-node: transactions sent and received per DID hosted here */
   txCounts: () => Promise<TxCountItem[]>
   /** run-unpledge: the quorum's unpledge sweep now; what it released */

@@ -195,7 +195,10 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
         signerFor: (did) => service.quorumSignerOf(did),
         local: store.collection('spent-markers'),
         dhtTimeoutMs: env('RBTNODE_MARKER_TIMEOUT_MS'),
-        log: log.child('markers')
+        log: log.child('markers'),
+        onConflict: (stateHash, held, other) => {
+          void svc?.doubleSpends.flag({ tokenId: '', state: stateHash, stateHash, kind: 'markers', spenders: [held.txid, other.txid], markers: [held, other], seenBy: 'markers' })
+        }
       })
       markers = m
       host.subscribe(markersMod.SPENT_TOPIC, async (msg) => { await m.receive(msg.data).catch(() => {}) })

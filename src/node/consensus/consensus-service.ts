@@ -1,4 +1,5 @@
 import { QuorumService } from '../../consensus/quorum.js'
+import { DoubleSpends } from '../../consensus/double-spends.js'
 import { TransferReceiver } from '../../consensus/receiver.js'
 import { TransferSender, type FtSpend, type TransferResult, type WaitingOperation } from '../../consensus/sender.js'
 import type { NftOp } from '../../consensus/nft.js'
@@ -57,6 +58,8 @@ export class ConsensusService {
   readonly sender: TransferSender
   readonly quorum: QuorumService
   readonly receiver: TransferReceiver
+  /** the double spends this node's roles saw, with their proofs */
+  readonly doubleSpends: DoubleSpends
   private readonly quorumSigners = new Map<string, { quorum: ConsensusSigner, owner: ConsensusSigner }>()
   private timer?: NodeJS.Timeout
   private sweeping = false
@@ -69,6 +72,7 @@ export class ConsensusService {
     const { ledger, verifier, transport, log } = opts
     // envelopes verified by any role of this node: a block one role checked, the others need not
     const verified = new BoundedSet(VERIFIED_MEMO)
+    this.doubleSpends = new DoubleSpends({ ledger, log: log.child('double-spends'), clock: { now: () => Date.now() }, observe: opts.observe })
     this.sender = new TransferSender({
       ledger, transport, verifier, verified, selfPeer: opts.selfPeer(), logger: log.child('sender'), fault: opts.fault,
       onCommitted: opts.onCommitted,
@@ -86,7 +90,8 @@ export class ConsensusService {
       pledgePeriodMs: opts.pledgePeriodMs,
       staleVoteMs: opts.staleVoteMs,
       contracts: opts.contracts,
-      observe: opts.observe
+      observe: opts.observe,
+      doubleSpends: this.doubleSpends
     })
     this.receiver = new TransferReceiver({
       ledger, verifier, verified, fault: opts.fault,
@@ -95,6 +100,7 @@ export class ConsensusService {
       trustOwnQuorumList: () => opts.trustOwnQuorumList === true,
       observe: opts.observe,
       onReceived: opts.onReceived,
+      doubleSpends: this.doubleSpends,
       logger: log.child('receiver')
     })
   }

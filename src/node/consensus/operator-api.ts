@@ -50,6 +50,11 @@ const item = (o: LockedTokenOutcome): LockedTokenItem => ({
 
 export function createOperatorApi (d: OperatorApiDeps): OperatorApi {
   return {
+    doubleSpends: async (opts) => (await d.consensus().doubleSpends.list({ ...(opts.token !== undefined ? { tokenId: opts.token } : {}), ...(opts.limit !== undefined ? { limit: opts.limit } : {}) })).map((p) => ({
+      id: p.id, token: p.tokenId, state: p.state, state_hash: p.stateHash, evidence: p.kind, spent_by: [...p.spenders],
+      ...(p.blocks !== undefined ? { blocks: [...p.blocks] } : {}), ...(p.markers !== undefined ? { markers: p.markers.map((m) => ({ ...m })) } : {}),
+      seen_by: p.seenBy, seen_at: new Date(p.at).toISOString()
+    })),
     releaseLocked: async (opts = {}) => {
       const cs = d.consensus()
       // every Locked token of the node's DIDs, from the owner index (one prefix read per DID and family)

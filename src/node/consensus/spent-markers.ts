@@ -49,6 +49,12 @@ export interface SpentMarkerMethods {
 
 /** Most states one `markers.getMany` or `markers.putMany` may name. */
 export const MARKER_BATCH_MAX = 64
+/**
+ * Most states one gossiped batch may name: a larger one is dropped unread (before any store read
+ * or signature check); a publisher with more states sends several batches. It was 100,000: one
+ * message cost every node that many reads before its one signature was even checked.
+ */
+export const MARKER_BATCH_STATES_MAX = 4096
 
 /** What a quorum signs for one state's marker. */
 export const markerDigest = (stateHash: string, m: SpentMarker): string => sha3Hex(utf8(`${stateHash}|${m.txid}|${m.blockId}|${m.quorum}`))
@@ -71,7 +77,7 @@ interface BatchMessage { quorum: string, txid: string, items: Array<{ stateHash:
 function parseBatch (bytes: Uint8Array): BatchMessage | undefined {
   try {
     const m = (JSON.parse(new TextDecoder().decode(bytes)) as { batch?: BatchMessage }).batch
-    if (m === undefined || typeof m.quorum !== 'string' || typeof m.txid !== 'string' || typeof m.sig !== 'string' || !Array.isArray(m.items) || m.items.length > 100_000) return undefined
+    if (m === undefined || typeof m.quorum !== 'string' || typeof m.txid !== 'string' || typeof m.sig !== 'string' || !Array.isArray(m.items) || m.items.length > MARKER_BATCH_STATES_MAX) return undefined
     if (!m.items.every((it) => typeof it?.stateHash === 'string' && STATE_RE.test(it.stateHash) && typeof it.blockId === 'string')) return undefined
     for (let i = 1; i < m.items.length; i++) if (!(m.items[i - 1]!.stateHash < m.items[i]!.stateHash)) return undefined
     return { quorum: m.quorum, txid: m.txid, sig: m.sig, items: m.items.map((it) => ({ stateHash: it.stateHash, blockId: it.blockId })) }
@@ -152,6 +158,8 @@ export function nodeSpentMarkers (opts: {
   /** how long a backup publisher waits for the first publisher's marker (default BACKUP_DELAY_MS) */
   backupDelayMs?: number
   log: Logger
+  /** two verified markers naming different transactions for one state: told both (double-spends.ts) */
+  onConflict?: (stateHash: string, held: MarkerRecord & { batch?: true }, other: MarkerRecord & { batch?: true }) => void
 }): NodeSpentMarkers {
   // A backup publisher waiting on a state: `txid|quorum` it waits for another publisher's marker of
   // (same transaction, another quorum); `seen` once such a marker arrived here and verified.
@@ -198,10 +206,17 @@ export function nodeSpentMarkers (opts: {
     await locks.run(stateHash, async () => {
       const held = await opts.local.get(stateHash)
       if (held === undefined) { await opts.local.put(stateHash, { ...plain(stateHash, rec), pending: true }); return }
-      if (held.pending !== true || (held.sig === rec.sig && held.txid === rec.txid && held.blockId === rec.blockId && held.quorum === rec.quorum)) return
-      if (await settle(stateHash, held) !== undefined) return
+      if (held.sig === rec.sig && held.txid === rec.txid && held.blockId === rec.blockId && held.quorum === rec.quorum) return
+      const kept = await settle(stateHash, held)
+      if (kept !== undefined) { await conflict(stateHash, kept, rec); return }
       if (await verified(stateHash, rec)) await opts.local.put(stateHash, plain(stateHash, rec))
     })
+  }
+  /** A verified marker held, and another for another transaction: when that one verifies too, both are told. */
+  const conflict = async (stateHash: string, held: StoredMarker, rec: MarkerRecord): Promise<void> => {
+    if (opts.onConflict === undefined || held.txid === rec.txid || !await verified(stateHash, rec)) return
+    const { stateHash: _h, pending: _p, ...kept } = held
+    opts.onConflict(stateHash, kept, { txid: rec.txid, blockId: rec.blockId, quorum: rec.quorum, sig: rec.sig })
   }
   /** Verifies a pending record (under the state's lock): kept as verified, or dropped. */
   const settle = async (stateHash: string, held: StoredMarker): Promise<StoredMarker | undefined> => {
@@ -284,21 +299,30 @@ export function nodeSpentMarkers (opts: {
     publishBatch: async (quorum, txid, items) => {
       const signer = opts.signerFor(quorum)
       if (signer === undefined || items.length === 0) return
-      const sorted = [...items].sort((a, b) => a.stateHash < b.stateHash ? -1 : a.stateHash > b.stateHash ? 1 : 0)
-      const sig = await signer.pvtSign(batchDigest(quorum, txid, sorted))
-      await Promise.all(sorted.map(async (it) => { await opts.local.put(it.stateHash, { txid, blockId: it.blockId, quorum, sig, stateHash: it.stateHash, batch: true }) }))
-      const h = opts.host()
-      if (h === undefined) return
-      await h.publish(SPENT_TOPIC, utf8(JSON.stringify({ batch: { quorum, txid, items: sorted, sig } }))).catch(() => {})
+      const all = [...items].sort((a, b) => a.stateHash < b.stateHash ? -1 : a.stateHash > b.stateHash ? 1 : 0)
+      for (let at = 0; at < all.length; at += MARKER_BATCH_STATES_MAX) {
+        const sorted = all.slice(at, at + MARKER_BATCH_STATES_MAX)
+        const sig = await signer.pvtSign(batchDigest(quorum, txid, sorted))
+        await Promise.all(sorted.map(async (it) => { await opts.local.put(it.stateHash, { txid, blockId: it.blockId, quorum, sig, stateHash: it.stateHash, batch: true }) }))
+        const h = opts.host()
+        if (h === undefined) continue
+        await h.publish(SPENT_TOPIC, utf8(JSON.stringify({ batch: { quorum, txid, items: sorted, sig } }))).catch(() => {})
+      }
     },
     receive: async (bytes) => {
       const b = parseBatch(bytes)
       if (b !== undefined) {
         const have = await opts.local.getMany(b.items.map((it) => it.stateHash))
         const fresh = b.items.filter((_it, i) => have[i] === undefined)
-        if (fresh.length === 0) return
+        // states a verified marker of another transaction holds already: both are told once the batch verifies
+        const clash = opts.onConflict === undefined ? [] : b.items.flatMap((it, i) => { const h = have[i]; return h !== undefined && h.pending !== true && h.txid !== b.txid ? [[it, h] as const] : [] })
+        if (fresh.length === 0 && clash.length === 0) return
         if (!await opts.verifier.verify(b.quorum, batchDigest(b.quorum, b.txid, b.items), b.sig, 'quorum').catch(() => false)) return
         await Promise.all(fresh.map(async (it) => { await opts.local.put(it.stateHash, { txid: b.txid, blockId: it.blockId, quorum: b.quorum, sig: b.sig, stateHash: it.stateHash, batch: true }) }))
+        for (const [it, h] of clash) {
+          const { stateHash: _h, pending: _p, ...kept } = h
+          opts.onConflict?.(it.stateHash, kept, { txid: b.txid, blockId: it.blockId, quorum: b.quorum, sig: b.sig, batch: true })
+        }
         return
       }
       const r = parse(bytes) as (MarkerRecord & { stateHash?: unknown }) | undefined

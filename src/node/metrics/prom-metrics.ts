@@ -50,6 +50,13 @@ export class PromMetrics {
     registers: [this.registry]
   })
 
+  private readonly doubleSpends = new Counter({
+    name: `${METRIC_PREFIX}double_spends_seen_total`,
+    help: 'Token states this node saw spent twice (two valid blocks, or two verified spent markers naming different transactions), by the role that saw them and the evidence; each proof is kept (GET /svc/v1/double-spends)',
+    labelNames: ['seen_by', 'evidence'] as const,
+    registers: [this.registry]
+  })
+
   private readonly transferSeconds = new Histogram({
     name: `${METRIC_PREFIX}transfer_duration_seconds`,
     help: 'Time from the start of a transaction to its outcome, by role (quorum: from its vote to the commit or release)',
@@ -194,6 +201,8 @@ export class PromMetrics {
     if (e.kind === 'transaction') {
       this.transfers.inc({ role: e.role, outcome: e.outcome })
       this.transferSeconds.observe({ role: e.role }, e.ms / 1000)
+    } else if (e.kind === 'double-spend') {
+      this.doubleSpends.inc({ seen_by: e.seenBy, evidence: e.evidence })
     } else {
       this.roundSeconds.observe({ round: e.round }, e.ms / 1000)
     }

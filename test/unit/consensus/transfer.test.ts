@@ -10,6 +10,7 @@ import { EvidenceStore } from '../../../src/consensus/evidence-store.js'
 import { decodeBlockEnvelope } from '../../../src/tokenchain/block.js'
 import { decodeContract } from '../../../src/tokenchain/contract.js'
 import { markerPublishers, networkCheckers, NETWORK_CHECKERS } from '../../../src/consensus/quorum.js'
+import { checkerKey, spentStatesOf } from '../../../src/consensus/quorum-checkers.js'
 import { MIN_QUORUM_SIGNATURES as MIN_SIGNERS } from '../../../src/consensus/quorum-selection.js'
 import { waitFor } from '../../helpers/wait.js'
 import { sha3Hex } from '../../../src/tokenchain/hash.js'
@@ -745,9 +746,10 @@ describe('consensus: quorum pledges', function () {
     // the checker of the block (first-ranked among its signers) waits for one at SIGN. When the
     // signers are those five, both are the same quorum: one lookup in all.
     expect(NETWORK_CHECKERS).to.equal(1)
-    const checkers = networkCheckers(res.txid, creditSigners, NETWORK_CHECKERS)
+    const key = checkerKey(spentStatesOf(block.content.transInfo.tokens))
+    const checkers = networkCheckers(key, creditSigners, NETWORK_CHECKERS)
     const expected = (await a.ledger.record<{ asked: string[] }>('cs-outgoing', res.txid))!.asked.slice(0, 5)
-    const allowed = new Set([...networkCheckers(res.txid, expected, NETWORK_CHECKERS), ...checkers])
+    const allowed = new Set([...networkCheckers(key, expected, NETWORK_CHECKERS), ...checkers])
     if ([...creditSigners].sort().join() === [...expected].sort().join()) expect(askers.size).to.equal(1)
     expect(allowed.size).to.be.at.most(2)
     for (const d of checkers) expect(askers.has(d), `checker ${d} asked the network`).to.equal(true)

@@ -4,7 +4,9 @@ import {
 } from '../../../src/tokenchain/block.js'
 import { encodeCbor, decodeCbor, type CborObject } from '../../../src/tokenchain/cbor.js'
 import { ftTokenId } from '../../../src/tokenchain/token-id.js'
-import { validateChain, validateExtension, verifyEnvelope, type ChainValidationContext } from '../../../src/tokenchain/validate.js'
+import { spendAnchor, validateChain, validateExtension, verifyEnvelope, type ChainValidationContext } from '../../../src/tokenchain/validate.js'
+import { nextTokenEntry } from '../../../src/tokenchain/block.js'
+import { TransactionType } from '../../../src/tokenchain/types.js'
 import { isRbtError, type RbtError } from '../../../src/util/errors.js'
 import { buildTestTokenChain, KeyRing, tamperedEnvelope, transferBlock, type TestChain } from './fixtures.js'
 
@@ -192,6 +194,56 @@ describe('tokenchain/validate', function () {
       let burn = createBlock(burntBlock(chain.blocks[1]!, chain.tokenId, other, 1, []))
       burn = setSignature(burn, other, ring.sign(other, burn.hash))
       await expectInvalid(validateChain([chain.envelopes[0]!, chain.envelopes[1]!, encodeBlockEnvelope(burn)], ctx), 2, 'owner', /owner changed/)
+    })
+  })
+
+  describe('a cheating owner', () => {
+    /** An owner-only "11" (contract committed) block on `previous`, signed by `owner` alone. */
+    const ownerOnly = (previous: Block, owner: string): Block => {
+      const b = createBlock({ transactionType: TransactionType.CONTRACT_COMMITTED, owner, transInfo: { tokens: { [chain.tokenId]: nextTokenEntry(previous, chain.tokenId) } }, childTokens: [] })
+      return setSignature(b, owner, ring.sign(owner, b.hash))
+    }
+    it('a credit signer that did not sign the block (it would rank among the signers, the designated checker among them)', async () => {
+      const b = chain.blocks[1]!
+      const extra = ring.newDid()
+      const tid = b.content.transInfo.tid!
+      const credits = [...b.content.quorumSignatures!, { did: extra, hash: '', signType: '0', signature: '', privSignature: ring.sign(extra, tid, 'quorum') }]
+      let nb = createBlock({ ...b.content, quorumSignatures: credits })
+      for (const q of chain.quorums) nb = setSignature(nb, q, ring.sign(q, nb.hash, 'quorum'))
+      await expectInvalid(validateChain([chain.envelopes[0]!, encodeBlockEnvelope(nb)], ctx), 1, 'signature', /gave a credit signature but did not sign the block/)
+    })
+    it('an owner-only block forks nothing: two spends of one state, one through an owner-only block, spend the same anchor', async () => {
+      const owner = chain.owners[1]!
+      const base = [chain.envelopes[0]!, chain.envelopes[1]!]
+      const toBob = transferBlock(ring, chain.tokenId, chain.blocks[1]!, owner, chain.owners[2]!, chain.quorums)
+      const eleven = ownerOnly(chain.blocks[1]!, owner)
+      const toCarol = transferBlock(ring, chain.tokenId, eleven, owner, chain.owners[3]!, chain.quorums)
+      // both chains are valid (main-net chains hold such blocks) ...
+      const before = await validateChain([...base], ctx)
+      const a = await validateChain([...base, encodeBlockEnvelope(toBob)], ctx)
+      const withEleven = await validateChain([...base, encodeBlockEnvelope(eleven)], ctx)
+      const c = await validateChain([...base, encodeBlockEnvelope(eleven), encodeBlockEnvelope(toCarol)], ctx)
+      expect(a.tip.owner).to.equal(chain.owners[2])
+      expect(c.tip.owner).to.equal(chain.owners[3])
+      // ... but the state each spend spends is the same: the last quorum-signed one
+      expect(before.tip.anchorBlockId).to.equal(before.tip.blockId)
+      expect(withEleven.tip.blockId).to.not.equal(before.tip.blockId)
+      expect(withEleven.tip.anchorBlockId).to.equal(before.tip.blockId)
+      expect(spendAnchor([...base, encodeBlockEnvelope(eleven)])).to.equal(before.tip.blockId)
+      expect(spendAnchor([...base])).to.equal(before.tip.blockId)
+      // an extension from the owner-only tip keeps what it knows of the anchor
+      const ext = await validateExtension(withEleven.tip, [], ctx)
+      expect(ext.tip.anchorBlockId).to.equal(before.tip.blockId)
+    })
+    it('an owner-only block on a chain the reference never writes one on (an FT)', async () => {
+      const creator = ring.newDid()
+      const id = ftTokenId('gold', 0, creator)
+      let g = createBlock(ftGenesis({ ftId: id, creator, index: 0, parentIds: ['QmbFMke1KXqnYyBBWxB74N4c5SBnJMVAiMNRcGu6x1AwQH'], value: 0.2, comment: ftGenesisComment('2025-01-01 00:00:00 +0000 UTC', 'gold') }))
+      g = setSignature(g, creator, ring.sign(creator, g.hash))
+      let b = createBlock({ transactionType: TransactionType.PLEDGED, owner: creator, transInfo: { tokens: { [id]: nextTokenEntry(g, id) } }, childTokens: [] })
+      b = setSignature(b, creator, ring.sign(creator, b.hash, 'quorum'))
+      await validateChain([encodeBlockEnvelope(g)], { tokenId: id, verifier: ring.verifier })
+      await expectInvalid(validateChain([encodeBlockEnvelope(g), encodeBlockEnvelope(b)], { tokenId: id, verifier: ring.verifier }), 1, 'transaction', /owner-only "04" block on a ft chain/)
     })
   })
 

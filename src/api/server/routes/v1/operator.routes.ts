@@ -30,6 +30,10 @@ export function operatorRoutes (r: Registrar, s: ApiServices): void {
     }
     return ok(res.checked === 0 ? `token chain validated successfully (no tokens of ${res.did} on this node)` : `token chain validated successfully (${res.checked} token(s))`, res)
   })
+  r.on('doubleSpends', async ({ query }) => {
+    const list = await op().doubleSpends({ ...(query.token !== undefined ? { token: query.token } : {}), ...(query.limit !== undefined ? { limit: query.limit } : {}) })
+    return ok(list.length === 0 ? 'No double spends seen by this node' : `${list.length} double spend(s) seen by this node`, list)
+  })
   r.on('tokensClaims', async ({ query }) => {
     const res = await op().tokenClaims(query.token, query.block)
     const held = res.states.filter((s) => s.claim !== null).length

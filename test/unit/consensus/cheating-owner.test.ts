@@ -1,0 +1,187 @@
+import { expect } from 'chai'
+import { createBlock, decodeBlockEnvelope, encodeBlockEnvelope, formatBlockId, nextTokenEntry, setSignature } from '../../../src/tokenchain/block.js'
+import { TransactionType } from '../../../src/tokenchain/types.js'
+import { tokenStateHash } from '../../../src/tokenchain/token-id.js'
+import { checkerKey, networkCheckers, spentStatesOf } from '../../../src/consensus/quorum-checkers.js'
+import { burntAncestors } from '../../../src/consensus/burn-claims.js'
+import type { PrepareRequest } from '../../../src/consensus/messages.js'
+import { DoubleSpends, forkProof, type DoubleSpendSink } from '../../../src/consensus/double-spends.js'
+import type { ConsensusEvent } from '../../../src/consensus/observe.js'
+import { silentLogger } from '../../../src/util/logger.js'
+import { SimNet, balance, type SimDid, type SimNode } from './harness.js'
+
+/**
+ * An owner who cheats: he holds the wallet's keys on two nodes (X and Y), writes blocks honest code
+ * never writes, and sends requests honest senders never send. Each case spends one token twice,
+ * one spend after the other (no race needed); at most one may ever be paid.
+ */
+describe('consensus: a cheating owner spends one state twice (owner-only blocks, claims on every path)', function () {
+  this.timeout(120_000)
+
+  /** 10 quorum nodes in two sets of 5, the wallet's node and its copy, two receivers' nodes. */
+  async function network (claims: boolean): Promise<{ net: SimNet, set1: string[], set2: string[], x: SimNode, y: SimNode, bobNode: SimNode, carolNode: SimNode, bob: SimDid, carol: SimDid }> {
+    const net = new SimNet({ claims })
+    for (let i = 0; i < 10; i++) {
+      const q = net.addNode(`q${i}`)
+      const d = await net.addDid(q)
+      net.quorumDids.push(d.did)
+      await net.mint(q, d.did, 3)
+    }
+    const x = net.addNode('X')
+    const y = net.addNode('Y')
+    const bobNode = net.addNode('B')
+    const carolNode = net.addNode('C')
+    const bob = await net.addDid(bobNode)
+    const carol = await net.addDid(carolNode)
+    return { net, set1: net.quorumDids.slice(0, 5), set2: net.quorumDids.slice(5), x, y, bobNode, carolNode, bob, carol }
+  }
+
+  /** A fresh wallet with one token, on X and (restored) on Y. */
+  async function wallet (net: SimNet, x: SimNode, y: SimNode): Promise<{ alice: SimDid, id: string }> {
+    const alice = await net.addDid(x)
+    y.dids.set(alice.did, alice)
+    const [id] = await net.mint(x, alice.did, 1)
+    y.ledger.tokens.set(id, { ...x.ledger.tokens.get(id)! })
+    y.ledger.blocks.set(id, [...x.ledger.blocks.get(id)!])
+    return { alice, id }
+  }
+
+  /** The owner appends an owner-only "11" block to his copy of the token on `node` (no quorum involved). */
+  async function appendOwnerOnly (node: SimNode, alice: SimDid, id: string): Promise<void> {
+    const chain = node.ledger.blocks.get(id)!
+    const prev = decodeBlockEnvelope(chain[chain.length - 1]!)
+    let b = createBlock({ transactionType: TransactionType.CONTRACT_COMMITTED, owner: alice.did, transInfo: { tokens: { [id]: nextTokenEntry(prev, id) } }, childTokens: [] })
+    b = setSignature(b, alice.did, await alice.owner.pvtSign(b.hash))
+    chain.push(encodeBlockEnvelope(b))
+    node.ledger.tokens.get(id)!.latestBlockId = formatBlockId(chain.length - 1, b.hash)
+  }
+
+  for (const claims of [true, false]) {
+    const how = claims ? 'claims' : 'spent markers'
+    it(`case 2 (${how}): "… → bob" and "… → 11 (owner only) → carol" spend the same state: the second is refused`, async () => {
+      const n = await network(claims)
+      const { alice, id } = await wallet(n.net, n.x, n.y)
+      await appendOwnerOnly(n.y, alice, id)
+      const first = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner)
+      expect(first.delivered).to.equal(true)
+      const second = await n.y.sender.transfer({ sender: alice.did, receiver: n.carol.did, amountMilli: 1000, memo: 'y', quorums: n.set2 }, alice.owner).then(() => undefined, (e: unknown) => e as Error)
+      expect(second, 'the second spend was paid').to.be.instanceOf(Error)
+      expect(await balance(n.bobNode, n.bob.did)).to.equal(1000)
+      expect(await balance(n.carolNode, n.carol.did)).to.equal(0)
+    })
+  }
+
+  it('case 2 (splits): a burn after an owner-only block claims the same burnt state as a burn without it', async () => {
+    const n = await network(true)
+    const { alice, id } = await wallet(n.net, n.x, n.y)
+    await appendOwnerOnly(n.y, alice, id)
+    const first = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 500, memo: 'x', quorums: n.set1 }, alice.owner)
+    expect(first.delivered).to.equal(true)
+    const second = await n.y.sender.transfer({ sender: alice.did, receiver: n.carol.did, amountMilli: 300, memo: 'y', quorums: n.set2 }, alice.owner).then(() => undefined, (e: unknown) => e as Error)
+    expect(second, 'the second split was paid').to.be.instanceOf(Error)
+    expect(await balance(n.carolNode, n.carol.did)).to.equal(0)
+    // the burnt state both walks name is the genesis state of the token, whatever the owner appended
+    const genesisState = tokenStateHash(id, formatBlockId(0, decodeBlockEnvelope(n.x.ledger.blocks.get(id)![0]!).hash))
+    expect(n.net.burnClaims.map((b) => b.stateHash)).to.include(genesisState)
+    const yChain = n.y.ledger.blocks.get(id)!
+    const part = decodeBlockEnvelope(yChain[yChain.length - 1]!).content.childTokens[0]!
+    const burns = await burntAncestors([[part, formatBlockId(0, decodeBlockEnvelope(n.y.ledger.blocks.get(part)![0]!).hash)]], async (t) => n.y.ledger.blocks.get(t))
+    expect(burns.map((b) => b.stateHash)).to.deep.equal([genesisState])
+    // the winner's other part is still its owner's to spend
+    const again = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 500, memo: 'rest', quorums: n.set1 }, alice.owner)
+    expect(again.delivered).to.equal(true)
+  })
+
+  it('case 4: a checker that claims only at SIGN (PREPAREs sent without `asked`) claims the burnt ancestors too: two splits of one token, one paid', async () => {
+    const n = await network(true)
+    // the cheating sender's PREPAREs name no expected signers: no checker claims at PREPARE
+    for (const q of n.net.nodes) {
+      const prepare = q.quorum.prepare.bind(q.quorum)
+      q.quorum.prepare = async (r: PrepareRequest) => { const { asked: _asked, ...rest } = r; return await prepare(rest) }
+    }
+    const { alice } = await wallet(n.net, n.x, n.y)
+    const first = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 500, memo: 'x', quorums: n.set1 }, alice.owner)
+    expect(first.delivered).to.equal(true)
+    expect(n.net.burnClaims.length, 'the burnt ancestor was claimed at SIGN').to.be.greaterThan(0)
+    const second = await n.y.sender.transfer({ sender: alice.did, receiver: n.carol.did, amountMilli: 300, memo: 'y', quorums: n.set2 }, alice.owner).then(() => undefined, (e: unknown) => e as Error)
+    expect(second, 'the second split was paid').to.be.instanceOf(Error)
+    expect(await balance(n.carolNode, n.carol.did)).to.equal(0)
+    expect(await balance(n.bobNode, n.bob.did)).to.equal(500)
+  })
+
+  it('case 3: the designated checker depends on the states spent and the signers only, not on the memo', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    const [id] = await net.mint(a, alice.did, 1)
+    const genesis = formatBlockId(0, decodeBlockEnvelope(a.ledger.blocks.get(id)![0]!).hash)
+    const states = [`${id}@${genesis}`]
+    const five = net.quorumDids.slice(0, 5)
+    const checker = networkCheckers(checkerKey(states), five, 1)
+    // the order the sender lists them in changes nothing
+    expect(networkCheckers(checkerKey(states), [...five].reverse(), 1)).to.deep.equal(checker)
+    const res = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: 'ground memo 1234', quorums: net.quorumDids }, alice.owner)
+    const chain = await b.ledger.chain(id)
+    const block = decodeBlockEnvelope(chain[chain.length - 1]!)
+    expect(spentStatesOf(block.content.transInfo.tokens)).to.deep.equal(states)
+    const signers = (block.content.quorumSignatures ?? []).map((c) => c.did)
+    expect(Object.keys(block.signatures).sort()).to.deep.equal([...signers].sort())
+    // whatever the transaction id (the memo), the checker of these signers is the same
+    expect(networkCheckers(checkerKey(states), signers, 1)).to.deep.equal(networkCheckers(checkerKey(spentStatesOf(block.content.transInfo.tokens)), [...signers].reverse(), 1))
+    expect(res.txid).to.be.a('string')
+  })
+
+  it('case 7: a double spend that got through (markers lost, no claims) is flagged by the receiver and the quorums that see both blocks, with the proof kept', async () => {
+    const n = await network(false)
+    // every node keeps what it sees, counts it and says it
+    const events: Array<{ node: string, e: ConsensusEvent }> = []
+    const seen = new Map<string, DoubleSpends>()
+    for (const node of n.net.nodes) {
+      const ds = new DoubleSpends({ ledger: node.ledger, log: silentLogger, clock: n.net.clock, observe: (e) => { events.push({ node: node.name, e }) } })
+      seen.set(node.name, ds)
+      ;(node.receiver as unknown as { opts: { doubleSpends?: DoubleSpendSink } }).opts.doubleSpends = ds
+      ;(node.quorum as unknown as { opts: { doubleSpends?: DoubleSpendSink } }).opts.doubleSpends = ds
+    }
+    const { alice, id } = await wallet(n.net, n.x, n.y)
+    // the markers never reach the other side (a cut longer than any deadline)
+    n.net.markers.set = function () { return this }
+    await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner)
+    await n.y.sender.transfer({ sender: alice.did, receiver: n.carol.did, amountMilli: 1000, memo: 'y', quorums: n.set2 }, alice.owner)
+    // carol pays bob with it: bob's node holds the other spend of the same state, and so do set 1's quorums
+    await n.carolNode.sender.transfer({ sender: n.carol.did, receiver: n.bob.did, amountMilli: 1000, memo: 'z', quorums: n.set1 }, n.carol.owner).catch(() => undefined)
+    const waitFor = async (what: () => Promise<boolean>): Promise<void> => {
+      const end = Date.now() + 10_000
+      while (!await what()) { if (Date.now() > end) throw new Error('deadline'); await new Promise((resolve) => setTimeout(resolve, 20)) }
+    }
+    await waitFor(async () => (await seen.get('B')!.list()).length > 0)
+    const [proof] = await seen.get('B')!.list()
+    const genesis = formatBlockId(0, decodeBlockEnvelope(n.x.ledger.blocks.get(id)![0]!).hash)
+    expect(proof!.tokenId).to.equal(id)
+    expect(proof!.state).to.equal(`${id}@${genesis}`)
+    expect(proof!.kind).to.equal('blocks')
+    expect(proof!.seenBy).to.equal('receiver')
+    // the proof is the two blocks themselves: each spends the state, each validly signed by its quorums
+    const blocks = proof!.blocks!.map((b) => decodeBlockEnvelope(new Uint8Array(Buffer.from(b, 'base64'))))
+    expect(blocks.map((b) => b.content.transInfo.tokens[id]!.previousBlockId)).to.deep.equal([genesis, genesis])
+    expect(new Set(blocks.map((b) => b.content.owner))).to.deep.equal(new Set([n.bob.did, n.carol.did]))
+    expect([...proof!.spenders].sort()).to.deep.equal(blocks.map((b) => b.content.transInfo.tid!).sort())
+    expect(events.some((x) => x.node === 'B' && x.e.kind === 'double-spend' && x.e.seenBy === 'receiver')).to.equal(true)
+    // the quorums of set 1 that signed bob's block saw carol's chain in the PREPARE
+    await waitFor(async () => (await Promise.all(n.set1.map(async (d) => (await seen.get(n.net.nodeOf(d).name)!.list()).length))).some((c) => c > 0))
+  })
+
+  it('case 7: forkProof finds two spends of one state past an owner-only block, and nothing in a chain that extends another', async () => {
+    const n = await network(false)
+    const { alice, id } = await wallet(n.net, n.x, n.y)
+    await appendOwnerOnly(n.y, alice, id)
+    await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner)
+    n.net.markers.clear()
+    const xChain = await n.bobNode.ledger.chain(id)
+    const yBefore = await n.y.ledger.chain(id)
+    expect(forkProof(id, xChain, yBefore, 'sync'), 'an owner-only block alone spends nothing').to.equal(undefined)
+    expect(forkProof(id, xChain.slice(0, 1), xChain, 'sync'), 'a chain extending another').to.equal(undefined)
+    // the spend after the owner-only block: refused now (the same state), so build it as a block would be
+    const genesis = formatBlockId(0, decodeBlockEnvelope(xChain[0]!).hash)
+    const fake = [...yBefore, xChain[1]!]
+    const p = forkProof(id, xChain, fake, 'sync')
+    expect(p?.state).to.equal(`${id}@${genesis}`)
+  })
+})
