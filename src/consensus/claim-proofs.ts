@@ -48,6 +48,12 @@ export interface ReleaseAuth { nonce: string, sig: string }
 /** One arbiter's signed grant of some states for one claim. */
 export interface SignedGrant { arbiter: string, sig: string }
 
+/** The state hashes a contract spends (`tokenStateHash(token, blockId)` of its tokens). */
+export function contractSpends (contract: Uint8Array): Set<string> {
+  const ti = decodeContract(contract).content.transInfo
+  return new Set(Object.entries(ti.transTokens ?? {}).map(([id, t]) => tokenStateHash(id, t.blockId ?? '')))
+}
+
 /**
  * Checks a claim's proof before the arbiter writes anything: the contract decodes, is the
  * transaction `forTx`, is signed by its sender; the quorum is neither its sender nor its receiver

@@ -9,6 +9,12 @@ import type { RpcHandlers, UnarySpec } from '../../p2p/rpc.js'
  * every grant comes back signed by the arbiter's DID.
  */
 export interface ClaimItem { txid: string, quorum: string, stateHash: string, via?: string, /** index of its proof in `proofs` */ p: number }
+/**
+ * A claim's proof on the wire: the contract is left out once the arbiter has checked it for this
+ * claim (its later requests name the claim by nonce and signature); an arbiter that no longer
+ * knows it answers UNAUTHORIZED with `details.proofUnknown`, and the checker sends it again.
+ */
+export type WireProof = Omit<ClaimAuth, 'contract'> & { contract?: Uint8Array }
 export interface StateClaimMethods {
   /**
    * claims states for transactions: one answer per item, in order; `closer` peer ids whose addresses
@@ -16,7 +22,7 @@ export interface StateClaimMethods {
    * (a part token's burnt ancestor, spent by its burn block); `grants`: the arbiter DID's signatures,
    * each over the items it lists (grantDigest)
    */
-  'claims.claim': UnarySpec<{ items: ClaimItem[], proofs: ClaimAuth[] }, {
+  'claims.claim': UnarySpec<{ items: ClaimItem[], proofs: WireProof[] }, {
     answers: Array<{ granted: boolean, holder?: string, spent?: boolean, closer: string[] }>
     addrs: Record<string, string[]>
     arbiter?: string
@@ -33,7 +39,7 @@ export const CLAIM_BATCH_MAX = 64
 export const RELEASE_MAX = 1024
 /** Most proofs in one `claims.claim`, and the largest contract one may carry (a contract of many tokens is some 100 bytes a token). */
 const PROOFS_MAX = 8
-const CONTRACT_MAX_BYTES = 256 * 1024
+const CONTRACT_MAX_BYTES = 768 * 1024
 
 const STATE_RE = /^Qm[1-9A-HJ-NP-Za-km-z]{44}$/
 export const TXID_RE = /^[0-9a-f]{64}$/
@@ -48,7 +54,7 @@ export function needClaimRequest (req: unknown): asserts req is StateClaimMethod
   if (!Array.isArray(proofs) || proofs.length === 0 || proofs.length > PROOFS_MAX) throw new RbtError(ErrorCode.UNAUTHORIZED, 'a claim is refused without its proof (the sender\'s contract and the quorum\'s signed claim): this arbiter serves signed claims only')
   for (const p of proofs as unknown[]) {
     const a = p as Partial<ClaimAuth> | undefined
-    if (!(a?.contract instanceof Uint8Array) || a.contract.length > CONTRACT_MAX_BYTES || typeof a.nonce !== 'string' || !NONCE_RE.test(a.nonce) || typeof a.sig !== 'string' || !HEX_RE.test(a.sig)) {
+    if (a === undefined || a === null || (a.contract !== undefined && (!(a.contract instanceof Uint8Array) || a.contract.length > CONTRACT_MAX_BYTES)) || typeof a.nonce !== 'string' || !NONCE_RE.test(a.nonce) || typeof a.sig !== 'string' || !HEX_RE.test(a.sig)) {
       throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed claim proof: a contract, a nonce and a signature')
     }
   }

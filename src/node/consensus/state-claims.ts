@@ -1,10 +1,10 @@
 import { CLAIM_ARBITERS, claimResult, claimantKey, claimantTx, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimResult, type ClaimTable } from '../../consensus/claims.js'
-import { checkClaimProof, committedDigest, grantDigest, releaseDigest, type ClaimAuth, type ReleaseAuth } from '../../consensus/claim-proofs.js'
+import { checkClaimProof, committedDigest, contractSpends, grantDigest, releaseDigest, type ClaimAuth, type ReleaseAuth } from '../../consensus/claim-proofs.js'
 import type { ConsensusSigner, StateClaims } from '../../consensus/ports.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import type { Logger } from '../../util/logger.js'
-import { BoundedSet } from '../../util/lru.js'
+import { Lru } from '../../util/lru.js'
 import { PeerBuckets } from '../../util/peer-buckets.js'
 import type { P2pHost } from '../../p2p/host.js'
 import type { RpcClient } from '../../p2p/rpc.js'
@@ -13,7 +13,7 @@ import { raceAbort } from '../../p2p/deadline.js'
 import { RequestCoalescer } from '../../util/request-coalescer.js'
 import { closerPeerSets, spentKeyBytes, withAddresses, type NodeSpentMarkers } from './spent-markers.js'
 import type { ArbiterView } from './arbiter-view.js'
-import { CLAIM_BATCH_MAX, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods } from './claim-rpc.js'
+import { CLAIM_BATCH_MAX, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods, type WireProof } from './claim-rpc.js'
 
 export { ArbiterView, ARBITER_FORGET_MS, ARBITER_VIEW_MAX } from './arbiter-view.js'
 export { claimStoreOn } from './claim-store.js'
@@ -32,12 +32,14 @@ export { stateClaimRpcHandlers, CLAIM_BATCH_MAX, type StateClaimMethods } from '
 
 /** A claim whose transaction gave no word for this long has its outcome asked (as a quorum asks a sender); then after twice as long each time. */
 export const CLAIM_STALE_MS = 30_000
+/** What an arbiter answers for a claim whose proof it no longer knows (the checker sends the contract again: the rpc carries code and message only). */
+const PROOF_UNKNOWN = 'its proof is not known here, send the contract'
 /** Requests of one claim walk in flight at once. */
 const WALK_CONCURRENCY = 8
 /** What one peer may ask of this arbiter: claim items (and released states) a second, and at once. */
 export const CLAIM_PEER_RATE = 256
 export const CLAIM_PEER_BURST = 1024
-/** Proofs remembered as checked (a claim's states reach an arbiter in several requests). */
+/** Proofs remembered as checked (a claim's states reach an arbiter in several requests), at most 16 MiB of their states. */
 const PROOFS_MEMO = 4096
 
 export interface NodeStateClaims extends StateClaims, ClaimServer {
@@ -72,7 +74,10 @@ export function nodeStateClaims (opts: {
   const { table, view, log } = opts
   const timeoutMs = opts.timeoutMs ?? 3000
   const limits = new PeerBuckets(CLAIM_PEER_RATE, CLAIM_PEER_BURST)
-  const checkedProofs = new BoundedSet(PROOFS_MEMO)
+  // proofs checked here: the states each claim's contract spends, by claim (its later requests leave the contract out)
+  const checkedProofs = new Lru<Set<string>>(PROOFS_MEMO, { maxBytes: 16 * 1024 * 1024, sizeOf: (v) => 128 + 64 * v.size })
+  const checking = new Map<string, Promise<Set<string>>>()
+  const proofKey = (forTx: string, quorum: string, a: WireProof): string => `${forTx}|${quorum}|${a.nonce}|${a.sig}`
   const rpcNow = (): RpcClient<StateClaimMethods> => {
     const rpc = opts.rpc()
     if (rpc === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'the rpc layer is stopped')
@@ -80,7 +85,9 @@ export function nodeStateClaims (opts: {
   }
   type Item = { txid: string, quorum: string, stateHash: string, via?: string, auth: ClaimAuth }
   type Answer = { granted: boolean, holder?: string, spent?: boolean, closer: QueryPeer[], grant?: { arbiter: string, sig: string, states: string[] } }
-  const send = async (peer: string, items: Item[]): Promise<Answer[]> => {
+  // per claim, the arbiters that checked its proof (the contract goes once to each, in its first request)
+  const delivered = new WeakMap<ClaimAuth, Map<string, Promise<boolean>>>()
+  const send = async (peer: string, items: Item[], full = false): Promise<Answer[]> => {
     const proofs: ClaimAuth[] = []
     const index = new Map<ClaimAuth, number>()
     const wire: ClaimItem[] = items.map((it) => {
@@ -88,7 +95,29 @@ export function nodeStateClaims (opts: {
       if (p === undefined) { p = proofs.length; proofs.push(it.auth); index.set(it.auth, p) }
       return { txid: it.txid, quorum: it.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), p }
     })
-    const res = await rpcNow().call(peer, 'claims.claim', { items: wire, proofs }, { timeoutMs })
+    const introduced: Array<[ClaimAuth, (ok: boolean) => void]> = []
+    const wireProofs = await Promise.all(proofs.map(async (a): Promise<WireProof> => {
+      let byPeer = delivered.get(a)
+      if (byPeer === undefined) { byPeer = new Map(); delivered.set(a, byPeer) }
+      const known = byPeer.get(peer)
+      if (known === undefined) {
+        let settle!: (ok: boolean) => void
+        byPeer.set(peer, new Promise<boolean>((resolve) => { settle = resolve }))
+        introduced.push([a, settle])
+        return a
+      }
+      return !full && await known ? { nonce: a.nonce, sig: a.sig } : a
+    }))
+    let res: StateClaimMethods['claims.claim']['response']
+    try {
+      res = await rpcNow().call(peer, 'claims.claim', { items: wire, proofs: wireProofs }, { timeoutMs })
+      for (const [, settle] of introduced) settle(true)
+    } catch (e) {
+      for (const [a, settle] of introduced) { settle(false); delivered.get(a)?.delete(peer) }
+      // the arbiter forgot the claim's proof (restarted): once more, with the contract
+      if (!full && e instanceof RbtError && e.code === ErrorCode.UNAUTHORIZED && e.message.includes(PROOF_UNKNOWN)) return await send(peer, items, true)
+      throw e
+    }
     const answers: Answer[] = withAddresses(res)
     // the arbiter DID's signatures, each over the items it lists
     if (typeof res.arbiter === 'string' && Array.isArray(res.grants)) {
@@ -102,7 +131,7 @@ export function nodeStateClaims (opts: {
     return answers
   }
   // the walks of one transaction's states ask the same peers: one request per peer and turn
-  const claims = new RequestCoalescer<Item, Answer>({ send, sendOne: async (peer, item) => (await send(peer, [item]))[0]!, maxBatch: CLAIM_BATCH_MAX })
+  const claims = new RequestCoalescer<Item, Answer>({ send: async (peer, items) => await send(peer, items), sendOne: async (peer, item) => (await send(peer, [item]))[0]!, maxBatch: CLAIM_BATCH_MAX })
 
   /** The arbiter's grants for items of possibly several claims (a verified spent marker refuses), grouped by claim. */
   const grant = async (items: ReadonlyArray<Omit<Item, 'auth'> & { nonce: string, sig: string }>, claimantPeer: string): Promise<{ answers: ClaimAnswer[], groups: number[][] }> => {
@@ -137,11 +166,27 @@ export function nodeStateClaims (opts: {
     }
     await Promise.all([...checks.values()].map(async (c) => {
       const auth = req.proofs[c.p]!
-      const memo = `${c.forTx}|${c.quorum}|${auth.nonce}|${auth.sig}|${c.direct.join(',')}`
-      if (checkedProofs.has(memo)) return
-      const why = await checkClaimProof(c.forTx, c.quorum, auth, c.direct, opts.verifier)
-      if (why !== undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: ${why}`)
-      checkedProofs.add(memo)
+      const key = proofKey(c.forTx, c.quorum, auth)
+      let spends = checkedProofs.get(key)
+      if (spends === undefined) {
+        const contract = auth.contract
+        if (contract === undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: ${PROOF_UNKNOWN}`, { details: { proofUnknown: true } })
+        // one check of a proof at a time: the claim's other requests wait for it
+        let p = checking.get(key)
+        if (p === undefined) {
+          p = (async () => {
+            const why = await checkClaimProof(c.forTx, c.quorum, { contract, nonce: auth.nonce, sig: auth.sig }, [], opts.verifier)
+            if (why !== undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: ${why}`)
+            const s = contractSpends(contract)
+            checkedProofs.set(key, s)
+            return s
+          })().finally(() => { checking.delete(key) })
+          checking.set(key, p)
+        }
+        spends = await p
+      }
+      const foreign = c.direct.find((h) => !spends!.has(h))
+      if (foreign !== undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: the contract does not spend state ${foreign}`)
     }))
     const items = req.items.map((it) => ({ txid: it.txid, quorum: it.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), nonce: req.proofs[it.p]!.nonce, sig: req.proofs[it.p]!.sig }))
     const { answers, groups } = await grant(items, asker)

@@ -118,6 +118,22 @@ describe('claims: claims that prove themselves (node arbiter)', () => {
     expect(await claimant.claims.status('bafybmiq1', t1.txid, undefined)).to.deep.equal({ outcome: 'released' })
   })
 
+  it('a claim\'s later requests name its checked proof without the contract; an arbiter that does not know it asks for the contract', async () => {
+    const { handlers } = arbiter()
+    const { claimReq } = calls(handlers)
+    const t1 = contract('bafybmibob')
+    const p = proof(t1, 'bafybmiq1', nonce(5))
+    const bare = { nonce: p.nonce, sig: p.sig }
+    const unknown = await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: STATE, p: 0 }], proofs: [bare] }, ctx('p')).then(() => undefined, (e: RbtError) => e)
+    expect(unknown?.code).to.equal(ErrorCode.UNAUTHORIZED)
+    expect((unknown?.details as { proofUnknown?: boolean } | undefined)?.proofUnknown).to.equal(true)
+    expect((await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: STATE, p: 0 }], proofs: [p] }, ctx('p'))).answers[0]!.granted).to.equal(true)
+    expect((await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: STATE, p: 0 }], proofs: [bare] }, ctx('p'))).answers[0]!.granted).to.equal(true)
+    // the checked proof still names only the states its contract spends
+    const other = tokenStateHash('c'.repeat(64), BLOCK)
+    await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: other, p: 0 }], proofs: [bare] }, ctx('p')).then(() => expect.fail('granted'), (e: RbtError) => { expect(e.message).to.match(/does not spend state/) })
+  })
+
   it('one peer\'s flood of claims is refused before any check (per-peer limit)', async () => {
     const { handlers } = arbiter()
     const { claimReq, releaseReq } = calls(handlers)
