@@ -1,5 +1,43 @@
+import { randomBytes } from 'node:crypto'
 import { expect } from 'chai'
+import { tokenStateHash } from '../../src/tokenchain/token-id.js'
+import { AttackerPeer } from '../helpers/attacker/attacker-peer.js'
 import { attackNetwork, evictRelease, strangerClaims, sybilArbiters, type AttackNet } from '../helpers/attacker/attacks.js'
+import { NodeProcess } from '../helpers/node-process.js'
+import { FIXTURE_ENV } from '../helpers/quorum-network.js'
+
+/**
+ * The cheating owner's peer against one real arbiter (a node process on 127.0.0.1, discovery off),
+ * over the node's real rpc: the first step of cases 1 and 6, which need no network of quorums.
+ */
+describe('e2e: a stranger\'s claims at a real arbiter', function () {
+  this.timeout(300_000)
+  let node: NodeProcess
+  let peer: AttackerPeer
+  let arbiter: string
+  const state = (): string => tokenStateHash(`Qm${randomBytes(8).toString('hex')}`, `0-${randomBytes(32).toString('hex')}`)
+
+  before(async function () {
+    this.timeout(240_000)
+    node = await new NodeProcess({ n: 0, extraArgs: ['-testNet'], env: FIXTURE_ENV, startTimeoutMs: 180_000 }).start()
+    peer = await AttackerPeer.start()
+    ;[arbiter] = await peer.connect([node.multiaddr])
+  })
+  after(async function () {
+    this.timeout(60_000)
+    await peer?.stop()
+    await node?.dispose()
+  })
+
+  it('a claim of a state for a made-up transaction, with no proof, is refused before any write (nothing is pinned)', async () => {
+    expect(await peer.pin(arbiter!, [state(), state()])).to.equal(0)
+  })
+
+  it('16 claims of one transaction under 16 quorum strings and a release free nothing (no claimant can be pushed out and released by a stranger)', async () => {
+    const s = state()
+    expect(await peer.evict(arbiter!, randomBytes(32).toString('hex'), s)).to.be.at.most(0)
+  })
+})
 
 /**
  * The cheating owner (docs/security.md, "Threat model"), a fast subset of `npm run bench -- attack`

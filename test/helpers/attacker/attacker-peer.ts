@@ -115,7 +115,7 @@ export class AttackerPeer {
     try {
       const items = Array.from({ length: 16 }, (_, i) => ({ txid, quorum: `evict-${i}-${this.peerId.slice(-6)}`, stateHash, ...(via !== undefined ? { via } : {}) }))
       await this.claim(peer, items)
-      return await this.release(peer, txid, [stateHash])
+      return await this.release(peer, via ?? txid, [stateHash])
     } catch { return -1 }
   }
 
