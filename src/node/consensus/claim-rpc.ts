@@ -82,7 +82,7 @@ export interface ClaimServer {
 }
 
 /** How a claimant answers an arbiter's status question (the quorum's outcome, `released` signed). */
-export type ClaimStatusAnswer = (quorum: string, txid: string, nonce: string | undefined) => Promise<StateClaimMethods['claims.status']['response']>
+export type ClaimStatusAnswer = (quorum: string, txid: string, nonce: string | undefined, asker?: string) => Promise<StateClaimMethods['claims.status']['response']>
 
 export function stateClaimRpcHandlers (claims: () => ClaimServer | undefined, status: () => ClaimStatusAnswer | undefined): RpcHandlers<StateClaimMethods> {
   const svc = (): ClaimServer => {
@@ -93,13 +93,13 @@ export function stateClaimRpcHandlers (claims: () => ClaimServer | undefined, st
   return {
     'claims.claim': async (req, ctx) => { needClaimRequest(req); return await svc().serveClaim(req, ctx.peerId) },
     'claims.release': async (req, ctx) => { needReleaseRequest(req); return await svc().serveRelease(req, ctx.peerId) },
-    'claims.status': async (req) => {
+    'claims.status': async (req, ctx) => {
       if (typeof req?.txid !== 'string' || !TXID_RE.test(req.txid) || typeof req.quorum !== 'string' || req.quorum.length > 128 || (req.nonce !== undefined && (typeof req.nonce !== 'string' || !NONCE_RE.test(req.nonce)))) {
         throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed claim status request')
       }
       const o = status()
       if (o === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'consensus is not running')
-      return await o(req.quorum, req.txid, req.nonce)
+      return await o(req.quorum, req.txid, req.nonce, ctx.peerId)
     }
   }
 }

@@ -298,7 +298,9 @@ export function nodeStateClaims (opts: {
     return { freed: await table.release(req.txid, req.stateHashes, req.quorum, req.nonce) }
   }
 
-  const status: ClaimStatusAnswer = async (quorum, txid, nonce) => {
+  const status: ClaimStatusAnswer = async (quorum, txid, nonce, asker) => {
+    // a signed answer costs a signature: one peer's questions share its claims' budget
+    if (asker !== undefined && !limits.take(asker, 1)) throw new RbtError(ErrorCode.TOO_MANY_REQUESTS, `too many claim questions from peer ${asker}`)
     const outcome = await opts.outcome(quorum, txid)
     if (outcome === 'pending' || nonce === undefined) return { outcome }
     const signer = opts.quorumSigner(quorum)

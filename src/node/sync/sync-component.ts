@@ -32,7 +32,8 @@ export const syncComponent: Factory<Needs, SyncComponent> = ({ base, storage, id
     network: () => network,
     pledges: storage.store.collection(FN_PLEDGES),
     pledgePeriodMs: process.env.RBTNODE_PLEDGE_PERIOD_MS !== undefined ? Number(process.env.RBTNODE_PLEDGE_PERIOD_MS) : undefined,
-    log
+    log,
+    doubleSpends: { flag: async (p) => { await consensus.current()?.doubleSpends.flag(p) } }
   })
   // fullnodes archive the tokens transaction announcements name; quorums fetch spending blocks through chain sync
   consensus.onAnnouncedTokens((from, tokens) => { sync.learn(from, tokens) })

@@ -9,6 +9,7 @@
  * everything is stored in one atomic ledger commit. `transactionChains` answers the
  * sync-transaction-chain route. The network is reached through the `SyncNetwork` interface.
  */
+import { forkProof, type DoubleSpendSink } from '../../consensus/double-spends.js'
 import { randomBytes } from 'node:crypto'
 import { fetchAndValidate, fetchBundle, validateBundleTokens, type ChainSource, type FetchedBundle, type HeldChains } from '../../consensus/chain-sync.js'
 import { pledgeIndexKeys } from '../../consensus/records.js'
@@ -76,6 +77,8 @@ export interface SyncServiceOptions {
   log: Logger
   /** Lifetime of a recovery challenge. Default 5 minutes. */
   challengeTtlMs?: number
+  /** told of two spends of one state a fullnode sees (a chain forking from the one it archived) */
+  doubleSpends?: DoubleSpendSink
   /** Raw block bytes per served page (base64 makes the frame about a third larger). Default 48 KiB: with the page window of 4, under 200 KiB is in flight per stream. */
   pageBytes?: number
   now?: () => number
@@ -182,6 +185,23 @@ export class SyncService {
 
   private cache (): { has: (k: string) => boolean, add: (k: string) => void } {
     return { has: (k) => this.verified.has(k), add: (k) => { if (this.verified.size > 100_000) this.verified.clear(); this.verified.add(k) } }
+  }
+
+  /**
+   * The whole chain of `tokenId` at `peer`, validated on its own, compared with the chain archived
+   * here: a spend of the same state on both sides is flagged (double-spends.ts). Never throws.
+   */
+  private async compareFork (peer: string, tokenId: string): Promise<void> {
+    if (this.o.doubleSpends === undefined) return
+    try {
+      const none: HeldChains = { chain: async () => [], content: async () => undefined }
+      const whole = await fetchBundle(this.net().source(peer), none, [tokenId])
+      await validateBundleTokens(whole.bundle, [tokenId], this.o.verifier, this.cache())
+      const p = forkProof(tokenId, await this.held().chain(tokenId), whole.bundle.chains[tokenId] ?? [], 'sync')
+      if (p !== undefined) await this.o.doubleSpends.flag(p)
+    } catch (e) {
+      this.o.log.debug(`fullnode: comparing the chain of ${tokenId} at ${peer}: ${errorMessage(e)}`)
+    }
   }
 
   private held (): HeldChains {
@@ -343,7 +363,15 @@ export class SyncService {
   async archive (peer: string, tokenIds: readonly string[]): Promise<{ stored: number }> {
     const fetched = await fetchBundle(this.net().source(peer), this.held(), tokenIds)
     const ids = Object.keys(fetched.bundle.chains)
-    const tips = await validateBundleTokens(fetched.bundle, ids, this.o.verifier, this.cache())
+    let tips
+    try {
+      tips = await validateBundleTokens(fetched.bundle, ids, this.o.verifier, this.cache())
+    } catch (e) {
+      // the peer's chain does not continue the one archived here: a fork, maybe two spends of one state
+      const d = e instanceof RbtError ? e.details as { tokenId?: string, blockNumber?: number, check?: string } | undefined : undefined
+      if (d?.check === 'previous-block' && d.tokenId !== undefined && d.blockNumber === fetched.held[d.tokenId]) await this.compareFork(peer, d.tokenId)
+      throw e
+    }
     const records: Array<{ tokenId: string, status: string }> = []
     for (const id of ids) {
       const existing = await this.o.repos.tokens.get(id)

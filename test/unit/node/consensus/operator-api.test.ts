@@ -11,6 +11,8 @@ import { ClaimTable } from '../../../../src/consensus/claims.js'
 import { formatBlockId, peekBlockEnvelope } from '../../../../src/tokenchain/block.js'
 import { tokenStateHash } from '../../../../src/tokenchain/token-id.js'
 import { memoryClaimStore } from '../../consensus/harness.js'
+import { DoubleSpends } from '../../../../src/consensus/double-spends.js'
+import { silentLogger } from '../../../../src/util/logger.js'
 
 describe('node: operator API over the real token store', function () {
   this.timeout(30_000)
@@ -29,10 +31,28 @@ describe('node: operator API over the real token store', function () {
     const unused = undefined as never
     const cs = {
       sender: new TransferSender({ ledger, transport: unused, selfPeer: 'self' }),
-      quorum: new QuorumService({ ledger, verifier, signerFor: () => undefined })
+      quorum: new QuorumService({ ledger, verifier, signerFor: () => undefined }),
+      doubleSpends: new DoubleSpends({ ledger, log: silentLogger, clock: { now: () => Date.now() } })
     } as unknown as ConsensusService
     return createOperatorApi({ consensus: () => cs, repos: env.repos, localDids: async () => [did], ledger: () => ledger, verifier, didRecord: async () => undefined, twoStep: unused })
   }
+
+  it('double-spends: the proofs kept in the store, newest first, of one token when asked; the same pair is kept once', async () => {
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const ds = new DoubleSpends({ ledger, log: silentLogger, clock: { now: () => 1_700_000_000_000 } })
+    const m = (txid: string): { txid: string, blockId: string, quorum: string, sig: string } => ({ txid, blockId: `1-${'ab'.repeat(32)}`, quorum: 'bafybmiq', sig: 'sig' })
+    const base = { tokenId: ids[0]!, state: `${ids[0]!}@0-x`, stateHash: tokenStateHash(ids[0]!, '0-x'), kind: 'markers' as const, seenBy: 'markers' as const }
+    await ds.flag({ ...base, spenders: ['t1', 't2'], markers: [m('t1'), m('t2')] })
+    await ds.flag({ ...base, spenders: ['t2', 't1'], markers: [m('t2'), m('t1')] })
+    await ds.flag({ ...base, tokenId: ids[1]!, spenders: ['t3', 't4'], markers: [m('t3'), m('t4')] })
+    const all = await api().doubleSpends({})
+    expect(all).to.have.length(2)
+    const one = await api().doubleSpends({ token: ids[0]! })
+    expect(one).to.have.length(1)
+    expect(one[0]).to.deep.include({ token: ids[0]!, evidence: 'markers', seen_by: 'markers', seen_at: new Date(1_700_000_000_000).toISOString() })
+    expect(one[0]!.spent_by).to.deep.equal(['t1', 't2'])
+    expect(one[0]!.markers!.map((x) => x.txid)).to.deep.equal(['t1', 't2'])
+  })
 
   it('validate-token-chain: every token of the DID, or one; a chain that fails names its first bad block', async () => {
     const all = await api().validateChains(did)
