@@ -41,6 +41,8 @@ export interface RaceNetworkOptions {
   quorumRbt?: number
   env?: Record<string, string>
   log?: (s: string) => void
+  /** how long X and Y may take to reach their quorums once set up (default 120 s; more on a loaded machine) */
+  setupTimeoutMs?: number
 }
 
 export async function raceNetwork (o: RaceNetworkOptions = {}): Promise<RaceNetwork> {
@@ -99,7 +101,7 @@ async function build (o: RaceNetworkOptions, started: NodeProcess[], keepLan: (l
       for (const did of list) if (!(await n.client.envelope('quorumsStatus', { query: { quorumAddress: did } })).status) return false
     }
     return true
-  }, { timeoutMs: 120_000, intervalMs: 250, what: 'X and Y to reach their quorums' })
+  }, { timeoutMs: o.setupTimeoutMs ?? 120_000, intervalMs: 250, what: 'X and Y to reach their quorums' })
   // every node connected to every other once, so each counts the whole network as the arbiters of a state
   let counts: number[] = []
   await waitFor(async () => {

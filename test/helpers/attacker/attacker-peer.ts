@@ -1,0 +1,155 @@
+import { randomBytes } from 'node:crypto'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import type { PrivateKey } from '@libp2p/interface'
+import { createP2pHost, type P2pHost } from '../../../src/p2p/host.js'
+import { createRpc, type Rpc, type RpcContext, type RpcHandlers, type UnarySpec } from '../../../src/p2p/rpc.js'
+import { defaultSwarmKeyPath, loadSwarmKey } from '../../../src/p2p/swarm-key.js'
+import { kadKey, kadPeerKey, compareDistance } from '../../../src/p2p/closest-query.js'
+import { spentKeyBytes } from '../../../src/node/consensus/spent-markers.js'
+
+/**
+ * A peer the cheating owner runs (docs/security.md, "Threat model"): its own libp2p host on the
+ * test network (the packaged test swarm key, discovery off, 127.0.0.1), speaking the nodes' real
+ * rpc. It is no rbtnode: it serves what the attack needs and asks what it likes.
+ *
+ * How it answers the nodes' requests:
+ * - `grant`: an arbiter that grants every claim (and tells the attack which it saw);
+ * - `hang`: accepts every request and never answers (the caller's deadline ends it);
+ * - `refuse`: answers every claim `granted: false` naming a made-up holder.
+ */
+export type Behaviour = 'grant' | 'hang' | 'refuse'
+
+export interface SeenClaim { txid: string, quorum: string, stateHash: string, via?: string, from: string, at: number }
+
+interface ClaimItem { txid: string, quorum: string, stateHash: string, via?: string }
+type ClaimAnswer = { granted: boolean, holder?: string, spent?: boolean, closer: string[] }
+
+/** The methods the attacker serves and calls (the nodes' wire names; see docs/protocol.md). */
+export interface AttackerMethods {
+  'claims.claim': UnarySpec<{ items: ClaimItem[] }, { answers: ClaimAnswer[], addrs: Record<string, string[]> }>
+  'claims.release': UnarySpec<{ txid: string, stateHashes: string[] }, { freed: number }>
+  'claims.status': UnarySpec<{ txid: string, quorum: string }, { outcome: 'pending' | 'committed' | 'released' }>
+  'markers.get': UnarySpec<{ stateHash: string }, { record?: unknown, closer: unknown[] }>
+  'markers.put': UnarySpec<{ stateHash: string, record: unknown }, { closer: unknown[] }>
+  'markers.getMany': UnarySpec<{ stateHashes: string[] }, { answers: Array<{ record?: unknown, closer: string[] }>, addrs: Record<string, string[]> }>
+  'markers.putMany': UnarySpec<{ items: Array<{ stateHash: string, record: unknown }> }, { answers: Array<{ closer: string[] }>, addrs: Record<string, string[]> }>
+}
+
+const hangUntilAborted = async (ctx: RpcContext): Promise<never> => await new Promise((_resolve, reject) => {
+  if (ctx.signal.aborted) { reject(ctx.signal.reason); return }
+  ctx.signal.addEventListener('abort', () => { reject(ctx.signal.reason) }, { once: true })
+})
+
+export class AttackerPeer {
+  readonly seen: SeenClaim[] = []
+  private listeners: Array<(c: SeenClaim) => void> = []
+  behaviour: Behaviour
+
+  private constructor (readonly host: P2pHost, readonly rpc: Rpc<AttackerMethods>, behaviour: Behaviour) { this.behaviour = behaviour }
+
+  get peerId (): string { return this.host.peerId }
+
+  /** A started peer with `key` (a ground key) or a fresh one. */
+  static async start (o: { behaviour?: Behaviour, key?: PrivateKey } = {}): Promise<AttackerPeer> {
+    const swarmKey = await loadSwarmKey(defaultSwarmKeyPath(true))
+    const host = await createP2pHost({ swarmKey, listen: ['/ip4/127.0.0.1/tcp/0'], ...(o.key !== undefined ? { privateKey: o.key } : {}), mdns: false })
+    await host.start()
+    let peer: AttackerPeer | undefined
+    const behaviour = (): Behaviour => peer?.behaviour ?? o.behaviour ?? 'grant'
+    const closerless = { closer: [] as unknown[] }
+    const handlers: RpcHandlers<AttackerMethods> = {
+      'claims.claim': async (req, ctx) => {
+        const items = Array.isArray(req?.items) ? req.items : []
+        for (const it of items) peer?.saw({ ...it, from: ctx.peerId, at: Date.now() })
+        const b = behaviour()
+        if (b === 'hang') return await hangUntilAborted(ctx)
+        const fake = randomBytes(32).toString('hex')
+        return { answers: items.map(() => b === 'grant' ? { granted: true, closer: [] } : { granted: false, holder: fake, closer: [] }), addrs: {} }
+      },
+      'claims.release': async (req, ctx) => behaviour() === 'hang' ? await hangUntilAborted(ctx) : { freed: Array.isArray(req?.stateHashes) ? req.stateHashes.length : 0 },
+      // the attacker's claims never end: their transactions are always "pending"
+      'claims.status': async (_req, ctx) => behaviour() === 'hang' ? await hangUntilAborted(ctx) : { outcome: 'pending' as const },
+      'markers.get': async (_req, ctx) => behaviour() === 'hang' ? await hangUntilAborted(ctx) : closerless,
+      'markers.put': async (_req, ctx) => behaviour() === 'hang' ? await hangUntilAborted(ctx) : closerless,
+      'markers.getMany': async (req, ctx) => behaviour() === 'hang' ? await hangUntilAborted(ctx) : { answers: (req?.stateHashes ?? []).map(() => ({ closer: [] })), addrs: {} },
+      'markers.putMany': async (req, ctx) => behaviour() === 'hang' ? await hangUntilAborted(ctx) : { answers: (req?.items ?? []).map(() => ({ closer: [] })), addrs: {} }
+    }
+    const rpc = createRpc<AttackerMethods>({ host, handlers, timeoutMs: 5000, handlerTimeoutMs: 120_000 })
+    await rpc.start()
+    peer = new AttackerPeer(host, rpc as unknown as Rpc<AttackerMethods>, o.behaviour ?? 'grant')
+    return peer
+  }
+
+  private saw (c: SeenClaim): void {
+    this.seen.push(c)
+    if (this.seen.length > 10_000) this.seen.splice(0, 5_000)
+    for (const l of this.listeners) l(c)
+  }
+
+  /** Called for every claim a node asks of this peer. */
+  onClaim (l: (c: SeenClaim) => void): () => void {
+    this.listeners.push(l)
+    return () => { this.listeners = this.listeners.filter((x) => x !== l) }
+  }
+
+  /** Connects to every address (a node's multiaddr with /p2p/); answers the peer ids. */
+  async connect (multiaddrs: readonly string[]): Promise<string[]> {
+    return await Promise.all(multiaddrs.map(async (a) => await this.host.dial(a, { timeoutMs: 15_000 })))
+  }
+
+  async claim (peer: string, items: ClaimItem[], timeoutMs = 5000): Promise<ClaimAnswer[]> {
+    return (await this.rpc.call(peer, 'claims.claim', { items }, { timeoutMs })).answers
+  }
+
+  async release (peer: string, txid: string, stateHashes: string[], timeoutMs = 5000): Promise<number> {
+    return (await this.rpc.call(peer, 'claims.release', { txid, stateHashes }, { timeoutMs })).freed
+  }
+
+  /**
+   * Case 1 of the cheating owner: pushes every other claimant of `txid` out of the arbiter's
+   * record of `stateHash` (16 claims of the same transaction under 16 made-up quorum strings), then
+   * releases it: what the arbiter answers for the release (states freed), or -1 on an error.
+   */
+  async evict (peer: string, txid: string, stateHash: string, via?: string): Promise<number> {
+    try {
+      const items = Array.from({ length: 16 }, (_, i) => ({ txid, quorum: `evict-${i}-${this.peerId.slice(-6)}`, stateHash, ...(via !== undefined ? { via } : {}) }))
+      await this.claim(peer, items)
+      return await this.release(peer, via ?? txid, [stateHash])
+    } catch { return -1 }
+  }
+
+  /** Case 6: a stranger's claim of `stateHashes` for a made-up transaction, at `peer` (granted states are pinned for as long as the arbiter keeps the claim). */
+  async pin (peer: string, stateHashes: string[]): Promise<number> {
+    try {
+      const txid = randomBytes(32).toString('hex')
+      const answers = await this.claim(peer, stateHashes.map((stateHash) => ({ txid, quorum: `pin-${this.peerId.slice(-6)}`, stateHash })))
+      return answers.filter((a) => a.granted).length
+    } catch { return 0 }
+  }
+
+  async stop (): Promise<void> {
+    await this.rpc.stop().catch(() => {})
+    await this.host.stop().catch(() => {})
+  }
+}
+
+/**
+ * Case 5: `count` Ed25519 keys whose peer ids are closer to the key of `stateHash`'s spent marker
+ * (the key a state's arbiters are counted from) than every peer of `beat`, ground offline. Answers
+ * the keys and how many were generated.
+ */
+export async function grindPeerKeys (stateHash: string, count: number, beat: readonly string[], maxTries = 200_000): Promise<{ keys: PrivateKey[], tries: number }> {
+  const target = kadKey(spentKeyBytes(stateHash))
+  const honest = beat.map((p) => kadPeerKey(p)).sort((a, b) => compareDistance(target, a, b))
+  const bound = honest[0]
+  const keys: PrivateKey[] = []
+  let tries = 0
+  while (keys.length < count && tries < maxTries) {
+    tries++
+    const k = await generateKeyPair('Ed25519')
+    const id = kadPeerKey(peerIdFromPrivateKey(k).toString())
+    if (bound === undefined || compareDistance(target, id, bound) < 0) keys.push(k)
+  }
+  return { keys, tries }
+}
