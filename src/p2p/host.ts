@@ -32,7 +32,10 @@ import { compareDistance, kadKey, kadPeerKey, type QueryPeer } from './closest-q
 import { DiscoveryDialer, type DiscoveredPeer } from './discovery-dialer.js'
 import { KUBO_LAN_SERVICE, KUBO_WAN_SERVICE, kuboDhtServices } from './kubo/kubo-dht.js'
 import { announcedAsListened, isPrivateListenAddr } from './listen-address.js'
+import { dhtKeyBytes, isNotFound, parseCid, parseMultiaddr, parsePeerId } from './parse.js'
 import { createKuboRouting, type KuboRouting } from './kubo/kubo-routing.js'
+
+export { parseMultiaddr, parsePeerId }
 
 /** DHT protocol id of our private network (kept apart from the public IPFS DHT). */
 export const DEFAULT_DHT_PROTOCOL = '/rbt/kad/1.0.0'
@@ -231,31 +234,6 @@ export function gossipFastId (msg: { from?: Uint8Array, seqno?: Uint8Array, topi
   return `${msg.topic}\n${b64(msg.from)}\n${b64(msg.seqno)}`
 }
 
-export function parsePeerId (peerId: string): PeerId {
-  try {
-    return peerIdFromString(peerId)
-  } catch (e) {
-    throw new RbtError(ErrorCode.INVALID_PEER_ID, `invalid peer id "${peerId}": ${errorMessage(e)}`, { cause: e })
-  }
-}
-
-export function parseMultiaddr (addr: string): Multiaddr {
-  try {
-    return multiaddr(addr)
-  } catch (e) {
-    throw new RbtError(ErrorCode.INVALID_MULTIADDR, `invalid multiaddr "${addr}": ${errorMessage(e)}`, { cause: e })
-  }
-}
-
-function parseCid (cid: string | CID): CID {
-  if (typeof cid !== 'string') return cid
-  try {
-    return CID.parse(cid)
-  } catch (e) {
-    throw new RbtError(ErrorCode.INVALID_INPUT, `invalid CID "${cid}": ${errorMessage(e)}`, { cause: e })
-  }
-}
-
 /**
  * The signal of one DHT operation, handed to kad-dht: it adds one abort listener per parallel
  * query path and removes them when the operation ends, so a put to 20 peers held 20 at once and
@@ -265,20 +243,6 @@ function parseCid (cid: string | CID): CID {
 function fanOut (signal: AbortSignal): AbortSignal {
   setMaxListeners(Infinity, signal)
   return signal
-}
-
-function isNotFound (e: unknown): boolean {
-  if (e instanceof AggregateError) return e.errors.length > 0 && e.errors.every(isNotFound)
-  return e instanceof Error && e.name === 'NotFoundError'
-}
-
-function dhtKeyBytes (key: string | Uint8Array): Uint8Array {
-  const bytes = typeof key === 'string' ? new TextEncoder().encode(key) : key
-  const text = new TextDecoder().decode(bytes)
-  if (!/^\/[^/]+\/./.test(text)) {
-    throw new RbtError(ErrorCode.INVALID_INPUT, `DHT key must look like /<namespace>/<name>, got "${text.slice(0, 60)}"`)
-  }
-  return bytes
 }
 
 /** Build a host (not yet started; peerId is already known). */

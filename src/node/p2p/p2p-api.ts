@@ -2,23 +2,15 @@
  * `/svc/v1/p2p/*`: what the wire does, for operators and the interop tests (docs/interop.md).
  * Peers and connect work on every node; Kubo's DHTs and the peer_service log need -kubo.
  */
-import { CID } from 'multiformats/cid'
 import type { P2pApi } from '../../api/server/services.js'
 import type { P2pHost } from '../../p2p/host.js'
 import type { KuboRouting } from '../../p2p/kubo/kubo-routing.js'
-import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
+import { parseCid } from '../../p2p/parse.js'
+import { ErrorCode, RbtError } from '../../util/errors.js'
 import type { P2pPeer, PeerMapHeard } from '../../api/contract/routes.js'
 
 /** How long a provide or a lookup on Kubo's DHTs may take unless the caller says. */
 const KUBO_DHT_TIMEOUT_MS = 30_000
-
-function parseCid (text: string): CID {
-  try {
-    return CID.parse(text)
-  } catch (e) {
-    throw new RbtError(ErrorCode.INVALID_INPUT, `invalid CID "${text}": ${errorMessage(e)}`)
-  }
-}
 
 export function createP2pApi (deps: { host: () => P2pHost, kubo: boolean, peerService: () => PeerMapHeard[] }): P2pApi {
   const kubo = (): KuboRouting => {
