@@ -4,7 +4,7 @@ import { grantDigest } from './claim-proofs.js'
 import { CLAIM_ARBITERS, claimThreshold } from './claims.js'
 
 /**
- * The arbiter committee and the certificates it signs (docs/decisions/0026-cheating-owner-claims.md).
+ * The arbiter committee and the certificates it signs (docs/decisions/0027-cheating-owner-claims.md).
  * Arbiters are DIDs, not peer ids: a committee is a set of DIDs every honest node computes the same
  * way, a state's arbiters are the committee (or, past k members, the k DIDs closest to the state's
  * key), and a certificate is q(n) grants over one (state, transaction) signed by distinct arbiters
