@@ -361,6 +361,7 @@ async function restart (n: ChaosNode, net: ChaosNetwork): Promise<void> {
       break
     } catch (e) {
       stats.restartFailures++
+      try { writeFileSync(join(tmpdir(), `chaos-${seed}-${n.name}-start-${Date.now()}.log`), (e as Error).message) } catch {}
       const lines = (e as Error).message.trim().split('\n')
       // the first line says what failed; the node's last stderr lines say why
       log(`restart of ${n.name} failed (attempt ${attempt}): ${lines[0]}${lines.length > 1 ? `\n    ${lines.slice(-6).join('\n    ')}` : ''}`)

@@ -93,8 +93,15 @@ export class ComponentSet {
 
   /** Starts every component in list order; on a failure the caller stops (the failed one included). */
   async start (): Promise<void> {
+    const fault = startFault()
     for (const entry of this.byName) {
       this.started.push(entry)
+      if (fault?.component === entry[0]) {
+        const e = new Error(`test hook: the start of ${entry[0]} fails (${fault.how})`)
+        if (fault.how === 'throw') throw e
+        // a rejection nobody awaits, as a defect in a start would leave
+        void Promise.reject(e)
+      }
       await entry[1].start?.()
     }
   }
@@ -108,4 +115,15 @@ export class ComponentSet {
       try { await c.stop?.() } catch (e) { log.warn(`${name} stop: ${errorMessage(e)}`) }
     }
   }
+}
+
+/**
+ * Test builds only (RBTNODE_TEST_HOOKS=1): RBTNODE_START_FAULT=<component>:throw fails that
+ * component's start with an unforeseen error, `:reject` leaves a rejected promise unhandled there.
+ */
+function startFault (): { component: string, how: 'throw' | 'reject' } | undefined {
+  const v = process.env.RBTNODE_START_FAULT
+  if (process.env.RBTNODE_TEST_HOOKS !== '1' || v === undefined) return undefined
+  const [component = '', how = 'throw'] = v.split(':')
+  return { component, how: how === 'reject' ? 'reject' : 'throw' }
 }
