@@ -29,12 +29,44 @@ export interface Component {
   stop?: () => Promise<void> | void
   /** the rpc methods this component serves to peers (the p2p component registers them when the core starts) */
   rpcMethods?: () => Promise<object> | object
-  /** when the p2p core has started, in list order: network adapters, gossip topics, timers */
+  /**
+   * when the p2p core has started: network adapters, gossip topics, timers. The network parts of all
+   * components start side by side; one that needs another's started first names it in `networkAfter`.
+   */
   startNetwork?: (net: Network) => Promise<void> | void
+  /** components whose network part must have started before this one's starts (by name) */
+  networkAfter?: readonly string[]
   /** when the p2p core stops (before the host), in reverse list order */
   stopNetwork?: () => Promise<void> | void
   /** what this component serves over HTTP (the api component merges them into the app's services) */
   api?: Partial<ApiServices>
+}
+
+/**
+ * Runs `run` for every entry side by side, except that an entry waits until every entry it names in
+ * `after(entry)` has finished (names not among the entries are ignored: a component without that
+ * part). Resolves when all have finished; rejects with the first failure (entries waiting on a
+ * failed one are not run), once every entry under way has settled.
+ */
+export async function runByDependencies<T> (entries: ReadonlyArray<readonly [string, T]>, after: (entry: T) => readonly string[] | undefined, run: (name: string, entry: T) => Promise<void>): Promise<void> {
+  const names = new Set(entries.map(([n]) => n))
+  const done = new Map<string, Promise<void>>()
+  const visiting = new Set<string>()
+  const startOf = (name: string, entry: T): Promise<void> => {
+    const known = done.get(name)
+    if (known !== undefined) return known
+    if (visiting.has(name)) throw new Error(`network parts wait on each other in a circle: ${[...visiting, name].join(' → ')}`)
+    visiting.add(name)
+    const before = (after(entry) ?? []).filter((n) => names.has(n)).map((n) => startOf(n, entries.find(([m]) => m === n)![1]))
+    visiting.delete(name)
+    const p = Promise.all(before).then(async () => { await run(name, entry) })
+    done.set(name, p)
+    return p
+  }
+  const all = entries.map(([name, entry]) => startOf(name, entry))
+  const settled = await Promise.allSettled(all)
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+  if (failed !== undefined) throw failed.reason
 }
 
 /** What every factory gets besides the components before it. */
