@@ -160,7 +160,7 @@ async function main (): Promise<number> {
     // every node's data dir and output as the soak ended; each problem names those of its nodes
     const atEnd = new Map(everyNode.map((n) => [n.name, evidence.keep(evidenceOf(n), 'end')]))
     const fallback = (p: string): string[] => {
-      const named = namedNodes(p).filter((m) => atEnd.has(m))
+      const named = namedNodes(p, everyNode).filter((m) => atEnd.has(m))
       if (named.length === 0) return [`    (no node named: every node's data dir and output are under ${evidence.dir})`]
       return named.slice(0, 3).flatMap((m) => [...atEnd.get(m)!.slice(0, 1), ...atEnd.get(m)!.slice(-10)])
     }

@@ -60,7 +60,12 @@ export class Evidence {
   discard (): void { rmSync(this.dir, { recursive: true, force: true }) }
 }
 
-/** The soak's node names (q0…, u0…, full) a problem's text mentions. */
-export function namedNodes (problem: string): string[] {
-  return [...new Set(problem.match(/\b(q\d+|u\d+|full)\b/g) ?? [])]
+/**
+ * The soak's nodes a problem's text names: by name (q0…, u0…) or by one of their DIDs (problems
+ * name DIDs by their first 12 characters or more).
+ */
+export function namedNodes (problem: string, dids: ReadonlyArray<{ name: string, dids: readonly string[] }> = []): string[] {
+  const byName = problem.match(/\b(q\d+|u\d+)\b/g) ?? []
+  const byDid = dids.filter((n) => n.dids.some((d) => problem.includes(d.slice(0, 12)))).map((n) => n.name)
+  return [...new Set([...byName, ...byDid])]
 }

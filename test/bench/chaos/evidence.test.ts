@@ -35,7 +35,9 @@ describe('chaos: the evidence of a problem', () => {
   })
 
   it('names the soak\'s nodes a problem mentions', () => {
-    expect(namedNodes('after the heal (q1 cut off) still unreachable: q1→u2 q1→full; q1 again')).to.deep.equal(['q1', 'u2', 'full'])
-    expect(namedNodes('RBT held 317, minted 316')).to.deep.equal([])
+    expect(namedNodes('after the heal (q1 cut off) still unreachable: q1→u2 q1→full; q1 again')).to.deep.equal(['q1', 'u2'])
+    expect(namedNodes('RBT held 317, minted 316; the disk is full')).to.deep.equal([])
+    const nodes = [{ name: 'u0', dids: ['bafybmiaaaaaaaaaaaaaaaaaa'] }, { name: 'u1', dids: ['bafybmibbbbbbbbbbbbbbbbbb', 'bafybmicccccccccccccccccc'] }]
+    expect(namedNodes('op 4 (rbt bafybmiccccc… → bafybmiaaaaa…, failed) was refused but is committed', nodes)).to.deep.equal(['u0', 'u1'])
   })
 })
