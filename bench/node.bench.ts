@@ -220,7 +220,7 @@ async function figuresFor (node: string, cliArgs: string[], suffix: string): Pro
 export async function run (): Promise<Record<string, string | number>> {
   const load0 = loadAverage()
   const n24 = await node24()
-  const node = await new NodeProcess().start()
+  const node = await new NodeProcess({ startTimeoutMs: 120_000 }).start()
   try {
     const own = await figuresFor(process.execPath, node.cliArgs, '')
     const other = n24.bin !== undefined ? await figuresFor(n24.bin, node.cliArgs, '_node24') : { node_node24: n24.why ?? 'n/a' }
