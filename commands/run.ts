@@ -15,7 +15,9 @@ export default class Run extends BaseCommand {
     'on first start. -grpcPort is accepted for compatibility only: this node serves no gRPC.',
     'Peers on the same LAN or machine are found by mDNS and connected without addbootstrap when they use the',
     'same swarm key; -mdns=false turns discovery off (so do RBTNODE_MDNS=0 and rbtnode.mdns: false in the config).',
-    'Log lines go to stderr as `<time> [LEVEL] <message>`, or one JSON object per line with -logFormat json.',
+    'Log lines go to stderr as `<time> [LEVEL] <message>`, or one JSON object per line with -logFormat json;',
+    '-logFile <path> appends them to that file too. A start that fails says why in one ERROR line and exits',
+    '75 (starting again may help), 78 (the operator must act first) or 70 (an unforeseen error).',
     'Stops gracefully on SIGINT, SIGTERM or POST /svc/v1/node/shutdown.'
   ].join('\n')
 
