@@ -16,7 +16,7 @@ describe('e2e: a node killed at any instant of its start comes back', function (
   const dir = mkdtempSync(join(tmpdir(), 'rbtnode-startkill-'))
   after(() => { rmSync(dir, { recursive: true, force: true }) })
 
-  it('killed at 12 instants from 0 to 2.4 s into a start (the first one included), every next start comes up', async () => {
+  it('killed at 12 instants from 0 to 2.2 s into a start (the first one included), every next start comes up', async () => {
     const node = new NodeProcess({ dir, extraArgs: ['-testNet'], startTimeoutMs: 60_000 })
     try {
       for (let i = 0; i < 12; i++) {
