@@ -7,7 +7,7 @@ import { LevelStore } from '../src/storage/level-store.js'
 import { auditLedger } from '../src/storage/token-ledger.js'
 import { Collections, type BlockRecord, type TokenRecord } from '../src/storage/token-records.js'
 import { createLan, netnsAvailable, type Lan } from '../test/helpers/netns.js'
-import { NodeProcess } from '../test/helpers/node-process.js'
+import { NodeExitedError, NodeProcess } from '../test/helpers/node-process.js'
 import { ApiError } from '../src/client/api-error.js'
 import { USER_PASSWORD, complete } from '../test/helpers/quorum-network.js'
 import { mintTestRbt } from '../src/testnet/setup.js'
@@ -16,6 +16,7 @@ import { waitFor } from '../test/helpers/wait.js'
 import { checkInvariants, ftKey, type ChaosState, type OpView, type Outcome, type TokenView, type TxView } from './chaos/invariants.js'
 import { CHAOS_ENV, QUORUMS, QUORUM_SETS, buildNetwork, type ChaosNetwork, type ChaosNode } from './chaos/network.js'
 import { planOp, type PlannedOp } from './chaos/ops.js'
+import { Evidence, namedNodes } from './chaos/evidence.js'
 import { Prng, randomSeed } from './chaos/prng.js'
 import { DEFAULT_FAULTS, PARTITION_KINDS, planFaults, type FaultEvent } from './chaos/schedule.js'
 
@@ -67,11 +68,16 @@ const answeredAt = new Map<OpView, number>()
 const inFlight = new Set<{ from: ChaosNode, to: ChaosNode }>()
 let lan: Lan | undefined
 const tmpfsDirs: string[] = []
+/** copies of data dirs and whole outputs of the nodes a problem is about (kept when the soak ends with one) */
+const evidence = new Evidence(join(tmpdir(), `chaos-${seed}-evidence`))
+/** every node of the soak, the fullnode included, once built (the evidence at the end reads them) */
+const everyNode: ChaosNode[] = []
 
 async function main (): Promise<number> {
   const passed = args.filter((a, i) => !['--seed', '--minutes', '--nodes'].includes(a) && !['--seed', '--minutes', '--nodes'].includes(args[i - 1] ?? ''))
   log(`chaos seed ${seed} (replay: npm run chaos -- --seed ${seed} --minutes ${minutes} --nodes ${nodeCount}${passed.length > 0 ? ` ${passed.join(' ')}` : ''})`)
   const rng = new Prng(seed)
+  evidence.discard()
   const useLan = !args.includes('--no-netns') && await netnsAvailable()
   const twoQuorumSets = !args.includes('--one-quorum-set')
   // the disk faults need tmpfs mounts (root on Linux); the nodes with one: a user node and a quorum node
@@ -88,6 +94,7 @@ async function main (): Promise<number> {
   log(`${useLan ? `each node in a network namespace of its own on a bridge (${lan!.members[0]!.ip}…)` : 'nodes on 127.0.0.1 (no namespaces: no partition faults)'}; ${twoQuorumSets ? `user nodes list quorum sets ${QUORUM_SETS.map((s) => s.map((q) => `q${q}`).join(',')).join(' and ')} in turn` : 'one quorum set'}; ${diskNodes.length > 0 ? `data dirs of ${diskNodes.map((i) => i >= QUORUMS ? `u${i - QUORUMS}` : `q${i}`).join(' and ')} on ${diskMb} MB tmpfs` : 'no disk faults'}`)
   const net = await buildNetwork({ userNodes: nodeCount - QUORUMS, didsPerNode: 3, rbtPerDid: 20, nftCount: 6, started, log, lan, dir: (i) => diskDirs.get(i), twoQuorumSets })
   const full = await startFullnode(net)
+  everyNode.push(...net.nodes, full)
   const setupMs = Date.now() - t0
   log(`setup done in ${(setupMs / 1000).toFixed(1)} s: ${net.nodes.length} nodes, ${net.users.length} user DIDs, ${net.rbtMilli / 1000} RBT, FT ${net.ft.map((f) => `${f.name}×${f.count}`).join(' ')}, ${net.nfts.length} NFTs`)
 
@@ -149,7 +156,18 @@ async function main (): Promise<number> {
   }, ops)
   const totalMs = Date.now() - t0
   const problemsFile = join(tmpdir(), `chaos-${seed}-problems.txt`)
-  if (verdict.problems.length > 0) writeFileSync(problemsFile, [...verdict.problems, '', 'records of the tokens the audits name:', ...diagnostics].join('\n') + '\n')
+  if (verdict.problems.length > 0) {
+    // every node's data dir and output as the soak ended; each problem names those of its nodes
+    const atEnd = new Map(everyNode.map((n) => [n.name, evidence.keep(evidenceOf(n), 'end')]))
+    const fallback = (p: string): string[] => {
+      const named = namedNodes(p, everyNode).filter((m) => atEnd.has(m))
+      if (named.length === 0) return [`    (no node named: every node's data dir and output are under ${evidence.dir})`]
+      return named.slice(0, 3).flatMap((m) => [...atEnd.get(m)!.slice(0, 1), ...atEnd.get(m)!.slice(-10)])
+    }
+    writeFileSync(problemsFile, [...evidence.render(verdict.problems, fallback), '', 'records of the tokens the audits name:', ...diagnostics].join('\n') + '\n')
+  }
+  const keepEvidence = evidence.kept > 0 && (verdict.problems.length > 0 || stats.restartFailures > 0)
+  if (!keepEvidence) evidence.discard()
 
   const c = verdict.counts
   process.stdout.write([
@@ -166,7 +184,8 @@ async function main (): Promise<number> {
     `chaos_races ${stats.races} racing owners (one wallet on two nodes of different quorum sets, both spending its token at once): ${stats.racesPaidTwice} paid twice, ${stats.racesBothRefused} both refused, ${stats.racesSkipped} skipped (a node down or the set-up cut); supply checked after ${stats.supplyChecks} heals; ${c.staleCopies} stale copies of spent tokens left on restored wallets`,
     `chaos_checks ${stats.restartChecks} restarts checked for acknowledged transfers; reconnect after a heal at most ${(stats.reconnectMaxMs / 1000).toFixed(1)} s; ${runProblems.length} problems during the run`,
     `chaos_final ${c.heldTokens} held tokens, ${c.rbtMilli / 1000} RBT (minted ${net.rbtMilli / 1000}), ${c.ftUnits} FT units, ${c.nfts} NFTs, ${c.committedOps} ops committed`,
-    `chaos_problems ${verdict.problems.length}${verdict.problems.length > 0 ? ` (all in ${problemsFile})` : ''}`,
+    `chaos_problems ${verdict.problems.length}${verdict.problems.length > 0 ? ` (all in ${problemsFile}, each with its nodes' last log lines and the copy of their data dirs)` : ''}`,
+    ...(keepEvidence ? [`chaos_evidence ${evidence.dir} (data dirs as they were and whole outputs of the nodes of each problem and failed restart)`] : []),
     ...grouped(verdict.problems).slice(0, 40).map(([p, k]) => `  ${k > 1 ? `${k}× ` : ''}${p}`),
     `chaos: ${stats.ops} ops, ${stats.kills} kills, ${stats.pauses} pauses, ${stats.partitions} partitions, ${stats.fullDisks} full disks, ${verdict.lost} lost, ${verdict.duplicated} duplicated, ${verdict.stuck} stuck`
   ].join('\n') + '\n')
@@ -202,7 +221,11 @@ async function runFaults (plan: FaultEvent[], net: ChaosNetwork, runStart: numbe
     // than planned is waited for, so the fault comes later rather than on top of the others
     while (targets.some((n) => busy.has(n)) || under.size >= maxFaults) await Promise.race([...under]).catch(() => {})
     const track = (p: Promise<void>): void => {
-      const tracked = p.catch((e: Error) => { runProblems.push(`${ev.kind} of ${targets.map((n) => n.name).join(',')}: ${e.message.split('\n')[0]}`) })
+      const tracked = p.catch((e: Error & { evidence?: string[] }) => {
+        const problem = `${ev.kind} of ${targets.map((n) => n.name).join(',')}: ${e.message.split('\n')[0]}`
+        runProblems.push(problem)
+        if (e.evidence !== undefined) evidence.attach(problem, e.evidence)
+      })
         .finally(() => { under.delete(tracked); for (const n of targets) if (busy.get(n) === tracked) busy.delete(n) })
       under.add(tracked)
       for (const n of targets) busy.set(n, tracked)
@@ -304,7 +327,12 @@ async function partition (ev: FaultEvent, targets: ChaosNode[], net: ChaosNetwor
     if (!ok) late.push(`${from.name}→${to.name}`)
   }))
   stats.reconnectMaxMs = Math.max(stats.reconnectMaxMs, Date.now() - healedAt)
-  if (late.length > 0) throw new Error(`after the heal (${what}) still unreachable ${reconnectMs / 1000} s later: ${late.join(' ')}`)
+  if (late.length > 0) {
+    const e: Error & { evidence?: string[] } = new Error(`after the heal (${what}) still unreachable ${reconnectMs / 1000} s later: ${late.join(' ')}`)
+    const involved = [...new Set(pairs.filter(([a, b]) => late.includes(`${a.name}→${b.name}`)).flat())].slice(0, 4)
+    e.evidence = involved.flatMap((n) => evidence.keep(evidenceOf(n), 'unreachable'))
+    throw e
+  }
   log(`healed: ${what}; pings answered after ${((Date.now() - healedAt) / 1000).toFixed(1)} s`)
   await supplyCheck(net, `after the heal (${what})`)
 }
@@ -350,25 +378,44 @@ async function checkAfterRestart (n: ChaosNode, ops: OpView[], killedAt: number)
   if (missing.length > 0) {
     const p = `${n.name} restarted without ${missing.length} transfers it had acknowledged: ${missing.slice(0, 5).map((op) => op.memo).join(', ')}`
     runProblems.push(p)
+    evidence.attach(p, evidence.keep(evidenceOf(n), 'missing-acknowledged'))
     log(p)
   }
 }
 
+/**
+ * Starts a killed node again on its data dir. A start that fails is tried again, up to 5 times with
+ * a growing pause, unless its exit code says the operator must act (78: a damaged store, a bad key;
+ * docs/operations.md, "When a start fails"). Each failed attempt keeps its evidence (the data dir
+ * as it was, the node's output); the error of the last one carries the evidence of them all.
+ */
 async function restart (n: ChaosNode, net: ChaosNetwork): Promise<void> {
+  const kept: string[] = []
   for (let attempt = 1; ; attempt++) {
     try {
       await n.proc.start()
       break
     } catch (e) {
       stats.restartFailures++
-      const lines = (e as Error).message.trim().split('\n')
-      // the first line says what failed; the node's last stderr lines say why
-      log(`restart of ${n.name} failed (attempt ${attempt}): ${lines[0]}${lines.length > 1 ? `\n    ${lines.slice(-6).join('\n    ')}` : ''}`)
-      if (attempt >= 5) throw e
+      const exited = e instanceof NodeExitedError ? e : undefined
+      const why = exited !== undefined ? (exited.output.split('\n').find((l) => /\[ERROR\] start failed/.test(l)) ?? exited.lastLines(1)[0] ?? '') : (e as Error).message.split('\n')[0]!
+      const lines = evidence.keep(evidenceOf(n), `restart-${attempt}${exited !== undefined ? `-exit-${String(exited.exitCode ?? exited.signal)}` : '-timeout'}`)
+      kept.push(`    attempt ${attempt}: ${(e as Error).message.split('\n')[0]} ${why}`, ...lines)
+      log(`restart of ${n.name} failed (attempt ${attempt}): ${(e as Error).message.split('\n')[0]}\n    ${why}\n    evidence: ${lines[0]!.trim()}`)
+      const operatorMustAct = exited?.exitCode === 78
+      if (attempt >= 5 || operatorMustAct) {
+        const err: Error & { evidence?: string[] } = new Error(`${(e as Error).message.split('\n')[0]} ${why}${operatorMustAct ? ' (exit 78: not tried again)' : ` (${attempt} attempts)`}`)
+        err.evidence = kept
+        throw err
+      }
+      // a port still held, a full disk: the cause may pass
+      await sleep(1000 * attempt)
     }
   }
   await n.proc.client.envelope('bootstrapAdd', { body: { peers: net.nodes.filter((m) => m !== n).map((m) => m.proc.multiaddr) } }).catch(() => {})
 }
+
+const evidenceOf = (n: ChaosNode): { name: string, dir: string, logs: () => string } => ({ name: n.name, dir: n.proc.dir, logs: () => n.proc.logs })
 
 /**
  * The racing owner's fullnode: one more node, in the last namespace of the LAN, with `-fullnode`;

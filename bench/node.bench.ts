@@ -9,6 +9,8 @@ import { Pool } from 'undici'
 import { BIN, childEnv } from '../test/helpers/cli.js'
 import { NodeProcess } from '../test/helpers/node-process.js'
 import { freePort } from '../test/helpers/ports.js'
+import { FIXTURE_ENV, USER_PASSWORD, closeQuorumNetwork, mintRbt, quorumNetwork, transfer } from '../test/helpers/quorum-network.js'
+import { waitFor } from '../test/helpers/wait.js'
 import { childrenCpuMs, isMain, loadAverage, median, ms, percentile, processThreadCpuMs, settled } from './stats.js'
 
 /**
@@ -22,48 +24,114 @@ import { childrenCpuMs, isMain, loadAverage, median, ms, percentile, processThre
  * Figures per line (the Node 24 ones end in `_node24`): `node_ready_s`, spawn of `rbtnode run` to
  * `core_started` (median of 5); `node_start_cpu_s`, the CPU the node process used (all threads) by
  * then; `node_idle_rss_mb`, its resident memory once ready and idle; `cli_roundtrip_ms`, a
- * `getallbootstrap` call against a running node (median of 20); `node_e0_ms`, `node -e 0`, the floor.
+ * `getallbootstrap` call against a running node (median of 20); `node_e0_ms`, `node -e 0`, the floor;
+ * `node_alldid_s`, spawn to `GET /api/getalldid` answering 200. Then, on the host's line only, the
+ * same beside a busy ten-node network (`node_ready_busy_s`, `node_alldid_busy_s`; see busyFigures;
+ * RBTNODE_BENCH_BUSY=0 skips them).
  */
 const NODE24_VERSION = '24.21.0'
 
-/** Time from spawning `rbtnode run` to the API answering and to the core being up; CPU and RSS at ready. */
-async function startOnce (node: string): Promise<{ api: number, core: number, cpu: number | undefined, rssMb: number | undefined }> {
-  const dir = mkdtempSync(join(tmpdir(), 'rbtnode-bench-'))
+/**
+ * Time from spawning `rbtnode run` to the API answering, to `GET /api/getalldid` answering 200 (what
+ * the reference's scripts poll before they use a node) and to the core being up; CPU and RSS at
+ * ready. `dir` (kept) and `extra` arguments start a node of a network; a fresh temp dir otherwise.
+ */
+async function startOnce (node: string, o: { dir?: string, extra?: string[], rss?: boolean } = {}): Promise<{ api: number, alldid: number, core: number, cpu: number | undefined, rssMb: number | undefined }> {
+  const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'rbtnode-bench-'))
   const port = await freePort()
   const swarm = await freePort()
   const t0 = performance.now()
-  const child = spawn(node, [BIN, 'run', '-p', dir, '-port', String(port), '-swarmPort', String(swarm), '-mdns=false'], { env: childEnv(), stdio: 'ignore' })
-  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 1 })
+  const child = spawn(node, [BIN, 'run', '-p', dir, '-port', String(port), '-swarmPort', String(swarm), '-mdns=false', ...(o.extra ?? [])], { env: childEnv(), stdio: 'ignore' })
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 2 })
   let api = 0
+  let alldid = 0
   let core = 0
   let cpu: number | undefined
   let rssMb: number | undefined
   try {
     for (;;) {
       try {
-        const res = await pool.request({ method: 'GET', path: '/svc/v1/node/status' })
+        const [res, legacy] = await Promise.all([
+          pool.request({ method: 'GET', path: '/svc/v1/node/status' }),
+          alldid === 0 ? pool.request({ method: 'GET', path: '/api/getalldid' }) : undefined
+        ])
         const body = await res.body.json() as { result?: { core_started?: boolean } }
+        if (legacy !== undefined) {
+          await legacy.body.dump()
+          if (legacy.statusCode === 200) alldid = performance.now() - t0
+        }
         if (api === 0) api = performance.now() - t0
-        if (body.result?.core_started === true) {
+        if (body.result?.core_started === true && core === 0) {
           core = performance.now() - t0
           const c = processThreadCpuMs(child.pid)
           cpu = c === undefined ? undefined : c.main + c.other
-          break
         }
+        if (core > 0 && alldid > 0) break
       } catch { /* not listening yet */ }
       await new Promise((resolve) => setTimeout(resolve, 5))
-      if (performance.now() - t0 > 20_000) throw new Error('node did not start in 20 s')
+      if (performance.now() - t0 > 60_000) throw new Error('node did not start in 60 s')
     }
-    // resident memory of the idle node: once what the start left to do is done
-    await settled([child.pid], { windowMs: 250, maxCpuMs: 10, deadlineMs: 5000 })
-    rssMb = rssOf(child.pid)
+    if (o.rss !== false) {
+      // resident memory of the idle node: once what the start left to do is done
+      await settled([child.pid], { windowMs: 250, maxCpuMs: 10, deadlineMs: 5000 })
+      rssMb = rssOf(child.pid)
+    }
   } finally {
     await pool.close()
     child.kill('SIGTERM')
     await new Promise((resolve) => child.on('exit', resolve))
-    rmSync(dir, { recursive: true, force: true })
+    if (o.dir === undefined) rmSync(dir, { recursive: true, force: true })
   }
-  return { api, core, cpu, rssMb }
+  return { api, alldid, core, cpu, rssMb }
+}
+
+/**
+ * A node started beside a busy network (the reference's own test scripts add nodes to a running
+ * one): the test network of 7 quorum nodes and 3 user nodes, two of them paying each other all the
+ * time, and one more node of that network (it knows the network's peers from its last run) started
+ * 5 times. `node_ready_busy_s` is spawn to `core_started`, `node_alldid_busy_s` spawn to
+ * `GET /api/getalldid` answering 200 (medians).
+ */
+async function busyFigures (): Promise<Record<string, string | number>> {
+  const net = await quorumNetwork()
+  const extra = new NodeProcess({ n: 9, extraArgs: ['-testNet'], env: FIXTURE_ENV, startTimeoutMs: 60_000 })
+  const measured = new NodeProcess({ n: 10, extraArgs: ['-testNet'], env: FIXTURE_ENV, startTimeoutMs: 60_000 })
+  let going = true
+  let transfers = 0
+  const traffic: Array<Promise<void>> = []
+  try {
+    await extra.start()
+    await net.join(extra)
+    await measured.start()
+    await net.join(measured)
+    await measured.client.call('bootstrapAdd', { body: { peers: [...net.all(), extra].map((n) => n.multiaddr) } })
+    await measured.stop()
+    await Promise.all([mintRbt(net.a.client, net.alice, 30, 0, USER_PASSWORD), mintRbt(net.b.client, net.bob, 30, 0, USER_PASSWORD)])
+    for (const [from, to, client] of [[net.alice, net.bob, net.a.client], [net.bob, net.alice, net.b.client]] as const) {
+      traffic.push((async () => {
+        while (going) {
+          const r = await transfer(client, from, to, 1, USER_PASSWORD, 'busy').catch(() => ({ status: false }))
+          if (r.status) transfers++
+        }
+      })())
+    }
+    // the network is busy before the first start
+    await waitFor(() => transfers >= 2, { timeoutMs: 120_000, what: 'the first transfers' })
+    const starts: Array<Awaited<ReturnType<typeof startOnce>>> = []
+    const t0 = transfers
+    for (let i = 0; i < 5; i++) starts.push(await startOnce(process.execPath, { dir: measured.dir, extra: ['-testNet'], rss: false }))
+    return {
+      node_ready_busy_s: Number((median(starts.map((s) => s.core)) / 1000).toFixed(3)),
+      node_alldid_busy_s: Number((median(starts.map((s) => s.alldid)) / 1000).toFixed(3)),
+      'busy: start → API answering (median of 5)': ms(median(starts.map((s) => s.api))),
+      'busy: transfers committed during the 5 starts': transfers - t0
+    }
+  } finally {
+    going = false
+    await Promise.all(traffic)
+    await Promise.all([extra.dispose(), measured.dispose()])
+    await closeQuorumNetwork()
+  }
 }
 
 function rssOf (pid: number | undefined): number | undefined {
@@ -138,6 +206,7 @@ async function figuresFor (node: string, cliArgs: string[], suffix: string): Pro
     [`node${suffix}`]: version,
     [`node_ready_s${suffix}`]: Number((median(starts.map((s) => s.core)) / 1000).toFixed(3)),
     [`start → API answering (median of 5)${suffix}`]: ms(median(starts.map((s) => s.api))),
+    [`node_alldid_s${suffix}`]: Number((median(starts.map((s) => s.alldid)) / 1000).toFixed(3)),
     [`node_start_cpu_s${suffix}`]: cpus.length === 0 ? 'n/a' : Number((median(cpus) / 1000).toFixed(3)),
     [`node_idle_rss_mb${suffix}`]: rss.length === 0 ? 'n/a' : Number(median(rss).toFixed(1)),
     [`cli_roundtrip_ms${suffix}`]: Number(median(cli.wall).toFixed(1)),
@@ -151,7 +220,7 @@ async function figuresFor (node: string, cliArgs: string[], suffix: string): Pro
 export async function run (): Promise<Record<string, string | number>> {
   const load0 = loadAverage()
   const n24 = await node24()
-  const node = await new NodeProcess().start()
+  const node = await new NodeProcess({ startTimeoutMs: 120_000 }).start()
   try {
     const own = await figuresFor(process.execPath, node.cliArgs, '')
     const other = n24.bin !== undefined ? await figuresFor(n24.bin, node.cliArgs, '_node24') : { node_node24: n24.why ?? 'n/a' }
@@ -170,9 +239,11 @@ export async function run (): Promise<Record<string, string | number>> {
       }
     }))
     await pool.close()
+    const busy = process.env.RBTNODE_BENCH_BUSY === '0' ? { node_ready_busy_s: 'skipped (RBTNODE_BENCH_BUSY=0)' } : await busyFigures()
     return {
       ...own,
       ...other,
+      ...busy,
       'GET /node/peer_id throughput (32 conns, 3 s)': `${Math.round(count / 3)} req/s`,
       'GET /node/peer_id latency p50 / p99': `${median(lat).toFixed(2)} / ${percentile(lat, 99).toFixed(2)} ms`,
       'load average (1/5/15 min) before / after': `${load0} / ${loadAverage()}`

@@ -15,7 +15,9 @@ export default class Run extends BaseCommand {
     'on first start. -grpcPort is accepted for compatibility only: this node serves no gRPC.',
     'Peers on the same LAN or machine are found by mDNS and connected without addbootstrap when they use the',
     'same swarm key; -mdns=false turns discovery off (so do RBTNODE_MDNS=0 and rbtnode.mdns: false in the config).',
-    'Log lines go to stderr as `<time> [LEVEL] <message>`, or one JSON object per line with -logFormat json.',
+    'Log lines go to stderr as `<time> [LEVEL] <message>`, or one JSON object per line with -logFormat json;',
+    '-logFile <path> appends them to that file too. A start that fails says why in one ERROR line and exits',
+    '75 (starting again may help), 78 (the operator must act first) or 70 (an unforeseen error).',
     'Stops gracefully on SIGINT, SIGTERM or POST /svc/v1/node/shutdown.'
   ].join('\n')
 
@@ -34,42 +36,85 @@ export default class Run extends BaseCommand {
     if (f.enableAuth === true) throw new UsageError('-enableAuth (the reference\'s DID logins) is not supported: start the node with -apiAuth and send the token in <-p>/api.cookie as a bearer token (docs/security.md)')
     if (f.arbitaryMode === true) throw new UsageError('-arbitaryMode (locking tokens by hand) is not supported: a transfer locks the tokens it spends, and releaseAllLockedTokens frees those of transfers that can no longer commit')
     if (f.defaultSetup === true) throw new UsageError('-defaultSetup (the reference\'s built-in faucet quorums) is not supported: set the quorum list with addquorum -quorumList <file>')
-    const { resolveNodeOptions } = await import('../src/config/node-options.js')
-    const options = resolveNodeOptions({
-      c: f.c,
-      k: f.k,
-      n: intFlag(f.n, 'n'),
-      p: f.p,
-      s: f.s,
-      testNet: f.testNet,
-      testNetKey: f.testNetKey,
-      grpcPort: intFlag(f.grpcPort, 'grpcPort'),
-      port: intFlag(f.port, 'port'),
-      host: f.host,
-      swarmPort: intFlag(f.swarmPort, 'swarmPort'),
-      swarmHost: f.swarmHost,
-      legacyPort: intFlag(f.legacyPort, 'legacyPort'),
-      fullnode: f.fullnode,
-      faucet: f.faucet,
-      mdns: f.mdns,
-      kubo: f.kubo,
-      trustOwnQuorumList: f.trustOwnQuorumList,
-      apiAuth: f.apiAuth,
-      allowHosts: f.allowHosts,
-      corsOrigins: f.corsOrigins,
-      logFormat: f.logFormat,
-      nftArtifactLimit: f.nftArtifactLimit
-    })
-    const { createLogger } = await import('../src/util/logger.js')
-    // colour only for text lines on a terminal (this.errPaint is plain otherwise)
-    const log = createLogger(options.logFormat === 'json' ? { format: 'json' } : { painter: this.errPaint })
-    for (const notice of options.notices ?? []) log.warn(notice)
-    if (options.grpcPort !== undefined) log.warn(`-grpcPort ${options.grpcPort} ignored: this node serves no gRPC (use the HTTP API)`)
-    for (const name of ['grpcAddr', 'grpcSecure', 'logFile', 'logLevel', 'timeout'] as const) {
-      if (f[name] !== undefined && f[name] !== false) log.warn(`-${name} ignored: accepted for compatibility with the reference's run (see rbtnode run --help)`)
+    const [{ createLogger }, { classifyStartFailure, startFailureLine, EXIT_START_INTERNAL }, { openLogFile }] = await Promise.all([
+      import('../src/util/logger.js'), import('../src/cli/start-failure.js'), import('../src/cli/log-file.js')
+    ])
+    // -logFile: every line on stderr and appended to the file (written before the process exits)
+    let file: ReturnType<typeof openLogFile> | undefined
+    try {
+      file = f.logFile !== undefined && f.logFile !== '' ? openLogFile(f.logFile) : undefined
+    } catch (e) {
+      // no log but stderr: say so there, with the code of the cause
+      const failure = classifyStartFailure(e)
+      this.errorLine(startFailureLine(failure))
+      process.exit(failure.exitCode)
     }
-    const { RbtNode } = await import('../src/node/rbt-node.js')
-    const node = await RbtNode.init({ options, logger: log })
+    const write = (line: string): void => { process.stderr.write(line + '\n'); file?.write(line) }
+    let log = createLogger({ painter: this.errPaint, write })
+    /** A start that cannot go on: one ERROR line (stderr and the log file), then the exit code of its cause. */
+    const fail = (e: unknown, cause?: ReturnType<typeof classifyStartFailure>): never => {
+      const failure = cause ?? classifyStartFailure(e)
+      log.error(startFailureLine(failure))
+      file?.close()
+      process.exit(failure.exitCode)
+    }
+    // an error no code path caught (a rejected promise nobody awaited): logged with its stack, then
+    // the process ends with the code of an unforeseen error (Node would print the trace alone, exit 1)
+    const fatal = (what: string) => (e: unknown): void => {
+      const stack = e instanceof Error && e.stack !== undefined ? e.stack : String(e)
+      if (ready) {
+        log.error(`${what}, the node stops: ${stack}`)
+        file?.close()
+        process.exit(EXIT_START_INTERNAL)
+      }
+      fail(e, { exitCode: EXIT_START_INTERNAL, kind: 'internal', message: `${what}: ${stack}` })
+    }
+    let ready = false
+    process.on('unhandledRejection', fatal('an unhandled rejection'))
+    process.on('uncaughtException', fatal('an uncaught exception'))
+    let node: import('../src/node/rbt-node.js').RbtNode
+    let options: import('../src/config/node-options.js').NodeOptions
+    try {
+      const { resolveNodeOptions } = await import('../src/config/node-options.js')
+      options = resolveNodeOptions({
+        c: f.c,
+        k: f.k,
+        n: intFlag(f.n, 'n'),
+        p: f.p,
+        s: f.s,
+        testNet: f.testNet,
+        testNetKey: f.testNetKey,
+        grpcPort: intFlag(f.grpcPort, 'grpcPort'),
+        port: intFlag(f.port, 'port'),
+        host: f.host,
+        swarmPort: intFlag(f.swarmPort, 'swarmPort'),
+        swarmHost: f.swarmHost,
+        legacyPort: intFlag(f.legacyPort, 'legacyPort'),
+        fullnode: f.fullnode,
+        faucet: f.faucet,
+        mdns: f.mdns,
+        kubo: f.kubo,
+        trustOwnQuorumList: f.trustOwnQuorumList,
+        apiAuth: f.apiAuth,
+        allowHosts: f.allowHosts,
+        corsOrigins: f.corsOrigins,
+        logFormat: f.logFormat,
+        nftArtifactLimit: f.nftArtifactLimit
+      })
+      // colour only for text lines on a terminal (this.errPaint is plain otherwise; the file never is)
+      if (options.logFormat === 'json') log = createLogger({ format: 'json', write })
+      for (const notice of options.notices ?? []) log.warn(notice)
+      if (options.grpcPort !== undefined) log.warn(`-grpcPort ${options.grpcPort} ignored: this node serves no gRPC (use the HTTP API)`)
+      for (const name of ['grpcAddr', 'grpcSecure', 'logLevel', 'timeout'] as const) {
+        if (f[name] !== undefined && f[name] !== false) log.warn(`-${name} ignored: accepted for compatibility with the reference's run (see rbtnode run --help)`)
+      }
+      const { RbtNode } = await import('../src/node/rbt-node.js')
+      node = await RbtNode.init({ options, logger: log })
+    } catch (e) {
+      if (e instanceof UsageError) throw e
+      return fail(e)
+    }
+    ready = true
     let signals = 0
     const onSignal = (sig: string): void => {
       signals++
@@ -81,6 +126,7 @@ export default class Run extends BaseCommand {
     process.on('SIGTERM', () => { onSignal('SIGTERM') })
     log.info(`node ${options.nodeIndex} ready (data ${options.dataDir})`)
     await node.closed
+    file?.close()
     // Everything is closed; do not wait for stray timers of third-party libraries.
     process.exit(0)
   }

@@ -22,7 +22,7 @@ export const globalFlags = {
   grpcPort: Flags.string({ description: 'accepted for compatibility; this node serves no gRPC', helpGroup: 'RUN' }),
   grpcAddr: Flags.string({ description: 'accepted for compatibility; this node serves no gRPC', helpGroup: 'RUN' }),
   grpcSecure: Flags.boolean({ description: 'accepted for compatibility; this node serves no gRPC', allowNo: true, helpGroup: 'RUN' }),
-  logFile: Flags.string({ description: 'accepted for compatibility; log lines go to stderr (redirect them; docs/operations.md)', helpGroup: 'RUN' }),
+  logFile: Flags.string({ description: 'append the log lines to this file as well as writing them to stderr (docs/operations.md)', helpGroup: 'RUN' }),
   logLevel: Flags.string({ description: 'accepted for compatibility; the node logs info, warnings and errors', helpGroup: 'RUN' }),
   timeout: Flags.string({ description: 'accepted for compatibility (the reference\'s server timeout in minutes); not used', helpGroup: 'RUN' }),
   enableAuth: Flags.boolean({ description: 'the reference\'s DID-login API auth: refused by run, use -apiAuth', allowNo: true, helpGroup: 'RUN' }),

@@ -88,7 +88,7 @@ export class LevelStore implements KvStore {
     // LevelDB would take a database without CURRENT for a new one and delete its files
     if (!existsSync(join(this.location, 'CURRENT')) && existsSync(this.location) &&
       readdirSync(this.location).some((n) => /^MANIFEST-|\.(ldb|sst|log)$/.test(n))) {
-      throw new RbtError(ErrorCode.STORAGE, `the database at ${this.location} is damaged (its CURRENT file is missing). ${damagedStoreAdvice(this.location)}`)
+      throw new RbtError(ErrorCode.STORAGE, `the database at ${this.location} is damaged (its CURRENT file is missing). ${damagedStoreAdvice(this.location)}`, { details: { storage: 'damaged' } })
     }
     try {
       await this.db.open()
@@ -305,11 +305,12 @@ export class LevelStore implements KvStore {
 export function openError (location: string, e: unknown): RbtError {
   const cause = (e as { cause?: { message?: string } }).cause?.message ?? ''
   const text = cause !== '' ? cause : errorMessage(e)
-  if (/lock/i.test(text)) return new RbtError(ErrorCode.STORAGE, `the database at ${location} is in use by another process (is another node running on this data dir?)`, { cause: e })
+  // details.storage tells a start that fails on it whether starting again can help (src/cli/start-failure.ts)
+  if (/lock/i.test(text)) return new RbtError(ErrorCode.STORAGE, `the database at ${location} is in use by another process (is another node running on this data dir?)`, { cause: e, details: { storage: 'locked' } })
   if (/corrupt|no meta-|missing files|MANIFEST|CURRENT/i.test(text)) {
-    return new RbtError(ErrorCode.STORAGE, `the database at ${location} is damaged (${text}). ${damagedStoreAdvice(location)}`, { cause: e })
+    return new RbtError(ErrorCode.STORAGE, `the database at ${location} is damaged (${text}). ${damagedStoreAdvice(location)}`, { cause: e, details: { storage: 'damaged' } })
   }
-  return new RbtError(ErrorCode.STORAGE, `cannot open the database at ${location}: ${text}`, { cause: e })
+  return new RbtError(ErrorCode.STORAGE, `cannot open the database at ${location}: ${text}`, { cause: e, details: { storage: 'io' } })
 }
 
 interface ChunkedIterator<T> { nextv: (size: number) => Promise<T[]>, close: () => Promise<void> }

@@ -85,17 +85,36 @@ describe('api: the reference /api identity and node routes', () => {
     expect((await call(app, 'POST', '/api/getalldid')).status).to.equal(405)
   })
 
-  it('GET /api/getalldid answers 503 while the core is starting, so a script polling it for readiness waits for the core', async () => {
+  it('while the core is starting, GET /api/getalldid answers from the store at once and a route that needs the network waits for the core', async () => {
     const { s: starting } = services()
     let up = false
+    let release: () => void = () => {}
+    const core = new Promise<void>((resolve) => { release = () => { up = true; resolve() } })
     starting.node.starting = () => !up
+    starting.node.untilUp = async () => { await core }
     const slow = createApp(starting, { version: 't' })
     const early = await call(slow, 'GET', '/api/getalldid')
-    expect(early.status).to.equal(503)
-    expect(early.env.status).to.equal(false)
-    expect(early.env.message).to.match(/starting/)
-    up = true
-    expect((await call(slow, 'GET', '/api/getalldid')).status).to.equal(200)
+    expect(early.status).to.equal(200)
+    expect(early.env.account_info).to.have.length(2)
+    // the peer id needs the core: its answer comes once the core is up, not a 503
+    let answered = false
+    const peer = call(slow, 'GET', '/api/get-peer-id').then((r) => { answered = true; return r })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(answered).to.equal(false)
+    release()
+    const r = await peer
+    expect(r.status).to.equal(200)
+    expect(r.env.message).to.equal(PEER)
+  })
+
+  it('a route that needs the network answers 503 "starting" when the core is not up in time', async () => {
+    const { s: starting } = services()
+    starting.node.starting = () => true
+    starting.node.untilUp = async () => { throw new RbtError(ErrorCode.NOT_RUNNING, 'the node is starting: its core is not up yet; retry') }
+    const slow = createApp(starting, { version: 't' })
+    const r = await call(slow, 'GET', '/api/get-peer-id')
+    expect(r.status).to.equal(503)
+    expect(r.env.message).to.match(/starting/)
   })
 
   it('POST /api/createdid takes the multipart did_config and answers {did, peer_id}', async () => {

@@ -43,6 +43,21 @@ export interface NodeProcessOptions {
   swarmHost?: string
 }
 
+/**
+ * A node that ended during its start: its exit code (docs/operations.md, "When a start fails": 75
+ * starting again may help, 78 the operator must act, 70 an unforeseen error) or the signal, and
+ * what this start wrote (stdout and stderr); the message is the first line then that output.
+ */
+export class NodeExitedError extends Error {
+  constructor (readonly exitCode: number | null, readonly signal: NodeJS.Signals | null, readonly output: string) {
+    super(`node exited during start (${signal ?? `exit code ${String(exitCode)}`}):\n${output}`)
+    this.name = 'NodeExitedError'
+  }
+
+  /** The last `n` lines this start wrote. */
+  lastLines (n: number): string[] { return this.output.trimEnd().split('\n').slice(-n) }
+}
+
 /** The API bridge run inside a namespace (see ns-bridge.ts). */
 const BRIDGE = fileURLToPath(new URL('./ns-bridge.js', import.meta.url))
 
@@ -117,6 +132,8 @@ export class NodeProcess {
     if (ns !== undefined) await this.startBridge(ns)
     const child = ns !== undefined ? ns.spawn(process.execPath, args, spawnOpts) : spawn(process.execPath, args, spawnOpts)
     this.child = child
+    // this start's own lines begin here (logs keeps every start's, in order)
+    const logsFrom = this.logs.length
     child.stdout?.on('data', (d: Buffer) => { this.logs += d.toString() })
     child.stderr?.on('data', (d: Buffer) => { this.logs += d.toString() })
     this.exited = new Promise((resolve) => { child.on('exit', (code) => { resolve(code) }) })
@@ -135,7 +152,7 @@ export class NodeProcess {
       if (this.child === child) await this.kill()
       throw new Error(`${(e as Error).message}\n--- logs ---\n${this.logs}`)
     })
-    if (up === 'exited') throw new Error(`node exited during start (${child.signalCode ?? `exit code ${String(child.exitCode)}`}):\n${this.logs}`)
+    if (up === 'exited') throw new NodeExitedError(child.exitCode, child.signalCode, this.logs.slice(logsFrom))
     if (legacy) {
       this.peerId = ((await (await fetch(`${this.url}/api/get-peer-id`)).json()) as { message: string }).message
     } else {

@@ -36,6 +36,7 @@ import { ftRoutes } from './routes/v1/fts.routes.js'
 import { serviceRoutes } from './routes/v1/services.routes.js'
 import { syncRoutes } from './routes/v1/sync.routes.js'
 import { docsPage } from './docs-page.js'
+import { CORE_WAIT_MS, LOCAL_ROUTES } from './readiness.js'
 
 /** The Prometheus scrape path (docs/operations.md, "Metrics"). */
 export const METRICS_PATH = '/metrics'
@@ -104,6 +105,8 @@ export function createApp (services: ApiServices, opts: AppOptions): Hono {
           if (!parsed.success) throw new RbtError(ErrorCode.INVALID_INPUT, zodMessage(parsed.error, 'query'))
           query = parsed.data
         }
+        // a route that may need the network waits for a starting core (readiness.ts); local ones answer now
+        if (!LOCAL_ROUTES.has(id) && services.node.starting?.() === true) await services.node.untilUp?.(CORE_WAIT_MS)
         const env: unknown = await handler({ body, query, params: c.req.param() as Record<string, string>, c } as never)
         // a handler may answer with its own Response (the OpenAPI document, file downloads)
         if (env instanceof Response) return env

@@ -21,10 +21,15 @@ export interface NodeApi {
   requestShutdown: () => void
   /**
    * True while the core is on its way up (the node was launched to start it, or a start is under
-   * way) and is not running yet: the reference's readiness probe (`GET /api/getalldid`) answers 503
-   * then. Optional for stubs (never starting).
+   * way) and is not running yet. Optional for stubs (never starting).
    */
   starting?: () => boolean
+  /**
+   * Resolves once the core is up; rejects NOT_RUNNING when it is not starting, its start fails, or
+   * after `timeoutMs`. Requests that may need the network wait on it while the core is starting
+   * (readiness.ts). Optional for stubs (never starting).
+   */
+  untilUp?: (timeoutMs: number) => Promise<void>
   /** Peer id of the running core; throws NOT_RUNNING before the core starts. */
   peerId: () => string
   ping: (peerId: string) => Promise<{ rttMs: number, message: string }>

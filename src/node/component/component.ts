@@ -29,12 +29,44 @@ export interface Component {
   stop?: () => Promise<void> | void
   /** the rpc methods this component serves to peers (the p2p component registers them when the core starts) */
   rpcMethods?: () => Promise<object> | object
-  /** when the p2p core has started, in list order: network adapters, gossip topics, timers */
+  /**
+   * when the p2p core has started: network adapters, gossip topics, timers. The network parts of all
+   * components start side by side; one that needs another's started first names it in `networkAfter`.
+   */
   startNetwork?: (net: Network) => Promise<void> | void
+  /** components whose network part must have started before this one's starts (by name) */
+  networkAfter?: readonly string[]
   /** when the p2p core stops (before the host), in reverse list order */
   stopNetwork?: () => Promise<void> | void
   /** what this component serves over HTTP (the api component merges them into the app's services) */
   api?: Partial<ApiServices>
+}
+
+/**
+ * Runs `run` for every entry side by side, except that an entry waits until every entry it names in
+ * `after(entry)` has finished (names not among the entries are ignored: a component without that
+ * part). Resolves when all have finished; rejects with the first failure (entries waiting on a
+ * failed one are not run), once every entry under way has settled.
+ */
+export async function runByDependencies<T> (entries: ReadonlyArray<readonly [string, T]>, after: (entry: T) => readonly string[] | undefined, run: (name: string, entry: T) => Promise<void>): Promise<void> {
+  const names = new Set(entries.map(([n]) => n))
+  const done = new Map<string, Promise<void>>()
+  const visiting = new Set<string>()
+  const startOf = (name: string, entry: T): Promise<void> => {
+    const known = done.get(name)
+    if (known !== undefined) return known
+    if (visiting.has(name)) throw new Error(`network parts wait on each other in a circle: ${[...visiting, name].join(' → ')}`)
+    visiting.add(name)
+    const before = (after(entry) ?? []).filter((n) => names.has(n)).map((n) => startOf(n, entries.find(([m]) => m === n)![1]))
+    visiting.delete(name)
+    const p = Promise.all(before).then(async () => { await run(name, entry) })
+    done.set(name, p)
+    return p
+  }
+  const all = entries.map(([name, entry]) => startOf(name, entry))
+  const settled = await Promise.allSettled(all)
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+  if (failed !== undefined) throw failed.reason
 }
 
 /** What every factory gets besides the components before it. */
@@ -93,8 +125,15 @@ export class ComponentSet {
 
   /** Starts every component in list order; on a failure the caller stops (the failed one included). */
   async start (): Promise<void> {
+    const fault = startFault()
     for (const entry of this.byName) {
       this.started.push(entry)
+      if (fault?.component === entry[0]) {
+        const e = new Error(`test hook: the start of ${entry[0]} fails (${fault.how})`)
+        if (fault.how === 'throw') throw e
+        // a rejection nobody awaits, as a defect in a start would leave
+        void Promise.reject(e)
+      }
       await entry[1].start?.()
     }
   }
@@ -108,4 +147,15 @@ export class ComponentSet {
       try { await c.stop?.() } catch (e) { log.warn(`${name} stop: ${errorMessage(e)}`) }
     }
   }
+}
+
+/**
+ * Test builds only (RBTNODE_TEST_HOOKS=1): RBTNODE_START_FAULT=<component>:throw fails that
+ * component's start with an unforeseen error, `:reject` leaves a rejected promise unhandled there.
+ */
+function startFault (): { component: string, how: 'throw' | 'reject' } | undefined {
+  const v = process.env.RBTNODE_START_FAULT
+  if (process.env.RBTNODE_TEST_HOOKS !== '1' || v === undefined) return undefined
+  const [component = '', how = 'throw'] = v.split(':')
+  return { component, how: how === 'reject' ? 'reject' : 'throw' }
 }

@@ -173,6 +173,9 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
         ...claimsMod.stateClaimRpcHandlers(() => claims, () => claims?.status)
       }
     },
+    // recovery starts with the network part and asks quorums and receivers by peer id at once: the
+    // DID network resolves their peers, the known addresses (discovery) let the first dials go out
+    networkAfter: ['identity', 'discovery'],
     // sender, quorum and receiver roles over the rpc, spent markers, finality gossip
     startNetwork: async (n) => {
       const { host } = n

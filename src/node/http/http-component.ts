@@ -76,6 +76,7 @@ export const httpComponent: Factory<Needs, HttpComponent> = (c) => {
       return already ? 'Core already started' : 'Core started successfully'
     },
     starting: () => c.p2p.starting(),
+    untilUp: async (ms) => { await c.p2p.untilUp(ms) },
     requestShutdown: () => { setTimeout(() => { c.base.shutdown() }, 20) },
     peerId: () => c.p2p.requireHost().peerId,
     ping: async (peerId) => {

@@ -68,6 +68,8 @@ export const syncComponent: Factory<Needs, SyncComponent> = ({ base, storage, id
     sync,
     api: { sync: createSyncApi(sync, identity, signing.signing) },
     rpcMethods: async () => (await import('./sync-network.js')).syncRpcHandlers(() => sync),
+    // tokens minted here are announced on the consensus component's transaction topic
+    networkAfter: ['consensus'],
     startNetwork: async ({ host, rpc }) => {
       const syncNet = await import('./sync-network.js')
       const n = syncNet.createSyncNetwork(host, rpc, { testNet: options.testNet, configured: () => options.fullnodes })

@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { getMaxListeners } from 'node:events'
-import { ComponentSet, type Component, type ComponentList, type Factory } from '../../../../src/node/component/component.js'
+import { ComponentSet, runByDependencies, type Component, type ComponentList, type Factory } from '../../../../src/node/component/component.js'
 import { dataDirLayout } from '../../../../src/node/component/data-dir.js'
 import type { NodeOptions } from '../../../../src/config/node-options.js'
 import type { Logger } from '../../../../src/util/logger.js'
@@ -58,5 +58,58 @@ describe('node/component: ComponentSet', () => {
     expect(failed).to.equal(true)
     await set.stop(namingLogger([]))
     expect(events).to.deep.equal(['stop bad', 'stop a'])
+  })
+})
+
+describe('node/component: runByDependencies (the network parts\' start)', () => {
+  /** An entry that records its start and end and finishes when released. */
+  const gate = (): { started: boolean, release: () => void, done: Promise<void> } => {
+    let release = (): void => {}
+    const done = new Promise<void>((resolve) => { release = resolve })
+    return { started: false, release: () => { release() }, done }
+  }
+  const tick = async (): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, 5)) }
+
+  it('starts the parts side by side: one that is slow holds back only those that name it', async () => {
+    const g = { identity: gate(), consensus: gate(), nft: gate(), sync: gate() }
+    const after: Record<string, string[]> = { consensus: ['identity', 'discovery'], sync: ['consensus'] }
+    const all = runByDependencies(Object.keys(g).map((n) => [n, n] as const), (n) => after[n], async (name) => {
+      const e = g[name as keyof typeof g]
+      e.started = true
+      await e.done
+    })
+    await tick()
+    // identity and nft at once; consensus waits for identity (discovery is not among them), sync for consensus
+    expect([g.identity.started, g.nft.started, g.consensus.started, g.sync.started]).to.deep.equal([true, true, false, false])
+    g.identity.release()
+    await tick()
+    expect([g.consensus.started, g.sync.started]).to.deep.equal([true, false])
+    g.consensus.release()
+    await tick()
+    expect(g.sync.started).to.equal(true)
+    let finished = false
+    void all.then(() => { finished = true })
+    g.sync.release()
+    await tick()
+    // nft still running: not finished
+    expect(finished).to.equal(false)
+    g.nft.release()
+    await all
+  })
+
+  it('a failure rejects, once the others under way settled; a part waiting on the failed one does not run', async () => {
+    const ran: string[] = []
+    const err = await runByDependencies([['a', 'a'], ['b', 'b'], ['c', 'c']], (n) => n === 'c' ? ['a'] : undefined, async (name) => {
+      if (name === 'a') throw new Error('a failed')
+      await tick()
+      ran.push(name)
+    }).then(() => undefined, (e: Error) => e)
+    expect(err?.message).to.equal('a failed')
+    expect(ran).to.deep.equal(['b'])
+  })
+
+  it('parts that wait on each other in a circle are refused, naming the circle', async () => {
+    const err = await runByDependencies([['a', 'a'], ['b', 'b']], (n) => n === 'a' ? ['b'] : ['a'], async () => {}).then(() => undefined, (e: Error) => e)
+    expect(err?.message).to.match(/circle: a → b → a/)
   })
 })

@@ -11,11 +11,9 @@ import { answered, withKeys } from './answer.js'
  * /svc/v1 route uses (docs/api.md, "The reference's /api routes").
  */
 export function legacyNodeRoutes (r: Registrar, s: ApiServices): void {
-  r.on('legacyGetAllDid', async () => {
-    // scripts poll this route until it answers 200 and then use the node: not before its core is up
-    if (s.node.starting?.() === true) throw new RbtError(ErrorCode.NOT_RUNNING, 'the node is starting: its core is not up yet; retry')
-    return await allDids()
-  })
+  // scripts poll this route until it answers 200 and then use the node: it answers from the store as
+  // soon as the API listens, and what they call next waits for a starting core (readiness.ts)
+  r.on('legacyGetAllDid', async () => await allDids())
   const allDids = async (): Promise<Envelope<null>> => await answered(async () => {
     const dids = await s.identity.list()
     const info: LegacyAccountInfo[] = []
