@@ -42,6 +42,13 @@ export interface ClaimRecord {
   asks?: number
   /** the transaction committed: the claim stands for good (the state is spent) */
   committed?: true
+  /**
+   * more claimants than the record keeps were granted (a burnt ancestor is claimed again by every
+   * transaction spending a part of its burn): those past MAX_CLAIMANTS are not written, so no
+   * release or `released` answer frees the state from then on; it ends only as committed, or when
+   * its transaction's verified spent marker arrives
+   */
+  full?: true
 }
 
 /**
@@ -56,10 +63,14 @@ export const claimantTx = (r: Pick<ClaimRecord, 'txid'>, c: Claimant): string =>
 export const claimantKey = (r: Pick<ClaimRecord, 'txid'>, c: Claimant): string => `${c.peer}|${c.quorum}|${claimantTx(r, c)}|${c.nonce ?? ''}`
 
 /**
- * Most claimants one record keeps. A claimant past it is refused, never written over an earlier
- * one: a claim is never pushed out by a later claimant (each claimant showed the sender's signed
- * contract, so only the owner, or a quorum he sent the contract to, can fill a record, and only
- * with claims of that same transaction).
+ * Most claimants one record keeps. A claimant past it is granted (it claims the same transaction)
+ * but not written, never written over an earlier one, and the record is marked `full`: a claim is
+ * never pushed out by a later claimant, and a full record is never freed by releases, since a
+ * claimant it does not name may have signed (each claimant showed the sender's signed contract, so
+ * only the owner, or a quorum he sent the contract to, can fill a record, and only with claims of
+ * that same transaction). Refusing the claimant past it instead stopped honest chains of small
+ * payments: every split of a part re-claims the burnt ancestors above it, the 17th payment of a
+ * chain was refused STATE_CLAIMED by its own burn.
  */
 export const MAX_CLAIMANTS = 16
 
@@ -105,7 +116,8 @@ export class ClaimTable {
   /**
    * Claims `stateHashes` for `txid`: each state is granted when no other transaction holds it (nor
    * spent it: `spentBy[i]`, the txid of a verified spent marker of the state, if any); a grant to
-   * the same transaction again adds the claimant (up to MAX_CLAIMANTS; past it, refused). The
+   * the same transaction again adds the claimant (up to MAX_CLAIMANTS; past it, granted and the
+   * record marked `full`). The
    * caller authenticated the claimant (its signed claim, the sender's signed contract).
    */
   async claim (txid: string, stateHashes: readonly string[], claimant: Claimant, spentBy: ReadonlyArray<string | undefined> = []): Promise<ClaimAnswer[]> {
@@ -120,8 +132,9 @@ export class ClaimTable {
         if (r !== undefined && r.txid !== txid) return { granted: false, holder: r.txid, ...(r.committed === true ? { spent: true as const } : {}) }
         if (r === undefined) puts.push([h, { txid, claimants: [claimant], at: now }])
         else if (r.committed !== true && !r.claimants.some((c) => claimantKey(r, c) === claimantKey(r, claimant))) {
-          if (r.claimants.length >= MAX_CLAIMANTS) return { granted: false, holder: r.txid }
-          puts.push([h, { ...r, claimants: [...r.claimants, claimant] }])
+          if (r.claimants.length >= MAX_CLAIMANTS) {
+            if (r.full !== true) puts.push([h, { ...r, full: true }])
+          } else puts.push([h, { ...r, claimants: [...r.claimants, claimant] }])
         }
         return { granted: true }
       })
@@ -145,7 +158,7 @@ export class ClaimTable {
         if (r === undefined || r.committed === true) return
         const left = r.claimants.filter((c) => c.quorum !== quorum || c.nonce !== nonce || claimantTx(r, c) !== txid)
         if (left.length === r.claimants.length) return
-        if (left.length === 0) dels.push(h)
+        if (left.length === 0 && r.full !== true) dels.push(h)
         else puts.push([h, { ...r, claimants: left }])
       })
       await this.save(puts, dels)
@@ -168,7 +181,7 @@ export class ClaimTable {
       // kept for good, it needs only its transaction: who claimed it is asked nothing again
       if (each.includes('committed')) { await this.save([[stateHash, { txid: r.txid, claimants: [], at: r.at, committed: true }]]); return }
       const left = r.claimants.filter((_c, i) => each[i] !== 'released')
-      if (left.length === 0) await this.save([], [stateHash])
+      if (left.length === 0 && r.full !== true) await this.save([], [stateHash])
       else await this.save([[stateHash, { ...r, claimants: left, askedAt: this.clock.now(), asks: (r.asks ?? 0) + 1 }]])
     })
   }

@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { ClaimTable, claimResult, claimThreshold, tallyState, type ClaimAnswer } from '../../../src/consensus/claims.js'
+import { ClaimTable, MAX_CLAIMANTS, claimResult, claimThreshold, tallyState, type ClaimAnswer } from '../../../src/consensus/claims.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
 import { SimNet, balance, memoryClaimStore, type SimDid, type SimNode } from './harness.js'
 
@@ -58,6 +58,25 @@ describe('consensus: claims of spent states (arbiter table, thresholds)', () => 
     expect(store.map.get(S2)?.txid).to.equal(TX1)
     await t.superseded(S2, TX1)
     expect(store.map.has(S2)).to.equal(false)
+  })
+
+  it('more claimants of one transaction than a record keeps are granted (a burnt ancestor re-claimed by a chain of payments), and the full record is never freed by releases', async () => {
+    const store = memoryClaimStore()
+    const t = new ClaimTable(store, { now: () => 1 })
+    for (let i = 0; i < MAX_CLAIMANTS + 4; i++) {
+      expect(await t.claim(TX1, [S1], { peer: `p${i}`, quorum: `q${i}`, nonce: `n${i}` })).to.deep.equal([{ granted: true }], `claimant ${i + 1}`)
+    }
+    expect(store.map.get(S1)?.claimants).to.have.length(MAX_CLAIMANTS)
+    expect(store.map.get(S1)?.full).to.equal(true)
+    // every written claimant releases: a claimant the record does not name may have signed, so the state stays held
+    for (let i = 0; i < MAX_CLAIMANTS; i++) await t.release(TX1, [S1], `q${i}`, `n${i}`)
+    expect(await t.claim(TX2, [S1], { peer: 'x', quorum: 'x', nonce: 'nx' })).to.deep.equal([{ granted: false, holder: TX1 }])
+    await t.settle(S1, TX1, 'released')
+    expect(await t.claim(TX2, [S1], { peer: 'x', quorum: 'x', nonce: 'nx' })).to.deep.equal([{ granted: false, holder: TX1 }])
+    // it ends as any claim does once its transaction committed
+    await t.settle(S1, TX1, new Map())
+    await t.superseded(S1, TX1)
+    expect(store.map.has(S1)).to.equal(false)
   })
 
   it('tallies a state over its arbiters: silent and foreign answers do not count; the cause is named', () => {
