@@ -8,7 +8,7 @@ import type { PrepareRequest } from '../../../src/consensus/messages.js'
 import { DoubleSpends, forkProof, type DoubleSpendSink } from '../../../src/consensus/double-spends.js'
 import type { ConsensusEvent } from '../../../src/consensus/observe.js'
 import { silentLogger } from '../../../src/util/logger.js'
-import { SimNet, balance, type SimDid, type SimNode } from './harness.js'
+import { SimNet, balance, twoQuorumSets, type SimDid, type SimNode } from './harness.js'
 
 /**
  * An owner who cheats: he holds the wallet's keys on two nodes (X and Y), writes blocks honest code
@@ -18,23 +18,7 @@ import { SimNet, balance, type SimDid, type SimNode } from './harness.js'
 describe('consensus: a cheating owner spends one state twice (owner-only blocks, claims on every path)', function () {
   this.timeout(120_000)
 
-  /** 10 quorum nodes in two sets of 5, the wallet's node and its copy, two receivers' nodes. */
-  async function network (claims: boolean): Promise<{ net: SimNet, set1: string[], set2: string[], x: SimNode, y: SimNode, bobNode: SimNode, carolNode: SimNode, bob: SimDid, carol: SimDid }> {
-    const net = new SimNet({ claims })
-    for (let i = 0; i < 10; i++) {
-      const q = net.addNode(`q${i}`)
-      const d = await net.addDid(q)
-      net.quorumDids.push(d.did)
-      await net.mint(q, d.did, 3)
-    }
-    const x = net.addNode('X')
-    const y = net.addNode('Y')
-    const bobNode = net.addNode('B')
-    const carolNode = net.addNode('C')
-    const bob = await net.addDid(bobNode)
-    const carol = await net.addDid(carolNode)
-    return { net, set1: net.quorumDids.slice(0, 5), set2: net.quorumDids.slice(5), x, y, bobNode, carolNode, bob, carol }
-  }
+  const network = twoQuorumSets
 
   /** A fresh wallet with one token, on X and (restored) on Y. */
   async function wallet (net: SimNet, x: SimNode, y: SimNode): Promise<{ alice: SimDid, id: string }> {

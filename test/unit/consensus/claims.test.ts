@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { ClaimTable, MAX_CLAIMANTS, claimResult, claimThreshold, tallyState, type ClaimAnswer } from '../../../src/consensus/claims.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
-import { SimNet, balance, memoryClaimStore, type SimDid, type SimNode } from './harness.js'
+import { SimNet, balance, memoryClaimStore, twoQuorumSets, type SimDid, type SimNode } from './harness.js'
 
 const TX1 = '1'.repeat(64)
 const TX2 = '2'.repeat(64)
@@ -100,23 +100,7 @@ describe('consensus: claims of spent states (arbiter table, thresholds)', () => 
 describe('consensus: one wallet on two nodes racing one token through two disjoint quorum sets (claims)', function () {
   this.timeout(120_000)
 
-  /** 10 quorum nodes in two sets of 5, the wallet's node and its copy, two receivers' nodes. */
-  async function network (): Promise<{ net: SimNet, set1: string[], set2: string[], x: SimNode, y: SimNode, bobNode: SimNode, carolNode: SimNode, bob: SimDid, carol: SimDid }> {
-    const net = new SimNet({ claims: true })
-    for (let i = 0; i < 10; i++) {
-      const q = net.addNode(`q${i}`)
-      const d = await net.addDid(q)
-      net.quorumDids.push(d.did)
-      await net.mint(q, d.did, 3)
-    }
-    const x = net.addNode('X')
-    const y = net.addNode('Y')
-    const bobNode = net.addNode('B')
-    const carolNode = net.addNode('C')
-    const bob = await net.addDid(bobNode)
-    const carol = await net.addDid(carolNode)
-    return { net, set1: net.quorumDids.slice(0, 5), set2: net.quorumDids.slice(5), x, y, bobNode, carolNode, bob, carol }
-  }
+  const network = async (): ReturnType<typeof twoQuorumSets> => await twoQuorumSets(true)
 
   /** A fresh wallet with one token, on X and (restored) on Y. */
   async function wallet (net: SimNet, x: SimNode, y: SimNode): Promise<SimDid> {

@@ -366,3 +366,21 @@ export function chainSourceOf (n: SimNode): { chain: (tokenId: string, from: num
     }
   }
 }
+
+/** 10 quorum nodes in two sets of 5, the wallet's node and its copy, two receivers' nodes. */
+export async function twoQuorumSets (claims: boolean): Promise<{ net: SimNet, set1: string[], set2: string[], x: SimNode, y: SimNode, bobNode: SimNode, carolNode: SimNode, bob: SimDid, carol: SimDid }> {
+  const net = new SimNet({ claims })
+  for (let i = 0; i < 10; i++) {
+    const q = net.addNode(`q${i}`)
+    const d = await net.addDid(q)
+    net.quorumDids.push(d.did)
+    await net.mint(q, d.did, 3)
+  }
+  const x = net.addNode('X')
+  const y = net.addNode('Y')
+  const bobNode = net.addNode('B')
+  const carolNode = net.addNode('C')
+  const bob = await net.addDid(bobNode)
+  const carol = await net.addDid(carolNode)
+  return { net, set1: net.quorumDids.slice(0, 5), set2: net.quorumDids.slice(5), x, y, bobNode, carolNode, bob, carol }
+}
