@@ -53,7 +53,7 @@ function calls (h: Handlers): { claimReq: (req: Parameters<Handlers['claims.clai
 
 describe('claims: claims that prove themselves (node arbiter)', () => {
   it('the eviction attack: 16 claims of the live transaction under 16 quorum strings, then releases, no longer free the state for a conflicting spend', async () => {
-    const { handlers } = arbiter()
+    const { handlers, table } = arbiter()
     const { claimReq, releaseReq } = calls(handlers)
     const t1 = contract('bafybmibob')
     const t2 = contract('bafybmicarol')
@@ -73,8 +73,13 @@ describe('claims: claims that prove themselves (node arbiter)', () => {
       const r = await claimReq({ items: [{ txid: t1.txid, quorum: q, stateHash: STATE, p: 0 }], proofs: [proof(t1, q, nonce(200 + i))] }, ctx('evil'))
       if (r.answers[0]!.granted) added++
     }
-    // past 16 claimants a later one is refused, never written over an earlier one
-    expect(added).to.equal(15)
+    // every claim of the same transaction is granted, but past 16 claimants none is written over an
+    // earlier one: the record keeps the first 16 (the honest one among them) and is marked full
+    expect(added).to.equal(16)
+    const [rec] = await table.records([STATE])
+    expect(rec!.claimants).to.have.length(16)
+    expect(rec!.claimants[0]!.quorum).to.equal('bafybmiq1')
+    expect(rec!.full).to.equal(true)
     // the stranger releases every claim it can name: its own, and the honest one without its quorum's signature
     for (let i = 0; i < 16; i++) {
       const q = `bafybmievil${i}`
@@ -85,7 +90,27 @@ describe('claims: claims that prove themselves (node arbiter)', () => {
     // the conflicting transaction is refused: the honest checker still holds the state
     const conflict = await claimReq({ items: [{ txid: t2.txid, quorum: 'bafybmiq2', stateHash: STATE, p: 0 }], proofs: [proof(t2, 'bafybmiq2', nonce(3))] }, ctx('owner-copy'))
     expect(conflict.answers[0]).to.include({ granted: false, holder: t1.txid })
-    // its holder releases it, signed: then it is free
+    // even its holder's signed release does not free a full record: a claimant it could not write
+    // (the 16th stranger) may have signed; the state ends only as committed or spent
+    const kept = await releaseReq({ txid: t1.txid, quorum: 'bafybmiq1', nonce: nonce(1), sig: sign('bafybmiq1', releaseDigest(t1.txid, 'bafybmiq1', nonce(1))), stateHashes: [STATE] }, ctx('honest-peer'))
+    expect(kept.freed).to.equal(0)
+    const still = await claimReq({ items: [{ txid: t2.txid, quorum: 'bafybmiq2', stateHash: STATE, p: 0 }], proofs: [proof(t2, 'bafybmiq2', nonce(3))] }, ctx('owner-copy'))
+    expect(still.answers[0]).to.include({ granted: false, holder: t1.txid })
+  })
+
+  it('a record that is not full is freed once its holder releases, signed, and only then', async () => {
+    const { handlers } = arbiter()
+    const { claimReq, releaseReq } = calls(handlers)
+    const t1 = contract('bafybmibob')
+    const t2 = contract('bafybmicarol')
+    await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: STATE, p: 0 }], proofs: [proof(t1, 'bafybmiq1', nonce(1))] }, ctx('honest-peer'))
+    for (let i = 0; i < 3; i++) {
+      const q = `bafybmievil${i}`
+      await claimReq({ items: [{ txid: t1.txid, quorum: q, stateHash: STATE, p: 0 }], proofs: [proof(t1, q, nonce(200 + i))] }, ctx('evil'))
+      await releaseReq({ txid: t1.txid, quorum: q, nonce: nonce(200 + i), sig: sign(q, releaseDigest(t1.txid, q, nonce(200 + i))), stateHashes: [STATE] }, ctx('evil'))
+    }
+    const conflict = await claimReq({ items: [{ txid: t2.txid, quorum: 'bafybmiq2', stateHash: STATE, p: 0 }], proofs: [proof(t2, 'bafybmiq2', nonce(3))] }, ctx('owner-copy'))
+    expect(conflict.answers[0]).to.include({ granted: false, holder: t1.txid })
     const freed = await releaseReq({ txid: t1.txid, quorum: 'bafybmiq1', nonce: nonce(1), sig: sign('bafybmiq1', releaseDigest(t1.txid, 'bafybmiq1', nonce(1))), stateHashes: [STATE] }, ctx('honest-peer'))
     expect(freed.freed).to.equal(1)
     const after = await claimReq({ items: [{ txid: t2.txid, quorum: 'bafybmiq2', stateHash: STATE, p: 0 }], proofs: [proof(t2, 'bafybmiq2', nonce(3))] }, ctx('owner-copy'))
