@@ -1,4 +1,5 @@
 import { decodeBlockEnvelope, parseBlockId, peekBlockEnvelope } from '../tokenchain/block.js'
+import { bytesToHex } from '../tokenchain/hash.js'
 import { spendAnchor } from '../tokenchain/validate.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
 import { isFtGenesis } from './bundle.js'
@@ -18,7 +19,12 @@ import { isFtGenesis } from './bundle.js'
 /** Most levels of ancestry walked (a balanced tree of parts is far shallower). */
 const MAX_LEVELS = 64
 
-export interface BurnClaim { stateHash: string, spender: string }
+/**
+ * A burnt ancestor to claim: its state, the burn block spending it, and `proof`, what an arbiter
+ * checks before granting it (checkBurnProof: the envelopes, hex, of the state's block, the
+ * owner-only blocks after it and the burn). Records written before proofs have none.
+ */
+export interface BurnClaim { stateHash: string, spender: string, proof?: string[] }
 
 /** `spent`: each token and the state it spends, keyed on its last quorum-signed state (ChainTip.anchorBlockId). */
 export async function burntAncestors (spent: ReadonlyArray<readonly [tokenId: string, blockId: string]>, chainOf: (tokenId: string) => Promise<readonly Uint8Array[] | undefined>): Promise<BurnClaim[]> {
@@ -48,7 +54,7 @@ export async function burntAncestors (spent: ReadonlyArray<readonly [tokenId: st
       let before: string
       try { before = spendAnchor(pc, pc.length - 2) } catch { continue }
       const stateHash = tokenStateHash(p, before)
-      if (!out.has(stateHash)) out.set(stateHash, { stateHash, spender: burn })
+      if (!out.has(stateHash)) out.set(stateHash, { stateHash, spender: burn, proof: pc.slice(parseBlockId(before).number).map(bytesToHex) })
       // burnt straight from its genesis state: its own burnt ancestors may never have been claimed
       if (parseBlockId(before).number === 0) queue.push([p, level + 1])
     }

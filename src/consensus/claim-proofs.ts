@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto'
+import { blockIdFor, decodeBlockEnvelope, tokenEntry, type DecodedBlock } from '../tokenchain/block.js'
 import { decodeContract } from '../tokenchain/contract.js'
-import { sha3Hex } from '../tokenchain/hash.js'
+import { hexToBytes, sha3Hex } from '../tokenchain/hash.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
-import type { SignatureVerifier } from '../tokenchain/validate.js'
+import { TransactionType } from '../tokenchain/types.js'
+import { OWNER_ONLY, verifyEnvelope, type SignatureVerifier } from '../tokenchain/validate.js'
 import { errorMessage } from '../util/errors.js'
 
 /**
@@ -82,5 +84,36 @@ export async function checkClaimProof (forTx: string, quorum: string, auth: Clai
   ])
   if (!senderOk) return 'the sender\'s signature on the contract does not verify'
   if (!quorumOk) return 'the claimant quorum\'s signature on the claim does not verify'
+  return undefined
+}
+
+/** Most blocks of a burn proof: the burnt state's block, the owner-only blocks after it, the burn. */
+export const BURN_PROOF_MAX_BLOCKS = 16
+
+/**
+ * Checks the proof that comes with a burnt ancestor's claim (a state claimed with `via`, held by
+ * the burn block `spender`): the envelopes (hex) of the block of the claimed state, the owner-only
+ * blocks after it, and the burn, each linking to the one before; the burn is the block `spender`
+ * and is signed by the owner of the claimed state. Without it, anyone with a contract of his own
+ * could name any state as the "burnt ancestor" of his transaction and pin it for good: the contract
+ * says nothing about ancestors. Answers why it is refused, or undefined.
+ */
+export async function checkBurnProof (stateHash: string, spender: string, proof: readonly string[] | undefined, verifier: SignatureVerifier): Promise<string | undefined> {
+  if (!Array.isArray(proof) || proof.length < 2 || proof.length > BURN_PROOF_MAX_BLOCKS) return 'a burnt ancestor is claimed with its burn: the state\'s block, any owner-only blocks after it, and the burn'
+  let blocks: DecodedBlock[]
+  try { blocks = proof.map((h) => decodeBlockEnvelope(hexToBytes(h))) } catch (e) { return `the burn proof does not decode: ${errorMessage(e)}` }
+  const first = blocks[0]!
+  const burn = blocks[blocks.length - 1]!
+  if (burn.hash !== spender) return 'the burn proof does not end with the block the state is claimed for'
+  const t = burn.content.transactionType
+  if (t !== TransactionType.BURNT && t !== TransactionType.BURNT_FOR_FT) return 'the block the state is claimed for is not a burn'
+  const tokenId = Object.keys(burn.content.transInfo.tokens).find((id) => tokenEntry(first, id) !== undefined && tokenStateHash(id, blockIdFor(first, id)) === stateHash)
+  if (tokenId === undefined) return `the burn proof does not start at state ${stateHash}`
+  for (let i = 1; i < blocks.length; i++) {
+    if (tokenEntry(blocks[i]!, tokenId)?.previousBlockId !== blockIdFor(blocks[i - 1]!, tokenId)) return 'the blocks of the burn proof do not link'
+    if (i < blocks.length - 1 && !OWNER_ONLY.has(blocks[i]!.content.transactionType)) return 'a burn proof passes only owner-only blocks between the state and its burn'
+  }
+  if (burn.content.owner !== first.content.owner) return 'the burn is not made by the owner of the state'
+  try { await verifyEnvelope(burn.envelopeBytes, { verifier, tokenId }) } catch (e) { return `the burn's signature does not verify: ${errorMessage(e)}` }
   return undefined
 }

@@ -1,6 +1,7 @@
 import { tokenStateHash } from '../tokenchain/token-id.js'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
+import type { BurnClaim } from './burn-claims.js'
 import type { ClaimResult } from './claims.js'
 import { claimDigest, claimNonce, releaseDigest } from './claim-proofs.js'
 import type { ConsensusSigner, StateClaims } from './ports.js'
@@ -35,7 +36,7 @@ export class QuorumClaims {
    * Claims the states of a vote (once at a time per vote), showing the sender's signed `contract`
    * and signing the claim as the quorum; resolves to the tally's outcome, never rejects.
    */
-  claim (quorumDid: string, txid: string, states: readonly string[], burns: ReadonlyArray<{ stateHash: string, spender: string }>, contract: Uint8Array | undefined): Promise<ClaimResult> {
+  claim (quorumDid: string, txid: string, states: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array | undefined): Promise<ClaimResult> {
     const key = voteKey(quorumDid, txid)
     const running = this.running.get(key)
     if (running !== undefined) return running

@@ -189,9 +189,11 @@ export class QuorumService {
 
   /** The burnt ancestors a vote's states rest on, for a vote recorded before they were kept with it. */
   private async burnsOf (vote: VoteRecord): Promise<VoteRecord> {
-    if (vote.burns !== undefined) return vote
-    const burns = await burntAncestors(vote.states.map((st) => { const at = st.indexOf('@'); return [st.slice(0, at), st.slice(at + 1)] as const }), async (id) => await this.ledger.chain(id)).catch(() => [])
-    return { ...vote, burns }
+    // a record from before burn proofs: its ancestors again, with the burns the arbiters check
+    if (vote.burns !== undefined && vote.burns.every((b) => b.proof !== undefined)) return vote
+    const fresh = await burntAncestors(vote.states.map((st) => { const at = st.indexOf('@'); return [st.slice(0, at), st.slice(at + 1)] as const }), async (id) => await this.ledger.chain(id)).catch(() => [])
+    const found = new Set(fresh.map((b) => b.stateHash))
+    return { ...vote, burns: [...fresh, ...(vote.burns ?? []).filter((b) => !found.has(b.stateHash))] }
   }
 
   private async voteLocked (req: PrepareRequest, likelyOf: (spent: readonly string[]) => string[] | undefined, startClaim: (vote: Pick<VoteRecord, 'quorumDid' | 'txid' | 'states' | 'burns'>) => void): Promise<PrepareReply> {

@@ -72,7 +72,7 @@ export interface VoteRecord {
   /** the states the contract spends (its tips), in the order of `states`: only when some differ from them */
   spends?: string[]
   /** the burnt ancestors the states rest on, claimed with them on every path (absent on older records) */
-  burns?: Array<{ stateHash: string, spender: string }>
+  burns?: Array<import('./burn-claims.js').BurnClaim>
   pledge: PledgeToken[]
   pledgeMilli: number
   credit: CreditSignature

@@ -1,4 +1,4 @@
-import type { ClaimAuth } from '../../consensus/claim-proofs.js'
+import { BURN_PROOF_MAX_BLOCKS, type ClaimAuth } from '../../consensus/claim-proofs.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
 import type { RpcHandlers, UnarySpec } from '../../p2p/rpc.js'
 
@@ -8,7 +8,16 @@ import type { RpcHandlers, UnarySpec } from '../../p2p/rpc.js'
  * signed nonce); a release and a `released` answer carry the quorum's signature over that nonce;
  * every grant comes back signed by the arbiter's DID.
  */
-export interface ClaimItem { txid: string, quorum: string, stateHash: string, via?: string, /** index of its proof in `proofs` */ p: number }
+export interface ClaimItem {
+  txid: string
+  quorum: string
+  stateHash: string
+  via?: string
+  /** index of its proof in `proofs` */
+  p: number
+  /** with `via` only: the burn that spent the state, as checkBurnProof takes it (block envelopes, hex) */
+  burn?: string[]
+}
 /**
  * A claim's proof on the wire: the contract is left out once the arbiter has checked it for this
  * claim (its later requests name the claim by nonce and signature); an arbiter that no longer
@@ -45,6 +54,8 @@ const STATE_RE = /^Qm[1-9A-HJ-NP-Za-km-z]{44}$/
 export const TXID_RE = /^[0-9a-f]{64}$/
 const HEX_RE = /^[0-9a-fA-F]{1,1024}$/
 const NONCE_RE = /^[0-9a-f]{32}$/
+/** Largest block envelope of a burn proof, in hex characters. */
+const BURN_BLOCK_MAX_HEX = 128 * 1024
 
 export function needClaimRequest (req: unknown): asserts req is StateClaimMethods['claims.claim']['request'] {
   const r = req as { items?: unknown, proofs?: unknown } | undefined
@@ -59,10 +70,13 @@ export function needClaimRequest (req: unknown): asserts req is StateClaimMethod
     }
   }
   for (const it of items as unknown[]) {
-    const i = it as { txid?: unknown, quorum?: unknown, stateHash?: unknown, via?: unknown, p?: unknown } | undefined
+    const i = it as { txid?: unknown, quorum?: unknown, stateHash?: unknown, via?: unknown, p?: unknown, burn?: unknown } | undefined
     if (typeof i?.txid !== 'string' || !TXID_RE.test(i.txid) || typeof i.quorum !== 'string' || i.quorum.length > 128 || typeof i.stateHash !== 'string' || !STATE_RE.test(i.stateHash) ||
       (i.via !== undefined && (typeof i.via !== 'string' || !TXID_RE.test(i.via))) || typeof i.p !== 'number' || !Number.isInteger(i.p) || i.p < 0 || i.p >= proofs.length) {
       throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed claim request: each item needs a txid, a quorum DID, a state hash and its proof')
+    }
+    if (i.burn !== undefined && (i.via === undefined || !Array.isArray(i.burn) || i.burn.length > BURN_PROOF_MAX_BLOCKS || !i.burn.every((h) => typeof h === 'string' && h.length <= BURN_BLOCK_MAX_HEX && /^(?:[0-9a-f]{2})*$/.test(h)))) {
+      throw new RbtError(ErrorCode.INVALID_INPUT, `malformed claim request: a burn proof is up to ${BURN_PROOF_MAX_BLOCKS} block envelopes (hex), with \`via\` only`)
     }
   }
 }

@@ -1,5 +1,6 @@
 import { CLAIM_ARBITERS, claimResult, claimantKey, claimantTx, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimResult, type ClaimTable } from '../../consensus/claims.js'
-import { checkClaimProof, committedDigest, contractSpends, grantDigest, releaseDigest, type ClaimAuth, type ReleaseAuth } from '../../consensus/claim-proofs.js'
+import { checkBurnProof, checkClaimProof, committedDigest, contractSpends, grantDigest, releaseDigest, type ClaimAuth, type ReleaseAuth } from '../../consensus/claim-proofs.js'
+import type { BurnClaim } from '../../consensus/burn-claims.js'
 import type { ConsensusSigner, StateClaims } from '../../consensus/ports.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
@@ -77,13 +78,15 @@ export function nodeStateClaims (opts: {
   // proofs checked here: the states each claim's contract spends, by claim (its later requests leave the contract out)
   const checkedProofs = new Lru<Set<string>>(PROOFS_MEMO, { maxBytes: 16 * 1024 * 1024, sizeOf: (v) => 128 + 64 * v.size })
   const checking = new Map<string, Promise<Set<string>>>()
+  // burnt ancestors whose burn was shown here (`state|burn`): the owner of the state signed that burn of it
+  const checkedBurns = new Lru<true>(PROOFS_MEMO)
   const proofKey = (forTx: string, quorum: string, a: WireProof): string => `${forTx}|${quorum}|${a.nonce}|${a.sig}`
   const rpcNow = (): RpcClient<StateClaimMethods> => {
     const rpc = opts.rpc()
     if (rpc === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'the rpc layer is stopped')
     return rpc
   }
-  type Item = { txid: string, quorum: string, stateHash: string, via?: string, auth: ClaimAuth }
+  type Item = { txid: string, quorum: string, stateHash: string, via?: string, burn?: string[], auth: ClaimAuth }
   type Answer = { granted: boolean, holder?: string, spent?: boolean, closer: QueryPeer[], grant?: { arbiter: string, sig: string, states: string[] } }
   // per claim, the arbiters that checked its proof (the contract goes once to each, in its first request)
   const delivered = new WeakMap<ClaimAuth, Map<string, Promise<boolean>>>()
@@ -93,7 +96,7 @@ export function nodeStateClaims (opts: {
     const wire: ClaimItem[] = items.map((it) => {
       let p = index.get(it.auth)
       if (p === undefined) { p = proofs.length; proofs.push(it.auth); index.set(it.auth, p) }
-      return { txid: it.txid, quorum: it.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), p }
+      return { txid: it.txid, quorum: it.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), ...(it.via !== undefined && it.burn !== undefined ? { burn: it.burn } : {}), p }
     })
     const introduced: Array<[ClaimAuth, (ok: boolean) => void]> = []
     const wireProofs = await Promise.all(proofs.map(async (a): Promise<WireProof> => {
@@ -188,6 +191,15 @@ export function nodeStateClaims (opts: {
       const foreign = c.direct.find((h) => !spends!.has(h))
       if (foreign !== undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: the contract does not spend state ${foreign}`)
     }))
+    // a burnt ancestor: the contract names no ancestor, so the burn itself is shown, signed by the
+    // owner of the state it burnt (otherwise anyone could pin any state as his "ancestor")
+    await Promise.all(req.items.filter((it) => it.via !== undefined).map(async (it) => {
+      const key = `${it.stateHash}|${it.txid}`
+      if (checkedBurns.get(key) !== undefined) return
+      const why = await checkBurnProof(it.stateHash, it.txid, it.burn, opts.verifier)
+      if (why !== undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: ${why}`)
+      checkedBurns.set(key, true)
+    }))
     const items = req.items.map((it) => ({ txid: it.txid, quorum: it.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), nonce: req.proofs[it.p]!.nonce, sig: req.proofs[it.p]!.sig }))
     const { answers, groups } = await grant(items, asker)
     const [closer, grants] = await Promise.all([closerPeerSets(opts.host(), items.map((it) => it.stateHash), asker), signGrants(items, answers, groups)])
@@ -207,13 +219,13 @@ export function nodeStateClaims (opts: {
     return { arbiter: signer.did, grants: grants.filter((g): g is { items: number[], sig: string } => g !== undefined) }
   }
 
-  const claimStates = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<{ stateHash: string, spender: string }>, auth: ClaimAuth): Promise<ClaimResult> => {
+  const claimStates = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, auth: ClaimAuth): Promise<ClaimResult> => {
     const h = opts.host()
     const self = h?.peerId ?? 'self'
     // the transaction's own states, and the burnt ancestors of its parts, each spent by its burn block
     const wanted = new Map<string, Item>()
     for (const stateHash of stateHashes) wanted.set(stateHash, { txid, quorum, stateHash, auth })
-    for (const b of burns) if (!wanted.has(b.stateHash)) wanted.set(b.stateHash, { txid: b.spender, quorum, stateHash: b.stateHash, via: txid, auth })
+    for (const b of burns) if (!wanted.has(b.stateHash)) wanted.set(b.stateHash, { txid: b.spender, quorum, stateHash: b.stateHash, via: txid, ...(b.proof !== undefined ? { burn: b.proof } : {}), auth })
     const items = [...wanted.values()]
     // this node is an arbiter too (when among a state's k closest): its own table first
     const mine = (await grant(items.map((it) => ({ txid: it.txid, quorum: it.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), nonce: auth.nonce, sig: auth.sig })), self)).answers

@@ -18,6 +18,7 @@ import { BoundedSet } from '../../../src/util/lru.js'
 import { VERIFIED_MEMO } from '../../../src/consensus/ports.js'
 import { ContractEngine } from '../../../src/contracts/sandbox.js'
 import type { ScCode } from '../../../src/consensus/smart-contract.js'
+import { checkBurnProof } from '../../../src/consensus/claim-proofs.js'
 import { ClaimTable, claimResult, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimStore } from '../../../src/consensus/claims.js'
 import type { StateClaims } from '../../../src/consensus/ports.js'
 
@@ -201,19 +202,23 @@ export class SimNet {
       claim: async (txid, quorum, hashes, burns, auth) => {
         const arbiters = this.nodes.map((n) => n.name)
         // the states, then the burnt ancestors (each spent by its burn block, claimed for this transaction)
-        const items = [...hashes.map((h) => ({ h, spender: txid, via: undefined as string | undefined })), ...burns.filter((b) => !hashes.includes(b.stateHash)).map((b) => ({ h: b.stateHash, spender: b.spender, via: txid }))]
+        const items = [...hashes.map((h) => ({ h, spender: txid, via: undefined as string | undefined, proof: undefined as string[] | undefined })), ...burns.filter((b) => !hashes.includes(b.stateHash)).map((b) => ({ h: b.stateHash, spender: b.spender, via: txid, proof: b.proof }))]
         this.burnClaims.push(...burns)
-        const answers = new Map<string, ClaimAnswer[]>()
+        // an arbiter refuses a burnt ancestor without the burn its owner signed (as the node's arbiter does)
+        const proofs = didSignatureVerifier({ resolve: async (did) => this.docs.get(did) })
+        const unproven = new Set((await Promise.all(items.map(async (it) => it.via !== undefined && await checkBurnProof(it.h, it.spender, it.proof, proofs) !== undefined ? it.h : undefined))).filter((h) => h !== undefined))
+        const answers = new Map<string, Array<ClaimAnswer | undefined>>()
         await Promise.all(reachable().map(async (n) => {
           await new Promise((resolve) => setTimeout(resolve, Math.random() * 4))
-          const got: ClaimAnswer[] = []
+          const got: Array<ClaimAnswer | undefined> = []
           for (const it of items) {
+            if (unproven.has(it.h)) { got.push(undefined); continue }
             got.push(n.liar ? { granted: true } : (await n.claims.claim(it.spender, [it.h], { peer: name, quorum, nonce: auth.nonce, ...(it.via !== undefined ? { tx: it.via } : {}) }, [this.markers.get(it.h)?.txid]))[0]!)
           }
-          for (const g of got) this.claimLog.push({ arbiter: n.name, txid, granted: g.granted })
+          for (const g of got) if (g !== undefined) this.claimLog.push({ arbiter: n.name, txid, granted: g.granted })
           answers.set(n.name, got)
         }))
-        return claimResult(items.map((it, i) => tallyState(it.h, arbiters, new Map([...answers].map(([a, got]) => [a, got[i]!])))))
+        return claimResult(items.map((it, i) => tallyState(it.h, arbiters, new Map([...answers].flatMap(([a, got]) => got[i] !== undefined ? [[a, got[i]]] : [])))))
       },
       release: async (txid, quorum, hashes, auth) => {
         await Promise.all(reachable().map(async (n) => { await n.claims.release(txid, hashes, quorum, auth.nonce) }))

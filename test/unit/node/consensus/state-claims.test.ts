@@ -8,7 +8,8 @@ import type { NodeSpentMarkers } from '../../../../src/node/consensus/spent-mark
 import { createContract, encodeContractEnvelope, transactionId, withContractSignature } from '../../../../src/tokenchain/contract.js'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
 import { tokenStateHash } from '../../../../src/tokenchain/token-id.js'
-import { ContractType, PledgeMode } from '../../../../src/tokenchain/types.js'
+import { blockIdFor, burntBlock, createBlock, encodeBlockEnvelope, partTokenGenesis, setSignature, testTokenGenesis } from '../../../../src/tokenchain/block.js'
+import { ContractType, PledgeMode, TokenType } from '../../../../src/tokenchain/types.js'
 import type { SignatureVerifier } from '../../../../src/tokenchain/validate.js'
 import { ErrorCode, RbtError } from '../../../../src/util/errors.js'
 import { silentLogger } from '../../../../src/util/logger.js'
@@ -216,5 +217,68 @@ describe('claims: a claim ends only on a verifiable outcome (the arbiter\'s swee
     const found = await held({ outcome: 'committed', sig }, { txid: t1.txid })
     await found.sweep()
     expect((await found.table.records([STATE]))[0]?.committed).to.equal(true)
+  })
+})
+
+describe('claims: a burnt ancestor is claimed only with its burn, signed by the owner of that state', () => {
+  const MALLORY = 'bafybmimallory'
+  const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex')
+  /** A block signed by `did` (the test's signature scheme). */
+  const signed = (content: Parameters<typeof createBlock>[0], did: string): ReturnType<typeof createBlock> => { const b = createBlock(content); return setSignature(b, did, sign(did, b.hash)) }
+
+  /** Alice's token P minted, burnt into part C; the contract of `sender` spending C at its genesis. */
+  function burnt (burner = ALICE): { p: string, pState: string, proof: string[], burnHash: string, spend: { bytes: Uint8Array, txid: string }, cState: string } {
+    const P = 'd'.repeat(64)
+    const C = 'e'.repeat(64)
+    const pGen = signed(testTokenGenesis({ tokenId: P, owner: ALICE }), ALICE)
+    const burn = signed(burntBlock(pGen, P, burner, 1, [C]), burner)
+    const cGen = signed(partTokenGenesis({ tokenId: C, owner: burner, parentId: P, grandParentIds: [], value: 0.5, tokenType: TokenType.TEST_PART }), burner)
+    const cId = blockIdFor(cGen, C)
+    const c = createContract({ type: ContractType.RBT_DIRECT, pledgeMode: PledgeMode.PERIODIC, transInfo: { sender: burner, receiver: 'bafybmibob', transTokens: { [C]: { tokenType: TokenType.TEST_PART, tokenValue: 0.5, owner: burner, blockId: cId } } }, totalRbts: 0.5 })
+    const bytes = encodeContractEnvelope(withContractSignature(c, burner, sign(burner, c.hash)))
+    return { p: P, pState: tokenStateHash(P, blockIdFor(pGen, P)), proof: [hex(encodeBlockEnvelope(pGen)), hex(encodeBlockEnvelope(burn))], burnHash: burn.hash, spend: { bytes, txid: transactionId(bytes) }, cState: tokenStateHash(C, cId) }
+  }
+
+  it('a stranger who claims an honest owner\'s state as a "burnt ancestor" of his own transaction is refused before any write, and cannot pin the token', async () => {
+    const { handlers, table } = arbiter()
+    const { claimReq } = calls(handlers)
+    // Mallory's own transaction: his own token, his own signature, his own (free) quorum DID
+    const m = createContract({ type: ContractType.RBT_DIRECT, pledgeMode: PledgeMode.PERIODIC, transInfo: { sender: MALLORY, receiver: 'bafybmimallory2', transTokens: { ['f'.repeat(64)]: { tokenType: 0, tokenValue: 1, owner: MALLORY, blockId: BLOCK } } }, totalRbts: 1 })
+    const mBytes = encodeContractEnvelope(withContractSignature(m, MALLORY, sign(MALLORY, m.hash)))
+    const mine = { bytes: mBytes, txid: transactionId(mBytes) }
+    // Alice's state, named as the burnt ancestor of Mallory's transaction, "spent" by a made-up burn
+    const fakeBurn = '9'.repeat(64)
+    const pin = await claimReq({ items: [{ txid: fakeBurn, quorum: 'bafybmimq', stateHash: STATE, via: mine.txid, p: 0 }], proofs: [proof(mine, 'bafybmimq', nonce(1))] }, ctx('mallory')).then((r) => r, (e: RbtError) => e)
+    expect(pin, 'the stranger\'s claim of Alice\'s state was granted').to.be.instanceOf(RbtError)
+    expect((pin as RbtError).code).to.equal(ErrorCode.UNAUTHORIZED)
+    expect(await table.records([STATE])).to.deep.equal([undefined])
+    // Alice spends her token
+    const t1 = contract('bafybmibob')
+    const honest = await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: STATE, p: 0 }], proofs: [proof(t1, 'bafybmiq1', nonce(2))] }, ctx('honest'))
+    expect(honest.answers[0]!.granted).to.equal(true)
+  })
+
+  it('a part\'s burnt ancestor is granted with the burn its owner signed; a burn proof of another state, another block or another signer is refused', async () => {
+    const { handlers, table } = arbiter()
+    const { claimReq } = calls(handlers)
+    const b = burnt()
+    const req = (burn: string[] | undefined, txid = b.burnHash): unknown => ({
+      items: [{ txid: b.spend.txid, quorum: 'bafybmiq1', stateHash: b.cState, p: 0 }, { txid, quorum: 'bafybmiq1', stateHash: b.pState, via: b.spend.txid, p: 0, ...(burn !== undefined ? { burn } : {}) }],
+      proofs: [proof(b.spend, 'bafybmiq1', nonce(1))]
+    })
+    const refused = async (r: unknown): Promise<void> => {
+      const e = await claimReq(r as never, ctx('p')).then(() => undefined, (x: RbtError) => x)
+      expect(e?.code, 'granted').to.equal(ErrorCode.UNAUTHORIZED)
+    }
+    await refused(req(undefined))
+    await refused(req(b.proof, '9'.repeat(64)))
+    await refused(req([b.proof[1]!]))
+    // a burn of Alice's token signed by Mallory (a forged burn of a state he never owned)
+    const forged = burnt(MALLORY)
+    await refused({ ...(req(forged.proof, forged.burnHash) as object), proofs: [proof(forged.spend, 'bafybmiq1', nonce(1))], items: [{ txid: forged.burnHash, quorum: 'bafybmiq1', stateHash: forged.pState, via: forged.spend.txid, p: 0, burn: forged.proof }] })
+    expect(await table.records([b.pState, b.cState])).to.deep.equal([undefined, undefined])
+    const ok = await claimReq(req(b.proof) as never, ctx('p'))
+    expect(ok.answers.map((a) => a.granted)).to.deep.equal([true, true])
+    expect((await table.records([b.pState]))[0]?.txid).to.equal(b.burnHash)
   })
 })
