@@ -208,7 +208,7 @@ export class QuorumService {
       if (existing !== undefined && existing.state !== 'RELEASED') {
         // asked again as the checker of another five (the sender replaced a signer): it claims now,
         // the same claim as at its first PREPARE
-        if (existing.state === 'RESERVED' && this.claims?.holds(quorumDid, txid) === false && likelyOf(existing.spends ?? existing.states)?.includes(quorumDid) === true) {
+        if (existing.state === 'RESERVED' && this.claims?.holds(quorumDid, txid) === false) {
           startClaim(await this.burnsOf(existing))
         }
         return { vote: 'yes', quorumDid, credit: existing.credit, pledge: existing.pledge, pledgeMilli: existing.pledgeMilli, ...(this.claims?.holds(quorumDid, txid) === true ? { claimed: true } : {}) }
@@ -319,7 +319,10 @@ export class QuorumService {
       const chainOf = async (id: string): Promise<readonly Uint8Array[] | undefined> => req.bundle.chains[id] ?? memory.learned.get(id)?.chain ?? await this.ledger.chain(id)
       const burns = isNftTx ? [] : await burntAncestors(states.map((st) => { const at = st.indexOf('@'); return [st.slice(0, at), st.slice(at + 1)] as const }), chainOf)
       const held = { quorumDid, txid, states, burns }
-      if (this.claims !== undefined && likely?.includes(quorumDid) === true) startClaim(held)
+      // every quorum claims for itself, not only the designated checker: the sender picks the
+      // signers, so the checker may be a quorum of his that claims nothing (and an honest signer
+      // that relied on it signed two spends of one state)
+      if (this.claims !== undefined) startClaim(held)
       else if (markers !== undefined && (likely === undefined || likely.includes(quorumDid))) {
         this.networkChecks.set(voteKey(quorumDid, txid), this.networkCheck(markers, states, txid))
       }
@@ -460,9 +463,10 @@ export class QuorumService {
       // ranked by the states the block spends among its signers (credit signers = block signers)
       const checker = networkCheckers(checkerKey(spentStatesOf(block.content.transInfo.tokens)), (block.content.quorumSignatures ?? []).map((c) => c.did), NETWORK_CHECKERS).includes(quorumDid)
       tChecked = Date.now()
-      if (checker && this.claims !== undefined) {
-        // the designated checker signs only with the claim of every state held: made at PREPARE,
-        // or now (a checker of another five than the sender named, or after a restart)
+      if (this.claims !== undefined) {
+        // a quorum signs only with its own claim of every state held: made at PREPARE, or now
+        // (after a restart, or a claim that could not be made then); never on another signer's
+        // word, since the designated checker may be the sender's own quorum
         const r = this.claims.holds(quorumDid, txid) ? undefined : await this.claimVote(await this.burnsOf(vote), vote.contract !== undefined ? hexToBytes(vote.contract) : undefined)
         tMarkers = Date.now()
         if (r !== undefined && !r.granted) {

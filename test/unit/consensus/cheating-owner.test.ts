@@ -93,6 +93,23 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
     expect(await balance(n.bobNode, n.bob.did)).to.equal(500)
   })
 
+  it('an owner\'s own quorum, ranked first as the designated checker of both spends, claims nothing: the honest signers claim for themselves, and at most one spend is paid', async () => {
+    const n = await network(true)
+    const { alice, id } = await wallet(n.net, n.x, n.y)
+    // the state both spends name; in each set, the quorum ranked first for it is the owner's (he
+    // grinds a quorum DID until it ranks first among the five he lists: one in five does)
+    const state = `${id}@${formatBlockId(0, decodeBlockEnvelope(n.x.ledger.blocks.get(id)![0]!).hash)}`
+    for (const set of [n.set1, n.set2]) n.net.nodeOf(networkCheckers(checkerKey([state]), set, 1)[0]!).claimsNothing = true
+    // both spends at once: each copy signs before the other commits (the owner holds his
+    // transfers back as long as he likes: markers are published only after the commit)
+    const [first, second] = await Promise.all([
+      n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner).then(() => true, () => false),
+      n.y.sender.transfer({ sender: alice.did, receiver: n.carol.did, amountMilli: 1000, memo: 'y', quorums: n.set2 }, alice.owner).then(() => true, () => false)
+    ])
+    const paid = (await balance(n.bobNode, n.bob.did)) + (await balance(n.carolNode, n.carol.did))
+    expect(paid, `honest quorums signed both spends of the state (first ${String(first)}, second ${String(second)})`).to.be.at.most(1000)
+  })
+
   it('case 3: the designated checker depends on the states spent and the signers only, not on the memo', async () => {
     const { net, a, b, alice, bob } = await SimNet.standard()
     const [id] = await net.mint(a, alice.did, 1)

@@ -157,6 +157,8 @@ export class SimNode {
   claims!: ClaimTable
   /** an arbiter that lies: grants every claim */
   liar = false
+  /** a quorum node of the owner's, running changed code: its quorums claim nothing and say they hold every claim */
+  claimsNothing = false
   constructor (readonly name: string, readonly net: SimNet) {}
 }
 
@@ -200,6 +202,7 @@ export class SimNet {
     const reachable = (): SimNode[] => this.nodes.filter((n) => n.name === name || (!n.down && !this.cut(name, n.name)))
     return {
       claim: async (txid, quorum, hashes, burns, auth) => {
+        if (this.nodes.find((n) => n.name === name)?.claimsNothing === true) return { granted: true, tallies: [] }
         const arbiters = this.nodes.map((n) => n.name)
         // the states, then the burnt ancestors (each spent by its burn block, claimed for this transaction)
         const items = [...hashes.map((h) => ({ h, spender: txid, via: undefined as string | undefined, proof: undefined as string[] | undefined })), ...burns.filter((b) => !hashes.includes(b.stateHash)).map((b) => ({ h: b.stateHash, spender: b.spender, via: txid, proof: b.proof }))]
