@@ -27,7 +27,7 @@ export class QuorumClaims {
   private readonly running = new Map<string, Promise<ClaimResult>>()
   /** the burnt ancestors claimed with a vote's states (given up with them), while the vote lives */
   private readonly burns = new Map<string, string[]>()
-  /** the nonces of the claims a vote made (each given up, signed, when the vote is released) */
+  /** the nonce of the claims a vote makes (one per vote: given up, signed, when the vote is released) */
   private readonly nonces = new Map<string, string[]>()
 
   constructor (private readonly port: StateClaims, private readonly log: Logger, private readonly signerFor: (did: string) => ConsensusSigner | undefined) {}
@@ -42,14 +42,17 @@ export class QuorumClaims {
     if (running !== undefined) return running
     const t0 = Date.now()
     if (burns.length > 0) this.burns.set(key, burns.map((b) => b.stateHash))
-    const nonce = claimNonce()
+    // one nonce for every claim the vote makes (its retries add no claimant to the arbiters'
+    // records, which keep 16 and are never freed once full); a vote released and made again gets
+    // a new one, so a replayed release of the old never frees the new
+    const nonce = this.nonces.get(key)?.[0] ?? claimNonce()
+    if (this.nonces.get(key) === undefined) this.nonces.set(key, [nonce])
     const made = (async (): Promise<ClaimResult> => {
       const signer = this.signerFor(quorumDid)
       if (signer === undefined || contract === undefined) {
         return { granted: false, code: 'CLAIM_UNREACHABLE', reason: `CLAIM_UNREACHABLE: ${signer === undefined ? 'the quorum cannot sign its claim' : 'the transaction\'s contract is not at hand to show the arbiters'}; try again later`, tallies: [] }
       }
       const sig = await signer.pvtSign(claimDigest(txid, quorumDid, nonce))
-      this.nonces.set(key, [...(this.nonces.get(key) ?? []), nonce])
       return await this.port.claim(txid, quorumDid, states.map(stateHashOf), burns, { contract, nonce, sig })
     })()
     const p = made.catch((e: unknown): ClaimResult => ({
@@ -84,11 +87,13 @@ export class QuorumClaims {
     this.held.delete(key)
     const burns = this.burns.get(key) ?? []
     this.burns.delete(key)
+    // the nonces of this vote, taken now: a claim of a vote made again later has its own
+    const nonces = this.nonces.get(key) ?? []
+    this.nonces.delete(key)
+    const running = this.running.get(key)
     void (async () => {
       // a claim still under way is given up once it has answered (its grants are written by then)
-      await this.running.get(key)
-      const nonces = this.nonces.get(key) ?? []
-      this.nonces.delete(key)
+      await running
       const signer = this.signerFor(quorumDid)
       if (signer === undefined) return
       for (const nonce of nonces) {
