@@ -63,6 +63,17 @@ export const claimantTx = (r: Pick<ClaimRecord, 'txid'>, c: Claimant): string =>
 export const claimantKey = (r: Pick<ClaimRecord, 'txid'>, c: Claimant): string => `${c.peer}|${c.quorum}|${claimantTx(r, c)}|${c.nonce ?? ''}`
 
 /**
+ * Whether two claimants are one claim: the same quorum, transaction and nonce, whoever sent it. A
+ * peer that saw a claim's proof (every arbiter does) could otherwise replay it under sixteen peer
+ * ids, fill the record, and have the state held for good if that transaction never commits.
+ * Claimants from before signed claims (no nonce) are told apart by peer as they were.
+ */
+const sameClaim = (r: Pick<ClaimRecord, 'txid'>, a: Claimant, b: Claimant): boolean =>
+  a.nonce !== undefined && b.nonce !== undefined
+    ? a.quorum === b.quorum && a.nonce === b.nonce && claimantTx(r, a) === claimantTx(r, b)
+    : claimantKey(r, a) === claimantKey(r, b)
+
+/**
  * Most claimants one record keeps. A claimant past it is granted (it claims the same transaction)
  * but not written, never written over an earlier one, and the record is marked `full`: a claim is
  * never pushed out by a later claimant, and a full record is never freed by releases, since a
@@ -131,7 +142,7 @@ export class ClaimTable {
         const r = held[i]
         if (r !== undefined && r.txid !== txid) return { granted: false, holder: r.txid, ...(r.committed === true ? { spent: true as const } : {}) }
         if (r === undefined) puts.push([h, { txid, claimants: [claimant], at: now }])
-        else if (r.committed !== true && !r.claimants.some((c) => claimantKey(r, c) === claimantKey(r, claimant))) {
+        else if (r.committed !== true && !r.claimants.some((c) => sameClaim(r, c, claimant))) {
           if (r.claimants.length >= MAX_CLAIMANTS) {
             if (r.full !== true) puts.push([h, { ...r, full: true }])
           } else puts.push([h, { ...r, claimants: [...r.claimants, claimant] }])

@@ -99,6 +99,22 @@ describe('claims: claims that prove themselves (node arbiter)', () => {
     expect(still.answers[0]).to.include({ granted: false, holder: t1.txid })
   })
 
+  it('a claim\'s proof replayed from 20 peer ids is one claimant: the record is not filled, and its holder\'s release still frees the state', async () => {
+    const { handlers, table } = arbiter()
+    const { claimReq, releaseReq } = calls(handlers)
+    const t1 = contract('bafybmibob')
+    const p = proof(t1, 'bafybmiq1', nonce(1))
+    await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: STATE, p: 0 }], proofs: [p] }, ctx('honest-peer'))
+    // an arbiter that saw the proof replays it from peers of its own
+    for (let i = 0; i < 20; i++) await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: STATE, p: 0 }], proofs: [p] }, ctx(`replayer-${i}`))
+    const [r] = await table.records([STATE])
+    expect(r?.claimants.length).to.equal(1)
+    expect(r?.full).to.equal(undefined)
+    // the transaction aborted: its holder releases, and the owner can spend the token again
+    const freed = await releaseReq({ txid: t1.txid, quorum: 'bafybmiq1', nonce: nonce(1), sig: sign('bafybmiq1', releaseDigest(t1.txid, 'bafybmiq1', nonce(1))), stateHashes: [STATE] }, ctx('honest-peer'))
+    expect(freed.freed).to.equal(1)
+  })
+
   it('a record that is not full is freed once its holder releases, signed, and only then', async () => {
     const { handlers } = arbiter()
     const { claimReq, releaseReq } = calls(handlers)
