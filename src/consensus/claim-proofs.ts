@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import { blockIdFor, decodeBlockEnvelope, tokenEntry, type DecodedBlock } from '../tokenchain/block.js'
+import { blockIdFor, decodeBlockEnvelope, parseBlockId, tokenEntry, type DecodedBlock } from '../tokenchain/block.js'
 import { decodeContract } from '../tokenchain/contract.js'
 import { hexToBytes, sha3Hex } from '../tokenchain/hash.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
 import { TransactionType } from '../tokenchain/types.js'
-import { OWNER_ONLY, verifyEnvelope, type SignatureVerifier } from '../tokenchain/validate.js'
+import { GENESIS_ANCHOR, OWNER_ONLY, verifyEnvelope, type SignatureVerifier } from '../tokenchain/validate.js'
 import { errorMessage } from '../util/errors.js'
 
 /**
@@ -50,10 +50,23 @@ export interface ReleaseAuth { nonce: string, sig: string }
 /** One arbiter's signed grant of some states for one claim. */
 export interface SignedGrant { arbiter: string, sig: string }
 
-/** The state hashes a contract spends (`tokenStateHash(token, blockId)` of its tokens). */
+/**
+ * The state hashes a contract spends (`tokenStateHash(token, blockId)` of its tokens), and for a
+ * token spent at its genesis also its GENESIS_ANCHOR state, the one its claims are keyed on.
+ */
 export function contractSpends (contract: Uint8Array): Set<string> {
-  const ti = decodeContract(contract).content.transInfo
-  return new Set(Object.entries(ti.transTokens ?? {}).map(([id, t]) => tokenStateHash(id, t.blockId ?? '')))
+  return spendsOf(decodeContract(contract).content.transInfo.transTokens)
+}
+
+function spendsOf (tokens: Record<string, { blockId?: string }> | undefined): Set<string> {
+  const out = new Set<string>()
+  for (const [id, t] of Object.entries(tokens ?? {})) {
+    out.add(tokenStateHash(id, t.blockId ?? ''))
+    let genesis = false
+    try { genesis = parseBlockId(t.blockId ?? '').number === 0 } catch {}
+    if (genesis) out.add(tokenStateHash(id, GENESIS_ANCHOR))
+  }
+  return out
 }
 
 /**
@@ -70,7 +83,7 @@ export async function checkClaimProof (forTx: string, quorum: string, auth: Clai
   const ti = contract.content.transInfo
   const sender = ti.sender
   if (sender === undefined || sender === quorum || ti.receiver === quorum) return 'the claimant is not a quorum of this transaction'
-  const spends = new Set(Object.entries(ti.transTokens ?? {}).map(([id, t]) => tokenStateHash(id, t.blockId ?? '')))
+  const spends = spendsOf(ti.transTokens)
   const foreign = direct.find((h) => !spends.has(h))
   if (foreign !== undefined) return `the contract does not spend state ${foreign}`
   const keySig = contract.keySignatures[sender]
@@ -107,7 +120,8 @@ export async function checkBurnProof (stateHash: string, spender: string, proof:
   if (burn.hash !== spender) return 'the burn proof does not end with the block the state is claimed for'
   const t = burn.content.transactionType
   if (t !== TransactionType.BURNT && t !== TransactionType.BURNT_FOR_FT) return 'the block the state is claimed for is not a burn'
-  const tokenId = Object.keys(burn.content.transInfo.tokens).find((id) => tokenEntry(first, id) !== undefined && tokenStateHash(id, blockIdFor(first, id)) === stateHash)
+  const stateOf = (id: string): string => tokenEntry(first, id)?.blockNumber === '0' ? GENESIS_ANCHOR : blockIdFor(first, id)
+  const tokenId = Object.keys(burn.content.transInfo.tokens).find((id) => tokenEntry(first, id) !== undefined && tokenStateHash(id, stateOf(id)) === stateHash)
   if (tokenId === undefined) return `the burn proof does not start at state ${stateHash}`
   for (let i = 1; i < blocks.length; i++) {
     if (tokenEntry(blocks[i]!, tokenId)?.previousBlockId !== blockIdFor(blocks[i - 1]!, tokenId)) return 'the blocks of the burn proof do not link'

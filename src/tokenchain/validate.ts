@@ -163,6 +163,15 @@ const QUORUM_SIGNED = new Set<string>([TransactionType.TRANSFERRED, TransactionT
  * spendAnchor.
  */
 export const OWNER_ONLY = new Set<string>([TransactionType.PLEDGED, TransactionType.UNPLEDGED, TransactionType.CONTRACT_COMMITTED])
+/**
+ * The one state of a token at its genesis, whatever its block 0 holds. A genesis ("05" of a part,
+ * an FT or a minted token) is signed by its owner alone and its token ID does not fix its bytes (a
+ * comment, an epoch), so the owner can write two geneses of one token: keyed on the block's hash,
+ * their two spends never met (a part kept by a split, paid twice; the claim of its burnt ancestor
+ * is granted to every spend of a part of that burn). Every double-spend record of a token at its
+ * genesis is keyed on this instead: see spendAnchor.
+ */
+export const GENESIS_ANCHOR = formatBlockId(0, '0'.repeat(64))
 const NEEDS_INITIATOR = new Set<string>([TransactionType.TRANSFERRED, TransactionType.DEPLOYED, TransactionType.EXECUTED])
 
 const FT_NAME_RE = / for FT Name : (.+)$/
@@ -468,7 +477,7 @@ async function walk (inputs: readonly ChainBlockInput[], start: WalkState, ctx: 
       if (b!.content.tokenValue !== undefined) s.value = b!.content.tokenValue
       s.owner = b!.content.owner
       s.prevId = formatBlockId(n, b!.hash)
-      if (!OWNER_ONLY.has(t)) s.anchorId = s.prevId
+      if (!OWNER_ONLY.has(t)) s.anchorId = n === 0 ? GENESIS_ANCHOR : s.prevId
       ids.push(s.prevId)
       last = b!
     } catch (e) {
@@ -568,7 +577,7 @@ export function chainTipOf (block: Uint8Array, tokenId: string, n: number): Chai
     if (e === undefined) return undefined
     const t = b.content.transactionType
     const blockId = formatBlockId(n, b.hash)
-    return { tokenId, blockId, blockNumber: n, hash: b.hash, owner: b.content.owner, tokenType: e.tokenType, burnt: t === TransactionType.BURNT || t === TransactionType.BURNT_FOR_FT, ...(OWNER_ONLY.has(t) ? {} : { anchorBlockId: blockId }) }
+    return { tokenId, blockId, blockNumber: n, hash: b.hash, owner: b.content.owner, tokenType: e.tokenType, burnt: t === TransactionType.BURNT || t === TransactionType.BURNT_FOR_FT, ...(OWNER_ONLY.has(t) ? {} : { anchorBlockId: n === 0 ? GENESIS_ANCHOR : blockId }) }
   } catch {
     return undefined
   }
@@ -642,14 +651,15 @@ export async function validateExtension (knownTip: string | ChainTip, newBlocks:
 /**
  * The state a spend of a chain's block `at` (default: its tip) really spends: the id of the latest
  * block at or before it that is not owner-only ("04", "06", "11"), the chain's last quorum-signed
- * state (or its genesis). From one state, `… → bob` and `… → 11 → carol` are two spends of the
+ * state (or GENESIS_ANCHOR, the one state of every genesis). From one state, `… → bob` and `… → 11 → carol` are two spends of the
  * same state: keyed on their tips they never meet, keyed on this they do. Reads the blocks from
  * `at` back, decoding only those it passes (usually one). Throws when a block does not decode.
  */
 export function spendAnchor (chain: readonly Uint8Array[], at = chain.length - 1): string {
   for (let i = at; i >= 0; i--) {
     const b = decodeBlockEnvelope(chain[i]!)
-    if (i === 0 || !OWNER_ONLY.has(b.content.transactionType)) return formatBlockId(i, b.hash)
+    if (i === 0) return GENESIS_ANCHOR
+    if (!OWNER_ONLY.has(b.content.transactionType)) return formatBlockId(i, b.hash)
   }
   throw new RbtError(ErrorCode.CHAIN_INVALID, 'empty chain has no state to spend')
 }

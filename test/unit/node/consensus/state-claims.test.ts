@@ -10,7 +10,7 @@ import { sha3Hex } from '../../../../src/tokenchain/hash.js'
 import { tokenStateHash } from '../../../../src/tokenchain/token-id.js'
 import { blockIdFor, burntBlock, createBlock, encodeBlockEnvelope, partTokenGenesis, setSignature, testTokenGenesis } from '../../../../src/tokenchain/block.js'
 import { ContractType, PledgeMode, TokenType } from '../../../../src/tokenchain/types.js'
-import type { SignatureVerifier } from '../../../../src/tokenchain/validate.js'
+import { GENESIS_ANCHOR, type SignatureVerifier } from '../../../../src/tokenchain/validate.js'
 import { ErrorCode, RbtError } from '../../../../src/util/errors.js'
 import { silentLogger } from '../../../../src/util/logger.js'
 import { memoryClaimStore } from '../../consensus/harness.js'
@@ -252,7 +252,7 @@ describe('claims: a burnt ancestor is claimed only with its burn, signed by the 
     const cId = blockIdFor(cGen, C)
     const c = createContract({ type: ContractType.RBT_DIRECT, pledgeMode: PledgeMode.PERIODIC, transInfo: { sender: burner, receiver: 'bafybmibob', transTokens: { [C]: { tokenType: TokenType.TEST_PART, tokenValue: 0.5, owner: burner, blockId: cId } } }, totalRbts: 0.5 })
     const bytes = encodeContractEnvelope(withContractSignature(c, burner, sign(burner, c.hash)))
-    return { p: P, pState: tokenStateHash(P, blockIdFor(pGen, P)), proof: [hex(encodeBlockEnvelope(pGen)), hex(encodeBlockEnvelope(burn))], burnHash: burn.hash, spend: { bytes, txid: transactionId(bytes) }, cState: tokenStateHash(C, cId) }
+    return { p: P, pState: tokenStateHash(P, GENESIS_ANCHOR), proof: [hex(encodeBlockEnvelope(pGen)), hex(encodeBlockEnvelope(burn))], burnHash: burn.hash, spend: { bytes, txid: transactionId(bytes) }, cState: tokenStateHash(C, cId) }
   }
 
   it('a stranger who claims an honest owner\'s state as a "burnt ancestor" of his own transaction is refused before any write, and cannot pin the token', async () => {
