@@ -131,3 +131,26 @@ export async function checkBurnProof (stateHash: string, spender: string, proof:
   try { await verifyEnvelope(burn.envelopeBytes, { verifier, tokenId }) } catch (e) { return `the burn's signature does not verify: ${errorMessage(e)}` }
   return undefined
 }
+
+/**
+ * Checks the path that comes with a claim of a state before the contract's tip (a token whose tip is
+ * an owner-only block is claimed at its last quorum-signed state): the envelopes (hex) of the
+ * claimed state's block and the owner-only blocks after it up to the tip, each linking to the one
+ * before. `tips`: the state hashes the contract spends. No signature is needed: the tip is bound by
+ * the sender's signed contract and each block by its hash. Answers why it is refused, or undefined.
+ */
+export function checkAnchorPath (stateHash: string, path: readonly string[] | undefined, tips: ReadonlySet<string>): string | undefined {
+  if (!Array.isArray(path) || path.length < 2 || path.length > BURN_PROOF_MAX_BLOCKS) return `the contract does not spend state ${stateHash}`
+  let blocks: DecodedBlock[]
+  try { blocks = path.map((h) => decodeBlockEnvelope(hexToBytes(h))) } catch (e) { return `the path to the contract's tip does not decode: ${errorMessage(e)}` }
+  const first = blocks[0]!
+  const last = blocks[blocks.length - 1]!
+  const stateOf = (id: string): string => tokenEntry(first, id)?.blockNumber === '0' ? GENESIS_ANCHOR : blockIdFor(first, id)
+  const tokenId = Object.keys(last.content.transInfo.tokens).find((id) => tokenEntry(first, id) !== undefined && tokenStateHash(id, stateOf(id)) === stateHash && tips.has(tokenStateHash(id, blockIdFor(last, id))))
+  if (tokenId === undefined) return `the contract does not spend state ${stateHash}`
+  for (let i = 1; i < blocks.length; i++) {
+    if (tokenEntry(blocks[i]!, tokenId)?.previousBlockId !== blockIdFor(blocks[i - 1]!, tokenId)) return 'the blocks of the path to the contract\'s tip do not link'
+    if (!OWNER_ONLY.has(blocks[i]!.content.transactionType)) return 'a path to the contract\'s tip passes owner-only blocks only'
+  }
+  return undefined
+}

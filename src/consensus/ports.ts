@@ -141,7 +141,7 @@ export interface StateClaims {
    * claims every state for `txid` on behalf of `quorumDid`, showing `auth` (the sender's contract,
    * the quorum's signed claim); granted only when each state's arbiters granted enough
    */
-  claim: (txid: string, quorumDid: string, stateHashes: readonly string[], burns: ReadonlyArray<import('./burn-claims.js').BurnClaim>, auth: import('./claim-proofs.js').ClaimAuth) => Promise<import('./claims.js').ClaimResult>
+  claim: (txid: string, quorumDid: string, stateHashes: readonly string[], burns: ReadonlyArray<import('./burn-claims.js').BurnClaim>, auth: import('./claim-proofs.js').ClaimAuth, paths?: Readonly<Record<string, string[]>>) => Promise<import('./claims.js').ClaimResult>
   /** gives the claim of `txid` up, signed (best effort: an arbiter not told asks the outcome later) */
   release: (txid: string, quorumDid: string, stateHashes: readonly string[], auth: import('./claim-proofs.js').ReleaseAuth) => Promise<void>
 }

@@ -36,7 +36,7 @@ export class QuorumClaims {
    * Claims the states of a vote (once at a time per vote), showing the sender's signed `contract`
    * and signing the claim as the quorum; resolves to the tally's outcome, never rejects.
    */
-  claim (quorumDid: string, txid: string, states: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array | undefined): Promise<ClaimResult> {
+  claim (quorumDid: string, txid: string, states: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array | undefined, paths?: Readonly<Record<string, string[]>>): Promise<ClaimResult> {
     const key = voteKey(quorumDid, txid)
     const running = this.running.get(key)
     if (running !== undefined) return running
@@ -53,7 +53,7 @@ export class QuorumClaims {
         return { granted: false, code: 'CLAIM_UNREACHABLE', reason: `CLAIM_UNREACHABLE: ${signer === undefined ? 'the quorum cannot sign its claim' : 'the transaction\'s contract is not at hand to show the arbiters'}; try again later`, tallies: [] }
       }
       const sig = await signer.pvtSign(claimDigest(txid, quorumDid, nonce))
-      return await this.port.claim(txid, quorumDid, states.map(stateHashOf), burns, { contract, nonce, sig })
+      return await this.port.claim(txid, quorumDid, states.map(stateHashOf), burns, { contract, nonce, sig }, paths)
     })()
     const p = made.catch((e: unknown): ClaimResult => ({
       granted: false, code: 'CLAIM_UNREACHABLE', reason: `CLAIM_UNREACHABLE: the claim could not be made (${errorMessage(e)}); try again later`, tallies: []

@@ -1,4 +1,4 @@
-import { decodeBlockEnvelope, formatBlockId, type DecodedBlock, type PledgeToken } from '../tokenchain/block.js'
+import { decodeBlockEnvelope, formatBlockId, parseBlockId, type DecodedBlock, type PledgeToken } from '../tokenchain/block.js'
 import { decodeContract } from '../tokenchain/contract.js'
 import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
@@ -183,8 +183,8 @@ export class QuorumService {
    * quorum-signed state) with the burnt ancestors they rest on, both as recorded with the vote, and
    * the contract that shows the arbiters the quorum validated the transaction.
    */
-  private claimVote (vote: Pick<VoteRecord, 'quorumDid' | 'txid' | 'states' | 'burns'>, contract: Uint8Array | undefined): Promise<ClaimResult> {
-    return this.claims!.claim(vote.quorumDid, vote.txid, vote.states, vote.burns ?? [], contract)
+  private claimVote (vote: Pick<VoteRecord, 'quorumDid' | 'txid' | 'states' | 'burns' | 'paths'>, contract: Uint8Array | undefined): Promise<ClaimResult> {
+    return this.claims!.claim(vote.quorumDid, vote.txid, vote.states, vote.burns ?? [], contract, vote.paths)
   }
 
   /** The burnt ancestors a vote's states rest on, for a vote recorded before they were kept with it. */
@@ -196,7 +196,7 @@ export class QuorumService {
     return { ...vote, burns: [...fresh, ...(vote.burns ?? []).filter((b) => !found.has(b.stateHash))] }
   }
 
-  private async voteLocked (req: PrepareRequest, likelyOf: (spent: readonly string[]) => string[] | undefined, startClaim: (vote: Pick<VoteRecord, 'quorumDid' | 'txid' | 'states' | 'burns'>) => void): Promise<PrepareReply> {
+  private async voteLocked (req: PrepareRequest, likelyOf: (spent: readonly string[]) => string[] | undefined, startClaim: (vote: Pick<VoteRecord, 'quorumDid' | 'txid' | 'states' | 'burns' | 'paths'>) => void): Promise<PrepareReply> {
     const { quorumDid, txid } = req
     const no = (reason: string, conflict = false): PrepareReply => ({ vote: 'no', quorumDid, reason, conflict })
     const signer = this.opts.signerFor(quorumDid)
@@ -318,7 +318,17 @@ export class QuorumService {
       // signed by its owner alone): whichever path makes it the checker later claims the same.
       const chainOf = async (id: string): Promise<readonly Uint8Array[] | undefined> => req.bundle.chains[id] ?? memory.learned.get(id)?.chain ?? await this.ledger.chain(id)
       const burns = isNftTx ? [] : await burntAncestors(states.map((st) => { const at = st.indexOf('@'); return [st.slice(0, at), st.slice(at + 1)] as const }), chainOf)
-      const held = { quorumDid, txid, states, burns }
+      // a state before the contract's tip: the arbiters are shown the owner-only blocks from it to the tip
+      const paths: Record<string, string[]> = {}
+      for (const [i, st] of states.entries()) {
+        if (st === spends[i]) continue
+        const at = st.indexOf('@')
+        const tokenId = st.slice(0, at)
+        const chain = await chainOf(tokenId)
+        const tipAt = parseBlockId(spends[i]!.slice(spends[i]!.indexOf('@') + 1)).number
+        if (chain !== undefined) paths[stateHashOf(st)] = chain.slice(parseBlockId(st.slice(at + 1)).number, tipAt + 1).map(bytesToHex)
+      }
+      const held = { quorumDid, txid, states, burns, ...(Object.keys(paths).length > 0 ? { paths } : {}) }
       // every quorum claims for itself, not only the designated checker: the sender picks the
       // signers, so the checker may be a quorum of his that claims nothing (and an honest signer
       // that relied on it signed two spends of one state)
@@ -343,6 +353,7 @@ export class QuorumService {
         txid, quorumDid, state: 'RESERVED', sender, receiver, senderPeer: req.senderPeer, amountMilli: totalMilli,
         states, pledge, pledgeMilli, credit, createdAt: now, updatedAt: now, burns, ...(isNftTx && req.nft !== undefined ? { nft: req.nft } : {}),
         ...(moved.length > 0 ? { spends } : {}),
+        ...(held.paths !== undefined ? { paths: held.paths } : {}),
         // kept to show the arbiters when this quorum claims at SIGN (a checker of other five, a restart)
         ...(this.claims !== undefined ? { contract: bytesToHex(req.contract) } : {})
       }

@@ -73,6 +73,8 @@ export interface VoteRecord {
   spends?: string[]
   /** the burnt ancestors the states rest on, claimed with them on every path (absent on older records) */
   burns?: Array<import('./burn-claims.js').BurnClaim>
+  /** states before the contract's tip (owner-only tips), by state hash: the blocks from each to the tip (hex), shown to the arbiters */
+  paths?: Record<string, string[]>
   pledge: PledgeToken[]
   pledgeMilli: number
   credit: CreditSignature

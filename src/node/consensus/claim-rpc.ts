@@ -17,6 +17,8 @@ export interface ClaimItem {
   p: number
   /** with `via` only: the burn that spent the state, as checkBurnProof takes it (block envelopes, hex) */
   burn?: string[]
+  /** a state before the contract's tip (an owner-only tip): the blocks from it to the tip, as checkAnchorPath takes them */
+  path?: string[]
 }
 /**
  * A claim's proof on the wire: the contract is left out once the arbiter has checked it for this
@@ -70,13 +72,16 @@ export function needClaimRequest (req: unknown): asserts req is StateClaimMethod
     }
   }
   for (const it of items as unknown[]) {
-    const i = it as { txid?: unknown, quorum?: unknown, stateHash?: unknown, via?: unknown, p?: unknown, burn?: unknown } | undefined
+    const i = it as { txid?: unknown, quorum?: unknown, stateHash?: unknown, via?: unknown, p?: unknown, burn?: unknown, path?: unknown } | undefined
     if (typeof i?.txid !== 'string' || !TXID_RE.test(i.txid) || typeof i.quorum !== 'string' || i.quorum.length > 128 || typeof i.stateHash !== 'string' || !STATE_RE.test(i.stateHash) ||
       (i.via !== undefined && (typeof i.via !== 'string' || !TXID_RE.test(i.via))) || typeof i.p !== 'number' || !Number.isInteger(i.p) || i.p < 0 || i.p >= proofs.length) {
       throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed claim request: each item needs a txid, a quorum DID, a state hash and its proof')
     }
     if (i.burn !== undefined && (i.via === undefined || !Array.isArray(i.burn) || i.burn.length > BURN_PROOF_MAX_BLOCKS || !i.burn.every((h) => typeof h === 'string' && h.length <= BURN_BLOCK_MAX_HEX && /^(?:[0-9a-f]{2})*$/.test(h)))) {
       throw new RbtError(ErrorCode.INVALID_INPUT, `malformed claim request: a burn proof is up to ${BURN_PROOF_MAX_BLOCKS} block envelopes (hex), with \`via\` only`)
+    }
+    if (i.path !== undefined && (i.via !== undefined || !Array.isArray(i.path) || i.path.length > BURN_PROOF_MAX_BLOCKS || !i.path.every((h) => typeof h === 'string' && h.length <= BURN_BLOCK_MAX_HEX && /^(?:[0-9a-f]{2})*$/.test(h)))) {
+      throw new RbtError(ErrorCode.INVALID_INPUT, `malformed claim request: a path is up to ${BURN_PROOF_MAX_BLOCKS} block envelopes (hex), without \`via\``)
     }
   }
 }

@@ -1,5 +1,5 @@
 import { CLAIM_ARBITERS, claimResult, claimantKey, claimantTx, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimResult, type ClaimTable } from '../../consensus/claims.js'
-import { checkBurnProof, checkClaimProof, committedDigest, contractSpends, grantDigest, releaseDigest, type ClaimAuth, type ReleaseAuth } from '../../consensus/claim-proofs.js'
+import { checkAnchorPath, checkBurnProof, checkClaimProof, committedDigest, contractSpends, grantDigest, releaseDigest, type ClaimAuth, type ReleaseAuth } from '../../consensus/claim-proofs.js'
 import type { BurnClaim } from '../../consensus/burn-claims.js'
 import type { ConsensusSigner, StateClaims } from '../../consensus/ports.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
@@ -86,7 +86,7 @@ export function nodeStateClaims (opts: {
     if (rpc === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'the rpc layer is stopped')
     return rpc
   }
-  type Item = { txid: string, quorum: string, stateHash: string, via?: string, burn?: string[], auth: ClaimAuth }
+  type Item = { txid: string, quorum: string, stateHash: string, via?: string, burn?: string[], path?: string[], auth: ClaimAuth }
   type Answer = { granted: boolean, holder?: string, spent?: boolean, closer: QueryPeer[], grant?: { arbiter: string, sig: string, states: string[] } }
   // per claim, the arbiters that checked its proof (the contract goes once to each, in its first request)
   const delivered = new WeakMap<ClaimAuth, Map<string, Promise<boolean>>>()
@@ -96,7 +96,7 @@ export function nodeStateClaims (opts: {
     const wire: ClaimItem[] = items.map((it) => {
       let p = index.get(it.auth)
       if (p === undefined) { p = proofs.length; proofs.push(it.auth); index.set(it.auth, p) }
-      return { txid: it.txid, quorum: it.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), ...(it.via !== undefined && it.burn !== undefined ? { burn: it.burn } : {}), p }
+      return { txid: it.txid, quorum: it.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), ...(it.via !== undefined && it.burn !== undefined ? { burn: it.burn } : {}), ...(it.via === undefined && it.path !== undefined ? { path: it.path } : {}), p }
     })
     const introduced: Array<[ClaimAuth, (ok: boolean) => void]> = []
     const wireProofs = await Promise.all(proofs.map(async (a): Promise<WireProof> => {
@@ -159,13 +159,13 @@ export function nodeStateClaims (opts: {
     // a stranger's flood is refused before any check or write
     if (!limits.take(asker, req.items.length)) throw new RbtError(ErrorCode.TOO_MANY_REQUESTS, `too many claims from peer ${asker}: at most ${CLAIM_PEER_RATE} states a second`)
     // every claim's proof, before anything is written: the sender's contract, the quorum's signature
-    const checks = new Map<string, { forTx: string, quorum: string, p: number, direct: string[] }>()
+    const checks = new Map<string, { forTx: string, quorum: string, p: number, direct: Array<{ stateHash: string, path?: string[] }> }>()
     for (const it of req.items) {
       const forTx = it.via ?? it.txid
       const k = `${it.p}|${forTx}|${it.quorum}`
       let c = checks.get(k)
       if (c === undefined) { c = { forTx, quorum: it.quorum, p: it.p, direct: [] }; checks.set(k, c) }
-      if (it.via === undefined) c.direct.push(it.stateHash)
+      if (it.via === undefined) c.direct.push({ stateHash: it.stateHash, ...(it.path !== undefined ? { path: it.path } : {}) })
     }
     await Promise.all([...checks.values()].map(async (c) => {
       const auth = req.proofs[c.p]!
@@ -188,8 +188,12 @@ export function nodeStateClaims (opts: {
         }
         spends = await p
       }
-      const foreign = c.direct.find((h) => !spends!.has(h))
-      if (foreign !== undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: the contract does not spend state ${foreign}`)
+      // a state the contract does not name is one before its tip (an owner-only tip), shown by its path
+      for (const d of c.direct) {
+        if (spends.has(d.stateHash)) continue
+        const why = checkAnchorPath(d.stateHash, d.path, spends)
+        if (why !== undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: ${why}`)
+      }
     }))
     // a burnt ancestor: the contract names no ancestor, so the burn itself is shown, signed by the
     // owner of the state it burnt (otherwise anyone could pin any state as his "ancestor")
@@ -219,12 +223,12 @@ export function nodeStateClaims (opts: {
     return { arbiter: signer.did, grants: grants.filter((g): g is { items: number[], sig: string } => g !== undefined) }
   }
 
-  const claimStates = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, auth: ClaimAuth): Promise<ClaimResult> => {
+  const claimStates = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, auth: ClaimAuth, paths?: Readonly<Record<string, string[]>>): Promise<ClaimResult> => {
     const h = opts.host()
     const self = h?.peerId ?? 'self'
     // the transaction's own states, and the burnt ancestors of its parts, each spent by its burn block
     const wanted = new Map<string, Item>()
-    for (const stateHash of stateHashes) wanted.set(stateHash, { txid, quorum, stateHash, auth })
+    for (const stateHash of stateHashes) wanted.set(stateHash, { txid, quorum, stateHash, ...(paths?.[stateHash] !== undefined ? { path: paths[stateHash] } : {}), auth })
     for (const b of burns) if (!wanted.has(b.stateHash)) wanted.set(b.stateHash, { txid: b.spender, quorum, stateHash: b.stateHash, via: txid, ...(b.proof !== undefined ? { burn: b.proof } : {}), auth })
     const items = [...wanted.values()]
     // this node is an arbiter too (when among a state's k closest): its own table first

@@ -56,6 +56,15 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
     })
   }
 
+  it('an honest spend of a token whose tip is an owner-only block claims its last quorum-signed state, showing the arbiters the blocks to the tip, and is paid', async () => {
+    const n = await network(true)
+    const { alice, id } = await wallet(n.net, n.x, n.y)
+    await appendOwnerOnly(n.x, alice, id)
+    const r = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner)
+    expect(r.delivered).to.equal(true)
+    expect(await balance(n.bobNode, n.bob.did)).to.equal(1000)
+  })
+
   it('case 2 (splits): a burn after an owner-only block claims the same burnt state as a burn without it', async () => {
     const n = await network(true)
     const { alice, id } = await wallet(n.net, n.x, n.y)

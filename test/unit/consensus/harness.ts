@@ -18,7 +18,7 @@ import { BoundedSet } from '../../../src/util/lru.js'
 import { VERIFIED_MEMO } from '../../../src/consensus/ports.js'
 import { ContractEngine } from '../../../src/contracts/sandbox.js'
 import type { ScCode } from '../../../src/consensus/smart-contract.js'
-import { checkBurnProof } from '../../../src/consensus/claim-proofs.js'
+import { checkAnchorPath, checkBurnProof, contractSpends } from '../../../src/consensus/claim-proofs.js'
 import { ClaimTable, claimResult, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimStore } from '../../../src/consensus/claims.js'
 import type { StateClaims } from '../../../src/consensus/ports.js'
 
@@ -201,7 +201,7 @@ export class SimNet {
   claimsFor (name: string): StateClaims {
     const reachable = (): SimNode[] => this.nodes.filter((n) => n.name === name || (!n.down && !this.cut(name, n.name)))
     return {
-      claim: async (txid, quorum, hashes, burns, auth) => {
+      claim: async (txid, quorum, hashes, burns, auth, paths) => {
         if (this.nodes.find((n) => n.name === name)?.claimsNothing === true) return { granted: true, tallies: [] }
         const arbiters = this.nodes.map((n) => n.name)
         // the states, then the burnt ancestors (each spent by its burn block, claimed for this transaction)
@@ -210,6 +210,9 @@ export class SimNet {
         // an arbiter refuses a burnt ancestor without the burn its owner signed (as the node's arbiter does)
         const proofs = didSignatureVerifier({ resolve: async (did) => this.docs.get(did) })
         const unproven = new Set((await Promise.all(items.map(async (it) => it.via !== undefined && await checkBurnProof(it.h, it.spender, it.proof, proofs) !== undefined ? it.h : undefined))).filter((h) => h !== undefined))
+        // and a state the contract does not name without the owner-only blocks from it to the tip
+        const tips = contractSpends(auth.contract)
+        for (const h of hashes) if (!tips.has(h) && checkAnchorPath(h, paths?.[h], tips) !== undefined) unproven.add(h)
         const answers = new Map<string, Array<ClaimAnswer | undefined>>()
         await Promise.all(reachable().map(async (n) => {
           await new Promise((resolve) => setTimeout(resolve, Math.random() * 4))

@@ -8,8 +8,8 @@ import type { NodeSpentMarkers } from '../../../../src/node/consensus/spent-mark
 import { createContract, encodeContractEnvelope, transactionId, withContractSignature } from '../../../../src/tokenchain/contract.js'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
 import { tokenStateHash } from '../../../../src/tokenchain/token-id.js'
-import { blockIdFor, burntBlock, createBlock, encodeBlockEnvelope, partTokenGenesis, setSignature, testTokenGenesis } from '../../../../src/tokenchain/block.js'
-import { ContractType, PledgeMode, TokenType } from '../../../../src/tokenchain/types.js'
+import { blockIdFor, burntBlock, createBlock, encodeBlockEnvelope, nextTokenEntry, partTokenGenesis, setSignature, testTokenGenesis } from '../../../../src/tokenchain/block.js'
+import { ContractType, PledgeMode, TokenType, TransactionType } from '../../../../src/tokenchain/types.js'
 import { GENESIS_ANCHOR, type SignatureVerifier } from '../../../../src/tokenchain/validate.js'
 import { ErrorCode, RbtError } from '../../../../src/util/errors.js'
 import { silentLogger } from '../../../../src/util/logger.js'
@@ -284,6 +284,26 @@ describe('claims: a burnt ancestor is claimed only with its burn, signed by the 
     const pin = await claimReq({ items: [{ txid: mine.txid, quorum: 'bafybmimq', stateHash: STATE, p: 0 }], proofs: [proof(mine, 'bafybmimq', nonce(1))] }, ctx('mallory')).then((r) => r, (e: RbtError) => e)
     expect(pin, 'the stranger\'s claim of Alice\'s state was granted').to.be.instanceOf(RbtError)
     expect(await table.records([STATE])).to.deep.equal([undefined])
+  })
+
+  it('an honest spend of a token whose tip is an owner-only block claims its last quorum-signed state, and is granted', async () => {
+    const { handlers } = arbiter()
+    const { claimReq } = calls(handlers)
+    // Alice's chain: minted, then an owner-only "11": the contract spends the tip, the claim is of block 0
+    const P = 'd'.repeat(64)
+    const g = signed(testTokenGenesis({ tokenId: P, owner: ALICE }), ALICE)
+    const eleven = signed({ transactionType: TransactionType.CONTRACT_COMMITTED, owner: ALICE, transInfo: { tokens: { [P]: nextTokenEntry(g, P) } }, childTokens: [] }, ALICE)
+    const c = createContract({ type: ContractType.RBT_DIRECT, pledgeMode: PledgeMode.PERIODIC, transInfo: { sender: ALICE, receiver: 'bafybmibob', transTokens: { [P]: { tokenType: TokenType.TEST_RBT, tokenValue: 1, owner: ALICE, blockId: blockIdFor(eleven, P) } } }, totalRbts: 1 })
+    const bytes = encodeContractEnvelope(withContractSignature(c, ALICE, sign(ALICE, c.hash)))
+    const t = { bytes, txid: transactionId(bytes) }
+    const anchor = tokenStateHash(P, GENESIS_ANCHOR)
+    const r = await claimReq({ items: [{ txid: t.txid, quorum: 'bafybmiq1', stateHash: anchor, p: 0, path: [hex(encodeBlockEnvelope(g)), hex(encodeBlockEnvelope(eleven))] } as never], proofs: [proof(t, 'bafybmiq1', nonce(1))] }, ctx('p'))
+    expect(r.answers[0]!.granted).to.equal(true)
+    // no path, or a path that does not end at the contract's tip, shows nothing
+    for (const path of [undefined, [hex(encodeBlockEnvelope(g))], [hex(encodeBlockEnvelope(eleven)), hex(encodeBlockEnvelope(g))]]) {
+      const e = await claimReq({ items: [{ txid: t.txid, quorum: 'bafybmiq2', stateHash: anchor, p: 0, ...(path !== undefined ? { path } : {}) } as never], proofs: [proof(t, 'bafybmiq2', nonce(2))] }, ctx('p2')).then(() => undefined, (x: RbtError) => x)
+      expect(e?.code, 'granted without a path to the tip').to.equal(ErrorCode.UNAUTHORIZED)
+    }
   })
 
   it('a part\'s burnt ancestor is granted with the burn its owner signed; a burn proof of another state, another block or another signer is refused', async () => {
