@@ -3,6 +3,7 @@ import { bytesToHex } from '../tokenchain/hash.js'
 import { spendAnchor } from '../tokenchain/validate.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
 import { isFtGenesis } from './bundle.js'
+import type { BurnClaim } from './ports.js'
 
 /**
  * The burnt ancestors a transaction's tokens rest on, as states to claim (docs/protocol.md,
@@ -19,12 +20,7 @@ import { isFtGenesis } from './bundle.js'
 /** Most levels of ancestry walked (a balanced tree of parts is far shallower). */
 const MAX_LEVELS = 64
 
-/**
- * A burnt ancestor to claim: its state, the burn block spending it, and `proof`, what an arbiter
- * checks before granting it (checkBurnProof: the envelopes, hex, of the state's block, the
- * owner-only blocks after it and the burn). Records written before proofs have none.
- */
-export interface BurnClaim { stateHash: string, spender: string, proof?: string[] }
+export type { BurnClaim } from './ports.js'
 
 /** `spent`: each token and the state it spends, keyed on its last quorum-signed state (ChainTip.anchorBlockId). */
 export async function burntAncestors (spent: ReadonlyArray<readonly [tokenId: string, blockId: string]>, chainOf: (tokenId: string) => Promise<readonly Uint8Array[] | undefined>): Promise<BurnClaim[]> {

@@ -141,7 +141,7 @@ export interface StateClaims {
    * claims every state for `txid` on behalf of `quorumDid`, showing `auth` (the sender's contract,
    * the quorum's signed claim); granted only when each state's arbiters granted enough
    */
-  claim: (txid: string, quorumDid: string, stateHashes: readonly string[], burns: ReadonlyArray<import('./burn-claims.js').BurnClaim>, auth: import('./claim-proofs.js').ClaimAuth, paths?: Readonly<Record<string, string[]>>) => Promise<import('./claims.js').ClaimResult>
+  claim: (txid: string, quorumDid: string, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, auth: import('./claim-proofs.js').ClaimAuth, paths?: Readonly<Record<string, string[]>>) => Promise<import('./claims.js').ClaimResult>
   /** gives the claim of `txid` up, signed (best effort: an arbiter not told asks the outcome later) */
   release: (txid: string, quorumDid: string, stateHashes: readonly string[], auth: import('./claim-proofs.js').ReleaseAuth) => Promise<void>
 }
@@ -165,3 +165,10 @@ export const VERIFIED_MEMO = 16_384
 
 export interface Clock { now: () => number }
 export const systemClock: Clock = { now: () => Date.now() }
+
+/**
+ * A burnt ancestor to claim: its state, the burn block spending it, and `proof`, what an arbiter
+ * checks before granting it (checkBurnProof: the envelopes, hex, of the state's block, the
+ * owner-only blocks after it and the burn). Records written before proofs have none.
+ */
+export interface BurnClaim { stateHash: string, spender: string, proof?: string[] }

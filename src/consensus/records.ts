@@ -72,7 +72,7 @@ export interface VoteRecord {
   /** the states the contract spends (its tips), in the order of `states`: only when some differ from them */
   spends?: string[]
   /** the burnt ancestors the states rest on, claimed with them on every path (absent on older records) */
-  burns?: Array<import('./burn-claims.js').BurnClaim>
+  burns?: Array<import('./ports.js').BurnClaim>
   /** states before the contract's tip (owner-only tips), by state hash: the blocks from each to the tip (hex), shown to the arbiters */
   paths?: Record<string, string[]>
   pledge: PledgeToken[]
