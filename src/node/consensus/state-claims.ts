@@ -80,6 +80,31 @@ export function nodeStateClaims (opts: {
   const checking = new Map<string, Promise<Set<string>>>()
   // burnt ancestors whose burn was shown here (`state|burn`): the owner of the state signed that burn of it
   const checkedBurns = new Lru<true>(PROOFS_MEMO)
+  // the sender's signature over a contract, verified once: every quorum of a transaction claims
+  // with the same contract, so each arbiter would otherwise check it five times
+  const senderSigs = new Lru<true>(PROOFS_MEMO)
+  const proofVerifier: SignatureVerifier = {
+    ...opts.verifier,
+    verify: async (did, msg, sig, role) => {
+      if (role !== 'owner') return await opts.verifier.verify(did, msg, sig, role)
+      const k = `v|${did}|${msg}|${sig}`
+      if (senderSigs.get(k) !== undefined) return true
+      const ok = await opts.verifier.verify(did, msg, sig, role)
+      if (ok) senderSigs.set(k, true)
+      return ok
+    },
+    ...(opts.verifier.verifyNlss !== undefined
+      ? {
+          verifyNlss: async (did: string, msg: string, share: string, key: string, role?: Parameters<SignatureVerifier['verify']>[3]) => {
+            const k = `n|${did}|${msg}|${share}|${key}`
+            if (senderSigs.get(k) !== undefined) return true
+            const ok = await opts.verifier.verifyNlss!(did, msg, share, key, role)
+            if (ok) senderSigs.set(k, true)
+            return ok
+          }
+        }
+      : {})
+  }
   const proofKey = (forTx: string, quorum: string, a: WireProof): string => `${forTx}|${quorum}|${a.nonce}|${a.sig}`
   const rpcNow = (): RpcClient<StateClaimMethods> => {
     const rpc = opts.rpc()
@@ -178,7 +203,7 @@ export function nodeStateClaims (opts: {
         let p = checking.get(key)
         if (p === undefined) {
           p = (async () => {
-            const why = await checkClaimProof(c.forTx, c.quorum, { contract, nonce: auth.nonce, sig: auth.sig }, [], opts.verifier)
+            const why = await checkClaimProof(c.forTx, c.quorum, { contract, nonce: auth.nonce, sig: auth.sig }, [], proofVerifier)
             if (why !== undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: ${why}`)
             const s = contractSpends(contract)
             checkedProofs.set(key, s)

@@ -176,6 +176,28 @@ describe('claims: claims that prove themselves (node arbiter)', () => {
     await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: other, p: 0 }], proofs: [bare] }, ctx('p')).then(() => expect.fail('granted'), (e: RbtError) => { expect(e.message).to.match(/does not spend state/) })
   })
 
+  it('the five quorums of one transaction claim with one contract: its sender\'s signature is verified once per arbiter', async () => {
+    let senderChecks = 0
+    const counting: SignatureVerifier = { verify: async (did, msg, sig, role) => { if (role === 'owner') senderChecks++; return await verifier.verify(did, msg, sig, role) } }
+    const table = new ClaimTable(memoryClaimStore(), { now: () => Date.now() })
+    const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => undefined } as unknown as NodeSpentMarkers
+    const claims = nodeStateClaims({ host: () => undefined, rpc: () => undefined, table, view: {} as unknown as ArbiterView, markers, verifier: counting, arbiterSigner: () => signer('bafybmiarbiter'), quorumSigner: (d) => signer(d), outcome: async () => 'pending', log: silentLogger })
+    const { claimReq } = calls(stateClaimRpcHandlers(() => claims, () => claims.status))
+    const t1 = contract('bafybmibob')
+    for (let i = 0; i < 5; i++) {
+      const q = `bafybmiq${i}`
+      const r = await claimReq({ items: [{ txid: t1.txid, quorum: q, stateHash: STATE, p: 0 }], proofs: [proof(t1, q, nonce(i))] }, ctx(`quorum-${i}`))
+      expect(r.answers[0]!.granted).to.equal(true)
+    }
+    expect(senderChecks).to.equal(1)
+    // a forged sender signature is never taken from the memo
+    const unsigned = createContract({ type: ContractType.RBT_DIRECT, pledgeMode: PledgeMode.PERIODIC, transInfo: { sender: ALICE, receiver: 'bafybmibob', transTokens: { [TOKEN]: { tokenType: 0, tokenValue: 1, owner: ALICE, blockId: BLOCK } } }, totalRbts: 1 })
+    const forged = encodeContractEnvelope(withContractSignature(unsigned, ALICE, 'ef'.repeat(32)))
+    const ft = { bytes: forged, txid: transactionId(forged) }
+    const e = await claimReq({ items: [{ txid: ft.txid, quorum: 'bafybmiq9', stateHash: STATE, p: 0 }], proofs: [proof(ft, 'bafybmiq9', nonce(9))] }, ctx('p')).then(() => undefined, (x: RbtError) => x)
+    expect(e?.code).to.equal(ErrorCode.UNAUTHORIZED)
+  })
+
   it('one peer\'s flood of claims is refused before any check (per-peer limit)', async () => {
     const { handlers } = arbiter()
     const { claimReq, releaseReq } = calls(handlers)
