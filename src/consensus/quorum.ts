@@ -208,7 +208,7 @@ export class QuorumService {
       if (existing !== undefined && existing.state !== 'RELEASED') {
         // asked again as the checker of another five (the sender replaced a signer): it claims now,
         // the same claim as at its first PREPARE
-        if (existing.state === 'RESERVED' && this.claims?.holds(quorumDid, txid) === false) {
+        if (existing.state === 'RESERVED' && this.claims?.holds(quorumDid, txid) === false && likelyOf(existing.spends ?? existing.states)?.includes(quorumDid) === true) {
           startClaim(await this.burnsOf(existing))
         }
         return { vote: 'yes', quorumDid, credit: existing.credit, pledge: existing.pledge, pledgeMilli: existing.pledgeMilli, ...(this.claims?.holds(quorumDid, txid) === true ? { claimed: true } : {}) }
@@ -323,16 +323,18 @@ export class QuorumService {
       for (const [i, st] of states.entries()) {
         if (st === spends[i]) continue
         const at = st.indexOf('@')
-        const tokenId = st.slice(0, at)
-        const chain = await chainOf(tokenId)
         const tipAt = parseBlockId(spends[i]!.slice(spends[i]!.indexOf('@') + 1)).number
+        // a token spent at its genesis is claimed at GENESIS_ANCHOR, which the arbiter reads off the
+        // contract itself: no path (it would carry the genesis block, for minted FTs the whole mint)
+        if (tipAt === 0) continue
+        const chain = await chainOf(st.slice(0, at))
         if (chain !== undefined) paths[stateHashOf(st)] = chain.slice(parseBlockId(st.slice(at + 1)).number, tipAt + 1).map(bytesToHex)
       }
       const held = { quorumDid, txid, states, burns, ...(Object.keys(paths).length > 0 ? { paths } : {}) }
-      // every quorum claims for itself, not only the designated checker: the sender picks the
-      // signers, so the checker may be a quorum of his that claims nothing (and an honest signer
-      // that relied on it signed two spends of one state)
-      if (this.claims !== undefined) startClaim(held)
+      // the designated checker of the five named claims (see protocol.md, "Claims": an owner's
+      // own quorum ranked first claims nothing, an open case; every signer claiming closes it at
+      // five times the arbiters' work, which the batched claim in decision 0027 is to bring down)
+      if (this.claims !== undefined && likely?.includes(quorumDid) === true) startClaim(held)
       else if (markers !== undefined && (likely === undefined || likely.includes(quorumDid))) {
         this.networkChecks.set(voteKey(quorumDid, txid), this.networkCheck(markers, states, txid))
       }
@@ -474,10 +476,9 @@ export class QuorumService {
       // ranked by the states the block spends among its signers (credit signers = block signers)
       const checker = networkCheckers(checkerKey(spentStatesOf(block.content.transInfo.tokens)), (block.content.quorumSignatures ?? []).map((c) => c.did), NETWORK_CHECKERS).includes(quorumDid)
       tChecked = Date.now()
-      if (this.claims !== undefined) {
-        // a quorum signs only with its own claim of every state held: made at PREPARE, or now
-        // (after a restart, or a claim that could not be made then); never on another signer's
-        // word, since the designated checker may be the sender's own quorum
+      if (checker && this.claims !== undefined) {
+        // the designated checker signs only with the claim of every state held: made at PREPARE,
+        // or now (a checker of another five than the sender named, or after a restart)
         const r = this.claims.holds(quorumDid, txid) ? undefined : await this.claimVote(await this.burnsOf(vote), vote.contract !== undefined ? hexToBytes(vote.contract) : undefined)
         tMarkers = Date.now()
         if (r !== undefined && !r.granted) {

@@ -194,6 +194,8 @@ export class SimNet {
   claimLog: Array<{ arbiter: string, txid: string, granted: boolean }> = []
   /** every burnt ancestor a checker claimed */
   burnClaims: Array<{ stateHash: string, spender: string }> = []
+  /** the blocks each claim showed the arbiters to reach the contract's tip (by state), one entry per claim */
+  claimPaths: Array<Readonly<Record<string, string[]>> | undefined> = []
 
   constructor (opts: { claims?: boolean } = {}) { this.claimsOn = opts.claims === true }
 
@@ -207,6 +209,7 @@ export class SimNet {
         // the states, then the burnt ancestors (each spent by its burn block, claimed for this transaction)
         const items = [...hashes.map((h) => ({ h, spender: txid, via: undefined as string | undefined, proof: undefined as string[] | undefined })), ...burns.filter((b) => !hashes.includes(b.stateHash)).map((b) => ({ h: b.stateHash, spender: b.spender, via: txid, proof: b.proof }))]
         this.burnClaims.push(...burns)
+        this.claimPaths.push(paths)
         // an arbiter refuses a burnt ancestor without the burn its owner signed (as the node's arbiter does)
         const proofs = didSignatureVerifier({ resolve: async (did) => this.docs.get(did) })
         const unproven = new Set((await Promise.all(items.map(async (it) => it.via !== undefined && await checkBurnProof(it.h, it.spender, it.proof, proofs) !== undefined ? it.h : undefined))).filter((h) => h !== undefined))
