@@ -50,6 +50,19 @@ export interface ReleaseAuth { nonce: string, sig: string }
 /** One arbiter's signed grant of some states for one claim. */
 export interface SignedGrant { arbiter: string, sig: string }
 
+/** A claimant of the sender's claim: a signer's quorum, its claim's nonce and its signature over claimDigest, and the peer that answers for it. */
+export interface ClaimantProof { quorum: string, nonce: string, sig: string, peer?: string }
+
+/**
+ * A grant as it travels to a signer: the arbiter's peer id, its signature with its peer key over
+ * grantDigest(peer, txid, quorum, forTx, states), and what that covers. `txid` holds the states
+ * (a burnt ancestor's: its burn block), `quorum` claimed them for `forTx`.
+ */
+export interface PeerGrant { peer: string, sig: string, txid: string, quorum: string, forTx: string, states: string[] }
+
+/** The bytes an arbiter's peer key signs for a grant. */
+export const peerGrantBytes = (g: Omit<PeerGrant, 'sig'>): Uint8Array => enc.encode(grantDigest(g.peer, g.txid, g.quorum, g.forTx, g.states))
+
 /**
  * The state hashes a contract spends (`tokenStateHash(token, blockId)` of its tokens), and for a
  * token spent at its genesis also its GENESIS_ANCHOR state, the one its claims are keyed on.

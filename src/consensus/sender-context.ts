@@ -6,7 +6,8 @@ import type { VerifiedBlockCache } from '../tokenchain/validate.js'
 import type { FtSpend } from './transfer-lock.js'
 import { TxChains } from './tx-chains.js'
 import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply, SpentState } from './messages.js'
-import type { Clock, Ledger, Verifier } from './ports.js'
+import type { Clock, Ledger, StateClaims, Verifier } from './ports.js'
+import { SenderClaims } from './sender-claims.js'
 import { putOutgoing, unb64, type OutgoingRecord } from './records.js'
 import { EvidenceStore, type EvidencePart } from './evidence-store.js'
 import type { ScCode } from './smart-contract.js'
@@ -53,6 +54,8 @@ export interface SenderOptions {
   observe?: ConsensusObserver
   /** an operation of the DID waiting for its caller's answer (a password or signature prompt), if any */
   waitingFor?: (did: string) => WaitingOperation | undefined
+  /** claims of the states spent at their arbiters, made for the five signers before any signature (docs/protocol.md, "Claims") */
+  claims?: StateClaims
   /**
    * a quorum refused a transfer as a double spend of its tokens (`spent by <txid>`): the token
    * states it spent, and the quorum's reason (the node checks those tokens' chains); called once the
@@ -102,6 +105,8 @@ export class SenderContext {
    * process does not read it back from the store.
    */
   readonly decidedEvidence = new Lru<ChainBundle>(8)
+  /** the sender's claims for its signers, and the grants gathered (absent without claims) */
+  readonly claims: SenderClaims | undefined
 
   constructor (readonly opts: SenderOptions, clock: Clock, log: Logger) {
     this.ledger = opts.ledger
@@ -109,6 +114,7 @@ export class SenderContext {
     this.clock = clock
     this.log = log
     this.evidence = new EvidenceStore(opts.ledger)
+    this.claims = opts.claims !== undefined ? new SenderClaims(opts.claims, opts.ledger, log) : undefined
   }
 
   fault (step: string): void { this.opts.fault?.(step) }

@@ -36,12 +36,20 @@ export class SignRound extends SenderPart {
     const failedSigners = new Set<string>()
     for (;;) {
       const tRound = Date.now()
+      // every signer signs only with the grants of its own claim: those this process has not
+      // gathered yet (a signer replaced, a transfer resumed after a restart) are claimed now, the
+      // same claims (each quorum's nonce is kept with its vote) granted again
+      if (this.ctx.claims !== undefined && !this.ctx.claims.covered(rec.txid, chosen)) {
+        const r = await this.ctx.claims.claim(rec.txid, contract, chosen)
+        if (!r.granted) throw signingPending(rec.txid, `consensus reached but the signers' claim of the states was not granted (${r.reason}); the tokens stay locked and signing is retried automatically`)
+      }
       let block = await this.buildBlock(rec, contract, chosen)
       const unsigned = encodeBlockEnvelope(block)
       const tBuilt = Date.now()
       const sigs = await Promise.all(chosen.map(async (v) => {
         try {
-          return await this.transport.sign({ txid: rec.txid, quorumDid: v.quorumDid, block: unsigned })
+          const grants = this.ctx.claims?.grantsFor(rec.txid, v.quorumDid)
+          return await this.transport.sign({ txid: rec.txid, quorumDid: v.quorumDid, block: unsigned, ...(grants !== undefined ? { grants } : {}) })
         } catch (e) {
           return new RbtError(ErrorCode.CONSENSUS_FAILED, `${v.quorumDid} did not sign: ${errorMessage(e)}`, { details: { quorumDid: v.quorumDid } })
         }

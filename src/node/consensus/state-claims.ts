@@ -1,13 +1,14 @@
 import { CLAIM_ARBITERS, claimResult, claimantKey, claimantTx, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimResult, type ClaimTable } from '../../consensus/claims.js'
-import { checkAnchorPath, checkBurnProof, checkClaimProof, committedDigest, contractSpends, grantDigest, releaseDigest, type ClaimAuth, type ReleaseAuth } from '../../consensus/claim-proofs.js'
+import { checkAnchorPath, checkBurnProof, checkClaimProof, committedDigest, contractSpends, peerGrantBytes, releaseDigest, type ClaimantProof, type PeerGrant, type ReleaseAuth } from '../../consensus/claim-proofs.js'
 import type { BurnClaim } from '../../consensus/burn-claims.js'
 import type { ConsensusSigner, StateClaims } from '../../consensus/ports.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import type { Logger } from '../../util/logger.js'
 import { Lru } from '../../util/lru.js'
+import { bytesToHex, hexToBytes } from '../../wallet/bytes.js'
 import { PeerBuckets } from '../../util/peer-buckets.js'
-import type { P2pHost } from '../../p2p/host.js'
+import { verifyPeerSignature, type P2pHost } from '../../p2p/host.js'
 import type { RpcClient } from '../../p2p/rpc.js'
 import { closestQuery, compareDistance, kadKey, kadPeerKey, type QueryPeer } from '../../p2p/closest-query.js'
 import { raceAbort } from '../../p2p/deadline.js'
@@ -51,8 +52,6 @@ export interface NodeStateClaims extends StateClaims, ClaimServer {
   table: ClaimTable
 }
 
-/** A signed grant as the checker received it: the arbiter DID, its signature, and the states and claim it covers. */
-export interface ReceivedGrant { peer: string, arbiter: string, sig: string, txid: string, quorum: string, forTx: string, states: string[] }
 
 export function nodeStateClaims (opts: {
   host: () => P2pHost | undefined
@@ -61,15 +60,13 @@ export function nodeStateClaims (opts: {
   view: ArbiterView
   markers: NodeSpentMarkers
   verifier: SignatureVerifier
-  /** the DID this node signs its grants with (one of its quorum DIDs), when it has one */
-  arbiterSigner: () => ConsensusSigner | undefined
+  /** the peer of a quorum DID (a claimant the sender claims for: the arbiters ask it how its claim ended) */
+  peerOf?: (did: string) => Promise<string>
   /** a quorum DID of this node, to sign the outcome of its claims */
   quorumSigner: (did: string) => ConsensusSigner | undefined
   /** how a claim of this node's quorum ended (the arbiters' status question, answered locally for this node's own claims) */
   outcome: (quorum: string, txid: string) => Promise<'pending' | 'committed' | 'released'>
   timeoutMs?: number
-  /** told of every signed grant a claim of this node received (the certificate's material) */
-  onGrants?: (grants: ReceivedGrant[]) => void
   log: Logger
 }): NodeStateClaims {
   const { table, view, log } = opts
@@ -111,49 +108,67 @@ export function nodeStateClaims (opts: {
     if (rpc === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'the rpc layer is stopped')
     return rpc
   }
-  type Item = { txid: string, quorum: string, stateHash: string, via?: string, burn?: string[], path?: string[], auth: ClaimAuth }
-  type Answer = { granted: boolean, holder?: string, spent?: boolean, closer: QueryPeer[], grant?: { arbiter: string, sig: string, states: string[] } }
-  // per claim, the arbiters that checked its proof (the contract goes once to each, in its first request)
-  const delivered = new WeakMap<ClaimAuth, Map<string, Promise<boolean>>>()
+  /** One claim as it travels: the transaction, its contract, and its claimants (each quorum's signed proof, and the peer answering for it). */
+  type Claim = { forTx: string, contract: Uint8Array, claimants: ReadonlyArray<ClaimantProof> }
+  type Item = { txid: string, stateHash: string, via?: string, burn?: string[], path?: string[], claim: Claim }
+  type Answer = { granted: boolean, holder?: string, spent?: boolean, closer: QueryPeer[], grants?: Array<{ quorum: string, sig: string, states: string[] }> }
+  // per claim, the arbiters that checked its proofs (the contract goes once to each, in its first request)
+  const delivered = new WeakMap<Claim, Map<string, Promise<boolean>>>()
   const send = async (peer: string, items: Item[], full = false): Promise<Answer[]> => {
-    const proofs: ClaimAuth[] = []
-    const index = new Map<ClaimAuth, number>()
-    const wire: ClaimItem[] = items.map((it) => {
-      let p = index.get(it.auth)
-      if (p === undefined) { p = proofs.length; proofs.push(it.auth); index.set(it.auth, p) }
-      return { txid: it.txid, quorum: it.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), ...(it.via !== undefined && it.burn !== undefined ? { burn: it.burn } : {}), ...(it.via === undefined && it.path !== undefined ? { path: it.path } : {}), p }
-    })
-    const introduced: Array<[ClaimAuth, (ok: boolean) => void]> = []
-    const wireProofs = await Promise.all(proofs.map(async (a): Promise<WireProof> => {
-      let byPeer = delivered.get(a)
-      if (byPeer === undefined) { byPeer = new Map(); delivered.set(a, byPeer) }
+    // the claimants of every claim in the request, each once; the contract once per claim
+    const proofs: WireProof[] = []
+    const first = new Map<Claim, number>()
+    const introduced: Array<[Claim, (ok: boolean) => void]> = []
+    for (const it of items) {
+      if (first.has(it.claim)) continue
+      let byPeer = delivered.get(it.claim)
+      if (byPeer === undefined) { byPeer = new Map(); delivered.set(it.claim, byPeer) }
       const known = byPeer.get(peer)
-      if (known === undefined) {
+      let withContract = full || known === undefined || !await known
+      if (known === undefined && !full) {
         let settle!: (ok: boolean) => void
         byPeer.set(peer, new Promise<boolean>((resolve) => { settle = resolve }))
-        introduced.push([a, settle])
-        return a
+        introduced.push([it.claim, settle])
+        withContract = true
       }
-      return !full && await known ? { nonce: a.nonce, sig: a.sig } : a
-    }))
+      const at = proofs.length
+      first.set(it.claim, at)
+      it.claim.claimants.forEach((c, i) => {
+        proofs.push({ quorum: c.quorum, nonce: c.nonce, sig: c.sig, ...(c.peer !== undefined ? { peer: c.peer } : {}), ...(withContract ? (i === 0 ? { contract: it.claim.contract } : { cp: at }) : {}) })
+      })
+    }
+    const wire: ClaimItem[] = items.map((it) => {
+      const at = first.get(it.claim)!
+      return {
+        txid: it.txid,
+        stateHash: it.stateHash,
+        ...(it.via !== undefined ? { via: it.via } : {}),
+        ...(it.via !== undefined && it.burn !== undefined ? { burn: it.burn } : {}),
+        ...(it.via === undefined && it.path !== undefined ? { path: it.path } : {}),
+        ps: it.claim.claimants.map((_, i) => at + i)
+      }
+    })
     let res: StateClaimMethods['claims.claim']['response']
     try {
-      res = await rpcNow().call(peer, 'claims.claim', { items: wire, proofs: wireProofs }, { timeoutMs })
+      res = await rpcNow().call(peer, 'claims.claim', { items: wire, proofs }, { timeoutMs })
       for (const [, settle] of introduced) settle(true)
     } catch (e) {
-      for (const [a, settle] of introduced) { settle(false); delivered.get(a)?.delete(peer) }
+      for (const [c, settle] of introduced) { settle(false); delivered.get(c)?.delete(peer) }
       // the arbiter forgot the claim's proof (restarted): once more, with the contract
       if (!full && e instanceof RbtError && e.code === ErrorCode.UNAUTHORIZED && e.message.includes(PROOF_UNKNOWN)) return await send(peer, items, true)
       throw e
     }
     const answers: Answer[] = withAddresses(res)
-    // the arbiter DID's signatures, each over the items it lists
-    if (typeof res.arbiter === 'string' && Array.isArray(res.grants)) {
-      for (const g of res.grants) {
-        if (!Array.isArray(g?.items) || typeof g.sig !== 'string') continue
+    // the arbiter's signatures (its peer key), each over the items it lists for one claimant
+    if (Array.isArray(res.pgrants)) {
+      for (const g of res.pgrants) {
+        if (!Array.isArray(g?.items) || typeof g.sig !== 'string' || !Number.isInteger(g.p) || proofs[g.p]?.quorum === undefined) continue
         const idx = g.items.filter((i): i is number => Number.isInteger(i) && i >= 0 && i < items.length)
         const states = idx.map((i) => items[i]!.stateHash)
-        for (const i of idx) if (answers[i] !== undefined) answers[i]!.grant = { arbiter: res.arbiter, sig: g.sig, states }
+        for (const i of idx) {
+          const a = answers[i]
+          if (a !== undefined) (a.grants ??= []).push({ quorum: proofs[g.p]!.quorum!, sig: g.sig, states })
+        }
       }
     }
     return answers
@@ -161,43 +176,63 @@ export function nodeStateClaims (opts: {
   // the walks of one transaction's states ask the same peers: one request per peer and turn
   const claims = new RequestCoalescer<Item, Answer>({ send: async (peer, items) => await send(peer, items), sendOne: async (peer, item) => (await send(peer, [item]))[0]!, maxBatch: CLAIM_BATCH_MAX })
 
-  /** The arbiter's grants for items of possibly several claims (a verified spent marker refuses), grouped by claim. */
-  const grant = async (items: ReadonlyArray<Omit<Item, 'auth'> & { nonce: string, sig: string }>, claimantPeer: string): Promise<{ answers: ClaimAnswer[], groups: number[][] }> => {
-    const out: ClaimAnswer[] = new Array(items.length)
+  /** One (item, claimant) pair an arbiter decides on. */
+  type Pair = { txid: string, quorum: string, stateHash: string, via?: string, nonce: string, sig: string, peer: string }
+  /** The arbiter's grants for pairs of possibly several claims (a verified spent marker refuses), grouped by claimant. */
+  const grant = async (pairs: readonly Pair[]): Promise<{ answers: ClaimAnswer[], groups: number[][] }> => {
+    const out: ClaimAnswer[] = new Array(pairs.length)
     const groups = new Map<string, number[]>()
-    items.forEach((it, i) => {
+    pairs.forEach((it, i) => {
       const k = `${it.txid}|${it.quorum}|${it.via ?? ''}|${it.nonce}`
       const g = groups.get(k)
       if (g === undefined) groups.set(k, [i]); else g.push(i)
     })
     await Promise.all([...groups.values()].map(async (idx) => {
-      const { txid, quorum, via, nonce, sig } = items[idx[0]!]!
-      const hashes = idx.map((i) => items[i]!.stateHash)
+      const { txid, quorum, via, nonce, sig, peer } = pairs[idx[0]!]!
+      const hashes = idx.map((i) => pairs[i]!.stateHash)
       const markers = await opts.markers.knownMany(hashes).catch(() => [])
-      const answers = await table.claim(txid, hashes, { peer: claimantPeer, quorum, nonce, sig, ...(via !== undefined && via !== txid ? { tx: via } : {}) }, markers.map((m) => m?.txid))
+      const answers = await table.claim(txid, hashes, { peer, quorum, nonce, sig, ...(via !== undefined && via !== txid ? { tx: via } : {}) }, markers.map((m) => m?.txid))
       idx.forEach((i, j) => { out[i] = answers[j]! })
     }))
     return { answers: out, groups: [...groups.values()] }
   }
 
+  /** This arbiter's peer-key signature over each claimant's granted states (none without a host). */
+  const signGroups = async (pairs: readonly Pair[], answers: readonly ClaimAnswer[], groups: readonly number[][]): Promise<Array<{ idx: number[], sig: string } | undefined>> => {
+    const h = opts.host()
+    if (h === undefined) return groups.map(() => undefined)
+    return await Promise.all(groups.map(async (idx) => {
+      const ok = idx.filter((i) => answers[i]!.granted)
+      if (ok.length === 0) return undefined
+      const { txid, quorum, via } = pairs[ok[0]!]!
+      const sig = await h.signAsPeer(peerGrantBytes({ peer: h.peerId, txid, quorum, forTx: via ?? txid, states: ok.map((i) => pairs[i]!.stateHash) }))
+      return { idx: ok, sig: bytesToHex(sig) }
+    }))
+  }
+
   const serveClaim = async (req: StateClaimMethods['claims.claim']['request'], asker: string): Promise<StateClaimMethods['claims.claim']['response']> => {
-    // a stranger's flood is refused before any check or write
+    // a stranger's flood is refused before any check or write (counted in states)
     if (!limits.take(asker, req.items.length)) throw new RbtError(ErrorCode.TOO_MANY_REQUESTS, `too many claims from peer ${asker}: at most ${CLAIM_PEER_RATE} states a second`)
+    // each item's claimants: its quorum and proof (one), or the proofs it lists (the sender's claim)
+    const claimantsOf = (it: ClaimItem): Array<{ quorum: string, p: number }> => it.ps !== undefined ? it.ps.map((p) => ({ quorum: req.proofs[p]!.quorum!, p })) : [{ quorum: it.quorum!, p: it.p! }]
+    const contractOf = (p: number): Uint8Array | undefined => { const a = req.proofs[p]!; return a.contract ?? (a.cp !== undefined ? req.proofs[a.cp]?.contract : undefined) }
     // every claim's proof, before anything is written: the sender's contract, the quorum's signature
     const checks = new Map<string, { forTx: string, quorum: string, p: number, direct: Array<{ stateHash: string, path?: string[] }> }>()
     for (const it of req.items) {
       const forTx = it.via ?? it.txid
-      const k = `${it.p}|${forTx}|${it.quorum}`
-      let c = checks.get(k)
-      if (c === undefined) { c = { forTx, quorum: it.quorum, p: it.p, direct: [] }; checks.set(k, c) }
-      if (it.via === undefined) c.direct.push({ stateHash: it.stateHash, ...(it.path !== undefined ? { path: it.path } : {}) })
+      for (const { quorum, p } of claimantsOf(it)) {
+        const k = `${p}|${forTx}|${quorum}`
+        let c = checks.get(k)
+        if (c === undefined) { c = { forTx, quorum, p, direct: [] }; checks.set(k, c) }
+        if (it.via === undefined) c.direct.push({ stateHash: it.stateHash, ...(it.path !== undefined ? { path: it.path } : {}) })
+      }
     }
     await Promise.all([...checks.values()].map(async (c) => {
       const auth = req.proofs[c.p]!
       const key = proofKey(c.forTx, c.quorum, auth)
       let spends = checkedProofs.get(key)
       if (spends === undefined) {
-        const contract = auth.contract
+        const contract = contractOf(c.p)
         if (contract === undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: ${PROOF_UNKNOWN}`, { details: { proofUnknown: true } })
         // one check of a proof at a time: the claim's other requests wait for it
         let p = checking.get(key)
@@ -229,36 +264,68 @@ export function nodeStateClaims (opts: {
       if (why !== undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: ${why}`)
       checkedBurns.set(key, true)
     }))
-    const items = req.items.map((it) => ({ txid: it.txid, quorum: it.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), nonce: req.proofs[it.p]!.nonce, sig: req.proofs[it.p]!.sig }))
-    const { answers, groups } = await grant(items, asker)
-    const [closer, grants] = await Promise.all([closerPeerSets(opts.host(), items.map((it) => it.stateHash), asker), signGrants(items, answers, groups)])
-    return { answers: answers.map((a, i) => ({ ...a, closer: closer.ids[i]! })), addrs: closer.addrs, ...grants }
+    const pairs: Pair[] = []
+    const ofItem: number[][] = []
+    const pairProof: number[] = []
+    for (const it of req.items) {
+      const mine: number[] = []
+      for (const { quorum, p } of claimantsOf(it)) {
+        const a = req.proofs[p]!
+        mine.push(pairs.length)
+        pairProof.push(p)
+        pairs.push({ txid: it.txid, quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), nonce: a.nonce, sig: a.sig, peer: a.peer ?? asker })
+      }
+      ofItem.push(mine)
+    }
+    const { answers, groups } = await grant(pairs)
+    const [closer, signed] = await Promise.all([closerPeerSets(opts.host(), req.items.map((it) => it.stateHash), asker), signGroups(pairs, answers, groups)])
+    // an item is granted when it is granted to each of its claimants (they claim one transaction)
+    const itemAnswers = ofItem.map((ps) => ps.map((i) => answers[i]!).find((a) => !a.granted) ?? answers[ps[0]!]!)
+    const pairItem: number[] = []
+    ofItem.forEach((ps, item) => { for (const i of ps) pairItem[i] = item })
+    const pgrants = signed.flatMap((g) => g === undefined ? [] : [{ items: g.idx.map((i) => pairItem[i]!), p: pairProof[g.idx[0]!]!, sig: g.sig }])
+    return { answers: itemAnswers.map((a, i) => ({ ...a, closer: closer.ids[i]! })), addrs: closer.addrs, ...(pgrants.length > 0 ? { pgrants } : {}) }
   }
 
-  /** This arbiter DID's signature over each claim's granted states (none when this node has no DID to sign with). */
-  const signGrants = async (items: ReadonlyArray<{ txid: string, quorum: string, stateHash: string, via?: string }>, answers: ClaimAnswer[], groups: number[][]): Promise<{ arbiter?: string, grants?: Array<{ items: number[], sig: string }> }> => {
-    const signer = opts.arbiterSigner()
-    if (signer === undefined) return {}
-    const grants = await Promise.all(groups.map(async (idx) => {
-      const ok = idx.filter((i) => answers[i]!.granted)
-      if (ok.length === 0) return undefined
-      const { txid, quorum, via } = items[ok[0]!]!
-      return { items: ok, sig: await signer.pvtSign(grantDigest(signer.did, txid, quorum, via ?? txid, ok.map((i) => items[i]!.stateHash))) }
-    }))
-    return { arbiter: signer.did, grants: grants.filter((g): g is { items: number[], sig: string } => g !== undefined) }
+  /** The k arbiters of a state as this node counts them: the closest of its view, the peers given, and itself. */
+  const arbitersOf = (stateHash: string, also: Iterable<string>): string[] => {
+    const h = opts.host()
+    if (h === undefined) return ['self']
+    const target = kadKey(spentKeyBytes(stateHash))
+    const candidates = new Map<string, Uint8Array>()
+    const add = (id: string): void => { if (!candidates.has(id)) { try { candidates.set(id, kadPeerKey(id)) } catch {} } }
+    add(h.peerId)
+    for (const p of view.closest(target, CLAIM_ARBITERS)) add(p.peerId)
+    for (const p of also) add(p)
+    return [...candidates].sort((a, b) => compareDistance(target, a[1], b[1])).slice(0, CLAIM_ARBITERS).map(([id]) => id)
   }
 
-  const claimStates = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, auth: ClaimAuth, paths?: Readonly<Record<string, string[]>>): Promise<ClaimResult> => {
+  const claimFor = async (txid: string, claimants: ReadonlyArray<ClaimantProof>, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array, paths?: Readonly<Record<string, string[]>>): Promise<ClaimResult & { grants: PeerGrant[] }> => {
     const h = opts.host()
     const self = h?.peerId ?? 'self'
+    // the peer answering for each claimant quorum (asked by the arbiters how its claim ended)
+    const withPeers = await Promise.all(claimants.map(async (c) => {
+      if (c.peer !== undefined || opts.peerOf === undefined) return c
+      const peer = await opts.peerOf(c.quorum).catch(() => undefined)
+      return peer !== undefined ? { ...c, peer } : c
+    }))
+    const claim: Claim = { forTx: txid, contract, claimants: withPeers }
     // the transaction's own states, and the burnt ancestors of its parts, each spent by its burn block
     const wanted = new Map<string, Item>()
-    for (const stateHash of stateHashes) wanted.set(stateHash, { txid, quorum, stateHash, ...(paths?.[stateHash] !== undefined ? { path: paths[stateHash] } : {}), auth })
-    for (const b of burns) if (!wanted.has(b.stateHash)) wanted.set(b.stateHash, { txid: b.spender, quorum, stateHash: b.stateHash, via: txid, ...(b.proof !== undefined ? { burn: b.proof } : {}), auth })
+    for (const stateHash of stateHashes) wanted.set(stateHash, { txid, stateHash, ...(paths?.[stateHash] !== undefined ? { path: paths[stateHash] } : {}), claim })
+    for (const b of burns) if (!wanted.has(b.stateHash)) wanted.set(b.stateHash, { txid: b.spender, stateHash: b.stateHash, via: txid, ...(b.proof !== undefined ? { burn: b.proof } : {}), claim })
     const items = [...wanted.values()]
     // this node is an arbiter too (when among a state's k closest): its own table first
-    const mine = (await grant(items.map((it) => ({ txid: it.txid, quorum: it.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), nonce: auth.nonce, sig: auth.sig })), self)).answers
-    const received: ReceivedGrant[] = []
+    const selfPairs: Pair[] = items.flatMap((it) => withPeers.map((c) => ({ txid: it.txid, quorum: c.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), nonce: c.nonce, sig: c.sig, peer: c.peer ?? self })))
+    const own = await grant(selfPairs)
+    const ownSigned = await signGroups(selfPairs, own.answers, own.groups)
+    const received: PeerGrant[] = []
+    for (const g of ownSigned) {
+      if (g === undefined) continue
+      const first = selfPairs[g.idx[0]!]!
+      received.push({ peer: self, sig: g.sig, txid: first.txid, quorum: first.quorum, forTx: txid, states: g.idx.map((i) => selfPairs[i]!.stateHash) })
+    }
+    const mine = items.map((_, i) => { const ps = withPeers.map((__, j) => own.answers[i * withPeers.length + j]!); return ps.find((a) => !a.granted) ?? ps[0]! })
     const tallies = await Promise.all(items.map(async (item, i) => {
       const { stateHash } = item
       const answers = new Map<string, ClaimAnswer>([[self, mine[i]!]])
@@ -282,7 +349,7 @@ export function nodeStateClaims (opts: {
             const a = await raceAbort(claims.request(peer.peerId, item), signal)
             if (typeof a?.granted !== 'boolean') throw new RbtError(ErrorCode.PROTOCOL, 'malformed claim answer')
             answers.set(peer.peerId, a.granted ? { granted: true } : { granted: false, holder: typeof a.holder === 'string' ? a.holder : '', ...(a.spent === true ? { spent: true as const } : {}) })
-            if (a.granted && a.grant !== undefined) received.push({ peer: peer.peerId, ...a.grant, txid: item.txid, quorum, forTx: txid })
+            if (a.granted) for (const g of a.grants ?? []) received.push({ peer: peer.peerId, sig: g.sig, txid: item.txid, quorum: g.quorum, forTx: txid, states: g.states })
             return { closer: Array.isArray(a.closer) ? a.closer : [] }
           }
         })
@@ -292,18 +359,55 @@ export function nodeStateClaims (opts: {
       // connected within the forget time) and the peers that answered on the way; one that does not
       // answer counts as a refusal. The routing table is asked, not counted: it keeps peers long
       // gone until it pings them out, and each would count as a refusal.
-      const candidates = new Map<string, Uint8Array>()
-      const add = (id: string): void => { if (!candidates.has(id)) { try { candidates.set(id, kadPeerKey(id)) } catch {} } }
-      if (h !== undefined) add(self)
-      for (const p of fromView) add(p.peerId)
-      for (const p of learned) add(p)
-      const arbiters = h === undefined ? [self] : [...candidates].sort((a, b) => compareDistance(target, a[1], b[1])).slice(0, CLAIM_ARBITERS).map(([id]) => id)
+      const arbiters = h === undefined ? [self] : arbitersOf(stateHash, learned)
       return tallyState(stateHash, arbiters, answers)
     }))
     const r = claimResult(tallies)
     if (!r.granted) log.debug(`claim of ${txid.slice(0, 12)} refused: ${r.reason}`)
-    else if (received.length > 0) opts.onGrants?.(received)
-    return r
+    // one grant per arbiter request and claimant (a request of several states is one signature)
+    const unique = new Map<string, PeerGrant>()
+    for (const g of received) unique.set(`${g.peer}|${g.sig}`, g)
+    return { ...r, grants: [...unique.values()] }
+  }
+
+  // grants whose signature verified here (a signer checks those of one transaction once)
+  const verifiedGrants = new Lru<true>(PROOFS_MEMO)
+  const checkGrants = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<PeerGrant>): Promise<ClaimResult> => {
+    const h = opts.host()
+    // the states this quorum holds, and the transaction each is held by (a burnt ancestor: its burn)
+    const needed = [...stateHashes.map((s) => ({ stateHash: s, holder: txid })), ...burns.map((b) => ({ stateHash: b.stateHash, holder: b.spender }))]
+    if (h === undefined) {
+      // no network: this node's own table is the one arbiter
+      const records = await table.records(needed.map((n) => n.stateHash))
+      return claimResult(needed.map((n, i) => {
+        const r = records[i]
+        const ok = r !== undefined && r.txid === n.holder && r.claimants.some((c) => c.quorum === quorum && claimantTx(r, c) === txid)
+        return tallyState(n.stateHash, ['self'], new Map(ok ? [['self', { granted: true }]] : []))
+      }))
+    }
+    // each grant of this quorum's claim, verified once: signed by the arbiter's peer key
+    const valid = (await Promise.all(grants.map(async (g) => {
+      if (g.quorum !== quorum || g.forTx !== txid || !/^[0-9a-f]{2,256}$/.test(g.sig)) return undefined
+      const k = `${g.peer}|${g.sig}|${g.txid}|${g.forTx}|${g.quorum}|${g.states.length}`
+      if (verifiedGrants.get(k) !== undefined) return g
+      const ok = await verifyPeerSignature(g.peer, peerGrantBytes(g), hexToBytes(g.sig))
+      if (ok) verifiedGrants.set(k, true)
+      return ok ? g : undefined
+    }))).filter((g): g is PeerGrant => g !== undefined)
+    const byState = new Map<string, Set<string>>()
+    for (const g of valid) {
+      for (const s of g.states) {
+        const k = `${s}|${g.txid}`
+        let peers = byState.get(k)
+        if (peers === undefined) { peers = new Set(); byState.set(k, peers) }
+        peers.add(g.peer)
+      }
+    }
+    // enough of each state's arbiters, as this node counts them, granted it for this quorum's claim
+    return claimResult(needed.map((n) => {
+      const granted = byState.get(`${n.stateHash}|${n.holder}`) ?? new Set<string>()
+      return tallyState(n.stateHash, arbitersOf(n.stateHash, granted), new Map([...granted].map((p) => [p, { granted: true }])))
+    }))
   }
 
   const release = async (txid: string, quorum: string, stateHashes: readonly string[], auth: ReleaseAuth): Promise<void> => {
@@ -403,7 +507,7 @@ export function nodeStateClaims (opts: {
     if (open.length > 0) log.debug(`claims: ${open.length} stale claim(s) asked about`)
   }
 
-  return { claim: claimStates, release, serveClaim, serveRelease, status, sweep, table }
+  return { claimFor, checkGrants, release, serveClaim, serveRelease, status, sweep, table }
 }
 
 /** Logs a failure of a best-effort claims step. */

@@ -141,15 +141,16 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
     expect(paid, `one part paid twice (X ${String(x)}, Y ${String(y)})`).to.be.at.most(500)
   })
 
-  // open (protocol.md, "Claims"): every signer claiming closed it at five times the arbiters' work,
-  // too slow to keep (decision 0027); the batched claim is to close it
-  it.skip('(open: the designated checker alone claims) an owner\'s own quorum, ranked first as the designated checker of both spends, claims nothing: the honest signers claim for themselves, and at most one spend is paid', async () => {
+  it('an owner\'s own quorum, ranked first as the designated checker of both spends, and his own nodes claiming nothing: each honest signer signs only with grants of its own claim, and at most one spend is paid', async () => {
     const n = await network(true)
     const { alice, id } = await wallet(n.net, n.x, n.y)
     // the state both spends name; in each set, the quorum ranked first for it is the owner's (he
-    // grinds a quorum DID until it ranks first among the five he lists: one in five does)
+    // grinds a quorum DID until it ranks first among the five he lists: one in five does), and his
+    // two nodes run changed code: as senders they claim nothing and say every claim holds
     const state = `${id}@${formatBlockId(0, decodeBlockEnvelope(n.x.ledger.blocks.get(id)![0]!).hash)}`
     for (const set of [n.set1, n.set2]) n.net.nodeOf(networkCheckers(checkerKey([state]), set, 1)[0]!).claimsNothing = true
+    n.x.claimsNothing = true
+    n.y.claimsNothing = true
     // both spends at once: each copy signs before the other commits (the owner holds his
     // transfers back as long as he likes: markers are published only after the commit)
     const [first, second] = await Promise.all([
@@ -158,6 +159,32 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
     ])
     const paid = (await balance(n.bobNode, n.bob.did)) + (await balance(n.carolNode, n.carol.did))
     expect(paid, `honest quorums signed both spends of the state (first ${String(first)}, second ${String(second)})`).to.be.at.most(1000)
+    // and with no claim made at all, neither is signed
+    expect(paid).to.equal(0)
+  })
+
+  it('grants of another quorum\'s claim, or forged ones, do not let a signer sign: it checks the grants name its own quorum and come from the arbiters', async () => {
+    const n = await network(true)
+    const { alice } = await wallet(n.net, n.x, n.y)
+    // X's sender hands every signer the grants of the first signer's claim only, and a forged copy for the others
+    const t = n.x.sender as unknown as { transport: import('../../../src/consensus/messages.js').ConsensusTransport }
+    const base = t.transport
+    let firstQuorum: string | undefined
+    let firstGrants: import('../../../src/consensus/claim-proofs.js').PeerGrant[] | undefined
+    const refused: string[] = []
+    t.transport = {
+      ...base,
+      sign: async (r) => {
+        firstQuorum ??= r.quorumDid
+        firstGrants ??= r.grants
+        const grants = r.quorumDid === firstQuorum ? r.grants : (firstGrants ?? []).map((g, i) => i % 2 === 0 ? g : { ...g, quorum: r.quorumDid })
+        try { return await base.sign({ ...r, grants }) } catch (e) { refused.push(r.quorumDid); throw e }
+      }
+    }
+    const res = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner).then(() => true, () => false)
+    expect(res).to.equal(false)
+    expect(refused.length).to.be.at.least(4)
+    expect(await balance(n.bobNode, n.bob.did)).to.equal(0)
   })
 
   it('case 3: the designated checker depends on the states spent and the signers only, not on the memo', async () => {

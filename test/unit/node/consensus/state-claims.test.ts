@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { ClaimTable } from '../../../../src/consensus/claims.js'
-import { claimDigest, committedDigest, grantDigest, releaseDigest, type ClaimAuth } from '../../../../src/consensus/claim-proofs.js'
+import { claimDigest, committedDigest, releaseDigest, type ClaimAuth } from '../../../../src/consensus/claim-proofs.js'
 import type { ConsensusSigner } from '../../../../src/consensus/ports.js'
 import { nodeStateClaims, stateClaimRpcHandlers, type NodeStateClaims } from '../../../../src/node/consensus/state-claims.js'
 import type { ArbiterView } from '../../../../src/node/consensus/arbiter-view.js'
@@ -40,7 +40,7 @@ function arbiter (outcome: () => 'pending' | 'committed' | 'released' = () => 'p
   const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => undefined } as unknown as NodeSpentMarkers
   const claims = nodeStateClaims({
     host: () => undefined, rpc: () => undefined, table, view: {} as unknown as ArbiterView, markers, verifier,
-    arbiterSigner: () => signer('bafybmiarbiter'), quorumSigner: (d) => signer(d), outcome: async () => outcome(), log: silentLogger
+    quorumSigner: (d) => signer(d), outcome: async () => outcome(), log: silentLogger
   })
   return { claims, handlers: stateClaimRpcHandlers(() => claims, () => claims.status), table }
 }
@@ -61,9 +61,6 @@ describe('claims: claims that prove themselves (node arbiter)', () => {
     // the honest checker claims the live transaction, with its proof
     const honest = await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: STATE, p: 0 }], proofs: [proof(t1, 'bafybmiq1', nonce(1))] }, ctx('honest-peer'))
     expect(honest.answers[0]!.granted).to.equal(true)
-    // the grant comes signed by the arbiter's DID over (state, txid, claimant)
-    expect(honest.arbiter).to.equal('bafybmiarbiter')
-    expect(honest.grants).to.deep.equal([{ items: [0], sig: sign('bafybmiarbiter', grantDigest('bafybmiarbiter', t1.txid, 'bafybmiq1', t1.txid, [STATE])) }])
     // a stranger claims it 16 times under 16 quorum strings: without a proof, with the contract
     // replayed but no quorum signature, or (the owner himself) with 16 quorums he signs for
     let added = 0
@@ -181,7 +178,7 @@ describe('claims: claims that prove themselves (node arbiter)', () => {
     const counting: SignatureVerifier = { verify: async (did, msg, sig, role) => { if (role === 'owner') senderChecks++; return await verifier.verify(did, msg, sig, role) } }
     const table = new ClaimTable(memoryClaimStore(), { now: () => Date.now() })
     const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => undefined } as unknown as NodeSpentMarkers
-    const claims = nodeStateClaims({ host: () => undefined, rpc: () => undefined, table, view: {} as unknown as ArbiterView, markers, verifier: counting, arbiterSigner: () => signer('bafybmiarbiter'), quorumSigner: (d) => signer(d), outcome: async () => 'pending', log: silentLogger })
+    const claims = nodeStateClaims({ host: () => undefined, rpc: () => undefined, table, view: {} as unknown as ArbiterView, markers, verifier: counting, quorumSigner: (d) => signer(d), outcome: async () => 'pending', log: silentLogger })
     const { claimReq } = calls(stateClaimRpcHandlers(() => claims, () => claims.status))
     const t1 = contract('bafybmibob')
     for (let i = 0; i < 5; i++) {
@@ -224,7 +221,7 @@ describe('claims: a claim ends only on a verifiable outcome (the arbiter\'s swee
     const rpc = { call: async (_peer: string, method: string) => { expect(method).to.equal('claims.status'); return answer } }
     const claims = nodeStateClaims({
       host: () => ({ peerId: 'arbiter-peer' }) as never, rpc: () => rpc as never, table, view: {} as unknown as ArbiterView, markers, verifier,
-      arbiterSigner: () => undefined, quorumSigner: () => undefined, outcome: async () => 'pending', log: silentLogger
+      quorumSigner: () => undefined, outcome: async () => 'pending', log: silentLogger
     })
     await table.claim(t1.txid, [STATE], { peer: 'claimant-peer', quorum: 'bafybmiq1', nonce: nonce(9), sig: 'ab' })
     now += 60_000
