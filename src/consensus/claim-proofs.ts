@@ -68,7 +68,20 @@ export const peerGrantBytes = (g: Omit<PeerGrant, 'sig'>): Uint8Array => enc.enc
  * token spent at its genesis also its GENESIS_ANCHOR state, the one its claims are keyed on.
  */
 export function contractSpends (contract: Uint8Array): Set<string> {
-  return spendsOf(decodeContract(contract).content.transInfo.transTokens)
+  return decoded(contract).spends
+}
+
+// a contract's bytes decoded once, while those bytes are held (the five claimants of the sender's
+// claim show one contract: a claim of 1,000 tokens was decoded ten times per request)
+const decodedContracts = new WeakMap<Uint8Array, { contract: ReturnType<typeof decodeContract>, spends: Set<string> }>()
+function decoded (bytes: Uint8Array): { contract: ReturnType<typeof decodeContract>, spends: Set<string> } {
+  let d = decodedContracts.get(bytes)
+  if (d === undefined) {
+    const contract = decodeContract(bytes)
+    d = { contract, spends: spendsOf(contract.content.transInfo.transTokens) }
+    decodedContracts.set(bytes, d)
+  }
+  return d
 }
 
 function spendsOf (tokens: Record<string, { blockId?: string }> | undefined): Set<string> {
@@ -91,12 +104,12 @@ function spendsOf (tokens: Record<string, { blockId?: string }> | undefined): Se
 export async function checkClaimProof (forTx: string, quorum: string, auth: ClaimAuth, direct: readonly string[], verifier: SignatureVerifier): Promise<string | undefined> {
   if (typeof auth?.nonce !== 'string' || !NONCE_RE.test(auth.nonce) || typeof auth.sig !== 'string' || auth.sig.length > 1024 || !(auth.contract instanceof Uint8Array)) return 'a claim needs a nonce, the quorum\'s signature and the sender\'s contract'
   let contract
-  try { contract = decodeContract(auth.contract) } catch (e) { return `the contract does not decode: ${errorMessage(e)}` }
+  let spends: Set<string>
+  try { ({ contract, spends } = decoded(auth.contract)) } catch (e) { return `the contract does not decode: ${errorMessage(e)}` }
   if (contract.transactionId !== forTx) return 'the contract is not the transaction claimed for'
   const ti = contract.content.transInfo
   const sender = ti.sender
   if (sender === undefined || sender === quorum || ti.receiver === quorum) return 'the claimant is not a quorum of this transaction'
-  const spends = spendsOf(ti.transTokens)
   const foreign = direct.find((h) => !spends.has(h))
   if (foreign !== undefined) return `the contract does not spend state ${foreign}`
   const keySig = contract.keySignatures[sender]

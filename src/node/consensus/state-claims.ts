@@ -176,38 +176,43 @@ export function nodeStateClaims (opts: {
   // the walks of one transaction's states ask the same peers: one request per peer and turn
   const claims = new RequestCoalescer<Item, Answer>({ send: async (peer, items) => await send(peer, items), sendOne: async (peer, item) => (await send(peer, [item]))[0]!, maxBatch: CLAIM_BATCH_MAX })
 
-  /** One (item, claimant) pair an arbiter decides on. */
-  type Pair = { txid: string, quorum: string, stateHash: string, via?: string, nonce: string, sig: string, peer: string }
-  /** The arbiter's grants for pairs of possibly several claims (a verified spent marker refuses), grouped by claimant. */
-  const grant = async (pairs: readonly Pair[]): Promise<{ answers: ClaimAnswer[], groups: number[][] }> => {
-    const out: ClaimAnswer[] = new Array(pairs.length)
+  /** A state an arbiter decides on, and its claimants (one transaction's: the sender's claim for its signers). */
+  type Claimed = { txid: string, stateHash: string, via?: string, claimants: ReadonlyArray<{ quorum: string, nonce: string, sig: string, peer: string }> }
+  const claimantsKey = (it: Claimed): string => it.claimants.map((c) => `${c.quorum}|${c.nonce}`).join(',')
+  /** The arbiter's grants for states of possibly several claims (a verified spent marker refuses), grouped by claim: one table write a group. */
+  const grant = async (items: readonly Claimed[]): Promise<{ answers: ClaimAnswer[], groups: number[][] }> => {
+    const out: ClaimAnswer[] = new Array(items.length)
     const groups = new Map<string, number[]>()
-    pairs.forEach((it, i) => {
-      const k = `${it.txid}|${it.quorum}|${it.via ?? ''}|${it.nonce}`
+    items.forEach((it, i) => {
+      const k = `${it.txid}|${it.via ?? ''}|${claimantsKey(it)}`
       const g = groups.get(k)
       if (g === undefined) groups.set(k, [i]); else g.push(i)
     })
     await Promise.all([...groups.values()].map(async (idx) => {
-      const { txid, quorum, via, nonce, sig, peer } = pairs[idx[0]!]!
-      const hashes = idx.map((i) => pairs[i]!.stateHash)
+      const { txid, via, claimants } = items[idx[0]!]!
+      const hashes = idx.map((i) => items[i]!.stateHash)
       const markers = await opts.markers.knownMany(hashes).catch(() => [])
-      const answers = await table.claim(txid, hashes, { peer, quorum, nonce, sig, ...(via !== undefined && via !== txid ? { tx: via } : {}) }, markers.map((m) => m?.txid))
+      const answers = await table.claim(txid, hashes, claimants.map((c) => ({ peer: c.peer, quorum: c.quorum, nonce: c.nonce, sig: c.sig, ...(via !== undefined && via !== txid ? { tx: via } : {}) })), markers.map((m) => m?.txid))
       idx.forEach((i, j) => { out[i] = answers[j]! })
     }))
     return { answers: out, groups: [...groups.values()] }
   }
 
-  /** This arbiter's peer-key signature over each claimant's granted states (none without a host). */
-  const signGroups = async (pairs: readonly Pair[], answers: readonly ClaimAnswer[], groups: readonly number[][]): Promise<Array<{ idx: number[], sig: string } | undefined>> => {
+  /** This arbiter's peer-key signature over each claimant's granted states, per group (none without a host). */
+  const signGroups = async (items: readonly Claimed[], answers: readonly ClaimAnswer[], groups: readonly number[][]): Promise<Array<{ idx: number[], claimant: number, sig: string }>> => {
     const h = opts.host()
-    if (h === undefined) return groups.map(() => undefined)
-    return await Promise.all(groups.map(async (idx) => {
+    if (h === undefined) return []
+    const signed = await Promise.all(groups.map(async (idx) => {
       const ok = idx.filter((i) => answers[i]!.granted)
-      if (ok.length === 0) return undefined
-      const { txid, quorum, via } = pairs[ok[0]!]!
-      const sig = await h.signAsPeer(peerGrantBytes({ peer: h.peerId, txid, quorum, forTx: via ?? txid, states: ok.map((i) => pairs[i]!.stateHash) }))
-      return { idx: ok, sig: bytesToHex(sig) }
+      if (ok.length === 0) return []
+      const { txid, via, claimants } = items[ok[0]!]!
+      const states = ok.map((i) => items[i]!.stateHash)
+      return await Promise.all(claimants.map(async (c, claimant) => {
+        const sig = await h.signAsPeer(peerGrantBytes({ peer: h.peerId, txid, quorum: c.quorum, forTx: via ?? txid, states }))
+        return { idx: ok, claimant, sig: bytesToHex(sig) }
+      }))
     }))
+    return signed.flat()
   }
 
   const serveClaim = async (req: StateClaimMethods['claims.claim']['request'], asker: string): Promise<StateClaimMethods['claims.claim']['response']> => {
@@ -264,27 +269,17 @@ export function nodeStateClaims (opts: {
       if (why !== undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: ${why}`)
       checkedBurns.set(key, true)
     }))
-    const pairs: Pair[] = []
-    const ofItem: number[][] = []
-    const pairProof: number[] = []
+    const claimed: Claimed[] = []
+    const proofOf: number[][] = []
     for (const it of req.items) {
-      const mine: number[] = []
-      for (const { quorum, p } of claimantsOf(it)) {
-        const a = req.proofs[p]!
-        mine.push(pairs.length)
-        pairProof.push(p)
-        pairs.push({ txid: it.txid, quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), nonce: a.nonce, sig: a.sig, peer: a.peer ?? asker })
-      }
-      ofItem.push(mine)
+      const cs = claimantsOf(it)
+      proofOf.push(cs.map((c) => c.p))
+      claimed.push({ txid: it.txid, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), claimants: cs.map(({ quorum, p }) => ({ quorum, nonce: req.proofs[p]!.nonce, sig: req.proofs[p]!.sig, peer: req.proofs[p]!.peer ?? asker })) })
     }
-    const { answers, groups } = await grant(pairs)
-    const [closer, signed] = await Promise.all([closerPeerSets(opts.host(), req.items.map((it) => it.stateHash), asker), signGroups(pairs, answers, groups)])
-    // an item is granted when it is granted to each of its claimants (they claim one transaction)
-    const itemAnswers = ofItem.map((ps) => ps.map((i) => answers[i]!).find((a) => !a.granted) ?? answers[ps[0]!]!)
-    const pairItem: number[] = []
-    ofItem.forEach((ps, item) => { for (const i of ps) pairItem[i] = item })
-    const pgrants = signed.flatMap((g) => g === undefined ? [] : [{ items: g.idx.map((i) => pairItem[i]!), p: pairProof[g.idx[0]!]!, sig: g.sig }])
-    return { answers: itemAnswers.map((a, i) => ({ ...a, closer: closer.ids[i]! })), addrs: closer.addrs, ...(pgrants.length > 0 ? { pgrants } : {}) }
+    const { answers, groups } = await grant(claimed)
+    const [closer, signed] = await Promise.all([closerPeerSets(opts.host(), req.items.map((it) => it.stateHash), asker), signGroups(claimed, answers, groups)])
+    const pgrants = signed.map((g) => ({ items: g.idx, p: proofOf[g.idx[0]!]![g.claimant]!, sig: g.sig }))
+    return { answers: answers.map((a, i) => ({ ...a, closer: closer.ids[i]! })), addrs: closer.addrs, ...(pgrants.length > 0 ? { pgrants } : {}) }
   }
 
   /** The k arbiters of a state as this node counts them: the closest of its view, the peers given, and itself. */
@@ -316,16 +311,14 @@ export function nodeStateClaims (opts: {
     for (const b of burns) if (!wanted.has(b.stateHash)) wanted.set(b.stateHash, { txid: b.spender, stateHash: b.stateHash, via: txid, ...(b.proof !== undefined ? { burn: b.proof } : {}), claim })
     const items = [...wanted.values()]
     // this node is an arbiter too (when among a state's k closest): its own table first
-    const selfPairs: Pair[] = items.flatMap((it) => withPeers.map((c) => ({ txid: it.txid, quorum: c.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), nonce: c.nonce, sig: c.sig, peer: c.peer ?? self })))
-    const own = await grant(selfPairs)
-    const ownSigned = await signGroups(selfPairs, own.answers, own.groups)
+    const selfItems: Claimed[] = items.map((it) => ({ txid: it.txid, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), claimants: withPeers.map((c) => ({ quorum: c.quorum, nonce: c.nonce, sig: c.sig, peer: c.peer ?? self })) }))
+    const own = await grant(selfItems)
     const received: PeerGrant[] = []
-    for (const g of ownSigned) {
-      if (g === undefined) continue
-      const first = selfPairs[g.idx[0]!]!
-      received.push({ peer: self, sig: g.sig, txid: first.txid, quorum: first.quorum, forTx: txid, states: g.idx.map((i) => selfPairs[i]!.stateHash) })
+    for (const g of await signGroups(selfItems, own.answers, own.groups)) {
+      const first = selfItems[g.idx[0]!]!
+      received.push({ peer: self, sig: g.sig, txid: first.txid, quorum: first.claimants[g.claimant]!.quorum, forTx: txid, states: g.idx.map((i) => selfItems[i]!.stateHash) })
     }
-    const mine = items.map((_, i) => { const ps = withPeers.map((__, j) => own.answers[i * withPeers.length + j]!); return ps.find((a) => !a.granted) ?? ps[0]! })
+    const mine = own.answers
     const tallies = await Promise.all(items.map(async (item, i) => {
       const { stateHash } = item
       const answers = new Map<string, ClaimAnswer>([[self, mine[i]!]])
