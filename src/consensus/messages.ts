@@ -75,6 +75,8 @@ export interface DeliverRequest {
   bundle: ChainBundle
   /** the signers' pledge evidence (chains of every pledged token), merged; see SignReply */
   pledges?: ChainBundle
+  /** the certificate: the arbiters' signed grants of one signer's claim of every state the block spends (docs/protocol.md, "Claims") */
+  grants?: PeerGrant[]
   memo: string
   epoch: number
 }

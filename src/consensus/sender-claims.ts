@@ -43,6 +43,19 @@ export class SenderClaims {
 
   forget (txid: string): void { this.grants.delete(txid) }
 
+  /** Drops the grants of some quorums (a signer found them short: they are gathered again). */
+  drop (txid: string, quorums: readonly string[]): void {
+    const m = this.grants.get(txid)
+    for (const q of quorums) m?.delete(q)
+  }
+
+  /** The certificate a receiver is shown: the grants of the first of `signers` whose claim this process holds grants of. */
+  certificate (txid: string, signers: readonly string[]): PeerGrant[] | undefined {
+    const m = this.grants.get(txid)
+    for (const q of signers) { const g = m?.get(q); if (g !== undefined && g.length > 0) return g }
+    return undefined
+  }
+
   /**
    * Claims the states of `votes` that have no grants yet, for their quorums at once (one walk);
    * resolves to the tally's outcome, never rejects. Votes without a claim (a quorum from before the

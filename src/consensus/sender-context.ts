@@ -8,6 +8,10 @@ import { TxChains } from './tx-chains.js'
 import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply, SpentState } from './messages.js'
 import type { Clock, Ledger, StateClaims, Verifier } from './ports.js'
 import { SenderClaims } from './sender-claims.js'
+import type { PeerGrant } from './claim-proofs.js'
+
+/** Where a decided transfer's certificate waits for its delivery. */
+export const OUTGOING_CERT = 'cs-outgoing-cert'
 import { putOutgoing, unb64, type OutgoingRecord } from './records.js'
 import { EvidenceStore, type EvidencePart } from './evidence-store.js'
 import type { ScCode } from './smart-contract.js'
@@ -139,7 +143,7 @@ export class SenderContext {
    * The decision: the record COMMITTING with the signed block (kept beside it, written this once)
    * and the signers' pledge evidence (its blocks not stored yet written in the same commit).
    */
-  async decide (rec: OutgoingRecord, patch: Partial<OutgoingRecord> & { block: string }, parts: readonly EvidencePart[]): Promise<void> {
+  async decide (rec: OutgoingRecord, patch: Partial<OutgoingRecord> & { block: string }, parts: readonly EvidencePart[], certificate?: readonly PeerGrant[]): Promise<void> {
     const next: OutgoingRecord = { ...rec, ...patch, state: 'COMMITTING', blockApart: true, updatedAt: this.clock.now() }
     delete next.pledges
     delete next.evidence
@@ -147,9 +151,17 @@ export class SenderContext {
     await this.evidence.commit(parts, (w, ref) => {
       if (ref !== undefined) next.evidence = ref
       putOutgoing(w, next, { withBlock: true })
+      // the certificate the delivery shows the receiver, kept until it is delivered (a sender
+      // resumed after a restart holds no grant and, past the decision, no votes to claim again with)
+      if (certificate !== undefined) w.putRecord(OUTGOING_CERT, rec.txid, certificate)
     })
     Object.assign(rec, next)
     if (evidence !== undefined) this.decidedEvidence.set(rec.txid, evidence)
+  }
+
+  /** The certificate a decided transfer's delivery carries: the grants this process holds, or those kept at the decision. */
+  async certificateOf (rec: OutgoingRecord): Promise<PeerGrant[] | undefined> {
+    return this.claims?.certificate(rec.txid, rec.signers) ?? await this.ledger.record<PeerGrant[]>(OUTGOING_CERT, rec.txid).catch(() => undefined)
   }
 
   /** The pledge evidence a decided transfer's delivery carries: kept from its decision, or read back. */

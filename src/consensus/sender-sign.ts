@@ -15,6 +15,9 @@ import type { SenderDelivery } from './sender-delivery.js'
 /** How long the sender's check of a signed block may hold its decision back. */
 const SIGNED_BLOCK_CHECK_MS = 3000
 
+/** Times a sign round claims again for signers that found the grants of their claim short, before replacing them. */
+const SIGN_CLAIM_RETRIES = 3
+
 /**
  * The sender's sign round: the block built from the chosen votes, signed by its five quorums (a
  * signer that fails replaced by a spare vote or a recruit), checked, then the decision (COMMITTING)
@@ -34,6 +37,7 @@ export class SignRound extends SenderPart {
     let spare = pool.slice(MIN_QUORUM_SIGNATURES)
     const refused: string[] = []
     const failedSigners = new Set<string>()
+    let claimedAgain = 0
     for (;;) {
       const tRound = Date.now()
       // every signer signs only with the grants of its own claim: those this process has not
@@ -72,7 +76,7 @@ export class SignRound extends SenderPart {
         // this node's own writes now (a full disk) is not a refusal: SIGNING is durable, so recovery
         // signs again and commits; after COMMITTING, recovery finishes the delivery and the record.
         try {
-          await this.ctx.decide(rec, { block: b64(signed), signers: chosen.map((v) => v.quorumDid) }, evidenceParts(sigs as SignReply[], chosen))
+          await this.ctx.decide(rec, { block: b64(signed), signers: chosen.map((v) => v.quorumDid) }, evidenceParts(sigs as SignReply[], chosen), this.ctx.claims?.certificate(rec.txid, chosen.map((v) => v.quorumDid)))
         } catch (e) {
           throw signingPending(rec.txid, `the quorums signed, but this node could not record the decision (${errorMessage(e)}); it is retried automatically and the transfer ends committed`)
         }
@@ -84,6 +88,17 @@ export class SignRound extends SenderPart {
           if (isRbtError(e, ErrorCode.DELIVERY_PENDING)) throw e
           throw deliveryPending(rec.txid, errorMessage(e))
         }
+      }
+      // A signer that found the grants of its claim short counts the arbiters from its own view,
+      // which may know an arbiter this node's walk did not reach: its claim is made again (the
+      // same claim, granted again, by the arbiters reachable now) and it is asked again, a few
+      // times, before it is replaced.
+      const short = failed.filter((f) => /CLAIM_UNREACHABLE/.test(f.message)).map((f) => (f.details as { quorumDid: string }).quorumDid)
+      if (short.length > 0 && short.length === failed.length && this.ctx.claims !== undefined && claimedAgain < SIGN_CLAIM_RETRIES) {
+        claimedAgain++
+        this.ctx.claims.drop(rec.txid, short)
+        await new Promise((resolve) => setTimeout(resolve, 250 * claimedAgain))
+        continue
       }
       const bad = new Set(failed.map((f) => (f.details as { quorumDid: string }).quorumDid))
       for (const d of bad) failedSigners.add(d)

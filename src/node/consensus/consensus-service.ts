@@ -101,6 +101,7 @@ export class ConsensusService {
       trustOwnQuorumList: () => opts.trustOwnQuorumList === true,
       observe: opts.observe,
       onReceived: opts.onReceived,
+      claims: opts.claims,
       doubleSpends: this.doubleSpends,
       logger: log.child('receiver')
     })

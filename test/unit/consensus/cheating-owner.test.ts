@@ -187,6 +187,18 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
     expect(await balance(n.bobNode, n.bob.did)).to.equal(0)
   })
 
+  it('an owner who runs all five signers of a spend and a sender that claims nothing: the receiver checks the certificate itself and refuses the block', async () => {
+    const n = await network(true)
+    const { alice } = await wallet(n.net, n.x, n.y)
+    for (const d of n.set1) n.net.nodeOf(d).signsAnything = true
+    n.x.claimsNothing = true
+    const first = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner).then(() => undefined, (e: unknown) => e as Error)
+    expect(await balance(n.bobNode, n.bob.did), `bob took a block with no certificate (${first?.message ?? 'delivered'})`).to.equal(0)
+    // the other copy spends the same state through honest quorums: paid at most once in all
+    await n.y.sender.transfer({ sender: alice.did, receiver: n.carol.did, amountMilli: 1000, memo: 'y', quorums: n.set2 }, alice.owner).catch(() => undefined)
+    expect((await balance(n.bobNode, n.bob.did)) + (await balance(n.carolNode, n.carol.did))).to.be.at.most(1000)
+  })
+
   it('case 3: the designated checker depends on the states spent and the signers only, not on the memo', async () => {
     const { net, a, b, alice, bob } = await SimNet.standard()
     const [id] = await net.mint(a, alice.did, 1)
