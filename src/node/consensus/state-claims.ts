@@ -15,7 +15,7 @@ import { raceAbort } from '../../p2p/deadline.js'
 import { RequestCoalescer } from '../../util/request-coalescer.js'
 import { closerPeerSets, spentKeyBytes, withAddresses, type NodeSpentMarkers } from './spent-markers.js'
 import type { ArbiterView } from './arbiter-view.js'
-import { CLAIM_BATCH_MAX, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods, type WireProof } from './claim-rpc.js'
+import { CLAIM_BATCH_MAX, PROOFS_MAX, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods, type WireProof } from './claim-rpc.js'
 
 export { ArbiterView, ARBITER_FORGET_MS, ARBITER_VIEW_MAX } from './arbiter-view.js'
 export { claimStoreOn } from './claim-store.js'
@@ -114,7 +114,32 @@ export function nodeStateClaims (opts: {
   type Answer = { granted: boolean, holder?: string, spent?: boolean, closer: QueryPeer[], grants?: Array<{ quorum: string, sig: string, states: string[] }> }
   // per claim, the arbiters that checked its proofs (the contract goes once to each, in its first request)
   const delivered = new WeakMap<Claim, Map<string, Promise<boolean>>>()
-  const send = async (peer: string, items: Item[], full = false): Promise<Answer[]> => {
+  // a request carries at most PROOFS_MAX proofs: the items of claims whose claimants would pass it
+  // (two transfers of this node claiming at once, five claimants each) go in requests of their own
+  const send = async (peer: string, items: Item[]): Promise<Answer[]> => {
+    const chunks: Array<{ claims: Set<Claim>, proofs: number, idx: number[] }> = []
+    const chunkOf = new Map<Claim, { claims: Set<Claim>, proofs: number, idx: number[] }>()
+    items.forEach((it, i) => {
+      let c = chunkOf.get(it.claim)
+      if (c === undefined) {
+        const n = it.claim.claimants.length
+        c = chunks.find((x) => x.proofs + n <= PROOFS_MAX)
+        if (c === undefined) { c = { claims: new Set(), proofs: 0, idx: [] }; chunks.push(c) }
+        c.claims.add(it.claim)
+        c.proofs += n
+        chunkOf.set(it.claim, c)
+      }
+      c.idx.push(i)
+    })
+    if (chunks.length === 1) return await sendChunk(peer, items)
+    const out: Answer[] = new Array(items.length)
+    await Promise.all(chunks.map(async (c) => {
+      const answers = await sendChunk(peer, c.idx.map((i) => items[i]!))
+      c.idx.forEach((i, j) => { out[i] = answers[j]! })
+    }))
+    return out
+  }
+  const sendChunk = async (peer: string, items: Item[], full = false): Promise<Answer[]> => {
     // the claimants of every claim in the request, each once; the contract once per claim
     const proofs: WireProof[] = []
     const first = new Map<Claim, number>()
@@ -155,7 +180,7 @@ export function nodeStateClaims (opts: {
     } catch (e) {
       for (const [c, settle] of introduced) { settle(false); delivered.get(c)?.delete(peer) }
       // the arbiter forgot the claim's proof (restarted): once more, with the contract
-      if (!full && e instanceof RbtError && e.code === ErrorCode.UNAUTHORIZED && e.message.includes(PROOF_UNKNOWN)) return await send(peer, items, true)
+      if (!full && e instanceof RbtError && e.code === ErrorCode.UNAUTHORIZED && e.message.includes(PROOF_UNKNOWN)) return await sendChunk(peer, items, true)
       throw e
     }
     const answers: Answer[] = withAddresses(res)

@@ -1,4 +1,6 @@
 import { expect } from 'chai'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { ClaimTable } from '../../../../src/consensus/claims.js'
 import { claimDigest, committedDigest, releaseDigest, type ClaimAuth } from '../../../../src/consensus/claim-proofs.js'
 import type { ConsensusSigner } from '../../../../src/consensus/ports.js'
@@ -347,5 +349,74 @@ describe('claims: a burnt ancestor is claimed only with its burn, signed by the 
     const ok = await claimReq(req(b.proof) as never, ctx('p'))
     expect(ok.answers.map((a) => a.granted)).to.deep.equal([true, true])
     expect((await table.records([b.pState]))[0]?.txid).to.equal(b.burnHash)
+  })
+})
+
+describe('claims: the sender\'s claim for five signers (node, over a stub network)', () => {
+  /** A node's claims with a host of a real identity key; its rpc delivers to the nodes of `net` by peer id. */
+  async function node (net: Map<string, NodeStateClaims>, requests: Array<{ to: string, proofs: number }>, arbiters: () => string[]): Promise<{ peerId: string, claims: NodeStateClaims }> {
+    const key = await generateKeyPair('Ed25519')
+    const peerId = peerIdFromPrivateKey(key).toString()
+    const host = {
+      peerId,
+      signAsPeer: async (data: Uint8Array) => await key.sign(data),
+      closestKnownPeers: () => arbiters().filter((p) => p !== peerId),
+      peerAddresses: async () => [],
+      learnPeer: async () => {}
+    }
+    const rpc = {
+      call: async (to: string, method: string, req: Parameters<Handlers['claims.claim']>[0]) => {
+        expect(method).to.equal('claims.claim')
+        requests.push({ to, proofs: req.proofs.length })
+        const h = stateClaimRpcHandlers(() => net.get(to), () => net.get(to)?.status)
+        return await h['claims.claim'](req, ctx(peerId))
+      }
+    }
+    const view = { closest: () => arbiters().filter((p) => p !== peerId).map((p) => ({ peerId: p, multiaddrs: [] })) } as unknown as ArbiterView
+    const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => undefined } as unknown as NodeSpentMarkers
+    const claims = nodeStateClaims({ host: () => host as never, rpc: () => rpc as never, table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }), view, markers, verifier, quorumSigner: (d) => signer(d), outcome: async () => 'pending', log: silentLogger })
+    net.set(peerId, claims)
+    return { peerId, claims }
+  }
+
+  /** A contract of the owner spending `token` at BLOCK, and the five quorums' signed claims of it. */
+  function spend (token: string, receiver: string): { c: { bytes: Uint8Array, txid: string }, state: string, claimants: Array<{ quorum: string, nonce: string, sig: string }> } {
+    const ct = createContract({ type: ContractType.RBT_DIRECT, pledgeMode: PledgeMode.PERIODIC, transInfo: { sender: ALICE, receiver, transTokens: { [token]: { tokenType: 0, tokenValue: 1, owner: ALICE, blockId: BLOCK } } }, totalRbts: 1 })
+    const bytes = encodeContractEnvelope(withContractSignature(ct, ALICE, sign(ALICE, ct.hash)))
+    const c = { bytes, txid: transactionId(bytes) }
+    const claimants = [0, 1, 2, 3, 4].map((i) => { const quorum = `bafybmiq${i}`; const n = nonce(10 + i); return { quorum, nonce: n, sig: sign(quorum, claimDigest(c.txid, quorum, n)) } })
+    return { c, state: tokenStateHash(token, BLOCK), claimants }
+  }
+
+  it('two transfers of one node claiming at once (five claimants each) go to an arbiter in requests of at most 8 proofs, both granted, and every grant verifies as its arbiter\'s', async () => {
+    const net = new Map<string, NodeStateClaims>()
+    const requests: Array<{ to: string, proofs: number }> = []
+    const ids: string[] = []
+    const sender = await node(net, requests, () => ids)
+    const arbiter = await node(net, requests, () => ids)
+    ids.push(sender.peerId, arbiter.peerId)
+    const a = spend('d'.repeat(64), 'bafybmibob')
+    const b = spend('e'.repeat(64), 'bafybmicarol')
+    const [ra, rb] = await Promise.all([
+      sender.claims.claimFor(a.c.txid, a.claimants, [a.state], [], a.c.bytes),
+      sender.claims.claimFor(b.c.txid, b.claimants, [b.state], [], b.c.bytes)
+    ])
+    expect(ra.granted, ra.granted ? '' : ra.reason).to.equal(true)
+    expect(rb.granted).to.equal(true)
+    expect(requests.length).to.be.greaterThan(0)
+    expect(Math.max(...requests.map((r) => r.proofs))).to.be.at.most(8)
+    // each quorum's grants, from both arbiters (the sender's own table too), suffice for that quorum only
+    for (const q of a.claimants.map((x) => x.quorum)) {
+      const mine = ra.grants.filter((g) => g.quorum === q)
+      expect(new Set(mine.map((g) => g.peer))).to.deep.equal(new Set([sender.peerId, arbiter.peerId]))
+      expect((await sender.claims.checkGrants(a.c.txid, q, [a.state], [], mine)).granted).to.equal(true)
+      // another transaction's grants, or grants with a signature moved to another state, do not
+      expect((await sender.claims.checkGrants(a.c.txid, q, [a.state], [], rb.grants.filter((g) => g.quorum === q))).granted).to.equal(false)
+      expect((await sender.claims.checkGrants(a.c.txid, q, [a.state], [], mine.map((g) => ({ ...g, states: [b.state] })))).granted).to.equal(false)
+    }
+    // the arbiter refuses the other transaction of the same state
+    const conflict = spend('d'.repeat(64), 'bafybmicarol')
+    const rc = await sender.claims.claimFor(conflict.c.txid, conflict.claimants.map((x) => ({ ...x, quorum: x.quorum + 'x', sig: sign(x.quorum + 'x', claimDigest(conflict.c.txid, x.quorum + 'x', x.nonce)) })), [conflict.state], [], conflict.c.bytes)
+    expect(rc.granted).to.equal(false)
   })
 })
