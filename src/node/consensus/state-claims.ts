@@ -111,7 +111,7 @@ export function nodeStateClaims (opts: {
   /** One claim as it travels: the transaction, its contract, and its claimants (each quorum's signed proof, and the peer answering for it). */
   type Claim = { forTx: string, contract: Uint8Array, claimants: ReadonlyArray<ClaimantProof> }
   type Item = { txid: string, stateHash: string, via?: string, burn?: string[], path?: string[], claim: Claim }
-  type Answer = { granted: boolean, holder?: string, spent?: boolean, closer: QueryPeer[], grants?: Array<{ quorum: string, sig: string, states: string[] }> }
+  type Answer = { granted: boolean, holder?: string, spent?: boolean, closer: QueryPeer[], grants?: Array<{ quorum: string, nonce: string, sig: string, states: string[] }> }
   // per claim, the arbiters that checked its proofs (the contract goes once to each, in its first request)
   const delivered = new WeakMap<Claim, Map<string, Promise<boolean>>>()
   const send = async (peer: string, items: Item[], full = false): Promise<Answer[]> => {
@@ -160,14 +160,18 @@ export function nodeStateClaims (opts: {
     }
     const answers: Answer[] = withAddresses(res)
     // the arbiter's signatures (its peer key), each over the items it lists for one claimant
+    // (each item of each claimant covered once: an arbiter's flood of grants does not travel on to the signers)
     if (Array.isArray(res.pgrants)) {
+      const covered = new Set<string>()
       for (const g of res.pgrants) {
-        if (!Array.isArray(g?.items) || typeof g.sig !== 'string' || !Number.isInteger(g.p) || proofs[g.p]?.quorum === undefined) continue
-        const idx = g.items.filter((i): i is number => Number.isInteger(i) && i >= 0 && i < items.length)
+        if (!Array.isArray(g?.items) || typeof g.sig !== 'string' || !/^(?:[0-9a-f]{2}){1,128}$/.test(g.sig) || !Number.isInteger(g.p) || proofs[g.p]?.quorum === undefined) continue
+        const idx = [...new Set(g.items.filter((i): i is number => Number.isInteger(i) && i >= 0 && i < items.length && !covered.has(`${g.p}|${i}`)))]
+        if (idx.length === 0) continue
+        for (const i of idx) covered.add(`${g.p}|${i}`)
         const states = idx.map((i) => items[i]!.stateHash)
         for (const i of idx) {
           const a = answers[i]
-          if (a !== undefined) (a.grants ??= []).push({ quorum: proofs[g.p]!.quorum!, sig: g.sig, states })
+          if (a !== undefined) (a.grants ??= []).push({ quorum: proofs[g.p]!.quorum!, nonce: proofs[g.p]!.nonce, sig: g.sig, states })
         }
       }
     }
@@ -208,7 +212,7 @@ export function nodeStateClaims (opts: {
       const { txid, via, claimants } = items[ok[0]!]!
       const states = ok.map((i) => items[i]!.stateHash)
       return await Promise.all(claimants.map(async (c, claimant) => {
-        const sig = await h.signAsPeer(peerGrantBytes({ peer: h.peerId, txid, quorum: c.quorum, forTx: via ?? txid, states }))
+        const sig = await h.signAsPeer(peerGrantBytes({ peer: h.peerId, txid, quorum: c.quorum, nonce: c.nonce, forTx: via ?? txid, states }))
         return { idx: ok, claimant, sig: bytesToHex(sig) }
       }))
     }))
@@ -316,7 +320,7 @@ export function nodeStateClaims (opts: {
     const received: PeerGrant[] = []
     for (const g of await signGroups(selfItems, own.answers, own.groups)) {
       const first = selfItems[g.idx[0]!]!
-      received.push({ peer: self, sig: g.sig, txid: first.txid, quorum: first.claimants[g.claimant]!.quorum, forTx: txid, states: g.idx.map((i) => selfItems[i]!.stateHash) })
+      received.push({ peer: self, sig: g.sig, txid: first.txid, quorum: first.claimants[g.claimant]!.quorum, nonce: first.claimants[g.claimant]!.nonce, forTx: txid, states: g.idx.map((i) => selfItems[i]!.stateHash) })
     }
     const mine = own.answers
     const tallies = await Promise.all(items.map(async (item, i) => {
@@ -342,7 +346,7 @@ export function nodeStateClaims (opts: {
             const a = await raceAbort(claims.request(peer.peerId, item), signal)
             if (typeof a?.granted !== 'boolean') throw new RbtError(ErrorCode.PROTOCOL, 'malformed claim answer')
             answers.set(peer.peerId, a.granted ? { granted: true } : { granted: false, holder: typeof a.holder === 'string' ? a.holder : '', ...(a.spent === true ? { spent: true as const } : {}) })
-            if (a.granted) for (const g of a.grants ?? []) received.push({ peer: peer.peerId, sig: g.sig, txid: item.txid, quorum: g.quorum, forTx: txid, states: g.states })
+            if (a.granted) for (const g of a.grants ?? []) received.push({ peer: peer.peerId, sig: g.sig, txid: item.txid, quorum: g.quorum, nonce: g.nonce, forTx: txid, states: g.states })
             return { closer: Array.isArray(a.closer) ? a.closer : [] }
           }
         })
@@ -365,7 +369,7 @@ export function nodeStateClaims (opts: {
 
   // grants whose signature verified here (a signer checks those of one transaction once)
   const verifiedGrants = new Lru<true>(PROOFS_MEMO)
-  const checkGrants = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<PeerGrant>): Promise<ClaimResult> => {
+  const checkGrants = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<PeerGrant>, nonce?: string): Promise<ClaimResult> => {
     const h = opts.host()
     // the states this quorum holds, and the transaction each is held by (a burnt ancestor: its burn)
     const needed = [...stateHashes.map((s) => ({ stateHash: s, holder: txid })), ...burns.map((b) => ({ stateHash: b.stateHash, holder: b.spender }))]
@@ -374,14 +378,14 @@ export function nodeStateClaims (opts: {
       const records = await table.records(needed.map((n) => n.stateHash))
       return claimResult(needed.map((n, i) => {
         const r = records[i]
-        const ok = r !== undefined && r.txid === n.holder && r.claimants.some((c) => c.quorum === quorum && claimantTx(r, c) === txid)
+        const ok = r !== undefined && r.txid === n.holder && r.claimants.some((c) => c.quorum === quorum && claimantTx(r, c) === txid && (nonce === undefined || c.nonce === nonce))
         return tallyState(n.stateHash, ['self'], new Map(ok ? [['self', { granted: true }]] : []))
       }))
     }
-    // each grant of this quorum's claim, verified once: signed by the arbiter's peer key
+    // each grant of this quorum's claim (the claim of `nonce`, its vote's), verified once: signed by the arbiter's peer key
     const valid = (await Promise.all(grants.map(async (g) => {
-      if (g.quorum !== quorum || g.forTx !== txid || !/^[0-9a-f]{2,256}$/.test(g.sig)) return undefined
-      const k = `${g.peer}|${g.sig}|${g.txid}|${g.forTx}|${g.quorum}|${g.states.length}`
+      if (g.quorum !== quorum || g.forTx !== txid || (nonce !== undefined && g.nonce !== nonce) || !/^(?:[0-9a-f]{2}){1,128}$/.test(g.sig)) return undefined
+      const k = `${g.peer}|${g.sig}|${g.txid}|${g.forTx}|${g.quorum}|${g.nonce}|${g.states.length}`
       if (verifiedGrants.get(k) !== undefined) return g
       const ok = await verifyPeerSignature(g.peer, peerGrantBytes(g), hexToBytes(g.sig))
       if (ok) verifiedGrants.set(k, true)

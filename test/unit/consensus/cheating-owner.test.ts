@@ -258,6 +258,7 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
     const block = encodeBlockEnvelope(await build.buildBlock(rec, preps.get(n.set1[0]!)!.contract, votes))
     const outcomes = await Promise.all(n.set1.map(async (d) => await n.net.nodeOf(d).quorum.sign({ ...structuredClone(signs.get(d)!), block }).then(() => 'signed', (e: RbtError) => `${e.code}: ${e.message}`)))
     expect(outcomes.filter((o) => o === 'signed'), `honest quorums signed T1 while T2 holds the state (${outcomes.join(', ')})`).to.deep.equal([])
+    for (const o of outcomes) expect(o).to.match(/^CLAIM_UNREACHABLE/)
   })
 
   it('case 3: the designated checker depends on the states spent and the signers only, not on the memo', async () => {

@@ -1,6 +1,9 @@
 import { expect } from 'chai'
 import { ClaimTable } from '../../../../src/consensus/claims.js'
-import { claimDigest, committedDigest, releaseDigest, type ClaimAuth } from '../../../../src/consensus/claim-proofs.js'
+import { claimDigest, committedDigest, peerGrantBytes, releaseDigest, type ClaimAuth, type PeerGrant } from '../../../../src/consensus/claim-proofs.js'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import type { P2pHost } from '../../../../src/p2p/host.js'
 import type { ConsensusSigner } from '../../../../src/consensus/ports.js'
 import { nodeStateClaims, stateClaimRpcHandlers, type NodeStateClaims } from '../../../../src/node/consensus/state-claims.js'
 import type { ArbiterView } from '../../../../src/node/consensus/arbiter-view.js'
@@ -347,5 +350,57 @@ describe('claims: a burnt ancestor is claimed only with its burn, signed by the 
     const ok = await claimReq(req(b.proof) as never, ctx('p'))
     expect(ok.answers.map((a) => a.granted)).to.deep.equal([true, true])
     expect((await table.records([b.pState]))[0]?.txid).to.equal(b.burnHash)
+  })
+})
+
+describe('claims: a signer counts only grants of its own claim (checkGrants)', () => {
+  /** A signer's node with a host (its peer key) and an empty view: a state's arbiters are itself and the peers that granted. */
+  async function signerNode (): Promise<NodeStateClaims> {
+    const key = await generateKeyPair('Ed25519')
+    const host = { peerId: peerIdFromPrivateKey(key).toString(), signAsPeer: async (d: Uint8Array) => await key.sign(d), closestKnownPeers: () => [] } as unknown as P2pHost
+    const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => undefined } as unknown as NodeSpentMarkers
+    return nodeStateClaims({
+      host: () => host, rpc: () => undefined, table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }), view: { closest: () => [] } as unknown as ArbiterView,
+      markers, verifier, quorumSigner: (d) => signer(d), outcome: async () => 'pending', log: silentLogger
+    })
+  }
+  /** Three arbiters' grants of STATE for quorum Q's claim `n` of `txid`, each signed with the arbiter's peer key. */
+  async function grants (txid: string, n: string): Promise<PeerGrant[]> {
+    return await Promise.all([1, 2, 3].map(async () => {
+      const key = await generateKeyPair('Ed25519')
+      const g = { peer: peerIdFromPrivateKey(key).toString(), txid, quorum: 'bafybmiq1', nonce: n, forTx: txid, states: [STATE] }
+      return { ...g, sig: Buffer.from(await key.sign(peerGrantBytes(g))).toString('hex') }
+    }))
+  }
+
+  it('grants of an earlier claim of the same transaction (another nonce, released since) do not count for the vote\'s claim', async () => {
+    const c = await signerNode()
+    const t1 = contract('bafybmibob')
+    const old = await grants(t1.txid, nonce(1))
+    expect((await c.checkGrants(t1.txid, 'bafybmiq1', [STATE], [], old, nonce(1))).granted).to.equal(true)
+    expect((await c.checkGrants(t1.txid, 'bafybmiq1', [STATE], [], old, nonce(2))).granted, 'grants of a released claim counted for a new one').to.equal(false)
+    // and a grant's nonce is signed: renaming it breaks the signature
+    expect((await c.checkGrants(t1.txid, 'bafybmiq1', [STATE], [], old.map((g) => ({ ...g, nonce: nonce(2) })), nonce(2))).granted).to.equal(false)
+  })
+
+  it('a grant verified once is not taken again with other states in it (the memo of checked grants is keyed on what the arbiter signed)', async () => {
+    const c = await signerNode()
+    const t1 = contract('bafybmibob')
+    // the arbiters granted STATE and refused another state of the same transaction (held by a conflicting spend)
+    const other = tokenStateHash('c'.repeat(64), BLOCK)
+    const real = await grants(t1.txid, nonce(1))
+    expect((await c.checkGrants(t1.txid, 'bafybmiq1', [STATE, other], [], real, nonce(1))).granted).to.equal(false)
+    // the owner's sender asks again, each grant copied with the refused state in place of the granted one
+    const copies = real.map((g) => ({ ...g, states: [other] }))
+    expect((await c.checkGrants(t1.txid, 'bafybmiq1', [STATE, other], [], [...real, ...copies], nonce(1))).granted, 'a grant of STATE counted for a state the arbiters refused').to.equal(false)
+  })
+
+  it('one arbiter\'s malformed grant (a signature of odd length) hides nobody\'s: the others still count', async () => {
+    const c = await signerNode()
+    const t1 = contract('bafybmibob')
+    const good = await grants(t1.txid, nonce(1))
+    const bad = { ...good[0]!, peer: peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString(), sig: 'abc' }
+    const r = await c.checkGrants(t1.txid, 'bafybmiq1', [STATE], [], [bad, ...good], nonce(1)).then((x) => x.granted, (e: Error) => e.message)
+    expect(r).to.equal(true)
   })
 })
