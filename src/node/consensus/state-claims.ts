@@ -385,9 +385,11 @@ export function nodeStateClaims (opts: {
     // each grant of this quorum's claim (the claim of `nonce`, its vote's), verified once: signed by the arbiter's peer key
     const valid = (await Promise.all(grants.map(async (g) => {
       if (g.quorum !== quorum || g.forTx !== txid || (nonce !== undefined && g.nonce !== nonce) || !/^(?:[0-9a-f]{2}){1,128}$/.test(g.sig)) return undefined
-      const k = `${g.peer}|${g.sig}|${g.txid}|${g.forTx}|${g.quorum}|${g.nonce}|${g.states.length}`
+      // keyed on everything the arbiter signed (a grant verified once and shown again with other states is checked again)
+      const bytes = peerGrantBytes(g)
+      const k = `${g.peer}|${g.sig}|${new TextDecoder().decode(bytes)}`
       if (verifiedGrants.get(k) !== undefined) return g
-      const ok = await verifyPeerSignature(g.peer, peerGrantBytes(g), hexToBytes(g.sig))
+      const ok = await verifyPeerSignature(g.peer, bytes, hexToBytes(g.sig))
       if (ok) verifiedGrants.set(k, true)
       return ok ? g : undefined
     }))).filter((g): g is PeerGrant => g !== undefined)
