@@ -293,6 +293,18 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
     expect(paid, 'one state paid to bob and to carol').to.be.at.most(1000)
   })
 
+  it('a sender whose grants were pushed out of memory by other transfers in flight before its decision still delivers a certificate, and the receiver is paid', async () => {
+    const n = await network(true)
+    const { alice } = await wallet(n.net, n.x, n.y)
+    // the grants are kept for 64 transactions in flight: 64 others claimed between the signatures and the decision
+    const sender = n.x.sender as unknown as { transport: ConsensusTransport, ctx: { claims: { forget: (txid: string) => void } } }
+    const base = sender.transport
+    sender.transport = { ...base, sign: async (r) => { const reply = await base.sign(r); sender.ctx.claims.forget(r.txid); return reply } }
+    const r = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner).then((x) => x.delivered, (e: Error) => e.message)
+    expect(r).to.equal(true)
+    expect(await balance(n.bobNode, n.bob.did)).to.equal(1000)
+  })
+
   it('case 3: the designated checker depends on the states spent and the signers only, not on the memo', async () => {
     const { net, a, b, alice, bob } = await SimNet.standard()
     const [id] = await net.mint(a, alice.did, 1)
