@@ -5,7 +5,9 @@ import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import type { P2pHost } from '../../../../src/p2p/host.js'
 import type { ConsensusSigner } from '../../../../src/consensus/ports.js'
-import { nodeStateClaims, stateClaimRpcHandlers, type NodeStateClaims } from '../../../../src/node/consensus/state-claims.js'
+import { nodeStateClaims, stateClaimRpcHandlers, type NodeStateClaims, type StateClaimMethods } from '../../../../src/node/consensus/state-claims.js'
+import { needClaimRequest } from '../../../../src/node/consensus/claim-rpc.js'
+import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import type { ArbiterView } from '../../../../src/node/consensus/arbiter-view.js'
 import type { NodeSpentMarkers } from '../../../../src/node/consensus/spent-markers.js'
 import { createContract, encodeContractEnvelope, transactionId, withContractSignature } from '../../../../src/tokenchain/contract.js'
@@ -412,5 +414,37 @@ describe('claims: a signer counts only grants of its own claim (checkGrants)', (
     const bad = { ...good[0]!, peer: peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString(), sig: 'abc' }
     const r = await c.checkGrants(t1.txid, 'bafybmiq1', [STATE], [], [bad, ...good], nonce(1)).then((x) => x.granted, (e: Error) => e.message)
     expect(r).to.equal(true)
+  })
+})
+
+describe('claims: the sender\'s claims of several transactions at once', () => {
+  it('two transfers of one node claiming at the same time (five claimants each) are each granted by an arbiter that both walks ask in one turn', async () => {
+    const selfKey = await generateKeyPair('Ed25519')
+    const arbiterKey = await generateKeyPair('Ed25519')
+    const arbiterId = peerIdFromPrivateKey(arbiterKey).toString()
+    const host = {
+      peerId: peerIdFromPrivateKey(selfKey).toString(), signAsPeer: async (d: Uint8Array) => await selfKey.sign(d),
+      closestKnownPeers: () => [arbiterId], peerAddresses: async () => [], learnPeer: async () => {}
+    } as unknown as P2pHost
+    // the arbiter: checks the request's shape as every node does, and grants
+    const refused: string[] = []
+    const rpc = {
+      call: async (_peer: string, _m: string, req: StateClaimMethods['claims.claim']['request']) => {
+        try { needClaimRequest(req) } catch (e) { refused.push((e as Error).message); throw e }
+        return { answers: req.items.map(() => ({ granted: true, closer: [] })), addrs: {} }
+      }
+    } as unknown as RpcClient<StateClaimMethods>
+    const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => undefined } as unknown as NodeSpentMarkers
+    const c = nodeStateClaims({
+      host: () => host, rpc: () => rpc, table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }), view: { closest: () => [] } as unknown as ArbiterView,
+      markers, verifier, quorumSigner: (d) => signer(d), outcome: async () => 'pending', log: silentLogger
+    })
+    const five = (txid: string): Array<{ quorum: string, nonce: string, sig: string }> => [1, 2, 3, 4, 5].map((i) => ({ quorum: `bafybmiq${i}`, nonce: nonce(i), sig: sign(`bafybmiq${i}`, claimDigest(txid, `bafybmiq${i}`, nonce(i))) }))
+    const t1 = contract('bafybmibob')
+    const t2 = contract('bafybmicarol')
+    const other = tokenStateHash('c'.repeat(64), BLOCK)
+    const [r1, r2] = await Promise.all([c.claimFor(t1.txid, five(t1.txid), [STATE], [], t1.bytes), c.claimFor(t2.txid, five(t2.txid), [other], [], t2.bytes)])
+    expect(refused, 'requests the arbiter refused').to.deep.equal([])
+    expect([r1.granted, r2.granted]).to.deep.equal([true, true])
   })
 })
