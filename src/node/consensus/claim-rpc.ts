@@ -59,7 +59,7 @@ export interface StateClaimMethods {
 export const CLAIM_BATCH_MAX = 64
 export const RELEASE_MAX = 1024
 /** Most proofs in one `claims.claim`, and the largest contract one may carry (a contract of many tokens is some 100 bytes a token). */
-const PROOFS_MAX = 8
+export const PROOFS_MAX = 8
 const CONTRACT_MAX_BYTES = 768 * 1024
 
 const STATE_RE = /^Qm[1-9A-HJ-NP-Za-km-z]{44}$/

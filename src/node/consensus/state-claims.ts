@@ -15,7 +15,7 @@ import { raceAbort } from '../../p2p/deadline.js'
 import { RequestCoalescer } from '../../util/request-coalescer.js'
 import { closerPeerSets, spentKeyBytes, withAddresses, type NodeSpentMarkers } from './spent-markers.js'
 import type { ArbiterView } from './arbiter-view.js'
-import { CLAIM_BATCH_MAX, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods, type WireProof } from './claim-rpc.js'
+import { CLAIM_BATCH_MAX, PROOFS_MAX, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods, type WireProof } from './claim-rpc.js'
 
 export { ArbiterView, ARBITER_FORGET_MS, ARBITER_VIEW_MAX } from './arbiter-view.js'
 export { claimStoreOn } from './claim-store.js'
@@ -115,6 +115,23 @@ export function nodeStateClaims (opts: {
   // per claim, the arbiters that checked its proofs (the contract goes once to each, in its first request)
   const delivered = new WeakMap<Claim, Map<string, Promise<boolean>>>()
   const send = async (peer: string, items: Item[], full = false): Promise<Answer[]> => {
+    // items of several claims asked in one turn (transfers of this node claiming at once) go in as
+    // many requests as keep each within the proofs an arbiter takes, answered in the items' order
+    const claimsIn = [...new Set(items.map((it) => it.claim))]
+    if (claimsIn.length > 1 && claimsIn.reduce((n, c) => n + c.claimants.length, 0) > PROOFS_MAX) {
+      const parts: Item[][] = []
+      let part: Item[] = []
+      let proofs = 0
+      for (const c of claimsIn) {
+        if (part.length > 0 && proofs + c.claimants.length > PROOFS_MAX) { parts.push(part); part = []; proofs = 0 }
+        part.push(...items.filter((it) => it.claim === c))
+        proofs += c.claimants.length
+      }
+      if (part.length > 0) parts.push(part)
+      const answered = new Map<Item, Answer>()
+      await Promise.all(parts.map(async (p) => { (await send(peer, p, full)).forEach((a, i) => answered.set(p[i]!, a)) }))
+      return items.map((it) => answered.get(it)!)
+    }
     // the claimants of every claim in the request, each once; the contract once per claim
     const proofs: WireProof[] = []
     const first = new Map<Claim, number>()
