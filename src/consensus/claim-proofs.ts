@@ -55,13 +55,15 @@ export interface ClaimantProof { quorum: string, nonce: string, sig: string, pee
 
 /**
  * A grant as it travels to a signer: the arbiter's peer id, its signature with its peer key over
- * grantDigest(peer, txid, quorum, forTx, states), and what that covers. `txid` holds the states
- * (a burnt ancestor's: its burn block), `quorum` claimed them for `forTx`.
+ * peerGrantBytes, and what that covers. `txid` holds the states (a burnt ancestor's: its burn
+ * block), `quorum` claimed them for `forTx` with the claim of `nonce`: a grant is of one claim, so
+ * the grants of a claim its quorum released never count for a later claim of the same transaction.
  */
-export interface PeerGrant { peer: string, sig: string, txid: string, quorum: string, forTx: string, states: string[] }
+export interface PeerGrant { peer: string, sig: string, txid: string, quorum: string, nonce: string, forTx: string, states: string[] }
 
 /** The bytes an arbiter's peer key signs for a grant. */
-export const peerGrantBytes = (g: Omit<PeerGrant, 'sig'>): Uint8Array => enc.encode(grantDigest(g.peer, g.txid, g.quorum, g.forTx, g.states))
+export const peerGrantBytes = (g: Omit<PeerGrant, 'sig'>): Uint8Array =>
+  enc.encode(digest('rbt-peer-grant/2', g.peer, g.txid, g.quorum, g.nonce, g.forTx, [...g.states].sort().join(',')))
 
 /**
  * The state hashes a contract spends (`tokenStateHash(token, blockId)` of its tokens), and for a

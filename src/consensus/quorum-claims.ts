@@ -37,9 +37,10 @@ export class QuorumClaims {
   /**
    * Whether the arbiters granted this quorum's claim of every state of the vote and every burnt
    * ancestor they rest on (the grants the sender gathered, checked against this node's own count
-   * of each state's arbiters); never rejects.
+   * of each state's arbiters), grants of the vote's own claim (`nonce`: not of a claim released
+   * before this vote); never rejects.
    */
-  async check (quorumDid: string, txid: string, states: readonly string[], burns: ReadonlyArray<BurnClaim>, grants: unknown): Promise<ClaimResult> {
+  async check (quorumDid: string, txid: string, states: readonly string[], burns: ReadonlyArray<BurnClaim>, grants: unknown, nonce?: string): Promise<ClaimResult> {
     const key = voteKey(quorumDid, txid)
     if (this.held.has(key)) return { granted: true, tallies: [] }
     const t0 = Date.now()
@@ -48,7 +49,7 @@ export class QuorumClaims {
       return { granted: false, code: 'CLAIM_UNREACHABLE', reason: 'CLAIM_UNREACHABLE: the sign request carries no grant of this quorum\'s claim (the sender claims the states at their arbiters for each signer; a sender from before that does not): not signed', tallies: [] }
     }
     const own = new Set(states.map(stateHashOf))
-    const r = await this.port.checkGrants(txid, quorumDid, [...own], burns.filter((b) => !own.has(b.stateHash)), list).catch((e: unknown): ClaimResult => ({
+    const r = await this.port.checkGrants(txid, quorumDid, [...own], burns.filter((b) => !own.has(b.stateHash)), list, nonce).catch((e: unknown): ClaimResult => ({
       granted: false, code: 'CLAIM_UNREACHABLE', reason: `CLAIM_UNREACHABLE: the grants could not be checked (${errorMessage(e)})`, tallies: []
     }))
     if (r.granted) this.held.add(key)
@@ -87,6 +88,6 @@ const isStr = (x: unknown, max = 256): x is string => typeof x === 'string' && x
 /** The shape of a grant as a sign request carries it (what it proves is checked by the port). */
 export function isPeerGrant (g: unknown): g is PeerGrant {
   const x = g as Partial<PeerGrant> | undefined
-  return x !== undefined && x !== null && isStr(x.peer) && isStr(x.sig, 512) && isStr(x.txid, 64) && isStr(x.quorum) && isStr(x.forTx, 64) &&
+  return x !== undefined && x !== null && isStr(x.peer) && isStr(x.sig, 512) && isStr(x.txid, 64) && isStr(x.quorum) && isStr(x.nonce, 32) && isStr(x.forTx, 64) &&
     Array.isArray(x.states) && x.states.length > 0 && x.states.length <= 4096 && x.states.every((s) => isStr(s, 64))
 }

@@ -437,7 +437,7 @@ export class QuorumService {
         // every signer signs only with its own claim of every state held granted by their arbiters
         // (the sender's claim made for it; grants checked against this node's count of arbiters):
         // an owner's quorum among the five can neither skip the claim nor give it up for the others
-        const r = await this.claims.check(quorumDid, txid, vote.states, (await this.burnsOf(vote)).burns ?? [], req.grants)
+        const r = await this.claims.check(quorumDid, txid, vote.states, (await this.burnsOf(vote)).burns ?? [], req.grants, vote.claimNonce)
         tMarkers = Date.now()
         if (!r.granted) {
           // not signed now, and the vote is kept: the sender is past its decision to sign (SIGNING)

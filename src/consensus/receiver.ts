@@ -224,10 +224,11 @@ export class TransferReceiver {
     const burns = await burntAncestors(states, chainOf)
     const own = new Set(states.map(([id, b]) => stateHashOf(stateKey(id, b))))
     const grants = Array.isArray(req.grants) ? req.grants.filter(isPeerGrant) : []
-    const quorums = [...new Set(grants.map((g) => g.quorum))].filter((q) => signers.includes(q))
+    // one claim: a signer's quorum and the nonce of its claim (grants of several claims do not add up)
+    const claimsShown = [...new Map(grants.filter((g) => signers.includes(g.quorum)).map((g) => [`${g.quorum}|${g.nonce}`, g])).values()].slice(0, 8)
     let why = 'the delivery carries no grant of a signer\'s claim (a sender from before certificates)'
-    for (const q of quorums) {
-      const r = await claims.checkGrants(req.txid, q, [...own], burns.filter((b) => !own.has(b.stateHash)), grants.filter((g) => g.quorum === q))
+    for (const { quorum: q, nonce } of claimsShown) {
+      const r = await claims.checkGrants(req.txid, q, [...own], burns.filter((b) => !own.has(b.stateHash)), grants.filter((g) => g.quorum === q && g.nonce === nonce), nonce)
       if (r.granted) return
       why = r.reason
     }

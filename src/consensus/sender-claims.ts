@@ -86,7 +86,7 @@ export class SenderClaims {
       const claimants: ClaimantProof[] = todo.map((v) => ({ quorum: v.quorumDid, nonce: v.claim!.nonce, sig: v.claim!.sig }))
       const r = await this.port.claimFor(txid, claimants, states.map(stateHashOf), burns, contract, Object.keys(paths).length > 0 ? paths : undefined)
       if (r.granted) {
-        for (const c of claimants) have.set(c.quorum, r.grants.filter((g) => g.quorum === c.quorum && g.forTx === txid))
+        for (const c of claimants) have.set(c.quorum, r.grants.filter((g) => g.quorum === c.quorum && g.nonce === c.nonce && g.forTx === txid))
         this.grants.set(txid, have)
       }
       this.log.debug(`claim ${txid.slice(0, 12)}: ${states.length} state(s), ${burns.length} ancestor(s) for ${claimants.length} quorum(s) ${r.granted ? 'granted' : `refused (${r.code})`} in ${Date.now() - t0} ms`)

@@ -76,7 +76,17 @@ export class SignRound extends SenderPart {
         // this node's own writes now (a full disk) is not a refusal: SIGNING is durable, so recovery
         // signs again and commits; after COMMITTING, recovery finishes the delivery and the record.
         try {
-          await this.ctx.decide(rec, { block: b64(signed), signers: chosen.map((v) => v.quorumDid) }, evidenceParts(sigs as SignReply[], chosen), this.ctx.claims?.certificate(rec.txid, chosen.map((v) => v.quorumDid)))
+          // the certificate the receiver is shown, kept with the decision: grants are held in memory
+          // for the transactions in flight only, so ones pushed out since are claimed again (the
+          // same claims, granted again) rather than decided without, which no receiver would take
+          const signerDids = chosen.map((v) => v.quorumDid)
+          let certificate = this.ctx.claims?.certificate(rec.txid, signerDids)
+          if (this.ctx.claims !== undefined && certificate === undefined && chosen.some((v) => v.claim !== undefined)) {
+            const again = await this.ctx.claims.claim(rec.txid, contract, chosen)
+            certificate = this.ctx.claims.certificate(rec.txid, signerDids)
+            if (certificate === undefined) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, `the signers' grants could not be gathered again for the certificate (${again.granted ? 'none came back' : again.reason})`)
+          }
+          await this.ctx.decide(rec, { block: b64(signed), signers: signerDids }, evidenceParts(sigs as SignReply[], chosen), certificate)
         } catch (e) {
           throw signingPending(rec.txid, `the quorums signed, but this node could not record the decision (${errorMessage(e)}); it is retried automatically and the transfer ends committed`)
         }

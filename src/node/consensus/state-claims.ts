@@ -111,35 +111,27 @@ export function nodeStateClaims (opts: {
   /** One claim as it travels: the transaction, its contract, and its claimants (each quorum's signed proof, and the peer answering for it). */
   type Claim = { forTx: string, contract: Uint8Array, claimants: ReadonlyArray<ClaimantProof> }
   type Item = { txid: string, stateHash: string, via?: string, burn?: string[], path?: string[], claim: Claim }
-  type Answer = { granted: boolean, holder?: string, spent?: boolean, closer: QueryPeer[], grants?: Array<{ quorum: string, sig: string, states: string[] }> }
+  type Answer = { granted: boolean, holder?: string, spent?: boolean, closer: QueryPeer[], grants?: Array<{ quorum: string, nonce: string, sig: string, states: string[] }> }
   // per claim, the arbiters that checked its proofs (the contract goes once to each, in its first request)
   const delivered = new WeakMap<Claim, Map<string, Promise<boolean>>>()
-  // a request carries at most PROOFS_MAX proofs: the items of claims whose claimants would pass it
-  // (two transfers of this node claiming at once, five claimants each) go in requests of their own
-  const send = async (peer: string, items: Item[]): Promise<Answer[]> => {
-    const chunks: Array<{ claims: Set<Claim>, proofs: number, idx: number[] }> = []
-    const chunkOf = new Map<Claim, { claims: Set<Claim>, proofs: number, idx: number[] }>()
-    items.forEach((it, i) => {
-      let c = chunkOf.get(it.claim)
-      if (c === undefined) {
-        const n = it.claim.claimants.length
-        c = chunks.find((x) => x.proofs + n <= PROOFS_MAX)
-        if (c === undefined) { c = { claims: new Set(), proofs: 0, idx: [] }; chunks.push(c) }
-        c.claims.add(it.claim)
-        c.proofs += n
-        chunkOf.set(it.claim, c)
+  const send = async (peer: string, items: Item[], full = false): Promise<Answer[]> => {
+    // items of several claims asked in one turn (transfers of this node claiming at once) go in as
+    // many requests as keep each within the proofs an arbiter takes, answered in the items' order
+    const claimsIn = [...new Set(items.map((it) => it.claim))]
+    if (claimsIn.length > 1 && claimsIn.reduce((n, c) => n + c.claimants.length, 0) > PROOFS_MAX) {
+      const parts: Item[][] = []
+      let part: Item[] = []
+      let proofs = 0
+      for (const c of claimsIn) {
+        if (part.length > 0 && proofs + c.claimants.length > PROOFS_MAX) { parts.push(part); part = []; proofs = 0 }
+        part.push(...items.filter((it) => it.claim === c))
+        proofs += c.claimants.length
       }
-      c.idx.push(i)
-    })
-    if (chunks.length === 1) return await sendChunk(peer, items)
-    const out: Answer[] = new Array(items.length)
-    await Promise.all(chunks.map(async (c) => {
-      const answers = await sendChunk(peer, c.idx.map((i) => items[i]!))
-      c.idx.forEach((i, j) => { out[i] = answers[j]! })
-    }))
-    return out
-  }
-  const sendChunk = async (peer: string, items: Item[], full = false): Promise<Answer[]> => {
+      if (part.length > 0) parts.push(part)
+      const answered = new Map<Item, Answer>()
+      await Promise.all(parts.map(async (p) => { (await send(peer, p, full)).forEach((a, i) => answered.set(p[i]!, a)) }))
+      return items.map((it) => answered.get(it)!)
+    }
     // the claimants of every claim in the request, each once; the contract once per claim
     const proofs: WireProof[] = []
     const first = new Map<Claim, number>()
@@ -180,19 +172,23 @@ export function nodeStateClaims (opts: {
     } catch (e) {
       for (const [c, settle] of introduced) { settle(false); delivered.get(c)?.delete(peer) }
       // the arbiter forgot the claim's proof (restarted): once more, with the contract
-      if (!full && e instanceof RbtError && e.code === ErrorCode.UNAUTHORIZED && e.message.includes(PROOF_UNKNOWN)) return await sendChunk(peer, items, true)
+      if (!full && e instanceof RbtError && e.code === ErrorCode.UNAUTHORIZED && e.message.includes(PROOF_UNKNOWN)) return await send(peer, items, true)
       throw e
     }
     const answers: Answer[] = withAddresses(res)
     // the arbiter's signatures (its peer key), each over the items it lists for one claimant
+    // (each item of each claimant covered once: an arbiter's flood of grants does not travel on to the signers)
     if (Array.isArray(res.pgrants)) {
+      const covered = new Set<string>()
       for (const g of res.pgrants) {
-        if (!Array.isArray(g?.items) || typeof g.sig !== 'string' || !Number.isInteger(g.p) || proofs[g.p]?.quorum === undefined) continue
-        const idx = g.items.filter((i): i is number => Number.isInteger(i) && i >= 0 && i < items.length)
+        if (!Array.isArray(g?.items) || typeof g.sig !== 'string' || !/^(?:[0-9a-f]{2}){1,128}$/.test(g.sig) || !Number.isInteger(g.p) || proofs[g.p]?.quorum === undefined) continue
+        const idx = [...new Set(g.items.filter((i): i is number => Number.isInteger(i) && i >= 0 && i < items.length && !covered.has(`${g.p}|${i}`)))]
+        if (idx.length === 0) continue
+        for (const i of idx) covered.add(`${g.p}|${i}`)
         const states = idx.map((i) => items[i]!.stateHash)
         for (const i of idx) {
           const a = answers[i]
-          if (a !== undefined) (a.grants ??= []).push({ quorum: proofs[g.p]!.quorum!, sig: g.sig, states })
+          if (a !== undefined) (a.grants ??= []).push({ quorum: proofs[g.p]!.quorum!, nonce: proofs[g.p]!.nonce, sig: g.sig, states })
         }
       }
     }
@@ -233,7 +229,7 @@ export function nodeStateClaims (opts: {
       const { txid, via, claimants } = items[ok[0]!]!
       const states = ok.map((i) => items[i]!.stateHash)
       return await Promise.all(claimants.map(async (c, claimant) => {
-        const sig = await h.signAsPeer(peerGrantBytes({ peer: h.peerId, txid, quorum: c.quorum, forTx: via ?? txid, states }))
+        const sig = await h.signAsPeer(peerGrantBytes({ peer: h.peerId, txid, quorum: c.quorum, nonce: c.nonce, forTx: via ?? txid, states }))
         return { idx: ok, claimant, sig: bytesToHex(sig) }
       }))
     }))
@@ -341,7 +337,7 @@ export function nodeStateClaims (opts: {
     const received: PeerGrant[] = []
     for (const g of await signGroups(selfItems, own.answers, own.groups)) {
       const first = selfItems[g.idx[0]!]!
-      received.push({ peer: self, sig: g.sig, txid: first.txid, quorum: first.claimants[g.claimant]!.quorum, forTx: txid, states: g.idx.map((i) => selfItems[i]!.stateHash) })
+      received.push({ peer: self, sig: g.sig, txid: first.txid, quorum: first.claimants[g.claimant]!.quorum, nonce: first.claimants[g.claimant]!.nonce, forTx: txid, states: g.idx.map((i) => selfItems[i]!.stateHash) })
     }
     const mine = own.answers
     const tallies = await Promise.all(items.map(async (item, i) => {
@@ -367,7 +363,7 @@ export function nodeStateClaims (opts: {
             const a = await raceAbort(claims.request(peer.peerId, item), signal)
             if (typeof a?.granted !== 'boolean') throw new RbtError(ErrorCode.PROTOCOL, 'malformed claim answer')
             answers.set(peer.peerId, a.granted ? { granted: true } : { granted: false, holder: typeof a.holder === 'string' ? a.holder : '', ...(a.spent === true ? { spent: true as const } : {}) })
-            if (a.granted) for (const g of a.grants ?? []) received.push({ peer: peer.peerId, sig: g.sig, txid: item.txid, quorum: g.quorum, forTx: txid, states: g.states })
+            if (a.granted) for (const g of a.grants ?? []) received.push({ peer: peer.peerId, sig: g.sig, txid: item.txid, quorum: g.quorum, nonce: g.nonce, forTx: txid, states: g.states })
             return { closer: Array.isArray(a.closer) ? a.closer : [] }
           }
         })
@@ -390,7 +386,7 @@ export function nodeStateClaims (opts: {
 
   // grants whose signature verified here (a signer checks those of one transaction once)
   const verifiedGrants = new Lru<true>(PROOFS_MEMO)
-  const checkGrants = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<PeerGrant>): Promise<ClaimResult> => {
+  const checkGrants = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<PeerGrant>, nonce?: string): Promise<ClaimResult> => {
     const h = opts.host()
     // the states this quorum holds, and the transaction each is held by (a burnt ancestor: its burn)
     const needed = [...stateHashes.map((s) => ({ stateHash: s, holder: txid })), ...burns.map((b) => ({ stateHash: b.stateHash, holder: b.spender }))]
@@ -399,16 +395,18 @@ export function nodeStateClaims (opts: {
       const records = await table.records(needed.map((n) => n.stateHash))
       return claimResult(needed.map((n, i) => {
         const r = records[i]
-        const ok = r !== undefined && r.txid === n.holder && r.claimants.some((c) => c.quorum === quorum && claimantTx(r, c) === txid)
+        const ok = r !== undefined && r.txid === n.holder && r.claimants.some((c) => c.quorum === quorum && claimantTx(r, c) === txid && (nonce === undefined || c.nonce === nonce))
         return tallyState(n.stateHash, ['self'], new Map(ok ? [['self', { granted: true }]] : []))
       }))
     }
-    // each grant of this quorum's claim, verified once: signed by the arbiter's peer key
+    // each grant of this quorum's claim (the claim of `nonce`, its vote's), verified once: signed by the arbiter's peer key
     const valid = (await Promise.all(grants.map(async (g) => {
-      if (g.quorum !== quorum || g.forTx !== txid || !/^[0-9a-f]{2,256}$/.test(g.sig)) return undefined
-      const k = `${g.peer}|${g.sig}|${g.txid}|${g.forTx}|${g.quorum}|${g.states.length}`
+      if (g.quorum !== quorum || g.forTx !== txid || (nonce !== undefined && g.nonce !== nonce) || !/^(?:[0-9a-f]{2}){1,128}$/.test(g.sig)) return undefined
+      // keyed on everything the arbiter signed (a grant verified once and shown again with other states is checked again)
+      const bytes = peerGrantBytes(g)
+      const k = `${g.peer}|${g.sig}|${new TextDecoder().decode(bytes)}`
       if (verifiedGrants.get(k) !== undefined) return g
-      const ok = await verifyPeerSignature(g.peer, peerGrantBytes(g), hexToBytes(g.sig))
+      const ok = await verifyPeerSignature(g.peer, bytes, hexToBytes(g.sig))
       if (ok) verifiedGrants.set(k, true)
       return ok ? g : undefined
     }))).filter((g): g is PeerGrant => g !== undefined)

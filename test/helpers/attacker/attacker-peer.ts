@@ -28,7 +28,7 @@ type ClaimAnswer = { granted: boolean, holder?: string, spent?: boolean, closer:
 
 /** The methods the attacker serves and calls (the nodes' wire names; see docs/protocol.md). */
 export interface AttackerMethods {
-  'claims.claim': UnarySpec<{ items: ClaimItem[], proofs?: Array<{ quorum?: string }> }, { answers: ClaimAnswer[], addrs: Record<string, string[]>, pgrants?: Array<{ items: number[], p: number, sig: string }> }>
+  'claims.claim': UnarySpec<{ items: ClaimItem[], proofs?: Array<{ quorum?: string, nonce?: string }> }, { answers: ClaimAnswer[], addrs: Record<string, string[]>, pgrants?: Array<{ items: number[], p: number, sig: string }> }>
   'claims.release': UnarySpec<{ txid: string, stateHashes: string[] }, { freed: number }>
   'claims.status': UnarySpec<{ txid: string, quorum: string }, { outcome: 'pending' | 'committed' | 'released' }>
   'markers.get': UnarySpec<{ stateHash: string }, { record?: unknown, closer: unknown[] }>
@@ -76,7 +76,7 @@ export class AttackerPeer {
           for (const [k, idx] of groups) {
             const p = Number(k.split('|')[2])
             const first = items[idx[0]!]!
-            const sig = await host.signAsPeer(peerGrantBytes({ peer: host.peerId, txid: first.txid, quorum: proofs[p]?.quorum ?? first.quorum ?? '', forTx: first.via ?? first.txid, states: idx.map((i) => items[i]!.stateHash) }))
+            const sig = await host.signAsPeer(peerGrantBytes({ peer: host.peerId, txid: first.txid, quorum: proofs[p]?.quorum ?? first.quorum ?? '', nonce: proofs[p]?.nonce ?? '', forTx: first.via ?? first.txid, states: idx.map((i) => items[i]!.stateHash) }))
             pgrants.push({ items: idx, p, sig: Buffer.from(sig).toString('hex') })
           }
         }

@@ -204,7 +204,7 @@ export class SimNet {
 
   /** What a simulated arbiter "signs" for a grant: a digest under a key of its own (a stand-in for its peer key; nobody else can make it). */
   grantSig (arbiter: string, g: Omit<PeerGrant, 'sig' | 'peer'>): string {
-    return sha3Hex(new TextEncoder().encode(`${arbiter}|${this.arbiterKeys.get(arbiter) ?? ''}|${grantDigest(arbiter, g.txid, g.quorum, g.forTx, g.states)}`))
+    return sha3Hex(new TextEncoder().encode(`${arbiter}|${this.arbiterKeys.get(arbiter) ?? ''}|${g.nonce}|${grantDigest(arbiter, g.txid, g.quorum, g.forTx, g.states)}`))
   }
 
   private readonly arbiterKeys = new Map<string, string>()
@@ -216,7 +216,7 @@ export class SimNet {
       claimFor: async (txid, claimants, hashes, burns, contract, paths) => {
         // an owner's node running changed code claims nothing and says it holds every claim
         if (this.nodes.find((n) => n.name === name)?.claimsNothing === true) {
-          return { granted: true, tallies: [], grants: claimants.map((c) => ({ peer: name, sig: 'made up', txid, quorum: c.quorum, forTx: txid, states: [...hashes] })) }
+          return { granted: true, tallies: [], grants: claimants.map((c) => ({ peer: name, sig: 'made up', txid, quorum: c.quorum, nonce: c.nonce, forTx: txid, states: [...hashes] })) }
         }
         const arbiters = this.nodes.map((n) => n.name)
         // the states, then the burnt ancestors (each spent by its burn block, claimed for this transaction)
@@ -241,7 +241,7 @@ export class SimNet {
               const a: ClaimAnswer = n.liar ? { granted: true } : (await n.claims.claim(it.spender, [it.h], { peer: c.peer ?? name, quorum: c.quorum, nonce: c.nonce, sig: c.sig, ...(it.via !== undefined ? { tx: it.via } : {}) }, [this.markers.get(it.h)?.txid]))[0]!
               if (!a.granted) answer = a
               else {
-                const g = { txid: it.spender, quorum: c.quorum, forTx: txid, states: [it.h] }
+                const g = { txid: it.spender, quorum: c.quorum, nonce: c.nonce, forTx: txid, states: [it.h] }
                 grants.push({ peer: n.name, sig: this.grantSig(n.name, g), ...g })
               }
             }
@@ -253,12 +253,12 @@ export class SimNet {
         const r = claimResult(items.map((it, i) => tallyState(it.h, arbiters, new Map([...answers].flatMap(([a, got]) => got[i] !== undefined ? [[a, got[i]]] : [])))))
         return { ...r, grants }
       },
-      checkGrants: async (txid, quorum, hashes, burns, grants) => {
+      checkGrants: async (txid, quorum, hashes, burns, grants, nonce) => {
         if (this.nodes.find((n) => n.name === name)?.signsAnything === true) return { granted: true, tallies: [] }
         const arbiters = this.nodes.map((n) => n.name)
         const needed = [...hashes.map((h) => ({ h, holder: txid })), ...burns.map((b) => ({ h: b.stateHash, holder: b.spender }))]
         return claimResult(needed.map(({ h, holder }) => {
-          const ok = new Set(grants.filter((g) => g.quorum === quorum && g.forTx === txid && g.txid === holder && g.states.includes(h) && arbiters.includes(g.peer) &&
+          const ok = new Set(grants.filter((g) => g.quorum === quorum && (nonce === undefined || g.nonce === nonce) && g.forTx === txid && g.txid === holder && g.states.includes(h) && arbiters.includes(g.peer) &&
             g.sig === this.grantSig(g.peer, g)).map((g) => g.peer))
           return tallyState(h, arbiters, new Map([...ok].map((p) => [p, { granted: true }])))
         }))

@@ -8,7 +8,7 @@ describe('consensus: a quorum\'s claims (QuorumClaims)', () => {
   const signer: ConsensusSigner = { did: 'bafybmiq1', pvtSign: async (m) => `sig:${m}`, signHash: async (h) => ({ keySig: h, shareSig: '', signType: 0 }) }
   const txid = 'a'.repeat(64)
   const state = 't@0-' + 'b'.repeat(64)
-  const grant: PeerGrant = { peer: 'p', sig: 'ab', txid, quorum: 'bafybmiq1', forTx: txid, states: ['x'] }
+  const grant: PeerGrant = { peer: 'p', sig: 'ab', txid, quorum: 'bafybmiq1', nonce: 'a'.repeat(32), forTx: txid, states: ['x'] }
 
   function port (): { port: StateClaims, checked: number[], released: string[] } {
     const checked: number[] = []

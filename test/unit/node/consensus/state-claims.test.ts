@@ -1,10 +1,13 @@
 import { expect } from 'chai'
+import { ClaimTable } from '../../../../src/consensus/claims.js'
+import { claimDigest, committedDigest, peerGrantBytes, releaseDigest, type ClaimAuth, type PeerGrant } from '../../../../src/consensus/claim-proofs.js'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { ClaimTable } from '../../../../src/consensus/claims.js'
-import { claimDigest, committedDigest, releaseDigest, type ClaimAuth } from '../../../../src/consensus/claim-proofs.js'
+import type { P2pHost } from '../../../../src/p2p/host.js'
 import type { ConsensusSigner } from '../../../../src/consensus/ports.js'
-import { nodeStateClaims, stateClaimRpcHandlers, type NodeStateClaims } from '../../../../src/node/consensus/state-claims.js'
+import { nodeStateClaims, stateClaimRpcHandlers, type NodeStateClaims, type StateClaimMethods } from '../../../../src/node/consensus/state-claims.js'
+import { needClaimRequest } from '../../../../src/node/consensus/claim-rpc.js'
+import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import type { ArbiterView } from '../../../../src/node/consensus/arbiter-view.js'
 import type { NodeSpentMarkers } from '../../../../src/node/consensus/spent-markers.js'
 import { createContract, encodeContractEnvelope, transactionId, withContractSignature } from '../../../../src/tokenchain/contract.js'
@@ -352,71 +355,96 @@ describe('claims: a burnt ancestor is claimed only with its burn, signed by the 
   })
 })
 
-describe('claims: the sender\'s claim for five signers (node, over a stub network)', () => {
-  /** A node's claims with a host of a real identity key; its rpc delivers to the nodes of `net` by peer id. */
-  async function node (net: Map<string, NodeStateClaims>, requests: Array<{ to: string, proofs: number }>, arbiters: () => string[]): Promise<{ peerId: string, claims: NodeStateClaims }> {
+describe('claims: a signer counts only grants of its own claim (checkGrants)', () => {
+  /** A signer's node with a host (its peer key) and an empty view: a state's arbiters are itself and the peers that granted. */
+  async function signerNode (): Promise<NodeStateClaims> {
     const key = await generateKeyPair('Ed25519')
-    const peerId = peerIdFromPrivateKey(key).toString()
-    const host = {
-      peerId,
-      signAsPeer: async (data: Uint8Array) => await key.sign(data),
-      closestKnownPeers: () => arbiters().filter((p) => p !== peerId),
-      peerAddresses: async () => [],
-      learnPeer: async () => {}
-    }
-    const rpc = {
-      call: async (to: string, method: string, req: Parameters<Handlers['claims.claim']>[0]) => {
-        expect(method).to.equal('claims.claim')
-        requests.push({ to, proofs: req.proofs.length })
-        const h = stateClaimRpcHandlers(() => net.get(to), () => net.get(to)?.status)
-        return await h['claims.claim'](req, ctx(peerId))
-      }
-    }
-    const view = { closest: () => arbiters().filter((p) => p !== peerId).map((p) => ({ peerId: p, multiaddrs: [] })) } as unknown as ArbiterView
+    const host = { peerId: peerIdFromPrivateKey(key).toString(), signAsPeer: async (d: Uint8Array) => await key.sign(d), closestKnownPeers: () => [] } as unknown as P2pHost
     const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => undefined } as unknown as NodeSpentMarkers
-    const claims = nodeStateClaims({ host: () => host as never, rpc: () => rpc as never, table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }), view, markers, verifier, quorumSigner: (d) => signer(d), outcome: async () => 'pending', log: silentLogger })
-    net.set(peerId, claims)
-    return { peerId, claims }
+    return nodeStateClaims({
+      host: () => host, rpc: () => undefined, table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }), view: { closest: () => [] } as unknown as ArbiterView,
+      markers, verifier, quorumSigner: (d) => signer(d), outcome: async () => 'pending', log: silentLogger
+    })
+  }
+  /** Three arbiters' grants of STATE for quorum Q's claim `n` of `txid`, each signed with the arbiter's peer key. */
+  async function grants (txid: string, n: string): Promise<PeerGrant[]> {
+    return await Promise.all([1, 2, 3].map(async () => {
+      const key = await generateKeyPair('Ed25519')
+      const g = { peer: peerIdFromPrivateKey(key).toString(), txid, quorum: 'bafybmiq1', nonce: n, forTx: txid, states: [STATE] }
+      return { ...g, sig: Buffer.from(await key.sign(peerGrantBytes(g))).toString('hex') }
+    }))
   }
 
-  /** A contract of the owner spending `token` at BLOCK, and the five quorums' signed claims of it. */
-  function spend (token: string, receiver: string): { c: { bytes: Uint8Array, txid: string }, state: string, claimants: Array<{ quorum: string, nonce: string, sig: string }> } {
-    const ct = createContract({ type: ContractType.RBT_DIRECT, pledgeMode: PledgeMode.PERIODIC, transInfo: { sender: ALICE, receiver, transTokens: { [token]: { tokenType: 0, tokenValue: 1, owner: ALICE, blockId: BLOCK } } }, totalRbts: 1 })
-    const bytes = encodeContractEnvelope(withContractSignature(ct, ALICE, sign(ALICE, ct.hash)))
-    const c = { bytes, txid: transactionId(bytes) }
-    const claimants = [0, 1, 2, 3, 4].map((i) => { const quorum = `bafybmiq${i}`; const n = nonce(10 + i); return { quorum, nonce: n, sig: sign(quorum, claimDigest(c.txid, quorum, n)) } })
-    return { c, state: tokenStateHash(token, BLOCK), claimants }
-  }
+  it('grants of an earlier claim of the same transaction (another nonce, released since) do not count for the vote\'s claim', async () => {
+    const c = await signerNode()
+    const t1 = contract('bafybmibob')
+    const old = await grants(t1.txid, nonce(1))
+    expect((await c.checkGrants(t1.txid, 'bafybmiq1', [STATE], [], old, nonce(1))).granted).to.equal(true)
+    expect((await c.checkGrants(t1.txid, 'bafybmiq1', [STATE], [], old, nonce(2))).granted, 'grants of a released claim counted for a new one').to.equal(false)
+    // and a grant's nonce is signed: renaming it breaks the signature
+    expect((await c.checkGrants(t1.txid, 'bafybmiq1', [STATE], [], old.map((g) => ({ ...g, nonce: nonce(2) })), nonce(2))).granted).to.equal(false)
+  })
 
-  it('two transfers of one node claiming at once (five claimants each) go to an arbiter in requests of at most 8 proofs, both granted, and every grant verifies as its arbiter\'s', async () => {
-    const net = new Map<string, NodeStateClaims>()
-    const requests: Array<{ to: string, proofs: number }> = []
-    const ids: string[] = []
-    const sender = await node(net, requests, () => ids)
-    const arbiter = await node(net, requests, () => ids)
-    ids.push(sender.peerId, arbiter.peerId)
-    const a = spend('d'.repeat(64), 'bafybmibob')
-    const b = spend('e'.repeat(64), 'bafybmicarol')
-    const [ra, rb] = await Promise.all([
-      sender.claims.claimFor(a.c.txid, a.claimants, [a.state], [], a.c.bytes),
-      sender.claims.claimFor(b.c.txid, b.claimants, [b.state], [], b.c.bytes)
-    ])
-    expect(ra.granted, ra.granted ? '' : ra.reason).to.equal(true)
-    expect(rb.granted).to.equal(true)
-    expect(requests.length).to.be.greaterThan(0)
-    expect(Math.max(...requests.map((r) => r.proofs))).to.be.at.most(8)
-    // each quorum's grants, from both arbiters (the sender's own table too), suffice for that quorum only
-    for (const q of a.claimants.map((x) => x.quorum)) {
-      const mine = ra.grants.filter((g) => g.quorum === q)
-      expect(new Set(mine.map((g) => g.peer))).to.deep.equal(new Set([sender.peerId, arbiter.peerId]))
-      expect((await sender.claims.checkGrants(a.c.txid, q, [a.state], [], mine)).granted).to.equal(true)
-      // another transaction's grants, or grants with a signature moved to another state, do not
-      expect((await sender.claims.checkGrants(a.c.txid, q, [a.state], [], rb.grants.filter((g) => g.quorum === q))).granted).to.equal(false)
-      expect((await sender.claims.checkGrants(a.c.txid, q, [a.state], [], mine.map((g) => ({ ...g, states: [b.state] })))).granted).to.equal(false)
-    }
-    // the arbiter refuses the other transaction of the same state
-    const conflict = spend('d'.repeat(64), 'bafybmicarol')
-    const rc = await sender.claims.claimFor(conflict.c.txid, conflict.claimants.map((x) => ({ ...x, quorum: x.quorum + 'x', sig: sign(x.quorum + 'x', claimDigest(conflict.c.txid, x.quorum + 'x', x.nonce)) })), [conflict.state], [], conflict.c.bytes)
-    expect(rc.granted).to.equal(false)
+  it('a grant verified once is not taken again with other states in it (the memo of checked grants is keyed on what the arbiter signed)', async () => {
+    const c = await signerNode()
+    const t1 = contract('bafybmibob')
+    // the arbiters granted STATE and refused another state of the same transaction (held by a conflicting spend)
+    const other = tokenStateHash('c'.repeat(64), BLOCK)
+    const real = await grants(t1.txid, nonce(1))
+    expect((await c.checkGrants(t1.txid, 'bafybmiq1', [STATE, other], [], real, nonce(1))).granted).to.equal(false)
+    // the owner's sender asks again, each grant copied with the refused state in place of the granted one
+    const copies = real.map((g) => ({ ...g, states: [other] }))
+    expect((await c.checkGrants(t1.txid, 'bafybmiq1', [STATE, other], [], [...real, ...copies], nonce(1))).granted, 'a grant of STATE counted for a state the arbiters refused').to.equal(false)
+  })
+
+  // open (the Sybil case, made cheaper): a grant's peer counts as an arbiter candidate whether or not
+  // this node ever saw it, so the owner needs no node on the network, only peer keys generated
+  // offline until 20 land closest to the state's key; counting only peers of the view (and those
+  // the sender's walk reached, shown some other way) would bring back the cost of running them
+  it.skip('(open: grants from peer ids this node never saw count as arbiters) a signer whose view knows no peer is not satisfied by grants of three fresh peer keys', async () => {
+    const c = await signerNode()
+    const t1 = contract('bafybmibob')
+    expect((await c.checkGrants(t1.txid, 'bafybmiq1', [STATE], [], await grants(t1.txid, nonce(1)), nonce(1))).granted).to.equal(false)
+  })
+
+  it('one arbiter\'s malformed grant (a signature of odd length) hides nobody\'s: the others still count', async () => {
+    const c = await signerNode()
+    const t1 = contract('bafybmibob')
+    const good = await grants(t1.txid, nonce(1))
+    const bad = { ...good[0]!, peer: peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString(), sig: 'abc' }
+    const r = await c.checkGrants(t1.txid, 'bafybmiq1', [STATE], [], [bad, ...good], nonce(1)).then((x) => x.granted, (e: Error) => e.message)
+    expect(r).to.equal(true)
+  })
+})
+
+describe('claims: the sender\'s claims of several transactions at once', () => {
+  it('two transfers of one node claiming at the same time (five claimants each) are each granted by an arbiter that both walks ask in one turn', async () => {
+    const selfKey = await generateKeyPair('Ed25519')
+    const arbiterKey = await generateKeyPair('Ed25519')
+    const arbiterId = peerIdFromPrivateKey(arbiterKey).toString()
+    const host = {
+      peerId: peerIdFromPrivateKey(selfKey).toString(), signAsPeer: async (d: Uint8Array) => await selfKey.sign(d),
+      closestKnownPeers: () => [arbiterId], peerAddresses: async () => [], learnPeer: async () => {}
+    } as unknown as P2pHost
+    // the arbiter: checks the request's shape as every node does, and grants
+    const refused: string[] = []
+    const rpc = {
+      call: async (_peer: string, _m: string, req: StateClaimMethods['claims.claim']['request']) => {
+        try { needClaimRequest(req) } catch (e) { refused.push((e as Error).message); throw e }
+        return { answers: req.items.map(() => ({ granted: true, closer: [] })), addrs: {} }
+      }
+    } as unknown as RpcClient<StateClaimMethods>
+    const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => undefined } as unknown as NodeSpentMarkers
+    const c = nodeStateClaims({
+      host: () => host, rpc: () => rpc, table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }), view: { closest: () => [] } as unknown as ArbiterView,
+      markers, verifier, quorumSigner: (d) => signer(d), outcome: async () => 'pending', log: silentLogger
+    })
+    const five = (txid: string): Array<{ quorum: string, nonce: string, sig: string }> => [1, 2, 3, 4, 5].map((i) => ({ quorum: `bafybmiq${i}`, nonce: nonce(i), sig: sign(`bafybmiq${i}`, claimDigest(txid, `bafybmiq${i}`, nonce(i))) }))
+    const t1 = contract('bafybmibob')
+    const t2 = contract('bafybmicarol')
+    const other = tokenStateHash('c'.repeat(64), BLOCK)
+    const [r1, r2] = await Promise.all([c.claimFor(t1.txid, five(t1.txid), [STATE], [], t1.bytes), c.claimFor(t2.txid, five(t2.txid), [other], [], t2.bytes)])
+    expect(refused, 'requests the arbiter refused').to.deep.equal([])
+    expect([r1.granted, r2.granted]).to.deep.equal([true, true])
   })
 })
