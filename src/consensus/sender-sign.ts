@@ -15,8 +15,14 @@ import type { SenderDelivery } from './sender-delivery.js'
 /** How long the sender's check of a signed block may hold its decision back. */
 const SIGNED_BLOCK_CHECK_MS = 3000
 
-/** Times a sign round claims again for signers that found the grants of their claim short, before replacing them. */
-const SIGN_CLAIM_RETRIES = 3
+/**
+ * Times a sign round claims again for signers that found the grants of their claim short, before
+ * replacing them, waiting 400 ms × attempt before each (some 8 s in all): a signer's view of the
+ * arbiters differs from the sender's by the peers each saw last (a node just restarted still
+ * counts, for the forget time, the peers that went down with it), and once that time has passed
+ * the two agree again. A signer that still finds them short is replaced, or signing stays pending.
+ */
+const SIGN_CLAIM_RETRIES = 6
 
 /**
  * The sender's sign round: the block built from the chosen votes, signed by its five quorums (a
@@ -102,12 +108,12 @@ export class SignRound extends SenderPart {
       // A signer that found the grants of its claim short counts the arbiters from its own view,
       // which may know an arbiter this node's walk did not reach: its claim is made again (the
       // same claim, granted again, by the arbiters reachable now) and it is asked again, a few
-      // times, before it is replaced.
+      // times (SIGN_CLAIM_RETRIES), before it is replaced.
       const short = failed.filter((f) => /CLAIM_UNREACHABLE/.test(f.message)).map((f) => (f.details as { quorumDid: string }).quorumDid)
       if (short.length > 0 && short.length === failed.length && this.ctx.claims !== undefined && claimedAgain < SIGN_CLAIM_RETRIES) {
         claimedAgain++
         this.ctx.claims.drop(rec.txid, short)
-        await new Promise((resolve) => setTimeout(resolve, 250 * claimedAgain))
+        await new Promise((resolve) => setTimeout(resolve, 400 * claimedAgain))
         continue
       }
       const bad = new Set(failed.map((f) => (f.details as { quorumDid: string }).quorumDid))

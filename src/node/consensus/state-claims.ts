@@ -419,10 +419,13 @@ export function nodeStateClaims (opts: {
         peers.add(g.peer)
       }
     }
-    // enough of each state's arbiters, as this node counts them, granted it for this quorum's claim
+    // enough of each state's arbiters, as this node counts them (itself and the peers of its view:
+    // a grant's peer this node never saw is no candidate, or an owner would need no running node,
+    // only peer keys generated offline until they land closest to the state's key), granted it for
+    // this quorum's claim
     return claimResult(needed.map((n) => {
       const granted = byState.get(`${n.stateHash}|${n.holder}`) ?? new Set<string>()
-      return tallyState(n.stateHash, arbitersOf(n.stateHash, granted), new Map([...granted].map((p) => [p, { granted: true }])))
+      return tallyState(n.stateHash, arbitersOf(n.stateHash, []), new Map([...granted].map((p) => [p, { granted: true }])))
     }))
   }
 

@@ -357,19 +357,22 @@ describe('claims: a burnt ancestor is claimed only with its burn, signed by the 
 
 describe('claims: a signer counts only grants of its own claim (checkGrants)', () => {
   /** A signer's node with a host (its peer key) and an empty view: a state's arbiters are itself and the peers that granted. */
-  async function signerNode (): Promise<NodeStateClaims> {
+  // three arbiters every signer node below has in its view (unless told it knows none)
+  const arbiterKeys = Promise.all([1, 2, 3].map(async () => await generateKeyPair('Ed25519')))
+  async function signerNode (knowsArbiters = true): Promise<NodeStateClaims> {
     const key = await generateKeyPair('Ed25519')
     const host = { peerId: peerIdFromPrivateKey(key).toString(), signAsPeer: async (d: Uint8Array) => await key.sign(d), closestKnownPeers: () => [] } as unknown as P2pHost
     const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => undefined } as unknown as NodeSpentMarkers
+    const known = knowsArbiters ? (await arbiterKeys).map((k) => ({ peerId: peerIdFromPrivateKey(k).toString(), multiaddrs: [] })) : []
     return nodeStateClaims({
-      host: () => host, rpc: () => undefined, table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }), view: { closest: () => [] } as unknown as ArbiterView,
+      host: () => host, rpc: () => undefined, table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }), view: { closest: () => known } as unknown as ArbiterView,
       markers, verifier, quorumSigner: (d) => signer(d), outcome: async () => 'pending', log: silentLogger
     })
   }
-  /** Three arbiters' grants of STATE for quorum Q's claim `n` of `txid`, each signed with the arbiter's peer key. */
-  async function grants (txid: string, n: string): Promise<PeerGrant[]> {
-    return await Promise.all([1, 2, 3].map(async () => {
-      const key = await generateKeyPair('Ed25519')
+  /** The arbiters' grants of STATE for quorum Q's claim `n` of `txid`, each signed with the arbiter's peer key (fresh keys: peers no node saw). */
+  async function grants (txid: string, n: string, fresh = false): Promise<PeerGrant[]> {
+    const keys = fresh ? await Promise.all([1, 2, 3].map(async () => await generateKeyPair('Ed25519'))) : await arbiterKeys
+    return await Promise.all(keys.map(async (key) => {
       const g = { peer: peerIdFromPrivateKey(key).toString(), txid, quorum: 'bafybmiq1', nonce: n, forTx: txid, states: [STATE] }
       return { ...g, sig: Buffer.from(await key.sign(peerGrantBytes(g))).toString('hex') }
     }))
@@ -397,14 +400,11 @@ describe('claims: a signer counts only grants of its own claim (checkGrants)', (
     expect((await c.checkGrants(t1.txid, 'bafybmiq1', [STATE, other], [], [...real, ...copies], nonce(1))).granted, 'a grant of STATE counted for a state the arbiters refused').to.equal(false)
   })
 
-  // open (the Sybil case, made cheaper): a grant's peer counts as an arbiter candidate whether or not
-  // this node ever saw it, so the owner needs no node on the network, only peer keys generated
-  // offline until 20 land closest to the state's key; counting only peers of the view (and those
-  // the sender's walk reached, shown some other way) would bring back the cost of running them
-  it.skip('(open: grants from peer ids this node never saw count as arbiters) a signer whose view knows no peer is not satisfied by grants of three fresh peer keys', async () => {
-    const c = await signerNode()
+  it('grants from peer ids this node never saw do not count: a signer whose view knows no peer is not satisfied by grants of three fresh peer keys, nor one who knows the real arbiters', async () => {
     const t1 = contract('bafybmibob')
-    expect((await c.checkGrants(t1.txid, 'bafybmiq1', [STATE], [], await grants(t1.txid, nonce(1)), nonce(1))).granted).to.equal(false)
+    expect((await (await signerNode(false)).checkGrants(t1.txid, 'bafybmiq1', [STATE], [], await grants(t1.txid, nonce(1), true), nonce(1))).granted).to.equal(false)
+    expect((await (await signerNode()).checkGrants(t1.txid, 'bafybmiq1', [STATE], [], await grants(t1.txid, nonce(1), true), nonce(1))).granted).to.equal(false)
+    expect((await (await signerNode()).checkGrants(t1.txid, 'bafybmiq1', [STATE], [], await grants(t1.txid, nonce(1)), nonce(1))).granted).to.equal(true)
   })
 
   it('one arbiter\'s malformed grant (a signature of odd length) hides nobody\'s: the others still count', async () => {
