@@ -50,12 +50,40 @@ export interface ReleaseAuth { nonce: string, sig: string }
 /** One arbiter's signed grant of some states for one claim. */
 export interface SignedGrant { arbiter: string, sig: string }
 
+/** A claimant of the sender's claim: a signer's quorum, its claim's nonce and its signature over claimDigest, and the peer that answers for it. */
+export interface ClaimantProof { quorum: string, nonce: string, sig: string, peer?: string }
+
+/**
+ * A grant as it travels to a signer: the arbiter's peer id, its signature with its peer key over
+ * peerGrantBytes, and what that covers. `txid` holds the states (a burnt ancestor's: its burn
+ * block), `quorum` claimed them for `forTx` with the claim of `nonce`: a grant is of one claim, so
+ * the grants of a claim its quorum released never count for a later claim of the same transaction.
+ */
+export interface PeerGrant { peer: string, sig: string, txid: string, quorum: string, nonce: string, forTx: string, states: string[] }
+
+/** The bytes an arbiter's peer key signs for a grant. */
+export const peerGrantBytes = (g: Omit<PeerGrant, 'sig'>): Uint8Array =>
+  enc.encode(digest('rbt-peer-grant/2', g.peer, g.txid, g.quorum, g.nonce, g.forTx, [...g.states].sort().join(',')))
+
 /**
  * The state hashes a contract spends (`tokenStateHash(token, blockId)` of its tokens), and for a
  * token spent at its genesis also its GENESIS_ANCHOR state, the one its claims are keyed on.
  */
 export function contractSpends (contract: Uint8Array): Set<string> {
-  return spendsOf(decodeContract(contract).content.transInfo.transTokens)
+  return decoded(contract).spends
+}
+
+// a contract's bytes decoded once, while those bytes are held (the five claimants of the sender's
+// claim show one contract: a claim of 1,000 tokens was decoded ten times per request)
+const decodedContracts = new WeakMap<Uint8Array, { contract: ReturnType<typeof decodeContract>, spends: Set<string> }>()
+function decoded (bytes: Uint8Array): { contract: ReturnType<typeof decodeContract>, spends: Set<string> } {
+  let d = decodedContracts.get(bytes)
+  if (d === undefined) {
+    const contract = decodeContract(bytes)
+    d = { contract, spends: spendsOf(contract.content.transInfo.transTokens) }
+    decodedContracts.set(bytes, d)
+  }
+  return d
 }
 
 function spendsOf (tokens: Record<string, { blockId?: string }> | undefined): Set<string> {
@@ -78,12 +106,12 @@ function spendsOf (tokens: Record<string, { blockId?: string }> | undefined): Se
 export async function checkClaimProof (forTx: string, quorum: string, auth: ClaimAuth, direct: readonly string[], verifier: SignatureVerifier): Promise<string | undefined> {
   if (typeof auth?.nonce !== 'string' || !NONCE_RE.test(auth.nonce) || typeof auth.sig !== 'string' || auth.sig.length > 1024 || !(auth.contract instanceof Uint8Array)) return 'a claim needs a nonce, the quorum\'s signature and the sender\'s contract'
   let contract
-  try { contract = decodeContract(auth.contract) } catch (e) { return `the contract does not decode: ${errorMessage(e)}` }
+  let spends: Set<string>
+  try { ({ contract, spends } = decoded(auth.contract)) } catch (e) { return `the contract does not decode: ${errorMessage(e)}` }
   if (contract.transactionId !== forTx) return 'the contract is not the transaction claimed for'
   const ti = contract.content.transInfo
   const sender = ti.sender
   if (sender === undefined || sender === quorum || ti.receiver === quorum) return 'the claimant is not a quorum of this transaction'
-  const spends = spendsOf(ti.transTokens)
   const foreign = direct.find((h) => !spends.has(h))
   if (foreign !== undefined) return `the contract does not spend state ${foreign}`
   const keySig = contract.keySignatures[sender]

@@ -131,7 +131,9 @@ export class ClaimTable {
    * record marked `full`). The
    * caller authenticated the claimant (its signed claim, the sender's signed contract).
    */
-  async claim (txid: string, stateHashes: readonly string[], claimant: Claimant, spentBy: ReadonlyArray<string | undefined> = []): Promise<ClaimAnswer[]> {
+  async claim (txid: string, stateHashes: readonly string[], claimant: Claimant | readonly Claimant[], spentBy: ReadonlyArray<string | undefined> = []): Promise<ClaimAnswer[]> {
+    // several claimants of one transaction (the sender's claim for its five signers): one write a state
+    const claimants: readonly Claimant[] = Array.isArray(claimant) ? claimant : [claimant as Claimant]
     return await this.lock.runAll(stateHashes, async () => {
       const held = await this.store.getMany([...stateHashes])
       const now = this.clock.now()
@@ -141,12 +143,16 @@ export class ClaimTable {
         if (spent !== undefined && spent !== txid) return { granted: false, holder: spent, spent: true }
         const r = held[i]
         if (r !== undefined && r.txid !== txid) return { granted: false, holder: r.txid, ...(r.committed === true ? { spent: true as const } : {}) }
-        if (r === undefined) puts.push([h, { txid, claimants: [claimant], at: now }])
-        else if (r.committed !== true && !r.claimants.some((c) => sameClaim(r, c, claimant))) {
-          if (r.claimants.length >= MAX_CLAIMANTS) {
-            if (r.full !== true) puts.push([h, { ...r, full: true }])
-          } else puts.push([h, { ...r, claimants: [...r.claimants, claimant] }])
+        if (r !== undefined && r.committed === true) return { granted: true }
+        const rec: ClaimRecord = r ?? { txid, claimants: [], at: now }
+        let kept = rec.claimants
+        let full = rec.full === true
+        for (const c of claimants) {
+          if (kept.some((k) => sameClaim(rec, k, c))) continue
+          if (kept.length >= MAX_CLAIMANTS) full = true
+          else kept = [...kept, c]
         }
+        if (r === undefined || kept !== rec.claimants || full !== (rec.full === true)) puts.push([h, { ...rec, claimants: kept, ...(full ? { full: true as const } : {}) }])
         return { granted: true }
       })
       await this.save(puts)

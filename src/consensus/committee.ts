@@ -50,13 +50,13 @@ export interface Certificate { stateHash: string, txid: string, grants: GrantEvi
 /** The arbiters of the state whose grant in `cert` is for it and verifies (each counted once). */
 export async function validGrants (cert: Certificate, c: Committee, verifier: SignatureVerifier): Promise<string[]> {
   const arbiters = new Set(arbitersFor(cert.stateHash, c))
-  const seen = new Set<string>()
+  // each grant verified on its own, the arbiters counted once afterwards: a forged grant naming an
+  // arbiter ahead of its real one must not hide the real one
   const ok = await Promise.all(cert.grants.map(async (g) => {
-    if (!arbiters.has(g.arbiter) || seen.has(g.arbiter) || g.txid !== cert.txid || !g.states.includes(cert.stateHash)) return undefined
-    seen.add(g.arbiter)
+    if (!arbiters.has(g.arbiter) || g.txid !== cert.txid || !g.states.includes(cert.stateHash)) return undefined
     return await verifier.verify(g.arbiter, grantDigest(g.arbiter, g.txid, g.quorum, g.forTx, g.states), g.sig, 'quorum').catch(() => false) ? g.arbiter : undefined
   }))
-  return ok.filter((a): a is string => a !== undefined)
+  return [...new Set(ok.filter((a): a is string => a !== undefined))]
 }
 
 /** Checks a certificate against a committee: why it does not hold, or undefined when it does. */

@@ -5,6 +5,7 @@
  */
 import type { CreditSignature, PledgeToken } from '../tokenchain/block.js'
 import type { ChainBundle, NftOp, ScCode } from './types.js'
+import type { PeerGrant } from './claim-proofs.js'
 
 export type { ChainBundle } from './types.js'
 
@@ -29,15 +30,24 @@ export interface PrepareRequest {
 }
 
 export type PrepareReply =
-  /** `claimed`: this quorum, the designated checker of the five named, holds the claim of every state spent (docs/protocol.md, "Claims") */
-  | { vote: 'yes', quorumDid: string, credit: CreditSignature, pledge: PledgeToken[], pledgeMilli: number, claimed?: boolean }
+  /**
+   * `claim`: this quorum's signed claim proof (a nonce of its own, its signature over claimDigest)
+   * and the states it holds (`tokenId@blockId`, each token's last quorum-signed state), for the
+   * sender to claim them at their arbiters on its behalf (docs/protocol.md, "Claims"); it signs only
+   * with the grants naming it. `claimed`: an older quorum, the designated checker, that claimed itself.
+   */
+  | { vote: 'yes', quorumDid: string, credit: CreditSignature, pledge: PledgeToken[], pledgeMilli: number, claimed?: boolean, claim?: VoteClaim }
   /**
    * `missing`: part-token ancestors neither in the bundle nor known to the quorum; PREPARE again with their chains.
    * `code`: why a claim failed (STATE_CLAIMED, STATE_SPENT, CLAIM_UNREACHABLE), `holder` the other transaction when known.
    */
   | { vote: 'no', quorumDid: string, reason: string, conflict?: boolean, missing?: string[], code?: 'STATE_CLAIMED' | 'STATE_SPENT' | 'CLAIM_UNREACHABLE', holder?: string }
 
-export interface SignRequest { txid: string, quorumDid: string, block: Uint8Array }
+/** A quorum's claim proof in its vote: what the sender shows the arbiters for it. */
+export interface VoteClaim { nonce: string, sig: string, states: string[] }
+
+/** `grants`: the arbiters' signed grants of this quorum's claim of every state it holds (the sender's claim). */
+export interface SignRequest { txid: string, quorumDid: string, block: Uint8Array, grants?: PeerGrant[] }
 export interface SignReply {
   quorumDid: string
   signature: string
@@ -65,6 +75,8 @@ export interface DeliverRequest {
   bundle: ChainBundle
   /** the signers' pledge evidence (chains of every pledged token), merged; see SignReply */
   pledges?: ChainBundle
+  /** the certificate: the arbiters' signed grants of one signer's claim of every state the block spends (docs/protocol.md, "Claims") */
+  grants?: PeerGrant[]
   memo: string
   epoch: number
 }

@@ -56,7 +56,7 @@ export interface LedgerWriter {
   delRecord: (collection: ConsensusCollection, key: string) => void
 }
 
-export type ConsensusCollection = 'cs-outgoing' | 'cs-votes' | 'cs-states' | 'cs-pledges' | 'cs-pledge-index' | 'cs-incoming' | 'cs-contents' | 'cs-pow-proofs' | 'cs-ancestors' | 'cs-validated' | 'cs-outgoing-open' | 'cs-outgoing-contract' | 'cs-outgoing-block' | 'cs-evidence' | 'cs-votes-open' | 'cs-meta' | 'cs-double-spends'
+export type ConsensusCollection = 'cs-outgoing' | 'cs-votes' | 'cs-states' | 'cs-pledges' | 'cs-pledge-index' | 'cs-incoming' | 'cs-contents' | 'cs-pow-proofs' | 'cs-ancestors' | 'cs-validated' | 'cs-outgoing-open' | 'cs-outgoing-contract' | 'cs-outgoing-block' | 'cs-evidence' | 'cs-votes-open' | 'cs-meta' | 'cs-double-spends' | 'cs-outgoing-cert'
 
 /** A key range: keys `>= gte` and `< lt`, in key order. */
 export interface KeyRange { gte?: string, lt?: string }
@@ -133,15 +133,24 @@ export interface SpentMarkers {
 
 /**
  * Claims of the states a transaction spends at their arbiters (docs/protocol.md, "Claims"): the
- * designated checker claims before any signature, and gives the claim up when its vote is
- * released before signing.
+ * sender claims them for each of the five signers' quorums before any signature, each quorum
+ * checks the grants naming it before it signs, and gives its claim up when its vote is released
+ * before signing.
  */
 export interface StateClaims {
   /**
-   * claims every state for `txid` on behalf of `quorumDid`, showing `auth` (the sender's contract,
-   * the quorum's signed claim); granted only when each state's arbiters granted enough
+   * The sender's claim (one walk for the transaction): every state for `txid` on behalf of each of
+   * the `claimants` (the signers' quorums, each with its own signed proof), showing the sender's
+   * `contract`; granted only when each state's arbiters granted enough. The grants come back signed
+   * by each arbiter (its peer key), each naming one claimant quorum.
    */
-  claim: (txid: string, quorumDid: string, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, auth: import('./claim-proofs.js').ClaimAuth, paths?: Readonly<Record<string, string[]>>) => Promise<import('./claims.js').ClaimResult>
+  claimFor: (txid: string, claimants: ReadonlyArray<import('./claim-proofs.js').ClaimantProof>, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array, paths?: Readonly<Record<string, string[]>>) => Promise<import('./claims.js').ClaimResult & { grants: import('./claim-proofs.js').PeerGrant[] }>
+  /**
+   * A signer's check before it signs: the grants held for its quorum's own claim of every state
+   * (and burnt ancestor) it validated, each signed by an arbiter of that state as this node counts
+   * them, and of the claim of `nonce` (the vote's own; a receiver, which knows none, checks one claim's); why they do not suffice, or undefined.
+   */
+  checkGrants: (txid: string, quorumDid: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<import('./claim-proofs.js').PeerGrant>, nonce?: string) => Promise<import('./claims.js').ClaimResult>
   /** gives the claim of `txid` up, signed (best effort: an arbiter not told asks the outcome later) */
   release: (txid: string, quorumDid: string, stateHashes: readonly string[], auth: import('./claim-proofs.js').ReleaseAuth) => Promise<void>
 }

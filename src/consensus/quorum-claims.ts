@@ -3,7 +3,7 @@ import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import type { BurnClaim } from './burn-claims.js'
 import type { ClaimResult } from './claims.js'
-import { claimDigest, claimNonce, releaseDigest } from './claim-proofs.js'
+import { claimDigest, claimNonce, releaseDigest, type PeerGrant } from './claim-proofs.js'
 import type { ConsensusSigner, StateClaims } from './ports.js'
 import { voteKey } from './records.js'
 
@@ -14,98 +14,80 @@ export function stateHashOf (state: string): string {
 }
 
 /**
- * A quorum's claims (docs/protocol.md, "Claims"): which of its votes hold the claim of their
- * states, the claims under way (an arbiter asking about one is told it lives), and the claim
- * given up when a vote is released before signing. Kept in memory only: after a restart a
- * designated checker claims again before it signs (a claim of the same transaction is granted
- * again), and an arbiter that was not told of a release asks the outcome.
+ * A quorum's side of the claims (docs/protocol.md, "Claims"). The sender claims a transaction's
+ * states at their arbiters once, on behalf of each of the five signers: each quorum signs its own
+ * claim (a nonce of its own, kept with its vote) at PREPARE, checks before it signs that the
+ * arbiters granted its claim (the grants name its quorum), and gives the claim up, signed, when
+ * its vote is released before signing. Only its signature releases its claim, so an owner who
+ * runs one of the five cannot free the state under the honest signers' feet.
  */
 export class QuorumClaims {
-  /** vote keys whose claim holds */
+  /** vote keys whose grants were checked (this process) */
   private readonly held = new Set<string>()
-  /** vote keys whose claim is under way */
-  private readonly running = new Map<string, Promise<ClaimResult>>()
-  /** the burnt ancestors claimed with a vote's states (given up with them), while the vote lives */
-  private readonly burns = new Map<string, string[]>()
-  /** the nonce of the claims a vote makes (one per vote: given up, signed, when the vote is released) */
-  private readonly nonces = new Map<string, string[]>()
 
   constructor (private readonly port: StateClaims, private readonly log: Logger, private readonly signerFor: (did: string) => ConsensusSigner | undefined) {}
 
-  /**
-   * Claims the states of a vote (once at a time per vote), showing the sender's signed `contract`
-   * and signing the claim as the quorum; resolves to the tally's outcome, never rejects.
-   */
-  claim (quorumDid: string, txid: string, states: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array | undefined, paths?: Readonly<Record<string, string[]>>): Promise<ClaimResult> {
-    const key = voteKey(quorumDid, txid)
-    const running = this.running.get(key)
-    if (running !== undefined) return running
-    const t0 = Date.now()
-    if (burns.length > 0) this.burns.set(key, burns.map((b) => b.stateHash))
-    // one nonce for every claim the vote makes (its retries add no claimant to the arbiters'
-    // records, which keep 16 and are never freed once full); a vote released and made again gets
-    // a new one, so a replayed release of the old never frees the new
-    const nonce = this.nonces.get(key)?.[0] ?? claimNonce()
-    if (this.nonces.get(key) === undefined) this.nonces.set(key, [nonce])
-    const made = (async (): Promise<ClaimResult> => {
-      const signer = this.signerFor(quorumDid)
-      if (signer === undefined || contract === undefined) {
-        return { granted: false, code: 'CLAIM_UNREACHABLE', reason: `CLAIM_UNREACHABLE: ${signer === undefined ? 'the quorum cannot sign its claim' : 'the transaction\'s contract is not at hand to show the arbiters'}; try again later`, tallies: [] }
-      }
-      const sig = await signer.pvtSign(claimDigest(txid, quorumDid, nonce))
-      return await this.port.claim(txid, quorumDid, states.map(stateHashOf), burns, { contract, nonce, sig }, paths)
-    })()
-    const p = made.catch((e: unknown): ClaimResult => ({
-      granted: false, code: 'CLAIM_UNREACHABLE', reason: `CLAIM_UNREACHABLE: the claim could not be made (${errorMessage(e)}); try again later`, tallies: []
-    })).then((r) => {
-      if (r.granted) this.held.add(key)
-      this.log.debug(`claim ${txid.slice(0, 12)}: ${states.length} state(s) ${r.granted ? 'granted' : `refused (${r.code})`} in ${Date.now() - t0} ms`)
-      return r
-    }).finally(() => { this.running.delete(key) })
-    this.running.set(key, p)
-    return p
+  /** The quorum's signed claim for a vote: `nonce` when the vote has one already, else a fresh one. */
+  async proof (quorumDid: string, txid: string, nonce = claimNonce()): Promise<{ nonce: string, sig: string } | undefined> {
+    const signer = this.signerFor(quorumDid)
+    if (signer === undefined) return undefined
+    return { nonce, sig: await signer.pvtSign(claimDigest(txid, quorumDid, nonce)) }
   }
 
-  /** Whether the vote's claim holds (made by this process since it started). */
+  /**
+   * Whether the arbiters granted this quorum's claim of every state of the vote and every burnt
+   * ancestor they rest on (the grants the sender gathered, checked against this node's own count
+   * of each state's arbiters), grants of the vote's own claim (`nonce`: not of a claim released
+   * before this vote); never rejects.
+   */
+  async check (quorumDid: string, txid: string, states: readonly string[], burns: ReadonlyArray<BurnClaim>, grants: unknown, nonce?: string): Promise<ClaimResult> {
+    const key = voteKey(quorumDid, txid)
+    if (this.held.has(key)) return { granted: true, tallies: [] }
+    const t0 = Date.now()
+    const list = Array.isArray(grants) ? grants.filter(isPeerGrant) : []
+    if (list.length === 0) {
+      return { granted: false, code: 'CLAIM_UNREACHABLE', reason: 'CLAIM_UNREACHABLE: the sign request carries no grant of this quorum\'s claim (the sender claims the states at their arbiters for each signer; a sender from before that does not): not signed', tallies: [] }
+    }
+    const own = new Set(states.map(stateHashOf))
+    const r = await this.port.checkGrants(txid, quorumDid, [...own], burns.filter((b) => !own.has(b.stateHash)), list, nonce).catch((e: unknown): ClaimResult => ({
+      granted: false, code: 'CLAIM_UNREACHABLE', reason: `CLAIM_UNREACHABLE: the grants could not be checked (${errorMessage(e)})`, tallies: []
+    }))
+    if (r.granted) this.held.add(key)
+    this.log.debug(`grants of ${txid.slice(0, 12)} for ${quorumDid.slice(0, 12)}: ${list.length} checked, ${r.granted ? 'enough' : `not enough (${r.code})`} in ${Date.now() - t0} ms`)
+    return r
+  }
+
+  /** Whether this quorum's grants for the vote were checked (by this process since it started). */
   holds (quorumDid: string, txid: string): boolean {
     return this.held.has(voteKey(quorumDid, txid))
   }
 
-  /** Whether a claim of the vote is under way or holds: an arbiter asking is told it lives. */
-  live (quorumDid: string, txid: string): boolean {
-    const key = voteKey(quorumDid, txid)
-    return this.held.has(key) || this.running.has(key)
-  }
-
   /**
-   * The vote was released before it signed: its claim (whole or partial) is given up at the
-   * arbiters, best effort. Safe: the vote cannot sign any more, and another designated checker of
-   * the same transaction claims for itself.
+   * The vote was released before it signed: its claim is given up at the arbiters, best effort,
+   * signed over the vote's nonce. Safe: the vote cannot sign any more.
    */
-  release (quorumDid: string, txid: string, states: readonly string[]): void {
-    const key = voteKey(quorumDid, txid)
-    this.held.delete(key)
-    const burns = this.burns.get(key) ?? []
-    this.burns.delete(key)
-    // the nonces of this vote, taken now: a claim of a vote made again later has its own
-    const nonces = this.nonces.get(key) ?? []
-    this.nonces.delete(key)
-    const running = this.running.get(key)
+  release (quorumDid: string, txid: string, states: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash'>>, nonce: string | undefined): void {
+    this.held.delete(voteKey(quorumDid, txid))
+    if (nonce === undefined) return
     void (async () => {
-      // a claim still under way is given up once it has answered (its grants are written by then)
-      await running
       const signer = this.signerFor(quorumDid)
       if (signer === undefined) return
-      for (const nonce of nonces) {
-        await this.port.release(txid, quorumDid, [...states.map(stateHashOf), ...burns], { nonce, sig: await signer.pvtSign(releaseDigest(txid, quorumDid, nonce)) })
-      }
+      const hashes = [...new Set([...states.map(stateHashOf), ...burns.map((b) => b.stateHash)])]
+      await this.port.release(txid, quorumDid, hashes, { nonce, sig: await signer.pvtSign(releaseDigest(txid, quorumDid, nonce)) })
     })().catch((e: unknown) => { this.log.debug(`releasing the claim of ${txid.slice(0, 12)}: ${errorMessage(e)}`) })
   }
 
   /** The vote ended otherwise (committed): its claim stays at the arbiters, nothing to keep here. */
   forget (quorumDid: string, txid: string): void {
     this.held.delete(voteKey(quorumDid, txid))
-    this.burns.delete(voteKey(quorumDid, txid))
-    this.nonces.delete(voteKey(quorumDid, txid))
   }
+}
+
+const isStr = (x: unknown, max = 256): x is string => typeof x === 'string' && x.length <= max
+
+/** The shape of a grant as a sign request carries it (what it proves is checked by the port). */
+export function isPeerGrant (g: unknown): g is PeerGrant {
+  const x = g as Partial<PeerGrant> | undefined
+  return x !== undefined && x !== null && isStr(x.peer) && isStr(x.sig, 512) && isStr(x.txid, 64) && isStr(x.quorum) && isStr(x.nonce, 32) && isStr(x.forTx, 64) &&
+    Array.isArray(x.states) && x.states.length > 0 && x.states.length <= 4096 && x.states.every((s) => isStr(s, 64))
 }

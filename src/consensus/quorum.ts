@@ -12,7 +12,7 @@ import { AncestryMissing, buildBundle, ledgerAncestry, putValidatedState, states
 import type { ChainSource } from './chain-sync.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
-import type { AbortRequest, ChainBundle, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest } from './messages.js'
+import type { AbortRequest, ChainBundle, ConsensusTransport, FinalizeRequest, PrepareReply, PrepareRequest, SignReply, SignRequest, VoteClaim } from './messages.js'
 import type { Clock, ConsensusSigner, Ledger, SpentMarker, SpentMarkers, StateClaims, Verifier } from './ports.js'
 import { MARKER_DHT_STATES, systemClock, VERIFIED_MEMO } from './ports.js'
 import { QuorumPledges, writeSplit } from './quorum-pledge.js'
@@ -29,7 +29,6 @@ import { carriesFt } from './ft.js'
 import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe.js'
 import { PledgeReleases } from './pledge-release.js'
 import { QuorumClaims, stateHashOf } from './quorum-claims.js'
-import type { ClaimResult } from './claims.js'
 import { burntAncestors } from './burn-claims.js'
 import { flagDiverged, type DoubleSpendSink } from './double-spends.js'
 
@@ -44,9 +43,10 @@ export interface QuorumOptions {
   ownerSignerFor?: (quorumDid: string) => ConsensusSigner | undefined
   markers?: SpentMarkers
   /**
-   * claims of the states spent at their arbiters, made by a transaction's designated checker
-   * before any signature (docs/protocol.md, "Claims"); absent, the checker looks the spent
-   * markers up instead (the protection of nodes from before claims)
+   * claims of the states spent at their arbiters (docs/protocol.md, "Claims"): each vote carries
+   * the quorum's signed claim for the sender to make, and the quorum signs only with the grants of
+   * its claim checked; absent, the designated checker looks the spent markers up instead (the
+   * protection of nodes from before claims)
    */
   claims?: StateClaims
   transport?: Pick<ConsensusTransport, 'outcome'>
@@ -89,7 +89,7 @@ export class QuorumService {
   private readonly pledging: QuorumPledges
   /** releases of committed pledges, under the same locks as the votes */
   private readonly pledges: PledgeReleases
-  /** the claims this node's quorums made as designated checkers */
+  /** this node's quorums' side of the claims the senders make for them */
   private readonly claims: QuorumClaims | undefined
 
   constructor (private readonly opts: QuorumOptions) {
@@ -106,29 +106,9 @@ export class QuorumService {
 
   async prepare (req: PrepareRequest): Promise<PrepareReply> {
     const started = Date.now()
-    const voted = await this.vote(req)
-    let reply = voted.reply
-    if (voted.claim !== undefined) reply = await this.claimed(req, voted.reply, voted.claim.result, voted.claim.states)
+    const reply = await this.vote(req)
     if (reply.vote === 'no') notify(this.opts.observe, { kind: 'transaction', role: 'quorum', outcome: 'refused', ms: Date.now() - started })
     return reply
-  }
-
-  /**
-   * The designated checker's vote once its claim of every state answered: yes with `claimed`, or,
-   * refused, the vote released (pledge freed, states no longer held, the partial claim given up)
-   * and a no naming the cause. The claim ran outside the quorum's lock, next to the pledge.
-   */
-  private async claimed (req: PrepareRequest, reply: PrepareReply, claim: Promise<ClaimResult>, states: readonly string[]): Promise<PrepareReply> {
-    const { quorumDid, txid } = req
-    const r = await claim
-    if (r.granted) return reply.vote === 'yes' ? { ...reply, claimed: true } : reply
-    await this.locks.run(quorumDid, async () => {
-      const vote = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
-      if (vote !== undefined && vote.state === 'RESERVED') await this.release(vote, r.reason)
-      else if (vote === undefined || vote.state === 'RELEASED') this.claims?.release(quorumDid, txid, states)
-    })
-    if (reply.vote === 'no') return reply
-    return { vote: 'no', quorumDid, reason: r.reason, conflict: r.code !== 'CLAIM_UNREACHABLE', code: r.code, ...(r.holder !== undefined ? { holder: r.holder } : {}) }
   }
 
   /**
@@ -137,7 +117,6 @@ export class QuorumService {
    * states held), `released` when it was released before signing or never recorded.
    */
   async claimOutcome (quorumDid: string, txid: string): Promise<'pending' | 'committed' | 'released'> {
-    if (this.claims?.live(quorumDid, txid) === true) return 'pending'
     const vote = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
     if (vote === undefined) return 'released'
     if (vote.state === 'RESERVED' || vote.state === 'SIGNED') return 'pending'
@@ -153,38 +132,23 @@ export class QuorumService {
   }
 
   /**
-   * The vote (validation, double-spend checks, pledge, RESERVED record), and, when this quorum is
-   * the designated checker of the five the sender named, the claim of the states, started once
-   * they validated and running outside the lock.
+   * The vote: validation, double-spend checks, pledge, the RESERVED record, and with claims on the
+   * quorum's signed claim for the sender to make. Without claims, the quorums likely to be the
+   * designated checker of the five named start the network's marker lookup.
    */
-  private async vote (req: PrepareRequest): Promise<{ reply: PrepareReply, claim?: { result: Promise<ClaimResult>, states: string[] } }> {
-    const { quorumDid, txid } = req
-    let claim: { result: Promise<ClaimResult>, states: string[] } | undefined
+  private async vote (req: PrepareRequest): Promise<PrepareReply> {
     const asked = Array.isArray(req.asked) && req.asked.every((d) => typeof d === 'string') ? req.asked : undefined
     // a list of five names the expected signers: exactly their checker starts; a longer list
     // (every candidate) leaves the signers open, so one more of its first-ranked starts too
     const likelyOf = (spent: readonly string[]): string[] | undefined => asked === undefined
       ? undefined
       : networkCheckers(checkerKey(spent), asked, asked.length <= MIN_QUORUM_SIGNATURES ? NETWORK_CHECKERS : NETWORK_CHECKERS + 1)
-    const reply = await this.voteLocked(req, likelyOf, (held) => {
-      if (this.claims !== undefined) claim = { result: this.claimVote(held, req.contract), states: held.states }
-    })
-    if (reply.vote === 'no' && claim !== undefined) {
-      // a claim started for a vote that was then refused (its pledge, say) is given up at once
-      this.claims?.release(quorumDid, txid, claim.states)
-      claim = undefined
-    }
-    return claim !== undefined ? { reply, claim } : { reply }
+    return await this.voteLocked(req, likelyOf)
   }
 
-  /**
-   * The one claim a vote makes, on every path (PREPARE, a recruit asked again as the checker of
-   * another five, SIGN after a signer swap or a restart): the states it holds (keyed on their last
-   * quorum-signed state) with the burnt ancestors they rest on, both as recorded with the vote, and
-   * the contract that shows the arbiters the quorum validated the transaction.
-   */
-  private claimVote (vote: Pick<VoteRecord, 'quorumDid' | 'txid' | 'states' | 'burns' | 'paths'>, contract: Uint8Array | undefined): Promise<ClaimResult> {
-    return this.claims!.claim(vote.quorumDid, vote.txid, vote.states, vote.burns ?? [], contract, vote.paths)
+  /** The claim a vote carries: the quorum's proof kept with the vote, and the states it holds. */
+  private voteClaim (vote: Pick<VoteRecord, 'states' | 'claimNonce' | 'claimSig'>): { claim: VoteClaim } | Record<string, never> {
+    return vote.claimNonce !== undefined && vote.claimSig !== undefined ? { claim: { nonce: vote.claimNonce, sig: vote.claimSig, states: vote.states } } : {}
   }
 
   /** The burnt ancestors a vote's states rest on, for a vote recorded before they were kept with it. */
@@ -196,7 +160,7 @@ export class QuorumService {
     return { ...vote, burns: [...fresh, ...(vote.burns ?? []).filter((b) => !found.has(b.stateHash))] }
   }
 
-  private async voteLocked (req: PrepareRequest, likelyOf: (spent: readonly string[]) => string[] | undefined, startClaim: (vote: Pick<VoteRecord, 'quorumDid' | 'txid' | 'states' | 'burns' | 'paths'>) => void): Promise<PrepareReply> {
+  private async voteLocked (req: PrepareRequest, likelyOf: (spent: readonly string[]) => string[] | undefined): Promise<PrepareReply> {
     const { quorumDid, txid } = req
     const no = (reason: string, conflict = false): PrepareReply => ({ vote: 'no', quorumDid, reason, conflict })
     const signer = this.opts.signerFor(quorumDid)
@@ -206,12 +170,8 @@ export class QuorumService {
       const tEnter = Date.now()
       const existing = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
       if (existing !== undefined && existing.state !== 'RELEASED') {
-        // asked again as the checker of another five (the sender replaced a signer): it claims now,
-        // the same claim as at its first PREPARE
-        if (existing.state === 'RESERVED' && this.claims?.holds(quorumDid, txid) === false && likelyOf(existing.spends ?? existing.states)?.includes(quorumDid) === true) {
-          startClaim(await this.burnsOf(existing))
-        }
-        return { vote: 'yes', quorumDid, credit: existing.credit, pledge: existing.pledge, pledgeMilli: existing.pledgeMilli, ...(this.claims?.holds(quorumDid, txid) === true ? { claimed: true } : {}) }
+        // asked again (the sender lost its answer, or replaced a signer): the same vote, the same claim
+        return { vote: 'yes', quorumDid, credit: existing.credit, pledge: existing.pledge, pledgeMilli: existing.pledgeMilli, ...(this.claims !== undefined ? this.voteClaim(existing) : {}) }
       }
       // 1. contract and the sender's signature
       let contract
@@ -310,12 +270,13 @@ export class QuorumService {
         if (hit >= 0) return no(`Token state is exhausted, token state ${moved[hit]!} is being double spent (spent by ${more[hit]!.txid})`, true)
       }
       this.log.debug(`prepare ${txid.slice(0, 12)}: validation ${tValid - tStart} ms, known markers +${Date.now() - tValid} ms`)
-      // The designated checker of the five named claims every state at its arbiters now, next to
-      // the pledge; the vote's answer waits for the claim (prepare). Without claims, the network's
-      // markers are asked in the background by the quorums likely to be designated checkers of the
-      // final block (see networkCheckers); SIGN waits for the answer (bounded).
+      // With claims, every vote carries the quorum's signed claim of its states, which the sender
+      // makes at their arbiters for all five signers at once; the quorum signs only with the grants
+      // of its own claim (sign). Without claims, the network's markers are asked in the background
+      // by the quorums likely to be designated checkers of the final block (see networkCheckers);
+      // SIGN waits for the answer (bounded).
       // With its states, every vote keeps the burnt ancestors of the parts it spends (a burn is
-      // signed by its owner alone): whichever path makes it the checker later claims the same.
+      // signed by its owner alone): its grants must cover them too.
       const chainOf = async (id: string): Promise<readonly Uint8Array[] | undefined> => req.bundle.chains[id] ?? memory.learned.get(id)?.chain ?? await this.ledger.chain(id)
       const burns = isNftTx ? [] : await burntAncestors(states.map((st) => { const at = st.indexOf('@'); return [st.slice(0, at), st.slice(at + 1)] as const }), chainOf)
       // a state before the contract's tip: the arbiters are shown the owner-only blocks from it to the tip
@@ -331,11 +292,8 @@ export class QuorumService {
         if (chain !== undefined) paths[stateHashOf(st)] = chain.slice(parseBlockId(st.slice(at + 1)).number, tipAt + 1).map(bytesToHex)
       }
       const held = { quorumDid, txid, states, burns, ...(Object.keys(paths).length > 0 ? { paths } : {}) }
-      // the designated checker of the five named claims (see protocol.md, "Claims": an owner's
-      // own quorum ranked first claims nothing, an open case; every signer claiming closes it at
-      // five times the arbiters' work, which the batched claim in decision 0027 is to bring down)
-      if (this.claims !== undefined && likely?.includes(quorumDid) === true) startClaim(held)
-      else if (markers !== undefined && (likely === undefined || likely.includes(quorumDid))) {
+      const claimProof = this.claims !== undefined ? await this.claims.proof(quorumDid, txid) : undefined
+      if (this.claims === undefined && markers !== undefined && (likely === undefined || likely.includes(quorumDid))) {
         this.networkChecks.set(voteKey(quorumDid, txid), this.networkCheck(markers, states, txid))
       }
       // 4. pledge
@@ -356,8 +314,8 @@ export class QuorumService {
         states, pledge, pledgeMilli, credit, createdAt: now, updatedAt: now, burns, ...(isNftTx && req.nft !== undefined ? { nft: req.nft } : {}),
         ...(moved.length > 0 ? { spends } : {}),
         ...(held.paths !== undefined ? { paths: held.paths } : {}),
-        // kept to show the arbiters when this quorum claims at SIGN (a checker of other five, a restart)
-        ...(this.claims !== undefined ? { contract: bytesToHex(req.contract) } : {})
+        // the quorum's claim, kept to answer a PREPARE asked again the same and to release it signed
+        ...(claimProof !== undefined ? { claimNonce: claimProof.nonce, claimSig: claimProof.sig } : {})
       }
       await this.ledger.commit((w) => {
         storeLearned(w, memory)
@@ -370,7 +328,7 @@ export class QuorumService {
       this.log.debug(`prepare ${txid.slice(0, 12)}: pledge ${tPledge - tp} ms, vote+commit ${Date.now() - tPledge} ms`)
       this.fault('quorum-reserved')
       this.pledging.refillPledgePieces(quorumDid, share, voteKey(quorumDid, txid))
-      return { vote: 'yes', quorumDid, credit, pledge, pledgeMilli }
+      return { vote: 'yes', quorumDid, credit, pledge, pledgeMilli, ...this.voteClaim(vote) }
     })
   }
 
@@ -474,20 +432,21 @@ export class QuorumService {
       const key = voteKey(quorumDid, txid)
       const markers = this.opts.markers
       // ranked by the states the block spends among its signers (credit signers = block signers)
-      const checker = networkCheckers(checkerKey(spentStatesOf(block.content.transInfo.tokens)), (block.content.quorumSignatures ?? []).map((c) => c.did), NETWORK_CHECKERS).includes(quorumDid)
       tChecked = Date.now()
-      if (checker && this.claims !== undefined) {
-        // the designated checker signs only with the claim of every state held: made at PREPARE,
-        // or now (a checker of another five than the sender named, or after a restart)
-        const r = this.claims.holds(quorumDid, txid) ? undefined : await this.claimVote(await this.burnsOf(vote), vote.contract !== undefined ? hexToBytes(vote.contract) : undefined)
+      if (this.claims !== undefined) {
+        // every signer signs only with its own claim of every state held granted by their arbiters
+        // (the sender's claim made for it; grants checked against this node's count of arbiters):
+        // an owner's quorum among the five can neither skip the claim nor give it up for the others
+        const r = await this.claims.check(quorumDid, txid, vote.states, (await this.burnsOf(vote)).burns ?? [], req.grants, vote.claimNonce)
         tMarkers = Date.now()
-        if (r !== undefined && !r.granted) {
+        if (!r.granted) {
           // not signed now, and the vote is kept: the sender is past its decision to sign (SIGNING)
           // and asks again (a claim that could not reach enough arbiters holds once they are back);
           // a released vote could never sign this transfer again, which stranded its tokens
           throw new RbtError(r.code === 'CLAIM_UNREACHABLE' ? ErrorCode.CLAIM_UNREACHABLE : ErrorCode.STATE_CLAIMED, r.reason, { details: r.holder !== undefined ? { claimedBy: r.holder } : {} })
         }
       } else {
+        const checker = networkCheckers(checkerKey(spentStatesOf(block.content.transInfo.tokens)), (block.content.quorumSignatures ?? []).map((c) => c.did), NETWORK_CHECKERS).includes(quorumDid)
         const pendingCheck = !checker ? Promise.resolve(undefined) : this.networkChecks.get(key) ?? (markers !== undefined ? this.networkCheck(markers, vote.states, txid) : Promise.resolve(undefined))
         this.networkChecks.delete(key)
         const conflict = await withTimeout(pendingCheck, this.opts.markerSignWaitMs ?? 250).catch(() => undefined)
@@ -607,7 +566,7 @@ export class QuorumService {
     this.networkChecks.delete(voteKey(vote.quorumDid, vote.txid))
     // a vote released before it signed gives its claim up; one that signed keeps it (a block may exist)
     if (this.claims !== undefined) {
-      if (!keepStates && vote.signature === undefined) this.claims.release(vote.quorumDid, vote.txid, vote.states)
+      if (!keepStates && vote.signature === undefined) this.claims.release(vote.quorumDid, vote.txid, vote.states, vote.burns ?? [], vote.claimNonce)
       else this.claims.forget(vote.quorumDid, vote.txid)
     }
     const now = this.clock.now()

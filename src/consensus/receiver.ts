@@ -1,18 +1,22 @@
-import { decodeBlockEnvelope, formatBlockId } from '../tokenchain/block.js'
+import { decodeBlockEnvelope, formatBlockId, parseBlockId, type DecodedBlock } from '../tokenchain/block.js'
 import { decodeContract } from '../tokenchain/contract.js'
 import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
 import type { Block } from '../tokenchain/block.js'
-import type { VerifiedBlockCache } from '../tokenchain/validate.js'
+import { spendAnchor, type VerifiedBlockCache } from '../tokenchain/validate.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import { flagDiverged, type DoubleSpendSink } from './double-spends.js'
 import { heldStates, ledgerAncestry, storedPrefix, storeLearned, validateBundleToken, validateBundleTokenOrCollect, validateHeldToken } from './bundle.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import type { ChainBundle, DeliverReply, DeliverRequest, ReceiverPolicy, SpentState } from './messages.js'
-import type { Clock, Ledger, TokenState, Verifier } from './ports.js'
+import type { Clock, Ledger, StateClaims, TokenState, Verifier } from './ports.js'
 import { systemClock, VERIFIED_MEMO } from './ports.js'
 import { BoundedSet } from '../util/lru.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
-import type { IncomingRecord } from './records.js'
+import { stateKey, type IncomingRecord } from './records.js'
+import { burntAncestors } from './burn-claims.js'
+import { isPeerGrant, stateHashOf } from './quorum-claims.js'
+import { isScContractType } from './smart-contract.js'
+import type { DecodedContract } from '../tokenchain/contract.js'
 import { ContractType, TokenType } from '../tokenchain/types.js'
 import { carriesFt, ftIdentity } from './ft.js'
 import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe.js'
@@ -40,6 +44,11 @@ export interface ReceiverOptions {
   logger?: Logger
   /** told of two spends of one state this receiver sees (a delivered chain forking from the one it stores) */
   doubleSpends?: DoubleSpendSink
+  /**
+   * with claims on, the block's certificate is checked before the tokens are taken: grants of one
+   * signer's claim of every state it spends, from the arbiters as this node counts them
+   */
+  claims?: Pick<StateClaims, 'checkGrants'>
 }
 
 /**
@@ -146,6 +155,8 @@ export class TransferReceiver {
       // nothing is stored: the sender delivers again with these ancestors' chains
       if (missing.length > 0) return { txid: req.txid, accepted: false, missing: [...new Set(missing)] }
       if (incoming.length === 0) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'the contract transfers no token')
+      await this.checkCertificate(req, contract, block, signers, async (id) => req.bundle.chains[id] ?? memory.learned.get(id)?.chain ?? await ledger.chain(id))
+      const tCert = Date.now()
       // the blocks and contents of tokens this node held before (change coming back, a part's
       // parent it burnt itself) are stored already: only what it lacks is written
       const ids = [...new Set([...Object.keys(req.bundle.chains), ...Object.keys(req.bundle.contents)])]
@@ -171,7 +182,7 @@ export class TransferReceiver {
       })
       stored()
       try { this.opts.onReceived?.(req.txid, req.receiver, incoming.map((t) => ({ tokenId: t.tokenId, tokenType: t.tokenType }))) } catch (e) { this.log.debug(`onReceived: ${errorMessage(e)}`) }
-      this.log.debug(`deliver ${req.txid.slice(0, 12)}: signers' pledges ${tSigners - t0} ms, ${incoming.length} tokens (${chainless.length} without a chain) ${tTokens - tSigners} ms, commit ${Date.now() - tTokens} ms`)
+      this.log.debug(`deliver ${req.txid.slice(0, 12)}: signers' pledges ${tSigners - t0} ms, ${incoming.length} tokens (${chainless.length} without a chain) ${tTokens - tSigners} ms, certificate ${tCert - tTokens} ms, commit ${Date.now() - tCert} ms`)
       this.opts.fault?.('received')
       return { txid: req.txid, accepted: true }
     })
@@ -189,6 +200,39 @@ export class TransferReceiver {
   /** What a sender is told before its decision: the strict rule's list, when this node keeps it. */
   async policy (): Promise<ReceiverPolicy> {
     return this.opts.trustOwnQuorumList?.() === true ? { quorums: await this.opts.ownQuorums() } : {}
+  }
+
+  /**
+   * The block's certificate (docs/protocol.md, "Claims"): the grants of one signer's claim of every
+   * state the block spends (keyed on its last quorum-signed state, as the signers claimed it) and of
+   * every burnt ancestor those rest on, each from more than two thirds of the state's arbiters as
+   * this node counts them. A receiver relies on no signer and no sender for it: five signers that
+   * are all the owner's still need the arbiters' grants. NFT and smart-contract transactions are
+   * not checked here yet (their states are keyed apart).
+   */
+  private async checkCertificate (req: DeliverRequest, contract: DecodedContract, block: DecodedBlock, signers: readonly string[], chainOf: (id: string) => Promise<readonly Uint8Array[] | undefined>): Promise<void> {
+    const claims = this.opts.claims
+    if (claims === undefined) return
+    const type = contract.content.type
+    if (type === ContractType.NFT_DEPLOY || type === ContractType.NFT_EXECUTE || isScContractType(type)) return
+    const states: Array<readonly [string, string]> = []
+    for (const [tokenId, e] of Object.entries(block.content.transInfo.tokens)) {
+      const chain = await chainOf(tokenId)
+      if (chain === undefined || chain.length === 0) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `no chain of token ${tokenId} to find the state its certificate is for`)
+      states.push([tokenId, spendAnchor(chain, parseBlockId(e.previousBlockId ?? '').number)])
+    }
+    const burns = await burntAncestors(states, chainOf)
+    const own = new Set(states.map(([id, b]) => stateHashOf(stateKey(id, b))))
+    const grants = Array.isArray(req.grants) ? req.grants.filter(isPeerGrant) : []
+    // one claim: a signer's quorum and the nonce of its claim (grants of several claims do not add up)
+    const claimsShown = [...new Map(grants.filter((g) => signers.includes(g.quorum)).map((g) => [`${g.quorum}|${g.nonce}`, g])).values()].slice(0, 8)
+    let why = 'the delivery carries no grant of a signer\'s claim (a sender from before certificates)'
+    for (const { quorum: q, nonce } of claimsShown) {
+      const r = await claims.checkGrants(req.txid, q, [...own], burns.filter((b) => !own.has(b.stateHash)), grants.filter((g) => g.quorum === q && g.nonce === nonce), nonce)
+      if (r.granted) return
+      why = r.reason
+    }
+    throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, `the block's certificate does not hold here: ${why}`)
   }
 
   /**

@@ -83,8 +83,11 @@ export interface VoteRecord {
   reason?: string
   /** NFT transactions only */
   nft?: NftOp
-  /** the sender-signed contract (hex), kept while claims are on: shown to the arbiters by a claim made at SIGN */
+  /** the sender-signed contract (hex), kept by quorums whose designated checker claimed at SIGN (records from before the sender's claim) */
   contract?: string
+  /** the quorum's claim of the vote's states (claims on): its nonce and its signature over claimDigest, shown by the sender to the arbiters */
+  claimNonce?: string
+  claimSig?: string
   /** transactions carrying FTs: what was asked */
   fts?: Array<{ name: string, creator: string, count: number }>
   createdAt: number

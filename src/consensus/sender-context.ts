@@ -6,7 +6,12 @@ import type { VerifiedBlockCache } from '../tokenchain/validate.js'
 import type { FtSpend } from './transfer-lock.js'
 import { TxChains } from './tx-chains.js'
 import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply, SpentState } from './messages.js'
-import type { Clock, Ledger, Verifier } from './ports.js'
+import type { Clock, Ledger, StateClaims, Verifier } from './ports.js'
+import { SenderClaims } from './sender-claims.js'
+import type { PeerGrant } from './claim-proofs.js'
+
+/** Where a decided transfer's certificate waits for its delivery. */
+export const OUTGOING_CERT = 'cs-outgoing-cert'
 import { putOutgoing, unb64, type OutgoingRecord } from './records.js'
 import { EvidenceStore, type EvidencePart } from './evidence-store.js'
 import type { ScCode } from './smart-contract.js'
@@ -53,6 +58,8 @@ export interface SenderOptions {
   observe?: ConsensusObserver
   /** an operation of the DID waiting for its caller's answer (a password or signature prompt), if any */
   waitingFor?: (did: string) => WaitingOperation | undefined
+  /** claims of the states spent at their arbiters, made for the five signers before any signature (docs/protocol.md, "Claims") */
+  claims?: StateClaims
   /**
    * a quorum refused a transfer as a double spend of its tokens (`spent by <txid>`): the token
    * states it spent, and the quorum's reason (the node checks those tokens' chains); called once the
@@ -102,6 +109,8 @@ export class SenderContext {
    * process does not read it back from the store.
    */
   readonly decidedEvidence = new Lru<ChainBundle>(8)
+  /** the sender's claims for its signers, and the grants gathered (absent without claims) */
+  readonly claims: SenderClaims | undefined
 
   constructor (readonly opts: SenderOptions, clock: Clock, log: Logger) {
     this.ledger = opts.ledger
@@ -109,6 +118,7 @@ export class SenderContext {
     this.clock = clock
     this.log = log
     this.evidence = new EvidenceStore(opts.ledger)
+    this.claims = opts.claims !== undefined ? new SenderClaims(opts.claims, opts.ledger, log) : undefined
   }
 
   fault (step: string): void { this.opts.fault?.(step) }
@@ -133,7 +143,7 @@ export class SenderContext {
    * The decision: the record COMMITTING with the signed block (kept beside it, written this once)
    * and the signers' pledge evidence (its blocks not stored yet written in the same commit).
    */
-  async decide (rec: OutgoingRecord, patch: Partial<OutgoingRecord> & { block: string }, parts: readonly EvidencePart[]): Promise<void> {
+  async decide (rec: OutgoingRecord, patch: Partial<OutgoingRecord> & { block: string }, parts: readonly EvidencePart[], certificate?: readonly PeerGrant[]): Promise<void> {
     const next: OutgoingRecord = { ...rec, ...patch, state: 'COMMITTING', blockApart: true, updatedAt: this.clock.now() }
     delete next.pledges
     delete next.evidence
@@ -141,9 +151,17 @@ export class SenderContext {
     await this.evidence.commit(parts, (w, ref) => {
       if (ref !== undefined) next.evidence = ref
       putOutgoing(w, next, { withBlock: true })
+      // the certificate the delivery shows the receiver, kept until it is delivered (a sender
+      // resumed after a restart holds no grant and, past the decision, no votes to claim again with)
+      if (certificate !== undefined) w.putRecord(OUTGOING_CERT, rec.txid, certificate)
     })
     Object.assign(rec, next)
     if (evidence !== undefined) this.decidedEvidence.set(rec.txid, evidence)
+  }
+
+  /** The certificate a decided transfer's delivery carries: the grants this process holds, or those kept at the decision. */
+  async certificateOf (rec: OutgoingRecord): Promise<PeerGrant[] | undefined> {
+    return this.claims?.certificate(rec.txid, rec.signers) ?? await this.ledger.record<PeerGrant[]>(OUTGOING_CERT, rec.txid).catch(() => undefined)
   }
 
   /** The pledge evidence a decided transfer's delivery carries: kept from its decision, or read back. */

@@ -8,7 +8,7 @@ import type { LedgerWriter, TokenState } from './ports.js'
 import { putOutgoing, readOutgoing, unb64, withoutEvidence, type OutgoingRecord } from './records.js'
 import { opTokenType } from './nft.js'
 import { ANCESTRY_ROUNDS, NO_CHAIN, type PrepareRound } from './sender-prepare.js'
-import { SenderPart, contractBytes, spentStates, type SenderContext, type TransferResult } from './sender-context.js'
+import { OUTGOING_CERT, SenderPart, contractBytes, spentStates, type SenderContext, type TransferResult } from './sender-context.js'
 
 /** Longest wait between two deliveries of a decided transfer whose receiver does not answer. */
 const MAX_REDELIVERY_DELAY_MS = 60_000
@@ -103,7 +103,7 @@ export class SenderDelivery extends SenderPart {
       const failed = await written
       if (failed !== undefined) throw failed
       const recs = await (early ?? this.ledger.tokensById(rec.tokens, { content: false }))
-      await this.ledger.commit((w) => { if (early === undefined) blocks(w, recs); committed(w, recs) })
+      await this.ledger.commit((w) => { if (early === undefined) blocks(w, recs); committed(w, recs); w.delRecord(OUTGOING_CERT, txid) })
       this.ctx.sentBundles.delete(txid)
       this.fault('committed')
       const spent = spentStates(rec).map((st) => `${st.tokenId}@${st.blockId}`)
@@ -120,6 +120,7 @@ export class SenderDelivery extends SenderPart {
   private async deliverWithRetry (rec: OutgoingRecord, block: Uint8Array, bundle: ChainBundle, wait: boolean, what: string, tokens?: TokenChains): Promise<boolean> {
     const attempts = wait ? (this.opts.deliverAttempts ?? 3) : 1
     const pledges = await this.ctx.evidenceOf(rec)
+    const grants = await this.ctx.certificateOf(rec)
     let lastErr: unknown
     for (let i = 0; i < attempts; i++) {
       try {
@@ -127,7 +128,7 @@ export class SenderDelivery extends SenderPart {
         for (let round = 0; ; round++) {
           let reply
           try {
-            reply = await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: contractBytes(rec), block, bundle: sent, memo: rec.memo, epoch: rec.epoch, ...(pledges !== undefined ? { pledges } : {}) })
+            reply = await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: contractBytes(rec), block, bundle: sent, memo: rec.memo, epoch: rec.epoch, ...(pledges !== undefined ? { pledges } : {}), ...(grants !== undefined ? { grants } : {}) })
           } catch (e) {
             // a receiver from before the missing-ancestors answer refuses a bundle without them: once more with every ancestor
             const whole = round === 0 && NO_CHAIN.test(errorMessage(e)) ? await this.prepare.whole(rec.tokens, sent) : undefined

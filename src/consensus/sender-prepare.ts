@@ -7,7 +7,7 @@ import type { OutgoingRecord } from './records.js'
 import type { NftOp } from './nft.js'
 import { notify } from './observe.js'
 import { SenderPart, contractBytes, spentStates, type Vote } from './sender-context.js'
-import { checkerKey, NETWORK_CHECKERS, networkCheckers } from './quorum-checkers.js'
+import type { ClaimResult } from './claims.js'
 
 type No = Extract<PrepareReply, { vote: 'no' }>
 
@@ -255,34 +255,34 @@ export class PrepareRound extends SenderPart {
     notify(this.opts.observe, { kind: 'round', round: 'prepare', ms: tPrepared - tb })
     const agreed = rec.asked.map((d) => replies.find((r) => r.quorumDid === d)).filter((r): r is Vote => r?.vote === 'yes')
     let yes = agreed.filter((v) => eligible(v.quorumDid))
-    if (yes.length >= MIN_QUORUM_SIGNATURES) {
-      // The five that will sign have a designated checker; it signs only with the claim of every
-      // state held. When it is not the one the PREPAREs named (a quorum was replaced), it is asked
-      // again naming these five, and claims now: a refusal ends the transfer before any signature.
+    // The sender's claim: every state spent, at its arbiters, for each of the five that will sign
+    // (one walk; docs/protocol.md, "Claims"). A state another transaction holds is asked again
+    // after a short, jittered wait while that transaction may still end, unless it is the smaller
+    // transaction id: two racing spends that split the arbiters between them never both wait, the
+    // larger gives way (its quorums release their claims with their votes) and the smaller wins.
+    let claimRefused: Extract<ClaimResult, { granted: false }> | undefined
+    if (yes.length >= MIN_QUORUM_SIGNATURES && this.ctx.claims !== undefined) {
       const five = yes.slice(0, MIN_QUORUM_SIGNATURES)
-      const key = checkerKey(spentStates(rec).map((st) => `${st.tokenId}@${st.blockId}`))
-      const checker = networkCheckers(key, five.map((v) => v.quorumDid), NETWORK_CHECKERS)[0]
-      const cv = five.find((v) => v.quorumDid === checker)
-      // the checker the PREPAREs named answered already (with its claim, or as a node from before claims)
-      const named = networkCheckers(key, expected, NETWORK_CHECKERS)[0] === checker && five.every((v) => expected.includes(v.quorumDid))
-      if (cv !== undefined && cv.claimed !== true && !named) {
-        const again = await prepare(cv.quorumDid, five.map((v) => v.quorumDid))
-        replies.splice(replies.findIndex((r) => r.quorumDid === cv.quorumDid), 1, again)
-        if (again.vote === 'yes') {
-          agreed.splice(agreed.indexOf(cv), 1, again)
-          yes = yes.map((v) => v === cv ? again : v)
-        } else {
-          agreed.splice(agreed.indexOf(cv), 1)
-          yes = yes.filter((v) => v !== cv)
-        }
+      const contract = contractBytes(rec)
+      let r = await this.ctx.claims.claim(rec.txid, contract, five)
+      for (let tries = 1; !r.granted && r.code === 'STATE_CLAIMED' && (r.holder === undefined || r.holder > rec.txid) && tries <= CONFLICT_RETRIES; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, CONFLICT_RETRY_MS * tries * (0.5 + Math.random())))
+        r = await this.ctx.claims.claim(rec.txid, contract, five)
       }
+      if (!r.granted) claimRefused = r
     }
     const answered = { yes: agreed.map((v) => v.quorumDid), contacted: replies.map((r) => r.quorumDid) }
     // Enough votes: who answered is written with the SIGNING record below, in its one commit (a
     // record written twice more at 1.5 and 4.6 KB before, of the 14 KB a payment's record wrote);
     // a crash before it leaves PREPARING, aborted with every quorum asked told.
-    if (yes.length < MIN_QUORUM_SIGNATURES) await this.update(rec, answered)
+    if (yes.length < MIN_QUORUM_SIGNATURES || claimRefused !== undefined) await this.update(rec, answered)
     this.fault('voted')
+    if (claimRefused !== undefined) {
+      const no: No = { vote: 'no', quorumDid: '', reason: claimRefused.reason, conflict: claimRefused.code !== 'CLAIM_UNREACHABLE', code: claimRefused.code, ...(claimRefused.holder !== undefined ? { holder: claimRefused.holder } : {}) }
+      // a state already spent (its marker): the node checks those tokens' chains
+      if (claimRefused.code === 'STATE_SPENT') this.doubleSpent(rec, [no])
+      throw claimError(no) ?? new RbtError(ErrorCode.CONSENSUS_FAILED, `consensus failed: ${claimRefused.reason}`)
+    }
     if (yes.length < MIN_QUORUM_SIGNATURES) {
       this.doubleSpent(rec, replies)
       const reasons = replies.filter((r) => r.vote === 'no').map((r) => `${r.quorumDid.slice(0, 16)}…: ${(r as { reason: string }).reason}`)

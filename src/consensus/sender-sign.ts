@@ -16,6 +16,15 @@ import type { SenderDelivery } from './sender-delivery.js'
 const SIGNED_BLOCK_CHECK_MS = 3000
 
 /**
+ * Times a sign round claims again for signers that found the grants of their claim short, before
+ * replacing them, waiting 400 ms × attempt before each (some 8 s in all): a signer's view of the
+ * arbiters differs from the sender's by the peers each saw last (a node just restarted still
+ * counts, for the forget time, the peers that went down with it), and once that time has passed
+ * the two agree again. A signer that still finds them short is replaced, or signing stays pending.
+ */
+const SIGN_CLAIM_RETRIES = 6
+
+/**
  * The sender's sign round: the block built from the chosen votes, signed by its five quorums (a
  * signer that fails replaced by a spare vote or a recruit), checked, then the decision (COMMITTING)
  * and the delivery.
@@ -34,14 +43,23 @@ export class SignRound extends SenderPart {
     let spare = pool.slice(MIN_QUORUM_SIGNATURES)
     const refused: string[] = []
     const failedSigners = new Set<string>()
+    let claimedAgain = 0
     for (;;) {
       const tRound = Date.now()
+      // every signer signs only with the grants of its own claim: those this process has not
+      // gathered yet (a signer replaced, a transfer resumed after a restart) are claimed now, the
+      // same claims (each quorum's nonce is kept with its vote) granted again
+      if (this.ctx.claims !== undefined && !this.ctx.claims.covered(rec.txid, chosen)) {
+        const r = await this.ctx.claims.claim(rec.txid, contract, chosen)
+        if (!r.granted) throw signingPending(rec.txid, `consensus reached but the signers' claim of the states was not granted (${r.reason}); the tokens stay locked and signing is retried automatically`)
+      }
       let block = await this.buildBlock(rec, contract, chosen)
       const unsigned = encodeBlockEnvelope(block)
       const tBuilt = Date.now()
       const sigs = await Promise.all(chosen.map(async (v) => {
         try {
-          return await this.transport.sign({ txid: rec.txid, quorumDid: v.quorumDid, block: unsigned })
+          const grants = this.ctx.claims?.grantsFor(rec.txid, v.quorumDid)
+          return await this.transport.sign({ txid: rec.txid, quorumDid: v.quorumDid, block: unsigned, ...(grants !== undefined ? { grants } : {}) })
         } catch (e) {
           return new RbtError(ErrorCode.CONSENSUS_FAILED, `${v.quorumDid} did not sign: ${errorMessage(e)}`, { details: { quorumDid: v.quorumDid } })
         }
@@ -64,7 +82,17 @@ export class SignRound extends SenderPart {
         // this node's own writes now (a full disk) is not a refusal: SIGNING is durable, so recovery
         // signs again and commits; after COMMITTING, recovery finishes the delivery and the record.
         try {
-          await this.ctx.decide(rec, { block: b64(signed), signers: chosen.map((v) => v.quorumDid) }, evidenceParts(sigs as SignReply[], chosen))
+          // the certificate the receiver is shown, kept with the decision: grants are held in memory
+          // for the transactions in flight only, so ones pushed out since are claimed again (the
+          // same claims, granted again) rather than decided without, which no receiver would take
+          const signerDids = chosen.map((v) => v.quorumDid)
+          let certificate = this.ctx.claims?.certificate(rec.txid, signerDids)
+          if (this.ctx.claims !== undefined && certificate === undefined && chosen.some((v) => v.claim !== undefined)) {
+            const again = await this.ctx.claims.claim(rec.txid, contract, chosen)
+            certificate = this.ctx.claims.certificate(rec.txid, signerDids)
+            if (certificate === undefined) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, `the signers' grants could not be gathered again for the certificate (${again.granted ? 'none came back' : again.reason})`)
+          }
+          await this.ctx.decide(rec, { block: b64(signed), signers: signerDids }, evidenceParts(sigs as SignReply[], chosen), certificate)
         } catch (e) {
           throw signingPending(rec.txid, `the quorums signed, but this node could not record the decision (${errorMessage(e)}); it is retried automatically and the transfer ends committed`)
         }
@@ -76,6 +104,17 @@ export class SignRound extends SenderPart {
           if (isRbtError(e, ErrorCode.DELIVERY_PENDING)) throw e
           throw deliveryPending(rec.txid, errorMessage(e))
         }
+      }
+      // A signer that found the grants of its claim short counts the arbiters from its own view,
+      // which may know an arbiter this node's walk did not reach: its claim is made again (the
+      // same claim, granted again, by the arbiters reachable now) and it is asked again, a few
+      // times (SIGN_CLAIM_RETRIES), before it is replaced.
+      const short = failed.filter((f) => /CLAIM_UNREACHABLE/.test(f.message)).map((f) => (f.details as { quorumDid: string }).quorumDid)
+      if (short.length > 0 && short.length === failed.length && this.ctx.claims !== undefined && claimedAgain < SIGN_CLAIM_RETRIES) {
+        claimedAgain++
+        this.ctx.claims.drop(rec.txid, short)
+        await new Promise((resolve) => setTimeout(resolve, 400 * claimedAgain))
+        continue
       }
       const bad = new Set(failed.map((f) => (f.details as { quorumDid: string }).quorumDid))
       for (const d of bad) failedSigners.add(d)

@@ -204,6 +204,17 @@ export interface P2pHost extends Startable {
   isForeignPeer: (peerId: string) => boolean
   /** Called when a peer turns out foreign (see isForeignPeer); returns a function that removes the listener. */
   onForeignPeer: (listener: (peerId: string) => void) => () => void
+  /** Signs `data` with this peer's identity key: anyone checks it from the peer id alone (verifyPeerSignature). */
+  signAsPeer: (data: Uint8Array) => Promise<Uint8Array>
+}
+
+/** Whether `sig` is `peerId`'s identity key's signature over `data` (false for a peer id that embeds no key, e.g. RSA). */
+export async function verifyPeerSignature (peerId: string, data: Uint8Array, sig: Uint8Array): Promise<boolean> {
+  try {
+    const key = peerIdFromString(peerId).publicKey
+    if (key === undefined) return false
+    return await key.verify(data, sig)
+  } catch { return false }
 }
 
 export interface HostServices extends Record<string, unknown> {
@@ -332,7 +343,7 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
   })
 
   skipRedundantPeerMerges(node.peerStore)
-  return new Host(node, log, defaultTimeoutMs, opts.bootstrap ?? [], peerInfoMapper, discovery, opts.dht?.protocol ?? DEFAULT_DHT_PROTOCOL)
+  return new Host(node, log, defaultTimeoutMs, opts.bootstrap ?? [], peerInfoMapper, discovery, opts.dht?.protocol ?? DEFAULT_DHT_PROTOCOL, privateKey)
 }
 
 class Host implements P2pHost {
@@ -356,7 +367,8 @@ class Host implements P2pHost {
     private readonly bootstrap: string[],
     private readonly peerInfoMapper: typeof passthroughMapper = passthroughMapper,
     discovery?: PeerDiscovery,
-    dhtProtocol = DEFAULT_DHT_PROTOCOL
+    dhtProtocol = DEFAULT_DHT_PROTOCOL,
+    private readonly privateKey?: PrivateKey
   ) {
     this.peerId = libp2p.peerId.toString()
     const services = libp2p.services as Record<string, unknown>
@@ -674,6 +686,11 @@ class Host implements P2pHost {
   /** The DHT's routing table (a public field of the Kad-DHT service, not part of its typed interface). */
   private get routingTable (): RoutingTableView | undefined {
     return (this.libp2p.services.dht as unknown as { routingTable?: RoutingTableView }).routingTable
+  }
+
+  async signAsPeer (data: Uint8Array): Promise<Uint8Array> {
+    if (this.privateKey === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'this host has no identity key to sign with')
+    return await this.privateKey.sign(data)
   }
 
   isForeignPeer (peerId: string): boolean {

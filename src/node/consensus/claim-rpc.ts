@@ -10,11 +10,13 @@ import type { RpcHandlers, UnarySpec } from '../../p2p/rpc.js'
  */
 export interface ClaimItem {
   txid: string
-  quorum: string
   stateHash: string
   via?: string
-  /** index of its proof in `proofs` */
-  p: number
+  /** one claimant (a checker's claim, from before the sender's claim): its quorum, and the index of its proof in `proofs` */
+  quorum?: string
+  p?: number
+  /** the claimants of the state (the sender's claim for its signers): indexes of their proofs in `proofs`, each proof naming its quorum */
+  ps?: number[]
   /** with `via` only: the burn that spent the state, as checkBurnProof takes it (block envelopes, hex) */
   burn?: string[]
   /** a state before the contract's tip (an owner-only tip): the blocks from it to the tip, as checkAnchorPath takes them */
@@ -25,7 +27,15 @@ export interface ClaimItem {
  * claim (its later requests name the claim by nonce and signature); an arbiter that no longer
  * knows it answers UNAUTHORIZED with `details.proofUnknown`, and the checker sends it again.
  */
-export type WireProof = Omit<ClaimAuth, 'contract'> & { contract?: Uint8Array }
+export type WireProof = Omit<ClaimAuth, 'contract'> & {
+  contract?: Uint8Array
+  /** the claimant quorum (with `ps` items) */
+  quorum?: string
+  /** the contract is that of proof `cp` of this request (the sender's claim shows it once for five quorums) */
+  cp?: number
+  /** the peer that answers for the claimant quorum (asked how its claim ended); the asker when absent */
+  peer?: string
+}
 export interface StateClaimMethods {
   /**
    * claims states for transactions: one answer per item, in order; `closer` peer ids whose addresses
@@ -36,8 +46,8 @@ export interface StateClaimMethods {
   'claims.claim': UnarySpec<{ items: ClaimItem[], proofs: WireProof[] }, {
     answers: Array<{ granted: boolean, holder?: string, spent?: boolean, closer: string[] }>
     addrs: Record<string, string[]>
-    arbiter?: string
-    grants?: Array<{ items: number[], sig: string }>
+    /** the arbiter's grants, each signed with its peer key over the items it lists for the claimant of proof `p` (peerGrantBytes; signature hex) */
+    pgrants?: Array<{ items: number[], p: number, sig: string }>
   }>
   /** the claimant quorum gives its claim `nonce` of `txid` up (its vote was released before signing), signed */
   'claims.release': UnarySpec<{ txid: string, quorum: string, nonce: string, sig: string, stateHashes: string[] }, { freed: number }>
@@ -49,13 +59,14 @@ export interface StateClaimMethods {
 export const CLAIM_BATCH_MAX = 64
 export const RELEASE_MAX = 1024
 /** Most proofs in one `claims.claim`, and the largest contract one may carry (a contract of many tokens is some 100 bytes a token). */
-const PROOFS_MAX = 8
+export const PROOFS_MAX = 8
 const CONTRACT_MAX_BYTES = 768 * 1024
 
 const STATE_RE = /^Qm[1-9A-HJ-NP-Za-km-z]{44}$/
 export const TXID_RE = /^[0-9a-f]{64}$/
 const HEX_RE = /^[0-9a-fA-F]{1,1024}$/
 const NONCE_RE = /^[0-9a-f]{32}$/
+const PEER_RE = /^[1-9A-HJ-NP-Za-km-z]{32,128}$/
 /** Largest block envelope of a burn proof, in hex characters. */
 const BURN_BLOCK_MAX_HEX = 128 * 1024
 
@@ -66,16 +77,23 @@ export function needClaimRequest (req: unknown): asserts req is StateClaimMethod
   if (!Array.isArray(items) || items.length === 0 || items.length > CLAIM_BATCH_MAX) throw new RbtError(ErrorCode.INVALID_INPUT, `malformed claim request: items must list 1 to ${CLAIM_BATCH_MAX} states`)
   if (!Array.isArray(proofs) || proofs.length === 0 || proofs.length > PROOFS_MAX) throw new RbtError(ErrorCode.UNAUTHORIZED, 'a claim is refused without its proof (the sender\'s contract and the quorum\'s signed claim): this arbiter serves signed claims only')
   for (const p of proofs as unknown[]) {
-    const a = p as Partial<ClaimAuth> | undefined
-    if (a === undefined || a === null || (a.contract !== undefined && (!(a.contract instanceof Uint8Array) || a.contract.length > CONTRACT_MAX_BYTES)) || typeof a.nonce !== 'string' || !NONCE_RE.test(a.nonce) || typeof a.sig !== 'string' || !HEX_RE.test(a.sig)) {
+    const a = p as Partial<WireProof> | undefined
+    if (a === undefined || a === null || (a.contract !== undefined && (!(a.contract instanceof Uint8Array) || a.contract.length > CONTRACT_MAX_BYTES)) || typeof a.nonce !== 'string' || !NONCE_RE.test(a.nonce) || typeof a.sig !== 'string' || !HEX_RE.test(a.sig) ||
+      (a.quorum !== undefined && (typeof a.quorum !== 'string' || a.quorum.length > 128)) || (a.peer !== undefined && (typeof a.peer !== 'string' || !PEER_RE.test(a.peer))) ||
+      (a.cp !== undefined && (typeof a.cp !== 'number' || !Number.isInteger(a.cp) || a.cp < 0 || a.cp >= proofs.length))) {
       throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed claim proof: a contract, a nonce and a signature')
     }
   }
+  const idx = (x: unknown): boolean => typeof x === 'number' && Number.isInteger(x) && x >= 0 && x < proofs.length
   for (const it of items as unknown[]) {
-    const i = it as { txid?: unknown, quorum?: unknown, stateHash?: unknown, via?: unknown, p?: unknown, burn?: unknown, path?: unknown } | undefined
-    if (typeof i?.txid !== 'string' || !TXID_RE.test(i.txid) || typeof i.quorum !== 'string' || i.quorum.length > 128 || typeof i.stateHash !== 'string' || !STATE_RE.test(i.stateHash) ||
-      (i.via !== undefined && (typeof i.via !== 'string' || !TXID_RE.test(i.via))) || typeof i.p !== 'number' || !Number.isInteger(i.p) || i.p < 0 || i.p >= proofs.length) {
-      throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed claim request: each item needs a txid, a quorum DID, a state hash and its proof')
+    const i = it as { txid?: unknown, quorum?: unknown, stateHash?: unknown, via?: unknown, p?: unknown, ps?: unknown, burn?: unknown, path?: unknown } | undefined
+    // one claimant named on the item (quorum and p), or several by their proofs (ps), each proof naming its quorum
+    const one = typeof i?.quorum === 'string' && i.quorum.length <= 128 && idx(i.p) && i.ps === undefined
+    const many = i?.quorum === undefined && i?.p === undefined && Array.isArray(i?.ps) && i.ps.length > 0 && i.ps.length <= PROOFS_MAX && i.ps.every(idx) &&
+      i.ps.every((k: number) => typeof (proofs[k] as WireProof).quorum === 'string')
+    if (typeof i?.txid !== 'string' || !TXID_RE.test(i.txid) || typeof i.stateHash !== 'string' || !STATE_RE.test(i.stateHash) ||
+      (i.via !== undefined && (typeof i.via !== 'string' || !TXID_RE.test(i.via))) || (!one && !many)) {
+      throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed claim request: each item needs a txid, a state hash and its claimants (a quorum DID and its proof)')
     }
     if (i.burn !== undefined && (i.via === undefined || !Array.isArray(i.burn) || i.burn.length > BURN_PROOF_MAX_BLOCKS || !i.burn.every((h) => typeof h === 'string' && h.length <= BURN_BLOCK_MAX_HEX && /^(?:[0-9a-f]{2})*$/.test(h)))) {
       throw new RbtError(ErrorCode.INVALID_INPUT, `malformed claim request: a burn proof is up to ${BURN_PROOF_MAX_BLOCKS} block envelopes (hex), with \`via\` only`)

@@ -224,7 +224,7 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
         markers: m,
         outcome: async (q, tx) => await require().quorum.claimOutcome(q, tx),
         verifier,
-        arbiterSigner: () => svc?.arbiterSigner(),
+        peerOf: async (did) => (await identity.resolvePeer(did)).peerId,
         quorumSigner: (did) => svc?.quorumSignerOf(did),
         timeoutMs: env('RBTNODE_CLAIM_TIMEOUT_MS'),
         log: log.child('claims')

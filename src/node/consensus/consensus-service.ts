@@ -81,7 +81,8 @@ export class ConsensusService {
       observe: opts.observe,
       waitingFor: opts.waitingFor,
       onDoubleSpent: opts.onDoubleSpent,
-      isLocalDid: async (did) => await opts.identity.isLocal(did)
+      isLocalDid: async (did) => await opts.identity.isLocal(did),
+      claims: opts.claims
     })
     this.quorum = new QuorumService({
       ledger, verifier, verified, markers: opts.markers, claims: opts.claims, transport, logger: log.child('quorum'), fault: opts.fault,
@@ -100,6 +101,7 @@ export class ConsensusService {
       trustOwnQuorumList: () => opts.trustOwnQuorumList === true,
       observe: opts.observe,
       onReceived: opts.onReceived,
+      claims: opts.claims,
       doubleSpends: this.doubleSpends,
       logger: log.child('receiver')
     })
@@ -203,7 +205,6 @@ export class ConsensusService {
   isQuorumSetUp (did: string): boolean { return this.quorumSigners.has(did) }
   quorumSignerOf (did: string): ConsensusSigner | undefined { return this.quorumSigners.get(did)?.quorum }
   /** The DID this node signs its claim grants with as an arbiter: its first quorum set up (none when it runs no quorum). */
-  arbiterSigner (): ConsensusSigner | undefined { return this.quorumSigners.values().next().value?.quorum }
   async hosts (did: string): Promise<boolean> { return await this.opts.identity.isLocal(did) }
 
   /**

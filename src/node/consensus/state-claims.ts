@@ -1,20 +1,21 @@
 import { CLAIM_ARBITERS, claimResult, claimantKey, claimantTx, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimResult, type ClaimTable } from '../../consensus/claims.js'
-import { checkAnchorPath, checkBurnProof, checkClaimProof, committedDigest, contractSpends, grantDigest, releaseDigest, type ClaimAuth, type ReleaseAuth } from '../../consensus/claim-proofs.js'
+import { checkAnchorPath, checkBurnProof, checkClaimProof, committedDigest, contractSpends, peerGrantBytes, releaseDigest, type ClaimantProof, type PeerGrant, type ReleaseAuth } from '../../consensus/claim-proofs.js'
 import type { BurnClaim } from '../../consensus/burn-claims.js'
 import type { ConsensusSigner, StateClaims } from '../../consensus/ports.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
 import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import type { Logger } from '../../util/logger.js'
 import { Lru } from '../../util/lru.js'
+import { bytesToHex, hexToBytes } from '../../wallet/bytes.js'
 import { PeerBuckets } from '../../util/peer-buckets.js'
-import type { P2pHost } from '../../p2p/host.js'
+import { verifyPeerSignature, type P2pHost } from '../../p2p/host.js'
 import type { RpcClient } from '../../p2p/rpc.js'
 import { closestQuery, compareDistance, kadKey, kadPeerKey, type QueryPeer } from '../../p2p/closest-query.js'
 import { raceAbort } from '../../p2p/deadline.js'
 import { RequestCoalescer } from '../../util/request-coalescer.js'
 import { closerPeerSets, spentKeyBytes, withAddresses, type NodeSpentMarkers } from './spent-markers.js'
 import type { ArbiterView } from './arbiter-view.js'
-import { CLAIM_BATCH_MAX, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods, type WireProof } from './claim-rpc.js'
+import { CLAIM_BATCH_MAX, PROOFS_MAX, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods, type WireProof } from './claim-rpc.js'
 
 export { ArbiterView, ARBITER_FORGET_MS, ARBITER_VIEW_MAX } from './arbiter-view.js'
 export { claimStoreOn } from './claim-store.js'
@@ -51,8 +52,6 @@ export interface NodeStateClaims extends StateClaims, ClaimServer {
   table: ClaimTable
 }
 
-/** A signed grant as the checker received it: the arbiter DID, its signature, and the states and claim it covers. */
-export interface ReceivedGrant { peer: string, arbiter: string, sig: string, txid: string, quorum: string, forTx: string, states: string[] }
 
 export function nodeStateClaims (opts: {
   host: () => P2pHost | undefined
@@ -61,15 +60,13 @@ export function nodeStateClaims (opts: {
   view: ArbiterView
   markers: NodeSpentMarkers
   verifier: SignatureVerifier
-  /** the DID this node signs its grants with (one of its quorum DIDs), when it has one */
-  arbiterSigner: () => ConsensusSigner | undefined
+  /** the peer of a quorum DID (a claimant the sender claims for: the arbiters ask it how its claim ended) */
+  peerOf?: (did: string) => Promise<string>
   /** a quorum DID of this node, to sign the outcome of its claims */
   quorumSigner: (did: string) => ConsensusSigner | undefined
   /** how a claim of this node's quorum ended (the arbiters' status question, answered locally for this node's own claims) */
   outcome: (quorum: string, txid: string) => Promise<'pending' | 'committed' | 'released'>
   timeoutMs?: number
-  /** told of every signed grant a claim of this node received (the certificate's material) */
-  onGrants?: (grants: ReceivedGrant[]) => void
   log: Logger
 }): NodeStateClaims {
   const { table, view, log } = opts
@@ -111,49 +108,88 @@ export function nodeStateClaims (opts: {
     if (rpc === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'the rpc layer is stopped')
     return rpc
   }
-  type Item = { txid: string, quorum: string, stateHash: string, via?: string, burn?: string[], path?: string[], auth: ClaimAuth }
-  type Answer = { granted: boolean, holder?: string, spent?: boolean, closer: QueryPeer[], grant?: { arbiter: string, sig: string, states: string[] } }
-  // per claim, the arbiters that checked its proof (the contract goes once to each, in its first request)
-  const delivered = new WeakMap<ClaimAuth, Map<string, Promise<boolean>>>()
+  /** One claim as it travels: the transaction, its contract, and its claimants (each quorum's signed proof, and the peer answering for it). */
+  type Claim = { forTx: string, contract: Uint8Array, claimants: ReadonlyArray<ClaimantProof> }
+  type Item = { txid: string, stateHash: string, via?: string, burn?: string[], path?: string[], claim: Claim }
+  type Answer = { granted: boolean, holder?: string, spent?: boolean, closer: QueryPeer[], grants?: Array<{ quorum: string, nonce: string, sig: string, states: string[] }> }
+  // per claim, the arbiters that checked its proofs (the contract goes once to each, in its first request)
+  const delivered = new WeakMap<Claim, Map<string, Promise<boolean>>>()
   const send = async (peer: string, items: Item[], full = false): Promise<Answer[]> => {
-    const proofs: ClaimAuth[] = []
-    const index = new Map<ClaimAuth, number>()
-    const wire: ClaimItem[] = items.map((it) => {
-      let p = index.get(it.auth)
-      if (p === undefined) { p = proofs.length; proofs.push(it.auth); index.set(it.auth, p) }
-      return { txid: it.txid, quorum: it.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), ...(it.via !== undefined && it.burn !== undefined ? { burn: it.burn } : {}), ...(it.via === undefined && it.path !== undefined ? { path: it.path } : {}), p }
-    })
-    const introduced: Array<[ClaimAuth, (ok: boolean) => void]> = []
-    const wireProofs = await Promise.all(proofs.map(async (a): Promise<WireProof> => {
-      let byPeer = delivered.get(a)
-      if (byPeer === undefined) { byPeer = new Map(); delivered.set(a, byPeer) }
+    // items of several claims asked in one turn (transfers of this node claiming at once) go in as
+    // many requests as keep each within the proofs an arbiter takes, answered in the items' order
+    const claimsIn = [...new Set(items.map((it) => it.claim))]
+    if (claimsIn.length > 1 && claimsIn.reduce((n, c) => n + c.claimants.length, 0) > PROOFS_MAX) {
+      const parts: Item[][] = []
+      let part: Item[] = []
+      let proofs = 0
+      for (const c of claimsIn) {
+        if (part.length > 0 && proofs + c.claimants.length > PROOFS_MAX) { parts.push(part); part = []; proofs = 0 }
+        part.push(...items.filter((it) => it.claim === c))
+        proofs += c.claimants.length
+      }
+      if (part.length > 0) parts.push(part)
+      const answered = new Map<Item, Answer>()
+      await Promise.all(parts.map(async (p) => { (await send(peer, p, full)).forEach((a, i) => answered.set(p[i]!, a)) }))
+      return items.map((it) => answered.get(it)!)
+    }
+    // the claimants of every claim in the request, each once; the contract once per claim
+    const proofs: WireProof[] = []
+    const first = new Map<Claim, number>()
+    const introduced: Array<[Claim, (ok: boolean) => void]> = []
+    for (const it of items) {
+      if (first.has(it.claim)) continue
+      let byPeer = delivered.get(it.claim)
+      if (byPeer === undefined) { byPeer = new Map(); delivered.set(it.claim, byPeer) }
       const known = byPeer.get(peer)
-      if (known === undefined) {
+      let withContract = full || known === undefined || !await known
+      if (known === undefined && !full) {
         let settle!: (ok: boolean) => void
         byPeer.set(peer, new Promise<boolean>((resolve) => { settle = resolve }))
-        introduced.push([a, settle])
-        return a
+        introduced.push([it.claim, settle])
+        withContract = true
       }
-      return !full && await known ? { nonce: a.nonce, sig: a.sig } : a
-    }))
+      const at = proofs.length
+      first.set(it.claim, at)
+      it.claim.claimants.forEach((c, i) => {
+        proofs.push({ quorum: c.quorum, nonce: c.nonce, sig: c.sig, ...(c.peer !== undefined ? { peer: c.peer } : {}), ...(withContract ? (i === 0 ? { contract: it.claim.contract } : { cp: at }) : {}) })
+      })
+    }
+    const wire: ClaimItem[] = items.map((it) => {
+      const at = first.get(it.claim)!
+      return {
+        txid: it.txid,
+        stateHash: it.stateHash,
+        ...(it.via !== undefined ? { via: it.via } : {}),
+        ...(it.via !== undefined && it.burn !== undefined ? { burn: it.burn } : {}),
+        ...(it.via === undefined && it.path !== undefined ? { path: it.path } : {}),
+        ps: it.claim.claimants.map((_, i) => at + i)
+      }
+    })
     let res: StateClaimMethods['claims.claim']['response']
     try {
-      res = await rpcNow().call(peer, 'claims.claim', { items: wire, proofs: wireProofs }, { timeoutMs })
+      res = await rpcNow().call(peer, 'claims.claim', { items: wire, proofs }, { timeoutMs })
       for (const [, settle] of introduced) settle(true)
     } catch (e) {
-      for (const [a, settle] of introduced) { settle(false); delivered.get(a)?.delete(peer) }
+      for (const [c, settle] of introduced) { settle(false); delivered.get(c)?.delete(peer) }
       // the arbiter forgot the claim's proof (restarted): once more, with the contract
       if (!full && e instanceof RbtError && e.code === ErrorCode.UNAUTHORIZED && e.message.includes(PROOF_UNKNOWN)) return await send(peer, items, true)
       throw e
     }
     const answers: Answer[] = withAddresses(res)
-    // the arbiter DID's signatures, each over the items it lists
-    if (typeof res.arbiter === 'string' && Array.isArray(res.grants)) {
-      for (const g of res.grants) {
-        if (!Array.isArray(g?.items) || typeof g.sig !== 'string') continue
-        const idx = g.items.filter((i): i is number => Number.isInteger(i) && i >= 0 && i < items.length)
+    // the arbiter's signatures (its peer key), each over the items it lists for one claimant
+    // (each item of each claimant covered once: an arbiter's flood of grants does not travel on to the signers)
+    if (Array.isArray(res.pgrants)) {
+      const covered = new Set<string>()
+      for (const g of res.pgrants) {
+        if (!Array.isArray(g?.items) || typeof g.sig !== 'string' || !/^(?:[0-9a-f]{2}){1,128}$/.test(g.sig) || !Number.isInteger(g.p) || proofs[g.p]?.quorum === undefined) continue
+        const idx = [...new Set(g.items.filter((i): i is number => Number.isInteger(i) && i >= 0 && i < items.length && !covered.has(`${g.p}|${i}`)))]
+        if (idx.length === 0) continue
+        for (const i of idx) covered.add(`${g.p}|${i}`)
         const states = idx.map((i) => items[i]!.stateHash)
-        for (const i of idx) if (answers[i] !== undefined) answers[i]!.grant = { arbiter: res.arbiter, sig: g.sig, states }
+        for (const i of idx) {
+          const a = answers[i]
+          if (a !== undefined) (a.grants ??= []).push({ quorum: proofs[g.p]!.quorum!, nonce: proofs[g.p]!.nonce, sig: g.sig, states })
+        }
       }
     }
     return answers
@@ -161,43 +197,68 @@ export function nodeStateClaims (opts: {
   // the walks of one transaction's states ask the same peers: one request per peer and turn
   const claims = new RequestCoalescer<Item, Answer>({ send: async (peer, items) => await send(peer, items), sendOne: async (peer, item) => (await send(peer, [item]))[0]!, maxBatch: CLAIM_BATCH_MAX })
 
-  /** The arbiter's grants for items of possibly several claims (a verified spent marker refuses), grouped by claim. */
-  const grant = async (items: ReadonlyArray<Omit<Item, 'auth'> & { nonce: string, sig: string }>, claimantPeer: string): Promise<{ answers: ClaimAnswer[], groups: number[][] }> => {
+  /** A state an arbiter decides on, and its claimants (one transaction's: the sender's claim for its signers). */
+  type Claimed = { txid: string, stateHash: string, via?: string, claimants: ReadonlyArray<{ quorum: string, nonce: string, sig: string, peer: string }> }
+  const claimantsKey = (it: Claimed): string => it.claimants.map((c) => `${c.quorum}|${c.nonce}`).join(',')
+  /** The arbiter's grants for states of possibly several claims (a verified spent marker refuses), grouped by claim: one table write a group. */
+  const grant = async (items: readonly Claimed[]): Promise<{ answers: ClaimAnswer[], groups: number[][] }> => {
     const out: ClaimAnswer[] = new Array(items.length)
     const groups = new Map<string, number[]>()
     items.forEach((it, i) => {
-      const k = `${it.txid}|${it.quorum}|${it.via ?? ''}|${it.nonce}`
+      const k = `${it.txid}|${it.via ?? ''}|${claimantsKey(it)}`
       const g = groups.get(k)
       if (g === undefined) groups.set(k, [i]); else g.push(i)
     })
     await Promise.all([...groups.values()].map(async (idx) => {
-      const { txid, quorum, via, nonce, sig } = items[idx[0]!]!
+      const { txid, via, claimants } = items[idx[0]!]!
       const hashes = idx.map((i) => items[i]!.stateHash)
       const markers = await opts.markers.knownMany(hashes).catch(() => [])
-      const answers = await table.claim(txid, hashes, { peer: claimantPeer, quorum, nonce, sig, ...(via !== undefined && via !== txid ? { tx: via } : {}) }, markers.map((m) => m?.txid))
+      const answers = await table.claim(txid, hashes, claimants.map((c) => ({ peer: c.peer, quorum: c.quorum, nonce: c.nonce, sig: c.sig, ...(via !== undefined && via !== txid ? { tx: via } : {}) })), markers.map((m) => m?.txid))
       idx.forEach((i, j) => { out[i] = answers[j]! })
     }))
     return { answers: out, groups: [...groups.values()] }
   }
 
+  /** This arbiter's peer-key signature over each claimant's granted states, per group (none without a host). */
+  const signGroups = async (items: readonly Claimed[], answers: readonly ClaimAnswer[], groups: readonly number[][]): Promise<Array<{ idx: number[], claimant: number, sig: string }>> => {
+    const h = opts.host()
+    if (h === undefined) return []
+    const signed = await Promise.all(groups.map(async (idx) => {
+      const ok = idx.filter((i) => answers[i]!.granted)
+      if (ok.length === 0) return []
+      const { txid, via, claimants } = items[ok[0]!]!
+      const states = ok.map((i) => items[i]!.stateHash)
+      return await Promise.all(claimants.map(async (c, claimant) => {
+        const sig = await h.signAsPeer(peerGrantBytes({ peer: h.peerId, txid, quorum: c.quorum, nonce: c.nonce, forTx: via ?? txid, states }))
+        return { idx: ok, claimant, sig: bytesToHex(sig) }
+      }))
+    }))
+    return signed.flat()
+  }
+
   const serveClaim = async (req: StateClaimMethods['claims.claim']['request'], asker: string): Promise<StateClaimMethods['claims.claim']['response']> => {
-    // a stranger's flood is refused before any check or write
+    // a stranger's flood is refused before any check or write (counted in states)
     if (!limits.take(asker, req.items.length)) throw new RbtError(ErrorCode.TOO_MANY_REQUESTS, `too many claims from peer ${asker}: at most ${CLAIM_PEER_RATE} states a second`)
+    // each item's claimants: its quorum and proof (one), or the proofs it lists (the sender's claim)
+    const claimantsOf = (it: ClaimItem): Array<{ quorum: string, p: number }> => it.ps !== undefined ? it.ps.map((p) => ({ quorum: req.proofs[p]!.quorum!, p })) : [{ quorum: it.quorum!, p: it.p! }]
+    const contractOf = (p: number): Uint8Array | undefined => { const a = req.proofs[p]!; return a.contract ?? (a.cp !== undefined ? req.proofs[a.cp]?.contract : undefined) }
     // every claim's proof, before anything is written: the sender's contract, the quorum's signature
     const checks = new Map<string, { forTx: string, quorum: string, p: number, direct: Array<{ stateHash: string, path?: string[] }> }>()
     for (const it of req.items) {
       const forTx = it.via ?? it.txid
-      const k = `${it.p}|${forTx}|${it.quorum}`
-      let c = checks.get(k)
-      if (c === undefined) { c = { forTx, quorum: it.quorum, p: it.p, direct: [] }; checks.set(k, c) }
-      if (it.via === undefined) c.direct.push({ stateHash: it.stateHash, ...(it.path !== undefined ? { path: it.path } : {}) })
+      for (const { quorum, p } of claimantsOf(it)) {
+        const k = `${p}|${forTx}|${quorum}`
+        let c = checks.get(k)
+        if (c === undefined) { c = { forTx, quorum, p, direct: [] }; checks.set(k, c) }
+        if (it.via === undefined) c.direct.push({ stateHash: it.stateHash, ...(it.path !== undefined ? { path: it.path } : {}) })
+      }
     }
     await Promise.all([...checks.values()].map(async (c) => {
       const auth = req.proofs[c.p]!
       const key = proofKey(c.forTx, c.quorum, auth)
       let spends = checkedProofs.get(key)
       if (spends === undefined) {
-        const contract = auth.contract
+        const contract = contractOf(c.p)
         if (contract === undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: ${PROOF_UNKNOWN}`, { details: { proofUnknown: true } })
         // one check of a proof at a time: the claim's other requests wait for it
         let p = checking.get(key)
@@ -229,36 +290,56 @@ export function nodeStateClaims (opts: {
       if (why !== undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: ${why}`)
       checkedBurns.set(key, true)
     }))
-    const items = req.items.map((it) => ({ txid: it.txid, quorum: it.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), nonce: req.proofs[it.p]!.nonce, sig: req.proofs[it.p]!.sig }))
-    const { answers, groups } = await grant(items, asker)
-    const [closer, grants] = await Promise.all([closerPeerSets(opts.host(), items.map((it) => it.stateHash), asker), signGrants(items, answers, groups)])
-    return { answers: answers.map((a, i) => ({ ...a, closer: closer.ids[i]! })), addrs: closer.addrs, ...grants }
+    const claimed: Claimed[] = []
+    const proofOf: number[][] = []
+    for (const it of req.items) {
+      const cs = claimantsOf(it)
+      proofOf.push(cs.map((c) => c.p))
+      claimed.push({ txid: it.txid, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), claimants: cs.map(({ quorum, p }) => ({ quorum, nonce: req.proofs[p]!.nonce, sig: req.proofs[p]!.sig, peer: req.proofs[p]!.peer ?? asker })) })
+    }
+    const { answers, groups } = await grant(claimed)
+    const [closer, signed] = await Promise.all([closerPeerSets(opts.host(), req.items.map((it) => it.stateHash), asker), signGroups(claimed, answers, groups)])
+    const pgrants = signed.map((g) => ({ items: g.idx, p: proofOf[g.idx[0]!]![g.claimant]!, sig: g.sig }))
+    return { answers: answers.map((a, i) => ({ ...a, closer: closer.ids[i]! })), addrs: closer.addrs, ...(pgrants.length > 0 ? { pgrants } : {}) }
   }
 
-  /** This arbiter DID's signature over each claim's granted states (none when this node has no DID to sign with). */
-  const signGrants = async (items: ReadonlyArray<{ txid: string, quorum: string, stateHash: string, via?: string }>, answers: ClaimAnswer[], groups: number[][]): Promise<{ arbiter?: string, grants?: Array<{ items: number[], sig: string }> }> => {
-    const signer = opts.arbiterSigner()
-    if (signer === undefined) return {}
-    const grants = await Promise.all(groups.map(async (idx) => {
-      const ok = idx.filter((i) => answers[i]!.granted)
-      if (ok.length === 0) return undefined
-      const { txid, quorum, via } = items[ok[0]!]!
-      return { items: ok, sig: await signer.pvtSign(grantDigest(signer.did, txid, quorum, via ?? txid, ok.map((i) => items[i]!.stateHash))) }
-    }))
-    return { arbiter: signer.did, grants: grants.filter((g): g is { items: number[], sig: string } => g !== undefined) }
+  /** The k arbiters of a state as this node counts them: the closest of its view, the peers given, and itself. */
+  const arbitersOf = (stateHash: string, also: Iterable<string>): string[] => {
+    const h = opts.host()
+    if (h === undefined) return ['self']
+    const target = kadKey(spentKeyBytes(stateHash))
+    const candidates = new Map<string, Uint8Array>()
+    const add = (id: string): void => { if (!candidates.has(id)) { try { candidates.set(id, kadPeerKey(id)) } catch {} } }
+    add(h.peerId)
+    for (const p of view.closest(target, CLAIM_ARBITERS)) add(p.peerId)
+    for (const p of also) add(p)
+    return [...candidates].sort((a, b) => compareDistance(target, a[1], b[1])).slice(0, CLAIM_ARBITERS).map(([id]) => id)
   }
 
-  const claimStates = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, auth: ClaimAuth, paths?: Readonly<Record<string, string[]>>): Promise<ClaimResult> => {
+  const claimFor = async (txid: string, claimants: ReadonlyArray<ClaimantProof>, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array, paths?: Readonly<Record<string, string[]>>): Promise<ClaimResult & { grants: PeerGrant[] }> => {
     const h = opts.host()
     const self = h?.peerId ?? 'self'
+    // the peer answering for each claimant quorum (asked by the arbiters how its claim ended)
+    const withPeers = await Promise.all(claimants.map(async (c) => {
+      if (c.peer !== undefined || opts.peerOf === undefined) return c
+      const peer = await opts.peerOf(c.quorum).catch(() => undefined)
+      return peer !== undefined ? { ...c, peer } : c
+    }))
+    const claim: Claim = { forTx: txid, contract, claimants: withPeers }
     // the transaction's own states, and the burnt ancestors of its parts, each spent by its burn block
     const wanted = new Map<string, Item>()
-    for (const stateHash of stateHashes) wanted.set(stateHash, { txid, quorum, stateHash, ...(paths?.[stateHash] !== undefined ? { path: paths[stateHash] } : {}), auth })
-    for (const b of burns) if (!wanted.has(b.stateHash)) wanted.set(b.stateHash, { txid: b.spender, quorum, stateHash: b.stateHash, via: txid, ...(b.proof !== undefined ? { burn: b.proof } : {}), auth })
+    for (const stateHash of stateHashes) wanted.set(stateHash, { txid, stateHash, ...(paths?.[stateHash] !== undefined ? { path: paths[stateHash] } : {}), claim })
+    for (const b of burns) if (!wanted.has(b.stateHash)) wanted.set(b.stateHash, { txid: b.spender, stateHash: b.stateHash, via: txid, ...(b.proof !== undefined ? { burn: b.proof } : {}), claim })
     const items = [...wanted.values()]
     // this node is an arbiter too (when among a state's k closest): its own table first
-    const mine = (await grant(items.map((it) => ({ txid: it.txid, quorum: it.quorum, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), nonce: auth.nonce, sig: auth.sig })), self)).answers
-    const received: ReceivedGrant[] = []
+    const selfItems: Claimed[] = items.map((it) => ({ txid: it.txid, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), claimants: withPeers.map((c) => ({ quorum: c.quorum, nonce: c.nonce, sig: c.sig, peer: c.peer ?? self })) }))
+    const own = await grant(selfItems)
+    const received: PeerGrant[] = []
+    for (const g of await signGroups(selfItems, own.answers, own.groups)) {
+      const first = selfItems[g.idx[0]!]!
+      received.push({ peer: self, sig: g.sig, txid: first.txid, quorum: first.claimants[g.claimant]!.quorum, nonce: first.claimants[g.claimant]!.nonce, forTx: txid, states: g.idx.map((i) => selfItems[i]!.stateHash) })
+    }
+    const mine = own.answers
     const tallies = await Promise.all(items.map(async (item, i) => {
       const { stateHash } = item
       const answers = new Map<string, ClaimAnswer>([[self, mine[i]!]])
@@ -282,7 +363,7 @@ export function nodeStateClaims (opts: {
             const a = await raceAbort(claims.request(peer.peerId, item), signal)
             if (typeof a?.granted !== 'boolean') throw new RbtError(ErrorCode.PROTOCOL, 'malformed claim answer')
             answers.set(peer.peerId, a.granted ? { granted: true } : { granted: false, holder: typeof a.holder === 'string' ? a.holder : '', ...(a.spent === true ? { spent: true as const } : {}) })
-            if (a.granted && a.grant !== undefined) received.push({ peer: peer.peerId, ...a.grant, txid: item.txid, quorum, forTx: txid })
+            if (a.granted) for (const g of a.grants ?? []) received.push({ peer: peer.peerId, sig: g.sig, txid: item.txid, quorum: g.quorum, nonce: g.nonce, forTx: txid, states: g.states })
             return { closer: Array.isArray(a.closer) ? a.closer : [] }
           }
         })
@@ -292,18 +373,60 @@ export function nodeStateClaims (opts: {
       // connected within the forget time) and the peers that answered on the way; one that does not
       // answer counts as a refusal. The routing table is asked, not counted: it keeps peers long
       // gone until it pings them out, and each would count as a refusal.
-      const candidates = new Map<string, Uint8Array>()
-      const add = (id: string): void => { if (!candidates.has(id)) { try { candidates.set(id, kadPeerKey(id)) } catch {} } }
-      if (h !== undefined) add(self)
-      for (const p of fromView) add(p.peerId)
-      for (const p of learned) add(p)
-      const arbiters = h === undefined ? [self] : [...candidates].sort((a, b) => compareDistance(target, a[1], b[1])).slice(0, CLAIM_ARBITERS).map(([id]) => id)
+      const arbiters = h === undefined ? [self] : arbitersOf(stateHash, learned)
       return tallyState(stateHash, arbiters, answers)
     }))
     const r = claimResult(tallies)
     if (!r.granted) log.debug(`claim of ${txid.slice(0, 12)} refused: ${r.reason}`)
-    else if (received.length > 0) opts.onGrants?.(received)
-    return r
+    // one grant per arbiter request and claimant (a request of several states is one signature)
+    const unique = new Map<string, PeerGrant>()
+    for (const g of received) unique.set(`${g.peer}|${g.sig}`, g)
+    return { ...r, grants: [...unique.values()] }
+  }
+
+  // grants whose signature verified here (a signer checks those of one transaction once)
+  const verifiedGrants = new Lru<true>(PROOFS_MEMO)
+  const checkGrants = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<PeerGrant>, nonce?: string): Promise<ClaimResult> => {
+    const h = opts.host()
+    // the states this quorum holds, and the transaction each is held by (a burnt ancestor: its burn)
+    const needed = [...stateHashes.map((s) => ({ stateHash: s, holder: txid })), ...burns.map((b) => ({ stateHash: b.stateHash, holder: b.spender }))]
+    if (h === undefined) {
+      // no network: this node's own table is the one arbiter
+      const records = await table.records(needed.map((n) => n.stateHash))
+      return claimResult(needed.map((n, i) => {
+        const r = records[i]
+        const ok = r !== undefined && r.txid === n.holder && r.claimants.some((c) => c.quorum === quorum && claimantTx(r, c) === txid && (nonce === undefined || c.nonce === nonce))
+        return tallyState(n.stateHash, ['self'], new Map(ok ? [['self', { granted: true }]] : []))
+      }))
+    }
+    // each grant of this quorum's claim (the claim of `nonce`, its vote's), verified once: signed by the arbiter's peer key
+    const valid = (await Promise.all(grants.map(async (g) => {
+      if (g.quorum !== quorum || g.forTx !== txid || (nonce !== undefined && g.nonce !== nonce) || !/^(?:[0-9a-f]{2}){1,128}$/.test(g.sig)) return undefined
+      // keyed on everything the arbiter signed (a grant verified once and shown again with other states is checked again)
+      const bytes = peerGrantBytes(g)
+      const k = `${g.peer}|${g.sig}|${new TextDecoder().decode(bytes)}`
+      if (verifiedGrants.get(k) !== undefined) return g
+      const ok = await verifyPeerSignature(g.peer, bytes, hexToBytes(g.sig))
+      if (ok) verifiedGrants.set(k, true)
+      return ok ? g : undefined
+    }))).filter((g): g is PeerGrant => g !== undefined)
+    const byState = new Map<string, Set<string>>()
+    for (const g of valid) {
+      for (const s of g.states) {
+        const k = `${s}|${g.txid}`
+        let peers = byState.get(k)
+        if (peers === undefined) { peers = new Set(); byState.set(k, peers) }
+        peers.add(g.peer)
+      }
+    }
+    // enough of each state's arbiters, as this node counts them (itself and the peers of its view:
+    // a grant's peer this node never saw is no candidate, or an owner would need no running node,
+    // only peer keys generated offline until they land closest to the state's key), granted it for
+    // this quorum's claim
+    return claimResult(needed.map((n) => {
+      const granted = byState.get(`${n.stateHash}|${n.holder}`) ?? new Set<string>()
+      return tallyState(n.stateHash, arbitersOf(n.stateHash, []), new Map([...granted].map((p) => [p, { granted: true }])))
+    }))
   }
 
   const release = async (txid: string, quorum: string, stateHashes: readonly string[], auth: ReleaseAuth): Promise<void> => {
@@ -403,7 +526,7 @@ export function nodeStateClaims (opts: {
     if (open.length > 0) log.debug(`claims: ${open.length} stale claim(s) asked about`)
   }
 
-  return { claim: claimStates, release, serveClaim, serveRelease, status, sweep, table }
+  return { claimFor, checkGrants, release, serveClaim, serveRelease, status, sweep, table }
 }
 
 /** Logs a failure of a best-effort claims step. */

@@ -7,6 +7,7 @@ import { createRpc, type Rpc, type RpcContext, type RpcHandlers, type UnarySpec 
 import { defaultSwarmKeyPath, loadSwarmKey } from '../../../src/p2p/swarm-key.js'
 import { kadKey, kadPeerKey, compareDistance } from '../../../src/p2p/closest-query.js'
 import { spentKeyBytes } from '../../../src/node/consensus/spent-markers.js'
+import { peerGrantBytes } from '../../../src/consensus/claim-proofs.js'
 
 /**
  * A peer the cheating owner runs (docs/security.md, "Threat model"): its own libp2p host on the
@@ -22,12 +23,12 @@ export type Behaviour = 'grant' | 'hang' | 'refuse'
 
 export interface SeenClaim { txid: string, quorum: string, stateHash: string, via?: string, from: string, at: number }
 
-interface ClaimItem { txid: string, quorum: string, stateHash: string, via?: string }
+interface ClaimItem { txid: string, quorum?: string, stateHash: string, via?: string, p?: number, ps?: number[] }
 type ClaimAnswer = { granted: boolean, holder?: string, spent?: boolean, closer: string[] }
 
 /** The methods the attacker serves and calls (the nodes' wire names; see docs/protocol.md). */
 export interface AttackerMethods {
-  'claims.claim': UnarySpec<{ items: ClaimItem[] }, { answers: ClaimAnswer[], addrs: Record<string, string[]> }>
+  'claims.claim': UnarySpec<{ items: ClaimItem[], proofs?: Array<{ quorum?: string, nonce?: string }> }, { answers: ClaimAnswer[], addrs: Record<string, string[]>, pgrants?: Array<{ items: number[], p: number, sig: string }> }>
   'claims.release': UnarySpec<{ txid: string, stateHashes: string[] }, { freed: number }>
   'claims.status': UnarySpec<{ txid: string, quorum: string }, { outcome: 'pending' | 'committed' | 'released' }>
   'markers.get': UnarySpec<{ stateHash: string }, { record?: unknown, closer: unknown[] }>
@@ -61,11 +62,25 @@ export class AttackerPeer {
     const handlers: RpcHandlers<AttackerMethods> = {
       'claims.claim': async (req, ctx) => {
         const items = Array.isArray(req?.items) ? req.items : []
-        for (const it of items) peer?.saw({ ...it, from: ctx.peerId, at: Date.now() })
+        const proofs = Array.isArray(req?.proofs) ? req.proofs : []
+        const quorumOf = (it: ClaimItem): string => it.quorum ?? proofs[it.ps?.[0] ?? -1]?.quorum ?? ''
+        for (const it of items) peer?.saw({ txid: it.txid, quorum: quorumOf(it), stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), from: ctx.peerId, at: Date.now() })
         const b = behaviour()
         if (b === 'hang') return await hangUntilAborted(ctx)
         const fake = randomBytes(32).toString('hex')
-        return { answers: items.map(() => b === 'grant' ? { granted: true, closer: [] } : { granted: false, holder: fake, closer: [] }), addrs: {} }
+        // a Sybil arbiter grants, signing each claimant's grant with its own peer key as an honest arbiter does
+        const pgrants: Array<{ items: number[], p: number, sig: string }> = []
+        if (b === 'grant') {
+          const groups = new Map<string, number[]>()
+          items.forEach((it, i) => { for (const p of it.ps ?? (it.p !== undefined ? [it.p] : [])) { const k = `${it.txid}|${it.via ?? ''}|${p}`; groups.set(k, [...(groups.get(k) ?? []), i]) } })
+          for (const [k, idx] of groups) {
+            const p = Number(k.split('|')[2])
+            const first = items[idx[0]!]!
+            const sig = await host.signAsPeer(peerGrantBytes({ peer: host.peerId, txid: first.txid, quorum: proofs[p]?.quorum ?? first.quorum ?? '', nonce: proofs[p]?.nonce ?? '', forTx: first.via ?? first.txid, states: idx.map((i) => items[i]!.stateHash) }))
+            pgrants.push({ items: idx, p, sig: Buffer.from(sig).toString('hex') })
+          }
+        }
+        return { answers: items.map(() => b === 'grant' ? { granted: true, closer: [] } : { granted: false, holder: fake, closer: [] }), addrs: {}, ...(pgrants.length > 0 ? { pgrants } : {}) }
       },
       'claims.release': async (req, ctx) => behaviour() === 'hang' ? await hangUntilAborted(ctx) : { freed: Array.isArray(req?.stateHashes) ? req.stateHashes.length : 0 },
       // the attacker's claims never end: their transactions are always "pending"

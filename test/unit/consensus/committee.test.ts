@@ -36,6 +36,13 @@ describe('consensus: the arbiter committee and its certificates', () => {
     expect(await checkCertificate({ stateHash: S, txid: TX1, grants: five }, committeeOf(['a', 'b', 'c']), verifier)).to.match(/at least 4/)
   })
 
+  it('a forged grant naming an arbiter, put ahead of that arbiter\'s real grant, does not hide the real one', async () => {
+    const c = committeeOf(['a', 'b', 'c', 'd', 'e', 'f', 'g'])
+    const five = ['a', 'b', 'c', 'd', 'e'].map((d) => grant(d, TX1))
+    const forged = five.map((g) => ({ ...g, sig: 'forged' }))
+    expect(await checkCertificate({ stateHash: S, txid: TX1, grants: [...forged, ...five] }, c, verifier)).to.equal(undefined)
+  })
+
   it('two certificates of one state for two transactions name the arbiters that granted twice (at least ⌊(n−1)/3⌋+1 of them)', async () => {
     const c = committeeOf(['a', 'b', 'c', 'd', 'e', 'f', 'g'])
     const c1: Certificate = { stateHash: S, txid: TX1, grants: ['a', 'b', 'c', 'd', 'e'].map((d) => grant(d, TX1)) }

@@ -18,7 +18,8 @@ import { BoundedSet } from '../../../src/util/lru.js'
 import { VERIFIED_MEMO } from '../../../src/consensus/ports.js'
 import { ContractEngine } from '../../../src/contracts/sandbox.js'
 import type { ScCode } from '../../../src/consensus/smart-contract.js'
-import { checkAnchorPath, checkBurnProof, contractSpends } from '../../../src/consensus/claim-proofs.js'
+import { checkAnchorPath, checkBurnProof, contractSpends, grantDigest, type PeerGrant } from '../../../src/consensus/claim-proofs.js'
+import { sha3Hex } from '../../../src/tokenchain/hash.js'
 import { ClaimTable, claimResult, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimStore } from '../../../src/consensus/claims.js'
 import type { StateClaims } from '../../../src/consensus/ports.js'
 
@@ -157,8 +158,10 @@ export class SimNode {
   claims!: ClaimTable
   /** an arbiter that lies: grants every claim */
   liar = false
-  /** a quorum node of the owner's, running changed code: its quorums claim nothing and say they hold every claim */
+  /** an owner's node running changed code: as a sender it claims nothing and says every claim holds */
   claimsNothing = false
+  /** an owner's quorum node running changed code: its quorums sign without checking any grant */
+  signsAnything = false
   constructor (readonly name: string, readonly net: SimNet) {}
 }
 
@@ -199,12 +202,22 @@ export class SimNet {
 
   constructor (opts: { claims?: boolean } = {}) { this.claimsOn = opts.claims === true }
 
+  /** What a simulated arbiter "signs" for a grant: a digest under a key of its own (a stand-in for its peer key; nobody else can make it). */
+  grantSig (arbiter: string, g: Omit<PeerGrant, 'sig' | 'peer'>): string {
+    return sha3Hex(new TextEncoder().encode(`${arbiter}|${this.arbiterKeys.get(arbiter) ?? ''}|${g.nonce}|${grantDigest(arbiter, g.txid, g.quorum, g.forTx, g.states)}`))
+  }
+
+  private readonly arbiterKeys = new Map<string, string>()
+
   /** A node's claims port: asks every node it can reach, each answering after a random short delay (so two claims interleave). */
   claimsFor (name: string): StateClaims {
     const reachable = (): SimNode[] => this.nodes.filter((n) => n.name === name || (!n.down && !this.cut(name, n.name)))
     return {
-      claim: async (txid, quorum, hashes, burns, auth, paths) => {
-        if (this.nodes.find((n) => n.name === name)?.claimsNothing === true) return { granted: true, tallies: [] }
+      claimFor: async (txid, claimants, hashes, burns, contract, paths) => {
+        // an owner's node running changed code claims nothing and says it holds every claim
+        if (this.nodes.find((n) => n.name === name)?.claimsNothing === true) {
+          return { granted: true, tallies: [], grants: claimants.map((c) => ({ peer: name, sig: 'made up', txid, quorum: c.quorum, nonce: c.nonce, forTx: txid, states: [...hashes] })) }
+        }
         const arbiters = this.nodes.map((n) => n.name)
         // the states, then the burnt ancestors (each spent by its burn block, claimed for this transaction)
         const items = [...hashes.map((h) => ({ h, spender: txid, via: undefined as string | undefined, proof: undefined as string[] | undefined })), ...burns.filter((b) => !hashes.includes(b.stateHash)).map((b) => ({ h: b.stateHash, spender: b.spender, via: txid, proof: b.proof }))]
@@ -214,20 +227,41 @@ export class SimNet {
         const proofs = didSignatureVerifier({ resolve: async (did) => this.docs.get(did) })
         const unproven = new Set((await Promise.all(items.map(async (it) => it.via !== undefined && await checkBurnProof(it.h, it.spender, it.proof, proofs) !== undefined ? it.h : undefined))).filter((h) => h !== undefined))
         // and a state the contract does not name without the owner-only blocks from it to the tip
-        const tips = contractSpends(auth.contract)
+        const tips = contractSpends(contract)
         for (const h of hashes) if (!tips.has(h) && checkAnchorPath(h, paths?.[h], tips) !== undefined) unproven.add(h)
         const answers = new Map<string, Array<ClaimAnswer | undefined>>()
+        const grants: PeerGrant[] = []
         await Promise.all(reachable().map(async (n) => {
           await new Promise((resolve) => setTimeout(resolve, Math.random() * 4))
           const got: Array<ClaimAnswer | undefined> = []
           for (const it of items) {
             if (unproven.has(it.h)) { got.push(undefined); continue }
-            got.push(n.liar ? { granted: true } : (await n.claims.claim(it.spender, [it.h], { peer: name, quorum, nonce: auth.nonce, ...(it.via !== undefined ? { tx: it.via } : {}) }, [this.markers.get(it.h)?.txid]))[0]!)
+            let answer: ClaimAnswer = { granted: true }
+            for (const c of claimants) {
+              const a: ClaimAnswer = n.liar ? { granted: true } : (await n.claims.claim(it.spender, [it.h], { peer: c.peer ?? name, quorum: c.quorum, nonce: c.nonce, sig: c.sig, ...(it.via !== undefined ? { tx: it.via } : {}) }, [this.markers.get(it.h)?.txid]))[0]!
+              if (!a.granted) answer = a
+              else {
+                const g = { txid: it.spender, quorum: c.quorum, nonce: c.nonce, forTx: txid, states: [it.h] }
+                grants.push({ peer: n.name, sig: this.grantSig(n.name, g), ...g })
+              }
+            }
+            got.push(answer)
           }
           for (const g of got) if (g !== undefined) this.claimLog.push({ arbiter: n.name, txid, granted: g.granted })
           answers.set(n.name, got)
         }))
-        return claimResult(items.map((it, i) => tallyState(it.h, arbiters, new Map([...answers].flatMap(([a, got]) => got[i] !== undefined ? [[a, got[i]]] : [])))))
+        const r = claimResult(items.map((it, i) => tallyState(it.h, arbiters, new Map([...answers].flatMap(([a, got]) => got[i] !== undefined ? [[a, got[i]]] : [])))))
+        return { ...r, grants }
+      },
+      checkGrants: async (txid, quorum, hashes, burns, grants, nonce) => {
+        if (this.nodes.find((n) => n.name === name)?.signsAnything === true) return { granted: true, tallies: [] }
+        const arbiters = this.nodes.map((n) => n.name)
+        const needed = [...hashes.map((h) => ({ h, holder: txid })), ...burns.map((b) => ({ h: b.stateHash, holder: b.spender }))]
+        return claimResult(needed.map(({ h, holder }) => {
+          const ok = new Set(grants.filter((g) => g.quorum === quorum && (nonce === undefined || g.nonce === nonce) && g.forTx === txid && g.txid === holder && g.states.includes(h) && arbiters.includes(g.peer) &&
+            g.sig === this.grantSig(g.peer, g)).map((g) => g.peer))
+          return tallyState(h, arbiters, new Map([...ok].map((p) => [p, { granted: true }])))
+        }))
       },
       release: async (txid, quorum, hashes, auth) => {
         await Promise.all(reachable().map(async (n) => { await n.claims.release(txid, hashes, quorum, auth.nonce) }))
@@ -282,6 +316,7 @@ export class SimNet {
   addNode (name: string, ledger?: MemoryLedger): SimNode {
     const n = new SimNode(name, this)
     n.claims = new ClaimTable(memoryClaimStore(), this.clock)
+    this.arbiterKeys.set(name, Math.random().toString(36).slice(2))
     if (ledger !== undefined) n.ledger = ledger
     const plain = didSignatureVerifier({ resolve: async (did) => this.docs.get(did) })
     const verifier: typeof plain = {
@@ -291,14 +326,14 @@ export class SimNet {
     }
     const fault = (s: string): void => { n.fault?.(s) }
     const verified = n.verified
-    n.restartSender = () => { n.sender = new TransferSender({ ledger: n.ledger, transport: this.transportFor(n), verifier, verified, selfPeer: name, clock: this.clock, fault, deliverAttempts: 1, isLocalDid: async (d) => n.dids.has(d), scCode: async (id) => this.scCode.get(id)! }) }
+    n.restartSender = () => { n.sender = new TransferSender({ ledger: n.ledger, transport: this.transportFor(n), verifier, verified, selfPeer: name, clock: this.clock, fault, deliverAttempts: 1, isLocalDid: async (d) => n.dids.has(d), scCode: async (id) => this.scCode.get(id)!, ...(this.claimsOn ? { claims: this.claimsFor(name) } : {}) }) }
     n.restartSender()
     n.quorum = new QuorumService({
       ledger: n.ledger, verifier, verified, signerFor: (d) => this.quorumDids.includes(d) && n.dids.has(d) ? n.dids.get(d)!.quorum : undefined,
       ownerSignerFor: (d) => n.dids.get(d)?.owner,
       markers: this.markerStore(name), ...(this.claimsOn ? { claims: this.claimsFor(name) } : {}), transport: this.transportFor(n), clock: this.clock, fault, pledgePeriodMs: 60_000, staleVoteMs: 1000, contracts: this.engine
     })
-    n.receiver = new TransferReceiver({ ledger: n.ledger, verifier, verified, isLocalDid: async (d) => n.dids.has(d), ownQuorums: async () => n.quorumList, trustOwnQuorumList: () => n.strictReceiver, clock: this.clock, fault })
+    n.receiver = new TransferReceiver({ ledger: n.ledger, verifier, verified, isLocalDid: async (d) => n.dids.has(d), ownQuorums: async () => n.quorumList, trustOwnQuorumList: () => n.strictReceiver, clock: this.clock, fault, ...(this.claimsOn ? { claims: this.claimsFor(name) } : {}) })
     this.nodes.push(n)
     return n
   }

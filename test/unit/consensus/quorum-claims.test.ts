@@ -1,32 +1,62 @@
 import { expect } from 'chai'
 import { QuorumClaims } from '../../../src/consensus/quorum-claims.js'
-import type { ClaimAuth } from '../../../src/consensus/claim-proofs.js'
+import { claimDigest, type PeerGrant } from '../../../src/consensus/claim-proofs.js'
 import type { ConsensusSigner, StateClaims } from '../../../src/consensus/ports.js'
 import { silentLogger } from '../../../src/util/logger.js'
 
 describe('consensus: a quorum\'s claims (QuorumClaims)', () => {
   const signer: ConsensusSigner = { did: 'bafybmiq1', pvtSign: async (m) => `sig:${m}`, signHash: async (h) => ({ keySig: h, shareSig: '', signType: 0 }) }
+  const txid = 'a'.repeat(64)
+  const state = 't@0-' + 'b'.repeat(64)
+  const grant: PeerGrant = { peer: 'p', sig: 'ab', txid, quorum: 'bafybmiq1', nonce: 'a'.repeat(32), forTx: txid, states: ['x'] }
 
-  it('a vote that claims again (a refused claim retried at SIGN, a recruit asked again) uses one nonce: its retries add no claimant to the arbiters\' records, which are never freed once full', async () => {
-    const nonces: string[] = []
+  function port (): { port: StateClaims, checked: number[], released: string[] } {
+    const checked: number[] = []
     const released: string[] = []
-    let grant = false
-    const port: StateClaims = {
-      claim: async (_txid, _q, hashes, _burns, auth: ClaimAuth) => { nonces.push(auth.nonce); return grant ? { granted: true, tallies: [] } : { granted: false, code: 'CLAIM_UNREACHABLE', reason: 'cut', tallies: [] } },
-      release: async (_txid, _q, _hashes, auth) => { released.push(auth.nonce) }
+    return {
+      checked,
+      released,
+      port: {
+        claimFor: async () => { throw new Error('a quorum never claims itself') },
+        checkGrants: async (_txid, _q, _hashes, _burns, grants) => { checked.push(grants.length); return grants.some((g) => g.sig === 'ab') ? { granted: true, tallies: [] } : { granted: false, code: 'CLAIM_UNREACHABLE', reason: 'short', tallies: [] } },
+        release: async (_txid, _q, _hashes, auth) => { released.push(auth.nonce) }
+      }
     }
-    const qc = new QuorumClaims(port, silentLogger, () => signer)
-    const txid = 'a'.repeat(64)
-    for (let i = 0; i < 20; i++) await qc.claim('bafybmiq1', txid, ['t@0-' + 'b'.repeat(64)], [], new Uint8Array([1]))
-    grant = true
-    expect((await qc.claim('bafybmiq1', txid, ['t@0-' + 'b'.repeat(64)], [], new Uint8Array([1]))).granted).to.equal(true)
-    expect(new Set(nonces).size, 'each retry made a new claimant').to.equal(1)
-    // released, then voted again: a new nonce, so the old release (replayed) frees nothing of the new claim
-    qc.release('bafybmiq1', txid, ['t@0-' + 'b'.repeat(64)])
+  }
+
+  it('a vote\'s claim is signed over its own nonce; asked again, it shows the same (the arbiters see one claimant)', async () => {
+    const qc = new QuorumClaims(port().port, silentLogger, () => signer)
+    const a = await qc.proof('bafybmiq1', txid)
+    expect(a?.sig).to.equal(`sig:${claimDigest(txid, 'bafybmiq1', a!.nonce)}`)
+    const again = await qc.proof('bafybmiq1', txid, a!.nonce)
+    expect(again).to.deep.equal(a)
+    expect((await qc.proof('bafybmiq1', txid))?.nonce).to.not.equal(a!.nonce)
+    // a quorum this node cannot sign for has no claim to give
+    expect(await new QuorumClaims(port().port, silentLogger, () => undefined).proof('bafybmiq1', txid)).to.equal(undefined)
+  })
+
+  it('signs only with grants: none, or malformed ones, refuse before the port is asked; good grants are checked once per vote', async () => {
+    const p = port()
+    const qc = new QuorumClaims(p.port, silentLogger, () => signer)
+    for (const grants of [undefined, [], [{ peer: 1 }], 'grants']) {
+      const r = await qc.check('bafybmiq1', txid, [state], [], grants)
+      expect(r.granted).to.equal(false)
+    }
+    expect(p.checked).to.deep.equal([])
+    expect((await qc.check('bafybmiq1', txid, [state], [], [{ ...grant, sig: 'cd' }])).granted).to.equal(false)
+    expect((await qc.check('bafybmiq1', txid, [state], [], [grant])).granted).to.equal(true)
+    expect(qc.holds('bafybmiq1', txid)).to.equal(true)
+    expect((await qc.check('bafybmiq1', txid, [state], [], [grant])).granted).to.equal(true)
+    expect(p.checked).to.deep.equal([1, 1])
+  })
+
+  it('a vote released before signing gives its claim up signed over its nonce; a vote with no claim gives nothing', async () => {
+    const p = port()
+    const qc = new QuorumClaims(p.port, silentLogger, () => signer)
+    qc.release('bafybmiq1', txid, [state], [], 'ff'.repeat(16))
+    qc.release('bafybmiq1', 'c'.repeat(64), [state], [], undefined)
     const deadline = Date.now() + 2000
-    while (released.length === 0 && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve))
-    expect(released).to.deep.equal([nonces[0]])
-    await qc.claim('bafybmiq1', txid, ['t@0-' + 'b'.repeat(64)], [], new Uint8Array([1]))
-    expect(nonces[nonces.length - 1]).to.not.equal(nonces[0])
+    while (p.released.length === 0 && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve))
+    expect(p.released).to.deep.equal(['ff'.repeat(16)])
   })
 })

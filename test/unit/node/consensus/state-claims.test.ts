@@ -1,8 +1,13 @@
 import { expect } from 'chai'
 import { ClaimTable } from '../../../../src/consensus/claims.js'
-import { claimDigest, committedDigest, grantDigest, releaseDigest, type ClaimAuth } from '../../../../src/consensus/claim-proofs.js'
+import { claimDigest, committedDigest, peerGrantBytes, releaseDigest, type ClaimAuth, type PeerGrant } from '../../../../src/consensus/claim-proofs.js'
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import type { P2pHost } from '../../../../src/p2p/host.js'
 import type { ConsensusSigner } from '../../../../src/consensus/ports.js'
-import { nodeStateClaims, stateClaimRpcHandlers, type NodeStateClaims } from '../../../../src/node/consensus/state-claims.js'
+import { nodeStateClaims, stateClaimRpcHandlers, type NodeStateClaims, type StateClaimMethods } from '../../../../src/node/consensus/state-claims.js'
+import { needClaimRequest } from '../../../../src/node/consensus/claim-rpc.js'
+import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import type { ArbiterView } from '../../../../src/node/consensus/arbiter-view.js'
 import type { NodeSpentMarkers } from '../../../../src/node/consensus/spent-markers.js'
 import { createContract, encodeContractEnvelope, transactionId, withContractSignature } from '../../../../src/tokenchain/contract.js'
@@ -40,7 +45,7 @@ function arbiter (outcome: () => 'pending' | 'committed' | 'released' = () => 'p
   const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => undefined } as unknown as NodeSpentMarkers
   const claims = nodeStateClaims({
     host: () => undefined, rpc: () => undefined, table, view: {} as unknown as ArbiterView, markers, verifier,
-    arbiterSigner: () => signer('bafybmiarbiter'), quorumSigner: (d) => signer(d), outcome: async () => outcome(), log: silentLogger
+    quorumSigner: (d) => signer(d), outcome: async () => outcome(), log: silentLogger
   })
   return { claims, handlers: stateClaimRpcHandlers(() => claims, () => claims.status), table }
 }
@@ -61,9 +66,6 @@ describe('claims: claims that prove themselves (node arbiter)', () => {
     // the honest checker claims the live transaction, with its proof
     const honest = await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: STATE, p: 0 }], proofs: [proof(t1, 'bafybmiq1', nonce(1))] }, ctx('honest-peer'))
     expect(honest.answers[0]!.granted).to.equal(true)
-    // the grant comes signed by the arbiter's DID over (state, txid, claimant)
-    expect(honest.arbiter).to.equal('bafybmiarbiter')
-    expect(honest.grants).to.deep.equal([{ items: [0], sig: sign('bafybmiarbiter', grantDigest('bafybmiarbiter', t1.txid, 'bafybmiq1', t1.txid, [STATE])) }])
     // a stranger claims it 16 times under 16 quorum strings: without a proof, with the contract
     // replayed but no quorum signature, or (the owner himself) with 16 quorums he signs for
     let added = 0
@@ -181,7 +183,7 @@ describe('claims: claims that prove themselves (node arbiter)', () => {
     const counting: SignatureVerifier = { verify: async (did, msg, sig, role) => { if (role === 'owner') senderChecks++; return await verifier.verify(did, msg, sig, role) } }
     const table = new ClaimTable(memoryClaimStore(), { now: () => Date.now() })
     const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => undefined } as unknown as NodeSpentMarkers
-    const claims = nodeStateClaims({ host: () => undefined, rpc: () => undefined, table, view: {} as unknown as ArbiterView, markers, verifier: counting, arbiterSigner: () => signer('bafybmiarbiter'), quorumSigner: (d) => signer(d), outcome: async () => 'pending', log: silentLogger })
+    const claims = nodeStateClaims({ host: () => undefined, rpc: () => undefined, table, view: {} as unknown as ArbiterView, markers, verifier: counting, quorumSigner: (d) => signer(d), outcome: async () => 'pending', log: silentLogger })
     const { claimReq } = calls(stateClaimRpcHandlers(() => claims, () => claims.status))
     const t1 = contract('bafybmibob')
     for (let i = 0; i < 5; i++) {
@@ -224,7 +226,7 @@ describe('claims: a claim ends only on a verifiable outcome (the arbiter\'s swee
     const rpc = { call: async (_peer: string, method: string) => { expect(method).to.equal('claims.status'); return answer } }
     const claims = nodeStateClaims({
       host: () => ({ peerId: 'arbiter-peer' }) as never, rpc: () => rpc as never, table, view: {} as unknown as ArbiterView, markers, verifier,
-      arbiterSigner: () => undefined, quorumSigner: () => undefined, outcome: async () => 'pending', log: silentLogger
+      quorumSigner: () => undefined, outcome: async () => 'pending', log: silentLogger
     })
     await table.claim(t1.txid, [STATE], { peer: 'claimant-peer', quorum: 'bafybmiq1', nonce: nonce(9), sig: 'ab' })
     now += 60_000
@@ -350,5 +352,99 @@ describe('claims: a burnt ancestor is claimed only with its burn, signed by the 
     const ok = await claimReq(req(b.proof) as never, ctx('p'))
     expect(ok.answers.map((a) => a.granted)).to.deep.equal([true, true])
     expect((await table.records([b.pState]))[0]?.txid).to.equal(b.burnHash)
+  })
+})
+
+describe('claims: a signer counts only grants of its own claim (checkGrants)', () => {
+  /** A signer's node with a host (its peer key) and an empty view: a state's arbiters are itself and the peers that granted. */
+  // three arbiters every signer node below has in its view (unless told it knows none)
+  const arbiterKeys = Promise.all([1, 2, 3].map(async () => await generateKeyPair('Ed25519')))
+  async function signerNode (knowsArbiters = true): Promise<NodeStateClaims> {
+    const key = await generateKeyPair('Ed25519')
+    const host = { peerId: peerIdFromPrivateKey(key).toString(), signAsPeer: async (d: Uint8Array) => await key.sign(d), closestKnownPeers: () => [] } as unknown as P2pHost
+    const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => undefined } as unknown as NodeSpentMarkers
+    const known = knowsArbiters ? (await arbiterKeys).map((k) => ({ peerId: peerIdFromPrivateKey(k).toString(), multiaddrs: [] })) : []
+    return nodeStateClaims({
+      host: () => host, rpc: () => undefined, table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }), view: { closest: () => known } as unknown as ArbiterView,
+      markers, verifier, quorumSigner: (d) => signer(d), outcome: async () => 'pending', log: silentLogger
+    })
+  }
+  /** The arbiters' grants of STATE for quorum Q's claim `n` of `txid`, each signed with the arbiter's peer key (fresh keys: peers no node saw). */
+  async function grants (txid: string, n: string, fresh = false): Promise<PeerGrant[]> {
+    const keys = fresh ? await Promise.all([1, 2, 3].map(async () => await generateKeyPair('Ed25519'))) : await arbiterKeys
+    return await Promise.all(keys.map(async (key) => {
+      const g = { peer: peerIdFromPrivateKey(key).toString(), txid, quorum: 'bafybmiq1', nonce: n, forTx: txid, states: [STATE] }
+      return { ...g, sig: Buffer.from(await key.sign(peerGrantBytes(g))).toString('hex') }
+    }))
+  }
+
+  it('grants of an earlier claim of the same transaction (another nonce, released since) do not count for the vote\'s claim', async () => {
+    const c = await signerNode()
+    const t1 = contract('bafybmibob')
+    const old = await grants(t1.txid, nonce(1))
+    expect((await c.checkGrants(t1.txid, 'bafybmiq1', [STATE], [], old, nonce(1))).granted).to.equal(true)
+    expect((await c.checkGrants(t1.txid, 'bafybmiq1', [STATE], [], old, nonce(2))).granted, 'grants of a released claim counted for a new one').to.equal(false)
+    // and a grant's nonce is signed: renaming it breaks the signature
+    expect((await c.checkGrants(t1.txid, 'bafybmiq1', [STATE], [], old.map((g) => ({ ...g, nonce: nonce(2) })), nonce(2))).granted).to.equal(false)
+  })
+
+  it('a grant verified once is not taken again with other states in it (the memo of checked grants is keyed on what the arbiter signed)', async () => {
+    const c = await signerNode()
+    const t1 = contract('bafybmibob')
+    // the arbiters granted STATE and refused another state of the same transaction (held by a conflicting spend)
+    const other = tokenStateHash('c'.repeat(64), BLOCK)
+    const real = await grants(t1.txid, nonce(1))
+    expect((await c.checkGrants(t1.txid, 'bafybmiq1', [STATE, other], [], real, nonce(1))).granted).to.equal(false)
+    // the owner's sender asks again, each grant copied with the refused state in place of the granted one
+    const copies = real.map((g) => ({ ...g, states: [other] }))
+    expect((await c.checkGrants(t1.txid, 'bafybmiq1', [STATE, other], [], [...real, ...copies], nonce(1))).granted, 'a grant of STATE counted for a state the arbiters refused').to.equal(false)
+  })
+
+  it('grants from peer ids this node never saw do not count: a signer whose view knows no peer is not satisfied by grants of three fresh peer keys, nor one who knows the real arbiters', async () => {
+    const t1 = contract('bafybmibob')
+    expect((await (await signerNode(false)).checkGrants(t1.txid, 'bafybmiq1', [STATE], [], await grants(t1.txid, nonce(1), true), nonce(1))).granted).to.equal(false)
+    expect((await (await signerNode()).checkGrants(t1.txid, 'bafybmiq1', [STATE], [], await grants(t1.txid, nonce(1), true), nonce(1))).granted).to.equal(false)
+    expect((await (await signerNode()).checkGrants(t1.txid, 'bafybmiq1', [STATE], [], await grants(t1.txid, nonce(1)), nonce(1))).granted).to.equal(true)
+  })
+
+  it('one arbiter\'s malformed grant (a signature of odd length) hides nobody\'s: the others still count', async () => {
+    const c = await signerNode()
+    const t1 = contract('bafybmibob')
+    const good = await grants(t1.txid, nonce(1))
+    const bad = { ...good[0]!, peer: peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString(), sig: 'abc' }
+    const r = await c.checkGrants(t1.txid, 'bafybmiq1', [STATE], [], [bad, ...good], nonce(1)).then((x) => x.granted, (e: Error) => e.message)
+    expect(r).to.equal(true)
+  })
+})
+
+describe('claims: the sender\'s claims of several transactions at once', () => {
+  it('two transfers of one node claiming at the same time (five claimants each) are each granted by an arbiter that both walks ask in one turn', async () => {
+    const selfKey = await generateKeyPair('Ed25519')
+    const arbiterKey = await generateKeyPair('Ed25519')
+    const arbiterId = peerIdFromPrivateKey(arbiterKey).toString()
+    const host = {
+      peerId: peerIdFromPrivateKey(selfKey).toString(), signAsPeer: async (d: Uint8Array) => await selfKey.sign(d),
+      closestKnownPeers: () => [arbiterId], peerAddresses: async () => [], learnPeer: async () => {}
+    } as unknown as P2pHost
+    // the arbiter: checks the request's shape as every node does, and grants
+    const refused: string[] = []
+    const rpc = {
+      call: async (_peer: string, _m: string, req: StateClaimMethods['claims.claim']['request']) => {
+        try { needClaimRequest(req) } catch (e) { refused.push((e as Error).message); throw e }
+        return { answers: req.items.map(() => ({ granted: true, closer: [] })), addrs: {} }
+      }
+    } as unknown as RpcClient<StateClaimMethods>
+    const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => undefined } as unknown as NodeSpentMarkers
+    const c = nodeStateClaims({
+      host: () => host, rpc: () => rpc, table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }), view: { closest: () => [] } as unknown as ArbiterView,
+      markers, verifier, quorumSigner: (d) => signer(d), outcome: async () => 'pending', log: silentLogger
+    })
+    const five = (txid: string): Array<{ quorum: string, nonce: string, sig: string }> => [1, 2, 3, 4, 5].map((i) => ({ quorum: `bafybmiq${i}`, nonce: nonce(i), sig: sign(`bafybmiq${i}`, claimDigest(txid, `bafybmiq${i}`, nonce(i))) }))
+    const t1 = contract('bafybmibob')
+    const t2 = contract('bafybmicarol')
+    const other = tokenStateHash('c'.repeat(64), BLOCK)
+    const [r1, r2] = await Promise.all([c.claimFor(t1.txid, five(t1.txid), [STATE], [], t1.bytes), c.claimFor(t2.txid, five(t2.txid), [other], [], t2.bytes)])
+    expect(refused, 'requests the arbiter refused').to.deep.equal([])
+    expect([r1.granted, r2.granted]).to.deep.equal([true, true])
   })
 })

@@ -1,0 +1,108 @@
+import { parseBlockId } from '../tokenchain/block.js'
+import { decodeContract } from '../tokenchain/contract.js'
+import { bytesToHex } from '../wallet/bytes.js'
+import { errorMessage } from '../util/errors.js'
+import type { Logger } from '../util/logger.js'
+import { Lru } from '../util/lru.js'
+import { burntAncestors } from './burn-claims.js'
+import type { ClaimResult } from './claims.js'
+import type { ClaimantProof, PeerGrant } from './claim-proofs.js'
+import type { Ledger, StateClaims } from './ports.js'
+import { stateHashOf } from './quorum-claims.js'
+import type { PrepareReply } from './messages.js'
+
+type Vote = Extract<PrepareReply, { vote: 'yes' }>
+
+/** Transactions whose grants are kept in memory (those in flight; a resumed one claims again). */
+const GRANTS_KEPT = 64
+
+/**
+ * The sender's claim (docs/protocol.md, "Claims"): once five quorums voted, one walk claims every
+ * state the transaction spends, and every burnt ancestor those rest on, at their arbiters on behalf
+ * of each of the five, showing each quorum's own signed claim; the grants that come back, signed by
+ * each arbiter, go to each quorum with its SIGN request. A quorum signs only with enough grants of
+ * its own claim, and only it can give that claim up: so whoever the sender is, and whichever of the
+ * five he runs, an honest signer's claim holds the state for this transaction alone.
+ */
+export class SenderClaims {
+  /** per transaction, per quorum: the grants of its claim */
+  private readonly grants = new Lru<Map<string, PeerGrant[]>>(GRANTS_KEPT)
+
+  constructor (private readonly port: StateClaims, private readonly ledger: Ledger, private readonly log: Logger) {}
+
+  /** The grants of `quorum`'s claim for `txid` gathered by this process, if any. */
+  grantsFor (txid: string, quorum: string): PeerGrant[] | undefined {
+    return this.grants.get(txid)?.get(quorum)
+  }
+
+  /** Whether every vote's quorum has its grants (made by this process). */
+  covered (txid: string, votes: readonly Vote[]): boolean {
+    const m = this.grants.get(txid)
+    return m !== undefined && votes.every((v) => v.claim === undefined || m.has(v.quorumDid))
+  }
+
+  forget (txid: string): void { this.grants.delete(txid) }
+
+  /** Drops the grants of some quorums (a signer found them short: they are gathered again). */
+  drop (txid: string, quorums: readonly string[]): void {
+    const m = this.grants.get(txid)
+    for (const q of quorums) m?.delete(q)
+  }
+
+  /** The certificate a receiver is shown: the grants of the first of `signers` whose claim this process holds grants of. */
+  certificate (txid: string, signers: readonly string[]): PeerGrant[] | undefined {
+    const m = this.grants.get(txid)
+    for (const q of signers) { const g = m?.get(q); if (g !== undefined && g.length > 0) return g }
+    return undefined
+  }
+
+  /**
+   * Claims the states of `votes` that have no grants yet, for their quorums at once (one walk);
+   * resolves to the tally's outcome, never rejects. Votes without a claim (a quorum from before the
+   * sender's claim) have nothing to claim.
+   */
+  async claim (txid: string, contract: Uint8Array, votes: readonly Vote[]): Promise<ClaimResult> {
+    const t0 = Date.now()
+    const have = this.grants.get(txid) ?? new Map<string, PeerGrant[]>()
+    const todo = votes.filter((v) => v.claim !== undefined && !have.has(v.quorumDid))
+    if (todo.length === 0) return { granted: true, tallies: [] }
+    try {
+      // the states the quorums hold (the same for every honest quorum; each checks its own)
+      const states = [...new Set(todo.flatMap((v) => v.claim!.states))]
+      const tips = contractTips(contract)
+      const chainOf = async (id: string): Promise<readonly Uint8Array[] | undefined> => await this.ledger.chain(id)
+      const burns = await burntAncestors(states.map((st) => { const at = st.indexOf('@'); return [st.slice(0, at), st.slice(at + 1)] as const }), chainOf)
+      // a state before the tip (an owner-only tip): the blocks from it to the tip, as the quorums show them
+      const paths: Record<string, string[]> = {}
+      for (const st of states) {
+        const at = st.indexOf('@')
+        const tokenId = st.slice(0, at)
+        const tip = tips.get(tokenId)
+        if (tip === undefined || tip.id === st.slice(at + 1) || tip.n === 0) continue
+        const chain = await this.ledger.chain(tokenId)
+        const from = parseBlockId(st.slice(at + 1)).number
+        paths[stateHashOf(st)] = chain.slice(from, tip.n + 1).map(bytesToHex)
+      }
+      const claimants: ClaimantProof[] = todo.map((v) => ({ quorum: v.quorumDid, nonce: v.claim!.nonce, sig: v.claim!.sig }))
+      const r = await this.port.claimFor(txid, claimants, states.map(stateHashOf), burns, contract, Object.keys(paths).length > 0 ? paths : undefined)
+      if (r.granted) {
+        for (const c of claimants) have.set(c.quorum, r.grants.filter((g) => g.quorum === c.quorum && g.nonce === c.nonce && g.forTx === txid))
+        this.grants.set(txid, have)
+      }
+      this.log.debug(`claim ${txid.slice(0, 12)}: ${states.length} state(s), ${burns.length} ancestor(s) for ${claimants.length} quorum(s) ${r.granted ? 'granted' : `refused (${r.code})`} in ${Date.now() - t0} ms`)
+      return r
+    } catch (e) {
+      return { granted: false, code: 'CLAIM_UNREACHABLE', reason: `CLAIM_UNREACHABLE: the claim could not be made (${errorMessage(e)}); try again later`, tallies: [] }
+    }
+  }
+}
+
+/** Each token the contract spends and the block it spends (its tip): its id and number. */
+function contractTips (contract: Uint8Array): Map<string, { id: string, n: number }> {
+  const out = new Map<string, { id: string, n: number }>()
+  for (const [id, t] of Object.entries(decodeContract(contract).content.transInfo.transTokens ?? {})) {
+    const tip = t.blockId ?? ''
+    if (tip !== '') out.set(id, { id: tip, n: parseBlockId(tip).number })
+  }
+  return out
+}
