@@ -14,6 +14,7 @@ import { kadDHT, passthroughMapper, removePrivateAddressesMapper, removePublicAd
 import { mdns } from '@libp2p/mdns'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromString } from '@libp2p/peer-id'
+import { peerSigner } from './peer-signature.js'
 import { ping, type Ping } from '@libp2p/ping'
 import { tcp } from '@libp2p/tcp'
 import type { Connection, Libp2p, PeerDiscovery, PeerId, PeerInfo, PrivateKey, Stream, StreamHandlerOptions } from '@libp2p/interface'
@@ -208,14 +209,7 @@ export interface P2pHost extends Startable {
   signAsPeer: (data: Uint8Array) => Promise<Uint8Array>
 }
 
-/** Whether `sig` is `peerId`'s identity key's signature over `data` (false for a peer id that embeds no key, e.g. RSA). */
-export async function verifyPeerSignature (peerId: string, data: Uint8Array, sig: Uint8Array): Promise<boolean> {
-  try {
-    const key = peerIdFromString(peerId).publicKey
-    if (key === undefined) return false
-    return await key.verify(data, sig)
-  } catch { return false }
-}
+export { verifyPeerSignature } from './peer-signature.js'
 
 export interface HostServices extends Record<string, unknown> {
   identify: Identify
@@ -688,9 +682,12 @@ class Host implements P2pHost {
     return (this.libp2p.services.dht as unknown as { routingTable?: RoutingTableView }).routingTable
   }
 
+  private peerSign: ((data: Uint8Array) => Promise<Uint8Array>) | undefined
+
   async signAsPeer (data: Uint8Array): Promise<Uint8Array> {
     if (this.privateKey === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'this host has no identity key to sign with')
-    return await this.privateKey.sign(data)
+    this.peerSign ??= peerSigner(this.privateKey)
+    return await this.peerSign(data)
   }
 
   isForeignPeer (peerId: string): boolean {
