@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { blockIdFor, decodeBlockEnvelope, parseBlockId, tokenEntry, type DecodedBlock } from '../tokenchain/block.js'
 import { decodeContract } from '../tokenchain/contract.js'
-import { hexToBytes, sha3Hex } from '../tokenchain/hash.js'
+import { bytesToHex, hexToBytes, sha3Hex } from '../tokenchain/hash.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
 import { TransactionType } from '../tokenchain/types.js'
 import { GENESIS_ANCHOR, OWNER_ONLY, verifyEnvelope, type SignatureVerifier } from '../tokenchain/validate.js'
@@ -158,6 +158,27 @@ export async function checkBurnProof (stateHash: string, spender: string, proof:
   if (burn.content.owner !== first.content.owner) return 'the burn is not made by the owner of the state'
   try { await verifyEnvelope(burn.envelopeBytes, { verifier, tokenId }) } catch (e) { return `the burn's signature does not verify: ${errorMessage(e)}` }
   return undefined
+}
+
+/**
+ * The paths a claim shows the arbiters for states before their tip (owner-only tips): by state
+ * hash, the block envelopes (hex) from each state's block up to the tip the contract spends, as
+ * checkAnchorPath takes them. `held` pairs each held state with the tip spent (`tokenId@blockId`
+ * both); a token spent at its genesis shows none: it is claimed at GENESIS_ANCHOR, which the
+ * arbiter reads off the contract (its genesis is, for minted FTs, the whole mint). The quorum that
+ * votes and the sender that claims for it compute the same paths here.
+ */
+export async function anchorPaths (held: ReadonlyArray<{ state: string, tip: string }>, chainOf: (tokenId: string) => Promise<readonly Uint8Array[] | undefined>): Promise<Record<string, string[]>> {
+  const paths: Record<string, string[]> = {}
+  for (const { state, tip } of held) {
+    if (state === tip) continue
+    const at = state.indexOf('@')
+    const tipAt = parseBlockId(tip.slice(tip.indexOf('@') + 1)).number
+    if (tipAt === 0) continue
+    const chain = await chainOf(state.slice(0, at))
+    if (chain !== undefined) paths[tokenStateHash(state.slice(0, at), state.slice(at + 1))] = chain.slice(parseBlockId(state.slice(at + 1)).number, tipAt + 1).map(bytesToHex)
+  }
+  return paths
 }
 
 /**

@@ -1,10 +1,9 @@
-import { decodeBlockEnvelope, formatBlockId, parseBlockId, type DecodedBlock, type PledgeToken } from '../tokenchain/block.js'
+import { decodeBlockEnvelope, formatBlockId, type DecodedBlock, type PledgeToken } from '../tokenchain/block.js'
 import { decodeContract } from '../tokenchain/contract.js'
 import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
 import { spendAnchor, verifyEnvelope, type VerifiedBlockCache } from '../tokenchain/validate.js'
 import { BoundedSet } from '../util/lru.js'
-import { bytesToHex, hexToBytes } from '../wallet/bytes.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { silentLogger } from '../util/logger.js'
@@ -29,6 +28,7 @@ import { carriesFt } from './ft.js'
 import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe.js'
 import { PledgeReleases } from './pledge-release.js'
 import { QuorumClaims, stateHashOf } from './quorum-claims.js'
+import { anchorPaths } from './claim-proofs.js'
 import { burntAncestors } from './burn-claims.js'
 import { flagDiverged, type DoubleSpendSink } from './double-spends.js'
 
@@ -280,17 +280,7 @@ export class QuorumService {
       const chainOf = async (id: string): Promise<readonly Uint8Array[] | undefined> => req.bundle.chains[id] ?? memory.learned.get(id)?.chain ?? await this.ledger.chain(id)
       const burns = isNftTx ? [] : await burntAncestors(states.map((st) => { const at = st.indexOf('@'); return [st.slice(0, at), st.slice(at + 1)] as const }), chainOf)
       // a state before the contract's tip: the arbiters are shown the owner-only blocks from it to the tip
-      const paths: Record<string, string[]> = {}
-      for (const [i, st] of states.entries()) {
-        if (st === spends[i]) continue
-        const at = st.indexOf('@')
-        const tipAt = parseBlockId(spends[i]!.slice(spends[i]!.indexOf('@') + 1)).number
-        // a token spent at its genesis is claimed at GENESIS_ANCHOR, which the arbiter reads off the
-        // contract itself: no path (it would carry the genesis block, for minted FTs the whole mint)
-        if (tipAt === 0) continue
-        const chain = await chainOf(st.slice(0, at))
-        if (chain !== undefined) paths[stateHashOf(st)] = chain.slice(parseBlockId(st.slice(at + 1)).number, tipAt + 1).map(bytesToHex)
-      }
+      const paths = await anchorPaths(states.map((state, i) => ({ state, tip: spends[i]! })), chainOf)
       const held = { quorumDid, txid, states, burns, ...(Object.keys(paths).length > 0 ? { paths } : {}) }
       const claimProof = this.claims !== undefined ? await this.claims.proof(quorumDid, txid) : undefined
       if (this.claims === undefined && markers !== undefined && (likely === undefined || likely.includes(quorumDid))) {

@@ -1,12 +1,10 @@
-import { parseBlockId } from '../tokenchain/block.js'
 import { decodeContract } from '../tokenchain/contract.js'
-import { bytesToHex } from '../wallet/bytes.js'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { Lru } from '../util/lru.js'
 import { burntAncestors } from './burn-claims.js'
 import type { ClaimResult } from './claims.js'
-import type { ClaimantProof, PeerGrant } from './claim-proofs.js'
+import { anchorPaths, type ClaimantProof, type PeerGrant } from './claim-proofs.js'
 import type { Ledger, StateClaims } from './ports.js'
 import { stateHashOf } from './quorum-claims.js'
 import type { PrepareReply } from './messages.js'
@@ -69,20 +67,11 @@ export class SenderClaims {
     try {
       // the states the quorums hold (the same for every honest quorum; each checks its own)
       const states = [...new Set(todo.flatMap((v) => v.claim!.states))]
-      const tips = contractTips(contract)
       const chainOf = async (id: string): Promise<readonly Uint8Array[] | undefined> => await this.ledger.chain(id)
       const burns = await burntAncestors(states.map((st) => { const at = st.indexOf('@'); return [st.slice(0, at), st.slice(at + 1)] as const }), chainOf)
       // a state before the tip (an owner-only tip): the blocks from it to the tip, as the quorums show them
-      const paths: Record<string, string[]> = {}
-      for (const st of states) {
-        const at = st.indexOf('@')
-        const tokenId = st.slice(0, at)
-        const tip = tips.get(tokenId)
-        if (tip === undefined || tip.id === st.slice(at + 1) || tip.n === 0) continue
-        const chain = await this.ledger.chain(tokenId)
-        const from = parseBlockId(st.slice(at + 1)).number
-        paths[stateHashOf(st)] = chain.slice(from, tip.n + 1).map(bytesToHex)
-      }
+      const tips = new Map(Object.entries(decodeContract(contract).content.transInfo.transTokens ?? {}).map(([id, t]) => [id, `${id}@${t.blockId ?? ''}`]))
+      const paths = await anchorPaths(states.flatMap((state) => { const tip = tips.get(state.slice(0, state.indexOf('@'))); return tip === undefined || tip.endsWith('@') ? [] : [{ state, tip }] }), chainOf)
       const claimants: ClaimantProof[] = todo.map((v) => ({ quorum: v.quorumDid, nonce: v.claim!.nonce, sig: v.claim!.sig }))
       const r = await this.port.claimFor(txid, claimants, states.map(stateHashOf), burns, contract, Object.keys(paths).length > 0 ? paths : undefined)
       if (r.granted) {
@@ -95,14 +84,4 @@ export class SenderClaims {
       return { granted: false, code: 'CLAIM_UNREACHABLE', reason: `CLAIM_UNREACHABLE: the claim could not be made (${errorMessage(e)}); try again later`, tallies: [] }
     }
   }
-}
-
-/** Each token the contract spends and the block it spends (its tip): its id and number. */
-function contractTips (contract: Uint8Array): Map<string, { id: string, n: number }> {
-  const out = new Map<string, { id: string, n: number }>()
-  for (const [id, t] of Object.entries(decodeContract(contract).content.transInfo.transTokens ?? {})) {
-    const tip = t.blockId ?? ''
-    if (tip !== '') out.set(id, { id: tip, n: parseBlockId(tip).number })
-  }
-  return out
 }
