@@ -153,6 +153,16 @@ export interface StateClaims {
   checkGrants: (txid: string, quorumDid: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<import('./claim-proofs.js').PeerGrant>, nonce?: string) => Promise<import('./claims.js').ClaimResult>
   /** gives the claim of `txid` up, signed (best effort: an arbiter not told asks the outcome later) */
   release: (txid: string, quorumDid: string, stateHashes: readonly string[], auth: import('./claim-proofs.js').ReleaseAuth) => Promise<void>
+  /**
+   * The sender's seal after the signatures (docs/protocol.md, "Seals"): each state (with its
+   * holder: the transaction itself, or a burnt ancestor's burn block) sealed for `txid` at its
+   * arbiters, showing the signers' consents (the secrets behind their claim nonces); `peers`, the
+   * arbiters that granted the claims. Sealed when enough arbiters of every state sealed it; the
+   * sealed grants come back signed by each arbiter's peer key.
+   */
+  sealFor?: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<import('./claim-proofs.js').SealConsent>, peers: readonly string[]) => Promise<import('./claims.js').ClaimResult & { seals: import('./claim-proofs.js').PeerSeal[] }>
+  /** A receiver's check: enough arbiters of each state, as this node counts them, sealed it to its holder. */
+  checkSeals?: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<import('./claim-proofs.js').PeerSeal>) => Promise<import('./claims.js').ClaimResult>
 }
 
 /**

@@ -18,7 +18,8 @@ import { BoundedSet } from '../../../src/util/lru.js'
 import { VERIFIED_MEMO } from '../../../src/consensus/ports.js'
 import { ContractEngine } from '../../../src/contracts/sandbox.js'
 import type { ScCode } from '../../../src/consensus/smart-contract.js'
-import { checkAnchorPath, checkBurnProof, contractSpends, grantDigest, type PeerGrant } from '../../../src/consensus/claim-proofs.js'
+import { checkAnchorPath, checkBurnProof, contractSpends, grantDigest, opensNonce, type PeerGrant, type PeerSeal } from '../../../src/consensus/claim-proofs.js'
+import { MIN_QUORUM_SIGNATURES } from '../../../src/consensus/quorum-selection.js'
 import { sha3Hex } from '../../../src/tokenchain/hash.js'
 import { ClaimTable, claimResult, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimStore } from '../../../src/consensus/claims.js'
 import type { StateClaims } from '../../../src/consensus/ports.js'
@@ -265,8 +266,40 @@ export class SimNet {
       },
       release: async (txid, quorum, hashes, auth) => {
         await Promise.all(reachable().map(async (n) => { await n.claims.release(txid, hashes, quorum, auth.nonce) }))
+      },
+      sealFor: async (txid, items, consents, _peers) => {
+        // an owner's node running changed code seals nothing and says it sealed everything
+        if (this.nodes.find((n) => n.name === name)?.claimsNothing === true) {
+          return { granted: true, tallies: [], seals: [...new Set(items.map((it) => it.holder))].map((holder) => ({ peer: name, sig: 'made up', holder, states: items.filter((it) => it.holder === holder).map((it) => it.stateHash) })) }
+        }
+        const arbiters = this.nodes.map((n) => n.name)
+        const opened = new Set(consents.filter((c) => opensNonce(c.secret, c.nonce)).map((c) => c.nonce))
+        const answers = new Map<string, ClaimAnswer[]>()
+        const seals: PeerSeal[] = []
+        await Promise.all(reachable().map(async (n) => {
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 4))
+          const got = n.liar
+            ? items.map(() => ({ sealed: true as const }))
+            : await n.claims.seal(items.map((it) => ({ ...it, forTx: txid })), opened, MIN_QUORUM_SIGNATURES, items.map((it) => this.markers.get(it.stateHash)?.txid))
+          got.forEach((a, i) => { if (a.sealed) seals.push({ peer: n.name, holder: items[i]!.holder, states: [items[i]!.stateHash], sig: this.sealSig(n.name, items[i]!.holder, [items[i]!.stateHash]) }) })
+          answers.set(n.name, got.map((a): ClaimAnswer => a.sealed ? { granted: true } : { granted: false, holder: a.holder ?? '' }))
+        }))
+        const r = claimResult(items.map((it, i) => tallyState(it.stateHash, arbiters, new Map([...answers].map(([a, got]) => [a, got[i]!])))))
+        return { ...r, seals }
+      },
+      checkSeals: async (items, seals) => {
+        const arbiters = this.nodes.map((n) => n.name)
+        return claimResult(items.map(({ stateHash, holder }) => {
+          const ok = new Set(seals.filter((g) => g.holder === holder && g.states.includes(stateHash) && arbiters.includes(g.peer) && g.sig === this.sealSig(g.peer, g.holder, g.states)).map((g) => g.peer))
+          return tallyState(stateHash, arbiters, new Map([...ok].map((p) => [p, { granted: true }])))
+        }))
       }
     }
+  }
+
+  /** What a simulated arbiter "signs" for a seal (a stand-in for its peer key, as grantSig). */
+  sealSig (arbiter: string, holder: string, states: readonly string[]): string {
+    return sha3Hex(new TextEncoder().encode(`seal|${arbiter}|${this.arbiterKeys.get(arbiter) ?? ''}|${holder}|${[...states].sort().join(',')}`))
   }
 
   nodeOf (did: string): SimNode {
