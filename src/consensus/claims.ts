@@ -222,23 +222,20 @@ export class ClaimTable {
    * own transaction, or a burnt ancestor's burn block) for transaction `forTx`. Sealed when the
    * record is `holder`'s and already committed, or full (no release frees it), or when `consents`
    * (claim nonces whose secrets the caller checked) open the claims of at least `needed` distinct
-   * claimant quorums of `forTx` in it; a state with no record is sealed only to the transaction of
-   * its verified spent marker (`spentBy[i]`). A sealed record is committed: no release, outcome or
-   * marker ends it, and every other transaction is refused it. One write for all the items.
+   * claimant quorums of `forTx` in it; a state with no record is not sealed. A sealed record is
+   * committed: no release, outcome or marker ends it, and every other transaction is refused it.
+   * One write for all the items.
    */
-  async seal (items: ReadonlyArray<{ stateHash: string, holder: string, forTx: string }>, consents: ReadonlySet<string>, needed: number, spentBy: ReadonlyArray<string | undefined> = []): Promise<SealAnswer[]> {
+  async seal (items: ReadonlyArray<{ stateHash: string, holder: string, forTx: string }>, consents: ReadonlySet<string>, needed: number): Promise<SealAnswer[]> {
     const hashes = items.map((it) => it.stateHash)
     return await this.lock.runAll(hashes, async () => {
       const held = await this.store.getMany([...hashes])
-      const now = this.clock.now()
       const puts = new Map<string, ClaimRecord>()
       const answers = items.map((it, i): SealAnswer => {
         const r = puts.get(it.stateHash) ?? held[i]
-        if (r === undefined) {
-          if (spentBy[i] !== it.holder) return { sealed: false, ...(spentBy[i] !== undefined ? { holder: spentBy[i] } : {}), why: spentBy[i] !== undefined ? 'spent by another transaction' : 'no claim of it is held here' }
-          puts.set(it.stateHash, { txid: it.holder, claimants: [], at: now, committed: true })
-          return { sealed: true }
-        }
+        // nothing held here to seal: a seal never creates a claim (a spent marker, which any quorum
+        // DID can sign, does not make one either)
+        if (r === undefined) return { sealed: false, why: 'no claim of it is held here' }
         if (r.txid !== it.holder) return { sealed: false, holder: r.txid, why: r.committed === true ? 'sealed to another transaction' : 'claimed by another transaction' }
         if (r.committed === true) return { sealed: true }
         if (r.full !== true) {

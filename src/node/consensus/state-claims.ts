@@ -465,12 +465,10 @@ export function nodeStateClaims (opts: {
 
   /**
    * This arbiter's seal of some states for `forTx` (docs/protocol.md, "Seals"): the table's answers
-   * (a state with no record sealed only to its verified spent marker's transaction) and one
-   * peer-key signature per holder over the states sealed to it.
+   * and one peer-key signature per holder over the states sealed to it.
    */
   const sealHere = async (forTx: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlySet<string>): Promise<StateClaimMethods['claims.seal']['response']> => {
-    const markers = await opts.markers.knownMany(items.map((it) => it.stateHash)).catch(() => [])
-    const answers = await table.seal(items.map((it) => ({ ...it, forTx })), consents, MIN_QUORUM_SIGNATURES, markers.map((m) => m?.txid))
+    const answers = await table.seal(items.map((it) => ({ ...it, forTx })), consents, MIN_QUORUM_SIGNATURES)
     const byHolder = new Map<string, number[]>()
     answers.forEach((a, i) => {
       if (!a.sealed) return

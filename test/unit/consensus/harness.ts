@@ -280,7 +280,7 @@ export class SimNet {
           await new Promise((resolve) => setTimeout(resolve, Math.random() * 4))
           const got = n.liar
             ? items.map(() => ({ sealed: true as const }))
-            : await n.claims.seal(items.map((it) => ({ ...it, forTx: txid })), opened, MIN_QUORUM_SIGNATURES, items.map((it) => this.markers.get(it.stateHash)?.txid))
+            : await n.claims.seal(items.map((it) => ({ ...it, forTx: txid })), opened, MIN_QUORUM_SIGNATURES)
           got.forEach((a, i) => { if (a.sealed) seals.push({ peer: n.name, holder: items[i]!.holder, states: [items[i]!.stateHash], sig: this.sealSig(n.name, items[i]!.holder, [items[i]!.stateHash]) }) })
           answers.set(n.name, got.map((a): ClaimAnswer => a.sealed ? { granted: true } : { granted: false, holder: a.holder ?? '' }))
         }))
