@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { blockIdFor, decodeBlockEnvelope, parseBlockId, tokenEntry, type DecodedBlock } from '../tokenchain/block.js'
 import { decodeContract } from '../tokenchain/contract.js'
 import { bytesToHex, hexToBytes, sha3Hex } from '../tokenchain/hash.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
-import { TransactionType } from '../tokenchain/types.js'
+import { ContractType, TransactionType } from '../tokenchain/types.js'
 import { GENESIS_ANCHOR, OWNER_ONLY, verifyEnvelope, type SignatureVerifier } from '../tokenchain/validate.js'
 import { errorMessage } from '../util/errors.js'
 
@@ -101,9 +101,16 @@ export function contractSpends (contract: Uint8Array): Set<string> {
   return decoded(contract).spends
 }
 
-/** The sender a contract names (its transInfo's), '' when it names none. */
-export function contractSender (contract: Uint8Array): string {
-  return decoded(contract).contract.content.transInfo.sender ?? ''
+/**
+ * What a claim of a contract's states must show of their owner (docs/protocol.md, "Whose state it
+ * is"): the sender the state's block must name, or nothing for a smart contract (anyone may execute
+ * one) and for a token the contract deploys (it has no block yet: `blockless`).
+ */
+export function contractOwnership (contract: Uint8Array): { sender: string, any: boolean, blockless: Set<string> } {
+  const c = decoded(contract).contract
+  const ti = c.content.transInfo
+  const blockless = new Set(Object.entries(ti.transTokens ?? {}).filter(([, t]) => (t.blockId ?? '') === '').map(([id]) => tokenStateHash(id, '')))
+  return { sender: ti.sender ?? '', any: c.content.type === ContractType.SC_DEPLOY || c.content.type === ContractType.SC_EXECUTE, blockless }
 }
 
 // a contract's bytes decoded once, while those bytes are held (the five claimants of the sender's
@@ -215,13 +222,23 @@ export async function anchorPaths (held: ReadonlyArray<{ state: string, tip: str
 }
 
 /**
- * The blocks that show who owns each state a sender's claim holds (docs/protocol.md, "Claims"): by
- * state hash, the block envelopes (hex) from the state's block (a token's genesis for a state at
- * GENESIS_ANCHOR) up to the tip the contract spends, as checkOwnedPath takes them. `held` pairs
- * each held state with the tip spent (`tokenId@blockId` both).
+ * The blocks that show who owns each state a sender's claim holds (docs/protocol.md, "Whose state
+ * it is"): by state hash, the block envelopes from the state's block (a token's genesis for a state
+ * at GENESIS_ANCHOR) up to the tip the contract spends, as checkOwnedPath takes them. `held` pairs
+ * each held state with the tip spent (`tokenId@blockId` both). One block shared by several states
+ * (a transfer of many tokens, a group of FTs minted together) is the same object in each path, so
+ * a request carries it once.
  */
-export async function ownerPaths (held: ReadonlyArray<{ state: string, tip: string }>, chainOf: (tokenId: string) => Promise<readonly Uint8Array[] | undefined>): Promise<Record<string, string[]>> {
-  const paths: Record<string, string[]> = {}
+export async function ownerPaths (held: ReadonlyArray<{ state: string, tip: string }>, chainOf: (tokenId: string) => Promise<readonly Uint8Array[] | undefined>): Promise<Record<string, Uint8Array[]>> {
+  const paths: Record<string, Uint8Array[]> = {}
+  const same = new Map<string, Uint8Array>()
+  const one = (b: Uint8Array): Uint8Array => {
+    const k = createHash('sha256').update(b).digest('base64')
+    const had = same.get(k)
+    if (had !== undefined) return had
+    same.set(k, b)
+    return b
+  }
   for (const { state, tip } of held) {
     const at = state.indexOf('@')
     const tokenId = state.slice(0, at)
@@ -229,27 +246,56 @@ export async function ownerPaths (held: ReadonlyArray<{ state: string, tip: stri
     const from = blockId === GENESIS_ANCHOR ? 0 : parseBlockId(blockId).number
     const to = parseBlockId(tip.slice(tip.indexOf('@') + 1)).number
     const chain = await chainOf(tokenId)
-    if (chain !== undefined && to < chain.length && from <= to) paths[tokenStateHash(tokenId, blockId)] = chain.slice(from, to + 1).map(bytesToHex)
+    if (chain !== undefined && to < chain.length && from <= to) paths[tokenStateHash(tokenId, blockId)] = chain.slice(from, to + 1).map(one)
   }
   return paths
 }
 
 /**
+ * Blocks of one claim request, each decoded once, and the states each block leads from (by state
+ * hash: its own id's state, and for a block 0 the GENESIS_ANCHOR state), indexed once: a request of
+ * 64 FTs of one minted group shows one block of 100 entries, not 64 of them to decode and scan.
+ */
+export class BlockIndex {
+  private readonly decoded = new Map<Uint8Array, DecodedBlock>()
+  private readonly states = new Map<DecodedBlock, Map<string, string>>()
+
+  decode (b: Uint8Array): DecodedBlock {
+    let d = this.decoded.get(b)
+    if (d === undefined) { d = decodeBlockEnvelope(b); this.decoded.set(b, d) }
+    return d
+  }
+
+  /** The token of `block` whose state `stateHash` is, if any. */
+  tokenOf (block: DecodedBlock, stateHash: string): string | undefined {
+    let m = this.states.get(block)
+    if (m === undefined) {
+      m = new Map()
+      for (const id of Object.keys(block.content.transInfo.tokens)) {
+        m.set(tokenStateHash(id, blockIdFor(block, id)), id)
+        if (tokenEntry(block, id)?.blockNumber === '0') m.set(tokenStateHash(id, GENESIS_ANCHOR), id)
+      }
+      this.states.set(block, m)
+    }
+    return m.get(stateHash)
+  }
+}
+
+/**
  * Checks that a claimed state is the contract sender's (a stranger who signs a contract of his own
  * naming another's token must not hold it): `blocks` are the state's block (block 0 for a state at
- * GENESIS_ANCHOR), hash-bound to the state by its id, whose owner must be `sender`, then the
- * owner-only blocks after it, each linking to the one before, up to a tip the contract spends
- * (`tips`, contractSpends). Answers why it does not hold, or undefined.
+ * GENESIS_ANCHOR, or an NFT's at its own id), hash-bound to the state by its id, whose owner must be
+ * `sender`, then the owner-only blocks after it, each linking to the one before, up to a tip the
+ * contract spends (`tips`, contractSpends). Answers why it does not hold, or undefined.
  */
-export function checkOwnedPath (stateHash: string, blocks: readonly Uint8Array[] | undefined, tips: ReadonlySet<string>, sender: string): string | undefined {
+export function checkOwnedPath (stateHash: string, blocks: readonly Uint8Array[] | undefined, tips: ReadonlySet<string>, sender: string, index = new BlockIndex()): string | undefined {
   if (!Array.isArray(blocks) || blocks.length < 1 || blocks.length > BURN_PROOF_MAX_BLOCKS) return `a claim of state ${stateHash} shows the state's block (and any owner-only blocks after it up to the contract's tip)`
   let decoded: DecodedBlock[]
-  try { decoded = blocks.map((b) => decodeBlockEnvelope(b)) } catch (e) { return `the blocks of state ${stateHash} do not decode: ${errorMessage(e)}` }
+  try { decoded = blocks.map((b) => index.decode(b)) } catch (e) { return `the blocks of state ${stateHash} do not decode: ${errorMessage(e)}` }
   const first = decoded[0]!
   const last = decoded[decoded.length - 1]!
-  const stateOf = (id: string): string => tokenEntry(first, id)?.blockNumber === '0' ? GENESIS_ANCHOR : blockIdFor(first, id)
-  const tokenId = Object.keys(last.content.transInfo.tokens).find((id) => tokenEntry(first, id) !== undefined && tokenStateHash(id, stateOf(id)) === stateHash && tips.has(tokenStateHash(id, blockIdFor(last, id))))
-  if (tokenId === undefined) return `the blocks shown do not lead from state ${stateHash} to a tip the contract spends`
+  const tokenId = index.tokenOf(first, stateHash)
+  if (tokenId === undefined || tokenEntry(last, tokenId) === undefined || !tips.has(tokenStateHash(tokenId, blockIdFor(last, tokenId)))) return `the blocks shown do not lead from state ${stateHash} to a tip the contract spends`
   for (let i = 1; i < decoded.length; i++) {
     if (tokenEntry(decoded[i]!, tokenId)?.previousBlockId !== blockIdFor(decoded[i - 1]!, tokenId)) return 'the blocks shown of a claimed state do not link'
     if (!OWNER_ONLY.has(decoded[i]!.content.transactionType)) return 'the blocks shown after a claimed state are owner-only blocks only'

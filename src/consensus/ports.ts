@@ -144,7 +144,7 @@ export interface StateClaims {
    * `contract`; granted only when each state's arbiters granted enough. The grants come back signed
    * by each arbiter (its peer key), each naming one claimant quorum.
    */
-  claimFor: (txid: string, claimants: ReadonlyArray<import('./claim-proofs.js').ClaimantProof>, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array, paths?: Readonly<Record<string, string[]>>) => Promise<import('./claims.js').ClaimResult & { grants: import('./claim-proofs.js').PeerGrant[] }>
+  claimFor: (txid: string, claimants: ReadonlyArray<import('./claim-proofs.js').ClaimantProof>, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array, paths?: Readonly<Record<string, readonly Uint8Array[]>>) => Promise<import('./claims.js').ClaimResult & { grants: import('./claim-proofs.js').PeerGrant[] }>
   /**
    * A signer's check before it signs: the grants held for its quorum's own claim of every state
    * (and burnt ancestor) it validated, each signed by an arbiter of that state as this node counts

@@ -58,7 +58,7 @@ export class SenderClaims {
    * The states a transaction's claims hold and the burnt ancestors they rest on, from the votes'
    * claims and the contract, as the quorums show them to their arbiters.
    */
-  private async scope (contract: Uint8Array, votes: readonly Vote[]): Promise<{ states: string[], burns: BurnClaim[], paths: Record<string, string[]> }> {
+  private async scope (contract: Uint8Array, votes: readonly Vote[]): Promise<{ states: string[], burns: BurnClaim[], paths: Record<string, Uint8Array[]> }> {
     const states = [...new Set(votes.flatMap((v) => v.claim?.states ?? []))]
     const chainOf = async (id: string): Promise<readonly Uint8Array[] | undefined> => await this.ledger.chain(id)
     const burns = await burntAncestors(states.map((st) => { const at = st.indexOf('@'); return [st.slice(0, at), st.slice(at + 1)] as const }), chainOf)

@@ -1,5 +1,5 @@
 import { CLAIM_ARBITERS, claimResult, claimantKey, claimantTx, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimResult, type ClaimTable } from '../../consensus/claims.js'
-import { checkBurnProof, checkClaimProof, checkOwnedPath, committedDigest, contractSender, contractSpends, opensNonce, peerGrantBytes, peerSealBytes, releaseDigest, type ClaimantProof, type PeerGrant, type PeerSeal, type ReleaseAuth, type SealConsent } from '../../consensus/claim-proofs.js'
+import { BlockIndex, checkAnchorPath, checkBurnProof, checkClaimProof, checkOwnedPath, committedDigest, contractOwnership, contractSpends, opensNonce, peerGrantBytes, peerSealBytes, releaseDigest, type ClaimantProof, type PeerGrant, type PeerSeal, type ReleaseAuth, type SealConsent } from '../../consensus/claim-proofs.js'
 import { MIN_QUORUM_SIGNATURES } from '../../consensus/quorum-selection.js'
 import type { BurnClaim } from '../../consensus/burn-claims.js'
 import type { ConsensusSigner, StateClaims } from '../../consensus/ports.js'
@@ -38,10 +38,10 @@ export const CLAIM_STALE_MS = 30_000
 /** Most bytes of distinct blocks one `claims.claim` carries (showing the states' owners); more go in several requests. */
 const CLAIM_BLOCKS_MAX_BYTES = 512 * 1024
 /** The bytes of the distinct blocks some items show. */
-const ownerBlockBytes = (items: ReadonlyArray<{ via?: string, path?: string[] }>): number => {
-  const seen = new Set<string>()
+const ownerBlockBytes = (items: ReadonlyArray<{ via?: string, path?: readonly Uint8Array[] }>): number => {
+  const seen = new Set<Uint8Array>()
   let n = 0
-  for (const it of items) for (const h of it.via === undefined ? it.path ?? [] : []) if (!seen.has(h)) { seen.add(h); n += h.length / 2 }
+  for (const it of items) for (const b of it.via === undefined ? it.path ?? [] : []) if (!seen.has(b)) { seen.add(b); n += b.length }
   return n
 }
 /** What an arbiter answers for a claim whose proof it no longer knows (the checker sends the contract again: the rpc carries code and message only). */
@@ -83,10 +83,10 @@ export function nodeStateClaims (opts: {
   const timeoutMs = opts.timeoutMs ?? 3000
   const limits = new PeerBuckets(CLAIM_PEER_RATE, CLAIM_PEER_BURST)
   // proofs checked here: the states each claim's contract spends, by claim (its later requests leave the contract out)
-  const checkedProofs = new Lru<{ spends: Set<string>, sender: string }>(PROOFS_MEMO, { maxBytes: 16 * 1024 * 1024, sizeOf: (v) => 192 + 64 * v.spends.size })
+  const checkedProofs = new Lru<{ spends: Set<string>, owner: ReturnType<typeof contractOwnership> }>(PROOFS_MEMO, { maxBytes: 16 * 1024 * 1024, sizeOf: (v) => 192 + 64 * (v.spends.size + v.owner.blockless.size) })
   // states shown to be their claim's contract sender's (`forTx|state`: the contract fixes the sender)
   const ownedStates = new Lru<true>(4 * PROOFS_MEMO)
-  const checking = new Map<string, Promise<{ spends: Set<string>, sender: string }>>()
+  const checking = new Map<string, Promise<{ spends: Set<string>, owner: ReturnType<typeof contractOwnership> }>>()
   // burnt ancestors whose burn was shown here (`state|burn`): the owner of the state signed that burn of it
   const checkedBurns = new Lru<true>(PROOFS_MEMO)
   // the sender's signature over a contract, verified once: every quorum of a transaction claims
@@ -122,7 +122,7 @@ export function nodeStateClaims (opts: {
   }
   /** One claim as it travels: the transaction, its contract, and its claimants (each quorum's signed proof, and the peer answering for it). */
   type Claim = { forTx: string, contract: Uint8Array, claimants: ReadonlyArray<ClaimantProof> }
-  type Item = { txid: string, stateHash: string, via?: string, burn?: string[], path?: string[], claim: Claim }
+  type Item = { txid: string, stateHash: string, via?: string, burn?: string[], path?: readonly Uint8Array[], claim: Claim }
   type Answer = { granted: boolean, holder?: string, spent?: boolean, closer: QueryPeer[], grants?: Array<{ quorum: string, nonce: string, sig: string, states: string[] }> }
   // per claim, the arbiters that checked its proofs (the contract goes once to each, in its first request)
   const delivered = new WeakMap<Claim, Map<string, Promise<boolean>>>()
@@ -174,10 +174,10 @@ export function nodeStateClaims (opts: {
       })
     }
     const blocks: Uint8Array[] = []
-    const blockAt = new Map<string, number>()
-    const blockIndex = (hex: string): number => {
-      let i = blockAt.get(hex)
-      if (i === undefined) { i = blocks.length; blocks.push(hexToBytes(hex)); blockAt.set(hex, i) }
+    const blockAt = new Map<Uint8Array, number>()
+    const blockIndex = (b: Uint8Array): number => {
+      let i = blockAt.get(b)
+      if (i === undefined) { i = blocks.length; blocks.push(b); blockAt.set(b, i) }
       return i
     }
     const wire: ClaimItem[] = items.map((it) => {
@@ -272,6 +272,8 @@ export function nodeStateClaims (opts: {
     const checks = new Map<string, { forTx: string, quorum: string, p: number, direct: Array<{ stateHash: string, path?: readonly Uint8Array[] }> }>()
     // the blocks an item shows for its state: indexes into the request's blocks, or (older senders) envelopes in hex
     const pathOf = (it: ClaimItem): readonly Uint8Array[] | undefined => it.pb !== undefined ? it.pb.map((i) => req.blocks![i]!) : it.path?.map((h) => hexToBytes(h))
+    // the request's blocks decoded once, and the states each leads from indexed once
+    const blockIndex = new BlockIndex()
     for (const it of req.items) {
       const forTx = it.via ?? it.txid
       for (const { quorum, p } of claimantsOf(it)) {
@@ -294,7 +296,7 @@ export function nodeStateClaims (opts: {
           p = (async () => {
             const why = await checkClaimProof(c.forTx, c.quorum, { contract, nonce: auth.nonce, sig: auth.sig }, [], proofVerifier)
             if (why !== undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: ${why}`)
-            const s = { spends: contractSpends(contract), sender: contractSender(contract) }
+            const s = { spends: contractSpends(contract), owner: contractOwnership(contract) }
             checkedProofs.set(key, s)
             return s
           })().finally(() => { checking.delete(key) })
@@ -308,7 +310,11 @@ export function nodeStateClaims (opts: {
       for (const d of c.direct) {
         const k = `${c.forTx}|${d.stateHash}`
         if (ownedStates.get(k) !== undefined) continue
-        const why = checkOwnedPath(d.stateHash, d.path, checked.spends, checked.sender)
+        // a smart contract anyone may execute, and a token deployed by this contract (no block yet):
+        // no owner to show; a state before the tip is still shown by its path
+        const why = checked.owner.any || checked.owner.blockless.has(d.stateHash)
+          ? (checked.spends.has(d.stateHash) ? undefined : checkAnchorPath(d.stateHash, d.path?.map(bytesToHex), checked.spends))
+          : checkOwnedPath(d.stateHash, d.path, checked.spends, checked.owner.sender, blockIndex)
         if (why !== undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: ${why}`)
         ownedStates.set(k, true)
       }
@@ -348,7 +354,7 @@ export function nodeStateClaims (opts: {
     return [...candidates].sort((a, b) => compareDistance(target, a[1], b[1])).slice(0, CLAIM_ARBITERS).map(([id]) => id)
   }
 
-  const claimFor = async (txid: string, claimants: ReadonlyArray<ClaimantProof>, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array, paths?: Readonly<Record<string, string[]>>): Promise<ClaimResult & { grants: PeerGrant[] }> => {
+  const claimFor = async (txid: string, claimants: ReadonlyArray<ClaimantProof>, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array, paths?: Readonly<Record<string, readonly Uint8Array[]>>): Promise<ClaimResult & { grants: PeerGrant[] }> => {
     const h = opts.host()
     const self = h?.peerId ?? 'self'
     // the peer answering for each claimant quorum (asked by the arbiters how its claim ended)

@@ -18,7 +18,7 @@ import { BoundedSet } from '../../../src/util/lru.js'
 import { VERIFIED_MEMO } from '../../../src/consensus/ports.js'
 import { ContractEngine } from '../../../src/contracts/sandbox.js'
 import type { ScCode } from '../../../src/consensus/smart-contract.js'
-import { checkAnchorPath, checkBurnProof, contractSpends, grantDigest, opensNonce, type PeerGrant, type PeerSeal } from '../../../src/consensus/claim-proofs.js'
+import { checkAnchorPath, checkBurnProof, checkOwnedPath, contractOwnership, contractSpends, grantDigest, opensNonce, type PeerGrant, type PeerSeal } from '../../../src/consensus/claim-proofs.js'
 import { MIN_QUORUM_SIGNATURES } from '../../../src/consensus/quorum-selection.js'
 import { sha3Hex } from '../../../src/tokenchain/hash.js'
 import { ClaimTable, claimResult, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimStore } from '../../../src/consensus/claims.js'
@@ -199,7 +199,7 @@ export class SimNet {
   /** every burnt ancestor a checker claimed */
   burnClaims: Array<{ stateHash: string, spender: string }> = []
   /** the blocks each claim showed the arbiters to reach the contract's tip (by state), one entry per claim */
-  claimPaths: Array<Readonly<Record<string, string[]>> | undefined> = []
+  claimPaths: Array<Readonly<Record<string, readonly Uint8Array[]>> | undefined> = []
 
   constructor (opts: { claims?: boolean } = {}) { this.claimsOn = opts.claims === true }
 
@@ -229,7 +229,14 @@ export class SimNet {
         const unproven = new Set((await Promise.all(items.map(async (it) => it.via !== undefined && await checkBurnProof(it.h, it.spender, it.proof, proofs) !== undefined ? it.h : undefined))).filter((h) => h !== undefined))
         // and a state the contract does not name without the owner-only blocks from it to the tip
         const tips = contractSpends(contract)
-        for (const h of hashes) if (!tips.has(h) && checkAnchorPath(h, paths?.[h], tips) !== undefined) unproven.add(h)
+        // and, as every arbiter, a state whose block does not name the contract's sender as owner
+        const owner = contractOwnership(contract)
+        for (const h of hashes) {
+          const why = owner.any || owner.blockless.has(h)
+            ? (tips.has(h) ? undefined : checkAnchorPath(h, paths?.[h]?.map((b) => Buffer.from(b).toString('hex')), tips))
+            : checkOwnedPath(h, paths?.[h], tips, owner.sender)
+          if (why !== undefined) unproven.add(h)
+        }
         const answers = new Map<string, Array<ClaimAnswer | undefined>>()
         const grants: PeerGrant[] = []
         await Promise.all(reachable().map(async (n) => {
