@@ -16,6 +16,7 @@ import { isMain } from './stats.js'
  * default 1024) is created as an NFT on node A (create-nft's form, the artifact streamed from
  * disk), then fetched by node B block by block (fetch-nft) and checked against the original.
  * Each node's resident memory is polled from /proc/<pid>/status every 50 ms during each phase.
+ * NFT_LARGE_ONLY=create stops after the create phase (to profile it alone).
  * Figures: nft_create_mb_per_s and nft_fetch_mb_per_s (MB = 10^6 bytes; the whole call as the
  * client sees it, the final fsync included), and each node's peak RSS growth over its RSS at
  * the start of the phase (MiB).
@@ -58,6 +59,12 @@ export async function run (): Promise<Record<string, string | number>> {
     const createGrowth = watch.phase()
     const nftId = made.result as string
     say(`created ${nftId} in ${createS.toFixed(1)} s`)
+    const mbps = (s: number): number => Math.round(size / 1e6 / s)
+    const mibOf = (n: number): number => Math.round(n / 1024 / 1024 * 10) / 10
+    if (process.env.NFT_LARGE_ONLY === 'create') {
+      watch.stop()
+      return { nft_artifact_mib: mib, nft_create_mb_per_s: mbps(createS), nft_create_rss_growth_mib_creator: mibOf(createGrowth[0]) }
+    }
 
     // B finds A as a holder (connected peer / DHT provider)
     await waitFor(async () => (await b.client.envelope('nodePing', { query: { peerID: a.peerId } })).status, { timeoutMs: 30_000, what: 'B to reach A' })
@@ -71,8 +78,6 @@ export async function run (): Promise<Record<string, string | number>> {
     for await (const c of createReadStream(join(r.path, 'film.bin'))) got.update(c as Buffer)
     if (got.digest('hex') !== digest) throw new Error('the fetched artifact differs from the original')
     say(`fetched in ${fetchS.toFixed(1)} s (${r.artifact?.blocks ?? 0} blocks), checked`)
-    const mbps = (s: number): number => Math.round(size / 1e6 / s)
-    const mibOf = (n: number): number => Math.round(n / 1024 / 1024 * 10) / 10
     return {
       nft_artifact_mib: mib,
       nft_create_mb_per_s: mbps(createS),
