@@ -51,14 +51,6 @@ export function leafDigest (chunk: Uint8Array): Buffer {
   return createHash('sha256').update(f.prefix).update(chunk).update(f.suffix).digest()
 }
 
-/** The sha2-256 of the leaf node of a chunk given in pieces (in order, `length` bytes in all), without joining them. */
-export function leafDigestOfPieces (pieces: readonly Uint8Array[], length: number): Buffer {
-  const f = frameOf(length)
-  const h = createHash('sha256').update(f.prefix)
-  for (const p of pieces) h.update(p)
-  return h.update(f.suffix).digest()
-}
-
 /** The CIDv0 of a sha2-256 digest. */
 export function cidOfDigest (digest: Uint8Array): CID {
   return CID.createV0(createDigest(SHA2_256, digest))

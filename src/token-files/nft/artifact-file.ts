@@ -2,15 +2,16 @@
  * An NFT artifact on disk, never held whole in memory:
  *   - `ArtifactWriter` takes an upload's bytes as they arrive, writes them to a temporary file
  *     and builds the file's UnixFS DAG (its CID) chunk by chunk, with a size limit; a full disk is
- *     INSUFFICIENT_STORAGE and leaves no file behind; the bytes are neither copied nor joined on
- *     the way (hashed in the pieces they came in, written a few chunks per vectored write);
+ *     INSUFFICIENT_STORAGE and leaves no file behind; the bytes are copied once, into shared
+ *     slabs hashed on a worker thread while they are written;
  *   - the DAG index (`.dag` in the NFT's folder): the inner nodes of the artifact's DAG, so a
  *     node serves any block of the artifact by CID (docs/protocol.md, "Artifact blocks").
  */
 import { randomBytes } from 'node:crypto'
 import { mkdir, open, readFile, rm, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
-import { CHUNK_SIZE, UnixFsFileBuilder, leafDigestOfPieces } from '../../tokenchain/unixfs-dag.js'
+import { CHUNK_SIZE, UnixFsFileBuilder } from '../../tokenchain/unixfs-dag.js'
+import { leafDigests, leafDigestsHere } from './leaf-hash-pool.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
 import { fileWriteError } from '../../util/durable-write.js'
 
@@ -27,36 +28,37 @@ export interface ArtifactUpload {
 /** Prefix of temporary artifact files in the NFT directory (removed at start: nothing resumes them). */
 export const UPLOAD_PREFIX = '.upload-'
 
-/** Bytes handed to the disk in one system call: whole chunks, already hashed. */
-const WRITE_BYTES = 4 * CHUNK_SIZE
-/** Writes in flight at once, each at its own offset; the upload waits for the oldest beyond this. */
-const WRITES_IN_FLIGHT = 3
+/** Bytes per slab: whole chunks, hashed on the hash worker and written to the disk in one call each. */
+const SLAB_BYTES = 4 * CHUNK_SIZE
+/** Slabs being hashed or written at once; the upload waits for the oldest beyond this. */
+const SLABS_IN_FLIGHT = 4
 /** Bytes written between background data syncs, so the sync before the answer has little left to flush. */
 const SYNC_EVERY = 32 * 1024 * 1024
-/** Pieces smaller than this are copied into a staging buffer rather than kept by reference. */
-const SMALL_PIECE = 8 * 1024
-const STAGE_BYTES = 64 * 1024
+
+interface SlabInFlight {
+  slab: Buffer
+  lengths: number[]
+  /** the chunks' leaf digests once the slab is both hashed and written; undefined when either failed */
+  done: Promise<Uint8Array[] | undefined>
+}
 
 /**
- * Takes an upload's bytes without copying them: each chunk is hashed from the pieces it arrived
- * in, and a few chunks at a time go to the disk in one vectored write at their offset, up to
- * WRITES_IN_FLIGHT at once, so receiving, hashing and writing overlap. The bytes given to `write`
- * are kept (by reference) until written: the caller must not change them afterwards. While the
- * upload goes on the written data is synced in the background every SYNC_EVERY bytes; that is
- * only to spread the work: `close` syncs the file and only then is the upload acknowledged.
+ * The upload's bytes are copied once, into slabs of shared memory (SLAB_BYTES, whole chunks);
+ * a full slab's chunks are hashed on the hash worker (leaf-hash-pool.ts) while the same slab is
+ * written to the disk at its offset, up to SLABS_IN_FLIGHT slabs at once, so receiving, hashing
+ * and writing overlap and the event loop does no hashing. The DAG takes the leaves in file order
+ * as slabs finish; a slab is reused once both are done. While the upload goes on the written data
+ * is synced in the background every SYNC_EVERY bytes; that only spreads the work: `close` syncs
+ * the file, and only then is the upload acknowledged.
  */
 export class ArtifactWriter {
   private readonly dag = new UnixFsFileBuilder()
-  /** the chunk being filled, as pieces (views of the callers' bytes or of the staging buffer) */
-  private leaf: Uint8Array[] = []
-  private leafFill = 0
-  /** hashed chunks waiting for their write, and where they go in the file */
-  private batch: Uint8Array[] = []
-  private batchBytes = 0
-  private batchAt = 0
-  private readonly writes: Array<Promise<void>> = []
-  private stage: Buffer | undefined
-  private stageFill = 0
+  private readonly free: Buffer[] = []
+  private slab: Buffer | undefined
+  private fill = 0
+  /** the file offset of the slab being filled */
+  private at = 0
+  private readonly inflight: SlabInFlight[] = []
   private syncedAt = 0
   private syncing: Promise<void> | undefined
   private size = 0
@@ -78,7 +80,7 @@ export class ArtifactWriter {
 
   get bytes (): number { return this.size }
 
-  /** Appends bytes (kept until written: not to be changed by the caller); PAYLOAD_TOO_LARGE past the limit (the file is removed then). */
+  /** Appends bytes (copied: the caller may reuse them); PAYLOAD_TOO_LARGE past the limit (the file is removed then). */
   async write (bytes: Uint8Array): Promise<void> {
     if (this.closed) throw new Error('artifact writer closed')
     if (this.failed !== undefined) await this.raise()
@@ -89,52 +91,42 @@ export class ArtifactWriter {
     this.size += bytes.length
     let off = 0
     while (off < bytes.length) {
-      const n = Math.min(CHUNK_SIZE - this.leafFill, bytes.length - off)
-      this.addPiece(n === bytes.length ? bytes : bytes.subarray(off, off + n))
+      this.slab ??= this.free.pop() ?? Buffer.from(new SharedArrayBuffer(SLAB_BYTES))
+      const n = Math.min(SLAB_BYTES - this.fill, bytes.length - off)
+      this.slab.set(n === bytes.length ? bytes : bytes.subarray(off, off + n), this.fill)
+      this.fill += n
       off += n
-      if (this.leafFill === CHUNK_SIZE) await this.chunkDone()
+      if (this.fill === SLAB_BYTES) await this.submit()
     }
   }
 
-  private addPiece (p: Uint8Array): void {
-    this.leafFill += p.length
-    if (p.length >= SMALL_PIECE) { this.leaf.push(p); return }
-    // small pieces (a slow sender's reads) are gathered, so a chunk is never thousands of pieces
-    if (this.stage === undefined || this.stageFill + p.length > this.stage.length) { this.stage = Buffer.allocUnsafeSlow(STAGE_BYTES); this.stageFill = 0 }
-    const start = this.stageFill
-    this.stage.set(p, start)
-    this.stageFill += p.length
-    const last = this.leaf[this.leaf.length - 1]
-    if (last !== undefined && last.buffer === this.stage.buffer && last.byteOffset + last.length === start) this.leaf[this.leaf.length - 1] = this.stage.subarray(last.byteOffset, this.stageFill)
-    else this.leaf.push(this.stage.subarray(start, this.stageFill))
-  }
-
-  /** The filled chunk (or the last, shorter one) is hashed and joins the next write. */
-  private async chunkDone (): Promise<void> {
-    this.dag.addLeafDigest(leafDigestOfPieces(this.leaf, this.leafFill), this.leafFill)
-    for (const p of this.leaf) this.batch.push(p)
-    this.batchBytes += this.leafFill
-    this.leaf = []
-    this.leafFill = 0
-    if (this.batchBytes >= WRITE_BYTES) await this.startWrite()
-  }
-
-  /** Starts writing the batch at its offset, once fewer than WRITES_IN_FLIGHT writes are under way. */
-  private async startWrite (): Promise<void> {
-    while (this.writes.length >= WRITES_IN_FLIGHT) await this.writes.shift()
+  /** Hands the filled slab (or the last, shorter one) to the hash worker and the disk at once. */
+  private async submit (): Promise<void> {
+    while (this.inflight.length >= SLABS_IN_FLIGHT) await this.retire()
     if (this.failed !== undefined) await this.raise()
-    const bufs = this.batch
-    const len = this.batchBytes
-    const at = this.batchAt
-    this.batch = []
-    this.batchBytes = 0
-    this.batchAt += len
-    this.writes.push(this.fh.writev(bufs, at).then(({ bytesWritten }) => {
+    const slab = this.slab!
+    const len = this.fill
+    const at = this.at
+    this.slab = undefined
+    this.fill = 0
+    this.at += len
+    const lengths: number[] = []
+    for (let o = 0; o < len; o += CHUNK_SIZE) lengths.push(Math.min(CHUNK_SIZE, len - o))
+    // the last, partial slab (all of a small upload) is hashed here: not worth a worker's start
+    const bytes = slab.subarray(0, len)
+    const hashed = len < SLAB_BYTES ? Promise.resolve(leafDigestsHere(bytes, lengths)) : leafDigests(bytes, lengths)
+    const written = this.fh.write(slab, 0, len, at).then(({ bytesWritten }) => {
       if (bytesWritten !== len) throw Object.assign(new Error('short write'), { code: 'ENOSPC' })
-    }).catch((e) => { this.failed ??= e }))
-    if (this.batchAt - this.syncedAt >= SYNC_EVERY && this.syncing === undefined) {
-      this.syncedAt = this.batchAt
-      const before = [...this.writes]
+    })
+    const done = Promise.allSettled([hashed, written]).then(([h, w]) => {
+      if (w.status === 'rejected') { this.failed ??= w.reason; return undefined }
+      if (h.status === 'rejected') { this.failed ??= h.reason; return undefined }
+      return h.value
+    })
+    this.inflight.push({ slab, lengths, done })
+    if (this.at - this.syncedAt >= SYNC_EVERY && this.syncing === undefined) {
+      this.syncedAt = this.at
+      const before = this.inflight.map((f) => f.done)
       this.syncing = Promise.all(before)
         .then(async () => { if (this.failed === undefined && !this.closed) await this.fh.datasync() })
         .catch((e) => { this.failed ??= e })
@@ -142,9 +134,17 @@ export class ArtifactWriter {
     }
   }
 
-  /** Waits for every write and background sync started. */
+  /** The oldest slab, once hashed and written: its leaves join the DAG (file order), its buffer is free again. */
+  private async retire (): Promise<void> {
+    const f = this.inflight.shift()!
+    const digests = await f.done
+    if (digests !== undefined) for (let i = 0; i < digests.length; i++) this.dag.addLeafDigest(digests[i], f.lengths[i])
+    this.free.push(f.slab)
+  }
+
+  /** Waits for every slab and background sync started. */
   private async settle (): Promise<void> {
-    while (this.writes.length > 0) await this.writes.shift()
+    while (this.inflight.length > 0) await this.retire()
     await this.syncing
   }
 
@@ -157,8 +157,7 @@ export class ArtifactWriter {
   /** Writes the last chunk, syncs and closes the file: the upload, ready to move into place. */
   async close (): Promise<ArtifactUpload> {
     if (this.closed) throw new Error('artifact writer closed')
-    if (this.leafFill > 0) await this.chunkDone()
-    if (this.batchBytes > 0) await this.startWrite()
+    if (this.fill > 0) await this.submit()
     await this.settle()
     if (this.failed !== undefined) await this.raise()
     try {

@@ -4,7 +4,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ArtifactWriter } from '../../../../src/token-files/nft/artifact-file.js'
-import { CHUNK_SIZE, UnixFsFileBuilder } from '../../../../src/tokenchain/unixfs-dag.js'
+import { CHUNK_SIZE, UnixFsFileBuilder, leafDigest } from '../../../../src/tokenchain/unixfs-dag.js'
+import { closeLeafHashPool, leafDigests, leafDigestsHere, leafHashPoolStats } from '../../../../src/token-files/nft/leaf-hash-pool.js'
 import { ErrorCode, RbtError } from '../../../../src/util/errors.js'
 import { Tmpfs, requireTmpfs } from '../../../helpers/tmpfs.js'
 
@@ -28,11 +29,11 @@ const PATTERNS: Array<[string, (left: number, i: number) => number]> = [
   ['writes of 1, 7, 8191, 8192, 65,536 and 1,048,583 bytes in turn', (_, i) => [1, 7, 8191, 8192, 65_536, 1_048_583][i % 6]]
 ]
 
-describe('token-files/nft/artifact-file: an upload hashed in its pieces and written a few chunks at a time', function () {
+describe('token-files/nft/artifact-file: an upload in shared slabs, hashed on a worker while written', function () {
   this.timeout(120_000)
   let dir: string
   before(() => { dir = mkdtempSync(join(tmpdir(), 'rbt-artifact-writer-')) })
-  after(() => { rmSync(dir, { recursive: true, force: true }) })
+  after(async () => { rmSync(dir, { recursive: true, force: true }); await closeLeafHashPool() })
 
   for (const [size, cid] of EXPECTED) {
     for (const [name, next] of PATTERNS) {
@@ -64,7 +65,36 @@ describe('token-files/nft/artifact-file: an upload hashed in its pieces and writ
     rmSync(up.path)
   })
 
-  it('small writes are copied: a caller reusing its small buffer does not change what was written', async () => {
+  it('with no hash worker (RBTNODE_HASH_WORKERS=0), the same CID', async () => {
+    await closeLeafHashPool()
+    process.env.RBTNODE_HASH_WORKERS = '0'
+    try {
+      const bytes = content(`rbtnode unixfs ${175 * CHUNK_SIZE}`, 175 * CHUNK_SIZE)
+      const w = await ArtifactWriter.open(dir, 2 ** 32)
+      for (let off = 0; off < bytes.length; off += 100_003) await w.write(bytes.subarray(off, off + 100_003))
+      const up = await w.close()
+      expect(up.cid).to.equal('QmPYAzWtopYNhwcj91TVTxdFQZMLQ2cK9tmYbpRHge8nn4')
+      rmSync(up.path)
+    } finally {
+      delete process.env.RBTNODE_HASH_WORKERS
+      await closeLeafHashPool()
+    }
+  })
+
+  it('the hash worker gives the digests the calling thread gives, for bytes in shared memory', async () => {
+    const bytes = content('shared', 3 * CHUNK_SIZE + 17)
+    const shared = new Uint8Array(new SharedArrayBuffer(bytes.length))
+    shared.set(bytes)
+    const lengths = [CHUNK_SIZE, CHUNK_SIZE, CHUNK_SIZE, 17]
+    const here = leafDigestsHere(bytes, lengths).map((d) => Buffer.from(d).toString('hex'))
+    const before = leafHashPoolStats()?.completed ?? 0
+    expect((await leafDigests(shared, lengths)).map((d) => Buffer.from(d).toString('hex'))).to.deep.equal(here)
+    expect(leafHashPoolStats()?.completed).to.equal(before + 1)
+    expect(leafHashPoolStats()?.inline).to.equal(0)
+    expect(here[0]).to.equal(Buffer.from(leafDigest(bytes.subarray(0, CHUNK_SIZE))).toString('hex'))
+  })
+
+  it('writes are copied: a caller reusing its buffer does not change what was written', async () => {
     const bytes = content('reused', 3 * CHUNK_SIZE + 5)
     const w = await ArtifactWriter.open(dir, 2 ** 32)
     const scratch = Buffer.alloc(4096)
