@@ -10,7 +10,7 @@
  * the calling thread.
  */
 import { WorkerPool, type WorkerPoolStats } from '../../util/worker-pool.js'
-import { leafDigest } from '../../tokenchain/unixfs-dag.js'
+import { leafDigest } from '../../tokenchain/unixfs-leaf.js'
 
 export interface LeafHashJob {
   bytes: Uint8Array
