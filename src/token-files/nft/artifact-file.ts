@@ -28,10 +28,16 @@ export interface ArtifactUpload {
 /** Prefix of temporary artifact files in the NFT directory (removed at start: nothing resumes them). */
 export const UPLOAD_PREFIX = '.upload-'
 
-/** Bytes per slab: whole chunks, hashed on the hash worker and written to the disk in one call each. */
+/** Bytes per slab: whole chunks, hashed in one job of the hash worker and written a chunk per write. */
 const SLAB_BYTES = 4 * CHUNK_SIZE
 /** Slabs being hashed or written at once; the upload waits for the oldest beyond this. */
 const SLABS_IN_FLIGHT = 4
+/**
+ * Bytes per write system call. Larger writes (1 MiB) cost the kernel several times the CPU of
+ * 256 KiB ones on the test machine, now and then, under memory pressure (decisions/0023); the
+ * system calls saved are not worth it.
+ */
+const WRITE_BYTES = CHUNK_SIZE
 /** Bytes written between background data syncs, so the sync before the answer has little left to flush. */
 const SYNC_EVERY = 32 * 1024 * 1024
 
@@ -59,6 +65,7 @@ export class ArtifactWriter {
   /** the file offset of the slab being filled */
   private at = 0
   private readonly inflight: SlabInFlight[] = []
+  private lastWrite: Promise<unknown> = Promise.resolve()
   private syncedAt = 0
   private syncing: Promise<void> | undefined
   private size = 0
@@ -115,9 +122,15 @@ export class ArtifactWriter {
     // the last, partial slab (all of a small upload) is hashed here: not worth a worker's start
     const bytes = slab.subarray(0, len)
     const hashed = len < SLAB_BYTES ? Promise.resolve(leafDigestsHere(bytes, lengths)) : leafDigests(bytes, lengths)
-    const written = this.fh.write(slab, 0, len, at).then(({ bytesWritten }) => {
-      if (bytesWritten !== len) throw Object.assign(new Error('short write'), { code: 'ENOSPC' })
+    // one write at a time, a chunk per write (see WRITE_BYTES); the slabs still overlap hashing with writing
+    const written = this.lastWrite.then(async () => {
+      for (let o = 0; o < len; o += WRITE_BYTES) {
+        const n = Math.min(WRITE_BYTES, len - o)
+        const { bytesWritten } = await this.fh.write(slab, o, n, at + o)
+        if (bytesWritten !== n) throw Object.assign(new Error('short write'), { code: 'ENOSPC' })
+      }
     })
+    this.lastWrite = written.catch(() => {})
     const done = Promise.allSettled([hashed, written]).then(([h, w]) => {
       if (w.status === 'rejected') { this.failed ??= w.reason; return undefined }
       if (h.status === 'rejected') { this.failed ??= h.reason; return undefined }
