@@ -31,7 +31,7 @@ export const UPLOAD_PREFIX = '.upload-'
 /** Bytes per slab: whole chunks, hashed in one job of the hash worker and written a chunk per write. */
 const SLAB_BYTES = 4 * CHUNK_SIZE
 /** Slabs being hashed or written at once; the upload waits for the oldest beyond this. */
-const SLABS_IN_FLIGHT = 4
+const SLABS_IN_FLIGHT = 2
 /**
  * Bytes per write system call. Larger writes (1 MiB) cost the kernel several times the CPU of
  * 256 KiB ones on the test machine, now and then, under memory pressure (decisions/0023); the
