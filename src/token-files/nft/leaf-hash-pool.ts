@@ -6,8 +6,8 @@
  *
  * One worker by default, started on the first job (an upload of at least one slab); idle, it does
  * not keep the process alive. `RBTNODE_HASH_WORKERS` sets the number (0: hash on the calling
- * thread). Bytes not in shared memory, and every job when the worker cannot start, are hashed on
- * the calling thread.
+ * thread). Bytes not in shared memory, every job when the worker cannot start and a job its
+ * worker failed on are hashed on the calling thread.
  */
 import { WorkerPool, type WorkerPoolStats } from '../../util/worker-pool.js'
 import { leafDigest } from '../../tokenchain/unixfs-leaf.js'
@@ -48,7 +48,9 @@ export async function leafDigests (bytes: Uint8Array, lengths: number[]): Promis
   poolSize ??= workerCount()
   if (poolSize === 0 || !(bytes.buffer instanceof SharedArrayBuffer)) return leafDigestsHere(bytes, lengths)
   pool ??= new WorkerPool<LeafHashJob, Uint8Array[]>({ url: WORKER_URL, size: poolSize, maxQueue: 256, name: 'leaf hash' })
-  return await pool.run({ data: { bytes, lengths }, inline: async () => leafDigestsHere(bytes, lengths) })
+  const inline = async (): Promise<Uint8Array[]> => leafDigestsHere(bytes, lengths)
+  // a worker that failed twice on the job, or a pool stopped meanwhile: the bytes are still here
+  try { return await pool.run({ data: { bytes, lengths }, inline }) } catch { return await inline() }
 }
 
 /** The pool's counts (undefined before its first job). */

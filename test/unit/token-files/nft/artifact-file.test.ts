@@ -94,6 +94,16 @@ describe('token-files/nft/artifact-file: an upload in shared slabs, hashed on a 
     expect(here[0]).to.equal(Buffer.from(leafDigest(bytes.subarray(0, CHUNK_SIZE))).toString('hex'))
   })
 
+  it('a job the pool drops (stopped meanwhile) is hashed on the calling thread', async () => {
+    const bytes = content('dropped', 4 * CHUNK_SIZE)
+    const shared = new Uint8Array(new SharedArrayBuffer(bytes.length))
+    shared.set(bytes)
+    const lengths = [CHUNK_SIZE, CHUNK_SIZE, CHUNK_SIZE, CHUNK_SIZE]
+    const pending = leafDigests(shared, lengths)
+    await closeLeafHashPool()
+    expect((await pending).map((d) => Buffer.from(d).toString('hex'))).to.deep.equal(leafDigestsHere(bytes, lengths).map((d) => Buffer.from(d).toString('hex')))
+  })
+
   it('writes are copied: a caller reusing its buffer does not change what was written', async () => {
     const bytes = content('reused', 3 * CHUNK_SIZE + 5)
     const w = await ArtifactWriter.open(dir, 2 ** 32)
