@@ -51,8 +51,9 @@ interface SlabInFlight {
 /**
  * The upload's bytes are copied once, into slabs of shared memory (SLAB_BYTES, whole chunks);
  * a full slab's chunks are hashed on the hash worker (leaf-hash-pool.ts) while the same slab is
- * written to the disk at its offset, up to SLABS_IN_FLIGHT slabs at once, so receiving, hashing
- * and writing overlap and the event loop does no hashing. The DAG takes the leaves in file order
+ * written to the disk at its offset (after the slab before it: one write at a time), with up to
+ * SLABS_IN_FLIGHT slabs under way while the next fills, so receiving, hashing and writing overlap
+ * and the event loop does no hashing. The DAG takes the leaves in file order
  * as slabs finish; a slab is reused once both are done. While the upload goes on the written data
  * is synced in the background every SYNC_EVERY bytes; that only spreads the work: `close` syncs
  * the file, and only then is the upload acknowledged.
