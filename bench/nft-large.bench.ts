@@ -1,6 +1,6 @@
 import '../src/util/polyfill.js'
 import { createCipheriv, createHash, randomBytes } from 'node:crypto'
-import { createReadStream, mkdtempSync, rmSync } from 'node:fs'
+import { createReadStream, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,14 +11,25 @@ import { RssWatch } from '../test/helpers/rss.js'
 import { waitFor } from '../test/helpers/wait.js'
 import { isMain } from './stats.js'
 
+/** CPU time (ms) of a process, or of its main thread alone, from /proc (user + system, 10 ms steps). */
+function cpuMs (pid: number, mainThreadOnly = false): number {
+  try {
+    const f = readFileSync(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8')
+    const fields = f.slice(f.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch { return NaN }
+}
+
 /**
  * A large NFT artifact between two nodes on 127.0.0.1: a file of random bytes (NFT_LARGE_MIB,
  * default 1024) is created as an NFT on node A (create-nft's form, the artifact streamed from
  * disk), then fetched by node B block by block (fetch-nft) and checked against the original.
  * Each node's resident memory is polled from /proc/<pid>/status every 50 ms during each phase.
+ * NFT_LARGE_ONLY=create stops after the create phase (to profile it alone).
  * Figures: nft_create_mb_per_s and nft_fetch_mb_per_s (MB = 10^6 bytes; the whole call as the
  * client sees it, the final fsync included), and each node's peak RSS growth over its RSS at
- * the start of the phase (MiB).
+ * the start of the phase (MiB); the creating node's CPU time over the create (all its threads, and
+ * its main thread alone: figures a loaded machine disturbs less than rates).
  */
 export async function run (): Promise<Record<string, string | number>> {
   const mib = Number(process.env.NFT_LARGE_MIB ?? 1024)
@@ -49,15 +60,23 @@ export async function run (): Promise<Record<string, string | number>> {
     const did = await createLiteDid(a.client, USER_PASSWORD)
 
     const watch = new RssWatch([a.child!.pid!, b.child!.pid!])
+    const cpu0 = [cpuMs(a.child!.pid!), cpuMs(a.child!.pid!, true)]
     let t0 = performance.now()
     const made = await a.client.call('nftsGenerate', {
       form: { fields: { did, artifact_name: 'film.bin' }, files: { metadata: { filename: 'meta.json', data: Buffer.from('{"name":"bench film"}') }, artifact: { filename: 'film.bin', path: artifactPath } } },
       timeoutMs: 30 * 60_000
     })
     const createS = (performance.now() - t0) / 1000
+    const createCpu = [cpuMs(a.child!.pid!) - cpu0[0], cpuMs(a.child!.pid!, true) - cpu0[1]]
     const createGrowth = watch.phase()
     const nftId = made.result as string
     say(`created ${nftId} in ${createS.toFixed(1)} s`)
+    const mbps = (s: number): number => Math.round(size / 1e6 / s)
+    const mibOf = (n: number): number => Math.round(n / 1024 / 1024 * 10) / 10
+    if (process.env.NFT_LARGE_ONLY === 'create') {
+      watch.stop()
+      return { nft_artifact_mib: mib, nft_create_mb_per_s: mbps(createS), nft_create_cpu_ms_creator: createCpu[0], nft_create_main_thread_cpu_ms_creator: createCpu[1], nft_create_rss_growth_mib_creator: mibOf(createGrowth[0]) }
+    }
 
     // B finds A as a holder (connected peer / DHT provider)
     await waitFor(async () => (await b.client.envelope('nodePing', { query: { peerID: a.peerId } })).status, { timeoutMs: 30_000, what: 'B to reach A' })
@@ -71,12 +90,12 @@ export async function run (): Promise<Record<string, string | number>> {
     for await (const c of createReadStream(join(r.path, 'film.bin'))) got.update(c as Buffer)
     if (got.digest('hex') !== digest) throw new Error('the fetched artifact differs from the original')
     say(`fetched in ${fetchS.toFixed(1)} s (${r.artifact?.blocks ?? 0} blocks), checked`)
-    const mbps = (s: number): number => Math.round(size / 1e6 / s)
-    const mibOf = (n: number): number => Math.round(n / 1024 / 1024 * 10) / 10
     return {
       nft_artifact_mib: mib,
       nft_create_mb_per_s: mbps(createS),
       nft_fetch_mb_per_s: mbps(fetchS),
+      nft_create_cpu_ms_creator: createCpu[0],
+      nft_create_main_thread_cpu_ms_creator: createCpu[1],
       nft_create_rss_growth_mib_creator: mibOf(createGrowth[0]),
       nft_create_rss_growth_mib_other: mibOf(createGrowth[1]),
       nft_fetch_rss_growth_mib_server: mibOf(fetchGrowth[0]),

@@ -67,7 +67,8 @@ export const FAST_DIR = 'fast'
 export const WORKERS: Record<string, string> = {
   'chain-validation-worker': 'src/tokens/chain-validation-worker.ts',
   'unpledge-pow-worker': 'src/consensus/unpledge-pow-worker.ts',
-  'contract-worker': 'src/contracts/contract-worker.ts'
+  'contract-worker': 'src/contracts/contract-worker.ts',
+  'leaf-hash-worker': 'src/token-files/nft/leaf-hash-worker.ts'
 }
 
 /** Every entry point: output name (under dist/bundle, without .js) → TypeScript source. */

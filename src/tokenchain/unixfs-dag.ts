@@ -3,7 +3,8 @@
  * chunk at a time, so a file of any size is hashed, served and checked without being held whole:
  *   - `UnixFsFileBuilder` takes the chunks in order and gives the root CID and the inner nodes
  *     (the only nodes worth keeping: leaves are the file's bytes with a few bytes around them);
- *   - `leafBlock` / `leafData` turn a chunk into its leaf node and back;
+ *   - `leafBlock` / `leafData` turn a chunk into its leaf node and back (a leaf's frame and
+ *     digest are in unixfs-leaf.ts, which needs nothing but node:crypto: the hash worker loads it);
  *   - `decodeInnerNode` reads an inner node's links and the file size under each;
  *   - `blockMatchesCid` checks a block fetched from a peer against the CID it was asked for.
  */
@@ -13,42 +14,17 @@ import { UnixFS } from 'ipfs-unixfs'
 import { CID } from 'multiformats/cid'
 import { create as createDigest } from 'multiformats/hashes/digest'
 import { ErrorCode, RbtError } from '../util/errors.js'
+import { CHUNK_SIZE, frameOf, leafDigest, leafFrame } from './unixfs-leaf.js'
 
-export const CHUNK_SIZE = 262_144
+export { CHUNK_SIZE, leafDigest, leafFrame }
+
 export const MAX_LINKS = 174
 const SHA2_256 = 0x12
-
-const varintLength = (n: number): number => { let l = 1; while (n >= 0x80) { n = Math.floor(n / 0x80); l++ } return l }
-function varint (n: number): number[] {
-  const out: number[] = []
-  while (n >= 0x80) { out.push((n % 0x80) | 0x80); n = Math.floor(n / 0x80) }
-  out.push(n)
-  return out
-}
-
-/**
- * The bytes of a leaf node around its `length` data bytes: dag-pb {Data: UnixFS{Type: file,
- * Data, filesize}} and no links. An empty chunk carries no Data field (as `ipfs add` encodes it).
- */
-export function leafFrame (length: number): { prefix: Buffer, suffix: Buffer } {
-  const unixfsLength = 2 + (length > 0 ? 1 + varintLength(length) : 0) + length + 1 + varintLength(length)
-  const prefix = [0x0a, ...varint(unixfsLength), 0x08, 0x02, ...(length > 0 ? [0x12, ...varint(length)] : [])]
-  return { prefix: Buffer.from(prefix), suffix: Buffer.from([0x18, ...varint(length)]) }
-}
-
-const fullFrame = leafFrame(CHUNK_SIZE)
-const frameOf = (length: number): { prefix: Buffer, suffix: Buffer } => length === CHUNK_SIZE ? fullFrame : leafFrame(length)
 
 /** The leaf node (the block a peer serves) of one chunk. */
 export function leafBlock (chunk: Uint8Array): Buffer {
   const f = frameOf(chunk.length)
   return Buffer.concat([f.prefix, chunk, f.suffix])
-}
-
-/** The sha2-256 of a chunk's leaf node, without building the node. */
-export function leafDigest (chunk: Uint8Array): Buffer {
-  const f = frameOf(chunk.length)
-  return createHash('sha256').update(f.prefix).update(chunk).update(f.suffix).digest()
 }
 
 /** The CIDv0 of a sha2-256 digest. */

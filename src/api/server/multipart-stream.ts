@@ -52,7 +52,9 @@ function parseHeaders (text: string): PartInfo {
  * Reads `body` (the request's bytes) part by part: `onPart` gives the sink of each part's bytes;
  * the next bytes are read only once the sink took the previous ones, so a slow disk slows the
  * sender down instead of filling memory. A sink that throws ends the read (the rest of the body is
- * not read); the error is rethrown.
+ * not read); the error is rethrown. A part's bytes are handed over as views of the body's reads,
+ * not copies, and never changed afterwards: a sink may keep them (provided the body's reader
+ * does not reuse its buffers, as Node's streams do not).
  */
 export async function streamMultipart (body: AsyncIterable<Uint8Array> | null, contentType: string | undefined, onPart: (p: PartInfo) => Promise<PartSink>): Promise<void> {
   const boundary = multipartBoundary(contentType)
@@ -62,11 +64,17 @@ export async function streamMultipart (body: AsyncIterable<Uint8Array> | null, c
   // the body starts with the first delimiter without its CRLF: pretend one came before it
   let buf: Buffer = Buffer.from(CRLF)
   let eof = false
-  const more = async (): Promise<boolean> => {
-    if (eof) return false
+  /** The next read as a Buffer (a view, not a copy), or undefined at the end. */
+  const read = async (): Promise<Buffer | undefined> => {
+    if (eof) return undefined
     const { done, value } = await reader.next()
-    if (done === true) { eof = true; return false }
-    buf = buf.length === 0 ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : Buffer.concat([buf, value])
+    if (done === true) { eof = true; return undefined }
+    return Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+  }
+  const more = async (): Promise<boolean> => {
+    const next = await read()
+    if (next === undefined) return false
+    buf = buf.length === 0 ? next : Buffer.concat([buf, next])
     return true
   }
   try {
@@ -103,9 +111,18 @@ export async function streamMultipart (body: AsyncIterable<Uint8Array> | null, c
         const safe = buf.length - (delimiter.length - 1)
         if (safe > 0) {
           await sink.write(buf.subarray(0, safe))
-          buf = Buffer.from(buf.subarray(safe))
+          buf = buf.subarray(safe)
         }
-        if (!await more()) throw malformed('cut short in a part')
+        const next = await read()
+        if (next === undefined) throw malformed('cut short in a part')
+        // the kept tail starts no delimiter when none is found across it and the next read's
+        // first bytes: the tail is the part's, and the read is scanned where it lies (no join)
+        if (buf.length > 0 && next.length >= delimiter.length && Buffer.concat([buf, next.subarray(0, delimiter.length - 1)]).indexOf(delimiter) < 0) {
+          await sink.write(buf)
+          buf = next
+        } else {
+          buf = buf.length === 0 ? next : Buffer.concat([buf, next])
+        }
       }
       await sink.end()
     }

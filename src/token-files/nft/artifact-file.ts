@@ -2,14 +2,16 @@
  * An NFT artifact on disk, never held whole in memory:
  *   - `ArtifactWriter` takes an upload's bytes as they arrive, writes them to a temporary file
  *     and builds the file's UnixFS DAG (its CID) chunk by chunk, with a size limit; a full disk is
- *     INSUFFICIENT_STORAGE and leaves no file behind;
+ *     INSUFFICIENT_STORAGE and leaves no file behind; the bytes are copied once, into shared
+ *     slabs hashed on a worker thread while they are written;
  *   - the DAG index (`.dag` in the NFT's folder): the inner nodes of the artifact's DAG, so a
  *     node serves any block of the artifact by CID (docs/protocol.md, "Artifact blocks").
  */
 import { randomBytes } from 'node:crypto'
 import { mkdir, open, readFile, rm, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
-import { CHUNK_SIZE, UnixFsFileBuilder, leafDigest } from '../../tokenchain/unixfs-dag.js'
+import { CHUNK_SIZE, UnixFsFileBuilder } from '../../tokenchain/unixfs-dag.js'
+import { leafDigests, leafDigestsHere } from './leaf-hash-pool.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
 import { fileWriteError } from '../../util/durable-write.js'
 
@@ -26,14 +28,48 @@ export interface ArtifactUpload {
 /** Prefix of temporary artifact files in the NFT directory (removed at start: nothing resumes them). */
 export const UPLOAD_PREFIX = '.upload-'
 
+/** Bytes per slab: whole chunks, hashed in one job of the hash worker and written a chunk per write. */
+const SLAB_BYTES = 4 * CHUNK_SIZE
+/** Slabs being hashed or written at once; the upload waits for the oldest beyond this. */
+const SLABS_IN_FLIGHT = 2
+/**
+ * Bytes per write system call. Larger writes (1 MiB) cost the kernel several times the CPU of
+ * 256 KiB ones on the test machine, now and then, under memory pressure (decisions/0023); the
+ * system calls saved are not worth it.
+ */
+const WRITE_BYTES = CHUNK_SIZE
+/** Bytes written between background data syncs, so the sync before the answer has little left to flush. */
+const SYNC_EVERY = 32 * 1024 * 1024
+
+interface SlabInFlight {
+  slab: Buffer
+  lengths: number[]
+  /** the chunks' leaf digests once the slab is both hashed and written; undefined when either failed */
+  done: Promise<Uint8Array[] | undefined>
+}
+
+/**
+ * The upload's bytes are copied once, into slabs of shared memory (SLAB_BYTES, whole chunks);
+ * a full slab's chunks are hashed on the hash worker (leaf-hash-pool.ts) while the same slab is
+ * written to the disk at its offset (after the slab before it: one write at a time), with up to
+ * SLABS_IN_FLIGHT slabs under way while the next fills, so receiving, hashing and writing overlap
+ * and the event loop does no hashing. The DAG takes the leaves in file order
+ * as slabs finish; a slab is reused once both are done. While the upload goes on the written data
+ * is synced in the background every SYNC_EVERY bytes; that only spreads the work: `close` syncs
+ * the file, and only then is the upload acknowledged.
+ */
 export class ArtifactWriter {
   private readonly dag = new UnixFsFileBuilder()
-  /** two chunk buffers: one fills while the other is written */
-  private readonly bufs = [Buffer.allocUnsafe(CHUNK_SIZE), Buffer.allocUnsafe(CHUNK_SIZE)]
-  private cur = 0
+  private readonly free: Buffer[] = []
+  private slab: Buffer | undefined
   private fill = 0
+  /** the file offset of the slab being filled */
+  private at = 0
+  private readonly inflight: SlabInFlight[] = []
+  private lastWrite: Promise<unknown> = Promise.resolve()
+  private syncedAt = 0
+  private syncing: Promise<void> | undefined
   private size = 0
-  private pending: Promise<unknown> = Promise.resolve()
   private failed: unknown
   private closed = false
 
@@ -52,9 +88,10 @@ export class ArtifactWriter {
 
   get bytes (): number { return this.size }
 
-  /** Appends bytes; PAYLOAD_TOO_LARGE past the limit (the file is removed then). */
+  /** Appends bytes (copied: the caller may reuse them); PAYLOAD_TOO_LARGE past the limit (the file is removed then). */
   async write (bytes: Uint8Array): Promise<void> {
     if (this.closed) throw new Error('artifact writer closed')
+    if (this.failed !== undefined) await this.raise()
     if (this.size + bytes.length > this.maxBytes) {
       await this.abort()
       throw new RbtError(ErrorCode.PAYLOAD_TOO_LARGE, `the NFT artifact is larger than this node's limit of ${this.maxBytes} bytes (rbtnode run -nftArtifactLimit, config rbtnode.nft_artifact_limit)`)
@@ -62,41 +99,81 @@ export class ArtifactWriter {
     this.size += bytes.length
     let off = 0
     while (off < bytes.length) {
-      const n = Math.min(CHUNK_SIZE - this.fill, bytes.length - off)
-      this.bufs[this.cur].set(bytes.subarray(off, off + n), this.fill)
+      this.slab ??= this.free.pop() ?? Buffer.from(new SharedArrayBuffer(SLAB_BYTES))
+      const n = Math.min(SLAB_BYTES - this.fill, bytes.length - off)
+      this.slab.set(n === bytes.length ? bytes : bytes.subarray(off, off + n), this.fill)
       this.fill += n
       off += n
-      if (this.fill === CHUNK_SIZE) await this.flush()
+      if (this.fill === SLAB_BYTES) await this.submit()
     }
   }
 
-  /** Hashes the filled chunk and starts writing it; waits for the previous write first (its buffer is next). */
-  private async flush (): Promise<void> {
-    const buf = this.bufs[this.cur]
-    const chunk = buf.subarray(0, this.fill)
-    this.dag.addLeafDigest(leafDigest(chunk), chunk.length)
-    await this.settle()
+  /** Hands the filled slab (or the last, shorter one) to the hash worker and the disk at once. */
+  private async submit (): Promise<void> {
+    while (this.inflight.length >= SLABS_IN_FLIGHT) await this.retire()
+    if (this.failed !== undefined) await this.raise()
+    const slab = this.slab!
     const len = this.fill
-    this.pending = this.fh.write(buf, 0, len).then(({ bytesWritten }) => {
-      if (bytesWritten !== len) throw Object.assign(new Error('short write'), { code: 'ENOSPC' })
-    }).catch((e) => { this.failed ??= e })
-    this.cur ^= 1
+    const at = this.at
+    this.slab = undefined
     this.fill = 0
+    this.at += len
+    const lengths: number[] = []
+    for (let o = 0; o < len; o += CHUNK_SIZE) lengths.push(Math.min(CHUNK_SIZE, len - o))
+    // the last, partial slab (all of a small upload) is hashed here: not worth a worker's start
+    const bytes = slab.subarray(0, len)
+    const hashed = len < SLAB_BYTES ? Promise.resolve(leafDigestsHere(bytes, lengths)) : leafDigests(bytes, lengths)
+    // one write at a time, a chunk per write (see WRITE_BYTES); the slabs still overlap hashing with writing
+    const written = this.lastWrite.then(async () => {
+      for (let o = 0; o < len; o += WRITE_BYTES) {
+        const n = Math.min(WRITE_BYTES, len - o)
+        const { bytesWritten } = await this.fh.write(slab, o, n, at + o)
+        if (bytesWritten !== n) throw Object.assign(new Error('short write'), { code: 'ENOSPC' })
+      }
+    })
+    this.lastWrite = written.catch(() => {})
+    const done = Promise.allSettled([hashed, written]).then(([h, w]) => {
+      if (w.status === 'rejected') { this.failed ??= w.reason; return undefined }
+      if (h.status === 'rejected') { this.failed ??= h.reason; return undefined }
+      return h.value
+    })
+    this.inflight.push({ slab, lengths, done })
+    if (this.at - this.syncedAt >= SYNC_EVERY && this.syncing === undefined) {
+      this.syncedAt = this.at
+      const before = this.inflight.map((f) => f.done)
+      this.syncing = Promise.all(before)
+        .then(async () => { if (this.failed === undefined && !this.closed) await this.fh.datasync() })
+        .catch((e) => { this.failed ??= e })
+        .finally(() => { this.syncing = undefined })
+    }
   }
 
+  /** The oldest slab, once hashed and written: its leaves join the DAG (file order), its buffer is free again. */
+  private async retire (): Promise<void> {
+    const f = this.inflight.shift()!
+    const digests = await f.done
+    if (digests !== undefined) for (let i = 0; i < digests.length; i++) this.dag.addLeafDigest(digests[i], f.lengths[i])
+    this.free.push(f.slab)
+  }
+
+  /** Waits for every slab and background sync started. */
   private async settle (): Promise<void> {
-    await this.pending
-    if (this.failed !== undefined) {
-      const e = this.failed
-      await this.abort()
-      throw fileWriteError(this.what, e)
-    }
+    while (this.inflight.length > 0) await this.retire()
+    await this.syncing
+  }
+
+  private async raise (): Promise<never> {
+    const e = this.failed
+    await this.abort()
+    throw fileWriteError(this.what, e)
   }
 
   /** Writes the last chunk, syncs and closes the file: the upload, ready to move into place. */
   async close (): Promise<ArtifactUpload> {
-    if (this.fill > 0) await this.flush()
+    if (this.closed) throw new Error('artifact writer closed')
+    if (this.fill > 0) await this.submit()
     await this.settle()
+    if (this.failed !== undefined) await this.raise()
     try {
       await this.fh.sync()
     } catch (e) {
@@ -113,7 +190,7 @@ export class ArtifactWriter {
   async abort (): Promise<void> {
     if (this.closed) return
     this.closed = true
-    await this.pending.catch(() => {})
+    await this.settle()
     await this.fh.close().catch(() => {})
     await rm(this.path, { force: true }).catch(() => {})
   }
