@@ -58,14 +58,27 @@ export interface DoubleSpendItem {
   /** the state spent twice: `<token>@<block id>` of its last quorum-signed block (markers: the state hash) */
   state: string
   state_hash: string
-  /** 'blocks': two valid blocks spend it; 'markers': two verified spent markers name different transactions */
-  evidence: 'blocks' | 'markers'
+  /**
+   * 'blocks': two valid blocks spend it; 'markers': two verified spent markers name different
+   * transactions; 'certificates': arbiters' verified grants of the state hold it for two transactions
+   */
+  evidence: 'blocks' | 'markers' | 'certificates'
   /** the two transactions (a burn: its block hash) */
   spent_by: string[]
   /** the two spending blocks, base64 envelopes (evidence 'blocks') */
   blocks?: string[]
   /** the two markers (evidence 'markers') */
   markers?: Array<{ txid: string, blockId: string, quorum: string, sig?: string }>
+  /**
+   * the two certificates (evidence 'certificates'): per transaction, the arbiters whose grants of
+   * the state were seen and their grants, each signed by the arbiter's peer key (`final`: a grant
+   * its arbiter signed as never undone by a release)
+   */
+  certificates?: Array<{ txid: string, arbiters: string[], grants: Array<{ peer: string, sig: string, txid: string, quorum: string, nonce: string, forTx: string, states: string[], final?: true }> }>
+  /** the arbiters that granted both transactions (evidence 'certificates') */
+  granted_twice?: string[]
+  /** those of them this node no longer trusts: both of their grants are final, proof that they granted twice (their grants no longer count toward any claim here) */
+  distrusted?: string[]
   /** the role of this node that saw them: receiver, quorum, sync or markers */
   seen_by: string
   /** when (ISO time) */

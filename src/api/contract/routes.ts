@@ -313,7 +313,7 @@ const specs = {
   }),
   quorumsPledgedTokens: route({ summary: 'get-pledgedtoken-details: every token the quorum DIDs of this node hold pledged, with the transaction it backs, the token states that transaction created and when the pledge period ends', tags: ['quorums'] }),
   doubleSpends: route({
-    summary: 'The double spends this node saw (two valid blocks spending one token state, or two verified spent markers naming different transactions for one state), newest first, each with its proof: the two blocks or the two markers, as kept when seen',
+    summary: 'The double spends this node saw (two valid blocks spending one token state, two verified spent markers naming different transactions for one state, or two certificates: arbiters\' signed grants holding one state for two transactions), newest first, each with its proof: the two blocks, the two markers, or the two certificates with the arbiters that granted both and those of them this node no longer trusts, as kept when seen',
     query: z.object({
       token: z.string().regex(/^[A-Za-z0-9]{1,100}$/, 'Invalid token').optional().describe('only the double spends of this token'),
       limit: z.coerce.number().int().min(1).max(1000).optional().describe('at most this many (default 100)')

@@ -53,6 +53,8 @@ export function createOperatorApi (d: OperatorApiDeps): OperatorApi {
     doubleSpends: async (opts) => (await d.consensus().doubleSpends.list({ ...(opts.token !== undefined ? { tokenId: opts.token } : {}), ...(opts.limit !== undefined ? { limit: opts.limit } : {}) })).map((p) => ({
       id: p.id, token: p.tokenId, state: p.state, state_hash: p.stateHash, evidence: p.kind, spent_by: [...p.spenders],
       ...(p.blocks !== undefined ? { blocks: [...p.blocks] } : {}), ...(p.markers !== undefined ? { markers: p.markers.map((m) => ({ ...m })) } : {}),
+      ...(p.certificates !== undefined ? { certificates: p.certificates.map((c) => ({ txid: c.txid, arbiters: [...c.arbiters], grants: c.grants.map((g) => ({ ...g, states: [...g.states] })) })) } : {}),
+      ...(p.grantedTwice !== undefined ? { granted_twice: [...p.grantedTwice] } : {}), ...(p.distrusted !== undefined ? { distrusted: [...p.distrusted] } : {}),
       seen_by: p.seenBy, seen_at: new Date(p.at).toISOString()
     })),
     releaseLocked: async (opts = {}) => {
