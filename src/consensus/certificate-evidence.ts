@@ -4,7 +4,9 @@ import type { Logger } from '../util/logger.js'
 import { Lru } from '../util/lru.js'
 import { CLAIM_ARBITERS } from './claims.js'
 import type { PeerGrant } from './claim-proofs.js'
-import { DOUBLE_SPENDS, type DoubleSpendProof, type DoubleSpendSeenBy } from './double-spends.js'
+import { DOUBLE_SPENDS, type CertificateSide, type DoubleSpendProof, type DoubleSpendSeenBy, type KeptGrant } from './double-spends.js'
+
+export type { CertificateSide, KeptGrant }
 import { notify, type ConsensusObserver } from './observe.js'
 import type { Clock, Ledger } from './ports.js'
 
@@ -39,12 +41,6 @@ export const CONFLICT_RECORD_BYTES = 1024 * 1024
 
 /** What a grant is, once checked: not valid (undefined), valid, or final (its arbiter signed that no release undoes it). */
 export type GrantCheck = 'valid' | 'final' | undefined
-
-/** A grant kept as evidence: `final` when it checked as final. */
-export type KeptGrant = PeerGrant & { final?: true }
-
-/** One side of a conflict: the transaction holding the state, the arbiters whose grants of it were seen, and those grants (as many as fit). */
-export interface CertificateSide { txid: string, arbiters: string[], grants: KeptGrant[] }
 
 /** The proof that one arbiter granted one state twice: its two final grants. */
 export interface DistrustRecord {

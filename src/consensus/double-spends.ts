@@ -7,7 +7,7 @@ import type { Logger } from '../util/logger.js'
 import { notify, type ConsensusObserver } from './observe.js'
 import type { Clock, Ledger, SpentMarker } from './ports.js'
 import { b64 } from './records.js'
-import type { CertificateSide } from './certificate-evidence.js'
+import type { PeerGrant } from './claim-proofs.js'
 
 /**
  * Double spends seen after the fact (docs/protocol.md, "Double spends seen"): two valid blocks
@@ -43,6 +43,12 @@ export interface DoubleSpendProof {
   seenBy: DoubleSpendSeenBy
   at: number
 }
+
+/** A grant kept as evidence of conflicting certificates (certificate-evidence.ts): `final` when it checked as final (sealed). */
+export type KeptGrant = PeerGrant & { final?: true }
+
+/** One side of conflicting certificates: the transaction holding the state, the arbiters whose grants of it were seen, and those grants (as many as fit). */
+export interface CertificateSide { txid: string, arbiters: string[], grants: KeptGrant[] }
 
 /** What the consensus roles hand a double spend they saw to. */
 export interface DoubleSpendSink {
