@@ -8,7 +8,7 @@ import { DOUBLE_SPENDS, type CertificateSide, type DoubleSpendProof, type Double
 
 export type { CertificateSide, KeptGrant }
 import { notify, type ConsensusObserver } from './observe.js'
-import type { Clock, Ledger } from './ports.js'
+import type { Clock, Ledger, StateClaims } from './ports.js'
 
 /**
  * Conflicting certificates (docs/protocol.md, "Conflicting certificates"): grants of one state held
@@ -62,6 +62,11 @@ export interface CertificateWatch {
   distrusted: (peer: string) => boolean
   /** certificates a check counted (verified grants of the state's arbiters): compared with those seen before; never throws, the work runs in the background */
   observe: (seenBy: DoubleSpendSeenBy, certs: readonly SeenCertificate[]) => void
+}
+
+/** A claims port whose grant checks are a receiver's (its conflicting certificates are reported as seen by the receiver). */
+export function asReceiver (port: Pick<StateClaims, 'checkGrants'>): Pick<StateClaims, 'checkGrants'> {
+  return { checkGrants: async (txid, quorum, states, burns, grants, nonce) => await port.checkGrants(txid, quorum, states, burns, grants, nonce, 'receiver') }
 }
 
 /** The arbiters that granted both sides, and those of them whose both grants are final (proven). Pure. */

@@ -149,8 +149,9 @@ export interface StateClaims {
    * A signer's check before it signs: the grants held for its quorum's own claim of every state
    * (and burnt ancestor) it validated, each signed by an arbiter of that state as this node counts
    * them, and of the claim of `nonce` (the vote's own; a receiver, which knows none, checks one claim's); why they do not suffice, or undefined.
+   * `role`: who checks (default a quorum), as conflicting certificates are reported (certificate-evidence.ts).
    */
-  checkGrants: (txid: string, quorumDid: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<import('./claim-proofs.js').PeerGrant>, nonce?: string) => Promise<import('./claims.js').ClaimResult>
+  checkGrants: (txid: string, quorumDid: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<import('./claim-proofs.js').PeerGrant>, nonce?: string, role?: 'quorum' | 'receiver') => Promise<import('./claims.js').ClaimResult>
   /** gives the claim of `txid` up, signed (best effort: an arbiter not told asks the outcome later) */
   release: (txid: string, quorumDid: string, stateHashes: readonly string[], auth: import('./claim-proofs.js').ReleaseAuth) => Promise<void>
 }

@@ -1,5 +1,6 @@
 import { QuorumService } from '../../consensus/quorum.js'
 import { DoubleSpends } from '../../consensus/double-spends.js'
+import { asReceiver } from '../../consensus/certificate-evidence.js'
 import { TransferReceiver } from '../../consensus/receiver.js'
 import { TransferSender, type FtSpend, type TransferResult, type WaitingOperation } from '../../consensus/sender.js'
 import type { NftOp } from '../../consensus/nft.js'
@@ -101,7 +102,7 @@ export class ConsensusService {
       trustOwnQuorumList: () => opts.trustOwnQuorumList === true,
       observe: opts.observe,
       onReceived: opts.onReceived,
-      claims: opts.claims,
+      ...(opts.claims !== undefined ? { claims: asReceiver(opts.claims) } : {}),
       doubleSpends: this.doubleSpends,
       logger: log.child('receiver')
     })

@@ -395,7 +395,7 @@ export function nodeStateClaims (opts: {
 
   // grants whose signature verified here (a signer checks those of one transaction once)
   const verifiedGrants = new Lru<true>(PROOFS_MEMO)
-  const checkGrants = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<PeerGrant>, nonce?: string): Promise<ClaimResult> => {
+  const checkGrants = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<PeerGrant>, nonce?: string, role: 'quorum' | 'receiver' = 'quorum'): Promise<ClaimResult> => {
     const h = opts.host()
     // the states this quorum holds, and the transaction each is held by (a burnt ancestor: its burn)
     const needed = [...stateHashes.map((s) => ({ stateHash: s, holder: txid })), ...burns.map((b) => ({ stateHash: b.stateHash, holder: b.spender }))]
@@ -442,9 +442,8 @@ export function nodeStateClaims (opts: {
       if (counted.length > 0) seen.push({ stateHash: n.stateHash, txid: n.holder, grants: counted })
       return tallyState(n.stateHash, arbiters, new Map(counted.map((g) => [g.peer, { granted: true }])))
     }))
-    // the certificates counted here, compared with those seen before (a signer's check names its
-    // vote's nonce, a receiver's none)
-    if (seen.length > 0) opts.certificates?.observe(nonce !== undefined ? 'quorum' : 'receiver', seen)
+    // the certificates counted here, compared with those seen before
+    if (seen.length > 0) opts.certificates?.observe(role, seen)
     return result
   }
 

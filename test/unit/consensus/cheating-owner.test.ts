@@ -11,6 +11,7 @@ import { readOutgoing } from '../../../src/consensus/records.js'
 import { DoubleSpends, forkProof, type DoubleSpendSink } from '../../../src/consensus/double-spends.js'
 import type { ConsensusEvent } from '../../../src/consensus/observe.js'
 import { silentLogger } from '../../../src/util/logger.js'
+import { CertificateEvidence } from '../../../src/consensus/certificate-evidence.js'
 import { SimNet, balance, twoQuorumSets, type SimDid, type SimNode } from './harness.js'
 
 /**
@@ -291,6 +292,45 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
     await n.bobNode.receiver.deliver(structuredClone(t1!)).catch(() => undefined)
     const paid = (await balance(n.bobNode, n.bob.did)) + (await balance(n.carolNode, n.carol.did))
     expect(paid, 'one state paid to bob and to carol').to.be.at.most(1000)
+  })
+
+  it('case 7: the owner releases the claims of his five signers and pays one state to bob twice: bob\'s receiver keeps both certificates as evidence, names the arbiters that granted both, and distrusts none of them (a release explains them)', async () => {
+    const n = await network(true)
+    const { alice } = await wallet(n.net, n.x, n.y)
+    const events: ConsensusEvent[] = []
+    const evidence = new CertificateEvidence({
+      ledger: n.bobNode.ledger, log: silentLogger, clock: n.net.clock, observe: (e) => { events.push(e) },
+      check: async (g) => g.sig === n.net.grantSig(g.peer, g) ? 'valid' : undefined
+    })
+    n.bobNode.certificates = evidence
+    for (const d of n.set1) n.net.nodeOf(d).signsAnything = true
+    // T1 through the owner's own five, claimed for them (real grants), its delivery held back
+    const tx = n.x.sender as unknown as { transport: ConsensusTransport }
+    const bx = tx.transport
+    let t1: DeliverRequest | undefined
+    tx.transport = { ...bx, deliver: async (r) => { t1 = structuredClone(r); throw new RbtError(ErrorCode.PEER_UNREACHABLE, 'held back by the owner') } }
+    await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner).catch(() => undefined)
+    expect(t1?.grants?.length ?? 0, 'T1 was not signed with a certificate').to.be.greaterThan(0)
+    // his quorums release their claims: the honest arbiters free the state
+    const hashes = [...new Set(t1!.grants!.flatMap((g) => g.states))]
+    for (const a of n.net.nodes) {
+      for (const q of n.set1) {
+        for (const r of await a.claims.records(hashes)) for (const c of r?.claimants ?? []) if (c.quorum === q && c.nonce !== undefined) await a.claims.release(t1!.txid, hashes, q, c.nonce)
+      }
+    }
+    await releasedEverywhere(n.net, t1!.txid, hashes)
+    // T2 through honest quorums, to bob as well; then T1 delivered to bob with its certificate
+    const t2 = await n.y.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'y', quorums: n.set2 }, alice.owner)
+    await n.bobNode.receiver.deliver(structuredClone(t1!)).catch(() => undefined)
+    await evidence.settled()
+    const kept = (await new DoubleSpends({ ledger: n.bobNode.ledger, log: silentLogger, clock: n.net.clock }).list()).filter((p) => p.kind === 'certificates')
+    expect(kept, 'bob\'s receiver kept no evidence of the two certificates').to.have.length(1)
+    expect([...kept[0]!.spenders].sort()).to.deep.equal([t1!.txid, t2.txid].sort())
+    expect(kept[0]!.seenBy).to.equal('receiver')
+    expect(kept[0]!.grantedTwice!.length, 'the honest arbiters granted both, one after the release').to.be.greaterThan(0)
+    expect(kept[0]!.distrusted).to.deep.equal([])
+    expect(n.net.nodes.some((a) => evidence.distrusted(a.name))).to.equal(false)
+    expect(events).to.deep.include({ kind: 'double-spend', seenBy: 'receiver', evidence: 'certificates' })
   })
 
   it('a sender whose grants were pushed out of memory by other transfers in flight before its decision still delivers a certificate, and the receiver is paid', async () => {

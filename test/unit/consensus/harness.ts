@@ -20,6 +20,7 @@ import { ContractEngine } from '../../../src/contracts/sandbox.js'
 import type { ScCode } from '../../../src/consensus/smart-contract.js'
 import { checkAnchorPath, checkBurnProof, contractSpends, grantDigest, type PeerGrant } from '../../../src/consensus/claim-proofs.js'
 import { sha3Hex } from '../../../src/tokenchain/hash.js'
+import { asReceiver, type CertificateWatch, type SeenCertificate } from '../../../src/consensus/certificate-evidence.js'
 import { ClaimTable, claimResult, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimStore } from '../../../src/consensus/claims.js'
 import type { StateClaims } from '../../../src/consensus/ports.js'
 
@@ -162,6 +163,8 @@ export class SimNode {
   claimsNothing = false
   /** an owner's quorum node running changed code: its quorums sign without checking any grant */
   signsAnything = false
+  /** told the grants this node's checks counted, and asked which arbiters it distrusts (as the node's checkGrants does) */
+  certificates?: CertificateWatch
   constructor (readonly name: string, readonly net: SimNet) {}
 }
 
@@ -253,15 +256,20 @@ export class SimNet {
         const r = claimResult(items.map((it, i) => tallyState(it.h, arbiters, new Map([...answers].flatMap(([a, got]) => got[i] !== undefined ? [[a, got[i]]] : [])))))
         return { ...r, grants }
       },
-      checkGrants: async (txid, quorum, hashes, burns, grants, nonce) => {
+      checkGrants: async (txid, quorum, hashes, burns, grants, nonce, role = 'quorum') => {
         if (this.nodes.find((n) => n.name === name)?.signsAnything === true) return { granted: true, tallies: [] }
         const arbiters = this.nodes.map((n) => n.name)
         const needed = [...hashes.map((h) => ({ h, holder: txid })), ...burns.map((b) => ({ h: b.stateHash, holder: b.spender }))]
-        return claimResult(needed.map(({ h, holder }) => {
-          const ok = new Set(grants.filter((g) => g.quorum === quorum && (nonce === undefined || g.nonce === nonce) && g.forTx === txid && g.txid === holder && g.states.includes(h) && arbiters.includes(g.peer) &&
-            g.sig === this.grantSig(g.peer, g)).map((g) => g.peer))
-          return tallyState(h, arbiters, new Map([...ok].map((p) => [p, { granted: true }])))
+        const watch = this.nodes.find((n) => n.name === name)?.certificates
+        const seen: SeenCertificate[] = []
+        const r = claimResult(needed.map(({ h, holder }) => {
+          const counted = [...new Map(grants.filter((g) => g.quorum === quorum && (nonce === undefined || g.nonce === nonce) && g.forTx === txid && g.txid === holder && g.states.includes(h) && arbiters.includes(g.peer) &&
+            watch?.distrusted(g.peer) !== true && g.sig === this.grantSig(g.peer, g)).map((g) => [g.peer, g])).values()]
+          if (counted.length > 0) seen.push({ stateHash: h, txid: holder, grants: counted })
+          return tallyState(h, arbiters, new Map(counted.map((g) => [g.peer, { granted: true }])))
         }))
+        if (seen.length > 0) watch?.observe(role, seen)
+        return r
       },
       release: async (txid, quorum, hashes, auth) => {
         await Promise.all(reachable().map(async (n) => { await n.claims.release(txid, hashes, quorum, auth.nonce) }))
@@ -333,7 +341,7 @@ export class SimNet {
       ownerSignerFor: (d) => n.dids.get(d)?.owner,
       markers: this.markerStore(name), ...(this.claimsOn ? { claims: this.claimsFor(name) } : {}), transport: this.transportFor(n), clock: this.clock, fault, pledgePeriodMs: 60_000, staleVoteMs: 1000, contracts: this.engine
     })
-    n.receiver = new TransferReceiver({ ledger: n.ledger, verifier, verified, isLocalDid: async (d) => n.dids.has(d), ownQuorums: async () => n.quorumList, trustOwnQuorumList: () => n.strictReceiver, clock: this.clock, fault, ...(this.claimsOn ? { claims: this.claimsFor(name) } : {}) })
+    n.receiver = new TransferReceiver({ ledger: n.ledger, verifier, verified, isLocalDid: async (d) => n.dids.has(d), ownQuorums: async () => n.quorumList, trustOwnQuorumList: () => n.strictReceiver, clock: this.clock, fault, ...(this.claimsOn ? { claims: asReceiver(this.claimsFor(name)) } : {}) })
     this.nodes.push(n)
     return n
   }

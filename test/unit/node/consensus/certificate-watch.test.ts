@@ -4,7 +4,7 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import type { PrivateKey } from '@libp2p/interface'
 import { ClaimTable } from '../../../../src/consensus/claims.js'
 import { peerGrantBytes, type PeerGrant } from '../../../../src/consensus/claim-proofs.js'
-import type { CertificateEvidence, GrantCheck } from '../../../../src/consensus/certificate-evidence.js'
+import { asReceiver, type CertificateEvidence, type GrantCheck } from '../../../../src/consensus/certificate-evidence.js'
 import { DoubleSpends } from '../../../../src/consensus/double-spends.js'
 import type { ConsensusEvent } from '../../../../src/consensus/observe.js'
 import type { ConsensusSigner } from '../../../../src/consensus/ports.js'
@@ -67,7 +67,7 @@ describe('certificate evidence at the node: conflicting certificates through the
     const arbiters = (await arbiterKeys).map(idOf).sort()
     expect((await claims.checkGrants(T1, Q, [STATE], [], await grants(T1, nonce(1)), nonce(1))).granted).to.equal(true)
     // the claim of T1 released by its quorum, the arbiters granted T2: a receiver is shown its certificate
-    expect((await claims.checkGrants(T2, Q, [STATE], [], await grants(T2, nonce(2)))).granted).to.equal(true)
+    expect((await asReceiver(claims).checkGrants(T2, Q, [STATE], [], await grants(T2, nonce(2)), nonce(2))).granted).to.equal(true)
     await evidence.settled()
     const kept = await list(ledger)
     expect(kept).to.have.length(1)
