@@ -30,8 +30,11 @@ import type { Clock, Ledger, StateClaims } from './ports.js'
 
 /** The collection of distrusted arbiters, one record per peer (DistrustRecord). */
 export const DISTRUSTED = 'cs-distrusted-arbiters'
-/** States whose first certificate seen this process remembers (the index conflicts are found in). */
+/** States whose first certificate seen this process remembers (the index conflicts are found in), and the bytes of grants it holds at most. */
 export const CERT_STATES_INDEXED = 16_384
+export const CERT_INDEX_BYTES = 64 * 1024 * 1024
+/** What the index counts for a grant it holds (one grant of many states is counted for each state it is held for: an upper bound). */
+const grantBytes = (g: PeerGrant): number => 256 + 66 * g.states.length
 /** Conflict records of evidence `certificates` kept that prove nothing (no final grant on both sides); past it they are counted and logged only. */
 export const CERT_CONFLICTS_MAX = 1024
 /** Distrusted arbiters kept at most (each needs a peer of this node's view to have signed two final grants). */
@@ -97,7 +100,9 @@ type Side = { txid: string, grants: Map<string, KeptGrant> }
 
 export class CertificateEvidence implements CertificateWatch {
   /** per state: the first transaction whose grants were seen, and its grants by arbiter (unverified until a conflict) */
-  private readonly index = new Lru<{ txid: string, grants: Map<string, PeerGrant> }>(CERT_STATES_INDEXED)
+  private readonly index = new Lru<{ txid: string, grants: Map<string, PeerGrant> }>(CERT_STATES_INDEXED, {
+    maxBytes: CERT_INDEX_BYTES, sizeOf: (v) => [...v.grants.values()].reduce((n, g) => n + grantBytes(g), 64)
+  })
   private readonly untrusted = new Set<string>()
   /** conflicts kept as they stand (id and the arbiters of both sides): a replay reads nothing */
   private readonly known = new Lru<true>(4096)
@@ -139,7 +144,10 @@ export class CertificateEvidence implements CertificateWatch {
       if (held === undefined) {
         this.index.set(c.stateHash, { txid: c.txid, grants: new Map(grants.slice(0, 2 * CLAIM_ARBITERS).map((g) => [g.peer, g])) })
       } else if (held.txid === c.txid) {
+        const before = held.grants.size
         for (const g of grants) if (!held.grants.has(g.peer) && held.grants.size < 2 * CLAIM_ARBITERS) held.grants.set(g.peer, g)
+        // set again: its size is counted when it is set
+        if (held.grants.size !== before) this.index.set(c.stateHash, held)
       } else {
         conflicts.push({ stateHash: c.stateHash, first: { txid: held.txid, grants: new Map(held.grants) }, other: { txid: c.txid, grants: new Map(grants.slice(0, 2 * CLAIM_ARBITERS).map((g) => [g.peer, g])) } })
       }
