@@ -33,8 +33,17 @@ export const DISTRUSTED = 'cs-distrusted-arbiters'
 /** States whose first certificate seen this process remembers (the index conflicts are found in), and the bytes of grants it holds at most. */
 export const CERT_STATES_INDEXED = 16_384
 export const CERT_INDEX_BYTES = 64 * 1024 * 1024
-/** What the index counts for a grant it holds (one grant of many states is counted for each state it is held for: an upper bound). */
-const grantBytes = (g: PeerGrant): number => 256 + 66 * g.states.length
+/** Grants of up to this many states are counted by the index at their share per state (an arbiter signs one grant per request of at most 64 states). */
+const SHARED_GRANT_STATES = 256
+/**
+ * What the index counts for a grant it holds for one state: its share when it is of few states
+ * (its other states hold it too), the whole of it otherwise (a grant of many states held for one
+ * must not keep its bytes alive uncounted).
+ */
+const grantBytes = (g: PeerGrant): number => {
+  const all = 256 + 66 * g.states.length
+  return g.states.length <= SHARED_GRANT_STATES ? Math.ceil(all / Math.max(1, g.states.length)) : all
+}
 /** Conflict records of evidence `certificates` kept that prove nothing (no final grant on both sides); past it they are counted and logged only. */
 export const CERT_CONFLICTS_MAX = 1024
 /** Distrusted arbiters kept at most (each needs a peer of this node's view to have signed two final grants). */
@@ -101,7 +110,8 @@ type Side = { txid: string, grants: Map<string, KeptGrant> }
 export class CertificateEvidence implements CertificateWatch {
   /** per state: the first transaction whose grants were seen, and its grants by arbiter (unverified until a conflict) */
   private readonly index = new Lru<{ txid: string, grants: Map<string, PeerGrant> }>(CERT_STATES_INDEXED, {
-    maxBytes: CERT_INDEX_BYTES, sizeOf: (v) => [...v.grants.values()].reduce((n, g) => n + grantBytes(g), 64)
+    maxBytes: CERT_INDEX_BYTES,
+    sizeOf: (v) => { let n = 64; for (const g of v.grants.values()) n += grantBytes(g); return n }
   })
   private readonly untrusted = new Set<string>()
   /** conflicts kept as they stand (id and the arbiters of both sides): a replay reads nothing */
@@ -138,11 +148,14 @@ export class CertificateEvidence implements CertificateWatch {
   observe (seenBy: DoubleSpendSeenBy, certs: readonly SeenCertificate[]): void {
     const conflicts: Array<{ stateHash: string, first: Side, other: Side }> = []
     for (const c of certs) {
-      const grants = c.grants.filter((g) => !this.untrusted.has(g.peer) && g.states.includes(c.stateHash))
+      // that each grant names the state is checked with its signature, on a conflict (the check that counted it did)
+      const grants = this.untrusted.size === 0 ? c.grants : c.grants.filter((g) => !this.untrusted.has(g.peer))
       if (grants.length === 0) continue
       const held = this.index.get(c.stateHash)
       if (held === undefined) {
-        this.index.set(c.stateHash, { txid: c.txid, grants: new Map(grants.slice(0, 2 * CLAIM_ARBITERS).map((g) => [g.peer, g])) })
+        const m = new Map<string, PeerGrant>()
+        for (const g of grants) { if (m.size >= 2 * CLAIM_ARBITERS) break; if (!m.has(g.peer)) m.set(g.peer, g) }
+        this.index.set(c.stateHash, { txid: c.txid, grants: m })
       } else if (held.txid === c.txid) {
         const before = held.grants.size
         for (const g of grants) if (!held.grants.has(g.peer) && held.grants.size < 2 * CLAIM_ARBITERS) held.grants.set(g.peer, g)
@@ -164,10 +177,10 @@ export class CertificateEvidence implements CertificateWatch {
   async settled (): Promise<void> { await this.queue }
 
   /** Verifies a side's grants (each at most once per conflict), keeping those that check. */
-  private async verified (side: Side): Promise<Map<string, KeptGrant>> {
+  private async verified (stateHash: string, side: Side): Promise<Map<string, KeptGrant>> {
     const out = new Map<string, KeptGrant>()
     await Promise.all([...side.grants.values()].map(async (g) => {
-      if (g.txid !== side.txid) return
+      if (g.txid !== side.txid || !g.states.includes(stateHash)) return
       const r = await this.opts.check(g).catch(() => undefined)
       if (r === undefined) return
       const { final: _f, ...plain } = g as KeptGrant
@@ -180,7 +193,7 @@ export class CertificateEvidence implements CertificateWatch {
     const id = conflictId(stateHash, first.txid, other.txid)
     const memo = `${id}|${[...first.grants.keys()].sort().join(',')}|${[...other.grants.keys()].sort().join(',')}`
     if (this.known.get(memo) !== undefined) return
-    const [a, b] = await Promise.all([this.verified(first), this.verified(other)])
+    const [a, b] = await Promise.all([this.verified(stateHash, first), this.verified(stateHash, other)])
     // grants that do not verify are no evidence; a first side that holds none no longer stands for the state
     if (a.size === 0 && b.size > 0 && this.index.get(stateHash)?.txid === first.txid) this.index.set(stateHash, { txid: other.txid, grants: new Map(b) })
     if (a.size === 0 || b.size === 0) return
