@@ -141,6 +141,23 @@ describe('certificate evidence: conflicting certificates kept, reported, and dou
     expect(ledger.recs.get(DOUBLE_SPENDS)?.size ?? 0).to.equal(0)
   })
 
+  it('a certificate of 1,000 states from 20 arbiters (grants of 64 states, as arbiters sign them) is remembered whole: a conflict on its first state is still found', async () => {
+    const { e, ledger } = watch()
+    const hs = Array.from({ length: 1000 }, (_, i) => (i + 1).toString(16).padStart(64, '0'))
+    const certs = hs.map((h) => ({ stateHash: h, txid: T1, grants: [] as PeerGrant[] }))
+    for (let a = 0; a < 20; a++) {
+      for (let i = 0; i < hs.length; i += 64) {
+        const g = grant(`p${a}`, T1, 'good', hs.slice(i, i + 64))
+        for (let j = i; j < Math.min(i + 64, hs.length); j++) certs[j]!.grants.push(g)
+      }
+    }
+    e.observe('receiver', certs)
+    e.observe('receiver', [{ stateHash: hs[0]!, txid: T2, grants: [grant('p0', T2, 'good', [hs[0]!])] }])
+    e.observe('receiver', [{ stateHash: hs[999]!, txid: T2, grants: [grant('p0', T2, 'good', [hs[999]!])] }])
+    await e.settled()
+    expect(ledger.recs.get(DOUBLE_SPENDS)?.size ?? 0).to.equal(2)
+  })
+
   it(`keeps at most ${CERT_CONFLICTS_MAX} conflicts that prove nothing; past it they are counted and logged, and proofs are still kept`, async () => {
     const { e, ledger, events, warns } = watch()
     const state = (i: number): string => i.toString(16).padStart(64, '0')
