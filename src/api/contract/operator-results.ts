@@ -85,6 +85,22 @@ export interface DoubleSpendItem {
   seen_at: string
 }
 
+/** An arbiter this node no longer trusts, with the proof (GET /svc/v1/arbiters/distrusted). */
+export interface DistrustedArbiterItem {
+  /** its peer id */
+  peer: string
+  /** the state it granted twice (state hash) */
+  state_hash: string
+  /** the two transactions it granted the state to */
+  transactions: string[]
+  /** its two final grants, each signed with its peer key (the proof anyone can check from the peer id) */
+  grants: Array<{ peer: string, sig: string, txid: string, quorum: string, nonce: string, forTx: string, states: string[], final?: true }>
+  /** the double-spend record the proof comes from (GET /svc/v1/double-spends) */
+  conflict: string
+  /** when (ISO time) */
+  since: string
+}
+
 export interface PledgedTokenItem {
   did: string
   token: string

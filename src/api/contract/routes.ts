@@ -5,7 +5,7 @@ import { legacyApiSpecs, type LegacyApiResults } from './legacy-api-routes.js'
 import type { NftChainItem, NftListItem, NftTxResult } from './nft-results.js'
 import type { ScChainItem, ScListItem, ScTxResult } from './sc-results.js'
 import type { FtListItemResult, FtMintResult } from './ft-results.js'
-import type { DoubleSpendItem, PledgedTokenItem, ReleaseLockedResult, TokenClaimsResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from './operator-results.js'
+import type { DistrustedArbiterItem, DoubleSpendItem, PledgedTokenItem, ReleaseLockedResult, TokenClaimsResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from './operator-results.js'
 import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtResult, NftBalanceResult, RbtBalanceResult, TokenChainResult, TokenListItemResult } from './token-results.js'
 
 /**
@@ -320,6 +320,10 @@ const specs = {
     }),
     tags: ['tokens']
   }),
+  arbitersDistrusted: route({
+    summary: 'The arbiters this node no longer trusts, newest first, each with its proof: two final (sealed) grants it signed for one token state and two different transactions (docs/protocol.md, "Double spends seen"); their grants count toward no claim here',
+    tags: ['tokens']
+  }),
   quorumsRunUnpledge: route({ summary: 'run-unpledge: runs the quorum\'s unpledge sweep now (pledges whose period ended; votes with no word asked about) and reports what it released', tags: ['quorums'] }),
   nodeTxCounts: route({ summary: 'get-by-node: transactions sent and received by each DID hosted on this node', tags: ['node'] }),
   txSelfTransfer: route({
@@ -415,6 +419,7 @@ export interface ResultTypes extends LegacyApiResults {
   tokensClaims: TokenClaimsResult
   quorumsPledgedTokens: PledgedTokenItem[]
   doubleSpends: DoubleSpendItem[]
+  arbitersDistrusted: DistrustedArbiterItem[]
   quorumsRunUnpledge: RunUnpledgeResult
   nodeTxCounts: TxCountItem[]
   txSelfTransfer: SelfTransferResult | import('./envelope.js').PendingSignature

@@ -72,6 +72,10 @@ describe('node: operator API over the real token store', function () {
     await again.load()
     expect(again.distrusted('p1')).to.equal(true)
     expect(again.distrusted('p2')).to.equal(false)
+    // distrusted-arbiters: the arbiter, what it granted twice, and its two signed grants
+    const [a] = await api().distrustedArbiters()
+    expect(a).to.deep.include({ peer: 'p1', state_hash: S, transactions: ['t1', 't2'], conflict: item!.id, since: new Date(1_700_000_000_000).toISOString() })
+    expect(a!.grants.map((x) => [x.txid, x.final])).to.deep.equal([['t1', true], ['t2', true]])
   })
 
   it('validate-token-chain: every token of the DID, or one; a chain that fails names its first bad block', async () => {
