@@ -3,12 +3,12 @@ import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { Lru } from '../util/lru.js'
 import { CLAIM_ARBITERS } from './claims.js'
-import type { PeerGrant } from './claim-proofs.js'
+import type { PeerSeal } from './claim-proofs.js'
 import { DOUBLE_SPENDS, type CertificateSide, type DoubleSpendProof, type DoubleSpendSeenBy, type KeptGrant } from './double-spends.js'
 
 export type { CertificateSide, KeptGrant }
 import { notify, type ConsensusObserver } from './observe.js'
-import type { Clock, Ledger, StateClaims } from './ports.js'
+import type { Clock, Ledger } from './ports.js'
 
 /**
  * Conflicting certificates (docs/protocol.md, "Conflicting certificates"): grants of one state held
@@ -40,7 +40,7 @@ const SHARED_GRANT_STATES = 256
  * (its other states hold it too), the whole of it otherwise (a grant of many states held for one
  * must not keep its bytes alive uncounted).
  */
-const grantBytes = (g: PeerGrant): number => {
+const grantBytes = (g: KeptGrant): number => {
   const all = 256 + 66 * g.states.length
   return g.states.length <= SHARED_GRANT_STATES ? Math.ceil(all / Math.max(1, g.states.length)) : all
 }
@@ -65,8 +65,11 @@ export interface DistrustRecord {
   at: number
 }
 
-/** Grants of one state held by one transaction, as a certificate check counted them. */
-export interface SeenCertificate { stateHash: string, txid: string, grants: readonly PeerGrant[] }
+/** A seal as evidence: a grant of its holder, final once its signature checks. */
+export const sealEvidence = (s: PeerSeal): KeptGrant => ({ peer: s.peer, sig: s.sig, txid: s.holder, states: s.states, seal: true })
+
+/** Grants (or seals) of one state held by one transaction, as a certificate check counted them. */
+export interface SeenCertificate { stateHash: string, txid: string, grants: readonly KeptGrant[] }
 
 /** What the claims code hands certificates to, and asks before counting a grant. */
 export interface CertificateWatch {
@@ -74,11 +77,6 @@ export interface CertificateWatch {
   distrusted: (peer: string) => boolean
   /** certificates a check counted (verified grants of the state's arbiters): compared with those seen before; never throws, the work runs in the background */
   observe: (seenBy: DoubleSpendSeenBy, certs: readonly SeenCertificate[]) => void
-}
-
-/** A claims port whose grant checks are a receiver's (its conflicting certificates are reported as seen by the receiver). */
-export function asReceiver (port: Pick<StateClaims, 'checkGrants'>): Pick<StateClaims, 'checkGrants'> {
-  return { checkGrants: async (txid, quorum, states, burns, grants, nonce) => await port.checkGrants(txid, quorum, states, burns, grants, nonce, 'receiver') }
 }
 
 /** The arbiters that granted both sides, and those of them whose both grants are final (proven). Pure. */
@@ -107,9 +105,22 @@ function fit (grants: ReadonlyMap<string, KeptGrant>, first: ReadonlySet<string>
 
 type Side = { txid: string, grants: Map<string, KeptGrant> }
 
+/**
+ * Adds grants to one side's by arbiter (up to twice k arbiters): an arbiter's seal takes the place
+ * of its grant (only seals can prove). Whether it changed.
+ */
+function addGrants (into: Map<string, KeptGrant>, grants: readonly KeptGrant[]): boolean {
+  let changed = false
+  for (const g of grants) {
+    const had = into.get(g.peer)
+    if (had === undefined ? into.size < 2 * CLAIM_ARBITERS : g.seal === true && had.seal !== true) { into.set(g.peer, g); changed = true }
+  }
+  return changed
+}
+
 export class CertificateEvidence implements CertificateWatch {
   /** per state: the first transaction whose grants were seen, and its grants by arbiter (unverified until a conflict) */
-  private readonly index = new Lru<{ txid: string, grants: Map<string, PeerGrant> }>(CERT_STATES_INDEXED, {
+  private readonly index = new Lru<{ txid: string, grants: Map<string, KeptGrant> }>(CERT_STATES_INDEXED, {
     maxBytes: CERT_INDEX_BYTES,
     sizeOf: (v) => { let n = 64; for (const g of v.grants.values()) n += grantBytes(g); return n }
   })
@@ -122,7 +133,7 @@ export class CertificateEvidence implements CertificateWatch {
   constructor (private readonly opts: {
     ledger: Pick<Ledger, 'record' | 'records' | 'commit'>
     /** verifies a grant's signature (its arbiter's key) and tells whether it is final */
-    check: (g: PeerGrant) => Promise<GrantCheck>
+    check: (g: KeptGrant) => Promise<GrantCheck>
     log: Logger
     clock: Clock
     observe?: ConsensusObserver
@@ -153,16 +164,16 @@ export class CertificateEvidence implements CertificateWatch {
       if (grants.length === 0) continue
       const held = this.index.get(c.stateHash)
       if (held === undefined) {
-        const m = new Map<string, PeerGrant>()
-        for (const g of grants) { if (m.size >= 2 * CLAIM_ARBITERS) break; if (!m.has(g.peer)) m.set(g.peer, g) }
+        const m = new Map<string, KeptGrant>()
+        addGrants(m, grants)
         this.index.set(c.stateHash, { txid: c.txid, grants: m })
       } else if (held.txid === c.txid) {
-        const before = held.grants.size
-        for (const g of grants) if (!held.grants.has(g.peer) && held.grants.size < 2 * CLAIM_ARBITERS) held.grants.set(g.peer, g)
-        // set again: its size is counted when it is set
-        if (held.grants.size !== before) this.index.set(c.stateHash, held)
+        // set again when it changed: its size is counted when it is set
+        if (addGrants(held.grants, grants)) this.index.set(c.stateHash, held)
       } else {
-        conflicts.push({ stateHash: c.stateHash, first: { txid: held.txid, grants: new Map(held.grants) }, other: { txid: c.txid, grants: new Map(grants.slice(0, 2 * CLAIM_ARBITERS).map((g) => [g.peer, g])) } })
+        const other = new Map<string, KeptGrant>()
+        addGrants(other, grants)
+        conflicts.push({ stateHash: c.stateHash, first: { txid: held.txid, grants: new Map(held.grants) }, other: { txid: c.txid, grants: other } })
       }
     }
     // one at a time: two conflicts of one state merge into one record, not overwrite each other
@@ -205,7 +216,7 @@ export class CertificateEvidence implements CertificateWatch {
     for (const s of old?.certificates ?? []) {
       const into = s.txid === txids[0] ? sides[0] : s.txid === txids[1] ? sides[1] : undefined
       if (into === undefined) continue
-      for (const g of s.grants) if (!into.has(g.peer)) into.set(g.peer, g)
+      for (const g of s.grants) if (!into.has(g.peer) || (g.final === true && into.get(g.peer)!.final !== true)) into.set(g.peer, g)
     }
     if (old !== undefined) {
       const before = new Set((old.certificates ?? []).flatMap((s) => s.arbiters.map((p) => `${s.txid}|${p}`)))

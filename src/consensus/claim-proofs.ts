@@ -35,6 +35,34 @@ export const grantDigest = (arbiter: string, txid: string, quorum: string, forTx
 export const claimNonce = (): string => randomBytes(16).toString('hex')
 export const NONCE_RE = /^[0-9a-f]{32}$/
 
+/**
+ * The seal (docs/protocol.md, "Seals"): a quorum's claim nonce is the hash of a secret it keeps with
+ * its vote and reveals only in its SIGN answer, once it signed the block. Showing an arbiter the
+ * secrets of the signers' claims is their consent to make the claim permanent (sealed): nobody else
+ * can seal a claim, and a quorum that has not signed has not consented.
+ */
+export const sealSecret = (): string => randomBytes(16).toString('hex')
+/** The claim nonce whose secret is `secret` (what the quorum signs in its claim). */
+export const nonceOfSecret = (secret: string): string => digest('rbt-seal-secret/1', secret).slice(0, 32)
+/** Whether `secret` is the one behind claim nonce `nonce`. */
+export const opensNonce = (secret: unknown, nonce: string): boolean => typeof secret === 'string' && NONCE_RE.test(secret) && nonceOfSecret(secret) === nonce
+
+/** A signer's consent to seal its claim: its quorum, its claim's nonce and the secret behind it. */
+export interface SealConsent { quorum: string, nonce: string, secret: string }
+
+/**
+ * A sealed grant as it travels: the arbiter's peer id and its peer-key signature over
+ * peerSealBytes, saying that the states are spent by transaction `holder` for good at this arbiter
+ * (a state's own transaction, or a burnt ancestor's burn block). An arbiter seals one holder per
+ * state, ever: two holders sealed by enough arbiters of one state cannot both exist while fewer
+ * than a third of them lie, whoever released what.
+ */
+export interface PeerSeal { peer: string, sig: string, holder: string, states: string[] }
+
+/** The bytes an arbiter's peer key signs for a seal. */
+export const peerSealBytes = (s: Omit<PeerSeal, 'sig'>): Uint8Array =>
+  enc.encode(digest('rbt-peer-seal/1', s.peer, s.holder, [...s.states].sort().join(',')))
+
 /** The proof a claimant sends with the states it claims for one transaction. */
 export interface ClaimAuth {
   /** the sender-signed contract envelope of the transaction claimed for */

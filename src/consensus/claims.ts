@@ -85,6 +85,9 @@ const sameClaim = (r: Pick<ClaimRecord, 'txid'>, a: Claimant, b: Claimant): bool
  */
 export const MAX_CLAIMANTS = 16
 
+/** An arbiter's answer to a seal of one state: `holder` the transaction that holds it when not sealed to the asked one. */
+export type SealAnswer = { sealed: true } | { sealed: false, holder?: string, why: string }
+
 /** An arbiter's answer for one state. */
 export type ClaimAnswer =
   | { granted: true }
@@ -203,11 +206,47 @@ export class ClaimTable {
     })
   }
 
-  /** A spent marker of `txid` for the state arrived: the claim of that transaction has done its work. */
+  /**
+   * A spent marker of `txid` for the state arrived: the claim of that transaction has done its work.
+   * A sealed (committed) record stays: it is what this arbiter answers seals and claims from.
+   */
   async superseded (stateHash: string, txid: string): Promise<void> {
     await this.lock.run(stateHash, async () => {
       const [r] = await this.store.getMany([stateHash])
-      if (r !== undefined && r.txid === txid) await this.save([], [stateHash])
+      if (r !== undefined && r.txid === txid && r.committed !== true) await this.save([], [stateHash])
+    })
+  }
+
+  /**
+   * Seals states for good (docs/protocol.md, "Seals"): each item's state is spent by `holder` (its
+   * own transaction, or a burnt ancestor's burn block) for transaction `forTx`. Sealed when the
+   * record is `holder`'s and already committed, or full (no release frees it), or when `consents`
+   * (claim nonces whose secrets the caller checked) open the claims of at least `needed` distinct
+   * claimant quorums of `forTx` in it; a state with no record is not sealed. A sealed record is
+   * committed: no release, outcome or marker ends it, and every other transaction is refused it.
+   * One write for all the items.
+   */
+  async seal (items: ReadonlyArray<{ stateHash: string, holder: string, forTx: string }>, consents: ReadonlySet<string>, needed: number): Promise<SealAnswer[]> {
+    const hashes = items.map((it) => it.stateHash)
+    return await this.lock.runAll(hashes, async () => {
+      const held = await this.store.getMany([...hashes])
+      const puts = new Map<string, ClaimRecord>()
+      const answers = items.map((it, i): SealAnswer => {
+        const r = puts.get(it.stateHash) ?? held[i]
+        // nothing held here to seal: a seal never creates a claim (a spent marker, which any quorum
+        // DID can sign, does not make one either)
+        if (r === undefined) return { sealed: false, why: 'no claim of it is held here' }
+        if (r.txid !== it.holder) return { sealed: false, holder: r.txid, why: r.committed === true ? 'sealed to another transaction' : 'claimed by another transaction' }
+        if (r.committed === true) return { sealed: true }
+        if (r.full !== true) {
+          const opened = new Set(r.claimants.filter((c) => c.nonce !== undefined && claimantTx(r, c) === it.forTx && consents.has(c.nonce)).map((c) => c.quorum))
+          if (opened.size < needed) return { sealed: false, holder: r.txid, why: `the consents of ${opened.size} of its claimants were shown, ${needed} needed` }
+        }
+        puts.set(it.stateHash, { txid: r.txid, claimants: [], at: r.at, committed: true })
+        return { sealed: true }
+      })
+      await this.save([...puts])
+      return answers
     })
   }
 

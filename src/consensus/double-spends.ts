@@ -7,7 +7,6 @@ import type { Logger } from '../util/logger.js'
 import { notify, type ConsensusObserver } from './observe.js'
 import type { Clock, Ledger, SpentMarker } from './ports.js'
 import { b64 } from './records.js'
-import type { PeerGrant } from './claim-proofs.js'
 
 /**
  * Double spends seen after the fact (docs/protocol.md, "Double spends seen"): two valid blocks
@@ -18,7 +17,7 @@ import type { PeerGrant } from './claim-proofs.js'
  */
 
 /** Where a node saw the two spends. */
-export type DoubleSpendSeenBy = 'receiver' | 'quorum' | 'sync' | 'markers'
+export type DoubleSpendSeenBy = 'receiver' | 'quorum' | 'sync' | 'markers' | 'sender'
 
 export interface DoubleSpendProof {
   /** SHA3 of the state and the two spenders, sorted: the same pair seen twice is one record */
@@ -44,8 +43,14 @@ export interface DoubleSpendProof {
   at: number
 }
 
-/** A grant kept as evidence of conflicting certificates (certificate-evidence.ts): `final` when it checked as final (sealed). */
-export type KeptGrant = PeerGrant & { final?: true }
+/**
+ * A grant or a seal kept as evidence of conflicting certificates (certificate-evidence.ts): the
+ * arbiter's peer id and signature, `txid` the transaction holding the states it names; a grant
+ * also names the claim (quorum, nonce, the transaction claimed for), a seal (`seal`) nothing more
+ * (its arbiter signed peerSealBytes with `txid` as the holder). `final` when it checked as final
+ * (a seal: no release undoes it).
+ */
+export interface KeptGrant { peer: string, sig: string, txid: string, states: string[], quorum?: string, nonce?: string, forTx?: string, seal?: true, final?: true }
 
 /** One side of conflicting certificates: the transaction holding the state, the arbiters whose grants of it were seen, and those grants (as many as fit). */
 export interface CertificateSide { txid: string, arbiters: string[], grants: KeptGrant[] }

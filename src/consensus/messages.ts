@@ -5,7 +5,7 @@
  */
 import type { CreditSignature, PledgeToken } from '../tokenchain/block.js'
 import type { ChainBundle, NftOp, ScCode } from './types.js'
-import type { PeerGrant } from './claim-proofs.js'
+import type { PeerGrant, PeerSeal } from './claim-proofs.js'
 
 export type { ChainBundle } from './types.js'
 
@@ -57,6 +57,8 @@ export interface SignReply {
    * which accepts the block by this evidence rather than by its own quorum list.
    */
   pledgeChains?: ChainBundle
+  /** the secret behind the nonce of this quorum's claim: its consent, given with its signature, to seal the claim (docs/protocol.md, "Seals") */
+  seal?: string
 }
 
 export interface FinalizeRequest { txid: string, quorumDid: string, block: Uint8Array }
@@ -77,6 +79,8 @@ export interface DeliverRequest {
   pledges?: ChainBundle
   /** the certificate: the arbiters' signed grants of one signer's claim of every state the block spends (docs/protocol.md, "Claims") */
   grants?: PeerGrant[]
+  /** the certificate: the arbiters' sealed grants of every state the block spends and every burnt ancestor (docs/protocol.md, "Seals") */
+  seals?: PeerSeal[]
   memo: string
   epoch: number
 }

@@ -149,11 +149,20 @@ export interface StateClaims {
    * A signer's check before it signs: the grants held for its quorum's own claim of every state
    * (and burnt ancestor) it validated, each signed by an arbiter of that state as this node counts
    * them, and of the claim of `nonce` (the vote's own; a receiver, which knows none, checks one claim's); why they do not suffice, or undefined.
-   * `role`: who checks (default a quorum), as conflicting certificates are reported (certificate-evidence.ts).
    */
-  checkGrants: (txid: string, quorumDid: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<import('./claim-proofs.js').PeerGrant>, nonce?: string, role?: 'quorum' | 'receiver') => Promise<import('./claims.js').ClaimResult>
+  checkGrants: (txid: string, quorumDid: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<import('./claim-proofs.js').PeerGrant>, nonce?: string) => Promise<import('./claims.js').ClaimResult>
   /** gives the claim of `txid` up, signed (best effort: an arbiter not told asks the outcome later) */
   release: (txid: string, quorumDid: string, stateHashes: readonly string[], auth: import('./claim-proofs.js').ReleaseAuth) => Promise<void>
+  /**
+   * The sender's seal after the signatures (docs/protocol.md, "Seals"): each state (with its
+   * holder: the transaction itself, or a burnt ancestor's burn block) sealed for `txid` at its
+   * arbiters, showing the signers' consents (the secrets behind their claim nonces); `peers`, the
+   * arbiters that granted the claims. Sealed when enough arbiters of every state sealed it; the
+   * sealed grants come back signed by each arbiter's peer key.
+   */
+  sealFor?: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<import('./claim-proofs.js').SealConsent>, peers: readonly string[]) => Promise<import('./claims.js').ClaimResult & { seals: import('./claim-proofs.js').PeerSeal[] }>
+  /** A receiver's check: enough arbiters of each state, as this node counts them, sealed it to its holder. */
+  checkSeals?: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<import('./claim-proofs.js').PeerSeal>) => Promise<import('./claims.js').ClaimResult>
 }
 
 /**

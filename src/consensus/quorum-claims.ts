@@ -3,7 +3,7 @@ import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import type { BurnClaim } from './burn-claims.js'
 import type { ClaimResult } from './claims.js'
-import { claimDigest, claimNonce, releaseDigest, type PeerGrant } from './claim-proofs.js'
+import { claimDigest, claimNonce, releaseDigest, type PeerGrant, type PeerSeal } from './claim-proofs.js'
 import type { ConsensusSigner, StateClaims } from './ports.js'
 import { voteKey } from './records.js'
 
@@ -89,5 +89,12 @@ const isStr = (x: unknown, max = 256): x is string => typeof x === 'string' && x
 export function isPeerGrant (g: unknown): g is PeerGrant {
   const x = g as Partial<PeerGrant> | undefined
   return x !== undefined && x !== null && isStr(x.peer) && isStr(x.sig, 512) && isStr(x.txid, 64) && isStr(x.quorum) && isStr(x.nonce, 32) && isStr(x.forTx, 64) &&
+    Array.isArray(x.states) && x.states.length > 0 && x.states.length <= 4096 && x.states.every((s) => isStr(s, 64))
+}
+
+/** The shape of a sealed grant as a delivery carries it (what it proves is checked by the port). */
+export function isPeerSeal (g: unknown): g is PeerSeal {
+  const x = g as Partial<PeerSeal> | undefined
+  return x !== undefined && x !== null && isStr(x.peer) && isStr(x.sig, 512) && isStr(x.holder, 64) &&
     Array.isArray(x.states) && x.states.length > 0 && x.states.length <= 4096 && x.states.every((s) => isStr(s, 64))
 }

@@ -28,7 +28,7 @@ import { carriesFt } from './ft.js'
 import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe.js'
 import { PledgeReleases } from './pledge-release.js'
 import { QuorumClaims, stateHashOf } from './quorum-claims.js'
-import { anchorPaths } from './claim-proofs.js'
+import { anchorPaths, nonceOfSecret, sealSecret } from './claim-proofs.js'
 import { burntAncestors } from './burn-claims.js'
 import { flagDiverged, type DoubleSpendSink } from './double-spends.js'
 
@@ -282,7 +282,9 @@ export class QuorumService {
       // a state before the contract's tip: the arbiters are shown the owner-only blocks from it to the tip
       const paths = await anchorPaths(states.map((state, i) => ({ state, tip: spends[i]! })), chainOf)
       const held = { quorumDid, txid, states, burns, ...(Object.keys(paths).length > 0 ? { paths } : {}) }
-      const claimProof = this.claims !== undefined ? await this.claims.proof(quorumDid, txid) : undefined
+      // the claim's nonce is the hash of a secret kept with the vote, revealed only with the signature (its consent to seal)
+      const secret = sealSecret()
+      const claimProof = this.claims !== undefined ? await this.claims.proof(quorumDid, txid, nonceOfSecret(secret)) : undefined
       if (this.claims === undefined && markers !== undefined && (likely === undefined || likely.includes(quorumDid))) {
         this.networkChecks.set(voteKey(quorumDid, txid), this.networkCheck(markers, states, txid))
       }
@@ -305,7 +307,7 @@ export class QuorumService {
         ...(moved.length > 0 ? { spends } : {}),
         ...(held.paths !== undefined ? { paths: held.paths } : {}),
         // the quorum's claim, kept to answer a PREPARE asked again the same and to release it signed
-        ...(claimProof !== undefined ? { claimNonce: claimProof.nonce, claimSig: claimProof.sig } : {})
+        ...(claimProof !== undefined ? { claimNonce: claimProof.nonce, claimSig: claimProof.sig, claimSecret: secret } : {})
       }
       await this.ledger.commit((w) => {
         storeLearned(w, memory)
@@ -456,7 +458,7 @@ export class QuorumService {
     // read outside the quorum's lock: the pledged tokens stay Locked for this transaction meanwhile
     const pledgeChains = await this.pledgeEvidence(vote)
     this.log.debug(`sign ${txid.slice(0, 12)}: lock wait ${tWaited - t0} ms, block checked ${tChecked - tWaited} ms, network check awaited ${tMarkers - tChecked} ms, signature+commit ${tSigned - tMarkers} ms, pledge evidence ${Date.now() - tSigned} ms`)
-    return { quorumDid, signature, pledgeChains }
+    return { quorumDid, signature, ...(pledgeChains !== undefined ? { pledgeChains } : {}), ...(vote.claimSecret !== undefined ? { seal: vote.claimSecret } : {}) }
   }
 
   /** The chains of the tokens a vote pledged: the receiver's evidence that this quorum's pledge is real. */

@@ -14,7 +14,7 @@ import { BoundedSet } from '../util/lru.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import { stateKey, type IncomingRecord } from './records.js'
 import { burntAncestors } from './burn-claims.js'
-import { isPeerGrant, stateHashOf } from './quorum-claims.js'
+import { isPeerSeal, stateHashOf } from './quorum-claims.js'
 import { isScContractType } from './smart-contract.js'
 import type { DecodedContract } from '../tokenchain/contract.js'
 import { ContractType, TokenType } from '../tokenchain/types.js'
@@ -45,10 +45,10 @@ export interface ReceiverOptions {
   /** told of two spends of one state this receiver sees (a delivered chain forking from the one it stores) */
   doubleSpends?: DoubleSpendSink
   /**
-   * with claims on, the block's certificate is checked before the tokens are taken: grants of one
-   * signer's claim of every state it spends, from the arbiters as this node counts them
+   * with claims on, the block's certificate is checked before the tokens are taken: every state it
+   * spends sealed to it by the arbiters as this node counts them
    */
-  claims?: Pick<StateClaims, 'checkGrants'>
+  claims?: Pick<StateClaims, 'checkSeals'>
 }
 
 /**
@@ -155,7 +155,7 @@ export class TransferReceiver {
       // nothing is stored: the sender delivers again with these ancestors' chains
       if (missing.length > 0) return { txid: req.txid, accepted: false, missing: [...new Set(missing)] }
       if (incoming.length === 0) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'the contract transfers no token')
-      await this.checkCertificate(req, contract, block, signers, async (id) => req.bundle.chains[id] ?? memory.learned.get(id)?.chain ?? await ledger.chain(id))
+      await this.checkCertificate(req, contract, block, async (id) => req.bundle.chains[id] ?? memory.learned.get(id)?.chain ?? await ledger.chain(id))
       const tCert = Date.now()
       // the blocks and contents of tokens this node held before (change coming back, a part's
       // parent it burnt itself) are stored already: only what it lacks is written
@@ -203,14 +203,16 @@ export class TransferReceiver {
   }
 
   /**
-   * The block's certificate (docs/protocol.md, "Claims"): the grants of one signer's claim of every
-   * state the block spends (keyed on its last quorum-signed state, as the signers claimed it) and of
-   * every burnt ancestor those rest on, each from more than two thirds of the state's arbiters as
-   * this node counts them. A receiver relies on no signer and no sender for it: five signers that
-   * are all the owner's still need the arbiters' grants. NFT and smart-contract transactions are
-   * not checked here yet (their states are keyed apart).
+   * The block's certificate (docs/protocol.md, "Seals"): every state the block spends (keyed on its
+   * last quorum-signed state, as the signers claimed it) sealed to this transaction, and every burnt
+   * ancestor those rest on sealed to its burn, each by more than two thirds of the state's arbiters
+   * as this node counts them. A seal is the arbiters' word that the claim still held when the block
+   * was signed and never ends: the receiver relies on no signer and no sender for it, so five
+   * signers that are all the owner's, whose claims he released after their grants, get no seal once
+   * another transaction holds the state. NFT and smart-contract transactions are not checked here
+   * yet (their states are keyed apart).
    */
-  private async checkCertificate (req: DeliverRequest, contract: DecodedContract, block: DecodedBlock, signers: readonly string[], chainOf: (id: string) => Promise<readonly Uint8Array[] | undefined>): Promise<void> {
+  private async checkCertificate (req: DeliverRequest, contract: DecodedContract, block: DecodedBlock, chainOf: (id: string) => Promise<readonly Uint8Array[] | undefined>): Promise<void> {
     const claims = this.opts.claims
     if (claims === undefined) return
     const type = contract.content.type
@@ -223,16 +225,12 @@ export class TransferReceiver {
     }
     const burns = await burntAncestors(states, chainOf)
     const own = new Set(states.map(([id, b]) => stateHashOf(stateKey(id, b))))
-    const grants = Array.isArray(req.grants) ? req.grants.filter(isPeerGrant) : []
-    // one claim: a signer's quorum and the nonce of its claim (grants of several claims do not add up)
-    const claimsShown = [...new Map(grants.filter((g) => signers.includes(g.quorum)).map((g) => [`${g.quorum}|${g.nonce}`, g])).values()].slice(0, 8)
-    let why = 'the delivery carries no grant of a signer\'s claim (a sender from before certificates)'
-    for (const { quorum: q, nonce } of claimsShown) {
-      const r = await claims.checkGrants(req.txid, q, [...own], burns.filter((b) => !own.has(b.stateHash)), grants.filter((g) => g.quorum === q && g.nonce === nonce), nonce)
-      if (r.granted) return
-      why = r.reason
-    }
-    throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, `the block's certificate does not hold here: ${why}`)
+    const items = [...[...own].map((stateHash) => ({ stateHash, holder: req.txid })), ...burns.filter((b) => !own.has(b.stateHash)).map((b) => ({ stateHash: b.stateHash, holder: b.spender }))]
+    const seals = Array.isArray(req.seals) ? req.seals.filter(isPeerSeal) : []
+    if (seals.length === 0) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, 'the block\'s certificate does not hold here: the delivery carries no sealed grant (a sender from before seals)')
+    if (claims.checkSeals === undefined) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, 'the block\'s certificate cannot be checked by this node')
+    const r = await claims.checkSeals(items, seals)
+    if (!r.granted) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, `the block's certificate does not hold here: ${r.reason}`)
   }
 
   /**

@@ -88,6 +88,8 @@ export interface VoteRecord {
   /** the quorum's claim of the vote's states (claims on): its nonce and its signature over claimDigest, shown by the sender to the arbiters */
   claimNonce?: string
   claimSig?: string
+  /** the secret whose hash is `claimNonce`: revealed with this quorum's signature, its consent to seal the claim (docs/protocol.md, "Seals") */
+  claimSecret?: string
   /** transactions carrying FTs: what was asked */
   fts?: Array<{ name: string, creator: string, count: number }>
   createdAt: number

@@ -2,9 +2,9 @@ import { decodeContract } from '../tokenchain/contract.js'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { Lru } from '../util/lru.js'
-import { burntAncestors } from './burn-claims.js'
+import { burntAncestors, type BurnClaim } from './burn-claims.js'
 import type { ClaimResult } from './claims.js'
-import { anchorPaths, type ClaimantProof, type PeerGrant } from './claim-proofs.js'
+import { anchorPaths, type ClaimantProof, type PeerGrant, type PeerSeal, type SealConsent } from './claim-proofs.js'
 import type { Ledger, StateClaims } from './ports.js'
 import { stateHashOf } from './quorum-claims.js'
 import type { PrepareReply } from './messages.js'
@@ -25,6 +25,8 @@ const GRANTS_KEPT = 64
 export class SenderClaims {
   /** per transaction, per quorum: the grants of its claim */
   private readonly grants = new Lru<Map<string, PeerGrant[]>>(GRANTS_KEPT)
+  /** per transaction: the sealed grants gathered (the certificate, until it is kept with the decision) */
+  private readonly seals = new Lru<PeerSeal[]>(GRANTS_KEPT)
 
   constructor (private readonly port: StateClaims, private readonly ledger: Ledger, private readonly log: Logger) {}
 
@@ -39,7 +41,7 @@ export class SenderClaims {
     return m !== undefined && votes.every((v) => v.claim === undefined || m.has(v.quorumDid))
   }
 
-  forget (txid: string): void { this.grants.delete(txid) }
+  forget (txid: string): void { this.grants.delete(txid); this.seals.delete(txid) }
 
   /** Drops the grants of some quorums (a signer found them short: they are gathered again). */
   drop (txid: string, quorums: readonly string[]): void {
@@ -47,11 +49,47 @@ export class SenderClaims {
     for (const q of quorums) m?.delete(q)
   }
 
-  /** The certificate a receiver is shown: the grants of the first of `signers` whose claim this process holds grants of. */
-  certificate (txid: string, signers: readonly string[]): PeerGrant[] | undefined {
-    const m = this.grants.get(txid)
-    for (const q of signers) { const g = m?.get(q); if (g !== undefined && g.length > 0) return g }
-    return undefined
+  /** The certificate a receiver is shown: the sealed grants this process gathered for `txid`. */
+  certificate (txid: string): PeerSeal[] | undefined {
+    return this.seals.get(txid)
+  }
+
+  /**
+   * The states a transaction's claims hold and the burnt ancestors they rest on, from the votes'
+   * claims and the contract, as the quorums show them to their arbiters.
+   */
+  private async scope (contract: Uint8Array, votes: readonly Vote[]): Promise<{ states: string[], burns: BurnClaim[], paths: Record<string, string[]> }> {
+    const states = [...new Set(votes.flatMap((v) => v.claim?.states ?? []))]
+    const chainOf = async (id: string): Promise<readonly Uint8Array[] | undefined> => await this.ledger.chain(id)
+    const burns = await burntAncestors(states.map((st) => { const at = st.indexOf('@'); return [st.slice(0, at), st.slice(at + 1)] as const }), chainOf)
+    // a state before the tip (an owner-only tip): the blocks from it to the tip, as the quorums show them
+    const tips = new Map(Object.entries(decodeContract(contract).content.transInfo.transTokens ?? {}).map(([id, t]) => [id, `${id}@${t.blockId ?? ''}`]))
+    const paths = await anchorPaths(states.flatMap((state) => { const tip = tips.get(state.slice(0, state.indexOf('@'))); return tip === undefined || tip.endsWith('@') ? [] : [{ state, tip }] }), chainOf)
+    return { states, burns, paths }
+  }
+
+  /**
+   * The seal (docs/protocol.md, "Seals"), once the five signed: every state and burnt ancestor the
+   * signers' claims hold is sealed at its arbiters with the signers' consents (the secrets their
+   * SIGN answers revealed); the sealed grants are the certificate every receiver checks. Resolves
+   * to the tally's outcome, never rejects.
+   */
+  async seal (txid: string, contract: Uint8Array, votes: readonly Vote[], consents: readonly SealConsent[]): Promise<ClaimResult> {
+    const t0 = Date.now()
+    if (this.port.sealFor === undefined) return { granted: false, code: 'CLAIM_UNREACHABLE', reason: 'CLAIM_UNREACHABLE: this node cannot seal claims', tallies: [] }
+    try {
+      const { states, burns } = await this.scope(contract, votes)
+      const own = states.map(stateHashOf)
+      const items = [...own.map((stateHash) => ({ stateHash, holder: txid })), ...burns.filter((b) => !own.includes(b.stateHash)).map((b) => ({ stateHash: b.stateHash, holder: b.spender }))]
+      // the arbiters that granted the claims are asked first; the port adds those of its own count
+      const peers = [...new Set([...(this.grants.get(txid)?.values() ?? [])].flat().map((g) => g.peer))]
+      const r = await this.port.sealFor(txid, items, consents, peers)
+      if (r.granted) this.seals.set(txid, r.seals)
+      this.log.debug(`seal ${txid.slice(0, 12)}: ${items.length} state(s) ${r.granted ? 'sealed' : `refused (${r.code})`} in ${Date.now() - t0} ms`)
+      return r
+    } catch (e) {
+      return { granted: false, code: 'CLAIM_UNREACHABLE', reason: `CLAIM_UNREACHABLE: the seal could not be made (${errorMessage(e)}); try again later`, tallies: [] }
+    }
   }
 
   /**
@@ -66,12 +104,7 @@ export class SenderClaims {
     if (todo.length === 0) return { granted: true, tallies: [] }
     try {
       // the states the quorums hold (the same for every honest quorum; each checks its own)
-      const states = [...new Set(todo.flatMap((v) => v.claim!.states))]
-      const chainOf = async (id: string): Promise<readonly Uint8Array[] | undefined> => await this.ledger.chain(id)
-      const burns = await burntAncestors(states.map((st) => { const at = st.indexOf('@'); return [st.slice(0, at), st.slice(at + 1)] as const }), chainOf)
-      // a state before the tip (an owner-only tip): the blocks from it to the tip, as the quorums show them
-      const tips = new Map(Object.entries(decodeContract(contract).content.transInfo.transTokens ?? {}).map(([id, t]) => [id, `${id}@${t.blockId ?? ''}`]))
-      const paths = await anchorPaths(states.flatMap((state) => { const tip = tips.get(state.slice(0, state.indexOf('@'))); return tip === undefined || tip.endsWith('@') ? [] : [{ state, tip }] }), chainOf)
+      const { states, burns, paths } = await this.scope(contract, todo)
       const claimants: ClaimantProof[] = todo.map((v) => ({ quorum: v.quorumDid, nonce: v.claim!.nonce, sig: v.claim!.sig }))
       const r = await this.port.claimFor(txid, claimants, states.map(stateHashOf), burns, contract, Object.keys(paths).length > 0 ? paths : undefined)
       if (r.granted) {

@@ -8,7 +8,7 @@ import { TxChains } from './tx-chains.js'
 import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply, SpentState } from './messages.js'
 import type { Clock, Ledger, StateClaims, Verifier } from './ports.js'
 import { SenderClaims } from './sender-claims.js'
-import type { PeerGrant } from './claim-proofs.js'
+import type { PeerSeal } from './claim-proofs.js'
 
 /** Where a decided transfer's certificate waits for its delivery. */
 export const OUTGOING_CERT = 'cs-outgoing-cert'
@@ -143,7 +143,7 @@ export class SenderContext {
    * The decision: the record COMMITTING with the signed block (kept beside it, written this once)
    * and the signers' pledge evidence (its blocks not stored yet written in the same commit).
    */
-  async decide (rec: OutgoingRecord, patch: Partial<OutgoingRecord> & { block: string }, parts: readonly EvidencePart[], certificate?: readonly PeerGrant[]): Promise<void> {
+  async decide (rec: OutgoingRecord, patch: Partial<OutgoingRecord> & { block: string }, parts: readonly EvidencePart[], certificate?: readonly PeerSeal[]): Promise<void> {
     const next: OutgoingRecord = { ...rec, ...patch, state: 'COMMITTING', blockApart: true, updatedAt: this.clock.now() }
     delete next.pledges
     delete next.evidence
@@ -153,15 +153,21 @@ export class SenderContext {
       putOutgoing(w, next, { withBlock: true })
       // the certificate the delivery shows the receiver, kept until it is delivered (a sender
       // resumed after a restart holds no grant and, past the decision, no votes to claim again with)
-      if (certificate !== undefined) w.putRecord(OUTGOING_CERT, rec.txid, certificate)
+      if (certificate !== undefined) w.putRecord(OUTGOING_CERT, rec.txid, { seals: certificate })
     })
     Object.assign(rec, next)
     if (evidence !== undefined) this.decidedEvidence.set(rec.txid, evidence)
   }
 
-  /** The certificate a decided transfer's delivery carries: the grants this process holds, or those kept at the decision. */
-  async certificateOf (rec: OutgoingRecord): Promise<PeerGrant[] | undefined> {
-    return this.claims?.certificate(rec.txid, rec.signers) ?? await this.ledger.record<PeerGrant[]>(OUTGOING_CERT, rec.txid).catch(() => undefined)
+  /**
+   * The certificate a decided transfer's delivery carries: the sealed grants this process holds, or
+   * those kept at the decision (a record from before seals, a list of grants, carries none).
+   */
+  async certificateOf (rec: OutgoingRecord): Promise<PeerSeal[] | undefined> {
+    const held = this.claims?.certificate(rec.txid)
+    if (held !== undefined) return held
+    const kept = await this.ledger.record<{ seals?: PeerSeal[] } | unknown[]>(OUTGOING_CERT, rec.txid).catch(() => undefined)
+    return kept !== undefined && !Array.isArray(kept) && Array.isArray(kept.seals) ? kept.seals : undefined
   }
 
   /** The pledge evidence a decided transfer's delivery carries: kept from its decision, or read back. */

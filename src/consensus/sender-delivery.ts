@@ -120,7 +120,7 @@ export class SenderDelivery extends SenderPart {
   private async deliverWithRetry (rec: OutgoingRecord, block: Uint8Array, bundle: ChainBundle, wait: boolean, what: string, tokens?: TokenChains): Promise<boolean> {
     const attempts = wait ? (this.opts.deliverAttempts ?? 3) : 1
     const pledges = await this.ctx.evidenceOf(rec)
-    const grants = await this.ctx.certificateOf(rec)
+    const seals = await this.ctx.certificateOf(rec)
     let lastErr: unknown
     for (let i = 0; i < attempts; i++) {
       try {
@@ -128,7 +128,7 @@ export class SenderDelivery extends SenderPart {
         for (let round = 0; ; round++) {
           let reply
           try {
-            reply = await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: contractBytes(rec), block, bundle: sent, memo: rec.memo, epoch: rec.epoch, ...(pledges !== undefined ? { pledges } : {}), ...(grants !== undefined ? { grants } : {}) })
+            reply = await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: contractBytes(rec), block, bundle: sent, memo: rec.memo, epoch: rec.epoch, ...(pledges !== undefined ? { pledges } : {}), ...(seals !== undefined ? { seals } : {}) })
           } catch (e) {
             // a receiver from before the missing-ancestors answer refuses a bundle without them: once more with every ancestor
             const whole = round === 0 && NO_CHAIN.test(errorMessage(e)) ? await this.prepare.whole(rec.tokens, sent) : undefined

@@ -4,6 +4,7 @@ import { decodeContract } from '../tokenchain/contract.js'
 import { TransactionType } from '../tokenchain/types.js'
 import { ErrorCode, RbtError, deliveryPending, errorMessage, isRbtError, signingPending } from '../util/errors.js'
 import type { SignReply } from './messages.js'
+import { opensNonce, type PeerSeal } from './claim-proofs.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import { b64, readOutgoing, type OutgoingRecord } from './records.js'
 import { nftBlock } from './nft.js'
@@ -74,24 +75,36 @@ export class SignRound extends SenderPart {
         for (const d of await this.forgedSigners(rec.txid, signed, chosen)) {
           failed.push(new RbtError(ErrorCode.CONSENSUS_FAILED, `${d} answered a signature that does not verify`, { details: { quorumDid: d } }))
         }
+        // each signer's consent to seal its claim: the secret behind its claim's nonce
+        for (const v of chosen) {
+          if (v.claim === undefined || this.ctx.claims === undefined) continue
+          const reply = (sigs as SignReply[]).find((x) => x.quorumDid === v.quorumDid)
+          if (!opensNonce(reply?.seal, v.claim.nonce)) failed.push(new RbtError(ErrorCode.CONSENSUS_FAILED, `${v.quorumDid} signed without its consent to seal its claim (a quorum from before seals)`, { details: { quorumDid: v.quorumDid } }))
+        }
       }
       if (signed !== undefined && failed.length === 0) {
+        // the seal (docs/protocol.md, "Seals"): the signers' claims made permanent at the arbiters
+        // before anything is decided; the sealed grants are the certificate receivers check. A
+        // state some other transaction holds is never sealed here, so a block whose claims were
+        // released after their grants (an owner running all five signers) is never delivered.
+        let certificate: PeerSeal[] | undefined
+        if (this.ctx.claims !== undefined && chosen.some((v) => v.claim !== undefined)) {
+          const consents = chosen.flatMap((v) => {
+            const reply = (sigs as SignReply[]).find((x) => x.quorumDid === v.quorumDid)
+            return v.claim !== undefined && reply?.seal !== undefined ? [{ quorum: v.quorumDid, nonce: v.claim.nonce, secret: reply.seal }] : []
+          })
+          const sealed = await this.ctx.claims.seal(rec.txid, contract, chosen, consents)
+          if (!sealed.granted) throw signingPending(rec.txid, `the quorums signed, but their claims of the states could not be sealed (${sealed.reason}); the tokens stay locked and sealing is retried automatically`)
+          certificate = this.ctx.claims.certificate(rec.txid)
+        }
         this.log.debug(`transfer ${rec.txid.slice(0, 12)}: sign round ${Date.now() - t0} ms`)
         notify(this.opts.observe, { kind: 'round', round: 'sign', ms: Date.now() - t0 })
         // The decision point: from here on the transfer completes, whatever happens. A failure of
         // this node's own writes now (a full disk) is not a refusal: SIGNING is durable, so recovery
         // signs again and commits; after COMMITTING, recovery finishes the delivery and the record.
         try {
-          // the certificate the receiver is shown, kept with the decision: grants are held in memory
-          // for the transactions in flight only, so ones pushed out since are claimed again (the
-          // same claims, granted again) rather than decided without, which no receiver would take
+          // the certificate the receiver is shown is kept with the decision
           const signerDids = chosen.map((v) => v.quorumDid)
-          let certificate = this.ctx.claims?.certificate(rec.txid, signerDids)
-          if (this.ctx.claims !== undefined && certificate === undefined && chosen.some((v) => v.claim !== undefined)) {
-            const again = await this.ctx.claims.claim(rec.txid, contract, chosen)
-            certificate = this.ctx.claims.certificate(rec.txid, signerDids)
-            if (certificate === undefined) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, `the signers' grants could not be gathered again for the certificate (${again.granted ? 'none came back' : again.reason})`)
-          }
           await this.ctx.decide(rec, { block: b64(signed), signers: signerDids }, evidenceParts(sigs as SignReply[], chosen), certificate)
         } catch (e) {
           throw signingPending(rec.txid, `the quorums signed, but this node could not record the decision (${errorMessage(e)}); it is retried automatically and the transfer ends committed`)

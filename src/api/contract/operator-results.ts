@@ -74,7 +74,7 @@ export interface DoubleSpendItem {
    * the state were seen and their grants, each signed by the arbiter's peer key (`final`: a grant
    * its arbiter signed as never undone by a release)
    */
-  certificates?: Array<{ txid: string, arbiters: string[], grants: Array<{ peer: string, sig: string, txid: string, quorum: string, nonce: string, forTx: string, states: string[], final?: true }> }>
+  certificates?: Array<{ txid: string, arbiters: string[], grants: EvidenceGrantItem[] }>
   /** the arbiters that granted both transactions (evidence 'certificates') */
   granted_twice?: string[]
   /** those of them this node no longer trusts: both of their grants are final, proof that they granted twice (their grants no longer count toward any claim here) */
@@ -85,6 +85,13 @@ export interface DoubleSpendItem {
   seen_at: string
 }
 
+/**
+ * An arbiter's signed grant or seal kept as evidence: `txid` holds the states; a grant names the
+ * claim (quorum, nonce, for_tx), a seal (`seal`) is signed over the holder and the states only
+ * (docs/protocol.md, "Seals"); `final`: a seal, which no release undoes.
+ */
+export interface EvidenceGrantItem { peer: string, sig: string, txid: string, states: string[], quorum?: string, nonce?: string, forTx?: string, seal?: true, final?: true }
+
 /** An arbiter this node no longer trusts, with the proof (GET /svc/v1/arbiters/distrusted). */
 export interface DistrustedArbiterItem {
   /** its peer id */
@@ -94,7 +101,7 @@ export interface DistrustedArbiterItem {
   /** the two transactions it granted the state to */
   transactions: string[]
   /** its two final grants, each signed with its peer key (the proof anyone can check from the peer id) */
-  grants: Array<{ peer: string, sig: string, txid: string, quorum: string, nonce: string, forTx: string, states: string[], final?: true }>
+  grants: EvidenceGrantItem[]
   /** the double-spend record the proof comes from (GET /svc/v1/double-spends) */
   conflict: string
   /** when (ISO time) */

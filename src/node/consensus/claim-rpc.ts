@@ -1,4 +1,4 @@
-import { BURN_PROOF_MAX_BLOCKS, type ClaimAuth } from '../../consensus/claim-proofs.js'
+import { BURN_PROOF_MAX_BLOCKS, type ClaimAuth, type SealConsent } from '../../consensus/claim-proofs.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
 import type { RpcHandlers, UnarySpec } from '../../p2p/rpc.js'
 
@@ -51,6 +51,16 @@ export interface StateClaimMethods {
   }>
   /** the claimant quorum gives its claim `nonce` of `txid` up (its vote was released before signing), signed */
   'claims.release': UnarySpec<{ txid: string, quorum: string, nonce: string, sig: string, stateHashes: string[] }, { freed: number }>
+  /**
+   * seals states for transaction `txid` (docs/protocol.md, "Seals"): each item's state is spent by
+   * `holder` (the transaction, or a burnt ancestor's burn block) for good; `consents`, the signers'
+   * secrets behind their claim nonces. One answer per item, in order; `seals`: the arbiter's
+   * peer-key signatures, each over the items it lists of one holder (peerSealBytes; signature hex)
+   */
+  'claims.seal': UnarySpec<{ txid: string, items: Array<{ stateHash: string, holder: string }>, consents: SealConsent[] }, {
+    answers: Array<{ sealed: boolean, holder?: string, why?: string }>
+    seals?: Array<{ holder: string, items: number[], sig: string }>
+  }>
   /** an arbiter asks a claimant how the claim's transaction ended for its quorum; `released` comes signed over the nonce */
   'claims.status': UnarySpec<{ txid: string, quorum: string, nonce?: string }, { outcome: 'pending' | 'committed' | 'released', sig?: string }>
 }
@@ -112,10 +122,24 @@ export function needReleaseRequest (req: unknown): asserts req is StateClaimMeth
   }
 }
 
+/** Most consents one `claims.seal` may show (five signers, and those they replaced). */
+export const SEAL_CONSENTS_MAX = 16
+
+export function needSealRequest (req: unknown): asserts req is StateClaimMethods['claims.seal']['request'] {
+  const r = req as Partial<StateClaimMethods['claims.seal']['request']> | undefined
+  if (typeof r?.txid !== 'string' || !TXID_RE.test(r.txid) || !Array.isArray(r.items) || r.items.length === 0 || r.items.length > CLAIM_BATCH_MAX ||
+    !r.items.every((it) => typeof it?.stateHash === 'string' && STATE_RE.test(it.stateHash) && typeof it.holder === 'string' && TXID_RE.test(it.holder)) ||
+    !Array.isArray(r.consents) || r.consents.length > SEAL_CONSENTS_MAX ||
+    !r.consents.every((c) => typeof c?.quorum === 'string' && c.quorum.length <= 128 && typeof c.nonce === 'string' && NONCE_RE.test(c.nonce) && typeof c.secret === 'string' && NONCE_RE.test(c.secret))) {
+    throw new RbtError(ErrorCode.INVALID_INPUT, `malformed seal request: a txid, 1 to ${CLAIM_BATCH_MAX} states each with its holder, and up to ${SEAL_CONSENTS_MAX} consents (quorum, nonce, secret)`)
+  }
+}
+
 /** What the node's claims serve to peers. */
 export interface ClaimServer {
   serveClaim: (req: StateClaimMethods['claims.claim']['request'], asker: string) => Promise<StateClaimMethods['claims.claim']['response']>
   serveRelease: (req: StateClaimMethods['claims.release']['request'], asker: string) => Promise<{ freed: number }>
+  serveSeal: (req: StateClaimMethods['claims.seal']['request'], asker: string) => Promise<StateClaimMethods['claims.seal']['response']>
 }
 
 /** How a claimant answers an arbiter's status question (the quorum's outcome, `released` signed). */
@@ -130,6 +154,7 @@ export function stateClaimRpcHandlers (claims: () => ClaimServer | undefined, st
   return {
     'claims.claim': async (req, ctx) => { needClaimRequest(req); return await svc().serveClaim(req, ctx.peerId) },
     'claims.release': async (req, ctx) => { needReleaseRequest(req); return await svc().serveRelease(req, ctx.peerId) },
+    'claims.seal': async (req, ctx) => { needSealRequest(req); return await svc().serveSeal(req, ctx.peerId) },
     'claims.status': async (req, ctx) => {
       if (typeof req?.txid !== 'string' || !TXID_RE.test(req.txid) || typeof req.quorum !== 'string' || req.quorum.length > 128 || (req.nonce !== undefined && (typeof req.nonce !== 'string' || !NONCE_RE.test(req.nonce)))) {
         throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed claim status request')

@@ -1,6 +1,5 @@
 import { QuorumService } from '../../consensus/quorum.js'
 import { DoubleSpends } from '../../consensus/double-spends.js'
-import { asReceiver } from '../../consensus/certificate-evidence.js'
 import { TransferReceiver } from '../../consensus/receiver.js'
 import { TransferSender, type FtSpend, type TransferResult, type WaitingOperation } from '../../consensus/sender.js'
 import type { NftOp } from '../../consensus/nft.js'
@@ -102,7 +101,7 @@ export class ConsensusService {
       trustOwnQuorumList: () => opts.trustOwnQuorumList === true,
       observe: opts.observe,
       onReceived: opts.onReceived,
-      ...(opts.claims !== undefined ? { claims: asReceiver(opts.claims) } : {}),
+      claims: opts.claims,
       doubleSpends: this.doubleSpends,
       logger: log.child('receiver')
     })

@@ -14,7 +14,7 @@ const T2 = '2'.repeat(64)
 /** A grant of `states` for `txid` by `peer`; its "signature" says what the test's check makes of it: good, final (sealed) or forged. */
 const grant = (peer: string, txid: string, sig: 'good' | 'final' | 'forged' = 'good', states = [S]): PeerGrant =>
   ({ peer, sig, txid, quorum: 'bafyq', nonce: '0'.repeat(32), forTx: txid, states })
-const check = async (g: PeerGrant): Promise<GrantCheck> => g.sig === 'good' ? 'valid' : g.sig === 'final' ? 'final' : undefined
+const check = async (g: KeptGrant): Promise<GrantCheck> => g.sig === 'good' ? 'valid' : g.sig === 'final' ? 'final' : undefined
 
 function watch (ledger = new MemoryLedger()): { e: CertificateEvidence, ledger: MemoryLedger, events: ConsensusEvent[], warns: string[] } {
   const events: ConsensusEvent[] = []

@@ -6,6 +6,7 @@ import { tokenStateHash } from '../../../src/tokenchain/token-id.js'
 import { checkerKey, networkCheckers, spentStatesOf } from '../../../src/consensus/quorum-checkers.js'
 import { burntAncestors } from '../../../src/consensus/burn-claims.js'
 import type { ConsensusTransport, DeliverRequest, PrepareRequest, SignRequest } from '../../../src/consensus/messages.js'
+import type { StateClaims } from '../../../src/consensus/ports.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
 import { readOutgoing } from '../../../src/consensus/records.js'
 import { DoubleSpends, forkProof, type DoubleSpendSink } from '../../../src/consensus/double-spends.js'
@@ -262,24 +263,28 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
     for (const o of outcomes) expect(o).to.match(/^CLAIM_UNREACHABLE/)
   })
 
-  // open: a grant proves the arbiter granted the claim once, not that the claim still holds; when the
-  // five signers are the owner's, he releases their claims (his quorums' signatures) after the grants
-  // came back, and an honest receiver cannot tell. Closing it needs a claim no release can end once
-  // its grants were handed out (e.g. an arbiter refuses a release after it signed a grant for that
-  // claim, the owner-run quorums then pinning only their own state), or the receiver asking the arbiters.
-  it.skip('(open: a certificate shows grants of a claim the owner released since) an owner who runs all five signers releases their claims once granted, spends the state through honest quorums, then delivers the first block: paid at most once', async () => {
+  // a grant proves the arbiter granted the claim once, not that the claim still holds: when the five
+  // signers are the owner's, he releases their claims (his quorums' signatures) after the grants
+  // came back. The seal closes it: a receiver takes only states sealed to the block's transaction,
+  // and an arbiter seals only the claim it holds, for good.
+  it('an owner who runs all five signers releases their claims once granted, spends the state through honest quorums, then seals and delivers the first block: paid at most once', async () => {
     const n = await network(true)
     const { alice } = await wallet(n.net, n.x, n.y)
     for (const d of n.set1) n.net.nodeOf(d).signsAnything = true
-    // T1 through the owner's own five, claimed for them (real grants), its delivery held back
-    const tx = n.x.sender as unknown as { transport: ConsensusTransport }
+    // T1 through the owner's own five, claimed for them (real grants); his sender holds the seal and the delivery back
+    const tx = n.x.sender as unknown as { transport: ConsensusTransport, ctx: { claims: { port: StateClaims } } }
     const bx = tx.transport
     let t1: DeliverRequest | undefined
     tx.transport = { ...bx, deliver: async (r) => { t1 = structuredClone(r); throw new RbtError(ErrorCode.PEER_UNREACHABLE, 'held back by the owner') } }
+    const port = tx.ctx.claims.port
+    const realSeal = port.sealFor!
+    let held: Parameters<NonNullable<StateClaims['sealFor']>> | undefined
+    port.sealFor = async (...args) => { held = args; return { granted: true, tallies: [], seals: [] } }
     await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner).catch(() => undefined)
-    expect(t1?.grants?.length ?? 0, 'T1 was not signed with a certificate').to.be.greaterThan(0)
+    expect(t1, 'T1 was not signed').to.not.equal(undefined)
+    expect(held, 'T1 was never to be sealed').to.not.equal(undefined)
     // his quorums release their claims (he holds their keys): the arbiters free the state
-    const hashes = [...new Set(t1!.grants!.flatMap((g) => g.states))]
+    const hashes = [...new Set(held![1].map((it) => it.stateHash))]
     for (const a of n.net.nodes) {
       for (const q of n.set1) {
         const recs = await a.claims.records(hashes)
@@ -287,50 +292,69 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
       }
     }
     await releasedEverywhere(n.net, t1!.txid, hashes)
-    // T2 through honest quorums, paid; then T1 delivered with its certificate
+    // T2 through honest quorums, paid; then T1 sealed with the five consents and delivered with what it got
     await n.y.sender.transfer({ sender: alice.did, receiver: n.carol.did, amountMilli: 1000, memo: 'y', quorums: n.set2 }, alice.owner).catch(() => undefined)
-    await n.bobNode.receiver.deliver(structuredClone(t1!)).catch(() => undefined)
+    const late = await realSeal(...held!)
+    expect(late.granted, 'a state sealed to T2 was sealed to T1 as well').to.equal(false)
+    const refused = await n.bobNode.receiver.deliver({ ...structuredClone(t1!), seals: late.seals }).then(() => undefined, (e: Error) => e.message)
+    expect(refused, 'the receiver took a block whose states are sealed to another transaction').to.match(/certificate does not hold/)
+    expect(await balance(n.carolNode, n.carol.did)).to.equal(1000)
     const paid = (await balance(n.bobNode, n.bob.did)) + (await balance(n.carolNode, n.carol.did))
     expect(paid, 'one state paid to bob and to carol').to.be.at.most(1000)
   })
 
-  it('case 7: the owner releases the claims of his five signers and pays one state to bob twice: bob\'s receiver keeps both certificates as evidence, names the arbiters that granted both, and distrusts none of them (a release explains them)', async () => {
+  it('a seal is final: once the owner\'s five sealed T1, his quorums\' releases free nothing and the second spend is refused', async () => {
     const n = await network(true)
     const { alice } = await wallet(n.net, n.x, n.y)
-    const events: ConsensusEvent[] = []
-    const evidence = new CertificateEvidence({
-      ledger: n.bobNode.ledger, log: silentLogger, clock: n.net.clock, observe: (e) => { events.push(e) },
-      check: async (g) => g.sig === n.net.grantSig(g.peer, g) ? 'valid' : undefined
-    })
-    n.bobNode.certificates = evidence
     for (const d of n.set1) n.net.nodeOf(d).signsAnything = true
-    // T1 through the owner's own five, claimed for them (real grants), its delivery held back
     const tx = n.x.sender as unknown as { transport: ConsensusTransport }
     const bx = tx.transport
     let t1: DeliverRequest | undefined
     tx.transport = { ...bx, deliver: async (r) => { t1 = structuredClone(r); throw new RbtError(ErrorCode.PEER_UNREACHABLE, 'held back by the owner') } }
     await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner).catch(() => undefined)
-    expect(t1?.grants?.length ?? 0, 'T1 was not signed with a certificate').to.be.greaterThan(0)
-    // his quorums release their claims: the honest arbiters free the state
-    const hashes = [...new Set(t1!.grants!.flatMap((g) => g.states))]
+    expect(t1?.seals?.length ?? 0, 'T1 was not sealed').to.be.greaterThan(0)
+    const hashes = [...new Set(t1!.seals!.flatMap((g) => g.states))]
     for (const a of n.net.nodes) {
-      for (const q of n.set1) {
-        for (const r of await a.claims.records(hashes)) for (const c of r?.claimants ?? []) if (c.quorum === q && c.nonce !== undefined) await a.claims.release(t1!.txid, hashes, q, c.nonce)
-      }
+      for (const r of await a.claims.records(hashes)) expect(r?.committed, 'a sealed record is not committed').to.equal(true)
+      for (const q of n.set1) for (const c of (await a.claims.records(hashes)).flatMap((r) => r?.claimants ?? [])) if (c.nonce !== undefined) await a.claims.release(t1!.txid, hashes, q, c.nonce)
+      for (const r of await a.claims.records(hashes)) expect(r?.txid, 'a release freed a sealed state').to.equal(t1!.txid)
     }
-    await releasedEverywhere(n.net, t1!.txid, hashes)
-    // T2 through honest quorums, to bob as well; then T1 delivered to bob with its certificate
+    const second = await n.y.sender.transfer({ sender: alice.did, receiver: n.carol.did, amountMilli: 1000, memo: 'y', quorums: n.set2 }, alice.owner).then(() => undefined, (e: Error) => e.message)
+    expect(second, 'the second spend went through').to.be.a('string')
+    await n.bobNode.receiver.deliver(structuredClone(t1!))
+    expect(await balance(n.bobNode, n.bob.did)).to.equal(1000)
+    expect(await balance(n.carolNode, n.carol.did)).to.equal(0)
+  })
+
+  it('case 7, more than f lying arbiters: one state sealed to two transactions is paid twice, and bob\'s receiver, shown both, keeps the two certificates and distrusts exactly the arbiters that sealed both', async () => {
+    const n = await network(true)
+    const { alice } = await wallet(n.net, n.x, n.y)
+    const events: ConsensusEvent[] = []
+    const evidence = new CertificateEvidence({
+      ledger: n.bobNode.ledger, log: silentLogger, clock: n.net.clock, observe: (e) => { events.push(e) },
+      check: async (g) => g.seal === true
+        ? (g.sig === n.net.sealSig(g.peer, g.txid, g.states) ? 'final' : undefined)
+        : (g.quorum !== undefined && g.nonce !== undefined && g.forTx !== undefined && g.sig === n.net.grantSig(g.peer, { txid: g.txid, quorum: g.quorum, nonce: g.nonce, forTx: g.forTx, states: g.states }) ? 'valid' : undefined)
+    })
+    n.bobNode.certificates = evidence
+    // the ten quorum nodes lie as arbiters (grant and seal everything): 10 of 14, q = 10; the markers never reach the other side
+    const liars = n.net.nodes.filter((a) => a.name.startsWith('q'))
+    for (const a of liars) a.liar = true
+    n.net.markers.set = function () { return this }
+    const t1 = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner)
     const t2 = await n.y.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'y', quorums: n.set2 }, alice.owner)
-    await n.bobNode.receiver.deliver(structuredClone(t1!)).catch(() => undefined)
+    expect([t1.delivered, t2.delivered], 'beyond f lying arbiters both spends are paid').to.deep.equal([true, true])
     await evidence.settled()
     const kept = (await new DoubleSpends({ ledger: n.bobNode.ledger, log: silentLogger, clock: n.net.clock }).list()).filter((p) => p.kind === 'certificates')
     expect(kept, 'bob\'s receiver kept no evidence of the two certificates').to.have.length(1)
-    expect([...kept[0]!.spenders].sort()).to.deep.equal([t1!.txid, t2.txid].sort())
+    expect([...kept[0]!.spenders].sort()).to.deep.equal([t1.txid, t2.txid].sort())
     expect(kept[0]!.seenBy).to.equal('receiver')
-    expect(kept[0]!.grantedTwice!.length, 'the honest arbiters granted both, one after the release').to.be.greaterThan(0)
-    expect(kept[0]!.distrusted).to.deep.equal([])
-    expect(n.net.nodes.some((a) => evidence.distrusted(a.name))).to.equal(false)
+    const names = liars.map((a) => a.name).sort()
+    expect(kept[0]!.grantedTwice).to.deep.equal(names)
+    expect(kept[0]!.distrusted).to.deep.equal(names)
+    expect(n.net.nodes.filter((a) => evidence.distrusted(a.name)).map((a) => a.name).sort(), 'an honest arbiter was distrusted').to.deep.equal(names)
     expect(events).to.deep.include({ kind: 'double-spend', seenBy: 'receiver', evidence: 'certificates' })
+    expect(events.filter((e) => e.kind === 'arbiter-distrusted')).to.have.length(names.length)
   })
 
   it('a sender whose grants were pushed out of memory by other transfers in flight before its decision still delivers a certificate, and the receiver is paid', async () => {

@@ -79,6 +79,24 @@ describe('consensus: claims of spent states (arbiter table, thresholds)', () => 
     expect(store.map.has(S1)).to.equal(false)
   })
 
+  it('a seal needs the consents of `needed` distinct claimant quorums of the transaction it is for; it then stands for good: no release, outcome or spent marker of it ends it', async () => {
+    const t = new ClaimTable(memoryClaimStore(), { now: () => 1 })
+    for (const i of [1, 2, 3]) await t.claim(TX1, [S1], { peer: `p${i}`, quorum: `q${i}`, nonce: `n${i}` })
+    // a claimant of another transaction (a burnt ancestor claimed via TX2) gives no consent for TX1
+    await t.claim(TX1, [S1], { peer: 'p9', quorum: 'q9', nonce: 'n9', tx: TX2 })
+    expect((await t.seal([{ stateHash: S1, holder: TX1, forTx: TX1 }], new Set(['n1', 'n2', 'n9']), 3))[0]).to.deep.include({ sealed: false, holder: TX1 })
+    expect(await t.seal([{ stateHash: S1, holder: TX1, forTx: TX1 }], new Set(['n1', 'n2', 'n3']), 3)).to.deep.equal([{ sealed: true }])
+    expect(await t.release(TX1, [S1], 'q1', 'n1')).to.equal(0)
+    await t.settle(S1, TX1, 'released')
+    await t.superseded(S1, TX1)
+    expect((await t.records([S1]))[0]).to.deep.include({ txid: TX1, committed: true })
+    expect(await t.claim(TX2, [S1], { peer: 'x', quorum: 'x', nonce: 'nx' })).to.deep.equal([{ granted: false, holder: TX1, spent: true }])
+    // a state held by another transaction, or held by none, is not sealed
+    expect((await t.seal([{ stateHash: S1, holder: TX2, forTx: TX2 }], new Set(['nx']), 1))[0]).to.deep.include({ sealed: false, holder: TX1 })
+    expect((await t.seal([{ stateHash: S2, holder: TX1, forTx: TX1 }], new Set(['n1', 'n2', 'n3']), 3))[0]!.sealed).to.equal(false)
+    expect((await t.records([S2]))[0]).to.equal(undefined)
+  })
+
   it('tallies a state over its arbiters: silent and foreign answers do not count; the cause is named', () => {
     const yes: ClaimAnswer = { granted: true }
     const no: ClaimAnswer = { granted: false, holder: TX2 }

@@ -18,9 +18,10 @@ import { BoundedSet } from '../../../src/util/lru.js'
 import { VERIFIED_MEMO } from '../../../src/consensus/ports.js'
 import { ContractEngine } from '../../../src/contracts/sandbox.js'
 import type { ScCode } from '../../../src/consensus/smart-contract.js'
-import { checkAnchorPath, checkBurnProof, contractSpends, grantDigest, type PeerGrant } from '../../../src/consensus/claim-proofs.js'
+import { checkAnchorPath, checkBurnProof, contractSpends, grantDigest, opensNonce, type PeerGrant, type PeerSeal } from '../../../src/consensus/claim-proofs.js'
+import { MIN_QUORUM_SIGNATURES } from '../../../src/consensus/quorum-selection.js'
 import { sha3Hex } from '../../../src/tokenchain/hash.js'
-import { asReceiver, type CertificateWatch, type SeenCertificate } from '../../../src/consensus/certificate-evidence.js'
+import { sealEvidence, type CertificateWatch, type KeptGrant, type SeenCertificate } from '../../../src/consensus/certificate-evidence.js'
 import { ClaimTable, claimResult, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimStore } from '../../../src/consensus/claims.js'
 import type { StateClaims } from '../../../src/consensus/ports.js'
 
@@ -256,7 +257,7 @@ export class SimNet {
         const r = claimResult(items.map((it, i) => tallyState(it.h, arbiters, new Map([...answers].flatMap(([a, got]) => got[i] !== undefined ? [[a, got[i]]] : [])))))
         return { ...r, grants }
       },
-      checkGrants: async (txid, quorum, hashes, burns, grants, nonce, role = 'quorum') => {
+      checkGrants: async (txid, quorum, hashes, burns, grants, nonce) => {
         if (this.nodes.find((n) => n.name === name)?.signsAnything === true) return { granted: true, tallies: [] }
         const arbiters = this.nodes.map((n) => n.name)
         const needed = [...hashes.map((h) => ({ h, holder: txid })), ...burns.map((b) => ({ h: b.stateHash, holder: b.spender }))]
@@ -268,13 +269,58 @@ export class SimNet {
           if (counted.length > 0) seen.push({ stateHash: h, txid: holder, grants: counted })
           return tallyState(h, arbiters, new Map(counted.map((g) => [g.peer, { granted: true }])))
         }))
-        if (seen.length > 0) watch?.observe(role, seen)
+        if (seen.length > 0) watch?.observe('quorum', seen)
         return r
       },
       release: async (txid, quorum, hashes, auth) => {
         await Promise.all(reachable().map(async (n) => { await n.claims.release(txid, hashes, quorum, auth.nonce) }))
+      },
+      sealFor: async (txid, items, consents, _peers) => {
+        // an owner's node running changed code seals nothing and says it sealed everything
+        if (this.nodes.find((n) => n.name === name)?.claimsNothing === true) {
+          return { granted: true, tallies: [], seals: [...new Set(items.map((it) => it.holder))].map((holder) => ({ peer: name, sig: 'made up', holder, states: items.filter((it) => it.holder === holder).map((it) => it.stateHash) })) }
+        }
+        const arbiters = this.nodes.map((n) => n.name)
+        const opened = new Set(consents.filter((c) => opensNonce(c.secret, c.nonce)).map((c) => c.nonce))
+        const answers = new Map<string, ClaimAnswer[]>()
+        const seals: PeerSeal[] = []
+        await Promise.all(reachable().map(async (n) => {
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 4))
+          const got = n.liar
+            ? items.map(() => ({ sealed: true as const }))
+            : await n.claims.seal(items.map((it) => ({ ...it, forTx: txid })), opened, MIN_QUORUM_SIGNATURES)
+          got.forEach((a, i) => { if (a.sealed) seals.push({ peer: n.name, holder: items[i]!.holder, states: [items[i]!.stateHash], sig: this.sealSig(n.name, items[i]!.holder, [items[i]!.stateHash]) }) })
+          answers.set(n.name, got.map((a): ClaimAnswer => a.sealed ? { granted: true } : { granted: false, holder: a.holder ?? '' }))
+        }))
+        const r = claimResult(items.map((it, i) => tallyState(it.stateHash, arbiters, new Map([...answers].map(([a, got]) => [a, got[i]!])))))
+        return { ...r, seals }
+      },
+      checkSeals: async (items, seals) => {
+        const arbiters = this.nodes.map((n) => n.name)
+        const watch = this.nodes.find((n) => n.name === name)?.certificates
+        const valid = seals.filter((g) => arbiters.includes(g.peer) && watch?.distrusted(g.peer) !== true && g.sig === this.sealSig(g.peer, g.holder, g.states))
+        // as the node's check: the seals of the items' states, by holder, handed to the watch
+        const seen = new Map<string, SeenCertificate & { grants: KeptGrant[] }>()
+        for (const g of valid) {
+          for (const st of g.states) {
+            if (!items.some((it) => it.stateHash === st)) continue
+            const k = `${st}|${g.holder}`
+            if (!seen.has(k)) seen.set(k, { stateHash: st, txid: g.holder, grants: [] })
+            seen.get(k)!.grants.push(sealEvidence(g))
+          }
+        }
+        if (seen.size > 0) watch?.observe('receiver', [...seen.values()])
+        return claimResult(items.map(({ stateHash, holder }) => {
+          const ok = new Set(valid.filter((g) => g.holder === holder && g.states.includes(stateHash)).map((g) => g.peer))
+          return tallyState(stateHash, arbiters, new Map([...ok].map((p) => [p, { granted: true }])))
+        }))
       }
     }
+  }
+
+  /** What a simulated arbiter "signs" for a seal (a stand-in for its peer key, as grantSig). */
+  sealSig (arbiter: string, holder: string, states: readonly string[]): string {
+    return sha3Hex(new TextEncoder().encode(`seal|${arbiter}|${this.arbiterKeys.get(arbiter) ?? ''}|${holder}|${[...states].sort().join(',')}`))
   }
 
   nodeOf (did: string): SimNode {
@@ -341,7 +387,7 @@ export class SimNet {
       ownerSignerFor: (d) => n.dids.get(d)?.owner,
       markers: this.markerStore(name), ...(this.claimsOn ? { claims: this.claimsFor(name) } : {}), transport: this.transportFor(n), clock: this.clock, fault, pledgePeriodMs: 60_000, staleVoteMs: 1000, contracts: this.engine
     })
-    n.receiver = new TransferReceiver({ ledger: n.ledger, verifier, verified, isLocalDid: async (d) => n.dids.has(d), ownQuorums: async () => n.quorumList, trustOwnQuorumList: () => n.strictReceiver, clock: this.clock, fault, ...(this.claimsOn ? { claims: asReceiver(this.claimsFor(name)) } : {}) })
+    n.receiver = new TransferReceiver({ ledger: n.ledger, verifier, verified, isLocalDid: async (d) => n.dids.has(d), ownQuorums: async () => n.quorumList, trustOwnQuorumList: () => n.strictReceiver, clock: this.clock, fault, ...(this.claimsOn ? { claims: this.claimsFor(name) } : {}) })
     this.nodes.push(n)
     return n
   }

@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { ClaimTable } from '../../../../src/consensus/claims.js'
-import { claimDigest, committedDigest, peerGrantBytes, releaseDigest, type ClaimAuth, type PeerGrant } from '../../../../src/consensus/claim-proofs.js'
+import { claimDigest, committedDigest, nonceOfSecret, peerGrantBytes, releaseDigest, type ClaimAuth, type PeerGrant, type SealConsent } from '../../../../src/consensus/claim-proofs.js'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import type { P2pHost } from '../../../../src/p2p/host.js'
@@ -446,5 +446,68 @@ describe('claims: the sender\'s claims of several transactions at once', () => {
     const [r1, r2] = await Promise.all([c.claimFor(t1.txid, five(t1.txid), [STATE], [], t1.bytes), c.claimFor(t2.txid, five(t2.txid), [other], [], t2.bytes)])
     expect(refused, 'requests the arbiter refused').to.deep.equal([])
     expect([r1.granted, r2.granted]).to.deep.equal([true, true])
+  })
+})
+
+describe('claims: the seal (a claim made permanent by its signers\' consents)', () => {
+  const five = ['bafybmiqa', 'bafybmiqb', 'bafybmiqc', 'bafybmiqd', 'bafybmiqe']
+  const secret = (i: number): string => (0xa0 + i).toString(16).padStart(32, '0')
+  const consent = (i: number): SealConsent => ({ quorum: five[i]!, nonce: nonceOfSecret(secret(i)), secret: secret(i) })
+
+  /** An arbiter holding the five quorums' claims of STATE for T1 (the sender's claim: one request, five proofs). */
+  async function claimedByFive (): Promise<{ handlers: Handlers, table: ClaimTable, t1: { bytes: Uint8Array, txid: string }, t2: { bytes: Uint8Array, txid: string } }> {
+    const { handlers, table } = arbiter()
+    const t1 = contract('bafybmibob')
+    const t2 = contract('bafybmicarol')
+    const proofs = five.map((q, i) => ({ ...proof(t1, q, nonceOfSecret(secret(i))), quorum: q }))
+    const r = await handlers['claims.claim']({ items: [{ txid: t1.txid, stateHash: STATE, ps: [0, 1, 2, 3, 4] }], proofs }, ctx('sender'))
+    expect(r.answers[0]!.granted).to.equal(true)
+    return { handlers, table, t1, t2 }
+  }
+  const sealReq = async (h: Handlers, txid: string, consents: SealConsent[], holder = txid): Promise<Awaited<ReturnType<Handlers['claims.seal']>>> =>
+    await h['claims.seal']({ txid, items: [{ stateHash: STATE, holder }], consents }, ctx('sender'))
+
+  it('is refused without the consents of all five claimants (none, four, or secrets that do not open their nonces), and a refused seal leaves the claim releasable', async () => {
+    const { handlers, table, t1 } = await claimedByFive()
+    for (const consents of [[], [0, 1, 2, 3].map(consent), five.map((_, i) => ({ ...consent(i), secret: secret(i + 10) }))]) {
+      const r = await sealReq(handlers, t1.txid, consents)
+      expect(r.answers[0]!.sealed).to.equal(false)
+      expect(r.seals ?? []).to.deep.equal([])
+    }
+    const [rec] = await table.records([STATE])
+    expect(rec?.committed).to.equal(undefined)
+    for (const [i, q] of five.entries()) await handlers['claims.release']({ txid: t1.txid, quorum: q, nonce: consent(i).nonce, sig: sign(q, releaseDigest(t1.txid, q, consent(i).nonce)), stateHashes: [STATE] }, ctx('sender'))
+    expect((await table.records([STATE]))[0]).to.equal(undefined)
+  })
+
+  it('with the five consents the state is sealed for good: the claimants\' own signed releases free nothing, and another transaction is refused it as spent', async () => {
+    const { handlers, table, t1, t2 } = await claimedByFive()
+    const r = await sealReq(handlers, t1.txid, five.map((_, i) => consent(i)))
+    expect(r.answers[0]!.sealed).to.equal(true)
+    for (const [i, q] of five.entries()) await handlers['claims.release']({ txid: t1.txid, quorum: q, nonce: consent(i).nonce, sig: sign(q, releaseDigest(t1.txid, q, consent(i).nonce)), stateHashes: [STATE] }, ctx('sender'))
+    const [rec] = await table.records([STATE])
+    expect(rec?.txid).to.equal(t1.txid)
+    expect(rec?.committed).to.equal(true)
+    const other = await handlers['claims.claim']({ items: [{ txid: t2.txid, quorum: 'bafybmiq9', stateHash: STATE, p: 0 }], proofs: [proof(t2, 'bafybmiq9', nonce(9))] }, ctx('sender'))
+    expect(other.answers[0]).to.include({ granted: false, holder: t1.txid, spent: true })
+    // sealing again is answered the same (a sender resumed after a restart)
+    expect((await sealReq(handlers, t1.txid, [])).answers[0]!.sealed).to.equal(true)
+  })
+
+  it('a state another transaction holds is never sealed to this one, whatever consents it shows, nor one nobody claimed', async () => {
+    const { handlers, t1, t2 } = await claimedByFive()
+    const r = await sealReq(handlers, t2.txid, five.map((_, i) => consent(i)))
+    expect(r.answers[0]).to.include({ sealed: false, holder: t1.txid })
+    const fresh = arbiter()
+    const none = await sealReq(fresh.handlers, t1.txid, five.map((_, i) => consent(i)))
+    expect(none.answers[0]!.sealed).to.equal(false)
+    expect((await fresh.table.records([STATE]))[0]).to.equal(undefined)
+  })
+
+  it('a malformed seal request is refused before any read', async () => {
+    const { handlers } = arbiter()
+    for (const bad of [{}, { txid: 'x', items: [], consents: [] }, { txid: 'a'.repeat(64), items: [{ stateHash: STATE, holder: 'a'.repeat(64) }], consents: Array.from({ length: 17 }, (_, i) => consent(i % 5)) }]) {
+      await Promise.resolve().then(async () => await handlers['claims.seal'](bad as never, ctx('p'))).then(() => { throw new Error('accepted') }, (e: RbtError) => { expect(e.code).to.equal(ErrorCode.INVALID_INPUT) })
+    }
   })
 })
