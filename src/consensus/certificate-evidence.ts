@@ -5,20 +5,20 @@ import { Lru } from '../util/lru.js'
 import { CLAIM_ARBITERS } from './claims.js'
 import type { PeerSeal } from './claim-proofs.js'
 import { DOUBLE_SPENDS, type CertificateSide, type DoubleSpendProof, type DoubleSpendSeenBy, type KeptGrant } from './double-spends.js'
-
-export type { CertificateSide, KeptGrant }
 import { notify, type ConsensusObserver } from './observe.js'
 import type { Clock, Ledger } from './ports.js'
 
+export type { CertificateSide, KeptGrant }
+
 /**
- * Conflicting certificates (docs/protocol.md, "Conflicting certificates"): grants of one state held
- * by two different transactions, seen by this node where certificates pass through it (a signer
- * checking the grants of its claim, a receiver checking a block's certificate). The two are kept as
- * evidence with the double spends (`cs-double-spends`, evidence `certificates`), counted and logged;
- * an arbiter that signed a *final* grant on both sides (a grant its arbiter signed as never undone
- * by a release: a sealed grant) is proven to have granted twice and is distrusted for good
- * (`cs-distrusted-arbiters/<peer>`, its two grants kept as the proof): its grants no longer count
- * toward any state's q(n).
+ * Conflicting certificates (docs/protocol.md, "Double spends seen"): grants or seals of one state
+ * held by two different transactions, seen by this node where certificates pass through it (a
+ * signer checking the grants of its claim, a receiver checking a block's seals, the sender's seal
+ * walk). The two are kept as evidence with the double spends (`cs-double-spends`, evidence
+ * `certificates`), counted and logged; an arbiter with a *final* grant on both sides (a seal: no
+ * release, outcome or marker undoes it) is proven to have granted twice and is distrusted for good
+ * (`cs-distrusted-arbiters/<peer>`, its two seals kept as the proof): nothing of it counts toward
+ * any state's q(n) here any more.
  *
  * A grant that is not final proves nothing against its arbiter: an honest arbiter grants a state
  * again once every claimant of the first transaction released its claim (signed), and an owner
