@@ -101,6 +101,11 @@ export function contractSpends (contract: Uint8Array): Set<string> {
   return decoded(contract).spends
 }
 
+/** The sender a contract names (its transInfo's), '' when it names none. */
+export function contractSender (contract: Uint8Array): string {
+  return decoded(contract).contract.content.transInfo.sender ?? ''
+}
+
 // a contract's bytes decoded once, while those bytes are held (the five claimants of the sender's
 // claim show one contract: a claim of 1,000 tokens was decoded ten times per request)
 const decodedContracts = new WeakMap<Uint8Array, { contract: ReturnType<typeof decodeContract>, spends: Set<string> }>()
@@ -207,6 +212,50 @@ export async function anchorPaths (held: ReadonlyArray<{ state: string, tip: str
     if (chain !== undefined) paths[tokenStateHash(state.slice(0, at), state.slice(at + 1))] = chain.slice(parseBlockId(state.slice(at + 1)).number, tipAt + 1).map(bytesToHex)
   }
   return paths
+}
+
+/**
+ * The blocks that show who owns each state a sender's claim holds (docs/protocol.md, "Claims"): by
+ * state hash, the block envelopes (hex) from the state's block (a token's genesis for a state at
+ * GENESIS_ANCHOR) up to the tip the contract spends, as checkOwnedPath takes them. `held` pairs
+ * each held state with the tip spent (`tokenId@blockId` both).
+ */
+export async function ownerPaths (held: ReadonlyArray<{ state: string, tip: string }>, chainOf: (tokenId: string) => Promise<readonly Uint8Array[] | undefined>): Promise<Record<string, string[]>> {
+  const paths: Record<string, string[]> = {}
+  for (const { state, tip } of held) {
+    const at = state.indexOf('@')
+    const tokenId = state.slice(0, at)
+    const blockId = state.slice(at + 1)
+    const from = blockId === GENESIS_ANCHOR ? 0 : parseBlockId(blockId).number
+    const to = parseBlockId(tip.slice(tip.indexOf('@') + 1)).number
+    const chain = await chainOf(tokenId)
+    if (chain !== undefined && to < chain.length && from <= to) paths[tokenStateHash(tokenId, blockId)] = chain.slice(from, to + 1).map(bytesToHex)
+  }
+  return paths
+}
+
+/**
+ * Checks that a claimed state is the contract sender's (a stranger who signs a contract of his own
+ * naming another's token must not hold it): `blocks` are the state's block (block 0 for a state at
+ * GENESIS_ANCHOR), hash-bound to the state by its id, whose owner must be `sender`, then the
+ * owner-only blocks after it, each linking to the one before, up to a tip the contract spends
+ * (`tips`, contractSpends). Answers why it does not hold, or undefined.
+ */
+export function checkOwnedPath (stateHash: string, blocks: readonly Uint8Array[] | undefined, tips: ReadonlySet<string>, sender: string): string | undefined {
+  if (!Array.isArray(blocks) || blocks.length < 1 || blocks.length > BURN_PROOF_MAX_BLOCKS) return `a claim of state ${stateHash} shows the state's block (and any owner-only blocks after it up to the contract's tip)`
+  let decoded: DecodedBlock[]
+  try { decoded = blocks.map((b) => decodeBlockEnvelope(b)) } catch (e) { return `the blocks of state ${stateHash} do not decode: ${errorMessage(e)}` }
+  const first = decoded[0]!
+  const last = decoded[decoded.length - 1]!
+  const stateOf = (id: string): string => tokenEntry(first, id)?.blockNumber === '0' ? GENESIS_ANCHOR : blockIdFor(first, id)
+  const tokenId = Object.keys(last.content.transInfo.tokens).find((id) => tokenEntry(first, id) !== undefined && tokenStateHash(id, stateOf(id)) === stateHash && tips.has(tokenStateHash(id, blockIdFor(last, id))))
+  if (tokenId === undefined) return `the blocks shown do not lead from state ${stateHash} to a tip the contract spends`
+  for (let i = 1; i < decoded.length; i++) {
+    if (tokenEntry(decoded[i]!, tokenId)?.previousBlockId !== blockIdFor(decoded[i - 1]!, tokenId)) return 'the blocks shown of a claimed state do not link'
+    if (!OWNER_ONLY.has(decoded[i]!.content.transactionType)) return 'the blocks shown after a claimed state are owner-only blocks only'
+  }
+  if (first.content.owner !== sender) return `state ${stateHash} is not the contract sender's: its block names another owner`
+  return undefined
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Logger } from '../util/logger.js'
 import { Lru } from '../util/lru.js'
 import { burntAncestors, type BurnClaim } from './burn-claims.js'
 import type { ClaimResult } from './claims.js'
-import { anchorPaths, type ClaimantProof, type PeerGrant, type PeerSeal, type SealConsent } from './claim-proofs.js'
+import { ownerPaths, type ClaimantProof, type PeerGrant, type PeerSeal, type SealConsent } from './claim-proofs.js'
 import type { Ledger, StateClaims } from './ports.js'
 import { stateHashOf } from './quorum-claims.js'
 import type { PrepareReply } from './messages.js'
@@ -62,9 +62,9 @@ export class SenderClaims {
     const states = [...new Set(votes.flatMap((v) => v.claim?.states ?? []))]
     const chainOf = async (id: string): Promise<readonly Uint8Array[] | undefined> => await this.ledger.chain(id)
     const burns = await burntAncestors(states.map((st) => { const at = st.indexOf('@'); return [st.slice(0, at), st.slice(at + 1)] as const }), chainOf)
-    // a state before the tip (an owner-only tip): the blocks from it to the tip, as the quorums show them
+    // every state's owner shown: the blocks from its block to the tip the contract spends
     const tips = new Map(Object.entries(decodeContract(contract).content.transInfo.transTokens ?? {}).map(([id, t]) => [id, `${id}@${t.blockId ?? ''}`]))
-    const paths = await anchorPaths(states.flatMap((state) => { const tip = tips.get(state.slice(0, state.indexOf('@'))); return tip === undefined || tip.endsWith('@') ? [] : [{ state, tip }] }), chainOf)
+    const paths = await ownerPaths(states.flatMap((state) => { const tip = tips.get(state.slice(0, state.indexOf('@'))); return tip === undefined || tip.endsWith('@') ? [] : [{ state, tip }] }), chainOf)
     return { states, burns, paths }
   }
 

@@ -19,8 +19,10 @@ export interface ClaimItem {
   ps?: number[]
   /** with `via` only: the burn that spent the state, as checkBurnProof takes it (block envelopes, hex) */
   burn?: string[]
-  /** a state before the contract's tip (an owner-only tip): the blocks from it to the tip, as checkAnchorPath takes them */
+  /** a state before the contract's tip (an owner-only tip): the blocks from it to the tip, as checkAnchorPath takes them (senders from before `pb`) */
   path?: string[]
+  /** the blocks showing the state is the contract sender's (its block, then any owner-only blocks up to the tip): indexes into the request's `blocks` */
+  pb?: number[]
 }
 /**
  * A claim's proof on the wire: the contract is left out once the arbiter has checked it for this
@@ -43,7 +45,7 @@ export interface StateClaimMethods {
    * (a part token's burnt ancestor, spent by its burn block); `grants`: the arbiter DID's signatures,
    * each over the items it lists (grantDigest)
    */
-  'claims.claim': UnarySpec<{ items: ClaimItem[], proofs: WireProof[] }, {
+  'claims.claim': UnarySpec<{ items: ClaimItem[], proofs: WireProof[], blocks?: Uint8Array[] }, {
     answers: Array<{ granted: boolean, holder?: string, spent?: boolean, closer: string[] }>
     addrs: Record<string, string[]>
     /** the arbiter's grants, each signed with its peer key over the items it lists for the claimant of proof `p` (peerGrantBytes; signature hex) */
@@ -94,6 +96,11 @@ export function needClaimRequest (req: unknown): asserts req is StateClaimMethod
       throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed claim proof: a contract, a nonce and a signature')
     }
   }
+  const blocks = (r as { blocks?: unknown }).blocks
+  if (blocks !== undefined && (!Array.isArray(blocks) || blocks.length > CLAIM_BATCH_MAX * BURN_PROOF_MAX_BLOCKS || !blocks.every((b) => b instanceof Uint8Array && b.length > 0 && b.length <= CONTRACT_MAX_BYTES))) {
+    throw new RbtError(ErrorCode.INVALID_INPUT, 'malformed claim request: `blocks` is a list of block envelopes')
+  }
+  const nBlocks = Array.isArray(blocks) ? blocks.length : 0
   const idx = (x: unknown): boolean => typeof x === 'number' && Number.isInteger(x) && x >= 0 && x < proofs.length
   for (const it of items as unknown[]) {
     const i = it as { txid?: unknown, quorum?: unknown, stateHash?: unknown, via?: unknown, p?: unknown, ps?: unknown, burn?: unknown, path?: unknown } | undefined
@@ -107,6 +114,10 @@ export function needClaimRequest (req: unknown): asserts req is StateClaimMethod
     }
     if (i.burn !== undefined && (i.via === undefined || !Array.isArray(i.burn) || i.burn.length > BURN_PROOF_MAX_BLOCKS || !i.burn.every((h) => typeof h === 'string' && h.length <= BURN_BLOCK_MAX_HEX && /^(?:[0-9a-f]{2})*$/.test(h)))) {
       throw new RbtError(ErrorCode.INVALID_INPUT, `malformed claim request: a burn proof is up to ${BURN_PROOF_MAX_BLOCKS} block envelopes (hex), with \`via\` only`)
+    }
+    const pb = (it as { pb?: unknown }).pb
+    if (pb !== undefined && (i.via !== undefined || i.path !== undefined || !Array.isArray(pb) || pb.length === 0 || pb.length > BURN_PROOF_MAX_BLOCKS || !pb.every((k) => Number.isInteger(k) && k >= 0 && k < nBlocks))) {
+      throw new RbtError(ErrorCode.INVALID_INPUT, `malformed claim request: \`pb\` names up to ${BURN_PROOF_MAX_BLOCKS} of the request's blocks, without \`via\` or \`path\``)
     }
     if (i.path !== undefined && (i.via !== undefined || !Array.isArray(i.path) || i.path.length > BURN_PROOF_MAX_BLOCKS || !i.path.every((h) => typeof h === 'string' && h.length <= BURN_BLOCK_MAX_HEX && /^(?:[0-9a-f]{2})*$/.test(h)))) {
       throw new RbtError(ErrorCode.INVALID_INPUT, `malformed claim request: a path is up to ${BURN_PROOF_MAX_BLOCKS} block envelopes (hex), without \`via\``)

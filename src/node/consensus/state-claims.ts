@@ -1,5 +1,5 @@
 import { CLAIM_ARBITERS, claimResult, claimantKey, claimantTx, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimResult, type ClaimTable } from '../../consensus/claims.js'
-import { checkAnchorPath, checkBurnProof, checkClaimProof, committedDigest, contractSpends, opensNonce, peerGrantBytes, peerSealBytes, releaseDigest, type ClaimantProof, type PeerGrant, type PeerSeal, type ReleaseAuth, type SealConsent } from '../../consensus/claim-proofs.js'
+import { checkBurnProof, checkClaimProof, checkOwnedPath, committedDigest, contractSender, contractSpends, opensNonce, peerGrantBytes, peerSealBytes, releaseDigest, type ClaimantProof, type PeerGrant, type PeerSeal, type ReleaseAuth, type SealConsent } from '../../consensus/claim-proofs.js'
 import { MIN_QUORUM_SIGNATURES } from '../../consensus/quorum-selection.js'
 import type { BurnClaim } from '../../consensus/burn-claims.js'
 import type { ConsensusSigner, StateClaims } from '../../consensus/ports.js'
@@ -36,6 +36,15 @@ export { stateClaimRpcHandlers, CLAIM_BATCH_MAX, type StateClaimMethods } from '
 
 /** A claim whose transaction gave no word for this long has its outcome asked (as a quorum asks a sender); then after twice as long each time. */
 export const CLAIM_STALE_MS = 30_000
+/** Most bytes of distinct blocks one `claims.claim` carries (showing the states' owners); more go in several requests. */
+const CLAIM_BLOCKS_MAX_BYTES = 512 * 1024
+/** The bytes of the distinct blocks some items show. */
+const ownerBlockBytes = (items: ReadonlyArray<{ via?: string, path?: string[] }>): number => {
+  const seen = new Set<string>()
+  let n = 0
+  for (const it of items) for (const h of it.via === undefined ? it.path ?? [] : []) if (!seen.has(h)) { seen.add(h); n += h.length / 2 }
+  return n
+}
 /** What an arbiter answers for a claim whose proof it no longer knows (the checker sends the contract again: the rpc carries code and message only). */
 const PROOF_UNKNOWN = 'its proof is not known here, send the contract'
 /** Requests of one claim walk in flight at once. */
@@ -81,8 +90,10 @@ export function nodeStateClaims (opts: {
   const timeoutMs = opts.timeoutMs ?? 3000
   const limits = new PeerBuckets(CLAIM_PEER_RATE, CLAIM_PEER_BURST)
   // proofs checked here: the states each claim's contract spends, by claim (its later requests leave the contract out)
-  const checkedProofs = new Lru<Set<string>>(PROOFS_MEMO, { maxBytes: 16 * 1024 * 1024, sizeOf: (v) => 128 + 64 * v.size })
-  const checking = new Map<string, Promise<Set<string>>>()
+  const checkedProofs = new Lru<{ spends: Set<string>, sender: string }>(PROOFS_MEMO, { maxBytes: 16 * 1024 * 1024, sizeOf: (v) => 192 + 64 * v.spends.size })
+  // states shown to be their claim's contract sender's (`forTx|state`: the contract fixes the sender)
+  const ownedStates = new Lru<true>(4 * PROOFS_MEMO)
+  const checking = new Map<string, Promise<{ spends: Set<string>, sender: string }>>()
   // burnt ancestors whose burn was shown here (`state|burn`): the owner of the state signed that burn of it
   const checkedBurns = new Lru<true>(PROOFS_MEMO)
   // the sender's signature over a contract, verified once: every quorum of a transaction claims
@@ -140,6 +151,13 @@ export function nodeStateClaims (opts: {
       await Promise.all(parts.map(async (p) => { (await send(peer, p, full)).forEach((a, i) => answered.set(p[i]!, a)) }))
       return items.map((it) => answered.get(it)!)
     }
+    // the blocks showing the states' owners travel once per request; a request whose distinct
+    // blocks would pass the bound goes as two (an arbiter's frame holds 1 MiB)
+    if (items.length > 1 && ownerBlockBytes(items) > CLAIM_BLOCKS_MAX_BYTES) {
+      const half = Math.ceil(items.length / 2)
+      const [a, b] = await Promise.all([send(peer, items.slice(0, half), full), send(peer, items.slice(half), full)])
+      return [...a, ...b]
+    }
     // the claimants of every claim in the request, each once; the contract once per claim
     const proofs: WireProof[] = []
     const first = new Map<Claim, number>()
@@ -162,6 +180,13 @@ export function nodeStateClaims (opts: {
         proofs.push({ quorum: c.quorum, nonce: c.nonce, sig: c.sig, ...(c.peer !== undefined ? { peer: c.peer } : {}), ...(withContract ? (i === 0 ? { contract: it.claim.contract } : { cp: at }) : {}) })
       })
     }
+    const blocks: Uint8Array[] = []
+    const blockAt = new Map<string, number>()
+    const blockIndex = (hex: string): number => {
+      let i = blockAt.get(hex)
+      if (i === undefined) { i = blocks.length; blocks.push(hexToBytes(hex)); blockAt.set(hex, i) }
+      return i
+    }
     const wire: ClaimItem[] = items.map((it) => {
       const at = first.get(it.claim)!
       return {
@@ -169,13 +194,13 @@ export function nodeStateClaims (opts: {
         stateHash: it.stateHash,
         ...(it.via !== undefined ? { via: it.via } : {}),
         ...(it.via !== undefined && it.burn !== undefined ? { burn: it.burn } : {}),
-        ...(it.via === undefined && it.path !== undefined ? { path: it.path } : {}),
+        ...(it.via === undefined && it.path !== undefined ? { pb: it.path.map(blockIndex) } : {}),
         ps: it.claim.claimants.map((_, i) => at + i)
       }
     })
     let res: StateClaimMethods['claims.claim']['response']
     try {
-      res = await rpcNow().call(peer, 'claims.claim', { items: wire, proofs }, { timeoutMs })
+      res = await rpcNow().call(peer, 'claims.claim', { items: wire, proofs, ...(blocks.length > 0 ? { blocks } : {}) }, { timeoutMs })
       for (const [, settle] of introduced) settle(true)
     } catch (e) {
       for (const [c, settle] of introduced) { settle(false); delivered.get(c)?.delete(peer) }
@@ -251,21 +276,23 @@ export function nodeStateClaims (opts: {
     const claimantsOf = (it: ClaimItem): Array<{ quorum: string, p: number }> => it.ps !== undefined ? it.ps.map((p) => ({ quorum: req.proofs[p]!.quorum!, p })) : [{ quorum: it.quorum!, p: it.p! }]
     const contractOf = (p: number): Uint8Array | undefined => { const a = req.proofs[p]!; return a.contract ?? (a.cp !== undefined ? req.proofs[a.cp]?.contract : undefined) }
     // every claim's proof, before anything is written: the sender's contract, the quorum's signature
-    const checks = new Map<string, { forTx: string, quorum: string, p: number, direct: Array<{ stateHash: string, path?: string[] }> }>()
+    const checks = new Map<string, { forTx: string, quorum: string, p: number, direct: Array<{ stateHash: string, path?: readonly Uint8Array[] }> }>()
+    // the blocks an item shows for its state: indexes into the request's blocks, or (older senders) envelopes in hex
+    const pathOf = (it: ClaimItem): readonly Uint8Array[] | undefined => it.pb !== undefined ? it.pb.map((i) => req.blocks![i]!) : it.path?.map((h) => hexToBytes(h))
     for (const it of req.items) {
       const forTx = it.via ?? it.txid
       for (const { quorum, p } of claimantsOf(it)) {
         const k = `${p}|${forTx}|${quorum}`
         let c = checks.get(k)
         if (c === undefined) { c = { forTx, quorum, p, direct: [] }; checks.set(k, c) }
-        if (it.via === undefined) c.direct.push({ stateHash: it.stateHash, ...(it.path !== undefined ? { path: it.path } : {}) })
+        if (it.via === undefined) { const path = pathOf(it); c.direct.push({ stateHash: it.stateHash, ...(path !== undefined ? { path } : {}) }) }
       }
     }
     await Promise.all([...checks.values()].map(async (c) => {
       const auth = req.proofs[c.p]!
       const key = proofKey(c.forTx, c.quorum, auth)
-      let spends = checkedProofs.get(key)
-      if (spends === undefined) {
+      let checked = checkedProofs.get(key)
+      if (checked === undefined) {
         const contract = contractOf(c.p)
         if (contract === undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: ${PROOF_UNKNOWN}`, { details: { proofUnknown: true } })
         // one check of a proof at a time: the claim's other requests wait for it
@@ -274,19 +301,23 @@ export function nodeStateClaims (opts: {
           p = (async () => {
             const why = await checkClaimProof(c.forTx, c.quorum, { contract, nonce: auth.nonce, sig: auth.sig }, [], proofVerifier)
             if (why !== undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: ${why}`)
-            const s = contractSpends(contract)
+            const s = { spends: contractSpends(contract), sender: contractSender(contract) }
             checkedProofs.set(key, s)
             return s
           })().finally(() => { checking.delete(key) })
           checking.set(key, p)
         }
-        spends = await p
+        checked = await p
       }
-      // a state the contract does not name is one before its tip (an owner-only tip), shown by its path
+      // every state is shown to be the contract sender's: its block (hash-bound to the state) names
+      // him as owner, and any owner-only blocks after it lead to the tip the contract spends; a
+      // stranger who signs a contract of his own naming another's token holds nothing
       for (const d of c.direct) {
-        if (spends.has(d.stateHash)) continue
-        const why = checkAnchorPath(d.stateHash, d.path, spends)
+        const k = `${c.forTx}|${d.stateHash}`
+        if (ownedStates.get(k) !== undefined) continue
+        const why = checkOwnedPath(d.stateHash, d.path, checked.spends, checked.sender)
         if (why !== undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: ${why}`)
+        ownedStates.set(k, true)
       }
     }))
     // a burnt ancestor: the contract names no ancestor, so the burn itself is shown, signed by the

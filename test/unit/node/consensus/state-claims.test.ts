@@ -27,8 +27,17 @@ const signer = (did: string): ConsensusSigner => ({ did, pvtSign: async (m) => s
 
 const ALICE = 'bafybmialice'
 const TOKEN = 'a'.repeat(64)
-const BLOCK = '0-' + 'b'.repeat(64)
-const STATE = tokenStateHash(TOKEN, BLOCK)
+/** Alice's token at its genesis: the block that shows she owns it (a claim of its state shows it) */
+const GENESIS = (() => { const b = createBlock(testTokenGenesis({ tokenId: TOKEN, owner: ALICE })); return setSignature(b, ALICE, sign(ALICE, b.hash)) })()
+const BLOCK = blockIdFor(GENESIS, TOKEN)
+const STATE = tokenStateHash(TOKEN, GENESIS_ANCHOR)
+
+/** A claim request as an honest sender makes it: each item claiming STATE itself shows its block. */
+function owned<R> (req: R): R {
+  const r = req as { items?: Array<{ stateHash?: string, via?: string, path?: unknown, pb?: unknown }>, blocks?: Uint8Array[] }
+  if (!Array.isArray(r?.items) || !r.items.some((it) => it.stateHash === STATE && it.via === undefined && it.path === undefined && it.pb === undefined)) return req
+  return { ...r, blocks: [...(r.blocks ?? []), encodeBlockEnvelope(GENESIS)], items: r.items.map((it) => it.stateHash === STATE && it.via === undefined && it.path === undefined && it.pb === undefined ? { ...it, pb: [(r.blocks ?? []).length] } : it) } as R
+}
 
 /** A contract of the owner spending TOKEN at BLOCK to `receiver`, signed by the owner: its envelope and txid. */
 function contract (receiver: string): { bytes: Uint8Array, txid: string } {
@@ -54,7 +63,7 @@ const ctx = (peerId: string): { peerId: string, method: string, requestId: strin
 
 type Handlers = ReturnType<typeof stateClaimRpcHandlers>
 function calls (h: Handlers): { claimReq: (req: Parameters<Handlers['claims.claim']>[0], c: ReturnType<typeof ctx>) => Promise<Awaited<ReturnType<Handlers['claims.claim']>>>, releaseReq: (req: Parameters<Handlers['claims.release']>[0], c: ReturnType<typeof ctx>) => Promise<Awaited<ReturnType<Handlers['claims.release']>>> } {
-  return { claimReq: async (req, c) => await h['claims.claim'](req, c), releaseReq: async (req, c) => await h['claims.release'](req, c) }
+  return { claimReq: async (req, c) => await h['claims.claim'](owned(req), c), releaseReq: async (req, c) => await h['claims.release'](req, c) }
 }
 
 describe('claims: claims that prove themselves (node arbiter)', () => {
@@ -144,7 +153,7 @@ describe('claims: claims that prove themselves (node arbiter)', () => {
     const refused = async (req: unknown, why: RegExp): Promise<void> => {
       await claimReq(req as never, ctx('p')).then(() => { throw new Error('granted') }, (e: RbtError) => { expect(e.message).to.match(why) })
     }
-    await refused({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: other, p: 0 }], proofs: [proof(t1, 'bafybmiq1', nonce(1))] }, /does not spend state/)
+    await refused({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: other, p: 0 }], proofs: [proof(t1, 'bafybmiq1', nonce(1))] }, /shows the state's block/)
     await refused({ items: [{ txid: t1.txid, quorum: ALICE, stateHash: STATE, p: 0 }], proofs: [proof(t1, ALICE, nonce(1))] }, /not a quorum of this transaction/)
     const unsigned = createContract({ type: ContractType.RBT_DIRECT, pledgeMode: PledgeMode.PERIODIC, transInfo: { sender: ALICE, receiver: 'bafybmibob', transTokens: { [TOKEN]: { tokenType: 0, tokenValue: 1, owner: ALICE, blockId: BLOCK } } }, totalRbts: 1 })
     const forged = encodeContractEnvelope(withContractSignature(unsigned, ALICE, 'ef'.repeat(32)))
@@ -175,7 +184,7 @@ describe('claims: claims that prove themselves (node arbiter)', () => {
     expect((await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: STATE, p: 0 }], proofs: [bare] }, ctx('p'))).answers[0]!.granted).to.equal(true)
     // the checked proof still names only the states its contract spends
     const other = tokenStateHash('c'.repeat(64), BLOCK)
-    await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: other, p: 0 }], proofs: [bare] }, ctx('p')).then(() => expect.fail('granted'), (e: RbtError) => { expect(e.message).to.match(/does not spend state/) })
+    await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: other, p: 0 }], proofs: [bare] }, ctx('p')).then(() => expect.fail('granted'), (e: RbtError) => { expect(e.message).to.match(/shows the state's block/) })
   })
 
   it('the five quorums of one transaction claim with one contract: its sender\'s signature is verified once per arbiter', async () => {
@@ -267,7 +276,7 @@ describe('claims: a burnt ancestor is claimed only with its burn, signed by the 
   const signed = (content: Parameters<typeof createBlock>[0], did: string): ReturnType<typeof createBlock> => { const b = createBlock(content); return setSignature(b, did, sign(did, b.hash)) }
 
   /** Alice's token P minted, burnt into part C; the contract of `sender` spending C at its genesis. */
-  function burnt (burner = ALICE): { p: string, pState: string, proof: string[], burnHash: string, spend: { bytes: Uint8Array, txid: string }, cState: string } {
+  function burnt (burner = ALICE): { p: string, pState: string, proof: string[], burnHash: string, spend: { bytes: Uint8Array, txid: string }, cState: string, cPath: string[] } {
     const P = 'd'.repeat(64)
     const C = 'e'.repeat(64)
     const pGen = signed(testTokenGenesis({ tokenId: P, owner: ALICE }), ALICE)
@@ -276,7 +285,7 @@ describe('claims: a burnt ancestor is claimed only with its burn, signed by the 
     const cId = blockIdFor(cGen, C)
     const c = createContract({ type: ContractType.RBT_DIRECT, pledgeMode: PledgeMode.PERIODIC, transInfo: { sender: burner, receiver: 'bafybmibob', transTokens: { [C]: { tokenType: TokenType.TEST_PART, tokenValue: 0.5, owner: burner, blockId: cId } } }, totalRbts: 0.5 })
     const bytes = encodeContractEnvelope(withContractSignature(c, burner, sign(burner, c.hash)))
-    return { p: P, pState: tokenStateHash(P, GENESIS_ANCHOR), proof: [hex(encodeBlockEnvelope(pGen)), hex(encodeBlockEnvelope(burn))], burnHash: burn.hash, spend: { bytes, txid: transactionId(bytes) }, cState: tokenStateHash(C, cId) }
+    return { p: P, pState: tokenStateHash(P, GENESIS_ANCHOR), proof: [hex(encodeBlockEnvelope(pGen)), hex(encodeBlockEnvelope(burn))], burnHash: burn.hash, spend: { bytes, txid: transactionId(bytes) }, cState: tokenStateHash(C, GENESIS_ANCHOR), cPath: [hex(encodeBlockEnvelope(cGen))] }
   }
 
   it('a stranger who claims an honest owner\'s state as a "burnt ancestor" of his own transaction is refused before any write, and cannot pin the token', async () => {
@@ -298,7 +307,7 @@ describe('claims: a burnt ancestor is claimed only with its burn, signed by the 
     expect(honest.answers[0]!.granted).to.equal(true)
   })
 
-  it.skip('(open: the arbiter does not know who owns a state; fix: a claim shows the block of each state it claims, hash-bound to the state, whose owner must be the contract\'s sender) a stranger who signs a contract of his own naming an honest owner\'s token is refused, and cannot pin it', async () => {
+  it('a stranger who signs a contract of his own naming an honest owner\'s token is refused (the state\'s block names another owner), and cannot pin it', async () => {
     const { handlers, table } = arbiter()
     const { claimReq } = calls(handlers)
     // Mallory names Alice's token at its current state (public) in a contract he signs himself
@@ -323,9 +332,10 @@ describe('claims: a burnt ancestor is claimed only with its burn, signed by the 
     const anchor = tokenStateHash(P, GENESIS_ANCHOR)
     const r = await claimReq({ items: [{ txid: t.txid, quorum: 'bafybmiq1', stateHash: anchor, p: 0, path: [hex(encodeBlockEnvelope(g)), hex(encodeBlockEnvelope(eleven))] } as never], proofs: [proof(t, 'bafybmiq1', nonce(1))] }, ctx('p'))
     expect(r.answers[0]!.granted).to.equal(true)
-    // no path, or a path that does not end at the contract's tip, shows nothing
+    // no path, or a path that does not end at the contract's tip, shows nothing (an arbiter that
+    // saw the transaction's path once needs it no more: each is asked apart)
     for (const path of [undefined, [hex(encodeBlockEnvelope(g))], [hex(encodeBlockEnvelope(eleven)), hex(encodeBlockEnvelope(g))]]) {
-      const e = await claimReq({ items: [{ txid: t.txid, quorum: 'bafybmiq2', stateHash: anchor, p: 0, ...(path !== undefined ? { path } : {}) } as never], proofs: [proof(t, 'bafybmiq2', nonce(2))] }, ctx('p2')).then(() => undefined, (x: RbtError) => x)
+      const e = await calls(arbiter().handlers).claimReq({ items: [{ txid: t.txid, quorum: 'bafybmiq2', stateHash: anchor, p: 0, ...(path !== undefined ? { path } : {}) } as never], proofs: [proof(t, 'bafybmiq2', nonce(2))] }, ctx('p2')).then(() => undefined, (x: RbtError) => x)
       expect(e?.code, 'granted without a path to the tip').to.equal(ErrorCode.UNAUTHORIZED)
     }
   })
@@ -335,7 +345,7 @@ describe('claims: a burnt ancestor is claimed only with its burn, signed by the 
     const { claimReq } = calls(handlers)
     const b = burnt()
     const req = (burn: string[] | undefined, txid = b.burnHash): unknown => ({
-      items: [{ txid: b.spend.txid, quorum: 'bafybmiq1', stateHash: b.cState, p: 0 }, { txid, quorum: 'bafybmiq1', stateHash: b.pState, via: b.spend.txid, p: 0, ...(burn !== undefined ? { burn } : {}) }],
+      items: [{ txid: b.spend.txid, quorum: 'bafybmiq1', stateHash: b.cState, p: 0, path: b.cPath }, { txid, quorum: 'bafybmiq1', stateHash: b.pState, via: b.spend.txid, p: 0, ...(burn !== undefined ? { burn } : {}) }],
       proofs: [proof(b.spend, 'bafybmiq1', nonce(1))]
     })
     const refused = async (r: unknown): Promise<void> => {
@@ -460,7 +470,7 @@ describe('claims: the seal (a claim made permanent by its signers\' consents)', 
     const t1 = contract('bafybmibob')
     const t2 = contract('bafybmicarol')
     const proofs = five.map((q, i) => ({ ...proof(t1, q, nonceOfSecret(secret(i))), quorum: q }))
-    const r = await handlers['claims.claim']({ items: [{ txid: t1.txid, stateHash: STATE, ps: [0, 1, 2, 3, 4] }], proofs }, ctx('sender'))
+    const r = await handlers['claims.claim'](owned({ items: [{ txid: t1.txid, stateHash: STATE, ps: [0, 1, 2, 3, 4] }], proofs }), ctx('sender'))
     expect(r.answers[0]!.granted).to.equal(true)
     return { handlers, table, t1, t2 }
   }
@@ -488,7 +498,7 @@ describe('claims: the seal (a claim made permanent by its signers\' consents)', 
     const [rec] = await table.records([STATE])
     expect(rec?.txid).to.equal(t1.txid)
     expect(rec?.committed).to.equal(true)
-    const other = await handlers['claims.claim']({ items: [{ txid: t2.txid, quorum: 'bafybmiq9', stateHash: STATE, p: 0 }], proofs: [proof(t2, 'bafybmiq9', nonce(9))] }, ctx('sender'))
+    const other = await handlers['claims.claim'](owned({ items: [{ txid: t2.txid, quorum: 'bafybmiq9', stateHash: STATE, p: 0 }], proofs: [proof(t2, 'bafybmiq9', nonce(9))] }), ctx('sender'))
     expect(other.answers[0]).to.include({ granted: false, holder: t1.txid, spent: true })
     // sealing again is answered the same (a sender resumed after a restart)
     expect((await sealReq(handlers, t1.txid, [])).answers[0]!.sealed).to.equal(true)
