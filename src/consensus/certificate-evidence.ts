@@ -202,7 +202,9 @@ export class CertificateEvidence implements CertificateWatch {
 
   private async keep (seenBy: DoubleSpendSeenBy, stateHash: string, first: Side, other: Side): Promise<void> {
     const id = conflictId(stateHash, first.txid, other.txid)
-    const memo = `${id}|${[...first.grants.keys()].sort().join(',')}|${[...other.grants.keys()].sort().join(',')}`
+    // what each side holds of each arbiter (a seal that took a grant's place is news)
+    const held = (s: Side): string => [...s.grants.values()].map((g) => `${g.peer}${g.seal === true ? '*' : ''}`).sort().join(',')
+    const memo = `${id}|${held(first)}|${held(other)}`
     if (this.known.get(memo) !== undefined) return
     const [a, b] = await Promise.all([this.verified(stateHash, first), this.verified(stateHash, other)])
     // grants that do not verify are no evidence; a first side that holds none no longer stands for the state
@@ -256,7 +258,7 @@ export class CertificateEvidence implements CertificateWatch {
     }
     for (const p of fresh) {
       notify(this.opts.observe, { kind: 'arbiter-distrusted' })
-      this.opts.log.warn(`arbiter ${p} distrusted: it signed final grants of state ${stateHash} for ${txids[0]} and for ${txids[1]}; its grants no longer count (proof in ${id})`)
+      this.opts.log.warn(`arbiter ${p} distrusted: it sealed state ${stateHash} to ${txids[0]} and to ${txids[1]}; nothing of it counts here any more (proof in ${id})`)
     }
   }
 }

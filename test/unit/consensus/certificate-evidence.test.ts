@@ -132,6 +132,20 @@ describe('certificate evidence: conflicting certificates kept, reported, and dou
     expect(e.distrusted('p2')).to.equal(false)
   })
 
+  it('an arbiter whose grant of T1 was seen first and whose seal of T1 came later is proven by its seal of T2, even after the pair was kept unproven', async () => {
+    const { e } = watch()
+    const sealOf = (txid: string): PeerGrant & { seal: true } => ({ ...grant('p1', txid, 'final'), seal: true })
+    e.observe('quorum', [cert(T1, ['p1'])])
+    e.observe('receiver', [{ stateHash: S, txid: T2, grants: [sealOf(T2)] }])
+    await e.settled()
+    expect(e.distrusted('p1')).to.equal(false)
+    // its seal of T1 takes its grant's place, and the pair is seen again
+    e.observe('receiver', [{ stateHash: S, txid: T1, grants: [sealOf(T1)] }])
+    e.observe('receiver', [{ stateHash: S, txid: T2, grants: [sealOf(T2)] }])
+    await e.settled()
+    expect(e.distrusted('p1')).to.equal(true)
+  })
+
   it('a grant that does not name the state is not taken for it', async () => {
     const { e, ledger } = watch()
     e.observe('quorum', [cert(T1, ['p1'], 'final')])
