@@ -11,13 +11,13 @@ import { b64 } from './records.js'
 /**
  * Double spends seen after the fact (docs/protocol.md, "Double spends seen"): two valid blocks
  * spending one token state, or two verified spent markers naming different transactions for one
- * state. Whatever let them through (arbiters that granted twice, a network cut longer than the
+ * state, or (certificate-evidence.ts) grants of one state held by two transactions. Whatever let them through (arbiters that granted twice, a network cut longer than the
  * forget time, quorums that lied), the node that sees both keeps them as the proof, counts it
  * (metric), says it (a WARN line) and serves it (`GET /svc/v1/double-spends`).
  */
 
 /** Where a node saw the two spends. */
-export type DoubleSpendSeenBy = 'receiver' | 'quorum' | 'sync' | 'markers'
+export type DoubleSpendSeenBy = 'receiver' | 'quorum' | 'sync' | 'markers' | 'sender'
 
 export interface DoubleSpendProof {
   /** SHA3 of the state and the two spenders, sorted: the same pair seen twice is one record */
@@ -26,23 +26,43 @@ export interface DoubleSpendProof {
   /** the state spent twice: `tokenId@blockId` of its last quorum-signed block */
   state: string
   stateHash: string
-  kind: 'blocks' | 'markers'
+  kind: 'blocks' | 'markers' | 'certificates'
   /** the two spenders: a transaction id (a burn: its block hash) */
   spenders: [string, string]
   /** kind 'blocks': the two spending blocks, base64 envelopes (each carries its own signatures) */
   blocks?: [string, string]
   /** kind 'markers': the two markers (each signed by its quorum over the state) */
   markers?: [SpentMarker & { sig?: string, batch?: true }, SpentMarker & { sig?: string, batch?: true }]
+  /** kind 'certificates' (certificate-evidence.ts): the grants of the state seen for each transaction */
+  certificates?: [CertificateSide, CertificateSide]
+  /** kind 'certificates': the arbiters that granted both transactions */
+  grantedTwice?: string[]
+  /** kind 'certificates': those of them this node stopped trusting (both of their grants final) */
+  distrusted?: string[]
   seenBy: DoubleSpendSeenBy
   at: number
 }
+
+/**
+ * A grant or a seal kept as evidence of conflicting certificates (certificate-evidence.ts): the
+ * arbiter's peer id and signature, `txid` the transaction holding the states it names; a grant
+ * also names the claim (quorum, nonce, the transaction claimed for), a seal (`seal`) nothing more
+ * (its arbiter signed peerSealBytes with `txid` as the holder). `final` when it checked as final
+ * (a seal: no release undoes it).
+ */
+export interface KeptGrant { peer: string, sig: string, txid: string, states: string[], quorum?: string, nonce?: string, forTx?: string, seal?: true, final?: true }
+
+/** One side of conflicting certificates: the transaction holding the state, the arbiters whose grants of it were seen, and those grants (as many as fit). */
+export interface CertificateSide { txid: string, arbiters: string[], grants: KeptGrant[] }
 
 /** What the consensus roles hand a double spend they saw to. */
 export interface DoubleSpendSink {
   flag: (proof: Omit<DoubleSpendProof, 'id' | 'at'>) => Promise<void>
 }
 
-const COLLECTION = 'cs-double-spends'
+/** The collection the proofs are kept in. */
+export const DOUBLE_SPENDS = 'cs-double-spends'
+const COLLECTION = DOUBLE_SPENDS
 
 /** A spend's name: its transaction id, or a burn's block hash. */
 function spenderOf (block: Uint8Array): string {

@@ -19,8 +19,10 @@ export type ConsensusOutcome = 'committed' | 'delivery_pending' | 'aborted' | 'r
 export type ConsensusEvent =
   | { kind: 'transaction', role: ConsensusRole, outcome: ConsensusOutcome, ms: number }
   | { kind: 'round', round: 'prepare' | 'sign', ms: number }
-  /** two spends of one state seen (double-spends.ts): by which role, from two blocks or two markers */
-  | { kind: 'double-spend', seenBy: 'receiver' | 'quorum' | 'sync' | 'markers', evidence: 'blocks' | 'markers' }
+  /** two spends of one state seen (double-spends.ts): by which role, from two blocks, two markers or two certificates */
+  | { kind: 'double-spend', seenBy: 'receiver' | 'quorum' | 'sync' | 'markers' | 'sender', evidence: 'blocks' | 'markers' | 'certificates' }
+  /** an arbiter proven to have granted one state twice is no longer trusted (certificate-evidence.ts) */
+  | { kind: 'arbiter-distrusted' }
 
 /** Called synchronously; it must not throw (a throwing observer is ignored). */
 export type ConsensusObserver = (event: ConsensusEvent) => void

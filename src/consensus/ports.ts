@@ -56,7 +56,7 @@ export interface LedgerWriter {
   delRecord: (collection: ConsensusCollection, key: string) => void
 }
 
-export type ConsensusCollection = 'cs-outgoing' | 'cs-votes' | 'cs-states' | 'cs-pledges' | 'cs-pledge-index' | 'cs-incoming' | 'cs-contents' | 'cs-pow-proofs' | 'cs-ancestors' | 'cs-validated' | 'cs-outgoing-open' | 'cs-outgoing-contract' | 'cs-outgoing-block' | 'cs-evidence' | 'cs-votes-open' | 'cs-meta' | 'cs-double-spends' | 'cs-outgoing-cert'
+export type ConsensusCollection = 'cs-outgoing' | 'cs-votes' | 'cs-states' | 'cs-pledges' | 'cs-pledge-index' | 'cs-incoming' | 'cs-contents' | 'cs-pow-proofs' | 'cs-ancestors' | 'cs-validated' | 'cs-outgoing-open' | 'cs-outgoing-contract' | 'cs-outgoing-block' | 'cs-evidence' | 'cs-votes-open' | 'cs-meta' | 'cs-double-spends' | 'cs-outgoing-cert' | 'cs-distrusted-arbiters'
 
 /** A key range: keys `>= gte` and `< lt`, in key order. */
 export interface KeyRange { gte?: string, lt?: string }

@@ -58,18 +58,54 @@ export interface DoubleSpendItem {
   /** the state spent twice: `<token>@<block id>` of its last quorum-signed block (markers: the state hash) */
   state: string
   state_hash: string
-  /** 'blocks': two valid blocks spend it; 'markers': two verified spent markers name different transactions */
-  evidence: 'blocks' | 'markers'
+  /**
+   * 'blocks': two valid blocks spend it; 'markers': two verified spent markers name different
+   * transactions; 'certificates': arbiters' verified grants of the state hold it for two transactions
+   */
+  evidence: 'blocks' | 'markers' | 'certificates'
   /** the two transactions (a burn: its block hash) */
   spent_by: string[]
   /** the two spending blocks, base64 envelopes (evidence 'blocks') */
   blocks?: string[]
   /** the two markers (evidence 'markers') */
   markers?: Array<{ txid: string, blockId: string, quorum: string, sig?: string }>
+  /**
+   * the two certificates (evidence 'certificates'): per transaction, the arbiters whose grants of
+   * the state were seen and their grants, each signed by the arbiter's peer key (`final`: a grant
+   * its arbiter signed as never undone by a release)
+   */
+  certificates?: Array<{ txid: string, arbiters: string[], grants: EvidenceGrantItem[] }>
+  /** the arbiters that granted both transactions (evidence 'certificates') */
+  granted_twice?: string[]
+  /** those of them this node no longer trusts: both of their grants are final, proof that they granted twice (their grants no longer count toward any claim here) */
+  distrusted?: string[]
   /** the role of this node that saw them: receiver, quorum, sync or markers */
   seen_by: string
   /** when (ISO time) */
   seen_at: string
+}
+
+/**
+ * An arbiter's signed grant or seal kept as evidence: `txid` holds the states; a grant names the
+ * claim (quorum, nonce, for_tx), a seal (`seal`) is signed over the holder and the states only
+ * (docs/protocol.md, "Seals"); `final`: a seal, which no release undoes.
+ */
+export interface EvidenceGrantItem { peer: string, sig: string, txid: string, states: string[], quorum?: string, nonce?: string, forTx?: string, seal?: true, final?: true }
+
+/** An arbiter this node no longer trusts, with the proof (GET /svc/v1/arbiters/distrusted). */
+export interface DistrustedArbiterItem {
+  /** its peer id */
+  peer: string
+  /** the state it granted twice (state hash) */
+  state_hash: string
+  /** the two transactions it granted the state to */
+  transactions: string[]
+  /** its two final grants, each signed with its peer key (the proof anyone can check from the peer id) */
+  grants: EvidenceGrantItem[]
+  /** the double-spend record the proof comes from (GET /svc/v1/double-spends) */
+  conflict: string
+  /** when (ISO time) */
+  since: string
 }
 
 export interface PledgedTokenItem {

@@ -5,7 +5,7 @@ import { legacyApiSpecs, type LegacyApiResults } from './legacy-api-routes.js'
 import type { NftChainItem, NftListItem, NftTxResult } from './nft-results.js'
 import type { ScChainItem, ScListItem, ScTxResult } from './sc-results.js'
 import type { FtListItemResult, FtMintResult } from './ft-results.js'
-import type { DoubleSpendItem, PledgedTokenItem, ReleaseLockedResult, TokenClaimsResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from './operator-results.js'
+import type { DistrustedArbiterItem, DoubleSpendItem, PledgedTokenItem, ReleaseLockedResult, TokenClaimsResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from './operator-results.js'
 import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtResult, NftBalanceResult, RbtBalanceResult, TokenChainResult, TokenListItemResult } from './token-results.js'
 
 /**
@@ -313,11 +313,15 @@ const specs = {
   }),
   quorumsPledgedTokens: route({ summary: 'get-pledgedtoken-details: every token the quorum DIDs of this node hold pledged, with the transaction it backs, the token states that transaction created and when the pledge period ends', tags: ['quorums'] }),
   doubleSpends: route({
-    summary: 'The double spends this node saw (two valid blocks spending one token state, or two verified spent markers naming different transactions for one state), newest first, each with its proof: the two blocks or the two markers, as kept when seen',
+    summary: 'The double spends this node saw (two valid blocks spending one token state, two verified spent markers naming different transactions for one state, or two certificates: arbiters\' signed grants holding one state for two transactions), newest first, each with its proof: the two blocks, the two markers, or the two certificates with the arbiters that granted both and those of them this node no longer trusts, as kept when seen',
     query: z.object({
       token: z.string().regex(/^[A-Za-z0-9]{1,100}$/, 'Invalid token').optional().describe('only the double spends of this token'),
       limit: z.coerce.number().int().min(1).max(1000).optional().describe('at most this many (default 100)')
     }),
+    tags: ['tokens']
+  }),
+  arbitersDistrusted: route({
+    summary: 'The arbiters this node no longer trusts, newest first, each with its proof: two final (sealed) grants it signed for one token state and two different transactions (docs/protocol.md, "Double spends seen"); their grants count toward no claim here',
     tags: ['tokens']
   }),
   quorumsRunUnpledge: route({ summary: 'run-unpledge: runs the quorum\'s unpledge sweep now (pledges whose period ended; votes with no word asked about) and reports what it released', tags: ['quorums'] }),
@@ -415,6 +419,7 @@ export interface ResultTypes extends LegacyApiResults {
   tokensClaims: TokenClaimsResult
   quorumsPledgedTokens: PledgedTokenItem[]
   doubleSpends: DoubleSpendItem[]
+  arbitersDistrusted: DistrustedArbiterItem[]
   quorumsRunUnpledge: RunUnpledgeResult
   nodeTxCounts: TxCountItem[]
   txSelfTransfer: SelfTransferResult | import('./envelope.js').PendingSignature

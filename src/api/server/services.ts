@@ -9,7 +9,7 @@ import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtRe
 import type { FtListItemResult, FtMintResult } from '../contract/ft-results.js'
 import type { NftChainItem, NftListItem, NftTxResult } from '../contract/nft-results.js'
 import type { ScChainItem, ScListItem, ScTxResult } from '../contract/sc-results.js'
-import type { DoubleSpendItem, PledgedTokenItem, ReleaseLockedResult, TokenClaimsResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from '../contract/operator-results.js'
+import type { DistrustedArbiterItem, DoubleSpendItem, PledgedTokenItem, ReleaseLockedResult, TokenClaimsResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from '../contract/operator-results.js'
 
 export interface NodeApi {
   status: () => NodeStatus
@@ -251,6 +251,8 @@ export interface OperatorApi {
   pledgedTokens: () => Promise<PledgedTokenItem[]>
   /** the double spends this node saw, newest first (of one token when given) */
   doubleSpends: (opts: { token?: string, limit?: number }) => Promise<DoubleSpendItem[]>
+  /** the arbiters this node no longer trusts (two final grants of one state for two transactions), with their proofs */
+  distrustedArbiters: () => Promise<DistrustedArbiterItem[]>
   /** get-by-node: transactions sent and received per DID hosted here */
   txCounts: () => Promise<TxCountItem[]>
   /** run-unpledge: the quorum's unpledge sweep now; what it released */

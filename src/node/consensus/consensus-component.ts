@@ -216,6 +216,8 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
       host.onPeerDisconnect((p) => { if (!host.isForeignPeer(p)) void view.seen(p).catch(() => {}) })
       host.onForeignPeer((p) => { void view.forget(p).catch(() => {}) })
       for (const p of host.connectedPeers()) seen(p)
+      // conflicting certificates kept as evidence, and the arbiters they prove granted twice distrusted
+      const certificates = await (await import('./certificate-watch.js')).nodeCertificateEvidence({ ledger: consensusLedger(store, tokenLedger, repos), log: log.child('certificates'), observe: metrics.metrics.consensus })
       const c = claimsMod.nodeStateClaims({
         host: () => net?.host,
         rpc: () => net?.rpc,
@@ -227,7 +229,8 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
         peerOf: async (did) => (await identity.resolvePeer(did)).peerId,
         quorumSigner: (did) => svc?.quorumSignerOf(did),
         timeoutMs: env('RBTNODE_CLAIM_TIMEOUT_MS'),
-        log: log.child('claims')
+        log: log.child('claims'),
+        certificates
       })
       claims = c
       const service: ConsensusService = new svcMod.ConsensusService({

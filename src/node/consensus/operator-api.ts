@@ -3,6 +3,7 @@
  * binding of services that already exist: the release of Locked tokens over the sender's abort
  * path and the quorum's pledge records.
  */
+import { DISTRUSTED, type DistrustRecord } from '../../consensus/certificate-evidence.js'
 import type { BadBlock, ChainValidationItem, LockedTokenItem, PledgedTokenItem, ReleaseLockedResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from '../../api/contract/operator-results.js'
 import { ok, type Envelope, type PendingSignature } from '../../api/contract/envelope.js'
 import type { SignPrompt } from '../../wallet/did-crypto.js'
@@ -53,8 +54,17 @@ export function createOperatorApi (d: OperatorApiDeps): OperatorApi {
     doubleSpends: async (opts) => (await d.consensus().doubleSpends.list({ ...(opts.token !== undefined ? { tokenId: opts.token } : {}), ...(opts.limit !== undefined ? { limit: opts.limit } : {}) })).map((p) => ({
       id: p.id, token: p.tokenId, state: p.state, state_hash: p.stateHash, evidence: p.kind, spent_by: [...p.spenders],
       ...(p.blocks !== undefined ? { blocks: [...p.blocks] } : {}), ...(p.markers !== undefined ? { markers: p.markers.map((m) => ({ ...m })) } : {}),
+      ...(p.certificates !== undefined ? { certificates: p.certificates.map((c) => ({ txid: c.txid, arbiters: [...c.arbiters], grants: c.grants.map((g) => ({ ...g, states: [...g.states] })) })) } : {}),
+      ...(p.grantedTwice !== undefined ? { granted_twice: [...p.grantedTwice] } : {}), ...(p.distrusted !== undefined ? { distrusted: [...p.distrusted] } : {}),
       seen_by: p.seenBy, seen_at: new Date(p.at).toISOString()
     })),
+    distrustedArbiters: async () => {
+      const out: DistrustRecord[] = []
+      for await (const [, r] of d.ledger().records<DistrustRecord>(DISTRUSTED)) out.push(r)
+      return out.sort((a, b) => b.at - a.at).map((r) => ({
+        peer: r.peer, state_hash: r.stateHash, transactions: [...r.txids], grants: r.grants.map((g) => ({ ...g, states: [...g.states] })), conflict: r.conflict, since: new Date(r.at).toISOString()
+      }))
+    },
     releaseLocked: async (opts = {}) => {
       const cs = d.consensus()
       // every Locked token of the node's DIDs, from the owner index (one prefix read per DID and family)

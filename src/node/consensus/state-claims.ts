@@ -16,6 +16,7 @@ import { raceAbort } from '../../p2p/deadline.js'
 import { RequestCoalescer } from '../../util/request-coalescer.js'
 import { closerPeerSets, spentKeyBytes, withAddresses, type NodeSpentMarkers } from './spent-markers.js'
 import type { ArbiterView } from './arbiter-view.js'
+import { sealEvidence, type CertificateWatch, type SeenCertificate } from '../../consensus/certificate-evidence.js'
 import { CLAIM_BATCH_MAX, PROOFS_MAX, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods, type WireProof } from './claim-rpc.js'
 
 export { ArbiterView, ARBITER_FORGET_MS, ARBITER_VIEW_MAX } from './arbiter-view.js'
@@ -78,6 +79,12 @@ export function nodeStateClaims (opts: {
   outcome: (quorum: string, txid: string) => Promise<'pending' | 'committed' | 'released'>
   timeoutMs?: number
   log: Logger
+  /**
+   * conflicting certificates (certificate-evidence.ts): told the grants each certificate check
+   * counted, and asked which arbiters are distrusted (their grants count nowhere: not in a check,
+   * not in this node's own claims)
+   */
+  certificates?: CertificateWatch
 }): NodeStateClaims {
   const { table, view, log } = opts
   const timeoutMs = opts.timeoutMs ?? 3000
@@ -400,6 +407,8 @@ export function nodeStateClaims (opts: {
             if (peer.multiaddrs.length > 0) await h.learnPeer(peer)
             const a = await raceAbort(claims.request(peer.peerId, item), signal)
             if (typeof a?.granted !== 'boolean') throw new RbtError(ErrorCode.PROTOCOL, 'malformed claim answer')
+            // an arbiter proven to have granted twice: its word counts as no answer
+            if (opts.certificates?.distrusted(peer.peerId) === true) return { closer: Array.isArray(a.closer) ? a.closer : [] }
             answers.set(peer.peerId, a.granted ? { granted: true } : { granted: false, holder: typeof a.holder === 'string' ? a.holder : '', ...(a.spent === true ? { spent: true as const } : {}) })
             if (a.granted) for (const g of a.grants ?? []) received.push({ peer: peer.peerId, sig: g.sig, txid: item.txid, quorum: g.quorum, nonce: g.nonce, forTx: txid, states: g.states })
             return { closer: Array.isArray(a.closer) ? a.closer : [] }
@@ -440,6 +449,8 @@ export function nodeStateClaims (opts: {
     // each grant of this quorum's claim (the claim of `nonce`, its vote's), verified once: signed by the arbiter's peer key
     const valid = (await Promise.all(grants.map(async (g) => {
       if (g.quorum !== quorum || g.forTx !== txid || (nonce !== undefined && g.nonce !== nonce) || !/^(?:[0-9a-f]{2}){1,128}$/.test(g.sig)) return undefined
+      // an arbiter proven to have granted twice counts no more
+      if (opts.certificates?.distrusted(g.peer) === true) return undefined
       // keyed on everything the arbiter signed (a grant verified once and shown again with other states is checked again)
       const bytes = peerGrantBytes(g)
       const k = `${g.peer}|${g.sig}|${new TextDecoder().decode(bytes)}`
@@ -448,23 +459,30 @@ export function nodeStateClaims (opts: {
       if (ok) verifiedGrants.set(k, true)
       return ok ? g : undefined
     }))).filter((g): g is PeerGrant => g !== undefined)
-    const byState = new Map<string, Set<string>>()
+    const byState = new Map<string, Map<string, PeerGrant>>()
     for (const g of valid) {
       for (const s of g.states) {
         const k = `${s}|${g.txid}`
         let peers = byState.get(k)
-        if (peers === undefined) { peers = new Set(); byState.set(k, peers) }
-        peers.add(g.peer)
+        if (peers === undefined) { peers = new Map(); byState.set(k, peers) }
+        if (!peers.has(g.peer)) peers.set(g.peer, g)
       }
     }
+    const seen: SeenCertificate[] = []
     // enough of each state's arbiters, as this node counts them (itself and the peers of its view:
     // a grant's peer this node never saw is no candidate, or an owner would need no running node,
     // only peer keys generated offline until they land closest to the state's key), granted it for
     // this quorum's claim
-    return claimResult(needed.map((n) => {
-      const granted = byState.get(`${n.stateHash}|${n.holder}`) ?? new Set<string>()
-      return tallyState(n.stateHash, arbitersOf(n.stateHash, []), new Map([...granted].map((p) => [p, { granted: true }])))
+    const result = claimResult(needed.map((n) => {
+      const granted = byState.get(`${n.stateHash}|${n.holder}`) ?? new Map<string, PeerGrant>()
+      const arbiters = arbitersOf(n.stateHash, [])
+      const counted = arbiters.flatMap((p) => { const g = granted.get(p); return g !== undefined ? [g] : [] })
+      if (counted.length > 0) seen.push({ stateHash: n.stateHash, txid: n.holder, grants: counted })
+      return tallyState(n.stateHash, arbiters, new Map(counted.map((g) => [g.peer, { granted: true }])))
     }))
+    // the grants counted here, compared with those seen before (a signer's check)
+    if (seen.length > 0) opts.certificates?.observe('quorum', seen)
+    return result
   }
 
   const release = async (txid: string, quorum: string, stateHashes: readonly string[], auth: ReleaseAuth): Promise<void> => {
@@ -553,6 +571,8 @@ export function nodeStateClaims (opts: {
       })
     }
     const collect = async (peer: string, res: StateClaimMethods['claims.seal']['response'], sent: ReadonlyArray<number>): Promise<void> => {
+      // an arbiter proven to have sealed twice: its word counts as no answer
+      if (opts.certificates?.distrusted(peer) === true) return
       // an arbiter's seals count only as far as they verify (a receiver checks them the same way)
       const ok = await Promise.all((Array.isArray(res.seals) ? res.seals : []).slice(0, sent.length).map(async (g) => {
         if (typeof g?.holder !== 'string' || typeof g.sig !== 'string' || !Array.isArray(g.items)) return undefined
@@ -594,6 +614,8 @@ export function nodeStateClaims (opts: {
       }))
       const r = claimResult(items.map((it, i) => tallyState(it.stateHash, arbiters[i]!, answers[i]!)))
       if (!r.granted) log.debug(`seal of ${txid.slice(0, 12)} refused: ${r.reason}`)
+      // the seals gathered, compared with those seen before (the sender's own certificate)
+      watchSeals('sender', items, arbiters, sealsOut)
       return { ...r, seals: sealsOut }
     }
     return { ...claimResult(items.map((it, i) => tallyState(it.stateHash, [self], answers[i]!))), seals: sealsOut }
@@ -614,7 +636,7 @@ export function nodeStateClaims (opts: {
     // seal of any other peer is not even checked, so a flood of them costs nothing
     const arbiters = items.map((it) => arbitersOf(it.stateHash, []))
     const candidates = new Set(arbiters.flat())
-    const shown = [...new Map(seals.filter((g) => candidates.has(g.peer)).map((g) => [`${g.peer}|${g.sig}`, g])).values()]
+    const shown = [...new Map(seals.filter((g) => candidates.has(g.peer) && opts.certificates?.distrusted(g.peer) !== true).map((g) => [`${g.peer}|${g.sig}`, g])).values()]
     const valid = (await Promise.all(shown.map(async (g) => await sealVerifies(g) ? g : undefined))).filter((g): g is PeerSeal => g !== undefined)
     const byState = new Map<string, Set<string>>()
     for (const g of valid) {
@@ -625,10 +647,34 @@ export function nodeStateClaims (opts: {
         peers.add(g.peer)
       }
     }
+    // the seals counted here, and any the delivery shows of the same states to another holder,
+    // compared with those seen before (a receiver's check)
+    watchSeals('receiver', items, arbiters, valid)
     return claimResult(items.map((it, i) => {
       const sealed = byState.get(`${it.stateHash}|${it.holder}`) ?? new Set<string>()
       return tallyState(it.stateHash, arbiters[i]!, new Map([...sealed].map((p) => [p, { granted: true }])))
     }))
+  }
+
+  /**
+   * Hands verified seals to the watch of conflicting certificates: per state of `items` and
+   * holder, the seals of the state's arbiters (`arbiters[i]`, as this node counts them).
+   */
+  const watchSeals = (seenBy: 'sender' | 'receiver', items: ReadonlyArray<{ stateHash: string }>, arbiters: ReadonlyArray<readonly string[]>, seals: readonly PeerSeal[]): void => {
+    const watch = opts.certificates
+    if (watch === undefined || seals.length === 0) return
+    const of = new Map(items.map((it, i) => [it.stateHash, new Set(arbiters[i])]))
+    const byKey = new Map<string, SeenCertificate & { grants: ReturnType<typeof sealEvidence>[] }>()
+    for (const g of seals) {
+      for (const st of g.states) {
+        if (of.get(st)?.has(g.peer) !== true) continue
+        const k = `${st}|${g.holder}`
+        let c = byKey.get(k)
+        if (c === undefined) { c = { stateHash: st, txid: g.holder, grants: [] }; byKey.set(k, c) }
+        if (!c.grants.some((x) => x.peer === g.peer)) c.grants.push(sealEvidence(g))
+      }
+    }
+    if (byKey.size > 0) watch.observe(seenBy, [...byKey.values()])
   }
 
   const status: ClaimStatusAnswer = async (quorum, txid, nonce, asker) => {

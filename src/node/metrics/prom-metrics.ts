@@ -52,8 +52,14 @@ export class PromMetrics {
 
   private readonly doubleSpends = new Counter({
     name: `${METRIC_PREFIX}double_spends_seen_total`,
-    help: 'Token states this node saw spent twice (two valid blocks, or two verified spent markers naming different transactions), by the role that saw them and the evidence; each proof is kept (GET /svc/v1/double-spends)',
+    help: 'Token states this node saw spent twice (two valid blocks, two verified spent markers naming different transactions, or two certificates granting the state to different transactions), by the role that saw them and the evidence; each proof is kept (GET /svc/v1/double-spends)',
     labelNames: ['seen_by', 'evidence'] as const,
+    registers: [this.registry]
+  })
+
+  private readonly arbitersDistrusted = new Counter({
+    name: `${METRIC_PREFIX}arbiters_distrusted_total`,
+    help: 'Arbiters this node stopped trusting: each signed final grants of one state for two different transactions (the proof is kept; GET /svc/v1/double-spends, evidence certificates)',
     registers: [this.registry]
   })
 
@@ -203,6 +209,8 @@ export class PromMetrics {
       this.transferSeconds.observe({ role: e.role }, e.ms / 1000)
     } else if (e.kind === 'double-spend') {
       this.doubleSpends.inc({ seen_by: e.seenBy, evidence: e.evidence })
+    } else if (e.kind === 'arbiter-distrusted') {
+      this.arbitersDistrusted.inc()
     } else {
       this.roundSeconds.observe({ round: e.round }, e.ms / 1000)
     }

@@ -12,6 +12,7 @@ import { readOutgoing } from '../../../src/consensus/records.js'
 import { DoubleSpends, forkProof, type DoubleSpendSink } from '../../../src/consensus/double-spends.js'
 import type { ConsensusEvent } from '../../../src/consensus/observe.js'
 import { silentLogger } from '../../../src/util/logger.js'
+import { CertificateEvidence } from '../../../src/consensus/certificate-evidence.js'
 import { SimNet, balance, twoQuorumSets, type SimDid, type SimNode } from './harness.js'
 
 /**
@@ -325,6 +326,37 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
     await n.bobNode.receiver.deliver(structuredClone(t1!))
     expect(await balance(n.bobNode, n.bob.did)).to.equal(1000)
     expect(await balance(n.carolNode, n.carol.did)).to.equal(0)
+  })
+
+  it('case 7, more than f lying arbiters: one state sealed to two transactions is paid twice, and bob\'s receiver, shown both, keeps the two certificates and distrusts exactly the arbiters that sealed both', async () => {
+    const n = await network(true)
+    const { alice } = await wallet(n.net, n.x, n.y)
+    const events: ConsensusEvent[] = []
+    const evidence = new CertificateEvidence({
+      ledger: n.bobNode.ledger, log: silentLogger, clock: n.net.clock, observe: (e) => { events.push(e) },
+      check: async (g) => g.seal === true
+        ? (g.sig === n.net.sealSig(g.peer, g.txid, g.states) ? 'final' : undefined)
+        : (g.quorum !== undefined && g.nonce !== undefined && g.forTx !== undefined && g.sig === n.net.grantSig(g.peer, { txid: g.txid, quorum: g.quorum, nonce: g.nonce, forTx: g.forTx, states: g.states }) ? 'valid' : undefined)
+    })
+    n.bobNode.certificates = evidence
+    // the ten quorum nodes lie as arbiters (grant and seal everything): 10 of 14, q = 10; the markers never reach the other side
+    const liars = n.net.nodes.filter((a) => a.name.startsWith('q'))
+    for (const a of liars) a.liar = true
+    n.net.markers.set = function () { return this }
+    const t1 = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner)
+    const t2 = await n.y.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'y', quorums: n.set2 }, alice.owner)
+    expect([t1.delivered, t2.delivered], 'beyond f lying arbiters both spends are paid').to.deep.equal([true, true])
+    await evidence.settled()
+    const kept = (await new DoubleSpends({ ledger: n.bobNode.ledger, log: silentLogger, clock: n.net.clock }).list()).filter((p) => p.kind === 'certificates')
+    expect(kept, 'bob\'s receiver kept no evidence of the two certificates').to.have.length(1)
+    expect([...kept[0]!.spenders].sort()).to.deep.equal([t1.txid, t2.txid].sort())
+    expect(kept[0]!.seenBy).to.equal('receiver')
+    const names = liars.map((a) => a.name).sort()
+    expect(kept[0]!.grantedTwice).to.deep.equal(names)
+    expect(kept[0]!.distrusted).to.deep.equal(names)
+    expect(n.net.nodes.filter((a) => evidence.distrusted(a.name)).map((a) => a.name).sort(), 'an honest arbiter was distrusted').to.deep.equal(names)
+    expect(events).to.deep.include({ kind: 'double-spend', seenBy: 'receiver', evidence: 'certificates' })
+    expect(events.filter((e) => e.kind === 'arbiter-distrusted')).to.have.length(names.length)
   })
 
   it('a sender whose grants were pushed out of memory by other transfers in flight before its decision still delivers a certificate, and the receiver is paid', async () => {

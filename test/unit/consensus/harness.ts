@@ -21,6 +21,7 @@ import type { ScCode } from '../../../src/consensus/smart-contract.js'
 import { checkAnchorPath, checkBurnProof, checkOwnedPath, contractOwnership, contractSpends, grantDigest, opensNonce, type PeerGrant, type PeerSeal } from '../../../src/consensus/claim-proofs.js'
 import { MIN_QUORUM_SIGNATURES } from '../../../src/consensus/quorum-selection.js'
 import { sha3Hex } from '../../../src/tokenchain/hash.js'
+import { sealEvidence, type CertificateWatch, type KeptGrant, type SeenCertificate } from '../../../src/consensus/certificate-evidence.js'
 import { ClaimTable, claimResult, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimStore } from '../../../src/consensus/claims.js'
 import type { StateClaims } from '../../../src/consensus/ports.js'
 
@@ -163,6 +164,8 @@ export class SimNode {
   claimsNothing = false
   /** an owner's quorum node running changed code: its quorums sign without checking any grant */
   signsAnything = false
+  /** told the grants this node's checks counted, and asked which arbiters it distrusts (as the node's checkGrants does) */
+  certificates?: CertificateWatch
   constructor (readonly name: string, readonly net: SimNet) {}
 }
 
@@ -265,11 +268,16 @@ export class SimNet {
         if (this.nodes.find((n) => n.name === name)?.signsAnything === true) return { granted: true, tallies: [] }
         const arbiters = this.nodes.map((n) => n.name)
         const needed = [...hashes.map((h) => ({ h, holder: txid })), ...burns.map((b) => ({ h: b.stateHash, holder: b.spender }))]
-        return claimResult(needed.map(({ h, holder }) => {
-          const ok = new Set(grants.filter((g) => g.quorum === quorum && (nonce === undefined || g.nonce === nonce) && g.forTx === txid && g.txid === holder && g.states.includes(h) && arbiters.includes(g.peer) &&
-            g.sig === this.grantSig(g.peer, g)).map((g) => g.peer))
-          return tallyState(h, arbiters, new Map([...ok].map((p) => [p, { granted: true }])))
+        const watch = this.nodes.find((n) => n.name === name)?.certificates
+        const seen: SeenCertificate[] = []
+        const r = claimResult(needed.map(({ h, holder }) => {
+          const counted = [...new Map(grants.filter((g) => g.quorum === quorum && (nonce === undefined || g.nonce === nonce) && g.forTx === txid && g.txid === holder && g.states.includes(h) && arbiters.includes(g.peer) &&
+            watch?.distrusted(g.peer) !== true && g.sig === this.grantSig(g.peer, g)).map((g) => [g.peer, g])).values()]
+          if (counted.length > 0) seen.push({ stateHash: h, txid: holder, grants: counted })
+          return tallyState(h, arbiters, new Map(counted.map((g) => [g.peer, { granted: true }])))
         }))
+        if (seen.length > 0) watch?.observe('quorum', seen)
+        return r
       },
       release: async (txid, quorum, hashes, auth) => {
         await Promise.all(reachable().map(async (n) => { await n.claims.release(txid, hashes, quorum, auth.nonce) }))
@@ -296,8 +304,21 @@ export class SimNet {
       },
       checkSeals: async (items, seals) => {
         const arbiters = this.nodes.map((n) => n.name)
+        const watch = this.nodes.find((n) => n.name === name)?.certificates
+        const valid = seals.filter((g) => arbiters.includes(g.peer) && watch?.distrusted(g.peer) !== true && g.sig === this.sealSig(g.peer, g.holder, g.states))
+        // as the node's check: the seals of the items' states, by holder, handed to the watch
+        const seen = new Map<string, SeenCertificate & { grants: KeptGrant[] }>()
+        for (const g of valid) {
+          for (const st of g.states) {
+            if (!items.some((it) => it.stateHash === st)) continue
+            const k = `${st}|${g.holder}`
+            if (!seen.has(k)) seen.set(k, { stateHash: st, txid: g.holder, grants: [] })
+            seen.get(k)!.grants.push(sealEvidence(g))
+          }
+        }
+        if (seen.size > 0) watch?.observe('receiver', [...seen.values()])
         return claimResult(items.map(({ stateHash, holder }) => {
-          const ok = new Set(seals.filter((g) => g.holder === holder && g.states.includes(stateHash) && arbiters.includes(g.peer) && g.sig === this.sealSig(g.peer, g.holder, g.states)).map((g) => g.peer))
+          const ok = new Set(valid.filter((g) => g.holder === holder && g.states.includes(stateHash)).map((g) => g.peer))
           return tallyState(stateHash, arbiters, new Map([...ok].map((p) => [p, { granted: true }])))
         }))
       }

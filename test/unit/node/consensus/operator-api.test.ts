@@ -12,6 +12,8 @@ import { formatBlockId, peekBlockEnvelope } from '../../../../src/tokenchain/blo
 import { tokenStateHash } from '../../../../src/tokenchain/token-id.js'
 import { memoryClaimStore } from '../../consensus/harness.js'
 import { DoubleSpends } from '../../../../src/consensus/double-spends.js'
+import { CertificateEvidence } from '../../../../src/consensus/certificate-evidence.js'
+import type { PeerGrant } from '../../../../src/consensus/claim-proofs.js'
 import { silentLogger } from '../../../../src/util/logger.js'
 
 describe('node: operator API over the real token store', function () {
@@ -52,6 +54,28 @@ describe('node: operator API over the real token store', function () {
     expect(one[0]).to.deep.include({ token: ids[0]!, evidence: 'markers', seen_by: 'markers', seen_at: new Date(1_700_000_000_000).toISOString() })
     expect(one[0]!.spent_by).to.deep.equal(['t1', 't2'])
     expect(one[0]!.markers!.map((x) => x.txid)).to.deep.equal(['t1', 't2'])
+  })
+
+  it('double-spends: two certificates of one state are listed with both sides\' grants, the arbiters that granted both and those distrusted, kept in the node\'s store across a restart', async () => {
+    const ledger = consensusLedger(env.store, env.ledger, env.repos)
+    const S = 'c'.repeat(64)
+    const g = (peer: string, txid: string, sig: string): PeerGrant => ({ peer, sig, txid, quorum: 'bafybmiq', nonce: '0'.repeat(32), forTx: txid, states: [S] })
+    const watch = new CertificateEvidence({ ledger, check: async (x) => x.sig === 'final' ? 'final' : x.sig === 'good' ? 'valid' : undefined, log: silentLogger, clock: { now: () => 1_700_000_000_000 } })
+    watch.observe('receiver', [{ stateHash: S, txid: 't1', grants: [g('p1', 't1', 'final'), g('p2', 't1', 'good')] }])
+    watch.observe('receiver', [{ stateHash: S, txid: 't2', grants: [g('p1', 't2', 'final'), g('p2', 't2', 'good'), g('p3', 't2', 'good')] }])
+    await watch.settled()
+    const [item] = await api().doubleSpends({})
+    expect(item).to.deep.include({ token: '', state: S, state_hash: S, evidence: 'certificates', seen_by: 'receiver', granted_twice: ['p1', 'p2'], distrusted: ['p1'] })
+    expect(item!.certificates!.map((c) => [c.txid, c.arbiters])).to.deep.equal([['t1', ['p1', 'p2']], ['t2', ['p1', 'p2', 'p3']]])
+    expect(item!.certificates![0].grants.find((x) => x.peer === 'p1')).to.deep.include({ sig: 'final', final: true })
+    const again = new CertificateEvidence({ ledger: consensusLedger(env.store, env.ledger, env.repos), check: async () => undefined, log: silentLogger, clock: { now: () => 0 } })
+    await again.load()
+    expect(again.distrusted('p1')).to.equal(true)
+    expect(again.distrusted('p2')).to.equal(false)
+    // distrusted-arbiters: the arbiter, what it granted twice, and its two signed grants
+    const [a] = await api().distrustedArbiters()
+    expect(a).to.deep.include({ peer: 'p1', state_hash: S, transactions: ['t1', 't2'], conflict: item!.id, since: new Date(1_700_000_000_000).toISOString() })
+    expect(a!.grants.map((x) => [x.txid, x.final])).to.deep.equal([['t1', true], ['t2', true]])
   })
 
   it('validate-token-chain: every token of the DID, or one; a chain that fails names its first bad block', async () => {

@@ -34,6 +34,10 @@ export function operatorRoutes (r: Registrar, s: ApiServices): void {
     const list = await op().doubleSpends({ ...(query.token !== undefined ? { token: query.token } : {}), ...(query.limit !== undefined ? { limit: query.limit } : {}) })
     return ok(list.length === 0 ? 'No double spends seen by this node' : `${list.length} double spend(s) seen by this node`, list)
   })
+  r.on('arbitersDistrusted', async () => {
+    const list = await op().distrustedArbiters()
+    return ok(list.length === 0 ? 'No arbiter distrusted by this node' : `${list.length} arbiter(s) distrusted by this node`, list)
+  })
   r.on('tokensClaims', async ({ query }) => {
     const res = await op().tokenClaims(query.token, query.block)
     const held = res.states.filter((s) => s.claim !== null).length
