@@ -1,6 +1,5 @@
 import { CLAIM_ARBITERS, claimResult, claimantKey, claimantTx, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimResult, type ClaimTable } from '../../consensus/claims.js'
-import { BlockIndex, checkAnchorPath, checkBurnProof, checkClaimProof, checkOwnedPath, committedDigest, contractOwnership, contractSpends, opensNonce, peerGrantBytes, peerSealBytes, releaseDigest, type ClaimantProof, type PeerGrant, type PeerSeal, type ReleaseAuth, type SealConsent } from '../../consensus/claim-proofs.js'
-import { MIN_QUORUM_SIGNATURES } from '../../consensus/quorum-selection.js'
+import { BlockIndex, checkAnchorPath, checkBurnProof, checkClaimProof, checkOwnedPath, committedDigest, contractOwnership, contractSpends, peerGrantBytes, releaseDigest, type ClaimantProof, type PeerGrant, type ReleaseAuth } from '../../consensus/claim-proofs.js'
 import type { BurnClaim } from '../../consensus/burn-claims.js'
 import type { ConsensusSigner, StateClaims } from '../../consensus/ports.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
@@ -16,7 +15,8 @@ import { raceAbort } from '../../p2p/deadline.js'
 import { RequestCoalescer } from '../../util/request-coalescer.js'
 import { closerPeerSets, spentKeyBytes, withAddresses, type NodeSpentMarkers } from './spent-markers.js'
 import type { ArbiterView } from './arbiter-view.js'
-import { sealEvidence, type CertificateWatch, type SeenCertificate } from '../../consensus/certificate-evidence.js'
+import { type CertificateWatch, type SeenCertificate } from '../../consensus/certificate-evidence.js'
+import { nodeClaimSeals } from './claim-seals.js'
 import { CLAIM_BATCH_MAX, PROOFS_MAX, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods, type WireProof } from './claim-rpc.js'
 
 export { ArbiterView, ARBITER_FORGET_MS, ARBITER_VIEW_MAX } from './arbiter-view.js'
@@ -518,164 +518,8 @@ export function nodeStateClaims (opts: {
     return { freed: await table.release(req.txid, req.stateHashes, req.quorum, req.nonce) }
   }
 
-  /**
-   * This arbiter's seal of some states for `forTx` (docs/protocol.md, "Seals"): the table's answers
-   * and one peer-key signature per holder over the states sealed to it.
-   */
-  const sealHere = async (forTx: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlySet<string>): Promise<StateClaimMethods['claims.seal']['response']> => {
-    const answers = await table.seal(items.map((it) => ({ ...it, forTx })), consents, MIN_QUORUM_SIGNATURES)
-    const byHolder = new Map<string, number[]>()
-    answers.forEach((a, i) => {
-      if (!a.sealed) return
-      const l = byHolder.get(items[i]!.holder)
-      if (l === undefined) byHolder.set(items[i]!.holder, [i]); else l.push(i)
-    })
-    const h = opts.host()
-    const seals = h === undefined
-      ? []
-      : await Promise.all([...byHolder].map(async ([holder, idx]) => ({ holder, items: idx, sig: bytesToHex(await h.signAsPeer(peerSealBytes({ peer: h.peerId, holder, states: idx.map((i) => items[i]!.stateHash) }))) })))
-    return { answers: answers.map((a) => a.sealed ? { sealed: true } : { sealed: false, why: a.why, ...(a.holder !== undefined ? { holder: a.holder } : {}) }), ...(seals.length > 0 ? { seals } : {}) }
-  }
-  /** The consents that open their nonces (a consent is the secret behind a claim's nonce). */
-  const openedNonces = (consents: ReadonlyArray<SealConsent>): Set<string> => new Set(consents.filter((c) => opensNonce(c.secret, c.nonce)).map((c) => c.nonce))
-
-  const serveSeal = async (req: StateClaimMethods['claims.seal']['request'], asker: string): Promise<StateClaimMethods['claims.seal']['response']> => {
-    if (!limits.take(asker, req.items.length)) throw new RbtError(ErrorCode.TOO_MANY_REQUESTS, `too many seals from peer ${asker}: at most ${CLAIM_PEER_RATE} states a second`)
-    return await sealHere(req.txid, req.items, openedNonces(req.consents))
-  }
-
-  /** A seal's signature, checked once (keyed on everything the arbiter signed). */
-  const verifiedSeals = new Lru<true>(PROOFS_MEMO)
-  const sealVerifies = async (g: PeerSeal): Promise<boolean> => {
-    if (!/^(?:[0-9a-f]{2}){1,128}$/.test(g.sig)) return false
-    const bytes = peerSealBytes(g)
-    const k = `${g.peer}|${g.sig}|${new TextDecoder().decode(bytes)}`
-    if (verifiedSeals.get(k) !== undefined) return true
-    const ok = await verifyPeerSignature(g.peer, bytes, hexToBytes(g.sig)).catch(() => false)
-    if (ok) verifiedSeals.set(k, true)
-    return ok
-  }
-
-  const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[]): Promise<ClaimResult & { seals: PeerSeal[] }> => {
-    const h = opts.host()
-    const self = h?.peerId ?? 'self'
-    const opened = openedNonces(consents)
-    const sealsOut: PeerSeal[] = []
-    // per item, each arbiter's answer (a seal is a grant of the tally; a refusal names the holder)
-    const answers = items.map(() => new Map<string, ClaimAnswer>())
-    const take = (peer: string, res: StateClaimMethods['claims.seal']['response'], sent: ReadonlyArray<number>): void => {
-      res.answers.forEach((a, j) => {
-        const i = sent[j]
-        if (i === undefined || typeof a?.sealed !== 'boolean') return
-        answers[i]!.set(peer, a.sealed ? { granted: true } : { granted: false, holder: typeof a.holder === 'string' ? a.holder : '' })
-      })
-    }
-    const collect = async (peer: string, res: StateClaimMethods['claims.seal']['response'], sent: ReadonlyArray<number>): Promise<void> => {
-      // an arbiter proven to have sealed twice: its word counts as no answer
-      if (opts.certificates?.distrusted(peer) === true) return
-      // an arbiter's seals count only as far as they verify (a receiver checks them the same way)
-      const ok = await Promise.all((Array.isArray(res.seals) ? res.seals : []).slice(0, sent.length).map(async (g) => {
-        if (typeof g?.holder !== 'string' || typeof g.sig !== 'string' || !Array.isArray(g.items)) return undefined
-        const idx = g.items.filter((i): i is number => Number.isInteger(i) && i >= 0 && i < sent.length && items[sent[i]!]!.holder === g.holder)
-        if (idx.length === 0) return undefined
-        const seal: PeerSeal = { peer, sig: g.sig, holder: g.holder, states: idx.map((i) => items[sent[i]!]!.stateHash) }
-        return await sealVerifies(seal) ? seal : undefined
-      }))
-      const good = ok.filter((g): g is PeerSeal => g !== undefined)
-      sealsOut.push(...good)
-      const sealedStates = new Set(good.flatMap((g) => g.states.map((st) => `${st}|${g.holder}`)))
-      // an answer `sealed` without a seal that verifies counts as silence
-      take(peer, { answers: res.answers.map((a, j) => a?.sealed === true && !sealedStates.has(`${items[sent[j]!]!.stateHash}|${items[sent[j]!]!.holder}`) ? { sealed: false, holder: '' } : a) }, sent)
-    }
-    // this node is an arbiter too: its own table first
-    const mine = await sealHere(txid, items, opened)
-    const all = items.map((_, i) => i)
-    if (h === undefined) take(self, mine, all)
-    else await collect(self, mine, all)
-    if (h !== undefined && opts.rpc() !== undefined) {
-      // every arbiter of each state as this node counts them (the peers that granted among the candidates)
-      const arbiters = items.map((it) => arbitersOf(it.stateHash, peers))
-      const byPeer = new Map<string, number[]>()
-      arbiters.forEach((list, i) => {
-        for (const p of list) {
-          if (p === self) continue
-          const l = byPeer.get(p)
-          if (l === undefined) byPeer.set(p, [i]); else l.push(i)
-        }
-      })
-      await Promise.all([...byPeer].map(async ([peer, idx]) => {
-        for (let k = 0; k < idx.length; k += CLAIM_BATCH_MAX) {
-          const sent = idx.slice(k, k + CLAIM_BATCH_MAX)
-          try {
-            const res = await rpcNow().call(peer, 'claims.seal', { txid, items: sent.map((i) => items[i]!), consents: [...consents] }, { timeoutMs })
-            if (Array.isArray(res?.answers)) await collect(peer, res, sent)
-          } catch (e) { log.debug(`seal of ${txid.slice(0, 12)} at ${peer}: ${errorMessage(e)}`) }
-        }
-      }))
-      const r = claimResult(items.map((it, i) => tallyState(it.stateHash, arbiters[i]!, answers[i]!)))
-      if (!r.granted) log.debug(`seal of ${txid.slice(0, 12)} refused: ${r.reason}`)
-      // the seals gathered, compared with those seen before (the sender's own certificate)
-      watchSeals('sender', items, arbiters, sealsOut)
-      return { ...r, seals: sealsOut }
-    }
-    return { ...claimResult(items.map((it, i) => tallyState(it.stateHash, [self], answers[i]!))), seals: sealsOut }
-  }
-
-  const checkSeals = async (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<PeerSeal>): Promise<ClaimResult> => {
-    const h = opts.host()
-    if (h === undefined) {
-      // no network: this node's own table is the one arbiter
-      const records = await table.records(items.map((it) => it.stateHash))
-      return claimResult(items.map((it, i) => {
-        const r = records[i]
-        const ok = r !== undefined && r.committed === true && r.txid === it.holder
-        return tallyState(it.stateHash, ['self'], new Map(ok ? [['self', { granted: true }]] : []))
-      }))
-    }
-    // the arbiters of each state as this node counts them (itself and the peers of its view); a
-    // seal of any other peer is not even checked, so a flood of them costs nothing
-    const arbiters = items.map((it) => arbitersOf(it.stateHash, []))
-    const candidates = new Set(arbiters.flat())
-    const shown = [...new Map(seals.filter((g) => candidates.has(g.peer) && opts.certificates?.distrusted(g.peer) !== true).map((g) => [`${g.peer}|${g.sig}`, g])).values()]
-    const valid = (await Promise.all(shown.map(async (g) => await sealVerifies(g) ? g : undefined))).filter((g): g is PeerSeal => g !== undefined)
-    const byState = new Map<string, Set<string>>()
-    for (const g of valid) {
-      for (const st of g.states) {
-        const k = `${st}|${g.holder}`
-        let peers = byState.get(k)
-        if (peers === undefined) { peers = new Set(); byState.set(k, peers) }
-        peers.add(g.peer)
-      }
-    }
-    // the seals counted here, and any the delivery shows of the same states to another holder,
-    // compared with those seen before (a receiver's check)
-    watchSeals('receiver', items, arbiters, valid)
-    return claimResult(items.map((it, i) => {
-      const sealed = byState.get(`${it.stateHash}|${it.holder}`) ?? new Set<string>()
-      return tallyState(it.stateHash, arbiters[i]!, new Map([...sealed].map((p) => [p, { granted: true }])))
-    }))
-  }
-
-  /**
-   * Hands verified seals to the watch of conflicting certificates: per state of `items` and
-   * holder, the seals of the state's arbiters (`arbiters[i]`, as this node counts them).
-   */
-  const watchSeals = (seenBy: 'sender' | 'receiver', items: ReadonlyArray<{ stateHash: string }>, arbiters: ReadonlyArray<readonly string[]>, seals: readonly PeerSeal[]): void => {
-    const watch = opts.certificates
-    if (watch === undefined || seals.length === 0) return
-    const of = new Map(items.map((it, i) => [it.stateHash, new Set(arbiters[i])]))
-    const byKey = new Map<string, SeenCertificate & { grants: ReturnType<typeof sealEvidence>[] }>()
-    for (const g of seals) {
-      for (const st of g.states) {
-        if (of.get(st)?.has(g.peer) !== true) continue
-        const k = `${st}|${g.holder}`
-        let c = byKey.get(k)
-        if (c === undefined) { c = { stateHash: st, txid: g.holder, grants: [] }; byKey.set(k, c) }
-        if (!c.grants.some((x) => x.peer === g.peer)) c.grants.push(sealEvidence(g))
-      }
-    }
-    if (byKey.size > 0) watch.observe(seenBy, [...byKey.values()])
-  }
+  // the seal (docs/protocol.md, "Seals"): the sender's walk, the arbiter's side, the receiver's count
+  const seals = nodeClaimSeals({ host: opts.host, rpc: rpcNow, table, limits, arbitersOf, ...(opts.certificates !== undefined ? { certificates: opts.certificates } : {}), timeoutMs, log })
 
   const status: ClaimStatusAnswer = async (quorum, txid, nonce, asker) => {
     // a signed answer costs a signature: one peer's questions share its claims' budget
@@ -741,7 +585,7 @@ export function nodeStateClaims (opts: {
     if (open.length > 0) log.debug(`claims: ${open.length} stale claim(s) asked about`)
   }
 
-  return { claimFor, checkGrants, release, sealFor, checkSeals, serveClaim, serveRelease, serveSeal, status, sweep, table }
+  return { claimFor, checkGrants, release, sealFor: seals.sealFor, checkSeals: seals.checkSeals, serveClaim, serveRelease, serveSeal: seals.serveSeal, status, sweep, table }
 }
 
 /** Logs a failure of a best-effort claims step. */
