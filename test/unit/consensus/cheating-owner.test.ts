@@ -98,6 +98,35 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
     expect(again.delivered).to.equal(true)
   })
 
+  it('two splits of one token: a bundle that names the burnt parent with an empty chain, sent to nodes that remember the other burn, skips the burnt ancestor at the quorums and at the receiver: one paid', async () => {
+    const n = await network(true)
+    const { alice, id } = await wallet(n.net, n.x, n.y)
+    // carol's wallet lives on a node that also runs one of set 2's quorums (a small network: every node a quorum)
+    const carol = await n.net.addDid(n.net.nodeOf(n.set2[0]!))
+    const carolNode = n.net.nodeOf(carol.did)
+    // X splits the token one way and pays bob half: the state before the burn is sealed to X's burn
+    const first = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 500, memo: 'x', quorums: n.set1 }, alice.owner)
+    expect(first.delivered).to.equal(true)
+    // Y splits it another way; the honest spend is refused (the state is sealed to X's burn), but
+    // set 2's quorums validated Y's burn on the way and remember the parent as burnt into Y's parts
+    const honest = await n.y.sender.transfer({ sender: alice.did, receiver: carol.did, amountMilli: 300, memo: 'y', quorums: n.set2 }, alice.owner).then(() => undefined, (e: Error) => e.message)
+    expect(honest, 'the honest second split was paid').to.be.a('string')
+    // Y again, its bundles naming the burnt parent with an empty chain (the remembered ancestor is not read from the bundle)
+    const t = n.y.sender as unknown as { transport: ConsensusTransport }
+    const base = t.transport
+    const strip = <R extends { bundle: { chains: Record<string, Uint8Array[]> } }>(r: R): R => ({ ...r, bundle: { ...r.bundle, chains: { ...r.bundle.chains, ...(r.bundle.chains[id] !== undefined ? { [id]: [] } : {}) } } })
+    t.transport = { ...base, prepare: async (r) => await base.prepare(strip(r)), deliver: async (r) => await base.deliver(strip(r)) }
+    // and his sender claims and seals the part's own state only, as the quorums' votes name it
+    const port = (n.y.sender as unknown as { ctx: { claims: { port: StateClaims } } }).ctx.claims.port
+    const claimFor = port.claimFor.bind(port)
+    const sealFor = port.sealFor!.bind(port)
+    port.claimFor = async (txid, claimants, hashes, _burns, contract, paths) => await claimFor(txid, claimants, hashes, [], contract, paths)
+    port.sealFor = async (txid, items, consents, peers) => await sealFor(txid, items.filter((it) => it.holder === txid), consents, peers)
+    const r2 = await n.y.sender.transfer({ sender: alice.did, receiver: carol.did, amountMilli: 300, memo: 'y2', quorums: n.set2 }, alice.owner).then((x) => JSON.stringify(x), (e: Error) => e.message); console.log('R2', r2, honest)
+    expect(await balance(n.bobNode, n.bob.did)).to.equal(500)
+    expect(await balance(carolNode, carol.did), 'one state burnt two ways and both parts paid').to.equal(0)
+  })
+
   it('case 4: a checker that claims only at SIGN (PREPAREs sent without `asked`) claims the burnt ancestors too: two splits of one token, one paid', async () => {
     const n = await network(true)
     // the cheating sender's PREPAREs name no expected signers: no checker claims at PREPARE
