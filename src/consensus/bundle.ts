@@ -71,6 +71,13 @@ export interface AncestryMemory {
    * number, or a shorter chain): where a second spend of one state may show (double-spends.ts)
    */
   diverged?: Map<string, readonly Uint8Array[]>
+  /**
+   * the chains of the bundle this call validated (tokens, part-token parents, an FT's backing
+   * tokens), by token: the only bundle chains a validator may read the burnt ancestors from (a
+   * chain of the bundle that validation skipped, because its ancestor or state was known here, is
+   * whatever the sender put there)
+   */
+  checked?: Map<string, readonly Uint8Array[]>
 }
 
 /** An AncestryMemory over the ledger's 'cs-ancestors' and 'cs-validated' records (and what this memory learned already). */
@@ -83,6 +90,7 @@ export function ledgerAncestry (ledger: Pick<Ledger, 'record' | 'recordsByKey'>)
     learned,
     states,
     diverged: new Map(),
+    checked: new Map(),
     recall: async (id) => learned.get(id)?.record ?? await ledger.record<RememberedAncestor>('cs-ancestors', id),
     validated: async (id) => {
       const s = states.get(id)
@@ -389,6 +397,7 @@ async function validateWithDepth (bundle: ChainBundle, tokenId: string, verifier
   const chain = bundle.chains[tokenId]
   if (chain === undefined || chain.length === 0) throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${tokenId}: no chain supplied`)
   const res = await validateChain(chain, { tokenId, verifier, cache, tokenContent: bundle.contents[tokenId] })
+  memory?.checked?.set(tokenId, chain)
   if (res.kind === 'ft') await validateFtBacking(bundle, tokenId, chain[0], verifier, cache, memory, level)
   if (res.kind !== 'part') return { tip: res.tip, ancestors: 0 }
   // walk up: each step checks `child` against its parent; the parent is remembered, or validated here
@@ -414,6 +423,7 @@ async function validateWithDepth (bundle: ChainBundle, tokenId: string, verifier
     const parentRes = await validateChain(parentChain, { tokenId: parentId, verifier, cache, tokenContent: bundle.contents[parentId] })
     if (parentRes.kind === 'ft') throw new RbtError(ErrorCode.CHAIN_INVALID, `part token ${child.id} names an FT as its parent`)
     checkBurnt(bundle, child.id, child.genesisOwner, parentId, parentChain, parentRes.tip)
+    memory?.checked?.set(parentId, parentChain)
     pending.push({ id: parentId, chain: parentChain, parentId, tip: parentRes.tip, genesisOwner: parentRes.genesisOwner })
     if (parentRes.kind !== 'part') { ancestors = 0; break }
     child = { id: parentId, chain: parentChain, tip: parentRes.tip, genesisOwner: parentRes.genesisOwner }
