@@ -2,7 +2,7 @@ import { decodeBlockEnvelope, parseBlockId, peekBlockEnvelope } from '../tokench
 import { bytesToHex } from '../tokenchain/hash.js'
 import { spendAnchor } from '../tokenchain/validate.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
-import { isFtGenesis, validateBundleToken } from './bundle.js'
+import { AncestryMissing, isFtGenesis, validateBundleToken } from './bundle.js'
 import type { BurnClaim, Ledger, Verifier } from './ports.js'
 import type { VerifiedBlockCache } from '../tokenchain/validate.js'
 import type { AncestryMemory } from './bundle.js'
@@ -45,7 +45,11 @@ export async function burntAncestors (spent: ReadonlyArray<readonly [tokenId: st
     if (seen.has(id) || level >= MAX_LEVELS) continue
     seen.add(id)
     const chain = await chainOf(id).catch(() => undefined)
-    if (chain === undefined || chain.length === 0) continue
+    if (chain === undefined || chain.length === 0) {
+      // a token spent at its genesis whose chain is not at hand: its parents cannot be named
+      if (strict) throw new AncestorUnknown(id)
+      continue
+    }
     const genesis = decodeBlockEnvelope(chain[0]!)
     const parentId = genesis.content.genesis?.info[id]?.parentId ?? ''
     const parents = isFtGenesis(genesis, id) ? parentId.split(',').filter((p) => p !== '') : parentId !== '' && genesis.content.genesis?.type === '' ? [parentId] : []
@@ -122,7 +126,10 @@ export async function validatorBurns (spent: ReadonlyArray<readonly [tokenId: st
   for (const [id, blockId] of spent) {
     let n: number
     try { n = parseBlockId(blockId).number } catch { continue }
-    if (n === 0 && bundle.chains[id] !== undefined) await validateBundleToken(bundle, id, verifier, cache, { ...memory, validated: undefined })
+    if (n !== 0) continue
+    // the sender left the chain out (the state was known here): it is asked for
+    if (bundle.chains[id] === undefined) throw new AncestryMissing([id], id, `token ${id}: its chain is needed to name the burnt ancestors it rests on`)
+    await validateBundleToken(bundle, id, verifier, cache, { ...memory, validated: undefined })
   }
   return await burntAncestors(spent, chainOf, true)
 }
