@@ -163,14 +163,20 @@ export class TransferReceiver {
       const held = new Map((await ledger.tokensById(ids)).map((t, i) => [ids[i], t]))
       const chains: Array<[string, readonly Uint8Array[], number]> = []
       for (const [id, chain] of Object.entries(req.bundle.chains)) {
-        // the ancestors learned now are written with their chains by storeLearned; an ancestor
-        // remembered here keeps the chain it was validated with (the bundle's copy was not read: the
-        // sender may have put anything there, and the burnt-ancestor walk trusts the stored one)
+        // the ancestors learned now are written with their chains by storeLearned
         if (memory.learned.has(id)) continue
-        if (memory.checked?.has(id) !== true && ti.transTokens?.[id] === undefined && await memory.recall(id) !== undefined) continue
+        // a chain of the bundle that validation did not read (an ancestor remembered here, a token
+        // this node holds, anything else the sender put in) is the sender's word: kept only where
+        // nothing of that token is stored yet, never over a stored chain (a payer could otherwise
+        // overwrite the chains of the receiver's own tokens, or of the ancestors the burnt-ancestor
+        // walk reads)
+        if (ti.transTokens?.[id] === undefined && memory.checked?.has(id) !== true && (held.get(id) !== undefined || (await ledger.chain(id)).length > 0)) continue
         chains.push([id, chain, storedPrefix(held.get(id)?.latestBlockId, chain)])
       }
-      const contents = Object.entries(req.bundle.contents).filter(([id, c]) => held.get(id)?.content !== c)
+      // likewise a content: a token of the transaction's, or one not stored here yet
+      const storedContents = await ledger.recordsByKey<string>('cs-contents', Object.keys(req.bundle.contents))
+      const contents = Object.entries(req.bundle.contents).filter(([id, c], i) => held.get(id)?.content !== c &&
+        (ti.transTokens?.[id] !== undefined || (held.get(id)?.content === undefined && storedContents[i] === undefined)))
       await ledger.commit((w) => {
         storeLearned(w, memory)
         for (const [id, chain, from] of chains) for (let i = from; i < chain.length; i++) w.putBlock(id, i, chain[i])
