@@ -39,4 +39,22 @@ describe('consensus: the seal of honest transfers', function () {
     q0.failSign = false
     expect(await balance(n.bobNode, n.bob.did), `not delivered (${String(r)})`).to.equal(1000)
   })
+
+  it('honest parts with claims on: payments that split the change again and again, the parts paid back (the quorums and the receiver remember the ancestors), and a self transfer of a part at its genesis are all sealed and taken', async () => {
+    const n = await twoQuorumSets(true)
+    const alice = await n.net.addDid(n.x)
+    await n.net.mint(n.x, alice.did, 1)
+    for (const memo of ['one', 'two', 'three']) {
+      const r = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 200, memo, quorums: n.set1 }, alice.owner)
+      expect(r.delivered, memo).to.equal(true)
+    }
+    expect(await balance(n.bobNode, n.bob.did)).to.equal(600)
+    const back = await n.bobNode.sender.transfer({ sender: n.bob.did, receiver: alice.did, amountMilli: 600, memo: 'back', quorums: n.set2 }, n.bob.owner)
+    expect(back.delivered).to.equal(true)
+    const change = (await n.x.ledger.tokensOf(alice.did, 'Free')).filter((t) => t.valueMilli === 400)
+    expect(change).to.have.length(1)
+    const self = await n.x.sender.transfer({ sender: alice.did, receiver: alice.did, amountMilli: 400, memo: 'self', quorums: n.set2, selfTokens: [change[0]!.tokenId] }, alice.owner)
+    expect(self.delivered).to.equal(true)
+    expect(await balance(n.x, alice.did)).to.equal(1000)
+  })
 })
