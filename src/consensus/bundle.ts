@@ -381,6 +381,24 @@ export function storedPrefix (latestBlockId: string | undefined, chain: readonly
 }
 
 /**
+ * Whether every block of `chain` from number `from` on names the block before it (by number and
+ * hash) as the previous one of `tokenId`: a chain whose last block was validated is then, block
+ * for block, the chain that block rests on. A validation from a known state checks only the blocks
+ * after it; what comes before is the sender's word until its links are checked (no signature is).
+ */
+export function linksHold (chain: readonly Uint8Array[], tokenId: string, from = 1): boolean {
+  try {
+    for (let i = Math.max(1, from); i < chain.length; i++) {
+      const e = tokenEntry(decodeBlockEnvelope(chain[i]!), tokenId)
+      if (e?.previousBlockId === undefined) return false
+      const prev = parseBlockId(e.previousBlockId)
+      if (prev.number !== i - 1 || prev.hash !== peekBlockEnvelope(chain[i - 1]!).hash || Number(e.blockNumber) !== i) return false
+    }
+    return true
+  } catch { return false }
+}
+
+/**
  * Is `envelope` the block `blockId` (of the chain it is found in, at that id's number)? Its hash
  * covers its content, token entries and numbers included, so the hash alone tells.
  */

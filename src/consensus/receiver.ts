@@ -5,7 +5,7 @@ import type { Block } from '../tokenchain/block.js'
 import { spendAnchor, type VerifiedBlockCache } from '../tokenchain/validate.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import { flagDiverged, type DoubleSpendSink } from './double-spends.js'
-import { heldStates, ledgerAncestry, type AncestryMemory, storedPrefix, storeLearned, validateBundleToken, validateBundleTokenOrCollect, validateHeldToken } from './bundle.js'
+import { heldStates, ledgerAncestry, linksHold, type AncestryMemory, storedPrefix, storeLearned, validateBundleToken, validateBundleTokenOrCollect, validateHeldToken } from './bundle.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import type { ChainBundle, DeliverReply, DeliverRequest, ReceiverPolicy, SpentState } from './messages.js'
 import type { Clock, Ledger, StateClaims, TokenState, Verifier } from './ports.js'
@@ -171,7 +171,13 @@ export class TransferReceiver {
         // overwrite the chains of the receiver's own tokens, or of the ancestors the burnt-ancestor
         // walk reads)
         if (ti.transTokens?.[id] === undefined && memory.checked?.has(id) !== true && (held.get(id) !== undefined || (await ledger.chain(id)).length > 0)) continue
-        chains.push([id, chain, storedPrefix(held.get(id)?.latestBlockId, chain)])
+        const from = storedPrefix(held.get(id)?.latestBlockId, chain)
+        // a token validated from a state known here had only the blocks after it checked: the
+        // blocks before it are stored only when they link up to it
+        if (ti.transTokens?.[id] !== undefined && memory.checked?.has(id) !== true && !linksHold(chain, id, from)) {
+          throw new RbtError(ErrorCode.VERIFICATION_FAILED, `the chain of token ${id} does not link up to the state validated here`)
+        }
+        chains.push([id, chain, from])
       }
       // likewise a content: a token of the transaction's, or one not stored here yet
       const storedContents = await ledger.recordsByKey<string>('cs-contents', Object.keys(req.bundle.contents))

@@ -93,6 +93,27 @@ describe('consensus: the receiver accepts a block by its signers\' pledges, not 
     expect(again.delivered).to.equal(true)
   })
 
+  it('a token whose state the receiver\'s node validated before (as a quorum) arrives with blocks before that state that are not its own: refused, never stored as its chain', async () => {
+    const { net, a, b, alice, bob, quorums } = await SimNet.standard()
+    const [id] = await net.mint(a, alice.did, 1)
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    await b.sender.transfer({ sender: bob.did, receiver: alice.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, bob.owner)
+    // dave's wallet is on a quorum node that validated the token's state on the way
+    const q = quorums.find((x) => x.ledger.recs.get('cs-validated')?.has(id!) === true)!
+    expect(q, 'no quorum node validated the token').to.not.equal(undefined)
+    const dave = await net.addDid(q)
+    const real = (await a.ledger.chain(id!))[0]!
+    const t = a.sender as unknown as { transport: ConsensusTransport }
+    const base = t.transport
+    // the payer swaps the genesis for a block of another chain (only what follows the known state is checked)
+    const [other] = await net.mint(a, alice.did, 1)
+    const forged = (await a.ledger.chain(other!))[0]!
+    t.transport = { ...base, deliver: async (r: DeliverRequest) => await base.deliver({ ...r, bundle: { ...r.bundle, chains: { ...r.bundle.chains, [id!]: [forged, ...r.bundle.chains[id!]!.slice(1)] } } }) }
+    await a.sender.transfer({ sender: alice.did, receiver: dave.did, amountMilli: 1000, memo: '', quorums: net.quorumDids, selfTokens: undefined }, alice.owner).catch(() => undefined)
+    const stored = await q.ledger.chain(id!)
+    if (stored[0] !== undefined) expect(Buffer.from(stored[0]).toString('hex'), 'a block not of the token\'s chain was stored as its genesis').to.equal(Buffer.from(real).toString('hex'))
+  })
+
   it('strict rule (trustOwnQuorumList): a sender learns it from the probe and aborts before any quorum signs', async () => {
     const { net, a, b, alice, bob } = await SimNet.standard()
     await net.mint(a, alice.did, 1)
