@@ -71,6 +71,13 @@ export interface AncestryMemory {
    * number, or a shorter chain): where a second spend of one state may show (double-spends.ts)
    */
   diverged?: Map<string, readonly Uint8Array[]>
+  /**
+   * the chains of the bundle this call validated (tokens, part-token parents, an FT's backing
+   * tokens), by token: the only bundle chains a validator may read the burnt ancestors from (a
+   * chain of the bundle that validation skipped, because its ancestor or state was known here, is
+   * whatever the sender put there)
+   */
+  checked?: Map<string, readonly Uint8Array[]>
 }
 
 /** An AncestryMemory over the ledger's 'cs-ancestors' and 'cs-validated' records (and what this memory learned already). */
@@ -83,6 +90,7 @@ export function ledgerAncestry (ledger: Pick<Ledger, 'record' | 'recordsByKey'>)
     learned,
     states,
     diverged: new Map(),
+    checked: new Map(),
     recall: async (id) => learned.get(id)?.record ?? await ledger.record<RememberedAncestor>('cs-ancestors', id),
     validated: async (id) => {
       const s = states.get(id)
@@ -373,6 +381,24 @@ export function storedPrefix (latestBlockId: string | undefined, chain: readonly
 }
 
 /**
+ * Whether every block of `chain` from number `from` on names the block before it (by number and
+ * hash) as the previous one of `tokenId`: a chain whose last block was validated is then, block
+ * for block, the chain that block rests on. A validation from a known state checks only the blocks
+ * after it; what comes before is the sender's word until its links are checked (no signature is).
+ */
+export function linksHold (chain: readonly Uint8Array[], tokenId: string, from = 1): boolean {
+  try {
+    for (let i = Math.max(1, from); i < chain.length; i++) {
+      const e = tokenEntry(decodeBlockEnvelope(chain[i]!), tokenId)
+      if (e?.previousBlockId === undefined) return false
+      const prev = parseBlockId(e.previousBlockId)
+      if (prev.number !== i - 1 || prev.hash !== peekBlockEnvelope(chain[i - 1]!).hash || Number(e.blockNumber) !== i) return false
+    }
+    return true
+  } catch { return false }
+}
+
+/**
  * Is `envelope` the block `blockId` (of the chain it is found in, at that id's number)? Its hash
  * covers its content, token entries and numbers included, so the hash alone tells.
  */
@@ -389,6 +415,7 @@ async function validateWithDepth (bundle: ChainBundle, tokenId: string, verifier
   const chain = bundle.chains[tokenId]
   if (chain === undefined || chain.length === 0) throw new RbtError(ErrorCode.CHAIN_INVALID, `token ${tokenId}: no chain supplied`)
   const res = await validateChain(chain, { tokenId, verifier, cache, tokenContent: bundle.contents[tokenId] })
+  memory?.checked?.set(tokenId, chain)
   if (res.kind === 'ft') await validateFtBacking(bundle, tokenId, chain[0], verifier, cache, memory, level)
   if (res.kind !== 'part') return { tip: res.tip, ancestors: 0 }
   // walk up: each step checks `child` against its parent; the parent is remembered, or validated here
@@ -414,6 +441,7 @@ async function validateWithDepth (bundle: ChainBundle, tokenId: string, verifier
     const parentRes = await validateChain(parentChain, { tokenId: parentId, verifier, cache, tokenContent: bundle.contents[parentId] })
     if (parentRes.kind === 'ft') throw new RbtError(ErrorCode.CHAIN_INVALID, `part token ${child.id} names an FT as its parent`)
     checkBurnt(bundle, child.id, child.genesisOwner, parentId, parentChain, parentRes.tip)
+    memory?.checked?.set(parentId, parentChain)
     pending.push({ id: parentId, chain: parentChain, parentId, tip: parentRes.tip, genesisOwner: parentRes.genesisOwner })
     if (parentRes.kind !== 'part') { ancestors = 0; break }
     child = { id: parentId, chain: parentChain, tip: parentRes.tip, genesisOwner: parentRes.genesisOwner }

@@ -2,8 +2,12 @@ import { decodeBlockEnvelope, parseBlockId, peekBlockEnvelope } from '../tokench
 import { bytesToHex } from '../tokenchain/hash.js'
 import { spendAnchor } from '../tokenchain/validate.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
-import { isFtGenesis } from './bundle.js'
-import type { BurnClaim } from './ports.js'
+import { AncestryMissing, isFtGenesis, validateBundleToken } from './bundle.js'
+import type { BurnClaim, Ledger, Verifier } from './ports.js'
+import type { VerifiedBlockCache } from '../tokenchain/validate.js'
+import type { AncestryMemory } from './bundle.js'
+import type { ChainBundle } from './messages.js'
+import { ErrorCode, RbtError } from '../util/errors.js'
 
 /**
  * The burnt ancestors a transaction's tokens rest on, as states to claim (docs/protocol.md,
@@ -22,8 +26,12 @@ const MAX_LEVELS = 64
 
 export type { BurnClaim } from './ports.js'
 
-/** `spent`: each token and the state it spends, keyed on its last quorum-signed state (ChainTip.anchorBlockId). */
-export async function burntAncestors (spent: ReadonlyArray<readonly [tokenId: string, blockId: string]>, chainOf: (tokenId: string) => Promise<readonly Uint8Array[] | undefined>): Promise<BurnClaim[]> {
+/**
+ * `spent`: each token and the state it spends, keyed on its last quorum-signed state (ChainTip.anchorBlockId).
+ * `strict` (a quorum's vote, a receiver's certificate): a parent whose chain is not at hand, or
+ * does not read, throws AncestorUnknown instead of being left out; the sender's own walk is lenient.
+ */
+export async function burntAncestors (spent: ReadonlyArray<readonly [tokenId: string, blockId: string]>, chainOf: (tokenId: string) => Promise<readonly Uint8Array[] | undefined>, strict = false): Promise<BurnClaim[]> {
   const out = new Map<string, BurnClaim>()
   const seen = new Set<string>()
   const queue: Array<[string, number]> = []
@@ -37,18 +45,31 @@ export async function burntAncestors (spent: ReadonlyArray<readonly [tokenId: st
     if (seen.has(id) || level >= MAX_LEVELS) continue
     seen.add(id)
     const chain = await chainOf(id).catch(() => undefined)
-    if (chain === undefined || chain.length === 0) continue
+    if (chain === undefined || chain.length === 0) {
+      // a token spent at its genesis whose chain is not at hand: its parents cannot be named
+      if (strict) throw new AncestorUnknown(id)
+      continue
+    }
     const genesis = decodeBlockEnvelope(chain[0]!)
     const parentId = genesis.content.genesis?.info[id]?.parentId ?? ''
     const parents = isFtGenesis(genesis, id) ? parentId.split(',').filter((p) => p !== '') : parentId !== '' && genesis.content.genesis?.type === '' ? [parentId] : []
     for (const p of parents) {
       const pc = await chainOf(p).catch(() => undefined)
-      if (pc === undefined || pc.length < 2) continue
-      const burn = peekBlockEnvelope(pc[pc.length - 1]!).hash
+      if (pc === undefined || pc.length < 2) {
+        if (strict) throw new AncestorUnknown(p)
+        continue
+      }
       // the state the burn spent: the parent's last quorum-signed state before it (owner-only
       // blocks in between change nothing: two burns of one state meet whatever their owner appended)
+      let burn: string
       let before: string
-      try { before = spendAnchor(pc, pc.length - 2) } catch { continue }
+      try {
+        burn = peekBlockEnvelope(pc[pc.length - 1]!).hash
+        before = spendAnchor(pc, pc.length - 2)
+      } catch {
+        if (strict) throw new AncestorUnknown(p)
+        continue
+      }
       const stateHash = tokenStateHash(p, before)
       if (!out.has(stateHash)) out.set(stateHash, { stateHash, spender: burn, proof: pc.slice(parseBlockId(before).number).map(bytesToHex) })
       // burnt straight from its genesis state: its own burnt ancestors may never have been claimed
@@ -56,4 +77,59 @@ export async function burntAncestors (spent: ReadonlyArray<readonly [tokenId: st
     }
   }
   return [...out.values()]
+}
+
+/** A burnt ancestor whose chain a validator has not validated: its burn cannot be claimed or checked. */
+export class AncestorUnknown extends RbtError {
+  constructor (readonly tokenId: string) {
+    super(ErrorCode.CHAIN_INVALID, `the chain of burnt ancestor ${tokenId} was not validated here: its burn cannot be checked`)
+  }
+}
+
+/**
+ * The chains a validator (a quorum voting, a receiver checking a certificate) reads burnt ancestors
+ * from: only chains it validated. A spent token's own chain is the bundle's (validated with the
+ * token) or its stored one; an ancestor's is one validated by this call (`memory.learned`,
+ * `memory.checked`), or the stored chain of an ancestor remembered here, ending with the burn it
+ * was remembered with. Never a bundle chain that validation skipped because the ancestor (or the
+ * token's state) was known here: the sender may put anything there, an empty chain that hid the
+ * burnt ancestor from the walk, or another burn of the same state.
+ */
+export function validatedChainOf (bundle: ChainBundle, memory: AncestryMemory, ledger: Pick<Ledger, 'chain'>, spent: ReadonlySet<string>): (tokenId: string) => Promise<readonly Uint8Array[] | undefined> {
+  return async (id) => {
+    if (spent.has(id)) return bundle.chains[id] ?? await ledger.chain(id)
+    const now = memory.learned.get(id)?.chain ?? memory.checked?.get(id)
+    if (now !== undefined) return now
+    const rec = await memory.recall(id)
+    if (rec === undefined) return undefined
+    const stored = await ledger.chain(id)
+    if (stored.length === 0) return undefined
+    try { return peekBlockEnvelope(stored[stored.length - 1]!).hash === rec.burnHash ? stored : undefined } catch { return undefined }
+  }
+}
+
+/**
+ * A validator's burnt ancestors of the states a transaction spends (strict: every parent from a
+ * chain validated here, see validatedChainOf). A token whose state was known here was not
+ * validated down its ancestry by this call: when an ancestor is not at hand, the tokens spent at
+ * their genesis are validated whole from the bundle (ancestors remembered here still count), and
+ * the walk runs again. Throws AncestorUnknown (or AncestryMissing: the bundle lacks a chain) when
+ * the ancestors still cannot be read from validated chains.
+ */
+export async function validatorBurns (spent: ReadonlyArray<readonly [tokenId: string, blockId: string]>, bundle: ChainBundle, memory: AncestryMemory, ledger: Pick<Ledger, 'chain'>, verifier: Verifier, cache?: VerifiedBlockCache): Promise<BurnClaim[]> {
+  const chainOf = validatedChainOf(bundle, memory, ledger, new Set(spent.map(([id]) => id)))
+  try {
+    return await burntAncestors(spent, chainOf, true)
+  } catch (e) {
+    if (!(e instanceof AncestorUnknown)) throw e
+  }
+  for (const [id, blockId] of spent) {
+    let n: number
+    try { n = parseBlockId(blockId).number } catch { continue }
+    if (n !== 0) continue
+    // the sender left the chain out (the state was known here): it is asked for
+    if (bundle.chains[id] === undefined) throw new AncestryMissing([id], id, `token ${id}: its chain is needed to name the burnt ancestors it rests on`)
+    await validateBundleToken(bundle, id, verifier, cache, { ...memory, validated: undefined })
+  }
+  return await burntAncestors(spent, chainOf, true)
 }

@@ -29,7 +29,7 @@ import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe
 import { PledgeReleases } from './pledge-release.js'
 import { QuorumClaims, stateHashOf } from './quorum-claims.js'
 import { anchorPaths, nonceOfSecret, sealSecret } from './claim-proofs.js'
-import { burntAncestors } from './burn-claims.js'
+import { burntAncestors, validatorBurns, type BurnClaim } from './burn-claims.js'
 import { flagDiverged, type DoubleSpendSink } from './double-spends.js'
 
 export interface QuorumOptions {
@@ -278,7 +278,16 @@ export class QuorumService {
       // With its states, every vote keeps the burnt ancestors of the parts it spends (a burn is
       // signed by its owner alone): its grants must cover them too.
       const chainOf = async (id: string): Promise<readonly Uint8Array[] | undefined> => req.bundle.chains[id] ?? memory.learned.get(id)?.chain ?? await this.ledger.chain(id)
-      const burns = isNftTx ? [] : await burntAncestors(states.map((st) => { const at = st.indexOf('@'); return [st.slice(0, at), st.slice(at + 1)] as const }), chainOf)
+      // read from chains validated here only (a bundle chain validation skipped is the sender's word)
+      let burns: BurnClaim[] = []
+      if (!isNftTx) {
+        try {
+          burns = await validatorBurns(states.map((st) => { const at = st.indexOf('@'); return [st.slice(0, at), st.slice(at + 1)] as const }), req.bundle, memory, this.ledger, this.opts.verifier, this.cache)
+        } catch (e) {
+          if (e instanceof AncestryMissing) return { ...no(errorMessage(e)), missing: e.missing }
+          return no(errorMessage(e))
+        }
+      }
       // a state before the contract's tip: the arbiters are shown the owner-only blocks from it to the tip
       const paths = await anchorPaths(states.map((state, i) => ({ state, tip: spends[i]! })), chainOf)
       const held = { quorumDid, txid, states, burns, ...(Object.keys(paths).length > 0 ? { paths } : {}) }

@@ -5,7 +5,7 @@ import type { Block } from '../tokenchain/block.js'
 import { spendAnchor, type VerifiedBlockCache } from '../tokenchain/validate.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import { flagDiverged, type DoubleSpendSink } from './double-spends.js'
-import { heldStates, ledgerAncestry, storedPrefix, storeLearned, validateBundleToken, validateBundleTokenOrCollect, validateHeldToken } from './bundle.js'
+import { heldStates, ledgerAncestry, linksHold, type AncestryMemory, storedPrefix, storeLearned, validateBundleToken, validateBundleTokenOrCollect, validateHeldToken } from './bundle.js'
 import { KeyedMutex } from './keyed-mutex.js'
 import type { ChainBundle, DeliverReply, DeliverRequest, ReceiverPolicy, SpentState } from './messages.js'
 import type { Clock, Ledger, StateClaims, TokenState, Verifier } from './ports.js'
@@ -13,7 +13,7 @@ import { systemClock, VERIFIED_MEMO } from './ports.js'
 import { BoundedSet } from '../util/lru.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import { stateKey, type IncomingRecord } from './records.js'
-import { burntAncestors } from './burn-claims.js'
+import { validatorBurns, type BurnClaim } from './burn-claims.js'
 import { isPeerSeal, stateHashOf } from './quorum-claims.js'
 import { isScContractType } from './smart-contract.js'
 import type { DecodedContract } from '../tokenchain/contract.js'
@@ -155,7 +155,7 @@ export class TransferReceiver {
       // nothing is stored: the sender delivers again with these ancestors' chains
       if (missing.length > 0) return { txid: req.txid, accepted: false, missing: [...new Set(missing)] }
       if (incoming.length === 0) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'the contract transfers no token')
-      await this.checkCertificate(req, contract, block, async (id) => req.bundle.chains[id] ?? memory.learned.get(id)?.chain ?? await ledger.chain(id))
+      await this.checkCertificate(req, contract, block, memory)
       const tCert = Date.now()
       // the blocks and contents of tokens this node held before (change coming back, a part's
       // parent it burnt itself) are stored already: only what it lacks is written
@@ -164,9 +164,25 @@ export class TransferReceiver {
       const chains: Array<[string, readonly Uint8Array[], number]> = []
       for (const [id, chain] of Object.entries(req.bundle.chains)) {
         // the ancestors learned now are written with their chains by storeLearned
-        if (!memory.learned.has(id)) chains.push([id, chain, storedPrefix(held.get(id)?.latestBlockId, chain)])
+        if (memory.learned.has(id)) continue
+        // a chain of the bundle that validation did not read (an ancestor remembered here, a token
+        // this node holds, anything else the sender put in) is the sender's word: kept only where
+        // nothing of that token is stored yet, never over a stored chain (a payer could otherwise
+        // overwrite the chains of the receiver's own tokens, or of the ancestors the burnt-ancestor
+        // walk reads)
+        if (ti.transTokens?.[id] === undefined && memory.checked?.has(id) !== true && (held.get(id) !== undefined || (await ledger.chain(id)).length > 0)) continue
+        const from = storedPrefix(held.get(id)?.latestBlockId, chain)
+        // a token validated from a state known here had only the blocks after it checked: the
+        // blocks before it are stored only when they link up to it
+        if (ti.transTokens?.[id] !== undefined && memory.checked?.has(id) !== true && !linksHold(chain, id, from)) {
+          throw new RbtError(ErrorCode.VERIFICATION_FAILED, `the chain of token ${id} does not link up to the state validated here`)
+        }
+        chains.push([id, chain, from])
       }
-      const contents = Object.entries(req.bundle.contents).filter(([id, c]) => held.get(id)?.content !== c)
+      // likewise a content: a token of the transaction's, or one not stored here yet
+      const storedContents = await ledger.recordsByKey<string>('cs-contents', Object.keys(req.bundle.contents))
+      const contents = Object.entries(req.bundle.contents).filter(([id, c], i) => held.get(id)?.content !== c &&
+        (ti.transTokens?.[id] !== undefined || (held.get(id)?.content === undefined && storedContents[i] === undefined)))
       await ledger.commit((w) => {
         storeLearned(w, memory)
         for (const [id, chain, from] of chains) for (let i = from; i < chain.length; i++) w.putBlock(id, i, chain[i])
@@ -212,18 +228,25 @@ export class TransferReceiver {
    * another transaction holds the state. NFT and smart-contract transactions are not checked here
    * yet (their states are keyed apart).
    */
-  private async checkCertificate (req: DeliverRequest, contract: DecodedContract, block: DecodedBlock, chainOf: (id: string) => Promise<readonly Uint8Array[] | undefined>): Promise<void> {
+  private async checkCertificate (req: DeliverRequest, contract: DecodedContract, block: DecodedBlock, memory: AncestryMemory): Promise<void> {
     const claims = this.opts.claims
     if (claims === undefined) return
     const type = contract.content.type
     if (type === ContractType.NFT_DEPLOY || type === ContractType.NFT_EXECUTE || isScContractType(type)) return
     const states: Array<readonly [string, string]> = []
     for (const [tokenId, e] of Object.entries(block.content.transInfo.tokens)) {
-      const chain = await chainOf(tokenId)
+      const chain = req.bundle.chains[tokenId] ?? await this.opts.ledger.chain(tokenId)
       if (chain === undefined || chain.length === 0) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `no chain of token ${tokenId} to find the state its certificate is for`)
       states.push([tokenId, spendAnchor(chain, parseBlockId(e.previousBlockId ?? '').number)])
     }
-    const burns = await burntAncestors(states, chainOf)
+    // the burnt ancestors from chains validated here only: a bundle chain that validation skipped
+    // (its ancestor remembered here) is the sender's word, and an empty one hid the ancestor
+    let burns: BurnClaim[]
+    try {
+      burns = await validatorBurns(states, req.bundle, memory, this.opts.ledger, this.opts.verifier, this.cache)
+    } catch (e) {
+      throw new RbtError(ErrorCode.VERIFICATION_FAILED, `the block's certificate cannot be checked: ${errorMessage(e)}`)
+    }
     const own = new Set(states.map(([id, b]) => stateHashOf(stateKey(id, b))))
     const items = [...[...own].map((stateHash) => ({ stateHash, holder: req.txid })), ...burns.filter((b) => !own.has(b.stateHash)).map((b) => ({ stateHash: b.stateHash, holder: b.spender }))]
     const seals = Array.isArray(req.seals) ? req.seals.filter(isPeerSeal) : []

@@ -93,7 +93,16 @@ export class SignRound extends SenderPart {
             const reply = (sigs as SignReply[]).find((x) => x.quorumDid === v.quorumDid)
             return v.claim !== undefined && reply?.seal !== undefined ? [{ quorum: v.quorumDid, nonce: v.claim.nonce, secret: reply.seal }] : []
           })
-          const sealed = await this.ctx.claims.seal(rec.txid, contract, chosen, consents)
+          let sealed = await this.ctx.claims.seal(rec.txid, contract, chosen, consents)
+          if (!sealed.granted) {
+            // an arbiter seals only a record that names the five signers' claims: a signer that
+            // replaced another was claimed for later, maybe granted by other arbiters than the first
+            // claims were. The five are claimed again together (the same claims: nothing new is
+            // held, the arbiters that lack a claimant add it) and sealed again.
+            this.ctx.claims.drop(rec.txid, chosen.map((v) => v.quorumDid))
+            const again = await this.ctx.claims.claim(rec.txid, contract, chosen)
+            if (again.granted) sealed = await this.ctx.claims.seal(rec.txid, contract, chosen, consents)
+          }
           if (!sealed.granted) throw signingPending(rec.txid, `the quorums signed, but their claims of the states could not be sealed (${sealed.reason}); the tokens stay locked and sealing is retried automatically`)
           certificate = this.ctx.claims.certificate(rec.txid)
         }

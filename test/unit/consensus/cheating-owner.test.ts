@@ -5,6 +5,7 @@ import { GENESIS_ANCHOR } from '../../../src/tokenchain/validate.js'
 import { tokenStateHash } from '../../../src/tokenchain/token-id.js'
 import { checkerKey, networkCheckers, spentStatesOf } from '../../../src/consensus/quorum-checkers.js'
 import { burntAncestors } from '../../../src/consensus/burn-claims.js'
+import { splitToken } from '../../../src/consensus/part-split.js'
 import type { ConsensusTransport, DeliverRequest, PrepareRequest, SignRequest } from '../../../src/consensus/messages.js'
 import type { StateClaims } from '../../../src/consensus/ports.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
@@ -99,6 +100,68 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
     // the winner's other part is still its owner's to spend
     const again = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 500, memo: 'rest', quorums: n.set1 }, alice.owner)
     expect(again.delivered).to.equal(true)
+  })
+
+  for (const own of [false, true]) {
+  it(`two splits of one token: a bundle that names the burnt parent with an empty chain, sent to nodes that remember the other burn, skips the burnt ancestor at the ${own ? 'receiver (the five signers the owner\'s)' : 'quorums and at the receiver'}: one paid`, async () => {
+    const n = await network(true)
+    if (own) for (const d of n.set2) n.net.nodeOf(d).signsAnything = true
+    const { alice, id } = await wallet(n.net, n.x, n.y)
+    // carol's wallet lives on a node that also runs one of set 2's quorums (a small network: every node a quorum)
+    const carol = await n.net.addDid(n.net.nodeOf(n.set2[0]!))
+    const carolNode = n.net.nodeOf(carol.did)
+    // X splits the token one way and pays bob half: the state before the burn is sealed to X's burn
+    const first = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 500, memo: 'x', quorums: n.set1 }, alice.owner)
+    expect(first.delivered).to.equal(true)
+    // Y splits it another way; the honest spend is refused (the state is sealed to X's burn), but
+    // set 2's quorums validated Y's burn on the way and remember the parent as burnt into Y's parts
+    const honest = await n.y.sender.transfer({ sender: alice.did, receiver: carol.did, amountMilli: 300, memo: 'y', quorums: n.set2 }, alice.owner).then(() => undefined, (e: Error) => e.message)
+    expect(honest, 'the honest second split was paid').to.be.a('string')
+    // Y again, its bundles naming the burnt parent with an empty chain (the remembered ancestor is not read from the bundle)
+    const t = n.y.sender as unknown as { transport: ConsensusTransport }
+    const base = t.transport
+    const strip = <R extends { bundle: { chains: Record<string, Uint8Array[]> } }>(r: R): R => ({ ...r, bundle: { ...r.bundle, chains: { ...r.bundle.chains, ...(r.bundle.chains[id] !== undefined ? { [id]: [] } : {}) } } })
+    t.transport = { ...base, prepare: async (r) => await base.prepare(strip(r)), deliver: async (r) => await base.deliver(strip(r)) }
+    // and his sender claims and seals the part's own state only, as the quorums' votes name it
+    const port = (n.y.sender as unknown as { ctx: { claims: { port: StateClaims } } }).ctx.claims.port
+    const claimFor = port.claimFor.bind(port)
+    const sealFor = port.sealFor!.bind(port)
+    port.claimFor = async (txid, claimants, hashes, _burns, contract, paths) => await claimFor(txid, claimants, hashes, [], contract, paths)
+    port.sealFor = async (txid, items, consents, peers) => await sealFor(txid, items.filter((it) => it.holder === txid), consents, peers)
+    await n.y.sender.transfer({ sender: alice.did, receiver: carol.did, amountMilli: 300, memo: 'y2', quorums: n.set2 }, alice.owner).catch(() => undefined)
+    expect(await balance(n.bobNode, n.bob.did)).to.equal(500)
+    expect(await balance(carolNode, carol.did), 'one state burnt two ways and both parts paid').to.equal(0)
+  })
+  }
+
+  // open: every party walks burnt ancestors 64 levels up (MAX_LEVELS in burn-claims.ts), while a
+  // part may be 4,096 deep. Walking all of them costs an honest wallet that paid many times from one
+  // change part (each payment burns the change at its genesis) a claim and a seal per level, past
+  // the arbiters' per-peer rate; refusing deeper parts strands those wallets unless the sender resets
+  // the lineage first (a self transfer of the change). A design choice, left to the claims' owner.
+  it.skip('(open: the burnt-ancestor walk stops at 64 levels) two splits of one token, the second 65 burns deep (each part burnt again at its genesis, no quorum involved): the walk of burnt ancestors stops at 64 levels and never reaches the state burnt twice: one paid', async () => {
+    const n = await network(true)
+    const { alice, id } = await wallet(n.net, n.x, n.y)
+    const first = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 500, memo: 'x', quorums: n.set1 }, alice.owner)
+    expect(first.delivered).to.equal(true)
+    // on Y the owner burns the token into 999 + 1 milli, the 999 part into 998 + 1, and so on, 65 times
+    let cur = id
+    for (let i = 0; i < 65; i++) {
+      const t = n.y.ledger.tokens.get(cur)!
+      const chain = n.y.ledger.blocks.get(cur)!
+      const res = await splitToken(t, chain[chain.length - 1]!, t.valueMilli - 1, alice.owner, n.net.now)
+      await n.y.ledger.commit((w) => {
+        w.putToken(res.parent)
+        w.putBlock(cur, res.burnBlock.number, res.burnBlock.envelope)
+        for (const p of res.parts) { w.putToken(p.token); w.putBlock(p.token.tokenId, 0, p.genesis) }
+      })
+      cur = res.parts[0]!.token.tokenId
+    }
+    expect(n.y.ledger.tokens.get(cur)!.valueMilli).to.equal(935)
+    // the deepest part paid through honest quorums, to an honest receiver
+    await n.y.sender.transfer({ sender: alice.did, receiver: n.carol.did, amountMilli: 935, memo: 'y', quorums: n.set2 }, alice.owner).catch(() => undefined)
+    expect(await balance(n.bobNode, n.bob.did)).to.equal(500)
+    expect(await balance(n.carolNode, n.carol.did), 'one state burnt two ways and both paid').to.equal(0)
   })
 
   it('case 4: a checker that claims only at SIGN (PREPAREs sent without `asked`) claims the burnt ancestors too: two splits of one token, one paid', async () => {

@@ -67,6 +67,53 @@ describe('consensus: the receiver accepts a block by its signers\' pledges, not 
     expect(await balance(b, bob.did)).to.equal(1000)
   })
 
+  it('a payer\'s delivery that carries chains of tokens it does not transfer (a token the receiver holds, a part\'s sibling content) leaves what the receiver stores of them as it was: its own tokens stay spendable', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    const [mine] = await net.mint(b, bob.did, 1)
+    await net.mint(a, alice.did, 1)
+    const before = (await b.ledger.chain(mine!)).map((x) => Buffer.from(x).toString('hex'))
+    const contentBefore = b.ledger.tokens.get(mine!)!.content
+    // alice pays bob, her delivery naming bob's own token with a block of hers, and another content for it
+    const t = a.sender as unknown as { transport: ConsensusTransport }
+    const base = t.transport
+    t.transport = {
+      ...base,
+      deliver: async (r: DeliverRequest) => {
+        const other = Object.keys(r.bundle.chains)[0]!
+        return await base.deliver({ ...r, bundle: { ...r.bundle, chains: { ...r.bundle.chains, [mine!]: [r.bundle.chains[other]![0]!] }, contents: { ...r.bundle.contents, [mine!]: 'not the content of that token' } } })
+      }
+    }
+    const paid = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    expect(paid.delivered).to.equal(true)
+    expect((await b.ledger.chain(mine!)).map((x) => Buffer.from(x).toString('hex')), 'the receiver\'s own token\'s chain was overwritten').to.deep.equal(before)
+    expect(b.ledger.tokens.get(mine!)!.content).to.equal(contentBefore)
+    expect(b.ledger.recs.get('cs-contents')?.get(mine!), 'a content the payer made up was stored').to.not.equal('not the content of that token')
+    // and bob spends his own token
+    const again = await b.sender.transfer({ sender: bob.did, receiver: alice.did, amountMilli: 2000, memo: '', quorums: net.quorumDids }, bob.owner)
+    expect(again.delivered).to.equal(true)
+  })
+
+  it('a token whose state the receiver\'s node validated before (as a quorum) arrives with blocks before that state that are not its own: refused, never stored as its chain', async () => {
+    const { net, a, b, alice, bob, quorums } = await SimNet.standard()
+    const [id] = await net.mint(a, alice.did, 1)
+    await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner)
+    await b.sender.transfer({ sender: bob.did, receiver: alice.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, bob.owner)
+    // dave's wallet is on a quorum node that validated the token's state on the way
+    const q = quorums.find((x) => x.ledger.recs.get('cs-validated')?.has(id!) === true)!
+    expect(q, 'no quorum node validated the token').to.not.equal(undefined)
+    const dave = await net.addDid(q)
+    const real = (await a.ledger.chain(id!))[0]!
+    const t = a.sender as unknown as { transport: ConsensusTransport }
+    const base = t.transport
+    // the payer swaps the genesis for a block of another chain (only what follows the known state is checked)
+    const [other] = await net.mint(a, alice.did, 1)
+    const forged = (await a.ledger.chain(other!))[0]!
+    t.transport = { ...base, deliver: async (r: DeliverRequest) => await base.deliver({ ...r, bundle: { ...r.bundle, chains: { ...r.bundle.chains, [id!]: [forged, ...r.bundle.chains[id!]!.slice(1)] } } }) }
+    await a.sender.transfer({ sender: alice.did, receiver: dave.did, amountMilli: 1000, memo: '', quorums: net.quorumDids, selfTokens: undefined }, alice.owner).catch(() => undefined)
+    const stored = await q.ledger.chain(id!)
+    if (stored[0] !== undefined) expect(Buffer.from(stored[0]).toString('hex'), 'a block not of the token\'s chain was stored as its genesis').to.equal(Buffer.from(real).toString('hex'))
+  })
+
   it('strict rule (trustOwnQuorumList): a sender learns it from the probe and aborts before any quorum signs', async () => {
     const { net, a, b, alice, bob } = await SimNet.standard()
     await net.mint(a, alice.did, 1)

@@ -514,6 +514,24 @@ describe('claims: the seal (a claim made permanent by its signers\' consents)', 
     expect((await fresh.table.records([STATE]))[0]).to.equal(undefined)
   })
 
+  // open: a claimant is any DID that signs a claim over a contract it saw (every arbiter and quorum
+  // of a transaction sees it), so five DIDs of a stranger's claim an honest owner's state for the
+  // owner's own transaction, and their five secrets seal it. If that transaction then ends without
+  // signatures (too few votes, a race lost on another of its states, an abort), the state is spent to
+  // a transaction that never has a block. Closing it needs claimants that are registered quorums (the
+  // committee of decision 0027), or a seal that shows the signed block with its signers' pledges.
+  it.skip('(open: any five DIDs that saw the contract can seal it) a stranger who saw an honest owner\'s contract claims its state with five DIDs of his own and seals it with their secrets: refused', async () => {
+    const { handlers, table } = arbiter()
+    const t1 = contract('bafybmibob')
+    const mine = ['bafybmix1', 'bafybmix2', 'bafybmix3', 'bafybmix4', 'bafybmix5']
+    const own = (i: number): SealConsent => ({ quorum: mine[i]!, nonce: nonceOfSecret(secret(i + 20)), secret: secret(i + 20) })
+    const proofs = mine.map((q, i) => ({ ...proof(t1, q, own(i).nonce), quorum: q }))
+    await handlers['claims.claim']({ items: [{ txid: t1.txid, stateHash: STATE, ps: [0, 1, 2, 3, 4] }], proofs }, ctx('stranger'))
+    const r = await sealReq(handlers, t1.txid, mine.map((_, i) => own(i)))
+    expect(r.answers[0]!.sealed, 'a stranger sealed an honest owner\'s state to a transaction nobody signed').to.equal(false)
+    expect((await table.records([STATE]))[0]?.committed).to.equal(undefined)
+  })
+
   it('a malformed seal request is refused before any read', async () => {
     const { handlers } = arbiter()
     for (const bad of [{}, { txid: 'x', items: [], consents: [] }, { txid: 'a'.repeat(64), items: [{ stateHash: STATE, holder: 'a'.repeat(64) }], consents: Array.from({ length: 17 }, (_, i) => consent(i % 5)) }]) {
