@@ -8,6 +8,7 @@ import { defaultSwarmKeyPath, loadSwarmKey } from '../../../src/p2p/swarm-key.js
 import { kadKey, kadPeerKey, compareDistance } from '../../../src/p2p/closest-query.js'
 import { spentKeyBytes } from '../../../src/node/consensus/spent-markers.js'
 import { peerGrantBytes } from '../../../src/consensus/claim-proofs.js'
+import { ErrorCode, RbtError } from '../../../src/util/errors.js'
 
 /**
  * A peer the cheating owner runs (docs/security.md, "Threat model"): its own libp2p host on the
@@ -108,9 +109,30 @@ export class AttackerPeer {
     return () => { this.listeners = this.listeners.filter((x) => x !== l) }
   }
 
-  /** Connects to every address (a node's multiaddr with /p2p/); answers the peer ids. */
-  async connect (multiaddrs: readonly string[]): Promise<string[]> {
-    return await Promise.all(multiaddrs.map(async (a) => await this.host.dial(a, { timeoutMs: 15_000 })))
+  /**
+   * Connects to every address (a node's multiaddr with /p2p/); answers the peer ids. A dial the
+   * node refuses or that times out is tried again, after a growing random pause, until
+   * `deadlineMs` has passed: a node takes only so many inbound handshakes at once (libp2p's
+   * `maxIncomingPendingConnections`, 10) and resets the rest, so twenty peers joining one node at
+   * the same moment get about half of them reset, and an attacker who wants in simply comes back,
+   * as this does.
+   */
+  async connect (multiaddrs: readonly string[], o: { deadlineMs?: number } = {}): Promise<string[]> {
+    const deadline = Date.now() + (o.deadlineMs ?? 90_000)
+    return await Promise.all(multiaddrs.map(async (a) => await this.dialUntil(a, deadline)))
+  }
+
+  private async dialUntil (addr: string, deadline: number): Promise<string> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.host.dial(addr, { timeoutMs: Math.max(1000, Math.min(15_000, deadline - Date.now())) })
+      } catch (e) {
+        const pause = Math.min(2000, 100 * 2 ** attempt) * (0.5 + Math.random())
+        const again = e instanceof RbtError && (e.code === ErrorCode.PEER_UNREACHABLE || e.code === ErrorCode.TIMEOUT)
+        if (!again || Date.now() + pause >= deadline) throw e
+        await new Promise((resolve) => setTimeout(resolve, pause))
+      }
+    }
   }
 
   async claim (peer: string, items: ClaimItem[], timeoutMs = 5000): Promise<ClaimAnswer[]> {
