@@ -38,6 +38,37 @@ export interface AttackerMethods {
   'markers.putMany': UnarySpec<{ items: Array<{ stateHash: string, record: unknown }> }, { answers: Array<{ closer: string[] }>, addrs: Record<string, string[]> }>
 }
 
+/**
+ * The dials of all the owner's peers in this process: at most `perTarget` at once to one address
+ * (below a node's 10 handshakes at once) and `total` in all.
+ */
+export class DialSlots {
+  private readonly busy = new Map<string, number>()
+  private running = 0
+  private readonly waiting: Array<() => void> = []
+
+  constructor (readonly perTarget: number, readonly total: number) {}
+
+  async run<T> (target: string, f: () => Promise<T>): Promise<T> {
+    while (this.running >= this.total || (this.busy.get(target) ?? 0) >= this.perTarget) {
+      await new Promise<void>((resolve) => this.waiting.push(resolve))
+    }
+    this.running++
+    this.busy.set(target, (this.busy.get(target) ?? 0) + 1)
+    try {
+      return await f()
+    } finally {
+      this.running--
+      const n = (this.busy.get(target) ?? 1) - 1
+      if (n === 0) this.busy.delete(target); else this.busy.set(target, n)
+      // every waiter looks again (few of them, and only while peers join)
+      for (const w of this.waiting.splice(0)) w()
+    }
+  }
+}
+
+const dialSlots = new DialSlots(4, 24)
+
 const hangUntilAborted = async (ctx: RpcContext): Promise<never> => await new Promise((_resolve, reject) => {
   if (ctx.signal.aborted) { reject(ctx.signal.reason); return }
   ctx.signal.addEventListener('abort', () => { reject(ctx.signal.reason) }, { once: true })
@@ -110,24 +141,24 @@ export class AttackerPeer {
   }
 
   /**
-   * Connects to every address (a node's multiaddr with /p2p/); answers the peer ids. A dial the
-   * node refuses or that times out is tried again, after a growing random pause, until
-   * `deadlineMs` has passed: a node takes only so many inbound handshakes at once (libp2p's
-   * `maxIncomingPendingConnections`, 10) and resets the rest, so twenty peers joining one node at
-   * the same moment get about half of them reset, and an attacker who wants in simply comes back,
-   * as this does.
+   * Connects to every address (a node's multiaddr with /p2p/); answers the peer ids. A node takes
+   * only so many inbound handshakes at once (libp2p's `maxIncomingPendingConnections`, 10) and
+   * resets the rest: twenty peers joining one node at the same moment had about half of their
+   * dials reset. So the owner's peers of this process pace their dials (`dialSlots`: a few at a
+   * time to one node, a few dozen in all, since every handshake costs this process too), and a
+   * dial reset or timed out is tried again after a growing random pause until `deadlineMs`.
    */
   async connect (multiaddrs: readonly string[], o: { deadlineMs?: number } = {}): Promise<string[]> {
-    const deadline = Date.now() + (o.deadlineMs ?? 90_000)
+    const deadline = Date.now() + (o.deadlineMs ?? 180_000)
     return await Promise.all(multiaddrs.map(async (a) => await this.dialUntil(a, deadline)))
   }
 
   private async dialUntil (addr: string, deadline: number): Promise<string> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.host.dial(addr, { timeoutMs: Math.max(1000, Math.min(15_000, deadline - Date.now())) })
+        return await dialSlots.run(addr, async () => await this.host.dial(addr, { timeoutMs: Math.max(1000, Math.min(15_000, deadline - Date.now())) }))
       } catch (e) {
-        const pause = Math.min(2000, 100 * 2 ** attempt) * (0.5 + Math.random())
+        const pause = Math.min(2000, 200 * 2 ** attempt) * (0.5 + Math.random())
         const again = e instanceof RbtError && (e.code === ErrorCode.PEER_UNREACHABLE || e.code === ErrorCode.TIMEOUT)
         if (!again || Date.now() + pause >= deadline) throw e
         await new Promise((resolve) => setTimeout(resolve, pause))

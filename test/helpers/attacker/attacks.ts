@@ -1,5 +1,7 @@
 import type { RbtClient } from '../../../src/client/rbt-client.js'
+import { parseBlockId } from '../../../src/tokenchain/block.js'
 import { tokenStateHash } from '../../../src/tokenchain/token-id.js'
+import { GENESIS_ANCHOR } from '../../../src/tokenchain/validate.js'
 import { USER_PASSWORD, createLiteDid, mintRbt, rbtBalance, transfer } from '../quorum-network.js'
 import { raceNetwork, raceSpends, receiversRbt, restoredWallet, spend, type RaceNetwork, type SpendOutcome } from '../race-network.js'
 import { waitFor } from '../wait.js'
@@ -70,10 +72,15 @@ const FORGOTTEN_MS = 6000
 
 interface Listed { token_id: string, token_status: string, latest_block_id: string }
 
-/** The state hashes (token id @ latest block) of `did`'s Free RBT as `client`'s node lists them. */
+/**
+ * The state hashes of `did`'s Free RBT as `client`'s node lists them, as claims, markers and
+ * arbiters key them: the token id at its latest block, or at GENESIS_ANCHOR for a token still at
+ * its genesis (every genesis of a token is one state). Every wallet these attacks spend holds
+ * tokens whose latest block a quorum signed or a genesis, never an owner-only tip.
+ */
 export async function freeStates (client: RbtClient, did: string): Promise<string[]> {
   const l = ((await client.call('tokensList', { query: { did, type: 'rbt' } })).result as unknown as Listed[] | null) ?? []
-  return l.filter((t) => t.token_status === 'Free').map((t) => tokenStateHash(t.token_id, t.latest_block_id))
+  return l.filter((t) => t.token_status === 'Free').map((t) => tokenStateHash(t.token_id, parseBlockId(t.latest_block_id).number === 0 ? GENESIS_ANCHOR : t.latest_block_id))
 }
 
 /**
@@ -218,8 +225,9 @@ export async function sybilArbiters (an: AttackNet, tries = 2, log: (s: string) 
       let x: SpendOutcome | undefined, y: SpendOutcome | undefined
       let paid = 0
       try {
-        // the checkers are quorums: the Sybils join them (any node would do)
-        await Promise.all(sybils.map(async (s) => await s.connect(net.quorums.map((q) => q.multiaddr))))
+        // the sender claims (the owner's X and Y) and every signer counts the grants against its own
+        // view: the Sybils join every node, the owner's own first
+        await Promise.all(sybils.map(async (s) => await s.connect(net.all().map((q) => q.multiaddr))))
         const asked = new Set<string>()
         for (const s of sybils) s.onClaim((c) => { if (c.stateHash === state) asked.add(s.peerId) })
         const before = await receiversRbt(net)
