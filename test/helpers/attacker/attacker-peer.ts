@@ -67,7 +67,10 @@ export class DialSlots {
   }
 }
 
-const dialSlots = new DialSlots(4, 24)
+const dialSlots = new DialSlots(4, 12)
+
+/** The dials of the owner's peers of this process so far: made, and failed (then tried again or given up). */
+export const dialStats = { made: 0, failed: 0 }
 
 const hangUntilAborted = async (ctx: RpcContext): Promise<never> => await new Promise((_resolve, reject) => {
   if (ctx.signal.aborted) { reject(ctx.signal.reason); return }
@@ -145,19 +148,22 @@ export class AttackerPeer {
    * only so many inbound handshakes at once (libp2p's `maxIncomingPendingConnections`, 10) and
    * resets the rest: twenty peers joining one node at the same moment had about half of their
    * dials reset. So the owner's peers of this process pace their dials (`dialSlots`: a few at a
-   * time to one node, a few dozen in all, since every handshake costs this process too), and a
-   * dial reset or timed out is tried again after a growing random pause until `deadlineMs`.
+   * time to one node, a dozen in all, since every handshake costs this process too), and a dial
+   * reset or timed out is tried again after a growing random pause until `deadlineMs` (an attacker
+   * is patient; on a loaded machine a handshake may take seconds).
    */
   async connect (multiaddrs: readonly string[], o: { deadlineMs?: number } = {}): Promise<string[]> {
-    const deadline = Date.now() + (o.deadlineMs ?? 180_000)
+    const deadline = Date.now() + (o.deadlineMs ?? 600_000)
     return await Promise.all(multiaddrs.map(async (a) => await this.dialUntil(a, deadline)))
   }
 
   private async dialUntil (addr: string, deadline: number): Promise<string> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await dialSlots.run(addr, async () => await this.host.dial(addr, { timeoutMs: Math.max(1000, Math.min(15_000, deadline - Date.now())) }))
+        dialStats.made++
+        return await dialSlots.run(addr, async () => await this.host.dial(addr, { timeoutMs: Math.max(1000, Math.min(30_000, deadline - Date.now())) }))
       } catch (e) {
+        dialStats.failed++
         const pause = Math.min(2000, 200 * 2 ** attempt) * (0.5 + Math.random())
         const again = e instanceof RbtError && (e.code === ErrorCode.PEER_UNREACHABLE || e.code === ErrorCode.TIMEOUT)
         if (!again || Date.now() + pause >= deadline) throw e

@@ -5,7 +5,7 @@ import { GENESIS_ANCHOR } from '../../../src/tokenchain/validate.js'
 import { USER_PASSWORD, createLiteDid, mintRbt, rbtBalance, transfer } from '../quorum-network.js'
 import { raceNetwork, raceSpends, receiversRbt, restoredWallet, spend, type RaceNetwork, type SpendOutcome } from '../race-network.js'
 import { waitFor } from '../wait.js'
-import { AttackerPeer, grindPeerKeys } from './attacker-peer.js'
+import { AttackerPeer, dialStats, grindPeerKeys } from './attacker-peer.js'
 import { appendOwnerOnlyBlock } from './owner-fork.js'
 
 /**
@@ -227,14 +227,17 @@ export async function sybilArbiters (an: AttackNet, tries = 2, log: (s: string) 
       try {
         // the sender claims (the owner's X and Y) and every signer counts the grants against its own
         // view: the Sybils join every node, the owner's own first
+        const j0 = Date.now()
+        const d0 = { ...dialStats }
         await Promise.all(sybils.map(async (s) => await s.connect(net.all().map((q) => q.multiaddr))))
+        const joined = `joined ${net.all().length} nodes in ${Date.now() - j0} ms (${dialStats.made - d0.made} dials, ${dialStats.failed - d0.failed} reset or timed out and tried again)`
         const asked = new Set<string>()
         for (const s of sybils) s.onClaim((c) => { if (c.stateHash === state) asked.add(s.peerId) })
         const before = await receiversRbt(net)
         ;({ x, y } = await raceSpends(net, w.did, { rbt: 1 }, 50))
         const won = [x, y].filter((s) => s.status).length
         paid = await paidSince(net, before, won)
-        const line = `try ${t + 1}: ${keys.length} ids ground in ${grindMs} ms (${ground} keys); ${asked.size} Sybils asked to grant; X ${outcome(x)}, Y ${outcome(y)}; receivers got ${paid}`
+        const line = `try ${t + 1}: ${keys.length} ids ground in ${grindMs} ms (${ground} keys), ${joined}; ${asked.size} Sybils asked to grant; X ${outcome(x)}, Y ${outcome(y)}; receivers got ${paid}`
         notes.push(line)
         log(line)
       } finally {
@@ -256,13 +259,16 @@ export async function sybilArbiters (an: AttackNet, tries = 2, log: (s: string) 
 export async function hangingPeers (an: AttackNet, seconds = 20): Promise<{ honest: { made: number, ok: number }, note: string }> {
   const { net } = an
   const hangers = await Promise.all(Array.from({ length: 20 }, async () => await AttackerPeer.start({ behaviour: 'hang' })))
+  let joinMs = 0
   const hang = await withHonestTraffic(an, async () => {
+    const j0 = Date.now()
     await Promise.all(hangers.map(async (h) => await h.connect(net.all().map((n) => n.multiaddr))))
+    joinMs = Date.now() - j0
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000))
   }, { min: 3 })
   await Promise.all(hangers.map(async (h) => { await h.stop() }))
   await new Promise((resolve) => setTimeout(resolve, FORGOTTEN_MS))
-  return { honest: hang.honest, note: `hanging peers: ${hang.honest.ok} of ${hang.honest.made} honest transfers went through${hang.failures[0] !== undefined ? ` (${hang.failures[0]})` : ''}` }
+  return { honest: hang.honest, note: `hanging peers (joined in ${joinMs} ms): ${hang.honest.ok} of ${hang.honest.made} honest transfers went through${hang.failures[0] !== undefined ? ` (${hang.failures[0]})` : ''}` }
 }
 
 /**
