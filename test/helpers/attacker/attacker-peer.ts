@@ -157,6 +157,20 @@ export class AttackerPeer {
     return await Promise.all(multiaddrs.map(async (a) => await this.dialUntil(a, deadline)))
   }
 
+  /**
+   * As `connect`, but a node this peer could not join by the deadline is left out instead of
+   * failing the whole: the links made and those that were not (an owner whose peers reach only
+   * some nodes still attacks with those).
+   */
+  async connectSome (multiaddrs: readonly string[], o: { deadlineMs?: number } = {}): Promise<{ joined: string[], missed: string[] }> {
+    const deadline = Date.now() + (o.deadlineMs ?? 600_000)
+    const res = await Promise.allSettled(multiaddrs.map(async (a) => await this.dialUntil(a, deadline)))
+    return {
+      joined: res.flatMap((r) => r.status === 'fulfilled' ? [r.value] : []),
+      missed: multiaddrs.filter((_, i) => res[i]!.status === 'rejected')
+    }
+  }
+
   private async dialUntil (addr: string, deadline: number): Promise<string> {
     for (let attempt = 0; ; attempt++) {
       try {
