@@ -54,8 +54,9 @@ export async function attackNetwork (o: { log?: (s: string) => void, honestRbt?:
     const dave = await createLiteDid(net.r2.client, USER_PASSWORD)
     await mintRbt(net.full.client, payer, o.honestRbt ?? 40, 0, USER_PASSWORD)
     await mintRbt(net.full.client, victim, 6, 0, USER_PASSWORD)
-    // every node resolves dave to R2
+    // every node resolves dave to R2, and the payer to the fullnode (dave pays back)
     await Promise.all(net.all().filter((n) => n !== net.r2).map(async (n) => { await n.client.call('nodeAddPeers', { body: { DID: dave, PeerID: net.r2.peerId, DIDType: 4 } }) }))
+    await Promise.all(net.all().filter((n) => n !== net.full).map(async (n) => { await n.client.call('nodeAddPeers', { body: { DID: payer, PeerID: net.full.peerId, DIDType: 4 } }) }))
     log(`attacker peer ${attacker.peerId} connected to ${nodes.length} nodes; honest payer funded`)
     return {
       net, attacker, nodes, payer, dave, victim, paidTwice: [],
@@ -87,24 +88,30 @@ export async function freeStates (client: RbtClient, did: string): Promise<strin
 }
 
 /**
- * Honest transfers (1 RBT, payer → dave, and the victim's when `victim`) one after the other
- * while `attack` runs, at least `min` of them: made and succeeded.
+ * Honest transfers of 1 RBT one after the other while `attack` runs, at least `min` of them: made
+ * and succeeded. The payer pays dave and dave pays the payer back, in turn, so the traffic never
+ * runs out of RBT however long the attack lasts (one way only, the payer's 40 RBT were spent
+ * within the first attack and every later transfer failed for want of a free token). A failed
+ * transfer is followed by a short pause, so failures are not counted faster than transfers.
  */
-export async function withHonestTraffic<T> (an: AttackNet, attack: () => Promise<T>, o: { min?: number, victim?: boolean } = {}): Promise<{ value: T, honest: { made: number, ok: number, ms: number[] }, failures: string[] }> {
+export async function withHonestTraffic<T> (an: AttackNet, attack: () => Promise<T>, o: { min?: number } = {}): Promise<{ value: T, honest: { made: number, ok: number, ms: number[] }, failures: string[] }> {
   let done = false
   let made = 0
   let ok = 0
   const ms: number[] = []
   const failures: string[] = []
   const traffic = (async () => {
-    let i = 0
+    let back = false
     while (!done || made < (o.min ?? 2)) {
-      const from = o.victim === true && i % 2 === 1 ? an.victim : an.payer
-      i++
       const t0 = Date.now()
-      const r = await transfer(an.net.full.client, from, an.dave, 1, USER_PASSWORD, 'honest').catch((e: Error) => ({ status: false, message: e.message }))
+      const r = await (back
+        ? transfer(an.net.r2.client, an.dave, an.payer, 1, USER_PASSWORD, 'honest back')
+        : transfer(an.net.full.client, an.payer, an.dave, 1, USER_PASSWORD, 'honest')).catch((e: Error) => ({ status: false, message: e.message }))
       made++
-      if (r.status) { ok++; ms.push(Date.now() - t0) } else failures.push(r.message.slice(0, 160))
+      if (r.status) { ok++; ms.push(Date.now() - t0); back = !back } else {
+        failures.push(r.message.slice(0, 160))
+        await new Promise((resolve) => setTimeout(resolve, 500))
+      }
     }
   })()
   try {
