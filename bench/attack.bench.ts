@@ -8,7 +8,7 @@ import { isMain, percentile } from './stats.js'
  * quorum nodes in two disjoint sets of five, the owner's nodes X and Y, a fullnode, the receivers'
  * nodes; 127.0.0.1, discovery off) plus the owner's own peers, run from this process with the
  * project's p2p modules (test/helpers/attacker/). Honest transfers (a DID on the fullnode's node
- * paying a DID on R2) run during each attack.
+ * paying a DID on R2, which pays it back in turn) run during each attack.
  *
  * Figures, per attack: attack_<name>_paid_twice (tries that paid both receivers; goal 0),
  * attack_<name>_honest_ok (percent of the honest transfers made during the attack that went

@@ -8,6 +8,7 @@ import { defaultSwarmKeyPath, loadSwarmKey } from '../../../src/p2p/swarm-key.js
 import { kadKey, kadPeerKey, compareDistance } from '../../../src/p2p/closest-query.js'
 import { spentKeyBytes } from '../../../src/node/consensus/spent-markers.js'
 import { peerGrantBytes } from '../../../src/consensus/claim-proofs.js'
+import { ErrorCode, RbtError } from '../../../src/util/errors.js'
 
 /**
  * A peer the cheating owner runs (docs/security.md, "Threat model"): its own libp2p host on the
@@ -36,6 +37,40 @@ export interface AttackerMethods {
   'markers.getMany': UnarySpec<{ stateHashes: string[] }, { answers: Array<{ record?: unknown, closer: string[] }>, addrs: Record<string, string[]> }>
   'markers.putMany': UnarySpec<{ items: Array<{ stateHash: string, record: unknown }> }, { answers: Array<{ closer: string[] }>, addrs: Record<string, string[]> }>
 }
+
+/**
+ * The dials of all the owner's peers in this process: at most `perTarget` at once to one address
+ * (below a node's 10 handshakes at once) and `total` in all.
+ */
+export class DialSlots {
+  private readonly busy = new Map<string, number>()
+  private running = 0
+  private readonly waiting: Array<() => void> = []
+
+  constructor (readonly perTarget: number, readonly total: number) {}
+
+  async run<T> (target: string, f: () => Promise<T>): Promise<T> {
+    while (this.running >= this.total || (this.busy.get(target) ?? 0) >= this.perTarget) {
+      await new Promise<void>((resolve) => this.waiting.push(resolve))
+    }
+    this.running++
+    this.busy.set(target, (this.busy.get(target) ?? 0) + 1)
+    try {
+      return await f()
+    } finally {
+      this.running--
+      const n = (this.busy.get(target) ?? 1) - 1
+      if (n === 0) this.busy.delete(target); else this.busy.set(target, n)
+      // every waiter looks again (few of them, and only while peers join)
+      for (const w of this.waiting.splice(0)) w()
+    }
+  }
+}
+
+const dialSlots = new DialSlots(4, 12)
+
+/** The dials of the owner's peers of this process so far: made, and failed (then tried again or given up). */
+export const dialStats = { made: 0, failed: 0 }
 
 const hangUntilAborted = async (ctx: RpcContext): Promise<never> => await new Promise((_resolve, reject) => {
   if (ctx.signal.aborted) { reject(ctx.signal.reason); return }
@@ -108,9 +143,47 @@ export class AttackerPeer {
     return () => { this.listeners = this.listeners.filter((x) => x !== l) }
   }
 
-  /** Connects to every address (a node's multiaddr with /p2p/); answers the peer ids. */
-  async connect (multiaddrs: readonly string[]): Promise<string[]> {
-    return await Promise.all(multiaddrs.map(async (a) => await this.host.dial(a, { timeoutMs: 15_000 })))
+  /**
+   * Connects to every address (a node's multiaddr with /p2p/); answers the peer ids. A node takes
+   * only so many inbound handshakes at once (libp2p's `maxIncomingPendingConnections`, 10) and
+   * resets the rest: twenty peers joining one node at the same moment had about half of their
+   * dials reset. So the owner's peers of this process pace their dials (`dialSlots`: a few at a
+   * time to one node, a dozen in all, since every handshake costs this process too), and a dial
+   * reset or timed out is tried again after a growing random pause until `deadlineMs` (an attacker
+   * is patient; on a loaded machine a handshake may take seconds).
+   */
+  async connect (multiaddrs: readonly string[], o: { deadlineMs?: number } = {}): Promise<string[]> {
+    const deadline = Date.now() + (o.deadlineMs ?? 600_000)
+    return await Promise.all(multiaddrs.map(async (a) => await this.dialUntil(a, deadline)))
+  }
+
+  /**
+   * As `connect`, but a node this peer could not join by the deadline is left out instead of
+   * failing the whole: the links made and those that were not (an owner whose peers reach only
+   * some nodes still attacks with those).
+   */
+  async connectSome (multiaddrs: readonly string[], o: { deadlineMs?: number } = {}): Promise<{ joined: string[], missed: string[] }> {
+    const deadline = Date.now() + (o.deadlineMs ?? 600_000)
+    const res = await Promise.allSettled(multiaddrs.map(async (a) => await this.dialUntil(a, deadline)))
+    return {
+      joined: res.flatMap((r) => r.status === 'fulfilled' ? [r.value] : []),
+      missed: multiaddrs.filter((_, i) => res[i]!.status === 'rejected')
+    }
+  }
+
+  private async dialUntil (addr: string, deadline: number): Promise<string> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        dialStats.made++
+        return await dialSlots.run(addr, async () => await this.host.dial(addr, { timeoutMs: Math.max(1000, Math.min(30_000, deadline - Date.now())) }))
+      } catch (e) {
+        dialStats.failed++
+        const pause = Math.min(2000, 200 * 2 ** attempt) * (0.5 + Math.random())
+        const again = e instanceof RbtError && (e.code === ErrorCode.PEER_UNREACHABLE || e.code === ErrorCode.TIMEOUT)
+        if (!again || Date.now() + pause >= deadline) throw e
+        await new Promise((resolve) => setTimeout(resolve, pause))
+      }
+    }
   }
 
   async claim (peer: string, items: ClaimItem[], timeoutMs = 5000): Promise<ClaimAnswer[]> {

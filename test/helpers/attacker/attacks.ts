@@ -1,9 +1,11 @@
 import type { RbtClient } from '../../../src/client/rbt-client.js'
+import { parseBlockId } from '../../../src/tokenchain/block.js'
 import { tokenStateHash } from '../../../src/tokenchain/token-id.js'
+import { GENESIS_ANCHOR } from '../../../src/tokenchain/validate.js'
 import { USER_PASSWORD, createLiteDid, mintRbt, rbtBalance, transfer } from '../quorum-network.js'
 import { raceNetwork, raceSpends, receiversRbt, restoredWallet, spend, type RaceNetwork, type SpendOutcome } from '../race-network.js'
 import { waitFor } from '../wait.js'
-import { AttackerPeer, grindPeerKeys } from './attacker-peer.js'
+import { AttackerPeer, dialStats, grindPeerKeys } from './attacker-peer.js'
 import { appendOwnerOnlyBlock } from './owner-fork.js'
 
 /**
@@ -52,8 +54,9 @@ export async function attackNetwork (o: { log?: (s: string) => void, honestRbt?:
     const dave = await createLiteDid(net.r2.client, USER_PASSWORD)
     await mintRbt(net.full.client, payer, o.honestRbt ?? 40, 0, USER_PASSWORD)
     await mintRbt(net.full.client, victim, 6, 0, USER_PASSWORD)
-    // every node resolves dave to R2
+    // every node resolves dave to R2, and the payer to the fullnode (dave pays back)
     await Promise.all(net.all().filter((n) => n !== net.r2).map(async (n) => { await n.client.call('nodeAddPeers', { body: { DID: dave, PeerID: net.r2.peerId, DIDType: 4 } }) }))
+    await Promise.all(net.all().filter((n) => n !== net.full).map(async (n) => { await n.client.call('nodeAddPeers', { body: { DID: payer, PeerID: net.full.peerId, DIDType: 4 } }) }))
     log(`attacker peer ${attacker.peerId} connected to ${nodes.length} nodes; honest payer funded`)
     return {
       net, attacker, nodes, payer, dave, victim, paidTwice: [],
@@ -65,36 +68,50 @@ export async function attackNetwork (o: { log?: (s: string) => void, honestRbt?:
   }
 }
 
+/** How long the owner's peers of one attack keep trying to join the nodes before attacking with the links they have. */
+const JOIN_MS = 120_000
+
 /** How long a peer gone stays an arbiter in the nodes' views here (RBTNODE_ARBITER_FORGET_MS of attackNetwork), and a second more. */
 const FORGOTTEN_MS = 6000
 
 interface Listed { token_id: string, token_status: string, latest_block_id: string }
 
-/** The state hashes (token id @ latest block) of `did`'s Free RBT as `client`'s node lists them. */
+/**
+ * The state hashes of `did`'s Free RBT as `client`'s node lists them, as claims, markers and
+ * arbiters key them: the token id at its latest block, or at GENESIS_ANCHOR for a token still at
+ * its genesis (every genesis of a token is one state). Every wallet these attacks spend holds
+ * tokens whose latest block a quorum signed or a genesis, never an owner-only tip.
+ */
 export async function freeStates (client: RbtClient, did: string): Promise<string[]> {
   const l = ((await client.call('tokensList', { query: { did, type: 'rbt' } })).result as unknown as Listed[] | null) ?? []
-  return l.filter((t) => t.token_status === 'Free').map((t) => tokenStateHash(t.token_id, t.latest_block_id))
+  return l.filter((t) => t.token_status === 'Free').map((t) => tokenStateHash(t.token_id, parseBlockId(t.latest_block_id).number === 0 ? GENESIS_ANCHOR : t.latest_block_id))
 }
 
 /**
- * Honest transfers (1 RBT, payer → dave, and the victim's when `victim`) one after the other
- * while `attack` runs, at least `min` of them: made and succeeded.
+ * Honest transfers of 1 RBT one after the other while `attack` runs, at least `min` of them: made
+ * and succeeded. The payer pays dave and dave pays the payer back, in turn, so the traffic never
+ * runs out of RBT however long the attack lasts (one way only, the payer's 40 RBT were spent
+ * within the first attack and every later transfer failed for want of a free token). A failed
+ * transfer is followed by a short pause, so failures are not counted faster than transfers.
  */
-export async function withHonestTraffic<T> (an: AttackNet, attack: () => Promise<T>, o: { min?: number, victim?: boolean } = {}): Promise<{ value: T, honest: { made: number, ok: number, ms: number[] }, failures: string[] }> {
+export async function withHonestTraffic<T> (an: AttackNet, attack: () => Promise<T>, o: { min?: number } = {}): Promise<{ value: T, honest: { made: number, ok: number, ms: number[] }, failures: string[] }> {
   let done = false
   let made = 0
   let ok = 0
   const ms: number[] = []
   const failures: string[] = []
   const traffic = (async () => {
-    let i = 0
+    let back = false
     while (!done || made < (o.min ?? 2)) {
-      const from = o.victim === true && i % 2 === 1 ? an.victim : an.payer
-      i++
       const t0 = Date.now()
-      const r = await transfer(an.net.full.client, from, an.dave, 1, USER_PASSWORD, 'honest').catch((e: Error) => ({ status: false, message: e.message }))
+      const r = await (back
+        ? transfer(an.net.r2.client, an.dave, an.payer, 1, USER_PASSWORD, 'honest back')
+        : transfer(an.net.full.client, an.payer, an.dave, 1, USER_PASSWORD, 'honest')).catch((e: Error) => ({ status: false, message: e.message }))
       made++
-      if (r.status) { ok++; ms.push(Date.now() - t0) } else failures.push(r.message.slice(0, 160))
+      if (r.status) { ok++; ms.push(Date.now() - t0); back = !back } else {
+        failures.push(r.message.slice(0, 160))
+        await new Promise((resolve) => setTimeout(resolve, 500))
+      }
     }
   })()
   try {
@@ -182,7 +199,7 @@ export async function ownerOnlyFork (an: AttackNet, tries = 1, log: (s: string) 
         for (const did of net.set2) if (!(await net.y.client.envelope('quorumsStatus', { query: { quorumAddress: did } })).status) return false
         return true
       }, { timeoutMs: 180_000, intervalMs: 500, what: 'Y to reach its quorums again after its restart' })
-      await an.attacker.connect([net.y.multiaddr]).catch(() => [])
+      await an.attacker.connect([net.y.multiaddr], { deadlineMs: 60_000 }).catch(() => [])
       const before = await receiversRbt(net)
       const x = await spend(net.x.client, { initiator: w.did, owner: net.bob, tokens: { rbt: 1 }, memo: 'fork x' })
       const y = await spend(net.y.client, { initiator: w.did, owner: net.carol, tokens: { rbt: 1 }, memo: 'fork y' })
@@ -218,15 +235,22 @@ export async function sybilArbiters (an: AttackNet, tries = 2, log: (s: string) 
       let x: SpendOutcome | undefined, y: SpendOutcome | undefined
       let paid = 0
       try {
-        // the checkers are quorums: the Sybils join them (any node would do)
-        await Promise.all(sybils.map(async (s) => await s.connect(net.quorums.map((q) => q.multiaddr))))
+        // the sender claims (the owner's X and Y) and every signer counts the grants against its own
+        // view: the Sybils join every node, the owner's own first
+        const j0 = Date.now()
+        const d0 = { ...dialStats }
+        // a link not made in two minutes (a node too loaded to finish handshakes) is left out: the
+        // note says how many of the links the attack had
+        const links = await Promise.all(sybils.map(async (s) => await s.connectSome(net.all().map((q) => q.multiaddr), { deadlineMs: JOIN_MS })))
+        const made = links.reduce((n, l) => n + l.joined.length, 0)
+        const joined = `${made} of ${sybils.length * net.all().length} links to the nodes made in ${Date.now() - j0} ms (${dialStats.made - d0.made} dials, ${dialStats.failed - d0.failed} reset or timed out)`
         const asked = new Set<string>()
         for (const s of sybils) s.onClaim((c) => { if (c.stateHash === state) asked.add(s.peerId) })
         const before = await receiversRbt(net)
         ;({ x, y } = await raceSpends(net, w.did, { rbt: 1 }, 50))
         const won = [x, y].filter((s) => s.status).length
         paid = await paidSince(net, before, won)
-        const line = `try ${t + 1}: ${keys.length} ids ground in ${grindMs} ms (${ground} keys); ${asked.size} Sybils asked to grant; X ${outcome(x)}, Y ${outcome(y)}; receivers got ${paid}`
+        const line = `try ${t + 1}: ${keys.length} ids ground in ${grindMs} ms (${ground} keys), ${joined}; ${asked.size} Sybils asked to grant; X ${outcome(x)}, Y ${outcome(y)}; receivers got ${paid}`
         notes.push(line)
         log(line)
       } finally {
@@ -248,13 +272,16 @@ export async function sybilArbiters (an: AttackNet, tries = 2, log: (s: string) 
 export async function hangingPeers (an: AttackNet, seconds = 20): Promise<{ honest: { made: number, ok: number }, note: string }> {
   const { net } = an
   const hangers = await Promise.all(Array.from({ length: 20 }, async () => await AttackerPeer.start({ behaviour: 'hang' })))
+  let joined = ''
   const hang = await withHonestTraffic(an, async () => {
-    await Promise.all(hangers.map(async (h) => await h.connect(net.all().map((n) => n.multiaddr))))
+    const j0 = Date.now()
+    const links = await Promise.all(hangers.map(async (h) => await h.connectSome(net.all().map((n) => n.multiaddr), { deadlineMs: JOIN_MS })))
+    joined = `${links.reduce((n, l) => n + l.joined.length, 0)} of ${hangers.length * net.all().length} links made in ${Date.now() - j0} ms`
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000))
   }, { min: 3 })
   await Promise.all(hangers.map(async (h) => { await h.stop() }))
   await new Promise((resolve) => setTimeout(resolve, FORGOTTEN_MS))
-  return { honest: hang.honest, note: `hanging peers: ${hang.honest.ok} of ${hang.honest.made} honest transfers went through${hang.failures[0] !== undefined ? ` (${hang.failures[0]})` : ''}` }
+  return { honest: hang.honest, note: `hanging peers (${joined}): ${hang.honest.ok} of ${hang.honest.made} honest transfers went through${hang.failures[0] !== undefined ? ` (${hang.failures[0]})` : ''}` }
 }
 
 /**
