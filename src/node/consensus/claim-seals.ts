@@ -10,6 +10,7 @@ import { bytesToHex, hexToBytes } from '../../wallet/bytes.js'
 import { verifyPeerSignature, type P2pHost } from '../../p2p/host.js'
 import type { RpcClient } from '../../p2p/rpc.js'
 import { CLAIM_BATCH_MAX, type StateClaimMethods } from './claim-rpc.js'
+import { groupByPeer } from '../../util/group-by-peer.js'
 
 /** Seals' signatures remembered as checked. */
 const SEALS_MEMO = 4096
@@ -111,14 +112,7 @@ const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, h
   if (h !== undefined) {
     // every arbiter of each state as this node counts them (the peers that granted among the candidates)
     const arbiters = items.map((it) => arbitersOf(it.stateHash, peers))
-    const byPeer = new Map<string, number[]>()
-    arbiters.forEach((list, i) => {
-      for (const p of list) {
-        if (p === self) continue
-        const l = byPeer.get(p)
-        if (l === undefined) byPeer.set(p, [i]); else l.push(i)
-      }
-    })
+    const byPeer = groupByPeer(arbiters.map((list, i) => [i, list] as const), self)
     await Promise.all([...byPeer].map(async ([peer, idx]) => {
       for (let k = 0; k < idx.length; k += CLAIM_BATCH_MAX) {
         const sent = idx.slice(k, k + CLAIM_BATCH_MAX)

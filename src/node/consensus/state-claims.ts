@@ -13,6 +13,7 @@ import type { RpcClient } from '../../p2p/rpc.js'
 import { closestQuery, compareDistance, kadKey, kadPeerKey, type QueryPeer } from '../../p2p/closest-query.js'
 import { raceAbort } from '../../p2p/deadline.js'
 import { RequestCoalescer } from '../../util/request-coalescer.js'
+import { groupByPeer } from '../../util/group-by-peer.js'
 import { closerPeerSets, spentKeyBytes, withAddresses, type NodeSpentMarkers } from './spent-markers.js'
 import type { ArbiterView } from './arbiter-view.js'
 import { type CertificateWatch, type SeenCertificate } from '../../consensus/certificate-evidence.js'
@@ -504,16 +505,10 @@ export function nodeStateClaims (opts: {
     await table.release(txid, unique, quorum, auth.nonce)
     if (h === undefined || opts.rpc() === undefined) return
     // every peer that may be an arbiter of one of the states: the view's and the live closest
-    const byPeer = new Map<string, string[]>()
-    for (const s of unique) {
+    const byPeer = groupByPeer(unique.map((s) => {
       const key = spentKeyBytes(s)
-      const peers = new Set([...view.closest(kadKey(key), CLAIM_ARBITERS).map((p) => p.peerId), ...h.closestKnownPeers(key, CLAIM_ARBITERS)])
-      for (const p of peers) {
-        if (p === self) continue
-        const l = byPeer.get(p)
-        if (l === undefined) byPeer.set(p, [s]); else l.push(s)
-      }
-    }
+      return [s, new Set([...view.closest(kadKey(key), CLAIM_ARBITERS).map((p) => p.peerId), ...h.closestKnownPeers(key, CLAIM_ARBITERS)])] as const
+    }), self)
     await Promise.all([...byPeer].map(async ([peer, hashes]) => {
       for (let i = 0; i < hashes.length; i += RELEASE_MAX) {
         await rpcNow().call(peer, 'claims.release', { txid, quorum, nonce: auth.nonce, sig: auth.sig, stateHashes: hashes.slice(i, i + RELEASE_MAX) }, { timeoutMs }).catch(() => {})
