@@ -6,7 +6,7 @@
  * What a DID lost comes back by wallet sync from a fullnode once the node runs again.
  */
 import { ClassicLevel } from 'classic-level'
-import { existsSync, readdirSync, statSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import { rebuildDerivedRecords, type RebuildReport } from './ledger-rebuild.js'
@@ -28,6 +28,8 @@ export interface RepairReport {
   rebuilt: RebuildReport
   /** what LevelDB said it dropped or ignored while recovering and repairing (its LOG file) */
   dropped: string[]
+  /** records whose stored bytes are no longer JSON (damage a table's missing checksum check let through): moved aside into `lost/undecodable.jsonl` */
+  undecodable: string[]
   /** what the audit still finds wrong after the rebuild */
   problems: string[]
   /** DIDs hosted here (their folders under dids/) */
@@ -73,6 +75,44 @@ async function tryOpen (location: string): Promise<string> {
   }
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/**
+ * LevelDB's repair reads tables without checking their blocks' checksums, so damaged bytes inside a
+ * data block can come back as a record's value. Every value this store writes is JSON text: a value
+ * that is not (or not UTF-8) is damage. Each is copied (key and bytes, base64) into
+ * `lost/undecodable.jsonl` and deleted, so the rebuild and the audit read only whole records and
+ * the DIDs they belonged to are synced. Returns the keys, as `collection/key`.
+ */
+async function dropUndecodable (location: string): Promise<string[]> {
+  const db = new ClassicLevel<Buffer, Buffer>(location, { createIfMissing: false, keyEncoding: 'buffer', valueEncoding: 'buffer' })
+  await db.open()
+  const bad: Buffer[] = []
+  try {
+    for await (const [k, v] of db.iterator()) {
+      try { JSON.parse(utf8.decode(v)) } catch { bad.push(k) }
+    }
+    if (bad.length === 0) return []
+    const dir = join(location, 'lost')
+    mkdirSync(dir, { recursive: true })
+    const lines: string[] = []
+    for (const k of bad) {
+      const v = await db.get(k)
+      lines.push(JSON.stringify({ key: k.toString('base64'), value: v === undefined ? null : v.toString('base64') }) + '\n')
+    }
+    appendFileSync(join(dir, 'undecodable.jsonl'), lines.join(''))
+    await db.batch(bad.map((key) => ({ type: 'del' as const, key })), { sync: true })
+  } finally {
+    await db.close()
+  }
+  // sublevel keys are `!collection!key`
+  return bad.map((k) => {
+    const text = k.toString('utf8')
+    const m = /^!([^!]+)!(.*)$/s.exec(text)
+    return m === null ? JSON.stringify(text) : `${m[1]!}/${m[2]!}`
+  })
+}
+
 /** The DIDs hosted by the node whose data dir holds `location` (`<dataDir>/db`). */
 function localDids (dataDir: string): string[] {
   const dir = join(dataDir, 'dids')
@@ -95,8 +135,14 @@ export async function repairStore (dataDir: string): Promise<RepairReport> {
   } catch (e) {
     throw new RbtError(ErrorCode.STORAGE, `LevelDB could not repair ${location}: ${errorMessage(e)}`, { cause: e })
   }
-  const lost = lostFiles(location).filter((n) => !lostBefore.has(n))
   dropped.push(...levelDbLossNotes(location))
+  let undecodable: string[]
+  try {
+    undecodable = await dropUndecodable(location)
+  } catch (e) {
+    throw new RbtError(ErrorCode.STORAGE, `the repaired database at ${location} could not be scanned: ${errorMessage(e)}`, { cause: e })
+  }
+  const lost = lostFiles(location).filter((n) => !lostBefore.has(n))
   const store = new LevelStore(location)
   await store.open()
   try {
@@ -106,7 +152,7 @@ export async function repairStore (dataDir: string): Promise<RepairReport> {
     const fell = new Set(rebuilt.balanceChanges.filter((c) => c.after < c.before).map((c) => c.did))
     const named = new Set(dids.filter((d) => audit.problems.some((p) => p.includes(d))))
     // the repair always moves the old MANIFEST and the logs it turned into tables aside; a table moved aside was damaged
-    const lossSuspected = lost.some((n) => /\.(ldb|sst)$/.test(n)) || dropped.length > 0 || fell.size > 0 || audit.problems.length > 0 || /missing files/i.test(before)
+    const lossSuspected = lost.some((n) => /\.(ldb|sst)$/.test(n)) || undecodable.length > 0 || dropped.length > 0 || fell.size > 0 || audit.problems.length > 0 || /missing files/i.test(before)
     // a record gone whole leaves no trace to name its DID: when anything may be lost, every DID hosted here is synced
     const syncDids = lossSuspected ? [...new Set([...dids, ...fell, ...named])].sort() : []
     return {
@@ -116,6 +162,7 @@ export async function repairStore (dataDir: string): Promise<RepairReport> {
       filesAfter: dbFiles(location),
       lost,
       dropped,
+      undecodable,
       records: { tokens: audit.tokens, blocks: audit.blocks, transactions: audit.transactions },
       rebuilt,
       problems: audit.problems,
@@ -141,6 +188,7 @@ export function renderRepairReport (r: RepairReport): string {
   ]
   for (const c of r.rebuilt.balanceChanges) lines.push(`balance        ${c.did} ${c.family}/${c.status}: was ${c.before}, the tokens held now sum to ${c.after}`)
   for (const d of r.dropped) lines.push(`dropped        ${d}`)
+  if (r.undecodable.length > 0) lines.push(`damaged        ${r.undecodable.length} record(s) no longer readable, moved aside (lost/undecodable.jsonl): ${r.undecodable.slice(0, 5).join(', ')}${r.undecodable.length > 5 ? ', …' : ''}`)
   for (const p of r.problems) lines.push(`missing        ${p}`)
   if (r.syncDids.length > 0) {
     lines.push('to recover     start the node, then sync each DID from a fullnode (asks for the DID\'s password):')

@@ -2,7 +2,9 @@ import { expect } from 'chai'
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { ClassicLevel } from 'classic-level'
 import { LevelStore } from '../../../src/storage/level-store.js'
+import { Collections } from '../../../src/storage/token-records.js'
 import { repairStore, renderRepairReport } from '../../../src/storage/store-repair.js'
 import { auditLedger, TokenLedger } from '../../../src/storage/token-ledger.js'
 import { levelTokenRepositories } from '../../../src/storage/token-repositories.js'
@@ -107,6 +109,34 @@ describe('storage: repairing a damaged database', function () {
     expect(report.syncDids).to.include(env.did)
     const after = await tokensAfter(env.db)
     expect(after.tokens).to.be.at.least(env.inLog)
+    expect(after.problems.filter((p) => /balance|owner index|free-FT/.test(p))).to.deep.equal([])
+  })
+
+  it('a record whose bytes are damaged but whose block reads (no checksum check): moved aside and reported, the rest audited', async () => {
+    const env = await damagedLater(); work = env.work
+    // what garbage inside a table's data block comes back as after LevelDB's repair: a value cut mid-JSON
+    const raw = new ClassicLevel<string, string>(env.db, { keyEncoding: 'utf8', valueEncoding: 'utf8' })
+    await raw.open()
+    const tokensPrefix = `!${Collections.tokens}!`
+    let victim = ''
+    for await (const [k, v] of raw.iterator({ gt: tokensPrefix, lt: `${tokensPrefix}\uffff`, limit: 1 })) {
+      victim = k
+      await raw.put(k, v.slice(0, 40) + 'wwww')
+    }
+    await raw.close()
+    expect(victim).to.not.equal('')
+
+    const report = await repairStore(env.dataDir)
+    expect(report.undecodable).to.deep.equal([`${Collections.tokens}/${victim.slice(tokensPrefix.length)}`])
+    expect(report.lost).to.include('undecodable.jsonl')
+    expect(report.lossSuspected).to.equal(true)
+    expect(report.syncDids).to.deep.equal([env.did])
+    expect(report.records.tokens).to.equal(env.inTable + env.inLog - 1)
+    expect(renderRepairReport(report)).to.match(/damaged +1 record\(s\) no longer readable/)
+    const kept = readFileSync(join(env.db, 'lost', 'undecodable.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { key: string, value: string })
+    expect(kept.map((r) => Buffer.from(r.key, 'base64').toString('utf8'))).to.deep.equal([victim])
+    const after = await tokensAfter(env.db)
+    expect(after.tokens).to.equal(env.inTable + env.inLog - 1)
     expect(after.problems.filter((p) => /balance|owner index|free-FT/.test(p))).to.deep.equal([])
   })
 
