@@ -18,11 +18,25 @@ import { ErrorCode, RbtError } from '../util/errors.js'
  * before the burn), spent by the burn block: every transaction that spends a part of the same burn
  * is granted it again, a transaction of another burn of the same state (or a transfer of it) is
  * refused. The walk goes up while an ancestor was burnt straight from its genesis (never spent by a
- * transaction, which would have claimed its own ancestors), as far as the chains at hand reach.
+ * transaction, which would have claimed its own ancestors), to the top of the line: a line longer
+ * than any valid chain allows is refused (LineageTooDeep), never cut short.
  */
 
-/** Most levels of ancestry walked (a balanced tree of parts is far shallower). */
-const MAX_LEVELS = 64
+/**
+ * The walk's bound: above the deepest lineage a valid chain can have. Every split leaves each part
+ * worth at least 0.001 RBT less than its parent (validate.ts refuses a part worth nothing or as much
+ * as its parent), and a whole token is 1 RBT, so a part rests on at most 999 burns. The walk never
+ * stops short of the top: a lineage it cannot finish is refused, not cut (a part burnt one level
+ * below the bound once escaped a walk of 64 levels, and the state burnt twice above it was paid twice).
+ */
+export const MAX_BURN_LEVELS = 1024
+
+/**
+ * Genesis burns in a row above a wallet's change part at which the sender resets the line with a
+ * self transfer (each payment from the change burns it at its genesis, one level more; a transfer
+ * claims and seals every level, so the line is kept short: docs/protocol.md, "Burnt ancestors").
+ */
+export const LINEAGE_RESET_LEVELS = 32
 
 export type { BurnClaim } from './ports.js'
 
@@ -42,7 +56,8 @@ export async function burntAncestors (spent: ReadonlyArray<readonly [tokenId: st
   }
   while (queue.length > 0) {
     const [id, level] = queue.shift()!
-    if (seen.has(id) || level >= MAX_LEVELS) continue
+    if (seen.has(id)) continue
+    if (level >= MAX_BURN_LEVELS) throw new LineageTooDeep(id)
     seen.add(id)
     const chain = await chainOf(id).catch(() => undefined)
     if (chain === undefined || chain.length === 0) {
@@ -77,6 +92,18 @@ export async function burntAncestors (spent: ReadonlyArray<readonly [tokenId: st
     }
   }
   return [...out.values()]
+}
+
+/** A line of genesis burns longer than any valid chain has: the walk would have to stop short of its top. */
+export class LineageTooDeep extends RbtError {
+  constructor (readonly tokenId: string) {
+    super(ErrorCode.CHAIN_INVALID, `the burnt ancestors of token ${tokenId} go more than ${MAX_BURN_LEVELS} genesis burns deep, more than a valid chain can: refused`)
+  }
+}
+
+/** How many burnt ancestors' states a spend of a token at its genesis claims and seals (0 for a token transferred since, or whole). */
+export async function claimedAncestors (tokenId: string, genesisBlockId: string, chainOf: (tokenId: string) => Promise<readonly Uint8Array[] | undefined>): Promise<number> {
+  return (await burntAncestors([[tokenId, genesisBlockId]], chainOf)).length
 }
 
 /** A burnt ancestor whose chain a validator has not validated: its burn cannot be claimed or checked. */

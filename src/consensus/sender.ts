@@ -10,6 +10,7 @@ import { SenderContext, checkFtSpends, receiverCheck, type SenderOptions, type T
 import { PrepareRound } from './sender-prepare.js'
 import { SignRound } from './sender-sign.js'
 import { SenderDelivery } from './sender-delivery.js'
+import { deepChange } from './lineage-reset.js'
 
 export type { FtSpend, NftInput, TransferInput } from './transfer-lock.js'
 export type { SenderOptions, TransferResult, WaitingOperation } from './sender-context.js'
@@ -242,6 +243,13 @@ export class TransferSender {
   /** This node's record of a transfer it sent (any state). */
   async record (txid: string): Promise<OutgoingRecord | undefined> {
     return await readOutgoing(this.ledger, txid)
+  }
+
+  /** The change a sent transaction left whose line of burns is due for a reset by a self transfer (lineage-reset.ts). */
+  async deepChange (txid: string): Promise<{ tokens: string[], amountMilli: number }> {
+    const rec = await readOutgoing(this.ledger, txid)
+    if (rec === undefined) return { tokens: [], amountMilli: 0 }
+    return await deepChange(this.ledger, rec.sender, rec.tokens)
   }
 
   /** What a quorum asking about `txid` is told. */

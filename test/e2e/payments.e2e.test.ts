@@ -17,7 +17,7 @@ describe('e2e: many small payments, and a stale copy of a wallet', function () {
   before(async () => { net = await quorumNetwork() })
   after(async () => { await full?.dispose() })
 
-  it('100 payments of 0.001 RBT in a row from one DID all succeed (past the 64th, which used to fail)', async () => {
+  it('100 payments of 0.001 RBT in a row from one DID all succeed (past the 64th, which used to fail), the change reset by a self transfer every 32', async () => {
     const { a, b, bob } = net
     const payer = await createLiteDid(a.client, USER_PASSWORD)
     await mintRbt(a.client, payer, 1, 0, USER_PASSWORD)
@@ -28,6 +28,9 @@ describe('e2e: many small payments, and a stale copy of a wallet', function () {
     }
     expect(await rbtBalance(a.client, payer)).to.equal(0.9)
     await waitFor(async () => Math.round((await rbtBalance(b.client, bob) - bobBefore) * 1000) === 100, { timeoutMs: 30_000, what: 'bob to hold the 100 payments' })
+    // the change's line of burns was reset by a self transfer every 32 payments (payments 32, 64 and 96)
+    await waitFor(async () => (a.logs.match(/its line of burns is reset/g) ?? []).length >= 3, { timeoutMs: 10_000, what: 'three resets of the change\'s line of burns' })
+    expect((a.logs.match(/the self transfer resetting the change .* failed/g) ?? []).length).to.equal(0)
   })
 
   it('a DID restored on a second node: the token the first node spends leaves the copy\'s balance with a WARN naming the transaction; a wallet sync shows the truth', async () => {

@@ -216,7 +216,37 @@ export class ConsensusService {
     const signer = ownerSigner(await this.opts.identity.signerFor(req.initiator, prompt))
     const r = await this.sender.transfer({ sender: req.initiator, receiver: req.owner, amountMilli: req.amountMilli, memo: req.memo, quorums: this.opts.registry.list(), ...(req.fts !== undefined ? { fts: req.fts } : {}) }, signer, progress)
     if (!r.delivered) throw deliveryPending(r.txid)
+    await this.resetLineage(req.initiator, signer, r.txid, progress)
     return r
+  }
+
+  /**
+   * After a payment from a part: when the change it left rests on LINEAGE_RESET_LEVELS genesis
+   * burns or more, it is sent to its owner through consensus (a self transfer), so the next payment
+   * from it claims a short line (docs/protocol.md, "Burnt ancestors"). Only with a key the node
+   * holds (an external signer is not asked again); a failure costs the payment nothing, and the
+   * next payment from that change tries again.
+   */
+  private async resetLineage (did: string, signer: ConsensusSigner, txid: string, progress?: (m: string) => void): Promise<void> {
+    let due: { tokens: string[], amountMilli: number }
+    try {
+      due = await this.sender.deepChange(txid)
+    } catch (e) {
+      this.opts.log.debug(`lineage of the change of ${txid}: ${errorMessage(e)}`)
+      return
+    }
+    if (due.tokens.length === 0) return
+    if (await signer.unlock?.() !== true) {
+      this.opts.log.info(`the change of ${txid} (${due.tokens.join(', ')}) rests on a long line of burns; a self transfer of it (initiate-self-transfer) keeps later payments cheap`)
+      return
+    }
+    try {
+      progress?.(`resetting the line of burns of the change ${due.tokens.join(', ')} with a self transfer`)
+      const reset = await this.sender.transfer({ sender: did, receiver: did, amountMilli: due.amountMilli, memo: 'lineage reset', quorums: this.opts.registry.list(), selfTokens: due.tokens }, signer, progress)
+      this.opts.log.info(`the change of ${txid} was sent to ${did} itself (${reset.txid}): its line of burns is reset`)
+    } catch (e) {
+      this.opts.log.warn(`the self transfer resetting the change of ${txid} failed: ${errorMessage(e)}; the next payment from it tries again`)
+    }
   }
 
   /** A self transfer (initiate-self-transfer): `tokens` of `did`, worth `amountMilli`, spent to `did` itself through consensus; delivered as `transfer`. */

@@ -134,12 +134,8 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
   })
   }
 
-  // open: every party walks burnt ancestors 64 levels up (MAX_LEVELS in burn-claims.ts), while a
-  // part may be 4,096 deep. Walking all of them costs an honest wallet that paid many times from one
-  // change part (each payment burns the change at its genesis) a claim and a seal per level, past
-  // the arbiters' per-peer rate; refusing deeper parts strands those wallets unless the sender resets
-  // the lineage first (a self transfer of the change). A design choice, left to the claims' owner.
-  it.skip('(open: the burnt-ancestor walk stops at 64 levels) two splits of one token, the second 65 burns deep (each part burnt again at its genesis, no quorum involved): the walk of burnt ancestors stops at 64 levels and never reaches the state burnt twice: one paid', async () => {
+  // every party walks burnt ancestors to the top of the line (it once stopped at 64 levels)
+  it('two splits of one token, the second 65 burns deep (each part burnt again at its genesis, no quorum involved): the walk of burnt ancestors reaches the state burnt twice: one paid', async () => {
     const n = await network(true)
     const { alice, id } = await wallet(n.net, n.x, n.y)
     const first = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 500, memo: 'x', quorums: n.set1 }, alice.owner)
