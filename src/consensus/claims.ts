@@ -207,13 +207,15 @@ export class ClaimTable {
   }
 
   /**
-   * A spent marker of `txid` for the state arrived: the claim of that transaction has done its work.
-   * A sealed (committed) record stays: it is what this arbiter answers seals and claims from.
+   * A spent marker of `txid` for the state arrived, signed by one of the claim's quorums: the
+   * transaction committed, and the record is kept for good as its (committed: no release, outcome
+   * or marker ends it). It is what this arbiter refuses every other transaction from: no marker
+   * vetoes a grant (any DID can sign one).
    */
   async superseded (stateHash: string, txid: string): Promise<void> {
     await this.lock.run(stateHash, async () => {
       const [r] = await this.store.getMany([stateHash])
-      if (r !== undefined && r.txid === txid && r.committed !== true) await this.save([], [stateHash])
+      if (r !== undefined && r.txid === txid && r.committed !== true) await this.save([[stateHash, { txid: r.txid, claimants: [], at: r.at, committed: true }]])
     })
   }
 

@@ -194,8 +194,10 @@ export class QuorumService {
       const likely = likelyOf(tokens.map(([id, t]) => `${id}@${t.blockId ?? ''}`))
       const tStart = Date.now()
       this.log.debug(`prepare ${txid.slice(0, 12)}: lock wait ${tEnter - tWait} ms, contract+sender signature ${tStart - tEnter} ms`)
-      // the network marker lookup runs while the chains are validated
-      const markers = this.opts.markers
+      // the network marker lookup runs while the chains are validated. With claims, a spent marker
+      // is no veto: any DID can sign one (a stranger's marker of an honest owner's state froze the
+      // token), and the claims at the state's arbiters decide; markers stay evidence (double spends)
+      const markers = this.claims === undefined ? this.opts.markers : undefined
       const markerHashes = markers === undefined ? [] : tokens.map(([tokenId, t]) => tokenStateHash(tokenId, t.blockId ?? ''))
       const markersFound: Promise<Array<SpentMarker | undefined>> = markers === undefined
         ? Promise.resolve([])

@@ -246,8 +246,9 @@ export function nodeStateClaims (opts: {
     await Promise.all([...groups.values()].map(async (idx) => {
       const { txid, via, claimants } = items[idx[0]!]!
       const hashes = idx.map((i) => items[i]!.stateHash)
-      const markers = await opts.markers.knownMany(hashes).catch(() => [])
-      const answers = await table.claim(txid, hashes, claimants.map((c) => ({ peer: c.peer, quorum: c.quorum, nonce: c.nonce, sig: c.sig, ...(via !== undefined && via !== txid ? { tx: via } : {}) })), markers.map((m) => m?.txid))
+      // no spent marker vetoes a grant: any DID can sign one, so a stranger's marker froze an honest
+      // owner's token here; the record a claim leaves (kept once its transaction committed) decides
+      const answers = await table.claim(txid, hashes, claimants.map((c) => ({ peer: c.peer, quorum: c.quorum, nonce: c.nonce, sig: c.sig, ...(via !== undefined && via !== txid ? { tx: via } : {}) })))
       idx.forEach((i, j) => { out[i] = answers[j]! })
     }))
     return { answers: out, groups: [...groups.values()] }
@@ -565,7 +566,9 @@ export function nodeStateClaims (opts: {
     const markers = await opts.markers.knownMany(stale.map((s) => s.stateHash)).catch(() => [])
     const open: typeof stale = []
     for (const [i, s] of stale.entries()) {
-      if (markers[i]?.txid === s.claim.txid) await table.superseded(s.stateHash, s.claim.txid)
+      // a marker of the claim's own transaction signed by one of its claimant quorums (a signer of it)
+      const m = markers[i]
+      if (m !== undefined && m.txid === s.claim.txid && s.claim.claimants.some((c) => c.quorum === m.quorum)) await table.superseded(s.stateHash, s.claim.txid)
       else open.push(s)
     }
     // the others: their claimants are asked how the transaction they claimed for ended, once per

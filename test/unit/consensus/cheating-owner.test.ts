@@ -297,6 +297,22 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
     expect(await balance(n.carolNode, n.carol.did), 'one state paid to bob, and through mallory to carol').to.equal(0)
   })
 
+  it('case 6, a stranger\'s spent marker: a marker of an honest owner\'s state signed by a DID of the stranger\'s own (for a transaction that never was) does not stop the owner\'s spend; the arbiters\' records do', async () => {
+    const n = await network(true)
+    const { alice, id } = await wallet(n.net, n.x, n.y)
+    const stranger = await n.net.addDid(n.carolNode)
+    const state = tokenStateHash(id, n.x.ledger.tokens.get(id)!.latestBlockId)
+    n.net.markers.set(state, { txid: 'f'.repeat(64), blockId: `1-${'e'.repeat(64)}`, quorum: stranger.did })
+    const paid = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner)
+    expect(paid.delivered).to.equal(true)
+    expect(await balance(n.bobNode, n.bob.did)).to.equal(1000)
+    // and the state, now spent, is refused to the owner's other copy by the arbiters alone
+    n.net.markers.clear()
+    const again = await n.y.sender.transfer({ sender: alice.did, receiver: n.carol.did, amountMilli: 1000, memo: 'y', quorums: n.set2 }, alice.owner).then(() => undefined, (e: unknown) => e as Error)
+    expect(again?.message).to.match(/double spent|held by|exhausted/)
+    expect(await balance(n.carolNode, n.carol.did)).to.equal(0)
+  })
+
   /** The owner's transfer on `node` held back at SIGN (every request kept, none sent): the PREPAREs and SIGNs it would have sent, by quorum. */
   async function heldAtSign (node: SimNode, run: () => Promise<unknown>): Promise<{ preps: Map<string, PrepareRequest>, signs: Map<string, SignRequest> }> {
     const t = node.sender as unknown as { transport: ConsensusTransport }

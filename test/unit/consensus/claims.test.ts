@@ -56,8 +56,10 @@ describe('consensus: claims of spent states (arbiter table, thresholds)', () => 
     await t.claim(TX1, [S2], { peer: 'p1', quorum: 'q1' })
     await t.settle(S2, TX2, 'released')
     expect(store.map.get(S2)?.txid).to.equal(TX1)
+    // its transaction's marker (signed by one of its quorums, as the sweep checks): kept for good as its
     await t.superseded(S2, TX1)
-    expect(store.map.has(S2)).to.equal(false)
+    expect(store.map.get(S2)).to.deep.include({ txid: TX1, claimants: [], committed: true })
+    expect(await t.claim(TX2, [S2], { peer: 'x', quorum: 'x', nonce: 'nx' })).to.deep.equal([{ granted: false, holder: TX1, spent: true }])
   })
 
   it('more claimants of one transaction than a record keeps are granted (a burnt ancestor re-claimed by a chain of payments), and the full record is never freed by releases', async () => {
@@ -73,10 +75,10 @@ describe('consensus: claims of spent states (arbiter table, thresholds)', () => 
     expect(await t.claim(TX2, [S1], { peer: 'x', quorum: 'x', nonce: 'nx' })).to.deep.equal([{ granted: false, holder: TX1 }])
     await t.settle(S1, TX1, 'released')
     expect(await t.claim(TX2, [S1], { peer: 'x', quorum: 'x', nonce: 'nx' })).to.deep.equal([{ granted: false, holder: TX1 }])
-    // it ends as any claim does once its transaction committed
+    // it is kept for good, as any claim is, once its transaction committed
     await t.settle(S1, TX1, new Map())
     await t.superseded(S1, TX1)
-    expect(store.map.has(S1)).to.equal(false)
+    expect(store.map.get(S1)).to.deep.include({ txid: TX1, committed: true })
   })
 
   it('a seal needs the consents of `needed` distinct claimant quorums of the transaction it is for; it then stands for good: no release, outcome or spent marker of it ends it', async () => {

@@ -249,7 +249,7 @@ export class SimNet {
             if (unproven.has(it.h)) { got.push(undefined); continue }
             let answer: ClaimAnswer = { granted: true }
             for (const c of claimants) {
-              const a: ClaimAnswer = n.liar ? { granted: true } : (await n.claims.claim(it.spender, [it.h], { peer: c.peer ?? name, quorum: c.quorum, nonce: c.nonce, sig: c.sig, ...(it.via !== undefined ? { tx: it.via } : {}) }, [this.markers.get(it.h)?.txid]))[0]!
+              const a: ClaimAnswer = n.liar ? { granted: true } : (await n.claims.claim(it.spender, [it.h], { peer: c.peer ?? name, quorum: c.quorum, nonce: c.nonce, sig: c.sig, ...(it.via !== undefined ? { tx: it.via } : {}) }))[0]!
               if (!a.granted) answer = a
               else {
                 const g = { txid: it.spender, quorum: c.quorum, nonce: c.nonce, forTx: txid, states: [it.h] }
