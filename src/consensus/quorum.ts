@@ -369,8 +369,8 @@ export class QuorumService {
     if (tip.owner !== sender) return `NFT ${tokenId} belongs to ${tip.owner}, not the initiator ${sender}`
     if (tip.blockId !== t.blockId) return `NFT ${tokenId}: the contract spends block ${String(t.blockId)}, the chain ends at ${tip.blockId}`
     // held at its spend anchor, as a token's state: an NFT at its deploy block is at GENESIS_ANCHOR,
-    // so a deploy block written twice (its id does not fix its bytes) still leaves one state to spend
-    // (an NFT chain holds no owner-only block: otherwise its anchor is its tip)
+    // so a deploy block written twice (its id does not fix its bytes) still leaves one state to spend;
+    // past the deploy block the anchor is the tip (an NFT chain holds no owner-only block)
     return { valueMilli: v, state: stateKey(tokenId, tip.anchorBlockId ?? (tip.blockNumber === 0 ? GENESIS_ANCHOR : tip.blockId)), spend: stateKey(tokenId, tip.blockId) }
   }
 
