@@ -2,7 +2,7 @@ import { decodeBlockEnvelope, formatBlockId, type DecodedBlock, type PledgeToken
 import { decodeContract } from '../tokenchain/contract.js'
 import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
 import { tokenStateHash } from '../tokenchain/token-id.js'
-import { spendAnchor, verifyEnvelope, type VerifiedBlockCache } from '../tokenchain/validate.js'
+import { GENESIS_ANCHOR, spendAnchor, verifyEnvelope, type VerifiedBlockCache } from '../tokenchain/validate.js'
 import { BoundedSet } from '../util/lru.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
@@ -216,13 +216,14 @@ export class QuorumService {
       try {
         if (!isNftTx) await memory.preload(tokens.map(([id]) => id))
         if (isNftTx) {
-          const r = isScTx || req.nft?.sc !== undefined
+          const r: string | { valueMilli: number, state: string, spend?: string } = isScTx || req.nft?.sc !== undefined
             ? await validateScOp({ contract, op: req.nft, code: req.scCode, bundle: req.bundle, sender, receiver, runner: this.opts.contracts, tip: async (id) => await validateBundleToken(req.bundle, id, this.opts.verifier, this.cache) })
             : await this.validateNft(req, contract, sender, receiver)
           if (typeof r === 'string') return no(r)
           totalMilli = r.valueMilli
           states.push(r.state)
-          spends.push(r.state)
+          // an NFT is held at its spend anchor, and spends its tip
+          spends.push(r.spend ?? r.state)
         } else for (const [tokenId, t] of tokens) {
           // every token is looked at, so one answer names all the ancestors this quorum lacks
           const tip = await validateBundleTokenOrCollect(req.bundle, tokenId, this.opts.verifier, missing, this.cache, memory)
@@ -340,7 +341,7 @@ export class QuorumService {
    * from the deployer (and, for a child, a parent the deployer owns, whole chain valid); an
    * execution spends the latest state of a valid NFT chain owned by the initiator.
    */
-  private async validateNft (req: PrepareRequest, contract: DecodedContract, sender: string, receiver: string): Promise<string | { valueMilli: number, state: string }> {
+  private async validateNft (req: PrepareRequest, contract: DecodedContract, sender: string, receiver: string): Promise<string | { valueMilli: number, state: string, spend?: string }> {
     const op = req.nft
     if (op === undefined || typeof op !== 'object') return 'NFT transaction without its operation'
     const ti = contract.content.transInfo
@@ -369,7 +370,10 @@ export class QuorumService {
     if (!isNftTokenType(tip.tokenType)) return `token ${tokenId} is not an NFT`
     if (tip.owner !== sender) return `NFT ${tokenId} belongs to ${tip.owner}, not the initiator ${sender}`
     if (tip.blockId !== t.blockId) return `NFT ${tokenId}: the contract spends block ${String(t.blockId)}, the chain ends at ${tip.blockId}`
-    return { valueMilli: v, state: stateKey(tokenId, tip.blockId) }
+    // held at its spend anchor, as a token's state: an NFT at its deploy block is at GENESIS_ANCHOR,
+    // so a deploy block written twice (its id does not fix its bytes) still leaves one state to spend;
+    // past the deploy block the anchor is the tip (an NFT chain holds no owner-only block)
+    return { valueMilli: v, state: stateKey(tokenId, tip.anchorBlockId ?? (tip.blockNumber === 0 ? GENESIS_ANCHOR : tip.blockId)), spend: stateKey(tokenId, tip.blockId) }
   }
 
 

@@ -225,14 +225,19 @@ export class TransferReceiver {
    * as this node counts them. A seal is the arbiters' word that the claim still held when the block
    * was signed and never ends: the receiver relies on no signer and no sender for it, so five
    * signers that are all the owner's, whose claims he released after their grants, get no seal once
-   * another transaction holds the state. NFT and smart-contract transactions are not checked here
-   * yet (their states are keyed apart).
+   * another transaction holds the state. An NFT handed to a new owner is checked the same way: its
+   * state, keyed as its quorums claim it (its spend anchor, GENESIS_ANCHOR at its deploy block),
+   * sealed to this transaction; an NFT rests on no burnt ancestor. Nothing is checked here for a
+   * deploy or a smart contract's transaction: no honest sender delivers one (each stays with its
+   * initiator), it spends no state another receiver takes, and the chain rules refuse a deploy
+   * that hands a new chain to anyone but its deployer (docs/protocol.md, "Seals").
    */
   private async checkCertificate (req: DeliverRequest, contract: DecodedContract, block: DecodedBlock, memory: AncestryMemory): Promise<void> {
     const claims = this.opts.claims
     if (claims === undefined) return
     const type = contract.content.type
-    if (type === ContractType.NFT_DEPLOY || type === ContractType.NFT_EXECUTE || isScContractType(type)) return
+    if (type === ContractType.NFT_DEPLOY || isScContractType(type)) return
+    const nft = type === ContractType.NFT_EXECUTE
     const states: Array<readonly [string, string]> = []
     for (const [tokenId, e] of Object.entries(block.content.transInfo.tokens)) {
       const chain = req.bundle.chains[tokenId] ?? await this.opts.ledger.chain(tokenId)
@@ -241,9 +246,9 @@ export class TransferReceiver {
     }
     // the burnt ancestors from chains validated here only: a bundle chain that validation skipped
     // (its ancestor remembered here) is the sender's word, and an empty one hid the ancestor
-    let burns: BurnClaim[]
+    let burns: BurnClaim[] = []
     try {
-      burns = await validatorBurns(states, req.bundle, memory, this.opts.ledger, this.opts.verifier, this.cache)
+      if (!nft) burns = await validatorBurns(states, req.bundle, memory, this.opts.ledger, this.opts.verifier, this.cache)
     } catch (e) {
       throw new RbtError(ErrorCode.VERIFICATION_FAILED, `the block's certificate cannot be checked: ${errorMessage(e)}`)
     }
