@@ -3,14 +3,12 @@ import { decodeBlockEnvelope } from '../../../src/tokenchain/block.js'
 import { nftTokenId, tokenStateHash } from '../../../src/tokenchain/token-id.js'
 import { GENESIS_ANCHOR } from '../../../src/tokenchain/validate.js'
 import { NFT_TOKEN_TYPE } from '../../../src/consensus/nft.js'
-import type { ConsensusTransport, DeliverRequest } from '../../../src/consensus/messages.js'
-import type { StateClaims } from '../../../src/consensus/ports.js'
-import { ErrorCode, RbtError } from '../../../src/util/errors.js'
 import { lockNft, type LockContext } from '../../../src/consensus/transfer-lock.js'
 import { readOutgoing, unb64, type OutgoingRecord } from '../../../src/consensus/records.js'
 import type { ChainBundle } from '../../../src/consensus/types.js'
 import { contractBytes } from '../../../src/consensus/sender-context.js'
-import { twoQuorumSets, type SimDid, type SimNet, type SimNode } from './harness.js'
+import { twoQuorumSets, type SimDid, type SimNode } from './harness.js'
+import { holdSealAndDelivery, releasedAfterSigning } from './owner-tricks.js'
 
 const ARTIFACT = 'QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG'
 
@@ -51,15 +49,6 @@ describe('consensus: a cheating owner moves one NFT state twice', function () {
     return t?.owner === did && t.status === 'Free'
   }
 
-  /** Waits until no arbiter holds a claim of `txid` on `hashes`. */
-  async function releasedEverywhere (net: SimNet, txid: string, hashes: readonly string[]): Promise<void> {
-    for (const deadline = Date.now() + 5000; ;) {
-      const held = (await Promise.all(net.nodes.map(async (a) => await a.claims.records([...hashes])))).flat().some((r) => r?.txid === txid)
-      if (!held) return
-      if (Date.now() > deadline) throw new Error('the claims were not released')
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
-  }
 
   for (const executedBefore of [false, true]) {
     it(`an owner who runs all five signers of an NFT transfer${executedBefore ? ' (the NFT executed once before)' : ''} releases their claims once granted, moves the NFT through honest quorums, then seals and delivers the first block: the receiver refuses it`, async () => {
@@ -71,37 +60,22 @@ describe('consensus: a cheating owner moves one NFT state twice', function () {
       }
       for (const d of n.set1) n.net.nodeOf(d).signsAnything = true
       // T1 through the owner's own five, claimed for them (real grants); his sender holds the seal and the delivery back
-      const tx = n.x.sender as unknown as { transport: ConsensusTransport, ctx: { claims: { port: StateClaims } } }
-      const bx = tx.transport
-      let t1: DeliverRequest | undefined
-      tx.transport = { ...bx, deliver: async (r) => { t1 = structuredClone(r); throw new RbtError(ErrorCode.PEER_UNREACHABLE, 'held back by the owner') } }
-      const port = tx.ctx.claims.port
-      const realSeal = port.sealFor!
-      let held: Parameters<NonNullable<StateClaims['sealFor']>> | undefined
-      port.sealFor = async (...args) => { held = args; return { granted: true, tallies: [], seals: [] } }
+      const owner = holdSealAndDelivery(n.x)
       await n.x.sender.nft({ initiator: alice.did, receiver: n.bob.did, op: { op: 'execute', nftId, valueMilli: 1000, data: 'to bob' }, memo: 'x', quorums: n.set1 }, alice.owner).catch(() => undefined)
-      expect(t1, 'T1 was not signed').to.not.equal(undefined)
-      expect(held, 'T1 was never to be sealed').to.not.equal(undefined)
       // his quorums release their claims (he holds their keys): the arbiters free the state
-      const hashes = [...new Set(held![1].map((it) => it.stateHash))]
-      for (const a of n.net.nodes) {
-        for (const q of n.set1) {
-          for (const r of await a.claims.records(hashes)) for (const c of r?.claimants ?? []) if (c.quorum === q && c.nonce !== undefined) await a.claims.release(t1!.txid, hashes, q, c.nonce)
-        }
-      }
-      await releasedEverywhere(n.net, t1!.txid, hashes)
+      const { t1, held } = await releasedAfterSigning(n.net, n.set1, owner)
       // T2 through honest quorums: carol gets the NFT
       const t2 = await n.y.sender.nft({ initiator: alice.did, receiver: n.carol.did, op: { op: 'execute', nftId, valueMilli: 1000, data: 'to carol' }, memo: 'y', quorums: n.set2 }, alice.owner)
       expect(t2.delivered).to.equal(true)
       expect(await owns(n.carolNode, n.carol.did, nftId)).to.equal(true)
       // T1 sealed late with the five consents (refused: the state is sealed to T2) and delivered with what it got
-      const late = await realSeal(...held!)
+      const late = await owner.realSeal(...held)
       expect(late.granted, 'a state sealed to T2 was sealed to T1 as well').to.equal(false)
-      const refused = await n.bobNode.receiver.deliver({ ...structuredClone(t1!), seals: late.seals }).then(() => undefined, (e: Error) => e.message)
+      const refused = await n.bobNode.receiver.deliver({ ...structuredClone(t1), seals: late.seals }).then(() => undefined, (e: Error) => e.message)
       expect(refused, 'the receiver took an NFT whose state is sealed to another transaction').to.match(/certificate does not hold/)
       expect(await owns(n.bobNode, n.bob.did, nftId), 'bob holds the NFT carol holds').to.equal(false)
       // and without any seal at all
-      const bare = await n.bobNode.receiver.deliver({ ...structuredClone(t1!), seals: [] }).then(() => undefined, (e: Error) => e.message)
+      const bare = await n.bobNode.receiver.deliver({ ...structuredClone(t1), seals: [] }).then(() => undefined, (e: Error) => e.message)
       expect(bare).to.match(/certificate does not hold/)
       expect(await owns(n.bobNode, n.bob.did, nftId)).to.equal(false)
     })

@@ -15,6 +15,7 @@ import type { ConsensusEvent } from '../../../src/consensus/observe.js'
 import { silentLogger } from '../../../src/util/logger.js'
 import { CertificateEvidence } from '../../../src/consensus/certificate-evidence.js'
 import { SimNet, balance, twoQuorumSets, type SimDid, type SimNode } from './harness.js'
+import { holdSealAndDelivery, releasedAfterSigning, releasedEverywhere } from './owner-tricks.js'
 
 /**
  * An owner who cheats: he holds the wallet's keys on two nodes (X and Y), writes blocks honest code
@@ -329,15 +330,6 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
     return { preps, signs }
   }
 
-  /** Waits until no arbiter holds a claim of `txid` on `hashes` (its quorums released it). */
-  async function releasedEverywhere (net: SimNet, txid: string, hashes: readonly string[]): Promise<void> {
-    for (const deadline = Date.now() + 5000; ;) {
-      const held = (await Promise.all(net.nodes.map(async (a) => await a.claims.records([...hashes])))).flat().some((r) => r?.txid === txid)
-      if (!held) return
-      if (Date.now() > deadline) throw new Error('the claims of the aborted transaction were not released')
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
-  }
 
   it('grants of a claim its quorum released (the owner aborted the vote, then spent the state elsewhere) do not let that quorum sign when asked to vote on the same transaction again', async () => {
     const n = await network(true)
@@ -382,31 +374,15 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
     const { alice } = await wallet(n.net, n.x, n.y)
     for (const d of n.set1) n.net.nodeOf(d).signsAnything = true
     // T1 through the owner's own five, claimed for them (real grants); his sender holds the seal and the delivery back
-    const tx = n.x.sender as unknown as { transport: ConsensusTransport, ctx: { claims: { port: StateClaims } } }
-    const bx = tx.transport
-    let t1: DeliverRequest | undefined
-    tx.transport = { ...bx, deliver: async (r) => { t1 = structuredClone(r); throw new RbtError(ErrorCode.PEER_UNREACHABLE, 'held back by the owner') } }
-    const port = tx.ctx.claims.port
-    const realSeal = port.sealFor!
-    let held: Parameters<NonNullable<StateClaims['sealFor']>> | undefined
-    port.sealFor = async (...args) => { held = args; return { granted: true, tallies: [], seals: [] } }
+    const owner = holdSealAndDelivery(n.x)
     await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner).catch(() => undefined)
-    expect(t1, 'T1 was not signed').to.not.equal(undefined)
-    expect(held, 'T1 was never to be sealed').to.not.equal(undefined)
     // his quorums release their claims (he holds their keys): the arbiters free the state
-    const hashes = [...new Set(held![1].map((it) => it.stateHash))]
-    for (const a of n.net.nodes) {
-      for (const q of n.set1) {
-        const recs = await a.claims.records(hashes)
-        for (const r of recs) for (const c of r?.claimants ?? []) if (c.quorum === q && c.nonce !== undefined) await a.claims.release(t1!.txid, hashes, q, c.nonce)
-      }
-    }
-    await releasedEverywhere(n.net, t1!.txid, hashes)
+    const { t1, held } = await releasedAfterSigning(n.net, n.set1, owner)
     // T2 through honest quorums, paid; then T1 sealed with the five consents and delivered with what it got
     await n.y.sender.transfer({ sender: alice.did, receiver: n.carol.did, amountMilli: 1000, memo: 'y', quorums: n.set2 }, alice.owner).catch(() => undefined)
-    const late = await realSeal(...held!)
+    const late = await owner.realSeal(...held)
     expect(late.granted, 'a state sealed to T2 was sealed to T1 as well').to.equal(false)
-    const refused = await n.bobNode.receiver.deliver({ ...structuredClone(t1!), seals: late.seals }).then(() => undefined, (e: Error) => e.message)
+    const refused = await n.bobNode.receiver.deliver({ ...structuredClone(t1), seals: late.seals }).then(() => undefined, (e: Error) => e.message)
     expect(refused, 'the receiver took a block whose states are sealed to another transaction').to.match(/certificate does not hold/)
     expect(await balance(n.carolNode, n.carol.did)).to.equal(1000)
     const paid = (await balance(n.bobNode, n.bob.did)) + (await balance(n.carolNode, n.carol.did))
