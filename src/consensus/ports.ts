@@ -163,6 +163,13 @@ export interface StateClaims {
   sealFor?: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<import('./claim-proofs.js').SealConsent>, peers: readonly string[]) => Promise<import('./claims.js').ClaimResult & { seals: import('./claim-proofs.js').PeerSeal[] }>
   /** A receiver's check: enough arbiters of each state, as this node counts them, sealed it to its holder. */
   checkSeals?: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<import('./claim-proofs.js').PeerSeal>) => Promise<import('./claims.js').ClaimResult>
+  /**
+   * A receiver's check of the blocks before the one delivered: each state's arbiters, as this node
+   * counts them, asked for their record of it; `refused` names a state held for another
+   * transaction by at least 2f + 1 of its n arbiters while fewer than q(n) sealed it to its holder
+   * (so that holder's block was never certified), undefined otherwise.
+   */
+  priorSeals?: (items: ReadonlyArray<{ stateHash: string, holder: string }>) => Promise<{ refused?: string }>
 }
 
 /**

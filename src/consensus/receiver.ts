@@ -48,7 +48,7 @@ export interface ReceiverOptions {
    * with claims on, the block's certificate is checked before the tokens are taken: every state it
    * spends sealed to it by the arbiters as this node counts them
    */
-  claims?: Pick<StateClaims, 'checkSeals'>
+  claims?: Pick<StateClaims, 'checkSeals' | 'priorSeals'>
 }
 
 /**
@@ -259,6 +259,30 @@ export class TransferReceiver {
     if (claims.checkSeals === undefined) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, 'the block\'s certificate cannot be checked by this node')
     const r = await claims.checkSeals(items, seals)
     if (!r.granted) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, `the block's certificate does not hold here: ${r.reason}`)
+    await this.checkEarlierBlocks(req, block, claims)
+  }
+
+  /**
+   * The blocks before the delivered one that this node did not hold (docs/security.md,
+   * "Laundering"): a second spend of a sealed state, signed by the owner's own quorums and taken by
+   * a receiver of his own, made a state no arbiter had a record of, which was then paid on through
+   * honest quorums. The arbiters of the state each such block spent are asked for their record of
+   * it: the block is refused when enough of them hold that state for another transaction and too
+   * few sealed it to the block's (priorSeals). A state nobody holds (from before seals, arbiters
+   * gone) passes as before.
+   */
+  private async checkEarlierBlocks (req: DeliverRequest, block: DecodedBlock, claims: Pick<StateClaims, 'priorSeals'>): Promise<void> {
+    if (claims.priorSeals === undefined) return
+    const items: Array<{ stateHash: string, holder: string }> = []
+    for (const tokenId of Object.keys(block.content.transInfo.tokens)) {
+      const chain = req.bundle.chains[tokenId]
+      if (chain === undefined || chain.length < 2) continue
+      const stored = await this.opts.ledger.chain(tokenId)
+      items.push(...earlierSpends(tokenId, chain, Math.max(1, stored.length)))
+    }
+    if (items.length === 0) return
+    const r = await claims.priorSeals(items)
+    if (r.refused !== undefined) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `an earlier block of the token was never certified: ${r.refused}`)
   }
 
   /**
@@ -321,3 +345,22 @@ export class TransferReceiver {
 /** Token types a quorum pledges (whole and part RBT, test or not). */
 const PLEDGEABLE = new Set<number>([TokenType.RBT, TokenType.PART, TokenType.TEST_RBT, TokenType.TEST_PART])
 
+
+/**
+ * The states spent by the quorum-signed blocks of `chain` from number `from` on (transfers and
+ * executions; genesis and owner-only blocks spend no state a quorum claimed), each with the
+ * transaction that spent it: what the arbiters of each state should have sealed it to.
+ */
+export function earlierSpends (tokenId: string, chain: readonly Uint8Array[], from: number): Array<{ stateHash: string, holder: string }> {
+  const out: Array<{ stateHash: string, holder: string }> = []
+  for (let i = Math.max(1, from); i < chain.length; i++) {
+    let b: DecodedBlock
+    try { b = decodeBlockEnvelope(chain[i]!) } catch { return out }
+    const tid = b.content.transInfo.tid
+    if (tid === undefined || tid === '' || (b.content.quorumSignatures ?? []).length === 0 || b.content.transInfo.tokens[tokenId] === undefined) continue
+    let anchor: string
+    try { anchor = spendAnchor(chain, i - 1) } catch { continue }
+    out.push({ stateHash: stateHashOf(stateKey(tokenId, anchor)), holder: tid })
+  }
+  return out
+}

@@ -33,7 +33,7 @@ export function nodeClaimSeals (deps: {
   certificates?: CertificateWatch
   timeoutMs: number
   log: Logger
-}): { sealFor: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[]) => Promise<ClaimResult & { seals: PeerSeal[] }>, checkSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<PeerSeal>) => Promise<ClaimResult>, serveSeal: (req: StateClaimMethods['claims.seal']['request'], asker: string) => Promise<StateClaimMethods['claims.seal']['response']> } {
+}): { sealFor: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[]) => Promise<ClaimResult & { seals: PeerSeal[] }>, checkSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<PeerSeal>) => Promise<ClaimResult>, priorSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>) => Promise<{ refused?: string }>, serveSeal: (req: StateClaimMethods['claims.seal']['request'], asker: string) => Promise<StateClaimMethods['claims.seal']['response']> } {
   const { table, limits, arbitersOf, timeoutMs, log } = deps
 /**
  * This arbiter's seal of some states for `forTx` (docs/protocol.md, "Seals"): the table's answers
@@ -167,6 +167,65 @@ const checkSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
 }
 
 /**
+ * A receiver's check of earlier blocks (docs/security.md, "Laundering"): each state's arbiters, as
+ * this node counts them, are asked to seal it to its holder with no consent, which seals nothing
+ * new (only a record already committed to that holder answers sealed, with its signed seal) and
+ * otherwise names the transaction the arbiter holds the state for. A state held for another
+ * transaction by 2f + 1 of its n arbiters (so by f + 1 honest ones, which never sealed it to this
+ * holder) while fewer than q(n) show a seal to its holder was never certified to it: refused. No
+ * answer, or a state nobody holds, refuses nothing.
+ */
+const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: string }>): Promise<{ refused?: string }> => {
+  const h = deps.host()
+  const self = h?.peerId ?? 'self'
+  const sealed = items.map(() => new Set<string>())
+  const other = items.map(() => new Map<string, string>())
+  const take = async (peer: string, res: StateClaimMethods['claims.seal']['response'], sent: ReadonlyArray<number>): Promise<void> => {
+    if (deps.certificates?.distrusted(peer) === true || !Array.isArray(res?.answers)) return
+    const verified = new Set<number>()
+    for (const g of Array.isArray(res.seals) ? res.seals : []) {
+      if (typeof g?.holder !== 'string' || typeof g.sig !== 'string' || !Array.isArray(g.items)) continue
+      const idx = g.items.filter((i): i is number => Number.isInteger(i) && i >= 0 && i < sent.length && items[sent[i]!]!.holder === g.holder)
+      if (idx.length > 0 && await sealVerifies({ peer, sig: g.sig, holder: g.holder, states: idx.map((i) => items[sent[i]!]!.stateHash) })) for (const i of idx) verified.add(i)
+    }
+    res.answers.forEach((a, j) => {
+      const i = sent[j]
+      if (i === undefined) return
+      if (a?.sealed === true && (peer === self || verified.has(j))) sealed[i]!.add(peer)
+      else if (a?.sealed === false && typeof a.holder === 'string' && a.holder !== '' && a.holder !== items[i]!.holder) other[i]!.set(peer, a.holder)
+    })
+  }
+  const byHolder = new Map<string, number[]>()
+  items.forEach((it, i) => { const l = byHolder.get(it.holder); if (l === undefined) byHolder.set(it.holder, [i]); else l.push(i) })
+  const arbiters = items.map((it) => h === undefined ? [self] : arbitersOf(it.stateHash, []))
+  for (const [holder, idx] of byHolder) {
+    await take(self, await sealHere(holder, idx.map((i) => items[i]!), new Set()), idx)
+    if (h === undefined) continue
+    const byPeer = groupByPeer(idx.map((i) => [i, arbiters[i]!] as const), self)
+    await Promise.all([...byPeer].map(async ([peer, mine]) => {
+      for (let k = 0; k < mine.length; k += CLAIM_BATCH_MAX) {
+        const sent = mine.slice(k, k + CLAIM_BATCH_MAX)
+        try {
+          await take(peer, await deps.rpc().call(peer, 'claims.seal', { txid: holder, items: sent.map((i) => items[i]!), consents: [] }, { timeoutMs }), sent)
+        } catch (e) { log.debug(`earlier seals of ${holder.slice(0, 12)} at ${peer}: ${errorMessage(e)}`) }
+      }
+    }))
+  }
+  for (const [i, it] of items.entries()) {
+    const n = arbiters[i]!.length
+    const f = Math.floor((n - 1) / 3)
+    const counted = new Set(arbiters[i])
+    const mine = [...sealed[i]!].filter((p) => counted.has(p)).length
+    const against = [...other[i]!].filter(([p]) => counted.has(p))
+    if (mine < n - f && against.length >= 2 * f + 1) {
+      const txs = [...new Set(against.map(([, t]) => t))]
+      return { refused: `${against.length} of the ${n} arbiters of state ${it.stateHash} hold it for ${txs.length === 1 ? `transaction ${txs[0]!}` : `other transactions (${txs.join(', ')})`}, and ${mine} sealed it to transaction ${it.holder}, which spent it in the chain` }
+    }
+  }
+  return {}
+}
+
+/**
  * Hands verified seals to the watch of conflicting certificates: per state of `items` and
  * holder, the seals of the state's arbiters (`arbiters[i]`, as this node counts them).
  */
@@ -188,5 +247,5 @@ const watchSeals = (seenBy: 'sender' | 'receiver', items: ReadonlyArray<{ stateH
 }
 
 
-  return { sealFor, checkSeals, serveSeal }
+  return { sealFor, checkSeals, priorSeals, serveSeal }
 }

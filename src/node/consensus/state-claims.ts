@@ -595,7 +595,7 @@ export function nodeStateClaims (opts: {
     if (open.length > 0) log.debug(`claims: ${open.length} stale claim(s) asked about`)
   }
 
-  return { claimFor, checkGrants, release, sealFor: seals.sealFor, checkSeals: seals.checkSeals, serveClaim, serveRelease, serveSeal: seals.serveSeal, status, sweep, table }
+  return { claimFor, checkGrants, release, sealFor: seals.sealFor, checkSeals: seals.checkSeals, priorSeals: seals.priorSeals, serveClaim, serveRelease, serveSeal: seals.serveSeal, status, sweep, table }
 }
 
 /** Logs a failure of a best-effort claims step. */

@@ -265,14 +265,10 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
     expect((await balance(n.bobNode, n.bob.did)) + (await balance(n.carolNode, n.carol.did))).to.be.at.most(1000)
   })
 
-  // open: an arbiter checks that a claimed state's block names the sender as owner, not that the
-  // block that made the state was itself certified. The owner's own five signers and his own
-  // receiver take a second spend of a sealed state; the state it made is then a state no arbiter has
-  // a record of, and it is claimed, sealed and paid through honest parties. Closing it needs the
-  // arbiters of a token to know its current state (FastPay's authorities: the same arbiters for every
-  // state of a token, granting only its current state) or certificates that travel with the chain
-  // and are checked for every block a receiver validates (docs/security.md, "Laundering").
-  it.skip('(open: laundering through a receiver of his own) case 8: the owner pays bob, then spends the same state again to a DID of his own through his own five signers and his own receiver, then pays carol from that DID through honest quorums: carol is not paid', async () => {
+  // an arbiter checks that a claimed state's block names the sender as owner, not that the block
+  // that made the state was certified: the receiver asks the arbiters of the states the earlier
+  // blocks spent (docs/security.md, "Laundering")
+  it('case 8, laundering: the owner pays bob, then spends the same state again to a DID of his own through his own five signers and his own receiver, then pays carol from that DID through honest quorums: carol is not paid', async () => {
     const n = await network(true)
     const { alice } = await wallet(n.net, n.x, n.y)
     const first = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner)

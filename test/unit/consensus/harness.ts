@@ -302,6 +302,24 @@ export class SimNet {
         const r = claimResult(items.map((it, i) => tallyState(it.stateHash, arbiters, new Map([...answers].map(([a, got]) => [a, got[i]!])))))
         return { ...r, seals }
       },
+      priorSeals: async (items) => {
+        // as the node's check: each arbiter's record of each state (a liar says it sealed it to the holder)
+        const arbiters = this.nodes.map((n) => n.name)
+        const n = arbiters.length
+        const f = Math.floor((n - 1) / 3)
+        for (const it of items) {
+          let mine = 0
+          const against: string[] = []
+          for (const a of reachable()) {
+            if (a.liar) { mine++; continue }
+            const [r] = await a.claims.records([it.stateHash])
+            if (r === undefined) continue
+            if (r.txid === it.holder) { if (r.committed === true) mine++ } else against.push(r.txid)
+          }
+          if (mine < n - f && against.length >= 2 * f + 1) return { refused: `${against.length} of the ${n} arbiters of state ${it.stateHash} hold it for another transaction` }
+        }
+        return {}
+      },
       checkSeals: async (items, seals) => {
         const arbiters = this.nodes.map((n) => n.name)
         const watch = this.nodes.find((n) => n.name === name)?.certificates

@@ -209,6 +209,22 @@ describe('claims: claims that prove themselves (node arbiter)', () => {
     expect(e?.code).to.equal(ErrorCode.UNAUTHORIZED)
   })
 
+  it('earlier blocks (laundering): a state its arbiters hold for another transaction is refused to the block that spent it in the chain; one sealed to that block\'s transaction, or held by nobody, passes', async () => {
+    const { claims, table } = arbiter()
+    const T1 = 'b'.repeat(64)
+    const T2 = 'c'.repeat(64)
+    await table.claim(T1, [STATE], { peer: 'p1', quorum: 'bafybmiq1', nonce: nonce(1) })
+    await table.settle(STATE, T1, 'committed')
+    const other = tokenStateHash('d'.repeat(64), GENESIS_ANCHOR)
+    expect((await claims.priorSeals!([{ stateHash: STATE, holder: T2 }])).refused).to.match(/hold it for transaction b{64}.*0 sealed it to transaction c{64}/)
+    expect(await claims.priorSeals!([{ stateHash: STATE, holder: T1 }])).to.deep.equal({})
+    expect(await claims.priorSeals!([{ stateHash: other, holder: T2 }])).to.deep.equal({})
+    // asking seals nothing: a claim held (not committed) for the block's own transaction stays as it was
+    await table.claim(T2, [other], { peer: 'p1', quorum: 'bafybmiq1', nonce: nonce(2) })
+    expect(await claims.priorSeals!([{ stateHash: other, holder: T2 }])).to.deep.equal({})
+    expect((await table.records([other]))[0]?.committed).to.equal(undefined)
+  })
+
   it('one peer\'s flood of claims is refused before any check (per-peer limit)', async () => {
     const { handlers } = arbiter()
     const { claimReq, releaseReq } = calls(handlers)
