@@ -195,19 +195,19 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
       else if (a?.sealed === false && typeof a.holder === 'string' && a.holder !== '' && a.holder !== items[i]!.holder) other[i]!.set(peer, a.holder)
     })
   }
-  const byHolder = new Map<string, number[]>()
-  items.forEach((it, i) => { const l = byHolder.get(it.holder); if (l === undefined) byHolder.set(it.holder, [i]); else l.push(i) })
+  // with no consent the request's transaction names nothing (it only picks the claimants whose
+  // consents count): the states of every holder go together, one request per arbiter
   const arbiters = items.map((it) => h === undefined ? [self] : arbitersOf(it.stateHash, []))
-  for (const [holder, idx] of byHolder) {
-    await take(self, await sealHere(holder, idx.map((i) => items[i]!), new Set()), idx)
-    if (h === undefined) continue
-    const byPeer = groupByPeer(idx.map((i) => [i, arbiters[i]!] as const), self)
+  const all = items.map((_, i) => i)
+  await take(self, await sealHere(items[0]?.holder ?? '', items, new Set()), all)
+  if (h !== undefined) {
+    const byPeer = groupByPeer(all.map((i) => [i, arbiters[i]!] as const), self)
     await Promise.all([...byPeer].map(async ([peer, mine]) => {
       for (let k = 0; k < mine.length; k += CLAIM_BATCH_MAX) {
         const sent = mine.slice(k, k + CLAIM_BATCH_MAX)
         try {
-          await take(peer, await deps.rpc().call(peer, 'claims.seal', { txid: holder, items: sent.map((i) => items[i]!), consents: [] }, { timeoutMs }), sent)
-        } catch (e) { log.debug(`earlier seals of ${holder.slice(0, 12)} at ${peer}: ${errorMessage(e)}`) }
+          await take(peer, await deps.rpc().call(peer, 'claims.seal', { txid: items[sent[0]!]!.holder, items: sent.map((i) => items[i]!), consents: [] }, { timeoutMs }), sent)
+        } catch (e) { log.debug(`earlier seals at ${peer}: ${errorMessage(e)}`) }
       }
     }))
   }

@@ -89,6 +89,8 @@ export function nodeStateClaims (opts: {
 }): NodeStateClaims {
   const { table, view, log } = opts
   const timeoutMs = opts.timeoutMs ?? 3000
+  /** More time per state of a claim, for the walk and for each request (ms). */
+  const PER_ITEM_MS = 5
   const limits = new PeerBuckets(CLAIM_PEER_RATE, CLAIM_PEER_BURST)
   // proofs checked here: the states each claim's contract spends, by claim (its later requests leave the contract out)
   const checkedProofs = new Lru<{ spends: Set<string>, owner: ReturnType<typeof contractOwnership> }>(PROOFS_MEMO, { maxBytes: 16 * 1024 * 1024, sizeOf: (v) => 192 + 64 * (v.spends.size + v.owner.blockless.size) })
@@ -201,7 +203,8 @@ export function nodeStateClaims (opts: {
     })
     let res: StateClaimMethods['claims.claim']['response']
     try {
-      res = await rpcNow().call(peer, 'claims.claim', { items: wire, proofs, ...(blocks.length > 0 ? { blocks } : {}) }, { timeoutMs })
+      // an arbiter checks and writes every item: a full request gets more time than one state
+      res = await rpcNow().call(peer, 'claims.claim', { items: wire, proofs, ...(blocks.length > 0 ? { blocks } : {}) }, { timeoutMs: timeoutMs + wire.length * PER_ITEM_MS })
       for (const [, settle] of introduced) settle(true)
     } catch (e) {
       for (const [c, settle] of introduced) { settle(false); delivered.get(c)?.delete(peer) }
@@ -399,6 +402,9 @@ export function nodeStateClaims (opts: {
       received.push({ peer: self, sig: g.sig, txid: first.txid, quorum: first.claimants[g.claimant]!.quorum, nonce: first.claimants[g.claimant]!.nonce, forTx: txid, states: g.idx.map((i) => selfItems[i]!.stateHash) })
     }
     const mine = own.answers
+    // the walks of a claim of many states share the arbiters' time: its deadline grows with them
+    // (a 300-FT claim on a loaded machine ran past a flat 3 s at 5 of its 9 arbiters)
+    const walkMs = timeoutMs + Math.min(items.length, 4096) * PER_ITEM_MS
     const tallies = await Promise.all(items.map(async (item, i) => {
       const { stateHash } = item
       const answers = new Map<string, ClaimAnswer>([[self, mine[i]!]])
@@ -416,7 +422,7 @@ export function nodeStateClaims (opts: {
           self,
           k: CLAIM_ARBITERS,
           concurrency: WALK_CONCURRENCY,
-          signal: AbortSignal.timeout(timeoutMs),
+          signal: AbortSignal.timeout(walkMs),
           ask: async (peer, signal) => {
             if (peer.multiaddrs.length > 0) await h.learnPeer(peer)
             const a = await raceAbort(claims.request(peer.peerId, item), signal)
