@@ -7,7 +7,7 @@ import { createRpc, type Rpc, type RpcContext, type RpcHandlers, type UnarySpec 
 import { defaultSwarmKeyPath, loadSwarmKey } from '../../../src/p2p/swarm-key.js'
 import { kadKey, kadPeerKey, compareDistance } from '../../../src/p2p/closest-query.js'
 import { spentKeyBytes } from '../../../src/node/consensus/spent-markers.js'
-import { peerGrantBytes } from '../../../src/consensus/claim-proofs.js'
+import { peerGrantBytes, peerSealBytes } from '../../../src/consensus/claim-proofs.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
 
 /**
@@ -32,6 +32,7 @@ export interface AttackerMethods {
   'claims.claim': UnarySpec<{ items: ClaimItem[], proofs?: Array<{ quorum?: string, nonce?: string }> }, { answers: ClaimAnswer[], addrs: Record<string, string[]>, pgrants?: Array<{ items: number[], p: number, sig: string }> }>
   'claims.release': UnarySpec<{ txid: string, stateHashes: string[] }, { freed: number }>
   'claims.status': UnarySpec<{ txid: string, quorum: string }, { outcome: 'pending' | 'committed' | 'released' }>
+  'claims.seal': UnarySpec<{ txid: string, items: Array<{ stateHash: string, holder: string }> }, { answers: Array<{ sealed: boolean, holder?: string, why?: string }>, seals?: Array<{ holder: string, items: number[], sig: string }> }>
   'markers.get': UnarySpec<{ stateHash: string }, { record?: unknown, closer: unknown[] }>
   'markers.put': UnarySpec<{ stateHash: string, record: unknown }, { closer: unknown[] }>
   'markers.getMany': UnarySpec<{ stateHashes: string[] }, { answers: Array<{ record?: unknown, closer: string[] }>, addrs: Record<string, string[]> }>
@@ -116,6 +117,17 @@ export class AttackerPeer {
           }
         }
         return { answers: items.map(() => b === 'grant' ? { granted: true, closer: [] } : { granted: false, holder: fake, closer: [] }), addrs: {}, ...(pgrants.length > 0 ? { pgrants } : {}) }
+      },
+      // a Sybil arbiter seals whatever it is asked to, signing each holder's states with its peer key as an honest arbiter does
+      'claims.seal': async (req, ctx) => {
+        const items = Array.isArray(req?.items) ? req.items : []
+        const b = behaviour()
+        if (b === 'hang') return await hangUntilAborted(ctx)
+        if (b !== 'grant') return { answers: items.map(() => ({ sealed: false, holder: randomBytes(32).toString('hex'), why: 'refused' })) }
+        const byHolder = new Map<string, number[]>()
+        items.forEach((it, i) => { byHolder.set(it.holder, [...(byHolder.get(it.holder) ?? []), i]) })
+        const seals = await Promise.all([...byHolder].map(async ([holder, idx]) => ({ holder, items: idx, sig: Buffer.from(await host.signAsPeer(peerSealBytes({ peer: host.peerId, holder, states: idx.map((i) => items[i]!.stateHash) }))).toString('hex') })))
+        return { answers: items.map(() => ({ sealed: true })), seals }
       },
       'claims.release': async (req, ctx) => behaviour() === 'hang' ? await hangUntilAborted(ctx) : { freed: Array.isArray(req?.stateHashes) ? req.stateHashes.length : 0 },
       // the attacker's claims never end: their transactions are always "pending"
