@@ -25,6 +25,17 @@ export function claimThreshold (n: number): number {
   return n - Math.floor((n - 1) / 3)
 }
 
+/**
+ * Whether a state's arbiters show that a block spending it was never certified (a receiver's check
+ * of earlier blocks, docs/security.md "Laundering"): fewer than q(n) of its n arbiters sealed it to
+ * the block's transaction while 2f + 1 hold it for another (so f + 1 honest ones, which never
+ * sealed it to the block's, and the block's transaction cannot have q(n) seals).
+ */
+export function neverCertified (n: number, sealedToBlock: number, heldForOthers: number): boolean {
+  const q = claimThreshold(n)
+  return sealedToBlock < q && heldForOthers >= 2 * (n - q) + 1
+}
+
 /** What an arbiter keeps for a state: the transaction holding it and the quorums that claimed it for that transaction. */
 export interface ClaimRecord {
   txid: string

@@ -2,7 +2,7 @@ import { decodeBlockEnvelope, formatBlockId, parseBlockId, type DecodedBlock } f
 import { decodeContract } from '../tokenchain/contract.js'
 import { floatToMilliExact, pledgePerQuorum } from '../tokenchain/amount.js'
 import type { Block } from '../tokenchain/block.js'
-import { spendAnchor, type VerifiedBlockCache } from '../tokenchain/validate.js'
+import { OWNER_ONLY, spendAnchor, type VerifiedBlockCache } from '../tokenchain/validate.js'
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import { flagDiverged, type DoubleSpendSink } from './double-spends.js'
 import { heldStates, ledgerAncestry, linksHold, type AncestryMemory, storedPrefix, storeLearned, validateBundleToken, validateBundleTokenOrCollect, validateHeldToken } from './bundle.js'
@@ -273,13 +273,11 @@ export class TransferReceiver {
    */
   private async checkEarlierBlocks (req: DeliverRequest, block: DecodedBlock, claims: Pick<StateClaims, 'priorSeals'>): Promise<void> {
     if (claims.priorSeals === undefined) return
-    const items: Array<{ stateHash: string, holder: string }> = []
-    for (const tokenId of Object.keys(block.content.transInfo.tokens)) {
-      const chain = req.bundle.chains[tokenId]
-      if (chain === undefined || chain.length < 2) continue
-      const stored = await this.opts.ledger.chain(tokenId)
-      items.push(...earlierSpends(tokenId, chain, Math.max(1, stored.length)))
-    }
+    const ids = Object.keys(block.content.transInfo.tokens).filter((id) => (req.bundle.chains[id]?.length ?? 0) >= 2)
+    if (ids.length === 0) return
+    // what this node stores of each chain already (its token record names the last block it holds)
+    const records = await this.opts.ledger.tokensById(ids, { content: false })
+    const items = ids.flatMap((id, i) => earlierSpends(id, req.bundle.chains[id]!, storedPrefix(records[i]?.latestBlockId, req.bundle.chains[id]!)))
     if (items.length === 0) return
     const r = await claims.priorSeals(items)
     if (r.refused !== undefined) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `an earlier block of the token was never certified: ${r.refused}`)
@@ -353,14 +351,19 @@ const PLEDGEABLE = new Set<number>([TokenType.RBT, TokenType.PART, TokenType.TES
  */
 export function earlierSpends (tokenId: string, chain: readonly Uint8Array[], from: number): Array<{ stateHash: string, holder: string }> {
   const out: Array<{ stateHash: string, holder: string }> = []
-  for (let i = Math.max(1, from); i < chain.length; i++) {
+  const start = Math.max(1, from)
+  if (start >= chain.length) return out
+  // the state each block spends: the last quorum-signed one before it, carried along the walk
+  let anchor: string
+  try { anchor = spendAnchor(chain, start - 1) } catch { return out }
+  for (let i = start; i < chain.length; i++) {
     let b: DecodedBlock
     try { b = decodeBlockEnvelope(chain[i]!) } catch { return out }
     const tid = b.content.transInfo.tid
-    if (tid === undefined || tid === '' || (b.content.quorumSignatures ?? []).length === 0 || b.content.transInfo.tokens[tokenId] === undefined) continue
-    let anchor: string
-    try { anchor = spendAnchor(chain, i - 1) } catch { continue }
-    out.push({ stateHash: stateHashOf(stateKey(tokenId, anchor)), holder: tid })
+    if (tid !== undefined && tid !== '' && (b.content.quorumSignatures ?? []).length > 0 && b.content.transInfo.tokens[tokenId] !== undefined) {
+      out.push({ stateHash: stateHashOf(stateKey(tokenId, anchor)), holder: tid })
+    }
+    if (!OWNER_ONLY.has(b.content.transactionType)) anchor = formatBlockId(i, b.hash)
   }
   return out
 }

@@ -87,26 +87,21 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
 async function dropUndecodable (location: string): Promise<string[]> {
   const db = new ClassicLevel<Buffer, Buffer>(location, { createIfMissing: false, keyEncoding: 'buffer', valueEncoding: 'buffer' })
   await db.open()
-  const bad: Buffer[] = []
+  const bad: Array<[Buffer, Buffer]> = []
   try {
     for await (const [k, v] of db.iterator()) {
-      try { JSON.parse(utf8.decode(v)) } catch { bad.push(k) }
+      try { JSON.parse(utf8.decode(v)) } catch { bad.push([k, v]) }
     }
     if (bad.length === 0) return []
     const dir = join(location, 'lost')
     mkdirSync(dir, { recursive: true })
-    const lines: string[] = []
-    for (const k of bad) {
-      const v = await db.get(k)
-      lines.push(JSON.stringify({ key: k.toString('base64'), value: v === undefined ? null : v.toString('base64') }) + '\n')
-    }
-    appendFileSync(join(dir, 'undecodable.jsonl'), lines.join(''))
-    await db.batch(bad.map((key) => ({ type: 'del' as const, key })), { sync: true })
+    appendFileSync(join(dir, 'undecodable.jsonl'), bad.map(([k, v]) => JSON.stringify({ key: k.toString('base64'), value: v.toString('base64') }) + '\n').join(''))
+    await db.batch(bad.map(([key]) => ({ type: 'del' as const, key })), { sync: true })
   } finally {
     await db.close()
   }
   // sublevel keys are `!collection!key`
-  return bad.map((k) => {
+  return bad.map(([k]) => {
     const text = k.toString('utf8')
     const m = /^!([^!]+)!(.*)$/s.exec(text)
     return m === null ? JSON.stringify(text) : `${m[1]!}/${m[2]!}`

@@ -1,4 +1,4 @@
-import { claimResult, tallyState, type ClaimAnswer, type ClaimResult, type ClaimTable } from '../../consensus/claims.js'
+import { claimResult, neverCertified, tallyState, type ClaimAnswer, type ClaimResult, type ClaimTable } from '../../consensus/claims.js'
 import { opensNonce, peerSealBytes, type PeerSeal, type SealConsent } from '../../consensus/claim-proofs.js'
 import { MIN_QUORUM_SIGNATURES } from '../../consensus/quorum-selection.js'
 import { sealEvidence, type CertificateWatch, type SeenCertificate } from '../../consensus/certificate-evidence.js'
@@ -73,6 +73,21 @@ const sealVerifies = async (g: PeerSeal): Promise<boolean> => {
   return ok
 }
 
+/**
+ * The seals of an arbiter's answer to `claims.seal` that verify, each with the indexes (into
+ * `sent`) of the items it covers: a seal counts only for the items it names with their holder.
+ */
+const sealsThatVerify = async (peer: string, res: StateClaimMethods['claims.seal']['response'], sent: ReadonlyArray<number>, items: ReadonlyArray<{ stateHash: string, holder: string }>): Promise<Array<{ seal: PeerSeal, idx: number[] }>> => {
+  const ok = await Promise.all((Array.isArray(res.seals) ? res.seals : []).slice(0, sent.length).map(async (g) => {
+    if (typeof g?.holder !== 'string' || typeof g.sig !== 'string' || !Array.isArray(g.items)) return undefined
+    const idx = g.items.filter((i): i is number => Number.isInteger(i) && i >= 0 && i < sent.length && items[sent[i]!]!.holder === g.holder)
+    if (idx.length === 0) return undefined
+    const seal: PeerSeal = { peer, sig: g.sig, holder: g.holder, states: idx.map((i) => items[sent[i]!]!.stateHash) }
+    return await sealVerifies(seal) ? { seal, idx } : undefined
+  }))
+  return ok.filter((g): g is { seal: PeerSeal, idx: number[] } => g !== undefined)
+}
+
 const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[]): Promise<ClaimResult & { seals: PeerSeal[] }> => {
   const h = deps.host()
   const self = h?.peerId ?? 'self'
@@ -91,14 +106,7 @@ const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, h
     // an arbiter proven to have sealed twice: its word counts as no answer
     if (deps.certificates?.distrusted(peer) === true) return
     // an arbiter's seals count only as far as they verify (a receiver checks them the same way)
-    const ok = await Promise.all((Array.isArray(res.seals) ? res.seals : []).slice(0, sent.length).map(async (g) => {
-      if (typeof g?.holder !== 'string' || typeof g.sig !== 'string' || !Array.isArray(g.items)) return undefined
-      const idx = g.items.filter((i): i is number => Number.isInteger(i) && i >= 0 && i < sent.length && items[sent[i]!]!.holder === g.holder)
-      if (idx.length === 0) return undefined
-      const seal: PeerSeal = { peer, sig: g.sig, holder: g.holder, states: idx.map((i) => items[sent[i]!]!.stateHash) }
-      return await sealVerifies(seal) ? seal : undefined
-    }))
-    const good = ok.filter((g): g is PeerSeal => g !== undefined)
+    const good = (await sealsThatVerify(peer, res, sent, items)).map((g) => g.seal)
     sealsOut.push(...good)
     const sealedStates = new Set(good.flatMap((g) => g.states.map((st) => `${st}|${g.holder}`)))
     // an answer `sealed` without a seal that verifies counts as silence
@@ -182,12 +190,7 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   const other = items.map(() => new Map<string, string>())
   const take = async (peer: string, res: StateClaimMethods['claims.seal']['response'], sent: ReadonlyArray<number>): Promise<void> => {
     if (deps.certificates?.distrusted(peer) === true || !Array.isArray(res?.answers)) return
-    const verified = new Set<number>()
-    for (const g of Array.isArray(res.seals) ? res.seals : []) {
-      if (typeof g?.holder !== 'string' || typeof g.sig !== 'string' || !Array.isArray(g.items)) continue
-      const idx = g.items.filter((i): i is number => Number.isInteger(i) && i >= 0 && i < sent.length && items[sent[i]!]!.holder === g.holder)
-      if (idx.length > 0 && await sealVerifies({ peer, sig: g.sig, holder: g.holder, states: idx.map((i) => items[sent[i]!]!.stateHash) })) for (const i of idx) verified.add(i)
-    }
+    const verified = new Set((await sealsThatVerify(peer, res, sent, items)).flatMap((g) => g.idx))
     res.answers.forEach((a, j) => {
       const i = sent[j]
       if (i === undefined) return
@@ -213,11 +216,10 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   }
   for (const [i, it] of items.entries()) {
     const n = arbiters[i]!.length
-    const f = Math.floor((n - 1) / 3)
     const counted = new Set(arbiters[i])
     const mine = [...sealed[i]!].filter((p) => counted.has(p)).length
     const against = [...other[i]!].filter(([p]) => counted.has(p))
-    if (mine < n - f && against.length >= 2 * f + 1) {
+    if (neverCertified(n, mine, against.length)) {
       const txs = [...new Set(against.map(([, t]) => t))]
       return { refused: `${against.length} of the ${n} arbiters of state ${it.stateHash} hold it for ${txs.length === 1 ? `transaction ${txs[0]!}` : `other transactions (${txs.join(', ')})`}, and ${mine} sealed it to transaction ${it.holder}, which spent it in the chain` }
     }

@@ -22,7 +22,7 @@ import { checkAnchorPath, checkBurnProof, checkOwnedPath, contractOwnership, con
 import { MIN_QUORUM_SIGNATURES } from '../../../src/consensus/quorum-selection.js'
 import { sha3Hex } from '../../../src/tokenchain/hash.js'
 import { sealEvidence, type CertificateWatch, type KeptGrant, type SeenCertificate } from '../../../src/consensus/certificate-evidence.js'
-import { ClaimTable, claimResult, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimStore } from '../../../src/consensus/claims.js'
+import { ClaimTable, claimResult, neverCertified, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimStore } from '../../../src/consensus/claims.js'
 import type { StateClaims } from '../../../src/consensus/ports.js'
 
 /** An arbiter's claim table in memory (the node keeps it in its store). */
@@ -304,9 +304,7 @@ export class SimNet {
       },
       priorSeals: async (items) => {
         // as the node's check: each arbiter's record of each state (a liar says it sealed it to the holder)
-        const arbiters = this.nodes.map((n) => n.name)
-        const n = arbiters.length
-        const f = Math.floor((n - 1) / 3)
+        const n = this.nodes.length
         for (const it of items) {
           let mine = 0
           const against: string[] = []
@@ -316,7 +314,7 @@ export class SimNet {
             if (r === undefined) continue
             if (r.txid === it.holder) { if (r.committed === true) mine++ } else against.push(r.txid)
           }
-          if (mine < n - f && against.length >= 2 * f + 1) return { refused: `${against.length} of the ${n} arbiters of state ${it.stateHash} hold it for another transaction` }
+          if (neverCertified(n, mine, against.length)) return { refused: `${against.length} of the ${n} arbiters of state ${it.stateHash} hold it for another transaction` }
         }
         return {}
       },
