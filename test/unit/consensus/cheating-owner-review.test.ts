@@ -1,0 +1,48 @@
+import { expect } from 'chai'
+import { SimNet, balance, twoQuorumSets, type SimDid, type SimNode } from './harness.js'
+
+/**
+ * Laundering through a receiver of the owner's own, reviewed: the receiver's check of earlier
+ * blocks looks only at the chains of the tokens its block moves, so a laundered state one level up
+ * (a parent burnt into parts) escapes it.
+ */
+describe('consensus: a cheating owner launders a spent state (review of the earlier-block check)', function () {
+  this.timeout(120_000)
+
+  async function wallet (net: SimNet, x: SimNode, y: SimNode): Promise<{ alice: SimDid, id: string }> {
+    const alice = await net.addDid(x)
+    y.dids.set(alice.did, alice)
+    const [id] = await net.mint(x, alice.did, 1)
+    y.ledger.tokens.set(id, { ...x.ledger.tokens.get(id)! })
+    y.ledger.blocks.set(id, [...x.ledger.blocks.get(id)!])
+    return { alice, id }
+  }
+
+  /** The owner pays bob, then spends the same state again to mallory on his node M (own quorums, own receiver). */
+  async function laundered (): Promise<{ n: Awaited<ReturnType<typeof twoQuorumSets>>, m: SimNode, mallory: SimDid }> {
+    const n = await twoQuorumSets(true)
+    const { alice } = await wallet(n.net, n.x, n.y)
+    const first = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner)
+    expect(first.delivered).to.equal(true)
+    const m = n.net.addNode('M')
+    const mallory = await n.net.addDid(m)
+    ;(m.receiver as unknown as { checkCertificate: () => Promise<void> }).checkCertificate = async () => {}
+    for (const d of n.set2) n.net.nodeOf(d).signsAnything = true
+    n.y.claimsNothing = true
+    const markers = n.net.markers
+    n.net.markers = new Map()
+    const second = await n.y.sender.transfer({ sender: alice.did, receiver: mallory.did, amountMilli: 1000, memo: 'y', quorums: n.set2 }, alice.owner)
+    n.net.markers = markers
+    expect(second.delivered, 'the owner\'s own receiver took the second spend').to.equal(true)
+    for (const d of n.set2) n.net.nodeOf(d).signsAnything = false
+    n.y.claimsNothing = false
+    return { n, m, mallory }
+  }
+
+  it('a laundered parent paid on in parts: mallory pays carol half of the token (the parent burnt into parts) through honest quorums: carol is not paid', async () => {
+    const { n, m, mallory } = await laundered()
+    await m.sender.transfer({ sender: mallory.did, receiver: n.carol.did, amountMilli: 500, memo: 'm', quorums: n.set2 }, mallory.owner).catch(() => undefined)
+    expect(await balance(n.bobNode, n.bob.did)).to.equal(1000)
+    expect(await balance(n.carolNode, n.carol.did), 'one state paid to bob, and through mallory half of it to carol').to.equal(0)
+  })
+})
