@@ -45,4 +45,14 @@ describe('consensus: a cheating owner launders a spent state (review of the earl
     expect(await balance(n.bobNode, n.bob.did)).to.equal(1000)
     expect(await balance(n.carolNode, n.carol.did), 'one state paid to bob, and through mallory half of it to carol').to.equal(0)
   })
+
+  it('a receiver that held the token before (on another fork): bob was paid, paid dave on, then mallory (laundered) pays bob the same token through honest quorums: bob is not paid again while dave holds it', async () => {
+    const { n, m, mallory } = await laundered()
+    const dave = await n.net.addDid(n.carolNode)
+    const on = await n.bobNode.sender.transfer({ sender: n.bob.did, receiver: dave.did, amountMilli: 1000, memo: 'b', quorums: n.set1 }, n.bob.owner)
+    expect(on.delivered).to.equal(true)
+    expect(await balance(n.carolNode, dave.did)).to.equal(1000)
+    await m.sender.transfer({ sender: mallory.did, receiver: n.bob.did, amountMilli: 1000, memo: 'm', quorums: n.set2 }, mallory.owner).catch(() => undefined)
+    expect(await balance(n.bobNode, n.bob.did), 'one state paid to dave through bob, and through mallory to bob again').to.equal(0)
+  })
 })
