@@ -1,4 +1,6 @@
 import { expect } from 'chai'
+import { createBlock, decodeBlockEnvelope, encodeBlockEnvelope, formatBlockId, nextTokenEntry, setSignature } from '../../../src/tokenchain/block.js'
+import { TransactionType } from '../../../src/tokenchain/types.js'
 import { SimNet, balance, twoQuorumSets, type SimDid, type SimNode } from './harness.js'
 
 /**
@@ -54,5 +56,30 @@ describe('consensus: a cheating owner launders a spent state (review of the earl
     expect(await balance(n.carolNode, dave.did)).to.equal(1000)
     await m.sender.transfer({ sender: mallory.did, receiver: n.bob.did, amountMilli: 1000, memo: 'm', quorums: n.set2 }, mallory.owner).catch(() => undefined)
     expect(await balance(n.bobNode, n.bob.did), 'one state paid to dave through bob, and through mallory to bob again').to.equal(0)
+  })
+
+  it('a second spend written as an "executed" block (owner changed, no contract) carrying the first spend\'s transaction id, signed by the owner\'s own five: mallory pays carol through honest quorums: carol is not paid', async () => {
+    const n = await twoQuorumSets(true)
+    const { alice, id } = await wallet(n.net, n.x, n.y)
+    const first = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner)
+    expect(first.delivered).to.equal(true)
+    const bobChain = n.bobNode.ledger.blocks.get(id)!
+    const t1 = decodeBlockEnvelope(bobChain[bobChain.length - 1]!).content.transInfo.tid!
+    const m = n.net.addNode('M')
+    const mallory = await n.net.addDid(m)
+    // the owner writes the second spend by hand on his copy: an "08" block, new owner mallory, the tid of T1
+    const chain = [...n.y.ledger.blocks.get(id)!]
+    const prev = decodeBlockEnvelope(chain[chain.length - 1]!)
+    const signers = n.set2.slice(0, 5).map((d) => n.net.nodeOf(d).dids.get(d)!)
+    const credits = await Promise.all(signers.map(async (q) => ({ did: q.did, hash: t1, signType: '0', signature: '', privSignature: await q.quorum.pvtSign(t1) })))
+    const init = { hash: t1, signType: 0, initiatorDid: alice.did, privSignature: await alice.owner.pvtSign(t1), nlssShareSignature: '' }
+    let b = createBlock({ tokenType: prev.content.tokenType, transactionType: TransactionType.EXECUTED, owner: mallory.did, transInfo: { tokens: { [id]: nextTokenEntry(prev, id) }, tid: t1, sender: alice.did, receiver: mallory.did }, quorumSignatures: credits, initiatorSignature: init, childTokens: [] } as never)
+    for (const q of signers) b = setSignature(b, q.did, await q.quorum.pvtSign(b.hash))
+    chain.push(encodeBlockEnvelope(b))
+    m.ledger.blocks.set(id, chain)
+    m.ledger.tokens.set(id, { ...n.y.ledger.tokens.get(id)!, owner: mallory.did, latestBlockId: formatBlockId(chain.length - 1, b.hash) })
+    await m.sender.transfer({ sender: mallory.did, receiver: n.carol.did, amountMilli: 1000, memo: 'm', quorums: n.set2 }, mallory.owner).catch(() => undefined)
+    expect(await balance(n.bobNode, n.bob.did)).to.equal(1000)
+    expect(await balance(n.carolNode, n.carol.did), 'one state paid to bob, and through an "08" block to mallory and on to carol').to.equal(0)
   })
 })
