@@ -259,7 +259,7 @@ export class TransferReceiver {
     if (claims.checkSeals === undefined) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, 'the block\'s certificate cannot be checked by this node')
     const r = await claims.checkSeals(items, seals)
     if (!r.granted) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, `the block's certificate does not hold here: ${r.reason}`)
-    await this.checkEarlierBlocks(req, block, claims)
+    await this.checkEarlierBlocks(req, block, claims, memory)
   }
 
   /**
@@ -271,13 +271,24 @@ export class TransferReceiver {
    * few sealed it to the block's (priorSeals). A state nobody holds (from before seals, arbiters
    * gone) passes as before.
    */
-  private async checkEarlierBlocks (req: DeliverRequest, block: DecodedBlock, claims: Pick<StateClaims, 'priorSeals'>): Promise<void> {
+  private async checkEarlierBlocks (req: DeliverRequest, block: DecodedBlock, claims: Pick<StateClaims, 'priorSeals'>, memory: AncestryMemory): Promise<void> {
     if (claims.priorSeals === undefined) return
-    const ids = Object.keys(block.content.transInfo.tokens).filter((id) => (req.bundle.chains[id]?.length ?? 0) >= 2)
+    // the block's tokens and every chain validation read (a part's parent, an FT's backing token:
+    // one laundered before it was burnt is spent again through the parts paid on); not the other
+    // chains of the bundle, whatever the sender put there (made-up blocks by the thousand, asked of
+    // the arbiters ahead of the laundered one, would spend this node's budget at them)
+    const chains = new Map<string, readonly Uint8Array[]>(memory.checked ?? [])
+    for (const id of Object.keys(block.content.transInfo.tokens)) {
+      const c = req.bundle.chains[id]
+      if (c !== undefined) chains.set(id, c)
+    }
+    const ids = [...chains].filter(([, c]) => c.length >= 2).map(([id]) => id)
     if (ids.length === 0) return
-    // what this node stores of each chain already (its token record names the last block it holds)
+    // what this node stores of each chain already: its token record names the last block it holds,
+    // counted only where the delivered chain has that very block there (a stored chain of another
+    // fork, from when this node held the token on the branch the laundered one left, covers nothing)
     const records = await this.opts.ledger.tokensById(ids, { content: false })
-    const items = ids.flatMap((id, i) => earlierSpends(id, req.bundle.chains[id]!, storedPrefix(records[i]?.latestBlockId, req.bundle.chains[id]!)))
+    const items = ids.flatMap((id, i) => earlierSpends(id, chains.get(id)!, storedPrefix(records[i]?.latestBlockId, chains.get(id)!)))
     if (items.length === 0) return
     const r = await claims.priorSeals(items)
     if (r.refused !== undefined) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `an earlier block of the token was never certified: ${r.refused}`)
@@ -361,9 +372,27 @@ export function earlierSpends (tokenId: string, chain: readonly Uint8Array[], fr
     try { b = decodeBlockEnvelope(chain[i]!) } catch { return out }
     const tid = b.content.transInfo.tid
     if (tid !== undefined && tid !== '' && (b.content.quorumSignatures ?? []).length > 0 && b.content.transInfo.tokens[tokenId] !== undefined) {
-      out.push({ stateHash: stateHashOf(stateKey(tokenId, anchor)), holder: tid })
+      out.push({ stateHash: stateHashOf(stateKey(tokenId, anchor)), holder: spentBy(b, tokenId) ? tid : b.hash })
     }
     if (!OWNER_ONLY.has(b.content.transactionType)) anchor = formatBlockId(i, b.hash)
   }
   return out
+}
+
+/**
+ * Whether block `b` is the block of the transaction its tid names, so that a seal of the state to
+ * that transaction certifies this block: its embedded contract is that transaction's, moves this
+ * token, and hands it to the block's owner. A block's tid alone is the signers' word (an "08" block
+ * of the owner's own quorums, no contract, carrying the tid of his sealed first spend, counted the
+ * arbiters' seals to that spend as its own): a block that is not is checked under its block hash
+ * (64 hex, as a transaction id on the wire), a holder no arbiter ever sealed a state to.
+ */
+function spentBy (b: DecodedBlock, tokenId: string): boolean {
+  if (b.content.smartContract === undefined) return false
+  let c: DecodedContract
+  try { c = decodeContract(b.content.smartContract) } catch { return false }
+  if (c.transactionId !== b.content.transInfo.tid) return false
+  const ti = c.content.transInfo
+  if (ti.transTokens?.[tokenId] === undefined) return false
+  return ti.receiver === undefined || ti.receiver === '' || ti.receiver === b.content.owner
 }
