@@ -2,6 +2,7 @@ import { expect } from 'chai'
 import { createBlock, decodeBlockEnvelope, encodeBlockEnvelope, formatBlockId, nextTokenEntry, setSignature } from '../../../src/tokenchain/block.js'
 import { TransactionType } from '../../../src/tokenchain/types.js'
 import { SimNet, balance, twoQuorumSets, type SimDid, type SimNode } from './harness.js'
+import { launderToOwnNode, walletOnTwoNodes } from './owner-tricks.js'
 
 /**
  * Laundering through a receiver of the owner's own, reviewed: the receiver's check of earlier
@@ -11,14 +12,7 @@ import { SimNet, balance, twoQuorumSets, type SimDid, type SimNode } from './har
 describe('consensus: a cheating owner launders a spent state (review of the earlier-block check)', function () {
   this.timeout(120_000)
 
-  async function wallet (net: SimNet, x: SimNode, y: SimNode): Promise<{ alice: SimDid, id: string }> {
-    const alice = await net.addDid(x)
-    y.dids.set(alice.did, alice)
-    const [id] = await net.mint(x, alice.did, 1)
-    y.ledger.tokens.set(id, { ...x.ledger.tokens.get(id)! })
-    y.ledger.blocks.set(id, [...x.ledger.blocks.get(id)!])
-    return { alice, id }
-  }
+  const wallet = walletOnTwoNodes
 
   /** The owner pays bob, then spends the same state again to mallory on his node M (own quorums, own receiver). */
   async function laundered (): Promise<{ n: Awaited<ReturnType<typeof twoQuorumSets>>, m: SimNode, mallory: SimDid }> {
@@ -26,18 +20,7 @@ describe('consensus: a cheating owner launders a spent state (review of the earl
     const { alice } = await wallet(n.net, n.x, n.y)
     const first = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner)
     expect(first.delivered).to.equal(true)
-    const m = n.net.addNode('M')
-    const mallory = await n.net.addDid(m)
-    ;(m.receiver as unknown as { checkCertificate: () => Promise<void> }).checkCertificate = async () => {}
-    for (const d of n.set2) n.net.nodeOf(d).signsAnything = true
-    n.y.claimsNothing = true
-    const markers = n.net.markers
-    n.net.markers = new Map()
-    const second = await n.y.sender.transfer({ sender: alice.did, receiver: mallory.did, amountMilli: 1000, memo: 'y', quorums: n.set2 }, alice.owner)
-    n.net.markers = markers
-    expect(second.delivered, 'the owner\'s own receiver took the second spend').to.equal(true)
-    for (const d of n.set2) n.net.nodeOf(d).signsAnything = false
-    n.y.claimsNothing = false
+    const { m, mallory } = await launderToOwnNode(n, alice)
     return { n, m, mallory }
   }
 

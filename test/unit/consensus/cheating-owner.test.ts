@@ -15,7 +15,7 @@ import type { ConsensusEvent } from '../../../src/consensus/observe.js'
 import { silentLogger } from '../../../src/util/logger.js'
 import { CertificateEvidence } from '../../../src/consensus/certificate-evidence.js'
 import { SimNet, balance, twoQuorumSets, type SimDid, type SimNode } from './harness.js'
-import { holdSealAndDelivery, releasedAfterSigning, releasedEverywhere } from './owner-tricks.js'
+import { holdSealAndDelivery, launderToOwnNode, walletOnTwoNodes, releasedAfterSigning, releasedEverywhere } from './owner-tricks.js'
 
 /**
  * An owner who cheats: he holds the wallet's keys on two nodes (X and Y), writes blocks honest code
@@ -27,15 +27,7 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
 
   const network = twoQuorumSets
 
-  /** A fresh wallet with one token, on X and (restored) on Y. */
-  async function wallet (net: SimNet, x: SimNode, y: SimNode): Promise<{ alice: SimDid, id: string }> {
-    const alice = await net.addDid(x)
-    y.dids.set(alice.did, alice)
-    const [id] = await net.mint(x, alice.did, 1)
-    y.ledger.tokens.set(id, { ...x.ledger.tokens.get(id)! })
-    y.ledger.blocks.set(id, [...x.ledger.blocks.get(id)!])
-    return { alice, id }
-  }
+  const wallet = walletOnTwoNodes
 
   /** The owner appends an owner-only "11" block to his copy of the token on `node` (no quorum involved). */
   async function appendOwnerOnly (node: SimNode, alice: SimDid, id: string): Promise<void> {
@@ -273,22 +265,10 @@ describe('consensus: a cheating owner spends one state twice (owner-only blocks,
     const { alice } = await wallet(n.net, n.x, n.y)
     const first = await n.x.sender.transfer({ sender: alice.did, receiver: n.bob.did, amountMilli: 1000, memo: 'x', quorums: n.set1 }, alice.owner)
     expect(first.delivered).to.equal(true)
-    // the owner's node M, whose receiver checks no certificate, hosts his DID mallory
-    const m = n.net.addNode('M')
-    const mallory = await n.net.addDid(m)
-    ;(m.receiver as unknown as { checkCertificate: () => Promise<void> }).checkCertificate = async () => {}
-    for (const d of n.set2) n.net.nodeOf(d).signsAnything = true
-    n.y.claimsNothing = true
-    // his quorums look up no spent marker either
-    const markers = n.net.markers
-    n.net.markers = new Map()
-    const second = await n.y.sender.transfer({ sender: alice.did, receiver: mallory.did, amountMilli: 1000, memo: 'y', quorums: n.set2 }, alice.owner)
-    n.net.markers = markers
-    expect(second.delivered, 'the owner\'s own receiver took the second spend').to.equal(true)
+    // the owner's node M, whose receiver checks no certificate, hosts his DID mallory; his own five sign the second spend
+    const { m, mallory } = await launderToOwnNode(n, alice)
     expect(await balance(m, mallory.did)).to.equal(1000)
     // everyone honest again: mallory pays carol through honest quorums, with honest code
-    for (const d of n.set2) n.net.nodeOf(d).signsAnything = false
-    n.y.claimsNothing = false
     await m.sender.transfer({ sender: mallory.did, receiver: n.carol.did, amountMilli: 1000, memo: 'm', quorums: n.set2 }, mallory.owner).catch(() => undefined)
     expect(await balance(n.bobNode, n.bob.did)).to.equal(1000)
     expect(await balance(n.carolNode, n.carol.did), 'one state paid to bob, and through mallory to carol').to.equal(0)

@@ -1,7 +1,8 @@
 import type { ConsensusTransport, DeliverRequest } from '../../../src/consensus/messages.js'
 import type { StateClaims } from '../../../src/consensus/ports.js'
 import { ErrorCode, RbtError } from '../../../src/util/errors.js'
-import type { SimNet, SimNode } from './harness.js'
+import { expect } from 'chai'
+import type { SimDid, SimNet, SimNode } from './harness.js'
 
 /** What the owner's sender hands its seal: the arguments of `sealFor`. */
 export type SealArgs = Parameters<NonNullable<StateClaims['sealFor']>>
@@ -54,4 +55,35 @@ export async function releasedAfterSigning (net: SimNet, quorums: readonly strin
   if (held === undefined) throw new Error('T1 was never to be sealed')
   await releaseOwnClaims(net, quorums, t1.txid, [...new Set(held[1].map((it) => it.stateHash))])
   return { t1, held }
+}
+
+/**
+ * The owner's second spend of alice's token (already paid elsewhere) to a DID of his own on his
+ * node M: his quorums (set2) sign it without any claim and look no spent marker up, his sender on Y
+ * claims nothing, and M's receiver checks no certificate. Everyone is honest again afterwards.
+ */
+export async function launderToOwnNode (n: { net: SimNet, y: SimNode, set2: readonly string[] }, alice: SimDid): Promise<{ m: SimNode, mallory: SimDid }> {
+  const m = n.net.addNode('M')
+  const mallory = await n.net.addDid(m)
+  ;(m.receiver as unknown as { checkCertificate: () => Promise<void> }).checkCertificate = async () => {}
+  for (const d of n.set2) n.net.nodeOf(d).signsAnything = true
+  n.y.claimsNothing = true
+  const markers = n.net.markers
+  n.net.markers = new Map()
+  const second = await n.y.sender.transfer({ sender: alice.did, receiver: mallory.did, amountMilli: 1000, memo: 'y', quorums: [...n.set2] }, alice.owner)
+  n.net.markers = markers
+  expect(second.delivered, 'the owner\'s own receiver took the second spend').to.equal(true)
+  for (const d of n.set2) n.net.nodeOf(d).signsAnything = false
+  n.y.claimsNothing = false
+  return { m, mallory }
+}
+
+/** A fresh wallet with one token, on X and (restored) on Y: one owner's two nodes. */
+export async function walletOnTwoNodes (net: SimNet, x: SimNode, y: SimNode): Promise<{ alice: SimDid, id: string }> {
+  const alice = await net.addDid(x)
+  y.dids.set(alice.did, alice)
+  const [id] = await net.mint(x, alice.did, 1)
+  y.ledger.tokens.set(id, { ...x.ledger.tokens.get(id)! })
+  y.ledger.blocks.set(id, [...x.ledger.blocks.get(id)!])
+  return { alice, id }
 }
