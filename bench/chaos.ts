@@ -8,7 +8,6 @@ import { auditLedger } from '../src/storage/token-ledger.js'
 import { Collections, type BlockRecord, type TokenRecord } from '../src/storage/token-records.js'
 import { createLan, netnsAvailable, type Lan } from '../test/helpers/netns.js'
 import { NodeExitedError, NodeProcess } from '../test/helpers/node-process.js'
-import { ApiError } from '../src/client/api-error.js'
 import { USER_PASSWORD, complete } from '../test/helpers/quorum-network.js'
 import { mintTestRbt } from '../src/testnet/setup.js'
 import { generateMnemonic } from '../src/wallet/bip39.js'
@@ -16,6 +15,7 @@ import { waitFor } from '../test/helpers/wait.js'
 import { checkInvariants, ftKey, type ChaosState, type OpView, type Outcome, type TokenView, type TxView } from './chaos/invariants.js'
 import { CHAOS_ENV, QUORUMS, QUORUM_SETS, buildNetwork, type ChaosNetwork, type ChaosNode } from './chaos/network.js'
 import { planOp, type PlannedOp } from './chaos/ops.js'
+import { settle } from './chaos/outcome.js'
 import { Evidence, namedNodes } from './chaos/evidence.js'
 import { Prng, randomSeed } from './chaos/prng.js'
 import { DEFAULT_FAULTS, PARTITION_KINDS, planFaults, type FaultEvent } from './chaos/schedule.js'
@@ -497,10 +497,11 @@ async function raceOnce (k: number, rng: Prng, net: ChaosNetwork, x: ChaosNode, 
     const view: OpView = { id: -1 - (2 * k + i), kind: 'rbt', memo: `chaos ${seed} race ${k} ${n.name}`, from: did, to: to[i]!, outcome: 'unknown' }
     racedFrom.set(view, n)
     try {
-      const env = await n.proc.client.envelope('txInitiate', { body: { initiator: did, owner: to[i]!, tokens: { rbt: 1 }, memo: view.memo } as never, timeoutMs: 120_000 })
-      const done = env.status ? await complete(n.proc.client, env, USER_PASSWORD) : env
-      view.outcome = outcomeOf(done)
-      if (!done.status) view.detail = done.message
+      const client = n.proc.client
+      const env = await client.envelope('txInitiate', { body: { initiator: did, owner: to[i]!, tokens: { rbt: 1 }, memo: view.memo } as never, timeoutMs: 120_000 })
+      const s = await settle(env, async (f) => await client.completeSigned(f as never, { password: () => USER_PASSWORD }))
+      view.outcome = s.outcome
+      view.detail = s.detail
     } catch (e) { view.detail = (e as Error).message }
     answeredAt.set(view, Date.now())
     return view
@@ -598,19 +599,11 @@ async function runOp (id: number, p: PlannedOp, net: ChaosNetwork, nftOwner: Arr
   try {
     const client = node.proc.client
     const first = await client.envelope('txInitiate', { body: { initiator: from, owner: to, tokens, memo } as never, timeoutMs: 120_000 })
-    // a call cut on the way (its node killed: HTTP status 0) is not a refusal: it stays unknown
-    const done = first.status
-      ? await client.completeSigned(first as never, { password: () => USER_PASSWORD }).catch((e: unknown) => {
-        if (e instanceof ApiError && e.httpStatus === 0) throw e
-        const err = e as { message?: string, result?: unknown }
-        return { status: false, message: err.message ?? String(e), result: err.result ?? null }
-      })
-      : first
-    const code = (done.result as { code?: string } | null)?.code
-    view.outcome = outcomeOf(done)
-    if (!done.status) {
-      view.detail = done.message
-      const key = `${p.kind} ${code ?? ''}: ${done.message.replace(/[0-9a-zA-Z]{40,}/g, '…').replace(/\d+(\.\d+)?/g, 'N').slice(0, 90)}`
+    const s = await settle(first, async (f) => await client.completeSigned(f as never, { password: () => USER_PASSWORD }))
+    view.outcome = s.outcome
+    view.detail = s.detail
+    if (s.detail !== undefined && s.cut !== true) {
+      const key = `${p.kind} ${s.code ?? ''}: ${s.detail.replace(/[0-9a-zA-Z]{40,}/g, '…').replace(/\d+(\.\d+)?/g, 'N').slice(0, 90)}`
       failures.set(key, (failures.get(key) ?? 0) + 1)
     }
   } catch (e) {
@@ -735,17 +728,3 @@ try {
   await cleanup()
 }
 process.exit(code)
-
-/**
- * What an answer tells of a transfer: ok; pending (decided, finished in the background: delivery or
- * the sign round is retried, so it must end committed); unknown (a storage error naming the
- * transaction: the node could not record its decision, which may have landed, so either end is
- * right as long as both sides agree); failed (any other refusal: it must never commit).
- */
-function outcomeOf (done: { status: boolean, result?: unknown }): OpView['outcome'] {
-  if (done.status) return 'ok'
-  const r = done.result as { code?: string, transactionID?: unknown } | null | undefined
-  if (r?.code === 'DELIVERY_PENDING' || r?.code === 'SIGNING_PENDING') return 'pending'
-  if ((r?.code === 'INSUFFICIENT_STORAGE' || r?.code === 'STORAGE_UNAVAILABLE') && typeof r.transactionID === 'string') return 'unknown'
-  return 'failed'
-}
