@@ -10,7 +10,7 @@ export const HELP_GROUPS: ReadonlyArray<{ title: string, verbs: readonly string[
   { title: 'NFTS', verbs: ['create-nft', 'deploy-nft', 'execute-nft', 'fetch-nft', 'subscribe-nft', 'get-nfts-by-did', 'getallnft', 'dump-nft-tokenchain'] },
   { title: 'FTS', verbs: ['create-ft', 'transfer-ft', 'get-ft-info-by-did'] },
   { title: 'SMART CONTRACTS', verbs: ['generatesct', 'deploysmartcontract', 'executesmartcontract', 'fetchsct', 'subscribesct', 'getsmartcontractdata', 'dumpsmartcontracttokenchain'] },
-  { title: 'QUORUMS', verbs: ['setupquorum', 'addquorum', 'getallquorum', 'removeallquorum', 'checkQuorumStatus', 'getpledgedtokendetails', 'run-unpledge', 'token-claims', 'double-spends', 'distrusted-arbiters'] },
+  { title: 'QUORUMS', verbs: ['setupquorum', 'addquorum', 'getallquorum', 'removeallquorum', 'checkQuorumStatus', 'getpledgedtokendetails', 'run-unpledge', 'token-claims', 'double-spends', 'distrusted-arbiters', 'arbiters', 'arbiter-register'] },
   { title: 'EXPLORER AND SYNC', verbs: ['setupservice', 'synctransactionchain', 'syncwallet'] }
 ]
 

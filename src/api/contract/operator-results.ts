@@ -178,3 +178,24 @@ export interface TokenClaimsResult {
   token: string
   states: TokenClaimItem[]
 }
+
+/** One arbiter registration as this node counts it (docs/protocol.md, "The arbiter committee"). */
+export interface ArbiterItem {
+  did: string
+  peer: string
+  /** seated (counted), maturing (verified, younger than the maturity delay), left, lapsed (its stake was spent), replaced (a later registration of the DID stands) */
+  state: 'seated' | 'maturing' | 'left' | 'lapsed' | 'refused' | 'replaced'
+  registered_at: string
+  /** the staked tokens, each at its block */
+  stake: Array<{ token: string, block: string }>
+  why?: string
+}
+
+/** The committee as this node counts it. */
+export interface ArbitersResult {
+  /** whether the committee stands for the peers as the claims' arbiters (it has at least `minimum` seats) */
+  in_force: boolean
+  seats: number
+  minimum: number
+  registrations: ArbiterItem[]
+}

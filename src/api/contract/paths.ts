@@ -76,6 +76,8 @@ export const paths = {
   quorumsRunUnpledge: { method: 'POST', path: '/svc/v1/quorums/run_unpledge' },
   doubleSpends: { method: 'GET', path: '/svc/v1/double-spends' },
   arbitersDistrusted: { method: 'GET', path: '/svc/v1/arbiters/distrusted' },
+  arbiters: { method: 'GET', path: '/svc/v1/arbiters' },
+  arbitersRegister: { method: 'POST', path: '/svc/v1/arbiters/register' },
   nodeTxCounts: { method: 'GET', path: '/svc/v1/node/tx_counts' },
   txSelfTransfer: { method: 'POST', path: '/svc/v1/tx/self_transfer' },
   p2pPeers: { method: 'GET', path: '/svc/v1/p2p/peers' },

@@ -5,7 +5,7 @@ import { legacyApiSpecs, type LegacyApiResults } from './legacy-api-routes.js'
 import type { NftChainItem, NftListItem, NftTxResult } from './nft-results.js'
 import type { ScChainItem, ScListItem, ScTxResult } from './sc-results.js'
 import type { FtListItemResult, FtMintResult } from './ft-results.js'
-import type { DistrustedArbiterItem, DoubleSpendItem, PledgedTokenItem, ReleaseLockedResult, TokenClaimsResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from './operator-results.js'
+import type { ArbiterItem, ArbitersResult, DistrustedArbiterItem, DoubleSpendItem, PledgedTokenItem, ReleaseLockedResult, TokenClaimsResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from './operator-results.js'
 import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtResult, NftBalanceResult, RbtBalanceResult, TokenChainResult, TokenListItemResult } from './token-results.js'
 
 /**
@@ -324,6 +324,18 @@ const specs = {
     summary: 'The arbiters this node no longer trusts, newest first, each with its proof: two final (sealed) grants it signed for one token state and two different transactions (docs/protocol.md, "Double spends seen"); their grants count toward no claim here',
     tags: ['tokens']
   }),
+  arbiters: route({
+    summary: 'The arbiter committee as this node counts it (docs/protocol.md, "The arbiter committee"): whether it is in force (at least its minimum of seats: the claims then count its seats as every state\'s arbiters, else the peers of the node\'s view), and every registration held, each seated, maturing, left, lapsed (its stake spent) or replaced, with its DID, peer and staked tokens',
+    tags: ['quorums']
+  }),
+  arbitersRegister: route({
+    summary: 'Takes an arbiter seat for a quorum DID of this node, staking whole RBT of its own (kept out of its transfers and pledges while the seat stands), signed by the DID and this node\'s peer and offered to the network; with leave true, ends the seat (the stake is free again once the leave is registered)',
+    body: z.object({
+      did: didString.describe('a DID set up as a quorum on this node'),
+      leave: z.boolean().optional().describe('end the seat instead of taking one')
+    }),
+    tags: ['quorums']
+  }),
   quorumsRunUnpledge: route({ summary: 'run-unpledge: runs the quorum\'s unpledge sweep now (pledges whose period ended; votes with no word asked about) and reports what it released', tags: ['quorums'] }),
   nodeTxCounts: route({ summary: 'get-by-node: transactions sent and received by each DID hosted on this node', tags: ['node'] }),
   txSelfTransfer: route({
@@ -420,6 +432,8 @@ export interface ResultTypes extends LegacyApiResults {
   quorumsPledgedTokens: PledgedTokenItem[]
   doubleSpends: DoubleSpendItem[]
   arbitersDistrusted: DistrustedArbiterItem[]
+  arbiters: ArbitersResult
+  arbitersRegister: ArbiterItem
   quorumsRunUnpledge: RunUnpledgeResult
   nodeTxCounts: TxCountItem[]
   txSelfTransfer: SelfTransferResult | import('./envelope.js').PendingSignature

@@ -9,7 +9,7 @@ import type { AccountInfoResult, BalancesResult, FtBalanceResult, MintLocalRbtRe
 import type { FtListItemResult, FtMintResult } from '../contract/ft-results.js'
 import type { NftChainItem, NftListItem, NftTxResult } from '../contract/nft-results.js'
 import type { ScChainItem, ScListItem, ScTxResult } from '../contract/sc-results.js'
-import type { DistrustedArbiterItem, DoubleSpendItem, PledgedTokenItem, ReleaseLockedResult, TokenClaimsResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from '../contract/operator-results.js'
+import type { ArbiterItem, ArbitersResult, DistrustedArbiterItem, DoubleSpendItem, PledgedTokenItem, ReleaseLockedResult, TokenClaimsResult, RunUnpledgeResult, SelfTransferResult, TxCountItem, ValidateChainResult } from '../contract/operator-results.js'
 
 export interface NodeApi {
   status: () => NodeStatus
@@ -253,6 +253,10 @@ export interface OperatorApi {
   doubleSpends: (opts: { token?: string, limit?: number }) => Promise<DoubleSpendItem[]>
   /** the arbiters this node no longer trusts (two final grants of one state for two transactions), with their proofs */
   distrustedArbiters: () => Promise<DistrustedArbiterItem[]>
+  /** the arbiter committee as this node counts it: every registration it holds, and whether the committee is in force */
+  arbiters: () => Promise<ArbitersResult>
+  /** registers a quorum DID of this node as an arbiter, staking whole RBT of its own (or ends its seat: `leave`) */
+  arbiterRegister: (did: string, leave?: boolean) => Promise<ArbiterItem>
   /** get-by-node: transactions sent and received per DID hosted here */
   txCounts: () => Promise<TxCountItem[]>
   /** run-unpledge: the quorum's unpledge sweep now; what it released */

@@ -19,6 +19,7 @@ import { createOperatorApi } from './operator-api.js'
 import { QuorumRegistry } from './quorum-registry.js'
 import type { NodeSpentMarkers } from './spent-markers.js'
 import type { NodeStateClaims } from './state-claims.js'
+import type { ArbiterCommittee } from './arbiter-committee.js'
 import { ClaimTable } from '../../consensus/claims.js'
 import { isNftTokenType } from '../../consensus/nft.js'
 import type { ConsensusMethods } from './consensus-network.js'
@@ -88,6 +89,9 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
   let markers: NodeSpentMarkers | undefined
   let claims: NodeStateClaims | undefined
   let arbiterView: { stop: () => void } | undefined
+  let committee: ArbiterCommittee | undefined
+  // the tokens this node's own arbiter seats stake: kept out of transfers and pledges
+  let staked: () => ReadonlySet<string> = () => new Set()
   let faucet: Faucet | undefined
   let txnBatcher: Batcher<TransferAnnouncement> | undefined
   const require = (): ConsensusService => {
@@ -122,11 +126,12 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
     consensus: require,
     repos,
     localDids: async () => await identity.list(),
-    ledger: () => consensusLedger(store, tokenLedger, repos),
+    ledger: () => consensusLedger(store, tokenLedger, repos, () => staked()),
     verifier: idc.verifier(false),
     didRecord: async (did) => await identity.record(did),
     twoStep: signing.signing,
-    claims: () => claims === undefined || markers === undefined ? undefined : { records: async (h) => await claims!.table.records(h), markers: async (h) => await markers!.knownMany(h) }
+    claims: () => claims === undefined || markers === undefined ? undefined : { records: async (h) => await claims!.table.records(h), markers: async (h) => await markers!.knownMany(h) },
+    seats: { committee: () => committee, quorumSigner: (did) => svc?.quorumSignerOf(did), selfPeer: () => net?.host.peerId }
   })
 
   const self: ConsensusComponent = {
@@ -170,7 +175,8 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
       return {
         ...netMod.consensusRpcHandlers(require),
         ...markersMod.spentMarkerRpcHandlers(() => markers),
-        ...claimsMod.stateClaimRpcHandlers(() => claims, () => claims?.status)
+        ...claimsMod.stateClaimRpcHandlers(() => claims, () => claims?.status),
+        ...(await import('./arbiter-committee.js')).arbiterRpcHandlers(() => committee)
       }
     },
     // recovery starts with the network part and asks quorums and receivers by peer id at once: the
@@ -217,8 +223,39 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
       host.onForeignPeer((p) => { void view.forget(p).catch(() => {}) })
       for (const p of host.connectedPeers()) seen(p)
       // conflicting certificates kept as evidence, and the arbiters they prove granted twice distrusted
-      const certificates = await (await import('./certificate-watch.js')).nodeCertificateEvidence({ ledger: consensusLedger(store, tokenLedger, repos), log: log.child('certificates'), observe: metrics.metrics.consensus })
+      const certificates = await (await import('./certificate-watch.js')).nodeCertificateEvidence({ ledger: consensusLedger(store, tokenLedger, repos, () => staked()), log: log.child('certificates'), observe: metrics.metrics.consensus })
+      // the arbiter committee (docs/protocol.md, "The arbiter committee"): seats bought with a stake,
+      // counted as the claims' arbiters once it reaches its minimum; until then the view's peers
+      const committeeMod = await import('./arbiter-committee.js')
+      let claimsRef: NodeStateClaims | undefined
+      const com = new committeeMod.ArbiterCommittee({
+        col: store.collection('arbiter-registrations'),
+        host: () => net === undefined
+          ? undefined
+          : {
+              peerId: host.peerId,
+              signAsPeer: async (d) => await host.signAsPeer(d),
+              addrs: () => host.multiaddrs(),
+              learn: async (peer, addrs) => { await host.learnPeer({ peerId: peer, multiaddrs: addrs }) },
+              connected: () => host.connectedPeers().filter((p) => !host.isForeignPeer(p))
+            },
+        rpc: () => net?.rpc as never,
+        verifier,
+        verifyPeer: async (peer, data, sig) => (await import('../../p2p/peer-signature.js')).verifyPeerSignature(peer, data, sig),
+        probe: async (items) => await claimsRef?.priorSeals?.(items) ?? {},
+        distrusted: (p) => certificates.distrusted?.(p) === true,
+        log: log.child('arbiters'),
+        maturityMs: env('RBTNODE_ARBITER_MATURITY_MS') ?? committeeMod.ARBITER_MATURITY_MS,
+        graceMs: env('RBTNODE_ARBITER_GRACE_MS') ?? committeeMod.ARBITER_GRACE_MS,
+        recheckMs: env('RBTNODE_ARBITER_RECHECK_MS') ?? committeeMod.ARBITER_RECHECK_MS,
+        pullMs: env('RBTNODE_ARBITER_PULL_MS') ?? committeeMod.ARBITER_PULL_MS
+      })
+      await com.load()
+      committee = com
+      host.onPeerConnect((p) => { if (!host.isForeignPeer(p)) void com.pullFrom(p).catch(() => {}) })
       const c = claimsMod.nodeStateClaims({
+        committee: () => com.seats(),
+        committeeAddrs: (p) => com.addrsOf(p),
         host: () => net?.host,
         rpc: () => net?.rpc,
         table: new ClaimTable(claimsMod.claimStoreOn(store), { now: () => Date.now() }),
@@ -233,8 +270,11 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
         certificates
       })
       claims = c
+      claimsRef = c
+      com.start()
+      staked = () => com.stakedBy(host.peerId)
       const service: ConsensusService = new svcMod.ConsensusService({
-        ledger: consensusLedger(store, tokenLedger, repos),
+        ledger: consensusLedger(store, tokenLedger, repos, () => staked()),
         verifier,
         identity,
         registry,
@@ -315,6 +355,7 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
     },
     stopNetwork: () => {
       arbiterView?.stop()
+      committee?.stop()
       txnBatcher?.flush()
       svc?.stop()
     }

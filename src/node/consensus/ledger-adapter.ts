@@ -49,6 +49,8 @@ function blockRecord (tokenId: string, b: Block): Omit<BlockRecord, 'bodyKey'> {
   return rec
 }
 
+const NONE: ReadonlySet<string> = new Set()
+
 const kindOfTx = (role: TransactionRecord['role']): StoredTx['kind'] => role === 'sender' ? 'transfer' : role === 'receiver' ? 'receive' : 'pledge'
 
 /**
@@ -56,8 +58,11 @@ const kindOfTx = (role: TransactionRecord['role']): StoredTx['kind'] => role ===
  * go through TokenLedger (which keeps the owner index and balances in the same batch); consensus's
  * own records ride in the same atomic batch as extra operations.
  */
-export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: TokenRepositories): Ledger {
+export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: TokenRepositories, staked: () => ReadonlySet<string> = () => NONE): Ledger {
   const bodies = new Map<string, Uint8Array>()
+  // a token an arbiter seat of this node stakes is no Free token to the transfers and pledges: it is
+  // seen as Pledged (docs/protocol.md, "The arbiter committee"), its record unchanged
+  const asStaked = (t: TokenState | undefined): TokenState | undefined => t !== undefined && t.status === 'Free' && staked().has(t.tokenId) ? { ...t, status: 'Pledged' } : t
   const recordCol = (c: ConsensusCollection): ReturnType<KvStore['collection']> => store.collection(c)
   // the states of stored tokens in the order asked; FTs carry no token content, so none is read for them
   const statesOf = async (ids: readonly string[], opts?: { content?: boolean }): Promise<Array<TokenState | undefined>> => {
@@ -65,7 +70,7 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
     const racBacked = opts?.content === false ? [] : recs.flatMap((r) => r !== undefined && r.kind !== 'ft' ? [r.tokenId] : [])
     const contents = racBacked.length === 0 ? [] : await repos.tokens.contents(racBacked)
     const contentOf = new Map(racBacked.map((id, i) => [id, contents[i]]))
-    return recs.map((r) => r === undefined ? undefined : toState(r, contentOf.get(r.tokenId)))
+    return recs.map((r) => r === undefined ? undefined : asStaked(toState(r, contentOf.get(r.tokenId))))
   }
   // a block shared by many tokens comes back as one array, so it is decoded (and sent) once
   const envelopesOf = async (lists: BlockRecord[][]): Promise<Uint8Array[][]> => {
@@ -80,14 +85,17 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
   return {
     token: async (id) => {
       const r = await repos.tokens.get(id)
-      return r === undefined ? undefined : toState(r, await repos.tokens.content(id))
+      return r === undefined ? undefined : asStaked(toState(r, await repos.tokens.content(id)))
     },
     tokensOf: async (did, status, family) => {
       const entries = await repos.owners.list(did, family ?? 'rbt', status)
-      return (await statesOf(entries.map((e) => e.tokenId))).filter((t): t is TokenState => t !== undefined)
+      return (await statesOf(entries.map((e) => e.tokenId))).filter((t): t is TokenState => t !== undefined && (status === undefined || t.status === status))
     },
-    holdings: async (did, status) =>
-      (await repos.owners.list(did, 'rbt', status)).map((e) => ({ tokenId: e.tokenId, valueMilli: e.value })),
+    holdings: async (did, status) => {
+      const held = (await repos.owners.list(did, 'rbt', status)).map((e) => ({ tokenId: e.tokenId, valueMilli: e.value }))
+      const s = staked()
+      return status !== 'Free' || s.size === 0 ? held : held.filter((h) => !s.has(h.tokenId))
+    },
     freeFts: async (did, name, creator, count) => await repos.owners.freeFts(did, name, creator, count),
     tokensById: statesOf,
     chain: async (id) => (await envelopesOf([await repos.blocks.chain(id)]))[0],

@@ -21,6 +21,7 @@ import type { TokenRepositories } from '../../storage/token-repositories.js'
 import type { TokenFamily } from '../../storage/token-records.js'
 import type { ConsensusService } from './consensus-service.js'
 import type { OperatorApi } from '../../api/server/services.js'
+import { arbitersResult, registerSeat, type ArbiterSeatDeps } from './arbiter-seats.js'
 export type { OperatorApi } from '../../api/server/services.js'
 
 export interface OperatorApiDeps {
@@ -36,6 +37,8 @@ export interface OperatorApiDeps {
   twoStep: { start: <T>(did: string, mode: number, op: (prompt: SignPrompt) => Promise<Envelope<T>>, operation?: string) => Promise<Envelope<T | PendingSignature>> }
   /** the node's claim table and known spent markers (undefined until the network runs) */
   claims?: () => { records: (stateHashes: readonly string[]) => Promise<Array<ClaimRecord | undefined>>, markers: (stateHashes: readonly string[]) => Promise<Array<SpentMarker | undefined>> } | undefined
+  /** the arbiter committee and what a seat needs */
+  seats?: Omit<ArbiterSeatDeps, 'ledger'>
 }
 
 /** Tokens re-issued by one self transfer at most: every token's whole chain travels to the quorums. */
@@ -50,6 +53,10 @@ const item = (o: LockedTokenOutcome): LockedTokenItem => ({
 })
 
 export function createOperatorApi (d: OperatorApiDeps): OperatorApi {
+  const seatDeps = (): ArbiterSeatDeps => {
+    if (d.seats === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'this node keeps no arbiter committee')
+    return { ...d.seats, ledger: d.ledger }
+  }
   return {
     doubleSpends: async (opts) => (await d.consensus().doubleSpends.list({ ...(opts.token !== undefined ? { tokenId: opts.token } : {}), ...(opts.limit !== undefined ? { limit: opts.limit } : {}) })).map((p) => ({
       id: p.id, token: p.tokenId, state: p.state, state_hash: p.stateHash, evidence: p.kind, spent_by: [...p.spenders],
@@ -58,6 +65,8 @@ export function createOperatorApi (d: OperatorApiDeps): OperatorApi {
       ...(p.grantedTwice !== undefined ? { granted_twice: [...p.grantedTwice] } : {}), ...(p.distrusted !== undefined ? { distrusted: [...p.distrusted] } : {}),
       seen_by: p.seenBy, seen_at: new Date(p.at).toISOString()
     })),
+    arbiters: async () => arbitersResult(seatDeps()),
+    arbiterRegister: async (did, leave = false) => await registerSeat(seatDeps(), did, leave),
     distrustedArbiters: async () => {
       const out: DistrustRecord[] = []
       for await (const [, r] of d.ledger().records<DistrustRecord>(DISTRUSTED)) out.push(r)

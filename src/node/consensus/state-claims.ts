@@ -86,6 +86,13 @@ export function nodeStateClaims (opts: {
    * not in this node's own claims)
    */
   certificates?: CertificateWatch
+  /**
+   * the arbiter committee in force (docs/protocol.md, "The arbiter committee"): the peers of its
+   * seated DIDs, or undefined while it is below its minimum (the peers of the view count then)
+   */
+  committee?: () => readonly string[] | undefined
+  /** the addresses a seated arbiter registered (a claim asks the committee's arbiters directly) */
+  committeeAddrs?: (peer: string) => string[]
 }): NodeStateClaims {
   const { table, view, log } = opts
   const timeoutMs = opts.timeoutMs ?? 3000
@@ -353,11 +360,26 @@ export function nodeStateClaims (opts: {
     return { answers: answers.map((a, i) => ({ ...a, closer: closer.ids[i]! })), addrs: closer.addrs, ...(pgrants.length > 0 ? { pgrants } : {}) }
   }
 
-  /** The k arbiters of a state as this node counts them: the closest of its view, the peers given, and itself. */
+  const seatKeys = new Lru<Uint8Array>(4096)
+  /** The k seats closest to `target`. */
+  const closestOf = (target: Uint8Array, seats: readonly string[]): string[] => {
+    const keyed: Array<[string, Uint8Array]> = []
+    for (const id of seats) {
+      let k = seatKeys.get(id)
+      if (k === undefined) { try { k = kadPeerKey(id) } catch { continue } seatKeys.set(id, k) }
+      keyed.push([id, k])
+    }
+    return keyed.sort((a, b) => compareDistance(target, a[1], b[1])).slice(0, CLAIM_ARBITERS).map(([id]) => id)
+  }
+
+  /** The k arbiters of a state as this node counts them: the committee's closest seats when one is in force; else the closest of its view, the peers given, and itself. */
   const arbitersOf = (stateHash: string, also: Iterable<string>): string[] => {
     const h = opts.host()
     if (h === undefined) return ['self']
     const target = kadKey(spentKeyBytes(stateHash))
+    // a committee in force: its seats only, whoever connected or answered (peer ids cost nothing)
+    const seats = opts.committee?.()
+    if (seats !== undefined) return closestOf(target, seats)
     const candidates = new Map<string, Uint8Array>()
     const add = (id: string): void => { if (!candidates.has(id)) { try { candidates.set(id, kadPeerKey(id)) } catch {} } }
     add(h.peerId)
@@ -410,11 +432,27 @@ export function nodeStateClaims (opts: {
       const answers = new Map<string, ClaimAnswer>([[self, mine[i]!]])
       const key = spentKeyBytes(stateHash)
       const target = kadKey(key)
-      const fromView = view.closest(target, CLAIM_ARBITERS)
       let learned: string[] = []
-      if (h !== undefined && opts.rpc() !== undefined) {
+      const askArbiter = async (peer: QueryPeer, signal: AbortSignal): Promise<{ closer: QueryPeer[] }> => {
+        if (peer.multiaddrs.length > 0) await h!.learnPeer(peer)
+        const a = await raceAbort(claims.request(peer.peerId, item), signal)
+        if (typeof a?.granted !== 'boolean') throw new RbtError(ErrorCode.PROTOCOL, 'malformed claim answer')
+        // an arbiter proven to have granted twice: its word counts as no answer
+        if (opts.certificates?.distrusted(peer.peerId) === true) return { closer: Array.isArray(a.closer) ? a.closer : [] }
+        answers.set(peer.peerId, a.granted ? { granted: true } : { granted: false, holder: typeof a.holder === 'string' ? a.holder : '', ...(a.spent === true ? { spent: true as const } : {}) })
+        if (a.granted) for (const g of a.grants ?? []) received.push({ peer: peer.peerId, sig: g.sig, txid: item.txid, quorum: g.quorum, nonce: g.nonce, forTx: txid, states: g.states })
+        return { closer: Array.isArray(a.closer) ? a.closer : [] }
+      }
+      const seats = h !== undefined ? opts.committee?.() : undefined
+      if (h !== undefined && opts.rpc() !== undefined && seats !== undefined) {
+        // a committee in force: its arbiters of the state are known, each asked directly
+        const signal = AbortSignal.timeout(walkMs)
+        await Promise.all(closestOf(target, seats).filter((p) => p !== self).map(async (p) => {
+          await askArbiter({ peerId: p, multiaddrs: opts.committeeAddrs?.(p) ?? [] }, signal).catch((e: unknown) => { log.debug(`claim at arbiter ${p}: ${errorMessage(e)}`) })
+        }))
+      } else if (h !== undefined && opts.rpc() !== undefined) {
         const start = new Map<string, QueryPeer>()
-        for (const p of fromView) start.set(p.peerId, p)
+        for (const p of view.closest(target, CLAIM_ARBITERS)) start.set(p.peerId, p)
         for (const p of h.closestKnownPeers(key, CLAIM_ARBITERS)) if (!start.has(p)) start.set(p, { peerId: p, multiaddrs: [] })
         const res = await closestQuery<ClaimAnswer>({
           target,
@@ -423,16 +461,7 @@ export function nodeStateClaims (opts: {
           k: CLAIM_ARBITERS,
           concurrency: WALK_CONCURRENCY,
           signal: AbortSignal.timeout(walkMs),
-          ask: async (peer, signal) => {
-            if (peer.multiaddrs.length > 0) await h.learnPeer(peer)
-            const a = await raceAbort(claims.request(peer.peerId, item), signal)
-            if (typeof a?.granted !== 'boolean') throw new RbtError(ErrorCode.PROTOCOL, 'malformed claim answer')
-            // an arbiter proven to have granted twice: its word counts as no answer
-            if (opts.certificates?.distrusted(peer.peerId) === true) return { closer: Array.isArray(a.closer) ? a.closer : [] }
-            answers.set(peer.peerId, a.granted ? { granted: true } : { granted: false, holder: typeof a.holder === 'string' ? a.holder : '', ...(a.spent === true ? { spent: true as const } : {}) })
-            if (a.granted) for (const g of a.grants ?? []) received.push({ peer: peer.peerId, sig: g.sig, txid: item.txid, quorum: g.quorum, nonce: g.nonce, forTx: txid, states: g.states })
-            return { closer: Array.isArray(a.closer) ? a.closer : [] }
-          }
+          ask: askArbiter
         })
         learned = res.answered
       }

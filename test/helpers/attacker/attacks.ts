@@ -5,6 +5,7 @@ import { GENESIS_ANCHOR } from '../../../src/tokenchain/validate.js'
 import { USER_PASSWORD, createLiteDid, mintRbt, rbtBalance, transfer } from '../quorum-network.js'
 import { raceNetwork, raceSpends, receiversRbt, restoredWallet, spend, type RaceNetwork, type SpendOutcome } from '../race-network.js'
 import { waitFor } from '../wait.js'
+import { COMMITTEE_ENV, seatQuorums } from '../committee.js'
 import { AttackerPeer, dialStats, grindPeerKeys } from './attacker-peer.js'
 import { appendOwnerOnlyBlock } from './owner-fork.js'
 
@@ -40,13 +41,18 @@ export interface AttackResult {
   notes: string[]
 }
 
-export async function attackNetwork (o: { log?: (s: string) => void, honestRbt?: number } = {}): Promise<AttackNet> {
+export async function attackNetwork (o: { log?: (s: string) => void, honestRbt?: number, committee?: boolean } = {}): Promise<AttackNet> {
   const log = o.log ?? (() => {})
   // no partitions here: a peer gone for 5 s is no arbiter any more (the attacks add and remove peers)
-  const opts = { lan: false, quorumRbt: 60, env: { RBTNODE_ARBITER_FORGET_MS: '5000' }, log, setupTimeoutMs: 600_000 }
+  const opts = { lan: false, quorumRbt: 60, env: { RBTNODE_ARBITER_FORGET_MS: '5000', ...(o.committee === true ? COMMITTEE_ENV : {}) }, log, setupTimeoutMs: 600_000 }
   // a set-up step that fails on a loaded machine (fifteen nodes start at once) is tried once more
   const net = await raceNetwork(opts).catch(async (e: Error) => { log(`network set-up failed (${e.message.slice(0, 160)}); once more`); return await raceNetwork(opts) })
   try {
+    // with a committee: every quorum DID takes an arbiter seat, and peer ids count for nothing
+    if (o.committee === true) {
+      await seatQuorums(net.quorums, net.quorumDids, net.all())
+      log(`arbiter committee in force on every node: ${net.quorums.length} seats`)
+    }
     const attacker = await AttackerPeer.start({ behaviour: 'grant' })
     const nodes = await attacker.connect(net.all().map((n) => n.multiaddr))
     const payer = await createLiteDid(net.full.client, USER_PASSWORD)

@@ -38,6 +38,14 @@ export function operatorRoutes (r: Registrar, s: ApiServices): void {
     const list = await op().distrustedArbiters()
     return ok(list.length === 0 ? 'No arbiter distrusted by this node' : `${list.length} arbiter(s) distrusted by this node`, list)
   })
+  r.on('arbiters', async () => {
+    const res = await op().arbiters()
+    return ok(res.in_force ? `the arbiter committee is in force: ${res.seats} seat(s)` : `no arbiter committee in force (${res.seats} seat(s), ${res.minimum} needed): the claims count the peers of this node's view`, res)
+  })
+  r.on('arbitersRegister', async ({ body }) => {
+    const res = await op().arbiterRegister(body.did, body.leave === true)
+    return ok(res.state === 'left' ? `${res.did} leaves the arbiter committee` : `${res.did} registered as an arbiter (peer ${res.peer}); its seat counts once the registration matures`, res)
+  })
   r.on('tokensClaims', async ({ query }) => {
     const res = await op().tokenClaims(query.token, query.block)
     const held = res.states.filter((s) => s.claim !== null).length

@@ -1,0 +1,334 @@
+import {
+  committeeInForce, countCommittee, registrationDigest, registrationPeerBytes, registrationShapeProblem, stakeProbeTx, stakeProblem, stakeStateOf,
+  type ArbiterRegistration, type CommitteeMember, type KeptRegistration, type StakeTip, type StakedToken
+} from '../../consensus/arbiter-registration.js'
+import { validateBundleToken } from '../../consensus/bundle.js'
+import type { ChainBundle } from '../../consensus/types.js'
+import type { ConsensusSigner } from '../../consensus/ports.js'
+import type { SignatureVerifier } from '../../tokenchain/validate.js'
+import type { Collection } from '../../storage/kv-store.js'
+import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
+import type { Logger } from '../../util/logger.js'
+import { PeerBuckets } from '../../util/peer-buckets.js'
+import { bytesToHex, hexToBytes } from '../../wallet/bytes.js'
+import type { RpcClient, RpcHandlers, UnarySpec } from '../../p2p/rpc.js'
+
+/**
+ * The arbiter committee as this node keeps and counts it (docs/protocol.md, "The arbiter
+ * committee"): the registrations it has seen, each checked once (both signatures, the staked
+ * tokens' chains, the stake unspent at its arbiters) and its stake probed again from time to time;
+ * spread by offering new ones to the connected peers and pulling every peer's list on connect and
+ * periodically. The claims count the committee's seats as the arbiters once it is in force.
+ */
+
+/** A registration on the wire: the record, the staked tokens' chains (hex block envelopes) and contents, the peer's addresses. */
+export interface WireRegistration {
+  reg: ArbiterRegistration
+  chains?: Record<string, string[]>
+  contents?: Record<string, string>
+  addrs?: string[]
+}
+
+export interface ArbiterMethods {
+  /** every registration this node holds verified (with its chains) */
+  'arbiters.list': UnarySpec<Record<string, never>, { regs: WireRegistration[] }>
+  /** registrations offered by a peer: checked, kept when they hold, passed on when new */
+  'arbiters.offer': UnarySpec<{ regs: WireRegistration[] }, { taken: number }>
+}
+
+/**
+ * How long after it was made a registration counts (default; `RBTNODE_ARBITER_MATURITY_MS`): long
+ * against the time registrations take to reach every node, so that two honest nodes count the same
+ * seats but for registrations younger than this.
+ */
+export const ARBITER_MATURITY_MS = 10 * 60_000
+/** And how long after this node first saw it (`RBTNODE_ARBITER_GRACE_MS`): a registration made long ago and shown late. */
+export const ARBITER_GRACE_MS = 2 * 60_000
+/** How often every seat's stake is probed again at its arbiters (`RBTNODE_ARBITER_RECHECK_MS`). */
+export const ARBITER_RECHECK_MS = 5 * 60_000
+/** How often the connected peers' lists are pulled (`RBTNODE_ARBITER_PULL_MS`), besides once on every connection. */
+export const ARBITER_PULL_MS = 60_000
+
+/** Most registrations one offer carries, and one list answer. */
+export const OFFER_MAX = 16
+export const LIST_MAX = 1024
+/** Registrations checked per peer and second (the chains are validated, the stake probed), and the burst. */
+const CHECK_RATE = 2
+const CHECK_BURST = 64
+const MAX_CHAIN_BLOCKS = 64
+
+interface Stored extends WireRegistration, Omit<KeptRegistration, 'reg'> { why?: string }
+
+export interface ArbiterCommitteeOptions {
+  col: Collection<Stored>
+  /** this node's peer: its id, its key and its addresses (undefined before the network is up) */
+  host: () => { peerId: string, signAsPeer: (data: Uint8Array) => Promise<Uint8Array>, addrs: () => string[], learn: (peer: string, addrs: string[]) => Promise<void>, connected: () => string[] } | undefined
+  rpc: () => RpcClient<ArbiterMethods> | undefined
+  verifier: SignatureVerifier
+  verifyPeer: (peer: string, data: Uint8Array, sig: Uint8Array) => Promise<boolean>
+  /** asks the arbiters of the staked states (as this node counts them) whether any holds one for a transaction */
+  probe: (items: Array<{ stateHash: string, holder: string }>) => Promise<{ refused?: string }>
+  distrusted?: (peer: string) => boolean
+  log: Logger
+  maturityMs: number
+  graceMs: number
+  recheckMs: number
+  pullMs: number
+  now?: () => number
+}
+
+export class ArbiterCommittee {
+  private readonly kept = new Map<string, Stored>()
+  private readonly limits = new PeerBuckets(CHECK_RATE, CHECK_BURST)
+  private readonly checking = new Map<string, Promise<string | undefined>>()
+  private timers: NodeJS.Timeout[] = []
+  private cache: { at: number, members: CommitteeMember[] } | undefined
+  private readonly now: () => number
+
+  constructor (private readonly opts: ArbiterCommitteeOptions) {
+    this.now = opts.now ?? Date.now
+  }
+
+  async load (): Promise<void> {
+    for await (const [k, s] of this.opts.col.entries()) {
+      if (registrationShapeProblem(s?.reg, Number.MAX_SAFE_INTEGER) !== undefined) { await this.opts.col.del(k).catch(() => {}); continue }
+      this.kept.set(k, s)
+    }
+  }
+
+  start (): void {
+    const every = (ms: number, f: () => Promise<void>): void => {
+      if (ms <= 0) return
+      const t = setInterval(() => { void f().catch((e: unknown) => { this.opts.log.debug(`arbiters: ${errorMessage(e)}`) }) }, ms)
+      t.unref()
+      this.timers.push(t)
+    }
+    every(this.opts.recheckMs, async () => { await this.recheck() })
+    every(this.opts.pullMs, async () => { await this.pullAll() })
+  }
+
+  stop (): void { for (const t of this.timers) clearInterval(t); this.timers = [] }
+
+  /** The members seated now (verified, standing, matured). */
+  members (): CommitteeMember[] {
+    const now = this.now()
+    if (this.cache !== undefined && now - this.cache.at < 1000) return this.cache.members
+    const members = countCommittee(this.kept.values(), now, { maturityMs: this.opts.maturityMs, graceMs: this.opts.graceMs, ...(this.opts.distrusted !== undefined ? { distrusted: this.opts.distrusted } : {}) })
+    this.cache = { at: now, members }
+    return members
+  }
+
+  /** The seats' peers when the committee is in force, else undefined (the claims count the peers of the view). */
+  seats (): string[] | undefined {
+    const m = this.members()
+    return committeeInForce(m) ? m.map((x) => x.peer) : undefined
+  }
+
+  /** The addresses a seated peer registered with. */
+  addrsOf (peer: string): string[] {
+    let best: Stored | undefined
+    for (const s of this.kept.values()) if (s.reg.peer === peer && s.verified && (best === undefined || s.reg.at > best.reg.at)) best = s
+    return best?.addrs ?? []
+  }
+
+  /** The tokens this node's own standing registrations stake (kept out of transfers and pledges). */
+  stakedBy (self: string): Set<string> {
+    const out = new Set<string>()
+    const latest = new Map<string, Stored>()
+    for (const s of this.kept.values()) {
+      if (s.reg.peer !== self || !s.verified) continue
+      const had = latest.get(s.reg.did)
+      if (had === undefined || s.reg.at > had.reg.at) latest.set(s.reg.did, s)
+    }
+    for (const s of latest.values()) if (s.reg.leave !== true && s.lapsed !== true) for (const t of s.reg.stake) out.add(t.token)
+    return out
+  }
+
+  /** Every registration kept, for the operator: counted, waiting to mature, left, lapsed or refused. */
+  view (): Array<{ did: string, peer: string, at: number, state: 'seated' | 'maturing' | 'left' | 'lapsed' | 'refused' | 'replaced', stake: StakedToken[], why?: string }> {
+    const seated = new Set(this.members().map((m) => `${m.did}|${m.at}`))
+    const latest = new Map<string, number>()
+    for (const s of this.kept.values()) if (s.verified) latest.set(s.reg.did, Math.max(latest.get(s.reg.did) ?? 0, s.reg.at))
+    return [...this.kept.values()].sort((a, b) => a.reg.at - b.reg.at).map((s) => ({
+      did: s.reg.did,
+      peer: s.reg.peer,
+      at: s.reg.at,
+      stake: s.reg.stake,
+      state: !s.verified ? 'refused' : s.lapsed === true ? 'lapsed' : s.reg.leave === true ? 'left' : seated.has(`${s.reg.did}|${s.reg.at}`) ? 'seated' : (latest.get(s.reg.did) ?? 0) > s.reg.at ? 'replaced' : 'maturing',
+      ...(s.why !== undefined ? { why: s.why } : {})
+    }))
+  }
+
+  /**
+   * Registers `signer`'s DID as an arbiter answered for by this node's peer, staking `stake` (whole
+   * RBT tokens of the DID at their latest block, chains in `bundle`), or ends its seat (`leave`).
+   */
+  async register (signer: ConsensusSigner, stake: StakedToken[], bundle: ChainBundle, leave = false): Promise<ArbiterRegistration> {
+    const h = this.opts.host()
+    if (h === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'the network is not up: an arbiter registration names this node\'s peer')
+    const body = { v: 1 as const, did: signer.did, peer: h.peerId, stake: leave ? [] : stake, at: this.now(), ...(leave ? { leave: true as const } : {}) }
+    const reg: ArbiterRegistration = { ...body, sig: await signer.pvtSign(registrationDigest(body)), peerSig: bytesToHex(await h.signAsPeer(registrationPeerBytes(body))) }
+    const wire: WireRegistration = { reg, ...(leave ? {} : packBundle(bundle, stake.map((s) => s.token))), addrs: h.addrs() }
+    const why = await this.check(wire, h.peerId, true)
+    if (why !== undefined) throw new RbtError(ErrorCode.INVALID_INPUT, `the registration does not hold: ${why}`)
+    await this.offerAll([wire])
+    return reg
+  }
+
+  /** A registration offered by `from`: kept when it holds (undefined), else why not. */
+  async receive (wire: WireRegistration, from: string): Promise<string | undefined> {
+    const shape = registrationShapeProblem(wire?.reg, this.now())
+    if (shape !== undefined) return shape
+    const key = registrationDigest(wire.reg)
+    if (this.kept.has(key)) return undefined
+    if (!this.limits.take(from)) return 'too many registrations from this peer: try later'
+    return await this.check(wire, from, false)
+  }
+
+  private async check (wire: WireRegistration, from: string, own: boolean): Promise<string | undefined> {
+    const key = registrationDigest(wire.reg)
+    let p = this.checking.get(key)
+    if (p === undefined) {
+      p = this.verify(wire, own).finally(() => { this.checking.delete(key) })
+      this.checking.set(key, p)
+    }
+    const why = await p
+    if (why === undefined && from !== this.opts.host()?.peerId) void this.offerAll([wire], from).catch(() => {})
+    return why
+  }
+
+  private async verify (wire: WireRegistration, own: boolean): Promise<string | undefined> {
+    const { reg } = wire
+    const key = registrationDigest(reg)
+    const why = await this.problem(wire).catch((e: unknown) => `checking it failed: ${errorMessage(e)}`)
+    // a refusal is kept only for the operator's view of what the node itself registered; a peer's is dropped
+    if (why !== undefined) {
+      if (own) this.opts.log.warn(`arbiter registration of ${reg.did} refused: ${why}`)
+      else this.opts.log.debug(`arbiter registration of ${reg.did} from its peer ${reg.peer} refused: ${why}`)
+      return why
+    }
+    const stored: Stored = { ...wire, addrs: (wire.addrs ?? []).filter((a) => typeof a === 'string' && a.length < 256).slice(0, 8), seen: this.now(), verified: true }
+    await this.opts.col.put(key, stored)
+    this.kept.set(key, stored)
+    this.cache = undefined
+    const h = this.opts.host()
+    if (h !== undefined && stored.addrs!.length > 0 && reg.peer !== h.peerId) await h.learn(reg.peer, stored.addrs!).catch(() => {})
+    this.opts.log.info(`arbiter ${reg.leave === true ? 'leaving' : 'registered'}: ${reg.did} (peer ${reg.peer})`)
+    return undefined
+  }
+
+  /** Why a registration does not hold: its signatures, its staked tokens' chains, the stake still unspent at its arbiters. */
+  private async problem (wire: WireRegistration): Promise<string | undefined> {
+    const { reg } = wire
+    const body = { v: reg.v, did: reg.did, peer: reg.peer, stake: reg.stake, at: reg.at, ...(reg.leave === true ? { leave: true as const } : {}) }
+    if (!await this.opts.verifyPeer(reg.peer, registrationPeerBytes(body), hexToBytes(reg.peerSig)).catch(() => false)) return 'the peer\'s signature does not verify'
+    if (!await this.opts.verifier.verify(reg.did, registrationDigest(body), reg.sig, 'quorum').catch(() => false)) return 'the DID\'s signature does not verify'
+    if (reg.leave === true) return undefined
+    const bundle = unpackBundle(wire, reg.stake.map((s) => s.token))
+    if (typeof bundle === 'string') return bundle
+    const tips = new Map<string, StakeTip>()
+    for (const s of reg.stake) {
+      const tip = await validateBundleToken(bundle, s.token, this.opts.verifier).catch((e: unknown) => errorMessage(e))
+      if (typeof tip === 'string') return `the chain of staked token ${s.token} does not validate: ${tip}`
+      tips.set(s.token, { owner: tip.owner, blockId: tip.blockId, tokenType: tip.tokenType })
+    }
+    const bad = stakeProblem(reg, tips)
+    if (bad !== undefined) return bad
+    const spent = await this.opts.probe(reg.stake.map((s) => ({ stateHash: stakeStateOf(s), holder: stakeProbeTx(reg) })))
+    return spent.refused !== undefined ? `its stake is spent: ${spent.refused}` : undefined
+  }
+
+  /** Probes every standing registration's stake again: a stake spent since lapses its seat. */
+  async recheck (): Promise<void> {
+    for (const [key, s] of this.kept) {
+      if (!s.verified || s.lapsed === true || s.reg.leave === true) continue
+      const spent = await this.opts.probe(s.reg.stake.map((t) => ({ stateHash: stakeStateOf(t), holder: stakeProbeTx(s.reg) }))).catch(() => ({ refused: undefined }))
+      if (spent.refused === undefined) continue
+      s.lapsed = true
+      s.why = spent.refused
+      this.cache = undefined
+      await this.opts.col.put(key, s).catch(() => {})
+      this.opts.log.warn(`arbiter ${s.reg.did} loses its seat: its stake is spent (${spent.refused})`)
+    }
+  }
+
+  /** The registrations this node offers (verified ones, with their chains), newest last. */
+  list (): WireRegistration[] {
+    return [...this.kept.values()].filter((s) => s.verified).sort((a, b) => a.reg.at - b.reg.at).slice(-LIST_MAX)
+      .map((s) => ({ reg: s.reg, ...(s.chains !== undefined ? { chains: s.chains } : {}), ...(s.contents !== undefined ? { contents: s.contents } : {}), ...(s.addrs !== undefined ? { addrs: s.addrs } : {}) }))
+  }
+
+  /** Pulls `peer`'s registrations and takes those that hold. */
+  async pullFrom (peer: string): Promise<number> {
+    const rpc = this.opts.rpc()
+    if (rpc === undefined) return 0
+    const res = await rpc.call(peer, 'arbiters.list', {}, { timeoutMs: 10_000 })
+    let taken = 0
+    for (const w of Array.isArray(res?.regs) ? res.regs.slice(0, LIST_MAX) : []) {
+      const before = this.kept.size
+      if (await this.receive(w, peer) === undefined && this.kept.size > before) taken++
+    }
+    return taken
+  }
+
+  private async pullAll (): Promise<void> {
+    const h = this.opts.host()
+    if (h === undefined) return
+    await Promise.all(h.connected().map(async (p) => { await this.pullFrom(p).catch(() => 0) }))
+  }
+
+  private async offerAll (regs: WireRegistration[], except?: string): Promise<void> {
+    const h = this.opts.host()
+    const rpc = this.opts.rpc()
+    if (h === undefined || rpc === undefined) return
+    await Promise.all(h.connected().filter((p) => p !== except).map(async (p) => {
+      await rpc.call(p, 'arbiters.offer', { regs: regs.slice(0, OFFER_MAX) }, { timeoutMs: 10_000 }).catch(() => {})
+    }))
+  }
+}
+
+function packBundle (b: ChainBundle, ids: readonly string[]): Pick<WireRegistration, 'chains' | 'contents'> {
+  const chains: Record<string, string[]> = {}
+  const contents: Record<string, string> = {}
+  for (const id of ids) {
+    const c = b.chains[id]
+    if (c !== undefined) chains[id] = c.map((e) => bytesToHex(e))
+    if (b.contents[id] !== undefined) contents[id] = b.contents[id]!
+  }
+  return { chains, contents }
+}
+
+function unpackBundle (w: WireRegistration, ids: readonly string[]): ChainBundle | string {
+  const chains: Record<string, Uint8Array[]> = {}
+  const contents: Record<string, string> = {}
+  for (const id of ids) {
+    const c = w.chains?.[id]
+    if (!Array.isArray(c) || c.length === 0 || c.length > MAX_CHAIN_BLOCKS || !c.every((e) => typeof e === 'string' && e.length < 1_000_000 && /^[0-9a-f]*$/.test(e))) return `the chain of staked token ${id} is missing or malformed`
+    chains[id] = c.map((e) => hexToBytes(e))
+    const content = w.contents?.[id]
+    if (content !== undefined) {
+      if (typeof content !== 'string' || content.length > 100_000) return `the content of staked token ${id} is malformed`
+      contents[id] = content
+    }
+  }
+  return { chains, contents }
+}
+
+/** The rpc handlers of the committee (served by every node). */
+export function arbiterRpcHandlers (committee: () => ArbiterCommittee | undefined): RpcHandlers<ArbiterMethods> {
+  const c = (): ArbiterCommittee => {
+    const x = committee()
+    if (x === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'the arbiter committee is not loaded yet')
+    return x
+  }
+  return {
+    'arbiters.list': async () => ({ regs: c().list() }),
+    'arbiters.offer': async (req, ctx) => {
+      if (!Array.isArray(req?.regs) || req.regs.length > OFFER_MAX) throw new RbtError(ErrorCode.INVALID_INPUT, `malformed arbiter offer: 1 to ${OFFER_MAX} registrations`)
+      let taken = 0
+      for (const w of req.regs) if (await c().receive(w, ctx.peerId) === undefined) taken++
+      return { taken }
+    }
+  }
+}
+
