@@ -13,7 +13,9 @@ import { isMain, percentile } from './stats.js'
  * Figures, per attack: attack_<name>_paid_twice (tries that paid both receivers; goal 0),
  * attack_<name>_honest_ok (percent of the honest transfers made during the attack that went
  * through; goal ≥ 95 %), attack_<name>_tries. ATTACK_TRIES (default 3) sets the tries of the
- * attacks that race; ATTACK_ONLY (comma-separated names) runs some of them.
+ * attacks that race; ATTACK_ONLY (comma-separated names) runs some of them. Every quorum takes an
+ * arbiter seat first (docs/protocol.md, "The arbiter committee"); ATTACK_COMMITTEE=0 leaves the
+ * arbiters counted as peers, the network before any seat.
  *
  * Cases not scripted on the network here (they need a sender that builds blocks or skips steps
  * honest code never does): ghost_credit, sign_burns print "-" with the reason.
@@ -23,7 +25,10 @@ export async function run (): Promise<Record<string, string | number>> {
   const only = (process.env.ATTACK_ONLY ?? '').split(',').filter((s) => s !== '')
   const want = (name: string): boolean => only.length === 0 || only.includes(name)
   const say = (s: string): void => { process.stdout.write(`  [attack] ${s}\n`) }
-  const an = await attackNetwork({ log: say })
+  // the network as the design runs it: every quorum seated on the arbiter committee (ATTACK_COMMITTEE=0:
+  // arbiters counted as peers, as a network with no seats does)
+  const committee = process.env.ATTACK_COMMITTEE !== '0'
+  const an = await attackNetwork({ log: say, committee })
   const results: AttackResult[] = []
   try {
     if (want('evict_release')) results.push(await evictRelease(an, tries, say))
@@ -34,7 +39,7 @@ export async function run (): Promise<Record<string, string | number>> {
   } finally {
     await an.close()
   }
-  const figures: Record<string, string | number> = {}
+  const figures: Record<string, string | number> = { attack_arbiters: committee ? `the committee (${an.net.quorums.length} seats)` : 'peers (no committee)' }
   for (const r of results) {
     figures[`attack_${r.name}_tries`] = r.tries
     figures[`attack_${r.name}_paid_twice`] = r.paidTwice

@@ -43,8 +43,8 @@ describe('e2e: a stranger\'s claims at a real arbiter', function () {
  * The cheating owner (docs/security.md, "Threat model"), a fast subset of `npm run bench -- attack`
  * on one network: the race network's fifteen real nodes (two disjoint quorum sets, the owner's
  * nodes X and Y) and the owner's own peers speaking the nodes' rpc from this process
- * (test/helpers/attacker/). Each attack must leave the token paid at most once, and an honest
- * wallet able to pay.
+ * (test/helpers/attacker/), every quorum seated on the arbiter committee. Each attack must leave
+ * the token paid at most once, and an honest wallet able to pay.
  */
 describe('e2e: a cheating owner cannot pay one token twice', function () {
   this.timeout(900_000)
@@ -53,7 +53,7 @@ describe('e2e: a cheating owner cannot pay one token twice', function () {
 
   before(async function () {
     this.timeout(600_000)
-    an = await attackNetwork({ log, honestRbt: 12 })
+    an = await attackNetwork({ log, honestRbt: 12, committee: true })
   })
   after(async function () {
     this.timeout(120_000)
@@ -65,10 +65,8 @@ describe('e2e: a cheating owner cannot pay one token twice', function () {
     expect(r.paidTwice, r.notes.join(' | ')).to.equal(0)
   })
 
-  // Case 5 of the cheating owner is still open: a state's arbiters are still counted from the peers
-  // a node has seen, not from a staked committee (docs/decisions/0026-cheating-owner.md). The attack
-  // stays in `npm run bench -- attack`; this test is turned on with the committee that closes it.
-  it.skip('Sybil arbiters: 20 peer ids ground next to the state\'s key, granting every claim, do not let both spends through', async () => {
+  // case 5: the owner's Sybils are peers with no seat; the quorums' seats are the arbiters
+  it('Sybil arbiters: 20 peer ids ground next to the state\'s key, granting and sealing every claim, do not let both spends through once the committee is in force', async () => {
     const r = await sybilArbiters(an, 1, log)
     expect(r.paidTwice, r.notes.join(' | ')).to.equal(0)
   })

@@ -189,12 +189,14 @@ export class ArbiterCommittee {
     const key = registrationDigest(wire.reg)
     let p = this.checking.get(key)
     if (p === undefined) {
-      p = this.verify(wire, own).finally(() => { this.checking.delete(key) })
+      // checked once however many peers offer it at once; passed on once, by the first check
+      p = this.verify(wire, own).then((why) => {
+        if (why === undefined && !own) void this.offerAll([wire], from).catch(() => {})
+        return why
+      }).finally(() => { this.checking.delete(key) })
       this.checking.set(key, p)
     }
-    const why = await p
-    if (why === undefined && from !== this.opts.host()?.peerId) void this.offerAll([wire], from).catch(() => {})
-    return why
+    return await p
   }
 
   private async verify (wire: WireRegistration, own: boolean): Promise<string | undefined> {
