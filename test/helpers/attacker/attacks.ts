@@ -225,7 +225,7 @@ export async function ownerOnlyFork (an: AttackNet, tries = 1, log: (s: string) 
  * node, joined to the network as peers that grant every claim; then the owner spends the token
  * from X and from Y at once.
  */
-export async function sybilArbiters (an: AttackNet, tries = 2, log: (s: string) => void = () => {}): Promise<AttackResult> {
+export async function sybilArbiters (an: AttackNet, tries = 2, log: (s: string) => void = () => {}, o: { joinMs?: number } = {}): Promise<AttackResult> {
   const { net } = an
   let paidTwice = 0
   const notes: string[] = []
@@ -247,7 +247,7 @@ export async function sybilArbiters (an: AttackNet, tries = 2, log: (s: string) 
         const d0 = { ...dialStats }
         // a link not made in two minutes (a node too loaded to finish handshakes) is left out: the
         // note says how many of the links the attack had
-        const links = await Promise.all(sybils.map(async (s) => await s.connectSome(net.all().map((q) => q.multiaddr), { deadlineMs: JOIN_MS })))
+        const links = await Promise.all(sybils.map(async (s) => await s.connectSome(net.all().map((q) => q.multiaddr), { deadlineMs: o.joinMs ?? JOIN_MS })))
         const made = links.reduce((n, l) => n + l.joined.length, 0)
         const joined = `${made} of ${sybils.length * net.all().length} links to the nodes made in ${Date.now() - j0} ms (${dialStats.made - d0.made} dials, ${dialStats.failed - d0.failed} reset or timed out)`
         const asked = new Set<string>()
