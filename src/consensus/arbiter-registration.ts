@@ -90,8 +90,8 @@ export function registrationShapeProblem (x: unknown, now: number): string | und
 /** What a verifier found of a staked token's chain: its owner and type at its latest block (a whole RBT is worth 1). */
 export interface StakeTip { owner: string, blockId: string, tokenType: number }
 
-/** Whether a checked chain tip carries the stake: the registrant's whole RBT token at the block named. */
-export function stakeProblem (r: Pick<ArbiterRegistration, 'did' | 'stake'>, tips: ReadonlyMap<string, StakeTip>): string | undefined {
+/** Whether a checked chain tip carries the stake: the registrant's whole RBT token at the block named (a test RBT only on a test network). */
+export function stakeProblem (r: Pick<ArbiterRegistration, 'did' | 'stake'>, tips: ReadonlyMap<string, StakeTip>, o: { testNet: boolean }): string | undefined {
   let whole = 0
   for (const s of r.stake) {
     const t = tips.get(s.token)
@@ -99,6 +99,8 @@ export function stakeProblem (r: Pick<ArbiterRegistration, 'did' | 'stake'>, tip
     if (t.blockId !== s.block) return `staked token ${s.token} is at block ${t.blockId}, not ${s.block}`
     if (t.owner !== r.did) return `staked token ${s.token} belongs to ${t.owner}`
     if (t.tokenType !== TokenType.RBT && t.tokenType !== TokenType.TEST_RBT) return `staked token ${s.token} is no whole RBT`
+    // a test RBT costs nothing to mint: it stakes only on a test network
+    if (t.tokenType === TokenType.TEST_RBT && !o.testNet) return `staked token ${s.token} is a test RBT, which stakes only on a test network`
     whole++
   }
   return whole >= ARBITER_STAKE_RBT ? undefined : `${whole} RBT staked, ${ARBITER_STAKE_RBT} needed`
@@ -127,19 +129,21 @@ export interface CountRules {
 export interface CommitteeMember { did: string, peer: string, at: number }
 
 /**
- * The committee as this node counts it: per DID its latest registration (a leave ends the seat),
- * verified, not lapsed, matured; each peer and each staked token seats one DID (the earliest). Below
+ * The committee as this node counts it: per DID its latest matured registration (a leave ends the
+ * seat), verified, not lapsed; each peer and each staked token seats one DID (the earliest). Below
  * COMMITTEE_MIN members it is not used (the claims count peers, as before any registration).
  */
 export function countCommittee (kept: Iterable<KeptRegistration>, now: number, rules: CountRules): CommitteeMember[] {
+  // per DID its latest matured registration: a replacement or a leave takes effect once it is as old
+  // as a join must be, so nodes that saw it early and late switch together
   const latest = new Map<string, KeptRegistration>()
   for (const k of kept) {
-    if (!k.verified) continue
+    if (!k.verified || !matured(k, now, rules)) continue
     const had = latest.get(k.reg.did)
     if (had === undefined || k.reg.at > had.reg.at || (k.reg.at === had.reg.at && k.reg.leave === true)) latest.set(k.reg.did, k)
   }
   const standing = [...latest.values()]
-    .filter((k) => k.reg.leave !== true && k.lapsed !== true && now >= k.reg.at + rules.maturityMs && now >= k.seen + rules.graceMs && rules.distrusted?.(k.reg.peer) !== true)
+    .filter((k) => k.reg.leave !== true && k.lapsed !== true && rules.distrusted?.(k.reg.peer) !== true)
     .sort((a, b) => a.reg.at - b.reg.at || (a.reg.did < b.reg.did ? -1 : 1))
   const peers = new Set<string>()
   const tokens = new Set<string>()
@@ -152,6 +156,9 @@ export function countCommittee (kept: Iterable<KeptRegistration>, now: number, r
   }
   return out
 }
+
+/** Whether a registration is old enough to count: made `maturityMs` ago and first seen here `graceMs` ago. */
+export const matured = (k: KeptRegistration, now: number, rules: Pick<CountRules, 'maturityMs' | 'graceMs'>): boolean => now >= k.reg.at + rules.maturityMs && now >= k.seen + rules.graceMs
 
 /** Whether a counted committee is large enough to stand for the peers. */
 export const committeeInForce = (members: readonly CommitteeMember[]): boolean => members.length >= COMMITTEE_MIN

@@ -1,5 +1,5 @@
 import {
-  committeeInForce, countCommittee, registrationDigest, registrationPeerBytes, registrationShapeProblem, stakeProbeTx, stakeProblem, stakeStateOf,
+  committeeInForce, countCommittee, matured, registrationDigest, registrationPeerBytes, registrationShapeProblem, stakeProbeTx, stakeProblem, stakeStateOf,
   type ArbiterRegistration, type CommitteeMember, type KeptRegistration, type StakeTip, type StakedToken
 } from '../../consensus/arbiter-registration.js'
 import { validateBundleToken } from '../../consensus/bundle.js'
@@ -70,6 +70,8 @@ export interface ArbiterCommitteeOptions {
   probe: (items: Array<{ stateHash: string, holder: string }>) => Promise<{ refused?: string }>
   distrusted?: (peer: string) => boolean
   log: Logger
+  /** a test network: test RBT stake there (they cost nothing to mint, so nowhere else) */
+  testNet: boolean
   maturityMs: number
   graceMs: number
   recheckMs: number
@@ -131,16 +133,24 @@ export class ArbiterCommittee {
     return best?.addrs ?? []
   }
 
-  /** The tokens this node's own standing registrations stake (kept out of transfers and pledges). */
+  /**
+   * The tokens this node's own registrations stake (kept out of transfers and pledges): every join
+   * not lapsed and not followed by a matured leave or replacement of its DID (a stake is free once
+   * the seat it backs has ended everywhere).
+   */
   stakedBy (self: string): Set<string> {
     const out = new Set<string>()
-    const latest = new Map<string, Stored>()
+    const rules = { maturityMs: this.opts.maturityMs, graceMs: this.opts.graceMs }
+    const now = this.now()
+    const ended = new Map<string, number>()
     for (const s of this.kept.values()) {
-      if (s.reg.peer !== self || !s.verified) continue
-      const had = latest.get(s.reg.did)
-      if (had === undefined || s.reg.at > had.reg.at) latest.set(s.reg.did, s)
+      if (s.verified && matured(s, now, rules)) ended.set(s.reg.did, Math.max(ended.get(s.reg.did) ?? 0, s.reg.at))
     }
-    for (const s of latest.values()) if (s.reg.leave !== true && s.lapsed !== true) for (const t of s.reg.stake) out.add(t.token)
+    for (const s of this.kept.values()) {
+      if (s.reg.peer !== self || !s.verified || s.reg.leave === true || s.lapsed === true) continue
+      if ((ended.get(s.reg.did) ?? 0) > s.reg.at) continue
+      for (const t of s.reg.stake) out.add(t.token)
+    }
     return out
   }
 
@@ -234,7 +244,7 @@ export class ArbiterCommittee {
       if (typeof tip === 'string') return `the chain of staked token ${s.token} does not validate: ${tip}`
       tips.set(s.token, { owner: tip.owner, blockId: tip.blockId, tokenType: tip.tokenType })
     }
-    const bad = stakeProblem(reg, tips)
+    const bad = stakeProblem(reg, tips, { testNet: this.opts.testNet })
     if (bad !== undefined) return bad
     const spent = await this.opts.probe(reg.stake.map((s) => ({ stateHash: stakeStateOf(s), holder: stakeProbeTx(reg) })))
     return spent.refused !== undefined ? `its stake is spent: ${spent.refused}` : undefined

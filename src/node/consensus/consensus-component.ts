@@ -245,6 +245,7 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
         probe: async (items) => await claimsRef?.priorSeals?.(items) ?? {},
         distrusted: (p) => certificates.distrusted?.(p) === true,
         log: log.child('arbiters'),
+        testNet: options.testNet === true,
         maturityMs: env('RBTNODE_ARBITER_MATURITY_MS') ?? committeeMod.ARBITER_MATURITY_MS,
         graceMs: env('RBTNODE_ARBITER_GRACE_MS') ?? committeeMod.ARBITER_GRACE_MS,
         recheckMs: env('RBTNODE_ARBITER_RECHECK_MS') ?? committeeMod.ARBITER_RECHECK_MS,

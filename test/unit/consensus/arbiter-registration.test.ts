@@ -38,12 +38,16 @@ describe('consensus: arbiter registrations and the committee they seat', () => {
 
   it('a stake is the registrant\'s whole RBT at the block named: another owner, a moved token or a part does not count', () => {
     const r = reg(1)
+    const net = { testNet: true }
     const tip = (o: Partial<StakeTip> = {}): Map<string, StakeTip> => new Map([[token(1), { owner: did(1), blockId: block(), tokenType: TokenType.TEST_RBT, ...o }]])
-    expect(stakeProblem(r, tip())).to.equal(undefined)
-    expect(stakeProblem(r, tip({ owner: did(2) }))).to.match(/belongs to/)
-    expect(stakeProblem(r, tip({ blockId: block(1) }))).to.match(/is at block/)
-    expect(stakeProblem(r, tip({ tokenType: TokenType.TEST_PART }))).to.match(/no whole RBT/)
-    expect(stakeProblem(r, new Map())).to.match(/was not shown/)
+    expect(stakeProblem(r, tip(), net)).to.equal(undefined)
+    expect(stakeProblem(r, tip({ owner: did(2) }), net)).to.match(/belongs to/)
+    expect(stakeProblem(r, tip({ blockId: block(1) }), net)).to.match(/is at block/)
+    expect(stakeProblem(r, tip({ tokenType: TokenType.TEST_PART }), net)).to.match(/no whole RBT/)
+    expect(stakeProblem(r, new Map(), net)).to.match(/was not shown/)
+    // a test RBT costs nothing to mint: it stakes nothing outside a test network; an RBT does
+    expect(stakeProblem(r, tip(), { testNet: false })).to.match(/test RBT/)
+    expect(stakeProblem(r, tip({ tokenType: TokenType.RBT }), { testNet: false })).to.equal(undefined)
   })
 
   it('seats count once mature, below the minimum the committee is not in force, and a peer or a token seats one DID only', () => {
@@ -73,6 +77,16 @@ describe('consensus: arbiter registrations and the committee they seat', () => {
     const refused = [...base.slice(0, 4), kept(reg(5), { verified: false })]
     expect(countCommittee(refused, later, rules)).to.have.length(4)
     expect(countCommittee(base, later, { ...rules, distrusted: (p) => p === peer(3) }).map((x) => x.peer)).to.not.include(peer(3))
+  })
+
+  it('a replacement or a leave takes effect once matured: until then the seat it replaces keeps counting', () => {
+    const base = [1, 2, 3, 4].map((i) => kept(reg(i)))
+    const moved = kept(reg(1, { peer: peer(9), at: 3_000_000 }))
+    const left = kept(reg(2, { stake: [], leave: true, at: 3_000_000 }))
+    const before = countCommittee([...base, moved, left], 3_000_000 + 1_000, rules)
+    expect(before.map((x) => x.peer)).to.deep.equal([1, 2, 3, 4].map(peer))
+    const after = countCommittee([...base, moved, left], 3_000_000 + 600_000, rules)
+    expect(after.map((x) => x.peer)).to.deep.equal([3, 4, 9].map(peer))
   })
 
   it('a registration made long ago and shown late waits the grace after it is first seen (a backdated seat does not count at once)', () => {

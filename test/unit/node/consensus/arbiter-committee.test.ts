@@ -44,6 +44,7 @@ describe('node: the arbiter committee (registrations checked, counted, lapsed)',
       // the stake's arbiters: a state in `spent` is held for a transaction by all of them
       probe: async (items) => items.some((it) => spent.has(it.stateHash)) ? { refused: 'held for transaction ff…' } : {},
       log: silentLogger,
+      testNet: true,
       maturityMs: 0,
       graceMs: 0,
       recheckMs: 0,
