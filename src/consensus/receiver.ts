@@ -292,6 +292,8 @@ export class TransferReceiver {
     if (items.length === 0) return
     const r = await claims.priorSeals(items)
     if (r.refused !== undefined) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `an earlier block of the token was never certified: ${r.refused}`)
+    // the arbiters could not tell (too many silent): not taken now, the sender delivers again
+    if (r.unanswered !== undefined) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, `the earlier blocks of the token cannot be checked now: ${r.unanswered}; try again when the network is whole`)
   }
 
   /**

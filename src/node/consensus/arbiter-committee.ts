@@ -67,7 +67,7 @@ export interface ArbiterCommitteeOptions {
   verifier: SignatureVerifier
   verifyPeer: (peer: string, data: Uint8Array, sig: Uint8Array) => Promise<boolean>
   /** asks the arbiters of the staked states (as this node counts them) whether any holds one for a transaction */
-  probe: (items: Array<{ stateHash: string, holder: string }>) => Promise<{ refused?: string }>
+  probe: (items: Array<{ stateHash: string, holder: string }>) => Promise<{ refused?: string, unanswered?: string }>
   distrusted?: (peer: string) => boolean
   log: Logger
   /** a test network: test RBT stake there (they cost nothing to mint, so nowhere else) */
@@ -247,7 +247,9 @@ export class ArbiterCommittee {
     const bad = stakeProblem(reg, tips, { testNet: this.opts.testNet })
     if (bad !== undefined) return bad
     const spent = await this.opts.probe(reg.stake.map((s) => ({ stateHash: stakeStateOf(s), holder: stakeProbeTx(reg) })))
-    return spent.refused !== undefined ? `its stake is spent: ${spent.refused}` : undefined
+    if (spent.refused !== undefined) return `its stake is spent: ${spent.refused}`
+    // not taken while its stake's arbiters cannot tell (the next pull offers it again)
+    return spent.unanswered !== undefined ? `its stake cannot be checked now: ${spent.unanswered}` : undefined
   }
 
   /** Probes every standing registration's stake again: a stake spent since lapses its seat. */

@@ -1,4 +1,4 @@
-import { claimResult, neverCertified, tallyState, type ClaimAnswer, type ClaimResult, type ClaimTable } from '../../consensus/claims.js'
+import { claimResult, claimThreshold, neverCertified, tallyState, type ClaimAnswer, type ClaimResult, type ClaimTable } from '../../consensus/claims.js'
 import { opensNonce, peerSealBytes, type PeerSeal, type SealConsent } from '../../consensus/claim-proofs.js'
 import { MIN_QUORUM_SIGNATURES } from '../../consensus/quorum-selection.js'
 import { sealEvidence, type CertificateWatch, type SeenCertificate } from '../../consensus/certificate-evidence.js'
@@ -33,7 +33,7 @@ export function nodeClaimSeals (deps: {
   certificates?: CertificateWatch
   timeoutMs: number
   log: Logger
-}): { sealFor: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[]) => Promise<ClaimResult & { seals: PeerSeal[] }>, checkSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<PeerSeal>) => Promise<ClaimResult>, priorSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>) => Promise<{ refused?: string }>, serveSeal: (req: StateClaimMethods['claims.seal']['request'], asker: string) => Promise<StateClaimMethods['claims.seal']['response']> } {
+}): { sealFor: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[]) => Promise<ClaimResult & { seals: PeerSeal[] }>, checkSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<PeerSeal>) => Promise<ClaimResult>, priorSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>) => Promise<{ refused?: string, unanswered?: string }>, serveSeal: (req: StateClaimMethods['claims.seal']['request'], asker: string) => Promise<StateClaimMethods['claims.seal']['response']> } {
   const { table, limits, arbitersOf, timeoutMs, log } = deps
 /**
  * This arbiter's seal of some states for `forTx` (docs/protocol.md, "Seals"): the table's answers
@@ -183,19 +183,22 @@ const checkSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
  * holder) while fewer than q(n) show a seal to its holder was never certified to it: refused. No
  * answer, or a state nobody holds, refuses nothing.
  */
-const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: string }>): Promise<{ refused?: string }> => {
+const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: string }>): Promise<{ refused?: string, unanswered?: string }> => {
   const h = deps.host()
   const self = h?.peerId ?? 'self'
   const sealed = items.map(() => new Set<string>())
   const other = items.map(() => new Map<string, string>())
+  // the arbiters whose answer about each state came back (sealed, held for another, or held by nobody)
+  const answered = items.map(() => new Set<string>())
   const take = async (peer: string, res: StateClaimMethods['claims.seal']['response'], sent: ReadonlyArray<number>): Promise<void> => {
     if (deps.certificates?.distrusted(peer) === true || !Array.isArray(res?.answers)) return
     const verified = new Set((await sealsThatVerify(peer, res, sent, items)).flatMap((g) => g.idx))
     res.answers.forEach((a, j) => {
       const i = sent[j]
-      if (i === undefined) return
-      if (a?.sealed === true && (peer === self || verified.has(j))) sealed[i]!.add(peer)
-      else if (a?.sealed === false && typeof a.holder === 'string' && a.holder !== '' && a.holder !== items[i]!.holder) other[i]!.set(peer, a.holder)
+      if (i === undefined || typeof a?.sealed !== 'boolean') return
+      answered[i]!.add(peer)
+      if (a.sealed && (peer === self || verified.has(j))) sealed[i]!.add(peer)
+      else if (!a.sealed && typeof a.holder === 'string' && a.holder !== '' && a.holder !== items[i]!.holder) other[i]!.set(peer, a.holder)
     })
   }
   // with no consent the request's transaction names nothing (it only picks the claimants whose
@@ -223,6 +226,14 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
       const txs = [...new Set(against.map(([, t]) => t))]
       return { refused: `${against.length} of the ${n} arbiters of state ${it.stateHash} hold it for ${txs.length === 1 ? `transaction ${txs[0]!}` : `other transactions (${txs.join(', ')})`}, and ${mine} sealed it to transaction ${it.holder}, which spent it in the chain` }
     }
+  }
+  // too few answers to tell: more than f arbiters silent could hide 2f + 1 holding the state for
+  // another transaction. Not a verdict: the caller refuses for now and asks again later
+  for (const [i, it] of items.entries()) {
+    const n = arbiters[i]!.length
+    const counted = new Set(arbiters[i])
+    const heard = [...answered[i]!].filter((p) => counted.has(p)).length
+    if (heard < claimThreshold(n)) return { unanswered: `${heard} of the ${n} arbiters of state ${it.stateHash} answered, ${claimThreshold(n)} needed to tell whether it was spent elsewhere` }
   }
   return {}
 }

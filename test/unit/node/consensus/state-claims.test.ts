@@ -225,6 +225,24 @@ describe('claims: claims that prove themselves (node arbiter)', () => {
     expect((await table.records([other]))[0]?.committed).to.equal(undefined)
   })
 
+  it('earlier blocks: with more than f of a state\'s arbiters silent the check cannot tell, and says so (refused for now, not passed)', async () => {
+    // the check used to pass when arbiters did not answer: 2f + 1 of them holding the state for
+    // another transaction could hide among the silent ones
+    const ids = await Promise.all([1, 2, 3].map(async () => peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString()))
+    const [me, a, b] = ids as [string, string, string]
+    let answering = false
+    const rpc = { call: async (_peer: string, method: string, req: { items: unknown[] }) => { expect(method).to.equal('claims.seal'); if (!answering) throw new Error('no answer'); return { answers: req.items.map(() => ({ sealed: false })) } } }
+    const view = { closest: () => [a, b].map((peerId) => ({ peerId, multiaddrs: [] })) } as unknown as ArbiterView
+    const table = new ClaimTable(memoryClaimStore(), { now: () => Date.now() })
+    const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => undefined } as unknown as NodeSpentMarkers
+    const claims = nodeStateClaims({ host: () => ({ peerId: me }) as never, rpc: () => rpc as never, table, view, markers, verifier, quorumSigner: () => undefined, outcome: async () => 'pending', log: silentLogger })
+    const r = await claims.priorSeals!([{ stateHash: STATE, holder: 'e'.repeat(64) }])
+    expect(r.refused).to.equal(undefined)
+    expect(r.unanswered).to.match(/1 of the 3 arbiters .* answered, 3 needed/)
+    answering = true
+    expect(await claims.priorSeals!([{ stateHash: STATE, holder: 'e'.repeat(64) }])).to.deep.equal({})
+  })
+
   it('one peer\'s flood of claims is refused before any check (per-peer limit)', async () => {
     const { handlers } = arbiter()
     const { claimReq, releaseReq } = calls(handlers)
