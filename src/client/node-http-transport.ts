@@ -33,7 +33,14 @@ export function nodeHttpTransport (): HttpTransport {
       // a streamed body: one chunk at a time, waiting for the socket to drain
       void (async () => {
         for await (const chunk of body.chunks()) {
-          if (!r.write(chunk)) await new Promise<void>((resolve, reject) => { r.once('drain', resolve); r.once('error', reject) })
+          if (!r.write(chunk)) {
+            await new Promise<void>((resolve, reject) => {
+              const drained = (): void => { r.off('error', failed); resolve() }
+              const failed = (e: Error): void => { r.off('drain', drained); reject(e) }
+              r.once('drain', drained)
+              r.once('error', failed)
+            })
+          }
         }
         r.end()
       })().catch((e) => { r.destroy(e as Error) })
