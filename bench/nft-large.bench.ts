@@ -30,7 +30,8 @@ function cpuMs (pid: number, mainThreadOnly = false): number {
  * client sees it, the final fsync included), and each node's peak RSS growth over its RSS at
  * the start of the phase (MiB); the creating node's CPU time over the create (all its threads, and
  * its main thread alone: figures a loaded machine disturbs less than rates) and the CPU time of this
- * process, the client that reads the file and sends it.
+ * process, the client that reads the file and sends it; the CPU time of the serving and the fetching
+ * node over the fetch.
  */
 export async function run (): Promise<Record<string, string | number>> {
   const mib = Number(process.env.NFT_LARGE_MIB ?? 1024)
@@ -84,9 +85,11 @@ export async function run (): Promise<Record<string, string | number>> {
 
     // B finds A as a holder (connected peer / DHT provider)
     await waitFor(async () => (await b.client.envelope('nodePing', { query: { peerID: a.peerId } })).status, { timeoutMs: 30_000, what: 'B to reach A' })
+    const fetchCpu0 = [cpuMs(a.child!.pid!), cpuMs(b.child!.pid!)]
     t0 = performance.now()
     const fetched = await b.client.call('nftFetch', { query: { nft: nftId }, timeoutMs: 30 * 60_000 })
     const fetchS = (performance.now() - t0) / 1000
+    const fetchCpu = [cpuMs(a.child!.pid!) - fetchCpu0[0], cpuMs(b.child!.pid!) - fetchCpu0[1]]
     const fetchGrowth = watch.phase()
     watch.stop()
     const r = fetched.result as { path: string, artifact?: { blocks: number, rejected: Record<string, number> } }
@@ -103,6 +106,8 @@ export async function run (): Promise<Record<string, string | number>> {
       nft_create_cpu_ms_client: clientMs,
       nft_create_rss_growth_mib_creator: mibOf(createGrowth[0]),
       nft_create_rss_growth_mib_other: mibOf(createGrowth[1]),
+      nft_fetch_cpu_ms_server: fetchCpu[0],
+      nft_fetch_cpu_ms_fetcher: fetchCpu[1],
       nft_fetch_rss_growth_mib_server: mibOf(fetchGrowth[0]),
       nft_fetch_rss_growth_mib_fetcher: mibOf(fetchGrowth[1])
     }
