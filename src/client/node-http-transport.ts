@@ -13,6 +13,8 @@ const http = createRequire(import.meta.url)('node:http') as typeof import('node:
 export function nodeHttpTransport (): HttpTransport {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 16 })
   return {
+    // a streamed body's chunk is written before the next is asked for, and drain is awaited (below)
+    sendsChunksInTurn: true,
     request: async (req: HttpRequest) => await new Promise<HttpResponse>((resolve, reject) => {
       const headers: Record<string, string | number> = { accept: 'application/json', ...req.headers }
       const body = req.body

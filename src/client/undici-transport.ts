@@ -22,6 +22,8 @@ const iterableBody = (chunks: AsyncIterable<Uint8Array>): UndiciBody => chunks a
 export function undiciTransport (origin: string, connections = 32, opts: UndiciTransportOptions = {}): HttpTransport {
   const pool = new Pool(origin, { connections, pipelining: 1, ...(opts.socketPath !== undefined ? { socketPath: opts.socketPath } : {}) })
   return {
+    // undici writes a streamed body's chunk and waits for drain before it asks for the next
+    sendsChunksInTurn: true,
     request: async (req: HttpRequest): Promise<HttpResponse> => {
       const u = new URL(req.url)
       const res = await pool.request({

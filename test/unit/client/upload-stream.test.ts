@@ -56,7 +56,8 @@ describe('client: a file uploaded from disk through buffers reused in turn', fun
       process.on('warning', onWarning)
       try {
         for (let round = 0; round < 2; round++) {
-          const mp = await encodeMultipartStream({ fields: { did: 'x' }, files: { artifact: { filename: 'film.bin', path: join(dir, 'film.bin') } } })
+          const mp = await encodeMultipartStream({ fields: { did: 'x' }, files: { artifact: { filename: 'film.bin', path: join(dir, 'film.bin') } } }, { reuse: t.sendsChunksInTurn === true })
+          expect(t.sendsChunksInTurn).to.equal(true)
           const res = await t.request({ method: 'POST', url: `${origin}/`, body: mp.body, headers: { 'content-type': mp.contentType }, timeoutMs: 30_000 })
           expect(res.status).to.equal(200)
           const got = JSON.parse(res.text) as Record<string, { sha: string, n: number }>
@@ -72,4 +73,16 @@ describe('client: a file uploaded from disk through buffers reused in turn', fun
       }
     })
   }
+
+  it('without a transport that sends chunks in turn, every chunk keeps memory of its own', async () => {
+    // a transport that gathers the chunks before it sends anything
+    const mp = await encodeMultipartStream({ fields: { did: 'x' }, files: { artifact: { filename: 'film.bin', path: join(dir, 'film.bin') } } })
+    const chunks: Uint8Array[] = []
+    for await (const c of mp.body.chunks()) chunks.push(c)
+    const whole = Buffer.concat(chunks)
+    expect(whole.length).to.equal(mp.body.length)
+    const at = whole.indexOf(file.subarray(0, 64))
+    expect(at).to.be.greaterThan(0)
+    expect(createHash('sha256').update(whole.subarray(at, at + file.length)).digest('hex')).to.equal(fileSha)
+  })
 })
