@@ -29,7 +29,9 @@ function cpuMs (pid: number, mainThreadOnly = false): number {
  * Figures: nft_create_mb_per_s and nft_fetch_mb_per_s (MB = 10^6 bytes; the whole call as the
  * client sees it, the final fsync included), and each node's peak RSS growth over its RSS at
  * the start of the phase (MiB); the creating node's CPU time over the create (all its threads, and
- * its main thread alone: figures a loaded machine disturbs less than rates).
+ * its main thread alone: figures a loaded machine disturbs less than rates) and the CPU time of this
+ * process, the client that reads the file and sends it; the CPU time of the serving and the fetching
+ * node over the fetch.
  */
 export async function run (): Promise<Record<string, string | number>> {
   const mib = Number(process.env.NFT_LARGE_MIB ?? 1024)
@@ -61,6 +63,7 @@ export async function run (): Promise<Record<string, string | number>> {
 
     const watch = new RssWatch([a.child!.pid!, b.child!.pid!])
     const cpu0 = [cpuMs(a.child!.pid!), cpuMs(a.child!.pid!, true)]
+    const client0 = process.cpuUsage()
     let t0 = performance.now()
     const made = await a.client.call('nftsGenerate', {
       form: { fields: { did, artifact_name: 'film.bin' }, files: { metadata: { filename: 'meta.json', data: Buffer.from('{"name":"bench film"}') }, artifact: { filename: 'film.bin', path: artifactPath } } },
@@ -68,6 +71,8 @@ export async function run (): Promise<Record<string, string | number>> {
     })
     const createS = (performance.now() - t0) / 1000
     const createCpu = [cpuMs(a.child!.pid!) - cpu0[0], cpuMs(a.child!.pid!, true) - cpu0[1]]
+    const clientCpu = process.cpuUsage(client0)
+    const clientMs = Math.round((clientCpu.user + clientCpu.system) / 1000)
     const createGrowth = watch.phase()
     const nftId = made.result as string
     say(`created ${nftId} in ${createS.toFixed(1)} s`)
@@ -75,14 +80,16 @@ export async function run (): Promise<Record<string, string | number>> {
     const mibOf = (n: number): number => Math.round(n / 1024 / 1024 * 10) / 10
     if (process.env.NFT_LARGE_ONLY === 'create') {
       watch.stop()
-      return { nft_artifact_mib: mib, nft_create_mb_per_s: mbps(createS), nft_create_cpu_ms_creator: createCpu[0], nft_create_main_thread_cpu_ms_creator: createCpu[1], nft_create_rss_growth_mib_creator: mibOf(createGrowth[0]) }
+      return { nft_artifact_mib: mib, nft_create_mb_per_s: mbps(createS), nft_create_cpu_ms_creator: createCpu[0], nft_create_main_thread_cpu_ms_creator: createCpu[1], nft_create_cpu_ms_client: clientMs, nft_create_rss_growth_mib_creator: mibOf(createGrowth[0]) }
     }
 
     // B finds A as a holder (connected peer / DHT provider)
     await waitFor(async () => (await b.client.envelope('nodePing', { query: { peerID: a.peerId } })).status, { timeoutMs: 30_000, what: 'B to reach A' })
+    const fetchCpu0 = [cpuMs(a.child!.pid!), cpuMs(b.child!.pid!)]
     t0 = performance.now()
     const fetched = await b.client.call('nftFetch', { query: { nft: nftId }, timeoutMs: 30 * 60_000 })
     const fetchS = (performance.now() - t0) / 1000
+    const fetchCpu = [cpuMs(a.child!.pid!) - fetchCpu0[0], cpuMs(b.child!.pid!) - fetchCpu0[1]]
     const fetchGrowth = watch.phase()
     watch.stop()
     const r = fetched.result as { path: string, artifact?: { blocks: number, rejected: Record<string, number> } }
@@ -96,8 +103,11 @@ export async function run (): Promise<Record<string, string | number>> {
       nft_fetch_mb_per_s: mbps(fetchS),
       nft_create_cpu_ms_creator: createCpu[0],
       nft_create_main_thread_cpu_ms_creator: createCpu[1],
+      nft_create_cpu_ms_client: clientMs,
       nft_create_rss_growth_mib_creator: mibOf(createGrowth[0]),
       nft_create_rss_growth_mib_other: mibOf(createGrowth[1]),
+      nft_fetch_cpu_ms_server: fetchCpu[0],
+      nft_fetch_cpu_ms_fetcher: fetchCpu[1],
       nft_fetch_rss_growth_mib_server: mibOf(fetchGrowth[0]),
       nft_fetch_rss_growth_mib_fetcher: mibOf(fetchGrowth[1])
     }

@@ -13,6 +13,8 @@ const http = createRequire(import.meta.url)('node:http') as typeof import('node:
 export function nodeHttpTransport (): HttpTransport {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 16 })
   return {
+    // a streamed body's chunk is written before the next is asked for, and drain is awaited (below)
+    sendsChunksInTurn: true,
     request: async (req: HttpRequest) => await new Promise<HttpResponse>((resolve, reject) => {
       const headers: Record<string, string | number> = { accept: 'application/json', ...req.headers }
       const body = req.body
@@ -33,7 +35,14 @@ export function nodeHttpTransport (): HttpTransport {
       // a streamed body: one chunk at a time, waiting for the socket to drain
       void (async () => {
         for await (const chunk of body.chunks()) {
-          if (!r.write(chunk)) await new Promise<void>((resolve, reject) => { r.once('drain', resolve); r.once('error', reject) })
+          if (!r.write(chunk)) {
+            await new Promise<void>((resolve, reject) => {
+              const drained = (): void => { r.off('error', failed); resolve() }
+              const failed = (e: Error): void => { r.off('drain', drained); reject(e) }
+              r.once('drain', drained)
+              r.once('error', failed)
+            })
+          }
         }
         r.end()
       })().catch((e) => { r.destroy(e as Error) })

@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream'
 import { Pool } from 'undici'
 import type { HttpRequest, HttpResponse, HttpTransport } from './transport.js'
 
@@ -10,16 +9,27 @@ export interface UndiciTransportOptions {
   socketPath?: string
 }
 
+type UndiciBody = Parameters<Pool['request']>[0]['body']
+
+/**
+ * A streamed body handed to undici as the iterable it is: undici writes a chunk and waits for the
+ * socket to drain before it asks for the next (StreamBody); its types do not list iterables,
+ * which it takes.
+ */
+const iterableBody = (chunks: AsyncIterable<Uint8Array>): UndiciBody => chunks as unknown as UndiciBody
+
 /** undici Pool transport for long-lived callers (benchmarks, tests, other services). */
 export function undiciTransport (origin: string, connections = 32, opts: UndiciTransportOptions = {}): HttpTransport {
   const pool = new Pool(origin, { connections, pipelining: 1, ...(opts.socketPath !== undefined ? { socketPath: opts.socketPath } : {}) })
   return {
+    // undici writes a streamed body's chunk and waits for drain before it asks for the next
+    sendsChunksInTurn: true,
     request: async (req: HttpRequest): Promise<HttpResponse> => {
       const u = new URL(req.url)
       const res = await pool.request({
         method: req.method as 'GET',
         path: u.pathname + u.search,
-        body: req.body === undefined || typeof req.body === 'string' || req.body instanceof Uint8Array ? req.body : Readable.from(req.body.chunks()),
+        body: req.body === undefined || typeof req.body === 'string' || req.body instanceof Uint8Array ? req.body : iterableBody(req.body.chunks()),
         headers: { accept: 'application/json', ...req.headers, ...(req.body !== undefined && typeof req.body === 'object' && !(req.body instanceof Uint8Array) ? { 'content-length': String(req.body.length) } : {}) },
         headersTimeout: req.timeoutMs,
         bodyTimeout: req.timeoutMs

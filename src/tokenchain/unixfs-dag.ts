@@ -110,18 +110,21 @@ export class UnixFsFileBuilder {
 
   /** Adds the next chunk (hashed here); gives its leaf's CID. */
   addChunk (chunk: Uint8Array): string {
-    return this.addLeafDigest(leafDigest(chunk), chunk.length)
+    return this.addLeafDigest(leafDigest(chunk), chunk.length).toString()
   }
 
-  /** Adds the next chunk by its leaf digest (when the caller hashed it). */
-  addLeafDigest (digest: Uint8Array, length: number): string {
+  /**
+   * Adds the next chunk by its leaf digest (when the caller hashed it); gives its leaf's CID, not
+   * turned into text (an upload adds thousands and needs none of their strings).
+   */
+  addLeafDigest (digest: Uint8Array, length: number): CID {
     if (this.done) throw new Error('the DAG is finished')
     if (length > CHUNK_SIZE) throw new Error('a chunk is larger than the chunk size')
     const f = frameOf(length)
     const cid = cidOfDigest(digest)
     this.chunks++
     this.push(0, { cid, fileSize: length, cumulative: f.prefix.length + length + f.suffix.length })
-    return cid.toString()
+    return cid
   }
 
   private push (level: number, node: Built): void {

@@ -121,6 +121,11 @@ export class WorkerPool<J, R> {
   /** Whether jobs can still go to workers (false after close, or when workers cannot start). */
   get available (): boolean { return !this.closed && this.broken === undefined }
 
+  /** Workers started and ready for jobs. */
+  get readyWorkers (): number {
+    return this.slots.filter((s) => s.ready && !s.gone).length
+  }
+
   /** Workers idle right now (started or not yet started). */
   get idleWorkers (): number {
     return this.size - this.slots.filter((s) => s.tasks.length > 0).length
@@ -350,9 +355,10 @@ function fromWireError (w: WireError | undefined): RbtError {
 /**
  * The worker side: runs `handle` for each job, one at a time, and answers with its result or its
  * error (an RbtError keeps its code, message and details). `ask` sends a question about the
- * current job to the calling thread and resolves with the answer.
+ * current job to the calling thread and resolves with the answer. `transfer` names the buffers of a
+ * result to move back instead of copying them.
  */
-export function serveWorkerJobs<J, R> (handle: (data: J, ask: (req: unknown) => Promise<unknown>) => Promise<R>): void {
+export function serveWorkerJobs<J, R> (handle: (data: J, ask: (req: unknown) => Promise<unknown>) => Promise<R>, transfer?: (value: R) => TransferListItem[]): void {
   const port = parentPort
   if (port === null) throw new Error('serveWorkerJobs runs in a worker thread')
   let nextRid = 1
@@ -376,7 +382,7 @@ export function serveWorkerJobs<J, R> (handle: (data: J, ask: (req: unknown) => 
     let run: Promise<R>
     try { run = handle(m.data as J, ask) } catch (e) { run = Promise.reject(e) }
     run.then(
-      (value) => { port.postMessage({ t: 'done', id, ok: true, value }) },
+      (value) => { port.postMessage({ t: 'done', id, ok: true, value }, transfer?.(value)) },
       (e: unknown) => { port.postMessage({ t: 'done', id, ok: false, error: toWireError(e) }) }
     )
   })

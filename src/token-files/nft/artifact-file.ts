@@ -2,8 +2,8 @@
  * An NFT artifact on disk, never held whole in memory:
  *   - `ArtifactWriter` takes an upload's bytes as they arrive, writes them to a temporary file
  *     and builds the file's UnixFS DAG (its CID) chunk by chunk, with a size limit; a full disk is
- *     INSUFFICIENT_STORAGE and leaves no file behind; the bytes are copied once, into shared
- *     slabs hashed on a worker thread while they are written;
+ *     INSUFFICIENT_STORAGE and leaves no file behind; the bytes are copied once, into slabs
+ *     that a worker thread writes and hashes;
  *   - the DAG index (`.dag` in the NFT's folder): the inner nodes of the artifact's DAG, so a
  *     node serves any block of the artifact by CID (docs/protocol.md, "Artifact blocks").
  */
@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdir, open, readFile, rm, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CHUNK_SIZE, UnixFsFileBuilder } from '../../tokenchain/unixfs-dag.js'
-import { leafDigests, leafDigestsHere } from './leaf-hash-pool.js'
+import { leafDigestsHere, slabWorkerReady, writeAndHashOnWorker } from './leaf-hash-pool.js'
 import { ErrorCode, RbtError } from '../../util/errors.js'
 import { fileWriteError } from '../../util/durable-write.js'
 
@@ -28,7 +28,7 @@ export interface ArtifactUpload {
 /** Prefix of temporary artifact files in the NFT directory (removed at start: nothing resumes them). */
 export const UPLOAD_PREFIX = '.upload-'
 
-/** Bytes per slab: whole chunks, hashed in one job of the hash worker and written a chunk per write. */
+/** Bytes per slab: whole chunks, written and hashed in one job of the hash worker. */
 const SLAB_BYTES = 4 * CHUNK_SIZE
 /** Slabs being hashed or written at once; the upload waits for the oldest beyond this. */
 const SLABS_IN_FLIGHT = 2
@@ -42,21 +42,22 @@ const WRITE_BYTES = CHUNK_SIZE
 const SYNC_EVERY = 32 * 1024 * 1024
 
 interface SlabInFlight {
-  slab: Buffer
   lengths: number[]
-  /** the chunks' leaf digests once the slab is both hashed and written; undefined when either failed */
-  done: Promise<Uint8Array[] | undefined>
+  /** the chunks' leaf digests and the slab, once written and hashed; undefined when either failed */
+  done: Promise<{ digests: Uint8Array[], slab: Buffer } | undefined>
 }
 
 /**
- * The upload's bytes are copied once, into slabs of shared memory (SLAB_BYTES, whole chunks);
- * a full slab's chunks are hashed on the hash worker (leaf-hash-pool.ts) while the same slab is
- * written to the disk at its offset (after the slab before it: one write at a time), with up to
- * SLABS_IN_FLIGHT slabs under way while the next fills, so receiving, hashing and writing overlap
- * and the event loop does no hashing. The DAG takes the leaves in file order
- * as slabs finish; a slab is reused once both are done. While the upload goes on the written data
- * is synced in the background every SYNC_EVERY bytes; that only spreads the work: `close` syncs
- * the file, and only then is the upload acknowledged.
+ * The upload's bytes are copied once, into slabs (SLAB_BYTES, whole chunks, each in memory of its
+ * own). A full slab is moved (not copied) to the hash worker (leaf-hash-pool.ts), which writes it
+ * at its offset, a chunk per write, hashes its chunks and moves it back; up to SLABS_IN_FLIGHT
+ * slabs are under way while the next fills, so receiving, writing and hashing overlap and the
+ * event loop neither hashes nor waits on writes. The DAG takes the leaves in file order as slabs
+ * finish; a slab is reused once it is back. Without a worker (RBTNODE_HASH_WORKERS=0, none
+ * starts) and for the last, partial slab (all of a small upload), this thread hashes and the
+ * threadpool writes. While the upload goes on the written data is synced in the background every
+ * SYNC_EVERY bytes; that only spreads the work: `close` syncs the file, and only then is the
+ * upload acknowledged.
  */
 export class ArtifactWriter {
   private readonly dag = new UnixFsFileBuilder()
@@ -67,6 +68,8 @@ export class ArtifactWriter {
   private at = 0
   private readonly inflight: SlabInFlight[] = []
   private lastWrite: Promise<unknown> = Promise.resolve()
+  /** whether full slabs go to the worker: asked at the first full slab */
+  private onWorker: boolean | undefined
   private syncedAt = 0
   private syncing: Promise<void> | undefined
   private size = 0
@@ -99,7 +102,8 @@ export class ArtifactWriter {
     this.size += bytes.length
     let off = 0
     while (off < bytes.length) {
-      this.slab ??= this.free.pop() ?? Buffer.from(new SharedArrayBuffer(SLAB_BYTES))
+      // memory of its own (not the pool's, not shared): the worker takes it whole and gives it back
+      this.slab ??= this.free.pop() ?? Buffer.allocUnsafeSlow(SLAB_BYTES)
       const n = Math.min(SLAB_BYTES - this.fill, bytes.length - off)
       this.slab.set(n === bytes.length ? bytes : bytes.subarray(off, off + n), this.fill)
       this.fill += n
@@ -108,7 +112,7 @@ export class ArtifactWriter {
     }
   }
 
-  /** Hands the filled slab (or the last, shorter one) to the hash worker and the disk at once. */
+  /** Hands the filled slab (or the last, shorter one) to the worker, or hashes it here and writes it. */
   private async submit (): Promise<void> {
     while (this.inflight.length >= SLABS_IN_FLIGHT) await this.retire()
     if (this.failed !== undefined) await this.raise()
@@ -120,24 +124,28 @@ export class ArtifactWriter {
     this.at += len
     const lengths: number[] = []
     for (let o = 0; o < len; o += CHUNK_SIZE) lengths.push(Math.min(CHUNK_SIZE, len - o))
-    // the last, partial slab (all of a small upload) is hashed here: not worth a worker's start
-    const bytes = slab.subarray(0, len)
-    const hashed = len < SLAB_BYTES ? Promise.resolve(leafDigestsHere(bytes, lengths)) : leafDigests(bytes, lengths)
-    // one write at a time, a chunk per write (see WRITE_BYTES); the slabs still overlap hashing with writing
-    const written = this.lastWrite.then(async () => {
-      for (let o = 0; o < len; o += WRITE_BYTES) {
-        const n = Math.min(WRITE_BYTES, len - o)
-        const { bytesWritten } = await this.fh.write(slab, o, n, at + o)
-        if (bytesWritten !== n) throw Object.assign(new Error('short write'), { code: 'ENOSPC' })
-      }
-    })
-    this.lastWrite = written.catch(() => {})
-    const done = Promise.allSettled([hashed, written]).then(([h, w]) => {
-      if (w.status === 'rejected') { this.failed ??= w.reason; return undefined }
-      if (h.status === 'rejected') { this.failed ??= h.reason; return undefined }
-      return h.value
-    })
-    this.inflight.push({ slab, lengths, done })
+    if (len === SLAB_BYTES) this.onWorker ??= await slabWorkerReady().catch(() => false)
+    let done: SlabInFlight['done']
+    if (len === SLAB_BYTES && this.onWorker === true) {
+      done = writeAndHashOnWorker({ slab: slab.buffer as ArrayBuffer, lengths, fd: this.fh.fd, at }).then((r) => {
+        if (r.error !== undefined) { this.failed ??= Object.assign(new Error(r.error.message), r.error.code !== undefined ? { code: r.error.code } : {}); return undefined }
+        return { digests: r.digests, slab: Buffer.from(r.slab) }
+      }, (e) => { this.failed ??= e; return undefined })
+    } else {
+      const bytes = slab.subarray(0, len)
+      const digests = leafDigestsHere(bytes, lengths)
+      // one write at a time, a chunk per write (see WRITE_BYTES)
+      const written = this.lastWrite.then(async () => {
+        for (let o = 0; o < len; o += WRITE_BYTES) {
+          const n = Math.min(WRITE_BYTES, len - o)
+          const { bytesWritten } = await this.fh.write(slab, o, n, at + o)
+          if (bytesWritten !== n) throw Object.assign(new Error('short write'), { code: 'ENOSPC' })
+        }
+      })
+      this.lastWrite = written.catch(() => {})
+      done = written.then(() => ({ digests, slab }), (e) => { this.failed ??= e; return undefined })
+    }
+    this.inflight.push({ lengths, done })
     if (this.at - this.syncedAt >= SYNC_EVERY && this.syncing === undefined) {
       this.syncedAt = this.at
       const before = this.inflight.map((f) => f.done)
@@ -148,12 +156,13 @@ export class ArtifactWriter {
     }
   }
 
-  /** The oldest slab, once hashed and written: its leaves join the DAG (file order), its buffer is free again. */
+  /** The oldest slab, once written and hashed: its leaves join the DAG (file order), its buffer is free again. */
   private async retire (): Promise<void> {
     const f = this.inflight.shift()!
-    const digests = await f.done
-    if (digests !== undefined) for (let i = 0; i < digests.length; i++) this.dag.addLeafDigest(digests[i], f.lengths[i])
-    this.free.push(f.slab)
+    const r = await f.done
+    if (r === undefined) return
+    for (let i = 0; i < r.digests.length; i++) this.dag.addLeafDigest(r.digests[i], f.lengths[i])
+    if (r.slab.length === SLAB_BYTES) this.free.push(r.slab)
   }
 
   /** Waits for every slab and background sync started. */

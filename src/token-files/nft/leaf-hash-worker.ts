@@ -1,5 +1,5 @@
-/** Worker entry of the leaf-hash pool (leaf-hash-pool.ts): the leaf digests of a run of chunks in shared memory. */
+/** Worker entry of the leaf-hash pool (leaf-hash-pool.ts): a slab written at its offset and its chunks' leaf digests; the slab goes back moved, not copied. */
 import { serveWorkerJobs } from '../../util/worker-pool.js'
-import { leafDigestsHere, type LeafHashJob } from './leaf-hash-pool.js'
+import { writeAndHashSlab, type SlabDone, type SlabJob } from './leaf-hash-pool.js'
 
-serveWorkerJobs<LeafHashJob, Uint8Array[]>(async (job) => leafDigestsHere(job.bytes, job.lengths))
+serveWorkerJobs<SlabJob, SlabDone>(async (job) => writeAndHashSlab(job), (done) => [done.slab])

@@ -1,11 +1,11 @@
 import { expect } from 'chai'
 import { createCipheriv, createHash } from 'node:crypto'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ArtifactWriter } from '../../../../src/token-files/nft/artifact-file.js'
 import { CHUNK_SIZE, UnixFsFileBuilder, leafDigest } from '../../../../src/tokenchain/unixfs-dag.js'
-import { closeLeafHashPool, leafDigests, leafDigestsHere, leafHashPoolStats } from '../../../../src/token-files/nft/leaf-hash-pool.js'
+import { closeLeafHashPool, leafDigestsHere, leafHashPoolStats, slabWorkerReady, writeAndHashOnWorker } from '../../../../src/token-files/nft/leaf-hash-pool.js'
 import { ErrorCode, RbtError } from '../../../../src/util/errors.js'
 import { Tmpfs, requireTmpfs } from '../../../helpers/tmpfs.js'
 
@@ -29,7 +29,7 @@ const PATTERNS: Array<[string, (left: number, i: number) => number]> = [
   ['writes of 1, 7, 8191, 8192, 65,536 and 1,048,583 bytes in turn', (_, i) => [1, 7, 8191, 8192, 65_536, 1_048_583][i % 6]]
 ]
 
-describe('token-files/nft/artifact-file: an upload in shared slabs, hashed on a worker while written', function () {
+describe('token-files/nft/artifact-file: an upload in slabs, written and hashed on a worker', function () {
   this.timeout(120_000)
   let dir: string
   before(() => { dir = mkdtempSync(join(tmpdir(), 'rbt-artifact-writer-')) })
@@ -81,27 +81,60 @@ describe('token-files/nft/artifact-file: an upload in shared slabs, hashed on a 
     }
   })
 
-  it('the hash worker gives the digests the calling thread gives, for bytes in shared memory', async () => {
-    const bytes = content('shared', 3 * CHUNK_SIZE + 17)
-    const shared = new Uint8Array(new SharedArrayBuffer(bytes.length))
-    shared.set(bytes)
+  it('the worker writes a slab at its offset and gives the digests the calling thread gives; the slab comes back moved, not copied', async () => {
+    const bytes = content('slab', 3 * CHUNK_SIZE + 17)
     const lengths = [CHUNK_SIZE, CHUNK_SIZE, CHUNK_SIZE, 17]
+    const slab = new ArrayBuffer(4 * CHUNK_SIZE)
+    new Uint8Array(slab).set(bytes)
     const here = leafDigestsHere(bytes, lengths).map((d) => Buffer.from(d).toString('hex'))
-    const before = leafHashPoolStats()?.completed ?? 0
-    expect((await leafDigests(shared, lengths)).map((d) => Buffer.from(d).toString('hex'))).to.deep.equal(here)
-    expect(leafHashPoolStats()?.completed).to.equal(before + 1)
-    expect(leafHashPoolStats()?.inline).to.equal(0)
+    const path = join(dir, 'slab.bin')
+    const fd = openSync(path, 'w')
+    try {
+      expect(await slabWorkerReady()).to.equal(true)
+      const before = leafHashPoolStats()?.completed ?? 0
+      const done = await writeAndHashOnWorker({ slab, lengths, fd, at: 5 })
+      expect(slab.byteLength).to.equal(0)
+      expect(done.slab.byteLength).to.equal(4 * CHUNK_SIZE)
+      expect(Buffer.from(done.slab, 0, bytes.length).equals(bytes)).to.equal(true)
+      expect(done.error).to.equal(undefined)
+      expect(done.digests.map((d) => Buffer.from(d).toString('hex'))).to.deep.equal(here)
+      expect(leafHashPoolStats()?.completed).to.equal(before + 1)
+      expect(leafHashPoolStats()?.inline).to.equal(0)
+    } finally { closeSync(fd) }
+    const written = readFileSync(path)
+    expect(written.subarray(0, 5).equals(Buffer.alloc(5))).to.equal(true)
+    expect(written.subarray(5).equals(bytes)).to.equal(true)
     expect(here[0]).to.equal(Buffer.from(leafDigest(bytes.subarray(0, CHUNK_SIZE))).toString('hex'))
+    rmSync(path)
   })
 
-  it('a job the pool drops (stopped meanwhile) is hashed on the calling thread', async () => {
-    const bytes = content('dropped', 4 * CHUNK_SIZE)
-    const shared = new Uint8Array(new SharedArrayBuffer(bytes.length))
-    shared.set(bytes)
-    const lengths = [CHUNK_SIZE, CHUNK_SIZE, CHUNK_SIZE, CHUNK_SIZE]
-    const pending = leafDigests(shared, lengths)
-    await closeLeafHashPool()
-    expect((await pending).map((d) => Buffer.from(d).toString('hex'))).to.deep.equal(leafDigestsHere(bytes, lengths).map((d) => Buffer.from(d).toString('hex')))
+  it('a slab the worker cannot write comes back with the write\'s error code and no digests', async () => {
+    const path = join(dir, 'read-only.bin')
+    writeFileSync(path, '')
+    const fd = openSync(path, 'r')
+    try {
+      expect(await slabWorkerReady()).to.equal(true)
+      const done = await writeAndHashOnWorker({ slab: new ArrayBuffer(CHUNK_SIZE), lengths: [CHUNK_SIZE], fd, at: 0 })
+      expect(done.error?.code).to.equal('EBADF')
+      expect(done.digests).to.deep.equal([])
+      expect(done.slab.byteLength).to.equal(CHUNK_SIZE)
+    } finally { closeSync(fd) }
+    rmSync(path)
+  })
+
+  it('an upload whose worker is stopped midway fails with a write error and leaves no file behind', async () => {
+    const bytes = content('stopped', 16 * CHUNK_SIZE)
+    const d = mkdtempSync(join(dir, 'stopped-'))
+    const w = await ArtifactWriter.open(d, 2 ** 32)
+    let err: unknown
+    try {
+      await w.write(bytes.subarray(0, 8 * CHUNK_SIZE))
+      await closeLeafHashPool()
+      await w.write(bytes.subarray(8 * CHUNK_SIZE))
+      await w.close()
+    } catch (e) { err = e }
+    expect(err).to.be.instanceOf(RbtError)
+    expect(readdirSync(d)).to.deep.equal([])
   })
 
   it('writes are copied: a caller reusing its buffer does not change what was written', async () => {

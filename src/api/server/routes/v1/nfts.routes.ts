@@ -5,6 +5,8 @@ import { ErrorCode, RbtError } from '../../../../util/errors.js'
 import type { Registrar } from '../../registrar.js'
 import { isMultipart } from '../../multipart.js'
 import { streamMultipart, type PartSink } from '../../multipart-stream.js'
+import { readableChunks } from '../../../../util/readable-chunks.js'
+import type { Readable } from 'node:stream'
 
 /** The metadata document's limit (it is read into memory), and what the rest of a form may add. */
 export const NFT_METADATA_LIMIT = 256 * 1024
@@ -29,12 +31,12 @@ function memoryPart (max: number, tooLarge: () => RbtError, done: (b: Uint8Array
 
 /**
  * The request's body as it arrives. Under the node's HTTP server, read from the socket's stream
- * itself: its async iterator reads only when asked, whereas the web stream made of it (Node 20)
- * keeps reading into memory whatever the consumer's pace.
+ * itself, paused while the reader is behind (readable-chunks.ts), whereas the web stream made of
+ * it (Node 20) keeps reading into memory whatever the consumer's pace.
  */
 function requestBytes (c: Context): AsyncIterable<Uint8Array> | null {
-  const incoming = (c.env as { incoming?: AsyncIterable<Uint8Array> & { readableDidRead?: boolean } } | undefined)?.incoming
-  if (incoming !== undefined && incoming.readableDidRead === false && typeof incoming[Symbol.asyncIterator] === 'function') return incoming
+  const incoming = (c.env as { incoming?: Readable } | undefined)?.incoming
+  if (incoming !== undefined && incoming.readableDidRead === false && typeof incoming.on === 'function' && typeof incoming.pause === 'function') return readableChunks(incoming)
   return c.req.raw.body as AsyncIterable<Uint8Array> | null
 }
 
