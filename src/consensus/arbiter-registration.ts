@@ -59,8 +59,13 @@ export function registrationDigest (r: Omit<ArbiterRegistration, 'sig' | 'peerSi
 /** The bytes the peer signs (the digest's ASCII). */
 export const registrationPeerBytes = (r: Omit<ArbiterRegistration, 'sig' | 'peerSig'>): Uint8Array => new TextEncoder().encode(registrationDigest(r))
 
-/** The state a staked token is held in (the key its arbiters are placed by). */
-export const stakeStateOf = (s: StakedToken): string => tokenStateHash(s.token, s.block)
+/**
+ * The state a staked token is held in, as its claims key it (the key its arbiters are placed by):
+ * its spend anchor, the last quorum-signed block at or before the staked block (GENESIS_ANCHOR for
+ * a token at its genesis, the block before any owner-only blocks). Keyed on the staked block
+ * itself, the probe would ask about a state no spend of the token ever claims.
+ */
+export const stakeStateOf = (s: StakedToken, anchor: string): string => tokenStateHash(s.token, anchor)
 
 /** The transaction id a stake's probe names (no transaction has it: arbiters answer with the holder of the state, if any). */
 export const stakeProbeTx = (r: Pick<ArbiterRegistration, 'did' | 'peer' | 'at'>): string => sha3Hex(new TextEncoder().encode(`rbt-stake/1|${r.did}|${r.peer}|${r.at}`))

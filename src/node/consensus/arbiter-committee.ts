@@ -3,6 +3,7 @@ import {
   type ArbiterRegistration, type CommitteeMember, type KeptRegistration, type StakeTip, type StakedToken
 } from '../../consensus/arbiter-registration.js'
 import { validateBundleToken } from '../../consensus/bundle.js'
+import { spendAnchor } from '../../tokenchain/validate.js'
 import type { ChainBundle } from '../../consensus/types.js'
 import type { ConsensusSigner } from '../../consensus/ports.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
@@ -236,7 +237,7 @@ export class ArbiterCommittee {
     }
     const bad = stakeProblem(reg, tips)
     if (bad !== undefined) return bad
-    const spent = await this.opts.probe(reg.stake.map((s) => ({ stateHash: stakeStateOf(s), holder: stakeProbeTx(reg) })))
+    const spent = await this.opts.probe(stakeProbeStates(wire).map((stateHash) => ({ stateHash, holder: stakeProbeTx(reg) })))
     return spent.refused !== undefined ? `its stake is spent: ${spent.refused}` : undefined
   }
 
@@ -244,7 +245,7 @@ export class ArbiterCommittee {
   async recheck (): Promise<void> {
     for (const [key, s] of this.kept) {
       if (!s.verified || s.lapsed === true || s.reg.leave === true) continue
-      const spent = await this.opts.probe(s.reg.stake.map((t) => ({ stateHash: stakeStateOf(t), holder: stakeProbeTx(s.reg) }))).catch(() => ({ refused: undefined }))
+      const spent = await this.opts.probe(stakeProbeStates(s).map((stateHash) => ({ stateHash, holder: stakeProbeTx(s.reg) }))).catch(() => ({ refused: undefined }))
       if (spent.refused === undefined) continue
       s.lapsed = true
       s.why = spent.refused
@@ -287,6 +288,21 @@ export class ArbiterCommittee {
       await rpc.call(p, 'arbiters.offer', { regs: regs.slice(0, OFFER_MAX) }, { timeoutMs: 10_000 }).catch(() => {})
     }))
   }
+}
+
+/**
+ * The states a registration's stake is probed at: each staked token's spend anchor, read from the
+ * chain it shows (the claims of a spend are keyed there, not on the staked block when it is a
+ * genesis or an owner-only block).
+ */
+export function stakeProbeStates (w: Pick<WireRegistration, 'reg' | 'chains'>): string[] {
+  return w.reg.stake.map((s) => {
+    const chain = w.chains?.[s.token]
+    let anchor = s.block
+    // the chain was validated when the registration was taken: it ends at the staked block
+    try { if (chain !== undefined && chain.length > 0) anchor = spendAnchor(chain.map((e) => hexToBytes(e))) } catch {}
+    return stakeStateOf(s, anchor)
+  })
 }
 
 function packBundle (b: ChainBundle, ids: readonly string[]): Pick<WireRegistration, 'chains' | 'contents'> {

@@ -96,8 +96,8 @@ describe('node: the arbiter committee (registrations checked, counted, lapsed)',
     const forged = { ...w, chains: { [w.reg.stake[0]!.token]: bundle.chains[theirs.tokenId]!.map((b) => Buffer.from(b).toString('hex')) } }
     expect(await c.receive(forged, 'p')).to.not.equal(undefined)
     // the stake spent at its arbiters
-    const { stakeStateOf } = await import('../../../../src/consensus/arbiter-registration.js')
-    spent.add(stakeStateOf(w.reg.stake[0]!))
+    const { stakeProbeStates } = await import('../../../../src/node/consensus/arbiter-committee.js')
+    spent.add(stakeProbeStates(w)[0]!)
     expect(await c.receive(w, 'p')).to.match(/stake is spent/)
     spent.clear()
     expect(await c.receive(w, 'p')).to.equal(undefined)
@@ -108,8 +108,8 @@ describe('node: the arbiter committee (registrations checked, counted, lapsed)',
     const wires = await Promise.all(seats.map(registered))
     for (const w of wires) await c.receive(w, 'p')
     expect(c.seats()).to.have.length(5)
-    const { stakeStateOf } = await import('../../../../src/consensus/arbiter-registration.js')
-    spent.add(stakeStateOf(wires[1]!.reg.stake[0]!))
+    const { stakeProbeStates } = await import('../../../../src/node/consensus/arbiter-committee.js')
+    spent.add(stakeProbeStates(wires[1]!)[0]!)
     await c.recheck()
     spent.clear()
     expect(c.seats()).to.not.include(seats[1]!.peer)
