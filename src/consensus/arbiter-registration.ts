@@ -133,18 +133,26 @@ export interface CommitteeMember { did: string, peer: string, at: number }
 
 /**
  * The committee as this node counts it: per DID its latest registration (a leave ends the seat),
- * verified, not lapsed, matured; each peer and each staked token seats one DID (the earliest). Below
+ * verified, not lapsed, matured, its staked tokens at the latest block any registration shows of
+ * them; each peer and each staked token seats one DID (the earliest). Below
  * COMMITTEE_MIN members it is not used (the claims count peers, as before any registration).
  */
 export function countCommittee (kept: Iterable<KeptRegistration>, now: number, rules: CountRules): CommitteeMember[] {
+  const all = [...kept]
+  // each token's latest block any verified registration shows (its chain validated): a stake of
+  // the token at an earlier block is a state that chain shows spent, whatever the probe found and
+  // however early its registration says it was made (a former owner's prefix seats nobody)
+  const newest = new Map<string, number>()
+  for (const k of all) if (k.verified) for (const s of k.reg.stake) newest.set(s.token, Math.max(newest.get(s.token) ?? -1, blockNumberOf(s.block)))
   const latest = new Map<string, KeptRegistration>()
-  for (const k of kept) {
+  for (const k of all) {
     if (!k.verified) continue
     const had = latest.get(k.reg.did)
     if (had === undefined || k.reg.at > had.reg.at || (k.reg.at === had.reg.at && k.reg.leave === true)) latest.set(k.reg.did, k)
   }
   const standing = [...latest.values()]
-    .filter((k) => k.reg.leave !== true && k.lapsed !== true && now >= k.reg.at + rules.maturityMs && now >= k.seen + rules.graceMs && rules.distrusted?.(k.reg.peer) !== true)
+    .filter((k) => k.reg.leave !== true && k.lapsed !== true && now >= k.reg.at + rules.maturityMs && now >= k.seen + rules.graceMs && rules.distrusted?.(k.reg.peer) !== true &&
+      k.reg.stake.every((s) => blockNumberOf(s.block) >= (newest.get(s.token) ?? -1)))
     .sort((a, b) => a.reg.at - b.reg.at || (a.reg.did < b.reg.did ? -1 : 1))
   const peers = new Set<string>()
   const tokens = new Set<string>()
@@ -157,6 +165,8 @@ export function countCommittee (kept: Iterable<KeptRegistration>, now: number, r
   }
   return out
 }
+
+const blockNumberOf = (blockId: string): number => Number.parseInt(blockId.slice(0, blockId.indexOf('-')), 10)
 
 /** Whether a counted committee is large enough to stand for the peers. */
 export const committeeInForce = (members: readonly CommitteeMember[]): boolean => members.length >= COMMITTEE_MIN
