@@ -540,10 +540,12 @@ export function nodeStateClaims (opts: {
     const unique = [...new Set(stateHashes)]
     await table.release(txid, unique, quorum, auth.nonce)
     if (h === undefined || opts.rpc() === undefined) return
-    // every peer that may be an arbiter of one of the states: the view's and the live closest
+    // every peer that may be an arbiter of one of the states: the view's and the live closest, and
+    // with a committee in force the seats the claim was made at
+    const seats = opts.committee?.()
     const byPeer = groupByPeer(unique.map((s) => {
       const key = spentKeyBytes(s)
-      return [s, new Set([...view.closest(kadKey(key), CLAIM_ARBITERS).map((p) => p.peerId), ...h.closestKnownPeers(key, CLAIM_ARBITERS)])] as const
+      return [s, new Set([...view.closest(kadKey(key), CLAIM_ARBITERS).map((p) => p.peerId), ...h.closestKnownPeers(key, CLAIM_ARBITERS), ...(seats !== undefined ? closestOf(kadKey(key), seats) : [])])] as const
     }), self)
     await Promise.all([...byPeer].map(async ([peer, hashes]) => {
       for (let i = 0; i < hashes.length; i += RELEASE_MAX) {
