@@ -4,6 +4,7 @@ import {
 } from '../../consensus/arbiter-registration.js'
 import { validateBundleToken } from '../../consensus/bundle.js'
 import { spendAnchor } from '../../tokenchain/validate.js'
+import { sha3Hex } from '../../tokenchain/hash.js'
 import type { ChainBundle } from '../../consensus/types.js'
 import type { ConsensusSigner } from '../../consensus/ports.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
@@ -57,6 +58,9 @@ export const LIST_MAX = 1024
 const CHECK_RATE = 2
 const CHECK_BURST = 64
 const MAX_CHAIN_BLOCKS = 64
+/** How long a refused registration (as offered: with its chains) is answered from memory, and how many are remembered. */
+const REFUSED_MEMORY_MS = 5 * 60_000
+const REFUSED_MAX = 4096
 
 interface Stored extends WireRegistration, Omit<KeptRegistration, 'reg'> { why?: string }
 
@@ -82,6 +86,9 @@ export class ArbiterCommittee {
   private readonly kept = new Map<string, Stored>()
   private readonly limits = new PeerBuckets(CHECK_RATE, CHECK_BURST)
   private readonly checking = new Map<string, Promise<string | undefined>>()
+  // registrations refused lately, as offered (the digest and what the signatures do not cover): a
+  // refusal costs its chains' validation and a probe of the stake's arbiters, once
+  private readonly refused = new Map<string, { at: number, why: string }>()
   private timers: NodeJS.Timeout[] = []
   private cache: { at: number, members: CommitteeMember[] } | undefined
   private readonly now: () => number
@@ -182,12 +189,23 @@ export class ArbiterCommittee {
     if (shape !== undefined) return shape
     const key = registrationDigest(wire.reg)
     if (this.kept.has(key)) return undefined
+    // a DID's registration older than the one kept: replaced, nothing to check or keep
+    if (this.newerOf(wire.reg) !== undefined) return 'replaced by a later registration of its DID'
     if (!this.limits.take(from)) return 'too many registrations from this peer: try later'
+    const r = this.refused.get(wireKey(wire))
+    if (r !== undefined && this.now() - r.at < REFUSED_MEMORY_MS) return r.why
     return await this.check(wire, from, false)
   }
 
+  /** A verified registration of `reg`'s DID made later than it, if one is kept. */
+  private newerOf (reg: ArbiterRegistration): Stored | undefined {
+    for (const s of this.kept.values()) if (s.verified && s.reg.did === reg.did && s.reg.at > reg.at) return s
+    return undefined
+  }
+
   private async check (wire: WireRegistration, from: string, own: boolean): Promise<string | undefined> {
-    const key = registrationDigest(wire.reg)
+    // keyed on the registration as offered: a copy with its chains spoilt shares no check with the real one
+    const key = wireKey(wire)
     let p = this.checking.get(key)
     if (p === undefined) {
       // checked once however many peers offer it at once; passed on once, by the first check
@@ -208,11 +226,21 @@ export class ArbiterCommittee {
     if (why !== undefined) {
       if (own) this.opts.log.warn(`arbiter registration of ${reg.did} refused: ${why}`)
       else this.opts.log.debug(`arbiter registration of ${reg.did} from its peer ${reg.peer} refused: ${why}`)
+      if (this.refused.size >= REFUSED_MAX) this.refused.delete(this.refused.keys().next().value!)
+      this.refused.set(wireKey(wire), { at: this.now(), why })
       return why
     }
+    // checked while a later one of its DID was taken: replaced already
+    if (this.newerOf(reg) !== undefined) return 'replaced by a later registration of its DID'
     const stored: Stored = { ...wire, addrs: (wire.addrs ?? []).filter((a) => typeof a === 'string' && a.length < 256).slice(0, 8), seen: this.now(), verified: true }
     await this.opts.col.put(key, stored)
     this.kept.set(key, stored)
+    // one registration kept per DID: the ones it replaces go (each would be kept, listed and probed for good)
+    for (const [k, s] of [...this.kept]) {
+      if (s.reg.did !== reg.did || s.reg.at >= reg.at) continue
+      this.kept.delete(k)
+      await this.opts.col.del(k).catch(() => {})
+    }
     this.cache = undefined
     const h = this.opts.host()
     if (h !== undefined && stored.addrs!.length > 0 && reg.peer !== h.peerId) await h.learn(reg.peer, stored.addrs!).catch(() => {})
@@ -303,6 +331,11 @@ export function stakeProbeStates (w: Pick<WireRegistration, 'reg' | 'chains'>): 
     try { if (chain !== undefined && chain.length > 0) anchor = spendAnchor(chain.map((e) => hexToBytes(e))) } catch {}
     return stakeStateOf(s, anchor)
   })
+}
+
+/** A registration as offered: its digest and a hash of what the signatures do not cover (its chains and contents). */
+function wireKey (w: WireRegistration): string {
+  return `${registrationDigest(w.reg)}|${sha3Hex(new TextEncoder().encode(JSON.stringify([w.chains ?? null, w.contents ?? null])))}`
 }
 
 function packBundle (b: ChainBundle, ids: readonly string[]): Pick<WireRegistration, 'chains' | 'contents'> {
