@@ -181,6 +181,31 @@ describe('node: the arbiter committee against the cheating owner', function () {
     expect(fresh.seats() ?? [], 'the honest seats a joining node learns from a list').to.include.members(seats!)
   })
 
+  it('HOLE fallback to peer ids: one seat of four leaving (f = 1: one liar is within the bound) does not turn the claims back to counting free peer ids', async () => {
+    // below COMMITTEE_MIN seats `seats()` is undefined and every path counts the peers of the view
+    // again, Sybils included: the owner holding one of four seats leaves (or spends his stake and
+    // lapses), and the Sybil attack of case 5 is open again on every node, with no flag to show it
+    const n = await twoQuorumSets(false)
+    const c = committeeOf(n.net)
+    let clock = 1_000_000
+    let last: { ctx: Ctx, own: ArbiterCommittee } | undefined
+    for (let i = 0; i < 4; i++) {
+      const q = n.net.nodeOf(n.set1[i]!)
+      const d = q.dids.get(n.set1[i]!)!
+      const [t] = await n.net.mint(q, d.did, 1)
+      const ctx: Ctx = { net: n.net, node: q, did: d, ...(await peerKey()) }
+      const w = await registerOn(ctx, t!, { now: () => clock })
+      expect(await c.receive(w, 'p')).to.equal(undefined)
+      if (i === 3) { last = { ctx, own: committeeOf(n.net, { selfPeer: ctx.peer, sign: ctx.sign, now: () => clock }) }; await last.own.receive(w, 'p') }
+    }
+    expect(c.seats()).to.have.length(4)
+    clock++
+    await last!.own.register(last!.ctx.did.quorum, [], { chains: {}, contents: {} }, true)
+    const leave = last!.own.list().find((x) => x.reg.leave === true)!
+    expect(await c.receive(leave, 'p')).to.equal(undefined)
+    expect(c.seats(), 'the claims count the peers of the view again').to.not.equal(undefined)
+  })
+
   it('HOLE unsigned addresses: a registration relayed first by a stranger with addresses of his own does not make nodes dial him for the seat', async () => {
     // the addresses ride outside both signatures; the first copy of a registration a node checks
     // is kept with its addresses (later copies are `kept.has(key)` and dropped), and a committee
