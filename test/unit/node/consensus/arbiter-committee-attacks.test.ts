@@ -102,6 +102,21 @@ describe('node: the arbiter committee against the cheating owner', function () {
     expect(await after.receive(wire, 'p'), 'a paid-away stake taken').to.match(/stake is spent/)
   })
 
+  it('HOLE stake spent where no claim was made: a stake paid away through quorums that keep only spent markers (old nodes, or before claims) is found spent', async () => {
+    // the probe reads the arbiters' claim records only; a transfer signed by quorums without claims
+    // (an upgrade without a flag day keeps them signing) leaves a verified spent marker and no
+    // record, so the former owner's registration, its chain shown up to his own block, is taken
+    // and his seat stands on a token he no longer holds
+    const n = await twoQuorumSets(false)
+    const mallory = await n.net.addDid(n.x)
+    const [tok] = await n.net.mint(n.x, mallory.did, 1)
+    const wire = await registerOn({ net: n.net, node: n.x, did: mallory, ...(await peerKey()) }, tok!)
+    const r = await n.x.sender.transfer({ sender: mallory.did, receiver: n.bob.did, amountMilli: 1000, memo: 'stake', quorums: n.set1 }, mallory.owner)
+    expect(r.delivered).to.equal(true)
+    const c = committeeOf(n.net, { probe: n.net.claimsFor('q0').priorSeals! })
+    expect(await c.receive(wire, 'p'), 'a stake spent with markers only taken').to.not.equal(undefined)
+  })
+
   it('HOLE stale-prefix eviction: the former owner of a token, showing its chain only up to his block with a backdated time, does not take the seat of the token\'s current owner', async () => {
     // countCommittee gives a token to the registration with the earliest `at`, which the
     // registrant writes (only the future is bounded): the token's former owner shows the chain up
