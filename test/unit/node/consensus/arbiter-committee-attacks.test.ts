@@ -290,6 +290,31 @@ describe('node: the committee\'s claims against ground seat ids', function () {
     expect(r.granted, 'the owner\'s 14 seats certified the state alone').to.equal(false)
   })
 
+  it('HOLE unsigned refusals: peer ids anyone can run do not get an honest stake refused (or an honest seat lapsed for good) while the committee is below its minimum', async () => {
+    // the stake probe is priorSeals: below COMMITTEE_MIN its arbiters are the view's peers, and an
+    // answer `sealed: false, holder: X` counts against the stake with no signature; 13 of 20
+    // ground ids next to the stake's state refuse every honest registration (the committee never
+    // forms but for the owner's own seats, whose probes pass) and lapse, for good, the seats that
+    // stand while fewer than four do
+    const self = (await peerKey()).peer
+    const sybils = await Promise.all(Array.from({ length: 20 }, async () => (await peerKey()).peer))
+    const rpc = { call: async (_peer: string, method: string, req: { items: unknown[] }) => method === 'claims.seal' ? { answers: req.items.map(() => ({ sealed: false, holder: 'ab'.repeat(32) })) } : {} } as unknown as RpcClient<never>
+    const claims = nodeStateClaims({
+      host: () => ({ peerId: self, closestKnownPeers: () => [] }) as unknown as P2pHost,
+      rpc: () => rpc as never,
+      table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }),
+      view: { closest: () => sybils.map((p) => ({ peerId: p, multiaddrs: [] })) } as unknown as ArbiterView,
+      markers: {} as unknown as NodeSpentMarkers,
+      verifier: { verify: async () => true },
+      quorumSigner: () => undefined,
+      outcome: async () => 'pending',
+      log: silentLogger,
+      committee: () => undefined
+    })
+    const r = await claims.priorSeals!([{ stateHash: sha3Hex('an honest stake'), holder: sha3Hex('the probe') }])
+    expect(r.refused, 'an honest stake refused on unsigned words of free peer ids').to.equal(undefined)
+  })
+
   it('HOLE release misses the seats: a quorum\'s signed release goes to the state\'s committee arbiters', async () => {
     // release() still sends to the view's closest peers and the routing table's; with a
     // committee in force the claims were made at the seats, which then keep the state claimed
