@@ -118,6 +118,11 @@ export interface KeptRegistration {
   verified: boolean
   /** its stake was found spent (a probe of its arbiters): it no longer counts */
   lapsed?: boolean
+  /**
+   * each staked token's spend anchor as its chain shows it (the last quorum-signed block at or
+   * before the staked one), in the order of `reg.stake`; undefined: the staked block itself
+   */
+  anchors?: string[]
 }
 
 export interface CountRules {
@@ -139,11 +144,13 @@ export interface CommitteeMember { did: string, peer: string, at: number }
  */
 export function countCommittee (kept: Iterable<KeptRegistration>, now: number, rules: CountRules): CommitteeMember[] {
   const all = [...kept]
-  // each token's latest block any verified registration shows (its chain validated): a stake of
-  // the token at an earlier block is a state that chain shows spent, whatever the probe found and
-  // however early its registration says it was made (a former owner's prefix seats nobody)
+  // each token's latest quorum-signed block any verified registration shows (its chain validated):
+  // a stake of the token at an earlier one is a state that chain shows spent, whatever the probe
+  // found and however early its registration says it was made (a former owner's prefix seats
+  // nobody). Anchors, not tips: a former owner appends owner-only blocks to his old state alone
+  const anchorOf = (k: KeptRegistration, i: number): number => blockNumberOf(k.anchors?.[i] ?? k.reg.stake[i]!.block)
   const newest = new Map<string, number>()
-  for (const k of all) if (k.verified) for (const s of k.reg.stake) newest.set(s.token, Math.max(newest.get(s.token) ?? -1, blockNumberOf(s.block)))
+  for (const k of all) if (k.verified) k.reg.stake.forEach((s, i) => { newest.set(s.token, Math.max(newest.get(s.token) ?? -1, anchorOf(k, i))) })
   const latest = new Map<string, KeptRegistration>()
   for (const k of all) {
     if (!k.verified) continue
@@ -152,7 +159,7 @@ export function countCommittee (kept: Iterable<KeptRegistration>, now: number, r
   }
   const standing = [...latest.values()]
     .filter((k) => k.reg.leave !== true && k.lapsed !== true && now >= k.reg.at + rules.maturityMs && now >= k.seen + rules.graceMs && rules.distrusted?.(k.reg.peer) !== true &&
-      k.reg.stake.every((s) => blockNumberOf(s.block) >= (newest.get(s.token) ?? -1)))
+      k.reg.stake.every((s, i) => anchorOf(k, i) >= (newest.get(s.token) ?? -1)))
     .sort((a, b) => a.reg.at - b.reg.at || (a.reg.did < b.reg.did ? -1 : 1))
   const peers = new Set<string>()
   const tokens = new Set<string>()

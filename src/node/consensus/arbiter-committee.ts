@@ -100,7 +100,7 @@ export class ArbiterCommittee {
   async load (): Promise<void> {
     for await (const [k, s] of this.opts.col.entries()) {
       if (registrationShapeProblem(s?.reg, Number.MAX_SAFE_INTEGER) !== undefined) { await this.opts.col.del(k).catch(() => {}); continue }
-      this.kept.set(k, s)
+      this.kept.set(k, s.anchors !== undefined || s.reg.leave === true ? s : { ...s, anchors: stakeAnchors(s) })
     }
   }
 
@@ -232,7 +232,7 @@ export class ArbiterCommittee {
     }
     // checked while a later one of its DID was taken: replaced already
     if (this.newerOf(reg) !== undefined) return 'replaced by a later registration of its DID'
-    const stored: Stored = { ...wire, addrs: (wire.addrs ?? []).filter((a) => typeof a === 'string' && a.length < 256).slice(0, 8), seen: this.now(), verified: true }
+    const stored: Stored = { ...wire, addrs: (wire.addrs ?? []).filter((a) => typeof a === 'string' && a.length < 256).slice(0, 8), seen: this.now(), verified: true, ...(reg.leave === true ? {} : { anchors: stakeAnchors(wire) }) }
     await this.opts.col.put(key, stored)
     this.kept.set(key, stored)
     // one registration kept per DID: the ones it replaces go (each would be kept, listed and probed for good)
@@ -324,12 +324,17 @@ export class ArbiterCommittee {
  * genesis or an owner-only block).
  */
 export function stakeProbeStates (w: Pick<WireRegistration, 'reg' | 'chains'>): string[] {
+  const anchors = stakeAnchors(w)
+  return w.reg.stake.map((s, i) => stakeStateOf(s, anchors[i]!))
+}
+
+/** Each staked token's spend anchor, read from the chain the registration shows (the staked block when none is shown). */
+export function stakeAnchors (w: Pick<WireRegistration, 'reg' | 'chains'>): string[] {
   return w.reg.stake.map((s) => {
     const chain = w.chains?.[s.token]
-    let anchor = s.block
     // the chain was validated when the registration was taken: it ends at the staked block
-    try { if (chain !== undefined && chain.length > 0) anchor = spendAnchor(chain.map((e) => hexToBytes(e))) } catch {}
-    return stakeStateOf(s, anchor)
+    try { if (chain !== undefined && chain.length > 0) return spendAnchor(chain.map((e) => hexToBytes(e))) } catch {}
+    return s.block
   })
 }
 

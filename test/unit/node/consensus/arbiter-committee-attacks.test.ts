@@ -2,6 +2,7 @@ import { expect } from 'chai'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
 import { ArbiterCommittee, type WireRegistration } from '../../../../src/node/consensus/arbiter-committee.js'
+import { countCommittee, type KeptRegistration } from '../../../../src/consensus/arbiter-registration.js'
 import { peerSigner, verifyPeerSignature } from '../../../../src/p2p/peer-signature.js'
 import { buildBundle } from '../../../../src/consensus/bundle.js'
 import { ClaimTable, claimThreshold, CLAIM_ARBITERS } from '../../../../src/consensus/claims.js'
@@ -248,6 +249,26 @@ describe('node: the arbiter committee against the cheating owner', function () {
     const c = committeeOf(n.net, { probe: async () => { probes++; return { refused: 'held for transaction ff' } } })
     for (let i = 0; i < 50; i++) expect(await c.receive(wire, `sybil-${i}`)).to.match(/stake is spent/)
     expect(probes, 'probes run for one refused registration offered by 50 peers').to.be.at.most(1)
+  })
+})
+
+describe('consensus: counting the committee against a former owner\'s fork', () => {
+  it('HOLE owner-only fork: a former owner\'s old state with owner-only blocks appended (a higher tip number) does not take the token from its current owner', () => {
+    // owner-only blocks (pledged, unpledged, contract committed) need only the owner's signature and
+    // are valid anywhere in an RBT chain: the owner of a token at block 3, paid away at block 4,
+    // appends ten of them to block 3 and shows a chain that validates and ends at block 13. Its
+    // spend anchor is still block 3: compared by anchors, the current owner's block 4 is newer
+    const did = (i: number): string => `bafybmi${String(i).padStart(52, 'a').replace(/[^a-z2-7]/g, 'b')}`
+    const peer = (i: number): string => `12D3KooW${String(i).padStart(44, 'A').replace(/0/g, 'z')}`
+    const token = (i: number): string => `Qm${String(i).padStart(44, 'T').replace(/0/g, 'x')}`
+    const blk = (n: number, c = 'ab'): string => `${n}-${c.repeat(32)}`
+    const k = (i: number, stake: string, at: number, anchor?: string): KeptRegistration => ({ reg: { v: 1, did: did(i), peer: peer(i), stake: [{ token: i === 1 ? token(9) : i === 2 ? token(9) : token(i), block: stake }], at, sig: 'aa', peerSig: 'bb' }, seen: 0, verified: true, ...(anchor !== undefined ? { anchors: [anchor] } : {}) })
+    const current = k(2, blk(4), 5_000, blk(4))
+    const fork = k(1, blk(13, 'cd'), 500, blk(3))
+    const others = [k(3, blk(0), 1_000), k(4, blk(0), 1_000), k(5, blk(0), 1_000)]
+    const seated = countCommittee([current, fork, ...others], 10_000, { maturityMs: 0, graceMs: 0 }).map((m) => m.did)
+    expect(seated).to.include(did(2))
+    expect(seated).to.not.include(did(1))
   })
 })
 
