@@ -59,8 +59,13 @@ export function registrationDigest (r: Omit<ArbiterRegistration, 'sig' | 'peerSi
 /** The bytes the peer signs (the digest's ASCII). */
 export const registrationPeerBytes = (r: Omit<ArbiterRegistration, 'sig' | 'peerSig'>): Uint8Array => new TextEncoder().encode(registrationDigest(r))
 
-/** The state a staked token is held in (the key its arbiters are placed by). */
-export const stakeStateOf = (s: StakedToken): string => tokenStateHash(s.token, s.block)
+/**
+ * The state a staked token is held in, as its claims key it (the key its arbiters are placed by):
+ * its spend anchor, the last quorum-signed block at or before the staked block (GENESIS_ANCHOR for
+ * a token at its genesis, the block before any owner-only blocks). Keyed on the staked block
+ * itself, the probe would ask about a state no spend of the token ever claims.
+ */
+export const stakeStateOf = (s: StakedToken, anchor: string): string => tokenStateHash(s.token, anchor)
 
 /** The transaction id a stake's probe names (no transaction has it: arbiters answer with the holder of the state, if any). */
 export const stakeProbeTx = (r: Pick<ArbiterRegistration, 'did' | 'peer' | 'at'>): string => sha3Hex(new TextEncoder().encode(`rbt-stake/1|${r.did}|${r.peer}|${r.at}`))
@@ -115,6 +120,11 @@ export interface KeptRegistration {
   verified: boolean
   /** its stake was found spent (a probe of its arbiters): it no longer counts */
   lapsed?: boolean
+  /**
+   * each staked token's spend anchor as its chain shows it (the last quorum-signed block at or
+   * before the staked one), in the order of `reg.stake`; undefined: the staked block itself
+   */
+  anchors?: string[]
 }
 
 export interface CountRules {
@@ -130,20 +140,30 @@ export interface CommitteeMember { did: string, peer: string, at: number }
 
 /**
  * The committee as this node counts it: per DID its latest matured registration (a leave ends the
- * seat), verified, not lapsed; each peer and each staked token seats one DID (the earliest). Below
- * COMMITTEE_MIN members it is not used (the claims count peers, as before any registration).
+ * seat), verified, not lapsed, its staked tokens at the latest block any registration shows of
+ * them; each peer and each staked token seats one DID (the earliest). Below COMMITTEE_MIN members
+ * it is not used (the claims count peers, as before any registration).
  */
 export function countCommittee (kept: Iterable<KeptRegistration>, now: number, rules: CountRules): CommitteeMember[] {
+  const all = [...kept]
+  // each token's latest quorum-signed block any verified registration shows (its chain validated):
+  // a stake of the token at an earlier one is a state that chain shows spent, whatever the probe
+  // found and however early its registration says it was made (a former owner's prefix seats
+  // nobody). Anchors, not tips: a former owner appends owner-only blocks to his old state alone
+  const anchorOf = (k: KeptRegistration, i: number): number => blockNumberOf(k.anchors?.[i] ?? k.reg.stake[i]!.block)
+  const newest = new Map<string, number>()
+  for (const k of all) if (k.verified) k.reg.stake.forEach((s, i) => { newest.set(s.token, Math.max(newest.get(s.token) ?? -1, anchorOf(k, i))) })
   // per DID its latest matured registration: a replacement or a leave takes effect once it is as old
   // as a join must be, so nodes that saw it early and late switch together
   const latest = new Map<string, KeptRegistration>()
-  for (const k of kept) {
+  for (const k of all) {
     if (!k.verified || !matured(k, now, rules)) continue
     const had = latest.get(k.reg.did)
     if (had === undefined || k.reg.at > had.reg.at || (k.reg.at === had.reg.at && k.reg.leave === true)) latest.set(k.reg.did, k)
   }
   const standing = [...latest.values()]
-    .filter((k) => k.reg.leave !== true && k.lapsed !== true && rules.distrusted?.(k.reg.peer) !== true)
+    .filter((k) => k.reg.leave !== true && k.lapsed !== true && rules.distrusted?.(k.reg.peer) !== true &&
+      k.reg.stake.every((s, i) => anchorOf(k, i) >= (newest.get(s.token) ?? -1)))
     .sort((a, b) => a.reg.at - b.reg.at || (a.reg.did < b.reg.did ? -1 : 1))
   const peers = new Set<string>()
   const tokens = new Set<string>()
@@ -159,6 +179,8 @@ export function countCommittee (kept: Iterable<KeptRegistration>, now: number, r
 
 /** Whether a registration is old enough to count: made `maturityMs` ago and first seen here `graceMs` ago. */
 export const matured = (k: KeptRegistration, now: number, rules: Pick<CountRules, 'maturityMs' | 'graceMs'>): boolean => now >= k.reg.at + rules.maturityMs && now >= k.seen + rules.graceMs
+
+const blockNumberOf = (blockId: string): number => Number.parseInt(blockId.slice(0, blockId.indexOf('-')), 10)
 
 /** Whether a counted committee is large enough to stand for the peers. */
 export const committeeInForce = (members: readonly CommitteeMember[]): boolean => members.length >= COMMITTEE_MIN

@@ -3,6 +3,9 @@ import {
   type ArbiterRegistration, type CommitteeMember, type KeptRegistration, type StakeTip, type StakedToken
 } from '../../consensus/arbiter-registration.js'
 import { validateBundleToken } from '../../consensus/bundle.js'
+import { earlierSpends } from '../../consensus/receiver.js'
+import { spendAnchor } from '../../tokenchain/validate.js'
+import { sha3Hex } from '../../tokenchain/hash.js'
 import type { ChainBundle } from '../../consensus/types.js'
 import type { ConsensusSigner } from '../../consensus/ports.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
@@ -49,6 +52,9 @@ export const ARBITER_RECHECK_MS = 5 * 60_000
 /** How often the connected peers' lists are pulled (`RBTNODE_ARBITER_PULL_MS`), besides once on every connection. */
 export const ARBITER_PULL_MS = 60_000
 
+/** The record that the committee has been in force on this node. */
+const IN_FORCE_KEY = '~in-force'
+
 /** Most registrations one offer carries, and one list answer. */
 export const OFFER_MAX = 16
 export const LIST_MAX = 1024
@@ -56,6 +62,9 @@ export const LIST_MAX = 1024
 const CHECK_RATE = 2
 const CHECK_BURST = 64
 const MAX_CHAIN_BLOCKS = 64
+/** How long a refused registration (as offered: with its chains) is answered from memory, and how many are remembered. */
+const REFUSED_MEMORY_MS = 5 * 60_000
+const REFUSED_MAX = 4096
 
 interface Stored extends WireRegistration, Omit<KeptRegistration, 'reg'> { why?: string }
 
@@ -83,8 +92,13 @@ export class ArbiterCommittee {
   private readonly kept = new Map<string, Stored>()
   private readonly limits = new PeerBuckets(CHECK_RATE, CHECK_BURST)
   private readonly checking = new Map<string, Promise<string | undefined>>()
+  // registrations refused lately, as offered (the digest and what the signatures do not cover): a
+  // refusal costs its chains' validation and a probe of the stake's arbiters, once
+  private readonly refused = new Map<string, { at: number, why: string }>()
   private timers: NodeJS.Timeout[] = []
   private cache: { at: number, members: CommitteeMember[] } | undefined
+  /** the committee has been in force on this node (kept across restarts) */
+  private inForceOnce = false
   private readonly now: () => number
 
   constructor (private readonly opts: ArbiterCommitteeOptions) {
@@ -93,8 +107,9 @@ export class ArbiterCommittee {
 
   async load (): Promise<void> {
     for await (const [k, s] of this.opts.col.entries()) {
+      if (k === IN_FORCE_KEY) { this.inForceOnce = true; continue }
       if (registrationShapeProblem(s?.reg, Number.MAX_SAFE_INTEGER) !== undefined) { await this.opts.col.del(k).catch(() => {}); continue }
-      this.kept.set(k, s)
+      this.kept.set(k, s.anchors !== undefined || s.reg.leave === true ? s : { ...s, anchors: stakeAnchors(s) })
     }
   }
 
@@ -120,10 +135,23 @@ export class ArbiterCommittee {
     return members
   }
 
-  /** The seats' peers when the committee is in force, else undefined (the claims count the peers of the view). */
+  /**
+   * The seats' peers when the committee is in force, else undefined (the claims count the peers of
+   * the view). Once in force it stays in force on this node: a committee that shrinks below its
+   * minimum (a seat leaves, lapses or is distrusted) counts its remaining seats, however few, and
+   * never free peer ids again (an owner holding one seat of four would otherwise leave and bring
+   * the Sybil attack back).
+   */
   seats (): string[] | undefined {
     const m = this.members()
-    return committeeInForce(m) ? m.map((x) => x.peer) : undefined
+    if (committeeInForce(m)) {
+      if (!this.inForceOnce) {
+        this.inForceOnce = true
+        void this.opts.col.put(IN_FORCE_KEY, { at: this.now() } as never).catch(() => {})
+      }
+      return m.map((x) => x.peer)
+    }
+    return this.inForceOnce ? m.map((x) => x.peer) : undefined
   }
 
   /** The addresses a seated peer registered with. */
@@ -190,17 +218,36 @@ export class ArbiterCommittee {
     const shape = registrationShapeProblem(wire?.reg, this.now())
     if (shape !== undefined) return shape
     const key = registrationDigest(wire.reg)
-    if (this.kept.has(key)) return undefined
+    const had = this.kept.get(key)
+    if (had !== undefined) {
+      // the seat's own peer tells where it listens (the addresses are signed by nobody: no one else's count)
+      if (from === wire.reg.peer && Array.isArray(wire.addrs)) {
+        had.addrs = cleanAddrs(wire.addrs)
+        await this.opts.col.put(key, had).catch(() => {})
+      }
+      return undefined
+    }
+    // a DID's registration older than the one kept: replaced, nothing to check or keep
+    if (this.newerOf(wire.reg) !== undefined) return 'replaced by a later registration of its DID'
     if (!this.limits.take(from)) return 'too many registrations from this peer: try later'
+    const r = this.refused.get(wireKey(wire))
+    if (r !== undefined && this.now() - r.at < REFUSED_MEMORY_MS) return r.why
     return await this.check(wire, from, false)
   }
 
+  /** A verified registration of `reg`'s DID made later than it, if one is kept. */
+  private newerOf (reg: ArbiterRegistration): Stored | undefined {
+    for (const s of this.kept.values()) if (s.verified && s.reg.did === reg.did && s.reg.at > reg.at) return s
+    return undefined
+  }
+
   private async check (wire: WireRegistration, from: string, own: boolean): Promise<string | undefined> {
-    const key = registrationDigest(wire.reg)
+    // keyed on the registration as offered: a copy with its chains spoilt shares no check with the real one
+    const key = wireKey(wire)
     let p = this.checking.get(key)
     if (p === undefined) {
       // checked once however many peers offer it at once; passed on once, by the first check
-      p = this.verify(wire, own).then((why) => {
+      p = this.verify(wire, own || from === wire.reg.peer).then((why) => {
         if (why === undefined && !own) void this.offerAll([wire], from).catch(() => {})
         return why
       }).finally(() => { this.checking.delete(key) })
@@ -209,7 +256,9 @@ export class ArbiterCommittee {
     return await p
   }
 
-  private async verify (wire: WireRegistration, own: boolean): Promise<string | undefined> {
+  /** `fromSeat`: offered by the seat's own peer (or registered here), whose addresses alone are kept. */
+  private async verify (wire: WireRegistration, fromSeat: boolean): Promise<string | undefined> {
+    const own = fromSeat && wire.reg.peer === this.opts.host()?.peerId
     const { reg } = wire
     const key = registrationDigest(reg)
     const why = await this.problem(wire).catch((e: unknown) => `checking it failed: ${errorMessage(e)}`)
@@ -217,11 +266,21 @@ export class ArbiterCommittee {
     if (why !== undefined) {
       if (own) this.opts.log.warn(`arbiter registration of ${reg.did} refused: ${why}`)
       else this.opts.log.debug(`arbiter registration of ${reg.did} from its peer ${reg.peer} refused: ${why}`)
+      if (this.refused.size >= REFUSED_MAX) this.refused.delete(this.refused.keys().next().value!)
+      this.refused.set(wireKey(wire), { at: this.now(), why })
       return why
     }
-    const stored: Stored = { ...wire, addrs: (wire.addrs ?? []).filter((a) => typeof a === 'string' && a.length < 256).slice(0, 8), seen: this.now(), verified: true }
+    // checked while a later one of its DID was taken: replaced already
+    if (this.newerOf(reg) !== undefined) return 'replaced by a later registration of its DID'
+    const stored: Stored = { ...wire, addrs: fromSeat ? cleanAddrs(wire.addrs ?? []) : [], seen: this.now(), verified: true, ...(reg.leave === true ? {} : { anchors: stakeAnchors(wire) }) }
     await this.opts.col.put(key, stored)
     this.kept.set(key, stored)
+    // one registration kept per DID: the ones it replaces go (each would be kept, listed and probed for good)
+    for (const [k, s] of [...this.kept]) {
+      if (s.reg.did !== reg.did || s.reg.at >= reg.at) continue
+      this.kept.delete(k)
+      await this.opts.col.del(k).catch(() => {})
+    }
     this.cache = undefined
     const h = this.opts.host()
     if (h !== undefined && stored.addrs!.length > 0 && reg.peer !== h.peerId) await h.learn(reg.peer, stored.addrs!).catch(() => {})
@@ -246,7 +305,11 @@ export class ArbiterCommittee {
     }
     const bad = stakeProblem(reg, tips, { testNet: this.opts.testNet })
     if (bad !== undefined) return bad
-    const spent = await this.opts.probe(reg.stake.map((s) => ({ stateHash: stakeStateOf(s), holder: stakeProbeTx(reg) })))
+    // the stake unspent, and every quorum-signed block of its chain certified: a former owner who
+    // forks the token past his old block with quorums of his own shows a chain whose fork block
+    // spent a state its arbiters hold for the token's real transfer (the receiver's earlier-block check)
+    const earlier = reg.stake.flatMap((st) => earlierSpends(st.token, bundle.chains[st.token]!, 1))
+    const spent = await this.opts.probe([...stakeProbeStates(wire).map((stateHash) => ({ stateHash, holder: stakeProbeTx(reg) })), ...earlier])
     if (spent.refused !== undefined) return `its stake is spent: ${spent.refused}`
     // not taken while its stake's arbiters cannot tell (the next pull offers it again)
     return spent.unanswered !== undefined ? `its stake cannot be checked now: ${spent.unanswered}` : undefined
@@ -256,7 +319,7 @@ export class ArbiterCommittee {
   async recheck (): Promise<void> {
     for (const [key, s] of this.kept) {
       if (!s.verified || s.lapsed === true || s.reg.leave === true) continue
-      const spent = await this.opts.probe(s.reg.stake.map((t) => ({ stateHash: stakeStateOf(t), holder: stakeProbeTx(s.reg) }))).catch(() => ({ refused: undefined }))
+      const spent = await this.opts.probe(stakeProbeStates(s).map((stateHash) => ({ stateHash, holder: stakeProbeTx(s.reg) }))).catch(() => ({ refused: undefined }))
       if (spent.refused === undefined) continue
       s.lapsed = true
       s.why = spent.refused
@@ -300,6 +363,33 @@ export class ArbiterCommittee {
     }))
   }
 }
+
+/**
+ * The states a registration's stake is probed at: each staked token's spend anchor, read from the
+ * chain it shows (the claims of a spend are keyed there, not on the staked block when it is a
+ * genesis or an owner-only block).
+ */
+export function stakeProbeStates (w: Pick<WireRegistration, 'reg' | 'chains'>): string[] {
+  const anchors = stakeAnchors(w)
+  return w.reg.stake.map((s, i) => stakeStateOf(s, anchors[i]!))
+}
+
+/** Each staked token's spend anchor, read from the chain the registration shows (the staked block when none is shown). */
+export function stakeAnchors (w: Pick<WireRegistration, 'reg' | 'chains'>): string[] {
+  return w.reg.stake.map((s) => {
+    const chain = w.chains?.[s.token]
+    // the chain was validated when the registration was taken: it ends at the staked block
+    try { if (chain !== undefined && chain.length > 0) return spendAnchor(chain.map((e) => hexToBytes(e))) } catch {}
+    return s.block
+  })
+}
+
+/** A registration as offered: its digest and a hash of what the signatures do not cover (its chains and contents). */
+function wireKey (w: WireRegistration): string {
+  return `${registrationDigest(w.reg)}|${sha3Hex(new TextEncoder().encode(JSON.stringify([w.chains ?? null, w.contents ?? null])))}`
+}
+
+const cleanAddrs = (addrs: unknown[]): string[] => addrs.filter((a): a is string => typeof a === 'string' && a.length < 256).slice(0, 8)
 
 function packBundle (b: ChainBundle, ids: readonly string[]): Pick<WireRegistration, 'chains' | 'contents'> {
   const chains: Record<string, string[]> = {}

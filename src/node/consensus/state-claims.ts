@@ -361,7 +361,12 @@ export function nodeStateClaims (opts: {
   }
 
   const seatKeys = new Lru<Uint8Array>(4096)
-  /** The k seats closest to `target`. */
+  /**
+   * Every seat, closest to `target` first: with a committee in force each seat is an arbiter of
+   * every state. A registrant picks his seat's peer id, so seats placed by their distance to a
+   * state's key would let an owner grind a handful of ids next to the state he is about to spend
+   * and hold most of its arbiters with far fewer than a third of the seats.
+   */
   const closestOf = (target: Uint8Array, seats: readonly string[]): string[] => {
     const keyed: Array<[string, Uint8Array]> = []
     for (const id of seats) {
@@ -369,7 +374,7 @@ export function nodeStateClaims (opts: {
       if (k === undefined) { try { k = kadPeerKey(id) } catch { continue } seatKeys.set(id, k) }
       keyed.push([id, k])
     }
-    return keyed.sort((a, b) => compareDistance(target, a[1], b[1])).slice(0, CLAIM_ARBITERS).map(([id]) => id)
+    return keyed.sort((a, b) => compareDistance(target, a[1], b[1])).map(([id]) => id)
   }
 
   /** The k arbiters of a state as this node counts them: the committee's closest seats when one is in force; else the closest of its view, the peers given, and itself. */
@@ -540,10 +545,12 @@ export function nodeStateClaims (opts: {
     const unique = [...new Set(stateHashes)]
     await table.release(txid, unique, quorum, auth.nonce)
     if (h === undefined || opts.rpc() === undefined) return
-    // every peer that may be an arbiter of one of the states: the view's and the live closest
+    // every peer that may be an arbiter of one of the states: the view's and the live closest, and
+    // with a committee in force the seats the claim was made at
+    const seats = opts.committee?.()
     const byPeer = groupByPeer(unique.map((s) => {
       const key = spentKeyBytes(s)
-      return [s, new Set([...view.closest(kadKey(key), CLAIM_ARBITERS).map((p) => p.peerId), ...h.closestKnownPeers(key, CLAIM_ARBITERS)])] as const
+      return [s, new Set([...view.closest(kadKey(key), CLAIM_ARBITERS).map((p) => p.peerId), ...h.closestKnownPeers(key, CLAIM_ARBITERS), ...(seats !== undefined ? closestOf(kadKey(key), seats) : [])])] as const
     }), self)
     await Promise.all([...byPeer].map(async ([peer, hashes]) => {
       for (let i = 0; i < hashes.length; i += RELEASE_MAX) {
