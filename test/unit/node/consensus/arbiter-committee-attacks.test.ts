@@ -15,32 +15,17 @@ import type { P2pHost } from '../../../../src/p2p/host.js'
 import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import { compareDistance, kadKey, kadPeerKey } from '../../../../src/p2p/closest-query.js'
 import { didSignatureVerifier } from '../../../../src/tokens/verifier.js'
-import type { Collection } from '../../../../src/storage/kv-store.js'
 import { silentLogger } from '../../../../src/util/logger.js'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
 import { bytesToHex } from '../../../../src/wallet/bytes.js'
 import { memoryClaimStore, twoQuorumSets, type SimDid, type SimNet, type SimNode } from '../../consensus/harness.js'
+import { memoryCollection } from '../../../helpers/memory-collection.js'
 
 /**
  * The arbiter committee read as the cheating owner would (issue 51, case 5): each test names the
  * hole it shows. They are written against what the committee must hold, so each failed on the
  * commit that built the committee.
  */
-
-function memoryCollection<V> (): Collection<V> & { map: Map<string, V> } {
-  const map = new Map<string, V>()
-  return {
-    map,
-    name: 'arbiter-registrations',
-    get: async (k) => map.get(k),
-    getMany: async (ks) => ks.map((k) => map.get(k)),
-    put: async (k, v) => { map.set(k, v) },
-    del: async (k) => { map.delete(k) },
-    entries: async function * () { for (const e of [...map]) yield e },
-    keys: async function * () { for (const k of [...map.keys()]) yield k },
-    count: async () => map.size
-  }
-}
 
 type Probe = (items: Array<{ stateHash: string, holder: string }>) => Promise<{ refused?: string }>
 

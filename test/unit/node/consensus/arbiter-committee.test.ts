@@ -5,25 +5,9 @@ import { ArbiterCommittee, type WireRegistration } from '../../../../src/node/co
 import { peerSigner, verifyPeerSignature } from '../../../../src/p2p/peer-signature.js'
 import { buildBundle } from '../../../../src/consensus/bundle.js'
 import { didSignatureVerifier } from '../../../../src/tokens/verifier.js'
-import type { Collection } from '../../../../src/storage/kv-store.js'
 import { silentLogger } from '../../../../src/util/logger.js'
 import { SimNet, type SimDid, type SimNode } from '../../consensus/harness.js'
-
-/** An in-memory collection (the node's is LevelDB). */
-function memoryCollection<V> (): Collection<V> & { map: Map<string, V> } {
-  const map = new Map<string, V>()
-  return {
-    map,
-    name: 'arbiter-registrations',
-    get: async (k) => map.get(k),
-    getMany: async (ks) => ks.map((k) => map.get(k)),
-    put: async (k, v) => { map.set(k, v) },
-    del: async (k) => { map.delete(k) },
-    entries: async function * () { for (const e of [...map]) yield e },
-    keys: async function * () { for (const k of [...map.keys()]) yield k },
-    count: async () => map.size
-  }
-}
+import { memoryCollection } from '../../../helpers/memory-collection.js'
 
 interface Seat { node: SimNode, did: SimDid, peer: string, sign: (d: Uint8Array) => Promise<Uint8Array>, tokens: string[] }
 
