@@ -67,8 +67,8 @@ describe('e2e: a cheating owner cannot pay one token twice', function () {
 
   // case 5: the owner's Sybils are peers with no seat; the quorums' seats are the arbiters
   it('Sybil arbiters: 20 peer ids ground next to the state\'s key, granting and sealing every claim, do not let both spends through once the committee is in force', async () => {
-    // with the committee in force the Sybils' links do not matter: the attack waits at most 30 s for them
-    const r = await sybilArbiters(an, 1, log, { joinMs: 30_000 })
+    // with the committee in force the Sybils' links do not matter: the attack waits at most 15 s for them
+    const r = await sybilArbiters(an, 1, log, { joinMs: 15_000 })
     expect(r.paidTwice, r.notes.join(' | ')).to.equal(0)
   })
 

@@ -264,7 +264,7 @@ export async function sybilArbiters (an: AttackNet, tries = 2, log: (s: string) 
       }
       if (paid > 1) { paidTwice++; an.paidTwice.push({ attack: 'sybil_arbiters', did: w.did, states: [state], ...(x?.txid !== undefined ? { x: x.txid } : {}), ...(y?.txid !== undefined ? { y: y.txid } : {}) }) }
       // the Sybils are gone: they leave the nodes' arbiter views before the next try
-      await new Promise((resolve) => setTimeout(resolve, FORGOTTEN_MS))
+      if (t + 1 < tries) await new Promise((resolve) => setTimeout(resolve, FORGOTTEN_MS))
     }
   })
   return { name: 'sybil_arbiters', tries, paidTwice, honest: run.honest, notes: [...notes, ...run.failures.slice(0, 2).map((f) => `honest failure: ${f}`)] }
