@@ -97,6 +97,7 @@ export class ArbiterCommittee {
   private readonly refused = new Map<string, { at: number, why: string }>()
   private timers: NodeJS.Timeout[] = []
   private cache: { at: number, members: CommitteeMember[] } | undefined
+  private stakedCache: { self: string, at: number, tokens: ReadonlySet<string> } | undefined
   /** the committee has been in force on this node (kept across restarts) */
   private inForceOnce = false
   private readonly now: () => number
@@ -166,10 +167,12 @@ export class ArbiterCommittee {
    * not lapsed and not followed by a matured leave or replacement of its DID (a stake is free once
    * the seat it backs has ended everywhere).
    */
-  stakedBy (self: string): Set<string> {
+  stakedBy (self: string): ReadonlySet<string> {
+    const now = this.now()
+    // read by the consensus ledger on every token read: worked out again at most once a second
+    if (this.stakedCache !== undefined && this.stakedCache.self === self && now - this.stakedCache.at < 1000) return this.stakedCache.tokens
     const out = new Set<string>()
     const rules = { maturityMs: this.opts.maturityMs, graceMs: this.opts.graceMs }
-    const now = this.now()
     const ended = new Map<string, number>()
     for (const s of this.kept.values()) {
       if (s.verified && matured(s, now, rules)) ended.set(s.reg.did, Math.max(ended.get(s.reg.did) ?? 0, s.reg.at))
@@ -179,6 +182,7 @@ export class ArbiterCommittee {
       if ((ended.get(s.reg.did) ?? 0) > s.reg.at) continue
       for (const t of s.reg.stake) out.add(t.token)
     }
+    this.stakedCache = { self, at: now, tokens: out }
     return out
   }
 
@@ -282,6 +286,7 @@ export class ArbiterCommittee {
       await this.opts.col.del(k).catch(() => {})
     }
     this.cache = undefined
+    this.stakedCache = undefined
     const h = this.opts.host()
     if (h !== undefined && stored.addrs!.length > 0 && reg.peer !== h.peerId) await h.learn(reg.peer, stored.addrs!).catch(() => {})
     this.opts.log.info(`arbiter ${reg.leave === true ? 'leaving' : 'registered'}: ${reg.did} (peer ${reg.peer})`)
@@ -291,9 +296,9 @@ export class ArbiterCommittee {
   /** Why a registration does not hold: its signatures, its staked tokens' chains, the stake still unspent at its arbiters. */
   private async problem (wire: WireRegistration): Promise<string | undefined> {
     const { reg } = wire
-    const body = { v: reg.v, did: reg.did, peer: reg.peer, stake: reg.stake, at: reg.at, ...(reg.leave === true ? { leave: true as const } : {}) }
-    if (!await this.opts.verifyPeer(reg.peer, registrationPeerBytes(body), hexToBytes(reg.peerSig)).catch(() => false)) return 'the peer\'s signature does not verify'
-    if (!await this.opts.verifier.verify(reg.did, registrationDigest(body), reg.sig, 'quorum').catch(() => false)) return 'the DID\'s signature does not verify'
+    // the digest covers every field but the two signatures
+    if (!await this.opts.verifyPeer(reg.peer, registrationPeerBytes(reg), hexToBytes(reg.peerSig)).catch(() => false)) return 'the peer\'s signature does not verify'
+    if (!await this.opts.verifier.verify(reg.did, registrationDigest(reg), reg.sig, 'quorum').catch(() => false)) return 'the DID\'s signature does not verify'
     if (reg.leave === true) return undefined
     const bundle = unpackBundle(wire, reg.stake.map((s) => s.token))
     if (typeof bundle === 'string') return bundle
@@ -324,6 +329,7 @@ export class ArbiterCommittee {
       s.lapsed = true
       s.why = spent.refused
       this.cache = undefined
+      this.stakedCache = undefined
       await this.opts.col.put(key, s).catch(() => {})
       this.opts.log.warn(`arbiter ${s.reg.did} loses its seat: its stake is spent (${spent.refused})`)
     }

@@ -62,7 +62,7 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
   const bodies = new Map<string, Uint8Array>()
   // a token an arbiter seat of this node stakes is no Free token to the transfers and pledges: it is
   // seen as Pledged (docs/protocol.md, "The arbiter committee"), its record unchanged
-  const asStaked = (t: TokenState | undefined): TokenState | undefined => t !== undefined && t.status === 'Free' && staked().has(t.tokenId) ? { ...t, status: 'Pledged' } : t
+  const asStaked = (t: TokenState | undefined, held: ReadonlySet<string>): TokenState | undefined => t !== undefined && t.status === 'Free' && held.has(t.tokenId) ? { ...t, status: 'Pledged' } : t
   const recordCol = (c: ConsensusCollection): ReturnType<KvStore['collection']> => store.collection(c)
   // the states of stored tokens in the order asked; FTs carry no token content, so none is read for them
   const statesOf = async (ids: readonly string[], opts?: { content?: boolean }): Promise<Array<TokenState | undefined>> => {
@@ -70,7 +70,8 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
     const racBacked = opts?.content === false ? [] : recs.flatMap((r) => r !== undefined && r.kind !== 'ft' ? [r.tokenId] : [])
     const contents = racBacked.length === 0 ? [] : await repos.tokens.contents(racBacked)
     const contentOf = new Map(racBacked.map((id, i) => [id, contents[i]]))
-    return recs.map((r) => r === undefined ? undefined : asStaked(toState(r, contentOf.get(r.tokenId))))
+    const held = staked()
+    return recs.map((r) => r === undefined ? undefined : asStaked(toState(r, contentOf.get(r.tokenId)), held))
   }
   // a block shared by many tokens comes back as one array, so it is decoded (and sent) once
   const envelopesOf = async (lists: BlockRecord[][]): Promise<Uint8Array[][]> => {
@@ -85,7 +86,7 @@ export function consensusLedger (store: KvStore, ledger: TokenLedger, repos: Tok
   return {
     token: async (id) => {
       const r = await repos.tokens.get(id)
-      return r === undefined ? undefined : asStaked(toState(r, await repos.tokens.content(id)))
+      return r === undefined ? undefined : asStaked(toState(r, await repos.tokens.content(id)), staked())
     },
     tokensOf: async (did, status, family) => {
       const entries = await repos.owners.list(did, family ?? 'rbt', status)
