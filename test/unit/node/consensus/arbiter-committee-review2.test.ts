@@ -8,6 +8,14 @@ import { didSignatureVerifier } from '../../../../src/tokens/verifier.js'
 import { silentLogger } from '../../../../src/util/logger.js'
 import { twoQuorumSets, type SimDid, type SimNet, type SimNode } from '../../consensus/harness.js'
 import { memoryCollection } from '../../../helpers/memory-collection.js'
+import { ClaimTable } from '../../../../src/consensus/claims.js'
+import { nodeStateClaims } from '../../../../src/node/consensus/state-claims.js'
+import type { ArbiterView } from '../../../../src/node/consensus/arbiter-view.js'
+import type { NodeSpentMarkers } from '../../../../src/node/consensus/spent-markers.js'
+import type { P2pHost } from '../../../../src/p2p/host.js'
+import type { RpcClient } from '../../../../src/p2p/rpc.js'
+import { sha3Hex } from '../../../../src/tokenchain/hash.js'
+import { memoryClaimStore } from '../../consensus/harness.js'
 
 /**
  * A second reading of the committee as the cheating owner would read it, after "a committee once
@@ -154,5 +162,36 @@ describe('node: the arbiter committee, second review (in force, addresses)', fun
     const joining = committeeOf(last.ctx.net, { now })
     for (const w of relay.list()) expect(await joining.receive(w, 'relay')).to.equal(undefined)
     expect(joining.addrsOf(s2.reg.peer), 'a seat known from an honest list has an address to dial').to.not.deep.equal([])
+  })
+
+  it('HOLE unanswered for good: a receiver\'s check of many earlier blocks (1,500 states: 750 FTs paid on twice) is answered by honest seats, not refused as unreachable on every try', async () => {
+    // priorSeals sends a seat every state in batches of 64, one after the other, and a seat takes at
+    // most 1,024 states at once from one asker (then 256 a second): the batches past the burst are
+    // refused (TOO_MANY_REQUESTS), their states count as unanswered by every seat, and the receiver
+    // refuses the delivery (CLAIM_UNREACHABLE, "try again"). The next try asks the same states at
+    // the same pace and is refused the same way: an honest delivery of many tokens with a history
+    // (or a registration staking a long chain) is refused for good. Before `unanswered`, the
+    // states short of answers passed.
+    const seats = await Promise.all(Array.from({ length: 4 }, async () => await peerKey()))
+    const self = (await peerKey()).peer
+    const claimsOf = (peerId: string, sign: (d: Uint8Array) => Promise<Uint8Array>, rpc?: RpcClient<never>): ReturnType<typeof nodeStateClaims> => nodeStateClaims({
+      host: () => ({ peerId, signAsPeer: sign, closestKnownPeers: () => [] }) as unknown as P2pHost,
+      rpc: () => rpc as never,
+      table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }),
+      view: { closest: () => [] } as unknown as ArbiterView,
+      markers: {} as unknown as NodeSpentMarkers,
+      verifier: { verify: async () => true },
+      quorumSigner: () => undefined,
+      outcome: async () => 'pending',
+      log: silentLogger,
+      committee: () => seats.map((x) => x.peer)
+    })
+    const served = new Map(seats.map((x) => [x.peer, claimsOf(x.peer, x.sign)]))
+    const rpc = { call: async (peer: string, method: string, req: never) => { if (method !== 'claims.seal') throw new Error('not served'); return await served.get(peer)!.serveSeal!(req, self) } } as unknown as RpcClient<never>
+    const receiver = claimsOf(self, async () => new Uint8Array(64), rpc)
+    const items = Array.from({ length: 1500 }, (_, i) => ({ stateHash: sha3Hex(`an earlier state ${i}`), holder: sha3Hex(`its spend ${i}`) }))
+    const r = await receiver.priorSeals!(items)
+    expect(r.refused).to.equal(undefined)
+    expect(r.unanswered, 'honest seats, all up, leave states unanswered').to.equal(undefined)
   })
 })
