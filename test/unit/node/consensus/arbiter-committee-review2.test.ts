@@ -15,7 +15,8 @@ import type { NodeSpentMarkers } from '../../../../src/node/consensus/spent-mark
 import type { P2pHost } from '../../../../src/p2p/host.js'
 import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
-import { memoryClaimStore } from '../../consensus/harness.js'
+import { memoryClaimStore, MemoryLedger } from '../../consensus/harness.js'
+import { CertificateEvidence, type GrantCheck, type KeptGrant } from '../../../../src/consensus/certificate-evidence.js'
 
 /**
  * A second reading of the committee as the cheating owner would read it, after "a committee once
@@ -193,5 +194,27 @@ describe('node: the arbiter committee, second review (in force, addresses)', fun
     const r = await receiver.priorSeals!(items)
     expect(r.refused).to.equal(undefined)
     expect(r.unanswered, 'honest seats, all up, leave states unanswered').to.equal(undefined)
+  })
+
+  it('HOLE evidence cut at 40: with a committee of 100 seats, 34 seats that sealed one state to two transactions are found (some distrusted), whatever the order of the seals shown', async () => {
+    // every seat is an arbiter of every state now, but the watch of conflicting certificates still
+    // keeps at most 2 x CLAIM_ARBITERS = 40 arbiters a side, first come. n = 100: q = 67, so two
+    // certificates take 34 seats that sealed both (beyond the bound: this is the accountability
+    // that is meant to catch them). The owner shows each certificate with the 33 honest seats of
+    // its side first: side one keeps 33 honest + liars 0..6, side two 33 honest + liars 7..13, the
+    // two kept sides share no arbiter and nobody is distrusted, on any node
+    const S = 'a'.repeat(64)
+    const T1 = '1'.repeat(64)
+    const T2 = '2'.repeat(64)
+    const g = (peer: string, txid: string): KeptGrant => ({ peer, sig: 'final', txid, states: [S], seal: true })
+    const check = async (x: KeptGrant): Promise<GrantCheck> => x.sig === 'final' ? 'final' : undefined
+    const e = new CertificateEvidence({ ledger: new MemoryLedger(), check, log: silentLogger, clock: { now: () => 1000 } })
+    const liars = Array.from({ length: 34 }, (_, i) => `liar${i}`)
+    const h1 = Array.from({ length: 33 }, (_, i) => `honest-a${i}`)
+    const h2 = Array.from({ length: 33 }, (_, i) => `honest-b${i}`)
+    e.observe('quorum', [{ stateHash: S, txid: T1, grants: [...h1, ...liars].map((p) => g(p, T1)) }])
+    e.observe('receiver', [{ stateHash: S, txid: T2, grants: [...h2, ...liars.slice(7), ...liars.slice(0, 7)].map((p) => g(p, T2)) }])
+    await e.settled()
+    expect(liars.some((p) => e.distrusted(p)), 'a seat that sealed the state twice is distrusted').to.equal(true)
   })
 })
