@@ -2,7 +2,6 @@ import { sha3Hex } from '../tokenchain/hash.js'
 import { errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { Lru } from '../util/lru.js'
-import { CLAIM_ARBITERS } from './claims.js'
 import type { PeerSeal } from './claim-proofs.js'
 import { DOUBLE_SPENDS, type CertificateSide, type DoubleSpendProof, type DoubleSpendSeenBy, type KeptGrant } from './double-spends.js'
 import { notify, type ConsensusObserver } from './observe.js'
@@ -106,14 +105,21 @@ function fit (grants: ReadonlyMap<string, KeptGrant>, first: ReadonlySet<string>
 type Side = { txid: string, grants: Map<string, KeptGrant> }
 
 /**
- * Adds grants to one side's by arbiter (up to twice k arbiters): an arbiter's seal takes the place
- * of its grant (only seals can prove). Whether it changed.
+ * Most arbiters kept on one side: with an arbiter committee in force every seat is an arbiter of
+ * every state, so a side is sized for a committee, not for the k arbiters of a walk (the owner
+ * would show his honest seals first and push the double sealers out of a smaller side).
+ */
+const SIDE_ARBITERS_MAX = 256
+
+/**
+ * Adds grants to one side's by arbiter (up to SIDE_ARBITERS_MAX): an arbiter's seal takes the
+ * place of its grant (only seals can prove). Whether it changed.
  */
 function addGrants (into: Map<string, KeptGrant>, grants: readonly KeptGrant[]): boolean {
   let changed = false
   for (const g of grants) {
     const had = into.get(g.peer)
-    if (had === undefined ? into.size < 2 * CLAIM_ARBITERS : g.seal === true && had.seal !== true) { into.set(g.peer, g); changed = true }
+    if (had === undefined ? into.size < SIDE_ARBITERS_MAX : g.seal === true && had.seal !== true) { into.set(g.peer, g); changed = true }
   }
   return changed
 }

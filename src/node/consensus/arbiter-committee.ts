@@ -66,7 +66,11 @@ const MAX_CHAIN_BLOCKS = 64
 const REFUSED_MEMORY_MS = 5 * 60_000
 const REFUSED_MAX = 4096
 
-interface Stored extends WireRegistration, Omit<KeptRegistration, 'reg'> { why?: string }
+interface Stored extends WireRegistration, Omit<KeptRegistration, 'reg'> {
+  why?: string
+  /** the addresses the relay that showed it gave (the seat's own, in `addrs`, come first) */
+  relayAddrs?: string[]
+}
 
 export interface ArbiterCommitteeOptions {
   col: Collection<Stored>
@@ -159,7 +163,7 @@ export class ArbiterCommittee {
   addrsOf (peer: string): string[] {
     let best: Stored | undefined
     for (const s of this.kept.values()) if (s.reg.peer === peer && s.verified && (best === undefined || s.reg.at > best.reg.at)) best = s
-    return best?.addrs ?? []
+    return best === undefined ? [] : best.addrs !== undefined && best.addrs.length > 0 ? best.addrs : best.relayAddrs ?? []
   }
 
   /**
@@ -276,19 +280,17 @@ export class ArbiterCommittee {
     }
     // checked while a later one of its DID was taken: replaced already
     if (this.newerOf(reg) !== undefined) return 'replaced by a later registration of its DID'
-    const stored: Stored = { ...wire, addrs: fromSeat ? cleanAddrs(wire.addrs ?? []) : [], seen: this.now(), verified: true, ...(reg.leave === true ? {} : { anchors: stakeAnchors(wire) }) }
+    // a relay's addresses are kept apart, dialled only while the seat's own are not known: a wrong
+    // one costs a failed dial (the handshake proves the peer id), none leaves the seat unreachable
+    const stored: Stored = { ...wire, addrs: fromSeat ? cleanAddrs(wire.addrs ?? []) : [], ...(fromSeat ? {} : { relayAddrs: cleanAddrs(wire.addrs ?? []) }), seen: this.now(), verified: true, ...(reg.leave === true ? {} : { anchors: stakeAnchors(wire) }) }
     await this.opts.col.put(key, stored)
     this.kept.set(key, stored)
-    // one registration kept per DID: the ones it replaces go (each would be kept, listed and probed for good)
-    for (const [k, s] of [...this.kept]) {
-      if (s.reg.did !== reg.did || s.reg.at >= reg.at) continue
-      this.kept.delete(k)
-      await this.opts.col.del(k).catch(() => {})
-    }
+    await this.prune(reg.did)
     this.cache = undefined
     this.stakedCache = undefined
     const h = this.opts.host()
-    if (h !== undefined && stored.addrs!.length > 0 && reg.peer !== h.peerId) await h.learn(reg.peer, stored.addrs!).catch(() => {})
+    const dial = this.addrsOf(reg.peer)
+    if (h !== undefined && dial.length > 0 && reg.peer !== h.peerId) await h.learn(reg.peer, dial).catch(() => {})
     this.opts.log.info(`arbiter ${reg.leave === true ? 'leaving' : 'registered'}: ${reg.did} (peer ${reg.peer})`)
     return undefined
   }
@@ -320,8 +322,32 @@ export class ArbiterCommittee {
     return spent.unanswered !== undefined ? `its stake cannot be checked now: ${spent.unanswered}` : undefined
   }
 
+  /**
+   * At most two registrations kept per DID: its newest, and its newest matured one while the newest
+   * has not matured (a replacement or a leave takes the seat over only once matured, so nodes that
+   * saw it early and late switch together). Every other is dropped: each would be kept, listed and
+   * probed for good.
+   */
+  private async prune (did: string): Promise<void> {
+    const now = this.now()
+    const rules = { maturityMs: this.opts.maturityMs, graceMs: this.opts.graceMs }
+    let newest: Stored | undefined
+    let newestMatured: Stored | undefined
+    for (const s of this.kept.values()) {
+      if (s.reg.did !== did || !s.verified) continue
+      if (newest === undefined || s.reg.at > newest.reg.at) newest = s
+      if (matured(s, now, rules) && (newestMatured === undefined || s.reg.at > newestMatured.reg.at)) newestMatured = s
+    }
+    for (const [k, s] of [...this.kept]) {
+      if (s.reg.did !== did || s === newest || s === newestMatured) continue
+      this.kept.delete(k)
+      await this.opts.col.del(k).catch(() => {})
+    }
+  }
+
   /** Probes every standing registration's stake again: a stake spent since lapses its seat. */
   async recheck (): Promise<void> {
+    for (const did of new Set([...this.kept.values()].map((s) => s.reg.did))) await this.prune(did)
     for (const [key, s] of this.kept) {
       if (!s.verified || s.lapsed === true || s.reg.leave === true) continue
       const spent = await this.opts.probe(stakeProbeStates(s).map((stateHash) => ({ stateHash, holder: stakeProbeTx(s.reg) }))).catch(() => ({ refused: undefined }))
