@@ -141,8 +141,8 @@ export interface CommitteeMember { did: string, peer: string, at: number }
 /**
  * The committee as this node counts it: per DID its latest matured registration (a leave ends the
  * seat), verified, not lapsed, its staked tokens at the latest block any registration shows of
- * them; each peer and each staked token seats one DID (the earliest). Below COMMITTEE_MIN members
- * it is not used (the claims count peers, as before any registration).
+ * them; each peer and each staked token seats one DID (the earliest). The claims count them once a
+ * charter counts (below).
  */
 export function countCommittee (kept: Iterable<KeptRegistration>, now: number, rules: CountRules): CommitteeMember[] {
   const all = [...kept]
@@ -182,5 +182,63 @@ export const matured = (k: KeptRegistration, now: number, rules: Pick<CountRules
 
 const blockNumberOf = (blockId: string): number => Number.parseInt(blockId.slice(0, blockId.indexOf('-')), 10)
 
-/** Whether a counted committee is large enough to stand for the peers. */
-export const committeeInForce = (members: readonly CommitteeMember[]): boolean => members.length >= COMMITTEE_MIN
+/**
+ * The charter: the record that a network's committee came into force, which every node can check
+ * and nobody can take back (docs/protocol.md, "The arbiter committee"). It is COMMITTEE_MIN joins of
+ * distinct DIDs, peers and staked tokens, each signed by its DID and its peer over a staked token
+ * whose chain shows the DID's whole RBT; it counts once the youngest of them has matured, on every
+ * node that holds it, and from then on the claims count the seats, however few, never peer ids
+ * again. Being in force is thus a fact of data every node pulls, not of what one node happened to
+ * count at some moment: a node that was idle then, or that joins years later, counts the same.
+ */
+export const CHARTER_SIZE = COMMITTEE_MIN
+
+/** Why `regs` is no charter by its registrations alone (signatures and chains are the caller's), or undefined. */
+export function charterProblem (regs: ReadonlyArray<Pick<ArbiterRegistration, 'did' | 'peer' | 'stake' | 'leave'>>): string | undefined {
+  if (regs.length !== CHARTER_SIZE) return `a charter holds ${CHARTER_SIZE} registrations, not ${regs.length}`
+  const dids = new Set<string>()
+  const peers = new Set<string>()
+  const tokens = new Set<string>()
+  for (const r of regs) {
+    if (r.leave === true) return 'a charter holds joins only'
+    if (dids.has(r.did)) return `DID ${r.did} twice in the charter`
+    if (peers.has(r.peer)) return `peer ${r.peer} twice in the charter`
+    for (const s of r.stake) {
+      if (tokens.has(s.token)) return `token ${s.token} staked twice in the charter`
+      tokens.add(s.token)
+    }
+    dids.add(r.did)
+    peers.add(r.peer)
+  }
+  return undefined
+}
+
+/** When a charter counts: once its youngest registration has matured. */
+export const charterCountsFrom = (regs: ReadonlyArray<Pick<ArbiterRegistration, 'at'>>, maturityMs: number): number => Math.max(...regs.map((r) => r.at)) + maturityMs
+
+/**
+ * The charter a node makes of the registrations it holds verified, if they allow one: per DID its
+ * newest join not lapsed, earliest first, each peer and staked token once; the first CHARTER_SIZE
+ * (the charter that counts earliest). Undefined with fewer.
+ */
+export function charterOf<K extends KeptRegistration> (kept: Iterable<K>): K[] | undefined {
+  const newest = new Map<string, K>()
+  for (const k of kept) {
+    if (!k.verified) continue
+    const had = newest.get(k.reg.did)
+    if (had === undefined || k.reg.at > had.reg.at) newest.set(k.reg.did, k)
+  }
+  const joins = [...newest.values()].filter((k) => k.reg.leave !== true && k.lapsed !== true)
+    .sort((a, b) => a.reg.at - b.reg.at || (a.reg.did < b.reg.did ? -1 : 1))
+  const peers = new Set<string>()
+  const tokens = new Set<string>()
+  const out: K[] = []
+  for (const k of joins) {
+    if (peers.has(k.reg.peer) || k.reg.stake.some((s) => tokens.has(s.token))) continue
+    peers.add(k.reg.peer)
+    for (const s of k.reg.stake) tokens.add(s.token)
+    out.push(k)
+    if (out.length === CHARTER_SIZE) return out
+  }
+  return undefined
+}

@@ -193,9 +193,11 @@ export interface ArbiterItem {
 
 /** The committee as this node counts it. */
 export interface ArbitersResult {
-  /** whether the committee stands for the peers as the claims' arbiters (it has at least `minimum` seats) */
+  /** whether the committee stands for the peers as the claims' arbiters (a charter counts: `minimum` seats once stood together) */
   in_force: boolean
   seats: number
   minimum: number
+  /** the charter this node holds: the DIDs whose joins made it, and when it counts from */
+  charter?: { dids: string[], in_force_from: string }
   registrations: ArbiterItem[]
 }

@@ -1,5 +1,5 @@
 import {
-  committeeInForce, countCommittee, matured, registrationDigest, registrationPeerBytes, registrationShapeProblem, stakeProbeTx, stakeProblem, stakeStateOf,
+  CHARTER_SIZE, charterCountsFrom, charterOf, charterProblem, countCommittee, matured, registrationDigest, registrationPeerBytes, registrationShapeProblem, stakeProbeTx, stakeProblem, stakeStateOf,
   type ArbiterRegistration, type CommitteeMember, type KeptRegistration, type StakeTip, type StakedToken
 } from '../../consensus/arbiter-registration.js'
 import { validateBundleToken } from '../../consensus/bundle.js'
@@ -32,11 +32,17 @@ export interface WireRegistration {
   addrs?: string[]
 }
 
+/** What a node lists and offers: registrations, and the charter it holds (the committee in force). */
+export interface ArbiterList {
+  regs: WireRegistration[]
+  charter?: WireRegistration[]
+}
+
 export interface ArbiterMethods {
-  /** every registration this node holds verified (with its chains) */
-  'arbiters.list': UnarySpec<Record<string, never>, { regs: WireRegistration[] }>
-  /** registrations offered by a peer: checked, kept when they hold, passed on when new */
-  'arbiters.offer': UnarySpec<{ regs: WireRegistration[] }, { taken: number }>
+  /** every registration this node holds verified (with its chains), and its charter */
+  'arbiters.list': UnarySpec<Record<string, never>, ArbiterList>
+  /** registrations (or a charter) offered by a peer: checked, kept when they hold, passed on when new */
+  'arbiters.offer': UnarySpec<ArbiterList, { taken: number }>
 }
 
 /**
@@ -52,8 +58,9 @@ export const ARBITER_RECHECK_MS = 5 * 60_000
 /** How often the connected peers' lists are pulled (`RBTNODE_ARBITER_PULL_MS`), besides once on every connection. */
 export const ARBITER_PULL_MS = 60_000
 
-/** The record that the committee has been in force on this node. */
-const IN_FORCE_KEY = '~in-force'
+/** Where the charter is kept; and where an earlier version kept a record of its own that the committee was in force (dropped: only a charter counts). */
+const CHARTER_KEY = '~charter'
+const OLD_IN_FORCE_KEY = '~in-force'
 
 /** Most registrations one offer carries, and one list answer. */
 export const OFFER_MAX = 16
@@ -102,8 +109,8 @@ export class ArbiterCommittee {
   private timers: NodeJS.Timeout[] = []
   private cache: { at: number, members: CommitteeMember[] } | undefined
   private stakedCache: { self: string, at: number, tokens: ReadonlySet<string> } | undefined
-  /** the committee has been in force on this node (kept across restarts) */
-  private inForceOnce = false
+  /** the charter this node holds (kept across restarts): the committee in force once it counts */
+  private charter: { regs: WireRegistration[], countsFrom: number } | undefined
   private readonly now: () => number
 
   constructor (private readonly opts: ArbiterCommitteeOptions) {
@@ -112,10 +119,16 @@ export class ArbiterCommittee {
 
   async load (): Promise<void> {
     for await (const [k, s] of this.opts.col.entries()) {
-      if (k === IN_FORCE_KEY) { this.inForceOnce = true; continue }
+      if (k === OLD_IN_FORCE_KEY) { await this.opts.col.del(k).catch(() => {}); continue }
+      if (k === CHARTER_KEY) {
+        const regs = (s as unknown as { regs?: WireRegistration[] })?.regs
+        if (Array.isArray(regs) && charterProblem(regs.map((w) => w.reg)) === undefined) this.charter = { regs, countsFrom: charterCountsFrom(regs.map((w) => w.reg), this.opts.maturityMs) }
+        continue
+      }
       if (registrationShapeProblem(s?.reg, Number.MAX_SAFE_INTEGER) !== undefined) { await this.opts.col.del(k).catch(() => {}); continue }
       this.kept.set(k, s.anchors !== undefined || s.reg.leave === true ? s : { ...s, anchors: stakeAnchors(s) })
     }
+    await this.charterFromKept()
   }
 
   start (): void {
@@ -142,21 +155,21 @@ export class ArbiterCommittee {
 
   /**
    * The seats' peers when the committee is in force, else undefined (the claims count the peers of
-   * the view). Once in force it stays in force on this node: a committee that shrinks below its
-   * minimum (a seat leaves, lapses or is distrusted) counts its remaining seats, however few, and
-   * never free peer ids again (an owner holding one seat of four would otherwise leave and bring
-   * the Sybil attack back).
+   * the view). In force means a charter counts: held (made here of the registrations the node
+   * holds, or pulled and checked) and its youngest registration matured. It stays in force: a
+   * committee that shrinks below its minimum (a seat leaves, lapses or is distrusted) counts its
+   * remaining seats, however few, and never free peer ids again (an owner holding one seat of four
+   * would otherwise leave and bring the Sybil attack back). Every node holding the charter counts
+   * the same, whenever it came and whatever it was asked in between.
    */
   seats (): string[] | undefined {
-    const m = this.members()
-    if (committeeInForce(m)) {
-      if (!this.inForceOnce) {
-        this.inForceOnce = true
-        void this.opts.col.put(IN_FORCE_KEY, { at: this.now() } as never).catch(() => {})
-      }
-      return m.map((x) => x.peer)
-    }
-    return this.inForceOnce ? m.map((x) => x.peer) : undefined
+    return this.inForce() ? this.members().map((x) => x.peer) : undefined
+  }
+
+  /** Whether a charter counts on this node (the committee in force), and from when. */
+  inForce (): boolean { return this.charter !== undefined && this.now() >= this.charter.countsFrom }
+  charterView (): { dids: string[], countsFrom: number } | undefined {
+    return this.charter === undefined ? undefined : { dids: this.charter.regs.map((w) => w.reg.did), countsFrom: this.charter.countsFrom }
   }
 
   /** The addresses a seated peer registered with. */
@@ -285,6 +298,8 @@ export class ArbiterCommittee {
     const stored: Stored = { ...wire, addrs: fromSeat ? cleanAddrs(wire.addrs ?? []) : [], ...(fromSeat ? {} : { relayAddrs: cleanAddrs(wire.addrs ?? []) }), seen: this.now(), verified: true, ...(reg.leave === true ? {} : { anchors: stakeAnchors(wire) }) }
     await this.opts.col.put(key, stored)
     this.kept.set(key, stored)
+    // a charter before the prune: the join a leave replaces is one of those that made it
+    await this.charterFromKept()
     await this.prune(reg.did)
     this.cache = undefined
     this.stakedCache = undefined
@@ -295,13 +310,16 @@ export class ArbiterCommittee {
     return undefined
   }
 
-  /** Why a registration does not hold: its signatures, its staked tokens' chains, the stake still unspent at its arbiters. */
-  private async problem (wire: WireRegistration): Promise<string | undefined> {
+  /**
+   * Why a registration does not hold by what it carries: its two signatures, its staked tokens'
+   * chains (the DID's whole RBT at the blocks named). Else the chains, unpacked.
+   */
+  private async signedProblem (wire: WireRegistration): Promise<string | ChainBundle> {
     const { reg } = wire
     // the digest covers every field but the two signatures
     if (!await this.opts.verifyPeer(reg.peer, registrationPeerBytes(reg), hexToBytes(reg.peerSig)).catch(() => false)) return 'the peer\'s signature does not verify'
     if (!await this.opts.verifier.verify(reg.did, registrationDigest(reg), reg.sig, 'quorum').catch(() => false)) return 'the DID\'s signature does not verify'
-    if (reg.leave === true) return undefined
+    if (reg.leave === true) return { chains: {}, contents: {} }
     const bundle = unpackBundle(wire, reg.stake.map((s) => s.token))
     if (typeof bundle === 'string') return bundle
     const tips = new Map<string, StakeTip>()
@@ -310,8 +328,15 @@ export class ArbiterCommittee {
       if (typeof tip === 'string') return `the chain of staked token ${s.token} does not validate: ${tip}`
       tips.set(s.token, { owner: tip.owner, blockId: tip.blockId, tokenType: tip.tokenType })
     }
-    const bad = stakeProblem(reg, tips, { testNet: this.opts.testNet })
-    if (bad !== undefined) return bad
+    return stakeProblem(reg, tips, { testNet: this.opts.testNet }) ?? bundle
+  }
+
+  /** Why a registration does not hold: its signatures, its staked tokens' chains, the stake still unspent at its arbiters. */
+  private async problem (wire: WireRegistration): Promise<string | undefined> {
+    const { reg } = wire
+    const bundle = await this.signedProblem(wire)
+    if (typeof bundle === 'string') return bundle
+    if (reg.leave === true) return undefined
     // the stake unspent, and every quorum-signed block of its chain certified: a former owner who
     // forks the token past his old block with quorums of his own shows a chain whose fork block
     // spent a state its arbiters hold for the token's real transfer (the receiver's earlier-block check)
@@ -320,6 +345,68 @@ export class ArbiterCommittee {
     if (spent.refused !== undefined) return `its stake is spent: ${spent.refused}`
     // not taken while its stake's arbiters cannot tell (the next pull offers it again)
     return spent.unanswered !== undefined ? `its stake cannot be checked now: ${spent.unanswered}` : undefined
+  }
+
+  /**
+   * A charter offered by `from`: kept when it holds and counts earlier than the one held (which has
+   * not counted yet), else why not (undefined too when it changes nothing here). Checked by what
+   * its registrations carry, not by probing their stakes: a stake spent since, or a seat left since,
+   * does not undo that the committee came into force, and a node joining later must count the same.
+   */
+  async receiveCharter (regs: unknown, from: string): Promise<string | undefined> {
+    if (!Array.isArray(regs) || regs.length !== CHARTER_SIZE) return `a charter holds ${CHARTER_SIZE} registrations`
+    for (const w of regs as WireRegistration[]) {
+      const shape = registrationShapeProblem(w?.reg, this.now())
+      if (shape !== undefined) return `a registration of the charter: ${shape}`
+    }
+    const wires = regs as WireRegistration[]
+    const bad = charterProblem(wires.map((w) => w.reg))
+    if (bad !== undefined) return bad
+    if (!this.better(wires)) return undefined
+    const key = wires.map(wireKey).join('+')
+    const r = this.refused.get(key)
+    if (r !== undefined && this.now() - r.at < REFUSED_MEMORY_MS) return r.why
+    let p = this.checking.get(key)
+    if (p === undefined) {
+      if (!this.limits.take(from, CHARTER_SIZE)) return 'too many registrations from this peer: try later'
+      p = (async () => {
+        for (const w of wires) {
+          const why = await this.signedProblem(w).catch((e: unknown) => `checking it failed: ${errorMessage(e)}`)
+          if (typeof why === 'string') {
+            const said = `registration of ${w.reg.did} in the charter: ${why}`
+            this.refused.set(key, { at: this.now(), why: said })
+            this.opts.log.debug(`arbiter charter from ${from} refused: ${said}`)
+            return said
+          }
+        }
+        await this.keepCharter(wires.map(wireOf), from)
+        return undefined
+      })().finally(() => { this.checking.delete(key) })
+      this.checking.set(key, p)
+    }
+    return await p
+  }
+
+  /** Whether a charter of `regs` would replace the one held: none held, or one that has not counted yet and counts later. */
+  private better (regs: readonly WireRegistration[]): boolean {
+    if (this.charter === undefined) return true
+    return !this.inForce() && charterCountsFrom(regs.map((w) => w.reg), this.opts.maturityMs) < this.charter.countsFrom
+  }
+
+  /** Makes a charter of the registrations held, when they allow one that the held one does not beat. */
+  private async charterFromKept (): Promise<void> {
+    const regs = charterOf(this.kept.values())
+    if (regs !== undefined && this.better(regs)) await this.keepCharter(regs.map(wireOf))
+  }
+
+  private async keepCharter (regs: WireRegistration[], from?: string): Promise<void> {
+    if (!this.better(regs)) return
+    const countsFrom = charterCountsFrom(regs.map((w) => w.reg), this.opts.maturityMs)
+    this.charter = { regs, countsFrom }
+    // kept in memory when the write fails: it is made again from the registrations, or pulled, after a restart
+    await this.opts.col.put(CHARTER_KEY, { regs } as never).catch((e: unknown) => { this.opts.log.warn(`arbiters: the charter could not be written: ${errorMessage(e)}`) })
+    this.opts.log.info(`arbiter committee charter${from !== undefined ? ` from ${from}` : ''}: ${regs.map((w) => w.reg.did).join(', ')} (in force from ${new Date(countsFrom).toISOString()})`)
+    void this.offerAll([], from, regs).catch(() => {})
   }
 
   /**
@@ -363,21 +450,30 @@ export class ArbiterCommittee {
 
   /** The registrations this node offers (verified ones, with their chains), newest last. */
   list (): WireRegistration[] {
-    return [...this.kept.values()].filter((s) => s.verified).sort((a, b) => a.reg.at - b.reg.at).slice(-LIST_MAX)
-      .map((s) => ({ reg: s.reg, ...(s.chains !== undefined ? { chains: s.chains } : {}), ...(s.contents !== undefined ? { contents: s.contents } : {}), ...(s.addrs !== undefined ? { addrs: s.addrs } : {}) }))
+    return [...this.kept.values()].filter((s) => s.verified).sort((a, b) => a.reg.at - b.reg.at).slice(-LIST_MAX).map(wireOf)
   }
 
-  /** Pulls `peer`'s registrations and takes those that hold. */
+  /** What this node answers a pull with: its registrations and its charter. */
+  listAnswer (): ArbiterList {
+    return { regs: this.list(), ...(this.charter !== undefined ? { charter: this.charter.regs } : {}) }
+  }
+
+  /** Takes a peer's list (a pull's answer): the registrations that hold, then its charter. Returns how many registrations were new. */
+  async take (list: ArbiterList, from: string): Promise<number> {
+    let taken = 0
+    for (const w of Array.isArray(list?.regs) ? list.regs.slice(0, LIST_MAX) : []) {
+      const before = this.kept.size
+      if (await this.receive(w, from) === undefined && this.kept.size > before) taken++
+    }
+    if (list?.charter !== undefined) await this.receiveCharter(list.charter, from)
+    return taken
+  }
+
+  /** Pulls `peer`'s registrations and charter, and takes what holds. */
   async pullFrom (peer: string): Promise<number> {
     const rpc = this.opts.rpc()
     if (rpc === undefined) return 0
-    const res = await rpc.call(peer, 'arbiters.list', {}, { timeoutMs: 10_000 })
-    let taken = 0
-    for (const w of Array.isArray(res?.regs) ? res.regs.slice(0, LIST_MAX) : []) {
-      const before = this.kept.size
-      if (await this.receive(w, peer) === undefined && this.kept.size > before) taken++
-    }
-    return taken
+    return await this.take(await rpc.call(peer, 'arbiters.list', {}, { timeoutMs: 10_000 }), peer)
   }
 
   private async pullAll (): Promise<void> {
@@ -386,12 +482,12 @@ export class ArbiterCommittee {
     await Promise.all(h.connected().map(async (p) => { await this.pullFrom(p).catch(() => 0) }))
   }
 
-  private async offerAll (regs: WireRegistration[], except?: string): Promise<void> {
+  private async offerAll (regs: WireRegistration[], except?: string, charter?: WireRegistration[]): Promise<void> {
     const h = this.opts.host()
     const rpc = this.opts.rpc()
     if (h === undefined || rpc === undefined) return
     await Promise.all(h.connected().filter((p) => p !== except).map(async (p) => {
-      await rpc.call(p, 'arbiters.offer', { regs: regs.slice(0, OFFER_MAX) }, { timeoutMs: 10_000 }).catch(() => {})
+      await rpc.call(p, 'arbiters.offer', { regs: regs.slice(0, OFFER_MAX), ...(charter !== undefined ? { charter } : {}) }, { timeoutMs: 10_000 }).catch(() => {})
     }))
   }
 }
@@ -415,6 +511,9 @@ export function stakeAnchors (w: Pick<WireRegistration, 'reg' | 'chains'>): stri
     return s.block
   })
 }
+
+/** A kept registration as it goes on the wire. */
+const wireOf = (s: WireRegistration): WireRegistration => ({ reg: s.reg, ...(s.chains !== undefined ? { chains: s.chains } : {}), ...(s.contents !== undefined ? { contents: s.contents } : {}), ...(s.addrs !== undefined ? { addrs: s.addrs } : {}) })
 
 /** A registration as offered: its digest and a hash of what the signatures do not cover (its chains and contents). */
 function wireKey (w: WireRegistration): string {
@@ -458,11 +557,15 @@ export function arbiterRpcHandlers (committee: () => ArbiterCommittee | undefine
     return x
   }
   return {
-    'arbiters.list': async () => ({ regs: c().list() }),
+    'arbiters.list': async () => c().listAnswer(),
     'arbiters.offer': async (req, ctx) => {
-      if (!Array.isArray(req?.regs) || req.regs.length > OFFER_MAX) throw new RbtError(ErrorCode.INVALID_INPUT, `malformed arbiter offer: 1 to ${OFFER_MAX} registrations`)
+      if (!Array.isArray(req?.regs) || req.regs.length > OFFER_MAX) throw new RbtError(ErrorCode.INVALID_INPUT, `malformed arbiter offer: up to ${OFFER_MAX} registrations`)
       let taken = 0
       for (const w of req.regs) if (await c().receive(w, ctx.peerId) === undefined) taken++
+      if (req.charter !== undefined) {
+        const why = await c().receiveCharter(req.charter, ctx.peerId)
+        if (why !== undefined) throw new RbtError(ErrorCode.INVALID_INPUT, `arbiter charter refused: ${why}`)
+      }
       return { taken }
     }
   }

@@ -33,7 +33,8 @@ const item = (v: ReturnType<ArbiterCommittee['view']>[number]): ArbiterItem => (
 export function arbitersResult (d: ArbiterSeatDeps): ArbitersResult {
   const c = running(d)
   const seats = c.members().length
-  return { in_force: c.seats() !== undefined, seats, minimum: COMMITTEE_MIN, registrations: c.view().map(item) }
+  const charter = c.charterView()
+  return { in_force: c.seats() !== undefined, seats, minimum: COMMITTEE_MIN, ...(charter !== undefined ? { charter: { dids: charter.dids, in_force_from: new Date(charter.countsFrom).toISOString() } } : {}), registrations: c.view().map(item) }
 }
 
 /** Registers `did` (a quorum of this node) as an arbiter with a stake of its Free whole RBT, or ends its seat. */

@@ -67,6 +67,31 @@ export interface StateClaimMethods {
   'claims.status': UnarySpec<{ txid: string, quorum: string, nonce?: string }, { outcome: 'pending' | 'committed' | 'released', sig?: string }>
 }
 
+/** What one peer may ask of an arbiter: claim items (and released states) a second, and at once. */
+export const CLAIM_PEER_RATE = 256
+export const CLAIM_PEER_BURST = 1024
+
+/**
+ * Calls an arbiter again while it answers that this node is past its budget (TOO_MANY_REQUESTS),
+ * each time after the budget has had time to refill for the `units` states asked, until `untilMs`
+ * (then its refusal stands). A check of more states than the burst is paced by the arbiter's own
+ * answers instead of counted as unanswered.
+ */
+export async function withinBudget<T> (call: () => Promise<T>, units: number, untilMs: number, now: () => number = Date.now): Promise<T> {
+  for (;;) {
+    try {
+      return await call()
+    } catch (e) {
+      if (!(e instanceof RbtError) || e.code !== ErrorCode.TOO_MANY_REQUESTS) throw e
+      const wait = Math.ceil(units / CLAIM_PEER_RATE * 1000) + 25
+      if (now() + wait > untilMs) throw e
+      await new Promise((resolve) => setTimeout(resolve, wait))
+    }
+  }
+}
+/** How long a check paces its batches to an arbiter's budget, at most. */
+export const BUDGET_WAIT_MS = 30_000
+
 /** Most items of one `claims.claim`, and most states of one `claims.release`. */
 export const CLAIM_BATCH_MAX = 64
 export const RELEASE_MAX = 1024

@@ -9,7 +9,7 @@ import type { PeerBuckets } from '../../util/peer-buckets.js'
 import { bytesToHex, hexToBytes } from '../../wallet/bytes.js'
 import { verifyPeerSignature, type P2pHost } from '../../p2p/host.js'
 import type { RpcClient } from '../../p2p/rpc.js'
-import { CLAIM_BATCH_MAX, type StateClaimMethods } from './claim-rpc.js'
+import { BUDGET_WAIT_MS, CLAIM_BATCH_MAX, withinBudget, type StateClaimMethods } from './claim-rpc.js'
 import { groupByPeer } from '../../util/group-by-peer.js'
 
 /** Seals' signatures remembered as checked. */
@@ -121,11 +121,12 @@ const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, h
     // every arbiter of each state as this node counts them (the peers that granted among the candidates)
     const arbiters = items.map((it) => arbitersOf(it.stateHash, peers))
     const byPeer = groupByPeer(arbiters.map((list, i) => [i, list] as const), self)
+    const until = Date.now() + BUDGET_WAIT_MS
     await Promise.all([...byPeer].map(async ([peer, idx]) => {
       for (let k = 0; k < idx.length; k += CLAIM_BATCH_MAX) {
         const sent = idx.slice(k, k + CLAIM_BATCH_MAX)
         try {
-          const res = await deps.rpc().call(peer, 'claims.seal', { txid, items: sent.map((i) => items[i]!), consents: [...consents] }, { timeoutMs })
+          const res = await withinBudget(async () => await deps.rpc().call(peer, 'claims.seal', { txid, items: sent.map((i) => items[i]!), consents: [...consents] }, { timeoutMs }), sent.length, until)
           if (Array.isArray(res?.answers)) await collect(peer, res, sent)
         } catch (e) { log.debug(`seal of ${txid.slice(0, 12)} at ${peer}: ${errorMessage(e)}`) }
       }
@@ -208,11 +209,13 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   await take(self, await sealHere(items[0]?.holder ?? '', items, new Set()), all)
   if (h !== undefined) {
     const byPeer = groupByPeer(all.map((i) => [i, arbiters[i]!] as const), self)
+    // batches past an arbiter's burst are paced to its budget: refused, they would count as silence
+    const until = Date.now() + BUDGET_WAIT_MS
     await Promise.all([...byPeer].map(async ([peer, mine]) => {
       for (let k = 0; k < mine.length; k += CLAIM_BATCH_MAX) {
         const sent = mine.slice(k, k + CLAIM_BATCH_MAX)
         try {
-          await take(peer, await deps.rpc().call(peer, 'claims.seal', { txid: items[sent[0]!]!.holder, items: sent.map((i) => items[i]!), consents: [] }, { timeoutMs }), sent)
+          await take(peer, await withinBudget(async () => await deps.rpc().call(peer, 'claims.seal', { txid: items[sent[0]!]!.holder, items: sent.map((i) => items[i]!), consents: [] }, { timeoutMs }), sent.length, until), sent)
         } catch (e) { log.debug(`earlier seals at ${peer}: ${errorMessage(e)}`) }
       }
     }))

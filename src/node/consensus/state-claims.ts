@@ -18,7 +18,7 @@ import { closerPeerSets, spentKeyBytes, withAddresses, type NodeSpentMarkers } f
 import type { ArbiterView } from './arbiter-view.js'
 import { type CertificateWatch, type SeenCertificate } from '../../consensus/certificate-evidence.js'
 import { nodeClaimSeals } from './claim-seals.js'
-import { CLAIM_BATCH_MAX, PROOFS_MAX, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods, type WireProof } from './claim-rpc.js'
+import { BUDGET_WAIT_MS, CLAIM_BATCH_MAX, CLAIM_PEER_BURST, CLAIM_PEER_RATE, PROOFS_MAX, withinBudget, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods, type WireProof } from './claim-rpc.js'
 
 export { ArbiterView, ARBITER_FORGET_MS, ARBITER_VIEW_MAX } from './arbiter-view.js'
 export { claimStoreOn } from './claim-store.js'
@@ -50,9 +50,6 @@ const ownerBlockBytes = (items: ReadonlyArray<{ via?: string, path?: readonly Ui
 const PROOF_UNKNOWN = 'its proof is not known here, send the contract'
 /** Requests of one claim walk in flight at once. */
 const WALK_CONCURRENCY = 8
-/** What one peer may ask of this arbiter: claim items (and released states) a second, and at once. */
-export const CLAIM_PEER_RATE = 256
-export const CLAIM_PEER_BURST = 1024
 /** Proofs remembered as checked (a claim's states reach an arbiter in several requests), at most 16 MiB of their states. */
 const PROOFS_MEMO = 4096
 
@@ -211,7 +208,8 @@ export function nodeStateClaims (opts: {
     let res: StateClaimMethods['claims.claim']['response']
     try {
       // an arbiter checks and writes every item: a full request gets more time than one state
-      res = await rpcNow().call(peer, 'claims.claim', { items: wire, proofs, ...(blocks.length > 0 ? { blocks } : {}) }, { timeoutMs: timeoutMs + wire.length * PER_ITEM_MS })
+      // (a claim of more states than an arbiter's burst is paced to its budget, not refused)
+      res = await withinBudget(async () => await rpcNow().call(peer, 'claims.claim', { items: wire, proofs, ...(blocks.length > 0 ? { blocks } : {}) }, { timeoutMs: timeoutMs + wire.length * PER_ITEM_MS }), wire.length, Date.now() + BUDGET_WAIT_MS)
       for (const [, settle] of introduced) settle(true)
     } catch (e) {
       for (const [c, settle] of introduced) { settle(false); delivered.get(c)?.delete(peer) }

@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import {
-  ARBITER_CLOCK_SKEW_MS, committeeInForce, countCommittee, registrationDigest, registrationShapeProblem, stakeProbeTx, stakeProblem,
+  ARBITER_CLOCK_SKEW_MS, charterCountsFrom, charterOf, charterProblem, countCommittee, registrationDigest, registrationShapeProblem, stakeProbeTx, stakeProblem,
   type ArbiterRegistration, type KeptRegistration, type StakeTip
 } from '../../../src/consensus/arbiter-registration.js'
 import { TokenType } from '../../../src/tokenchain/types.js'
@@ -50,14 +50,12 @@ describe('consensus: arbiter registrations and the committee they seat', () => {
     expect(stakeProblem(r, tip({ tokenType: TokenType.RBT }), { testNet: false })).to.equal(undefined)
   })
 
-  it('seats count once mature, below the minimum the committee is not in force, and a peer or a token seats one DID only', () => {
+  it('seats count once mature, and a peer or a token seats one DID only', () => {
     const regs = [1, 2, 3, 4].map((i) => kept(reg(i)))
     expect(countCommittee(regs, 1_000 + 600_000, rules)).to.have.length(0)
     const later = 2_000_000
     const four = countCommittee(regs, later, rules)
     expect(four.map((m) => m.did)).to.deep.equal([1, 2, 3, 4].map(did))
-    expect(committeeInForce(four)).to.equal(true)
-    expect(committeeInForce(four.slice(0, 3))).to.equal(false)
     // a second DID on the same peer, and a second DID staking the same token: the earlier keeps the seat
     const samePeer = kept(reg(5, { peer: peer(1) }))
     const sameToken = kept(reg(6, { stake: [{ token: token(2), block: block() }] }))
@@ -93,5 +91,23 @@ describe('consensus: arbiter registrations and the committee they seat', () => {
     const old = kept(reg(1, { at: 1_000 }), { seen: 10_000_000 })
     expect(countCommittee([old], 10_000_000 + 1_000, rules)).to.have.length(0)
     expect(countCommittee([old], 10_000_000 + 60_000, rules)).to.have.length(1)
+  })
+
+  it('a charter is four joins of distinct DIDs, peers and tokens; made of the earliest joins a node holds, it counts once the youngest matured', () => {
+    const regs = [1, 2, 3, 4].map((i) => reg(i))
+    expect(charterProblem(regs)).to.equal(undefined)
+    expect(charterProblem(regs.slice(0, 3))).to.match(/holds 4/)
+    expect(charterProblem([...regs.slice(0, 3), reg(1, { at: 9_000 })])).to.match(/DID .* twice/)
+    expect(charterProblem([...regs.slice(0, 3), reg(5, { peer: peer(1) })])).to.match(/peer .* twice/)
+    expect(charterProblem([...regs.slice(0, 3), reg(5, { stake: [{ token: token(1), block: block(2) }] })])).to.match(/staked twice/)
+    expect(charterProblem([...regs.slice(0, 3), reg(4, { stake: [], leave: true })])).to.match(/joins only/)
+    expect(charterCountsFrom(regs, rules.maturityMs)).to.equal(1_004 + rules.maturityMs)
+    // of the joins held: the earliest four that share no peer or token; a DID whose newest is a leave or whose stake lapsed makes none
+    const held = [5, 1, 2, 3, 4, 6].map((i) => kept(reg(i)))
+    expect(charterOf(held)?.map((k) => k.reg.did)).to.deep.equal([1, 2, 3, 4].map(did))
+    const after = [...held, kept(reg(1, { stake: [], leave: true, at: 9_000 })), kept(reg(2), { lapsed: true }), kept(reg(7, { peer: peer(3) }))]
+    const again = after.filter((k) => !(k.reg.did === did(2) && k.lapsed !== true))
+    expect(charterOf(again)?.map((k) => k.reg.did)).to.deep.equal([3, 4, 5, 6].map(did))
+    expect(charterOf(held.slice(0, 3))).to.equal(undefined)
   })
 })

@@ -1,0 +1,56 @@
+import { generateKeyPair } from '@libp2p/crypto/keys'
+import { peerIdFromPrivateKey } from '@libp2p/peer-id'
+import { ArbiterCommittee, type WireRegistration } from '../../../../src/node/consensus/arbiter-committee.js'
+import { peerSigner, verifyPeerSignature } from '../../../../src/p2p/peer-signature.js'
+import { buildBundle } from '../../../../src/consensus/bundle.js'
+import { didSignatureVerifier } from '../../../../src/tokens/verifier.js'
+import { silentLogger } from '../../../../src/util/logger.js'
+import { twoQuorumSets, type SimDid, type SimNet, type SimNode } from '../../consensus/harness.js'
+import { memoryCollection } from '../../../helpers/memory-collection.js'
+
+/** Committees of real DID keys, chains and peer keys on a simulated network, for the committee's suites. */
+
+export interface Ctx { net: SimNet, node: SimNode, did: SimDid, peer: string, sign: (d: Uint8Array) => Promise<Uint8Array> }
+
+export const MATURITY = 10 * 60_000
+export const GRACE = 2 * 60_000
+
+export const committeeOf = (net: SimNet, o: { selfPeer?: string, sign?: (d: Uint8Array) => Promise<Uint8Array>, now?: () => number, addrs?: string[], maturityMs?: number, graceMs?: number, col?: ReturnType<typeof memoryCollection<any>> } = {}): ArbiterCommittee => new ArbiterCommittee({ // eslint-disable-line @typescript-eslint/no-explicit-any
+  col: o.col ?? memoryCollection<any>(), // eslint-disable-line @typescript-eslint/no-explicit-any
+  host: () => ({ peerId: o.selfPeer ?? 'self', signAsPeer: o.sign ?? (async () => new Uint8Array(64)), addrs: () => o.addrs ?? [], learn: async () => {}, connected: () => [] }),
+  testNet: true,
+  rpc: () => undefined,
+  verifier: didSignatureVerifier({ resolve: async (did) => net.docs.get(did) }),
+  verifyPeer: verifyPeerSignature,
+  probe: async () => ({}),
+  log: silentLogger,
+  maturityMs: o.maturityMs ?? 0,
+  graceMs: o.graceMs ?? 0,
+  recheckMs: 0,
+  pullMs: 0,
+  ...(o.now !== undefined ? { now: o.now } : {})
+})
+
+export async function peerKey (): Promise<{ peer: string, sign: (d: Uint8Array) => Promise<Uint8Array> }> {
+  const key = await generateKeyPair('Ed25519')
+  return { peer: peerIdFromPrivateKey(key).toString(), sign: peerSigner(key) }
+}
+
+/** Four seats registered at `clock()` (each its own DID, token and peer), and the fourth DID's own committee (to leave with). */
+export async function fourSeats (clock: () => number): Promise<{ wires: WireRegistration[], last: { ctx: Ctx, own: ArbiterCommittee } }> {
+  const n = await twoQuorumSets(false)
+  const wires: WireRegistration[] = []
+  let last: { ctx: Ctx, own: ArbiterCommittee } | undefined
+  for (let i = 0; i < 4; i++) {
+    const q = n.net.nodeOf(n.set1[i]!)
+    const d = q.dids.get(n.set1[i]!)!
+    const [t] = await n.net.mint(q, d.did, 1)
+    const ctx: Ctx = { net: n.net, node: q, did: d, ...(await peerKey()) }
+    const own = committeeOf(n.net, { selfPeer: ctx.peer, sign: ctx.sign, now: clock })
+    const tok = (await q.ledger.tokensById([t!]))[0]!
+    const reg = await own.register(d.quorum, [{ token: t!, block: tok.latestBlockId }], await buildBundle(q.ledger, [t!], { levels: 0 }))
+    wires.push(own.list().find((w) => w.reg.at === reg.at && w.reg.did === reg.did)!)
+    last = { ctx, own }
+  }
+  return { wires, last: last! }
+}
