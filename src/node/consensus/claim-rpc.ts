@@ -92,6 +92,16 @@ export async function withinBudget<T> (call: () => Promise<T>, units: number, un
 /** How long a check paces its batches to an arbiter's budget, at most. */
 export const BUDGET_WAIT_MS = 30_000
 
+/**
+ * Until when a check of `units` states at one arbiter paces its batches to that arbiter's budget:
+ * the call's own timeout, and twice the time the arbiter's rate takes to pass them (at most
+ * BUDGET_WAIT_MS). An arbiter that answers TOO_MANY_REQUESTS to everything, at once, then holds a
+ * small check no longer than one that does not answer at all; a check of many states gets the time
+ * its pace needs.
+ */
+export const budgetDeadline = (units: number, timeoutMs: number, now: number = Date.now()): number =>
+  now + Math.min(BUDGET_WAIT_MS, timeoutMs + 2 * Math.ceil(Math.max(0, units) / CLAIM_PEER_RATE * 1000))
+
 /** Most items of one `claims.claim`, and most states of one `claims.release`. */
 export const CLAIM_BATCH_MAX = 64
 export const RELEASE_MAX = 1024

@@ -9,7 +9,7 @@ import type { PeerBuckets } from '../../util/peer-buckets.js'
 import { bytesToHex, hexToBytes } from '../../wallet/bytes.js'
 import { verifyPeerSignature, type P2pHost } from '../../p2p/host.js'
 import type { RpcClient } from '../../p2p/rpc.js'
-import { BUDGET_WAIT_MS, CLAIM_BATCH_MAX, withinBudget, type StateClaimMethods } from './claim-rpc.js'
+import { CLAIM_BATCH_MAX, budgetDeadline, withinBudget, type StateClaimMethods } from './claim-rpc.js'
 import { groupByPeer } from '../../util/group-by-peer.js'
 
 /** Seals' signatures remembered as checked. */
@@ -121,8 +121,9 @@ const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, h
     // every arbiter of each state as this node counts them (the peers that granted among the candidates)
     const arbiters = items.map((it) => arbitersOf(it.stateHash, peers))
     const byPeer = groupByPeer(arbiters.map((list, i) => [i, list] as const), self)
-    const until = Date.now() + BUDGET_WAIT_MS
     await Promise.all([...byPeer].map(async ([peer, idx]) => {
+      // paced to the arbiter's budget as long as its states need, not longer (see budgetDeadline)
+      const until = budgetDeadline(idx.length, timeoutMs)
       for (let k = 0; k < idx.length; k += CLAIM_BATCH_MAX) {
         const sent = idx.slice(k, k + CLAIM_BATCH_MAX)
         try {
@@ -210,8 +211,8 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   if (h !== undefined) {
     const byPeer = groupByPeer(all.map((i) => [i, arbiters[i]!] as const), self)
     // batches past an arbiter's burst are paced to its budget: refused, they would count as silence
-    const until = Date.now() + BUDGET_WAIT_MS
     await Promise.all([...byPeer].map(async ([peer, mine]) => {
+      const until = budgetDeadline(mine.length, timeoutMs)
       for (let k = 0; k < mine.length; k += CLAIM_BATCH_MAX) {
         const sent = mine.slice(k, k + CLAIM_BATCH_MAX)
         try {

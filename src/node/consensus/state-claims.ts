@@ -18,7 +18,7 @@ import { closerPeerSets, spentKeyBytes, withAddresses, type NodeSpentMarkers } f
 import type { ArbiterView } from './arbiter-view.js'
 import { type CertificateWatch, type SeenCertificate } from '../../consensus/certificate-evidence.js'
 import { nodeClaimSeals } from './claim-seals.js'
-import { BUDGET_WAIT_MS, CLAIM_BATCH_MAX, CLAIM_PEER_BURST, CLAIM_PEER_RATE, PROOFS_MAX, withinBudget, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods, type WireProof } from './claim-rpc.js'
+import { budgetDeadline, CLAIM_BATCH_MAX, CLAIM_PEER_BURST, CLAIM_PEER_RATE, PROOFS_MAX, withinBudget, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods, type WireProof } from './claim-rpc.js'
 
 export { ArbiterView, ARBITER_FORGET_MS, ARBITER_VIEW_MAX } from './arbiter-view.js'
 export { claimStoreOn } from './claim-store.js'
@@ -209,7 +209,7 @@ export function nodeStateClaims (opts: {
     try {
       // an arbiter checks and writes every item: a full request gets more time than one state
       // (a claim of more states than an arbiter's burst is paced to its budget, not refused)
-      res = await withinBudget(async () => await rpcNow().call(peer, 'claims.claim', { items: wire, proofs, ...(blocks.length > 0 ? { blocks } : {}) }, { timeoutMs: timeoutMs + wire.length * PER_ITEM_MS }), wire.length, Date.now() + BUDGET_WAIT_MS)
+      res = await withinBudget(async () => await rpcNow().call(peer, 'claims.claim', { items: wire, proofs, ...(blocks.length > 0 ? { blocks } : {}) }, { timeoutMs: timeoutMs + wire.length * PER_ITEM_MS }), wire.length, budgetDeadline(wire.length, timeoutMs))
       for (const [, settle] of introduced) settle(true)
     } catch (e) {
       for (const [c, settle] of introduced) { settle(false); delivered.get(c)?.delete(peer) }
