@@ -287,8 +287,7 @@ export class ArbiterCommittee {
     if (why !== undefined) {
       if (own) this.opts.log.warn(`arbiter registration of ${reg.did} refused: ${why}`)
       else this.opts.log.debug(`arbiter registration of ${reg.did} from its peer ${reg.peer} refused: ${why}`)
-      if (this.refused.size >= REFUSED_MAX) this.refused.delete(this.refused.keys().next().value!)
-      this.refused.set(wireKey(wire), { at: this.now(), why })
+      this.remember(wireKey(wire), why)
       return why
     }
     // checked while a later one of its DID was taken: replaced already
@@ -374,7 +373,7 @@ export class ArbiterCommittee {
           const why = await this.signedProblem(w).catch((e: unknown) => `checking it failed: ${errorMessage(e)}`)
           if (typeof why === 'string') {
             const said = `registration of ${w.reg.did} in the charter: ${why}`
-            this.refused.set(key, { at: this.now(), why: said })
+            this.remember(key, said)
             this.opts.log.debug(`arbiter charter from ${from} refused: ${said}`)
             return said
           }
@@ -385,6 +384,13 @@ export class ArbiterCommittee {
       this.checking.set(key, p)
     }
     return await p
+  }
+
+  /** Remembers a refusal (a registration's or a charter's, as offered), the oldest forgotten past REFUSED_MAX. */
+  private remember (key: string, why: string): void {
+    this.refused.delete(key)
+    while (this.refused.size >= REFUSED_MAX) this.refused.delete(this.refused.keys().next().value!)
+    this.refused.set(key, { at: this.now(), why })
   }
 
   /** Whether a charter of `regs` would replace the one held: none held, or one that has not counted yet and counts later. */
