@@ -121,8 +121,13 @@ export class ArbiterCommittee {
     for await (const [k, s] of this.opts.col.entries()) {
       if (k === OLD_IN_FORCE_KEY) { await this.opts.col.del(k).catch(() => {}); continue }
       if (k === CHARTER_KEY) {
-        const regs = (s as unknown as { regs?: WireRegistration[] })?.regs
-        if (Array.isArray(regs) && charterProblem(regs.map((w) => w.reg)) === undefined) this.charter = { regs, countsFrom: charterCountsFrom(regs.map((w) => w.reg), this.opts.maturityMs) }
+        // a record another version wrote, or a damaged one, is dropped (the charter is made again, or pulled)
+        const regs = (s as unknown as { regs?: unknown } | null)?.regs
+        const ok = Array.isArray(regs) && regs.length === CHARTER_SIZE &&
+          regs.every((w) => registrationShapeProblem((w as WireRegistration | null)?.reg, Number.MAX_SAFE_INTEGER) === undefined) &&
+          charterProblem((regs as WireRegistration[]).map((w) => w.reg)) === undefined
+        if (ok) this.charter = { regs: regs as WireRegistration[], countsFrom: charterCountsFrom((regs as WireRegistration[]).map((w) => w.reg), this.opts.maturityMs) }
+        else await this.opts.col.del(k).catch(() => {})
         continue
       }
       if (registrationShapeProblem(s?.reg, Number.MAX_SAFE_INTEGER) !== undefined) { await this.opts.col.del(k).catch(() => {}); continue }
