@@ -68,6 +68,14 @@ export const LIST_MAX = 1024
 /** Registrations checked per peer and second (the chains are validated, the stake probed), and the burst. */
 const CHECK_RATE = 2
 const CHECK_BURST = 64
+/**
+ * Charters checked per peer: one each 10 s, 4 at once. A budget of their own: an honest node offers
+ * a charter only when it takes one that counts earlier than the one it held, so a relay's charter is
+ * never refused because the registrations it passed on (any seat's, re-registered at will) spent
+ * the budget they share.
+ */
+const CHARTER_RATE = 0.1
+const CHARTER_BURST = 4
 const MAX_CHAIN_BLOCKS = 64
 /** How long a refused registration (as offered: with its chains) is answered from memory, and how many are remembered. */
 const REFUSED_MEMORY_MS = 5 * 60_000
@@ -102,6 +110,7 @@ export interface ArbiterCommitteeOptions {
 export class ArbiterCommittee {
   private readonly kept = new Map<string, Stored>()
   private readonly limits = new PeerBuckets(CHECK_RATE, CHECK_BURST)
+  private readonly charterLimits = new PeerBuckets(CHARTER_RATE, CHARTER_BURST)
   private readonly checking = new Map<string, Promise<string | undefined>>()
   // registrations refused lately, as offered (the digest and what the signatures do not cover): a
   // refusal costs its chains' validation and a probe of the stake's arbiters, once
@@ -372,7 +381,7 @@ export class ArbiterCommittee {
     if (r !== undefined && this.now() - r.at < REFUSED_MEMORY_MS) return r.why
     let p = this.checking.get(key)
     if (p === undefined) {
-      if (!this.limits.take(from, CHARTER_SIZE)) return 'too many registrations from this peer: try later'
+      if (!this.charterLimits.take(from)) return 'too many charters from this peer: try later'
       p = (async () => {
         for (const w of wires) {
           const why = await this.signedProblem(w).catch((e: unknown) => `checking it failed: ${errorMessage(e)}`)
@@ -469,14 +478,18 @@ export class ArbiterCommittee {
     return { regs: this.list(), ...(this.charter !== undefined ? { charter: this.charter.regs } : {}) }
   }
 
-  /** Takes a peer's list (a pull's answer): the registrations that hold, then its charter. Returns how many registrations were new. */
+  /**
+   * Takes a peer's list (a pull's answer): its charter first (checked by what it carries, at once:
+   * not after every registration's probe), then the registrations that hold. Returns how many
+   * registrations were new.
+   */
   async take (list: ArbiterList, from: string): Promise<number> {
+    if (list?.charter !== undefined) await this.receiveCharter(list.charter, from)
     let taken = 0
     for (const w of Array.isArray(list?.regs) ? list.regs.slice(0, LIST_MAX) : []) {
       const before = this.kept.size
       if (await this.receive(w, from) === undefined && this.kept.size > before) taken++
     }
-    if (list?.charter !== undefined) await this.receiveCharter(list.charter, from)
     return taken
   }
 
@@ -571,12 +584,10 @@ export function arbiterRpcHandlers (committee: () => ArbiterCommittee | undefine
     'arbiters.list': async () => c().listAnswer(),
     'arbiters.offer': async (req, ctx) => {
       if (!Array.isArray(req?.regs) || req.regs.length > OFFER_MAX) throw new RbtError(ErrorCode.INVALID_INPUT, `malformed arbiter offer: up to ${OFFER_MAX} registrations`)
+      const why = req.charter !== undefined ? await c().receiveCharter(req.charter, ctx.peerId) : undefined
       let taken = 0
       for (const w of req.regs) if (await c().receive(w, ctx.peerId) === undefined) taken++
-      if (req.charter !== undefined) {
-        const why = await c().receiveCharter(req.charter, ctx.peerId)
-        if (why !== undefined) throw new RbtError(ErrorCode.INVALID_INPUT, `arbiter charter refused: ${why}`)
-      }
+      if (why !== undefined) throw new RbtError(ErrorCode.INVALID_INPUT, `arbiter charter refused: ${why}`)
       return { taken }
     }
   }

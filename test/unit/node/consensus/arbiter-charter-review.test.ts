@@ -88,4 +88,75 @@ describe('node: the arbiter charter, third review', function () {
     expect(r.refused).to.equal(undefined)
     expect(took, `held ${took} ms by one arbiter answering TOO_MANY_REQUESTS (${asked} times), a silent one costs the 500 ms timeout`).to.be.below(3 * 500)
   })
+  it('HOLE charter refusals unbounded: charters refused are remembered within the bound registrations are (4,096), however many strangers offer them', async () => {
+    // receiveCharter remembers every refused charter (its four registrations' keys, some 600 bytes)
+    // with no bound, where a refused registration is remembered among at most 4,096: junk charters
+    // (right shape, signatures of nothing) cost their sender one frame each and peer ids cost
+    // nothing, so the memory grows for as long as he sends
+    const c = committeeOf((await fourSeats(() => 1_000_000_000)).last.ctx.net, { now: () => 1_000_000_000 })
+    for (let i = 0; i < 4_200; i++) {
+      const charter = [0, 1, 2, 3].map((j) => junkReg(`${i}/${j}`))
+      expect(await c.receiveCharter(charter, `stranger${i}`)).to.be.a('string')
+    }
+    const refused = (c as unknown as { refused: Map<string, unknown> }).refused
+    expect(refused.size, 'refusals remembered').to.be.at.most(4096)
+  })
+
+  it('HOLE charter crashes the start: a malformed charter record in the store is dropped at load, not thrown', async () => {
+    // the registrations of the store are checked for their shape at load and dropped when bad; the
+    // charter's record is read as it is, and one whose registrations are not objects (a store
+    // written by another version, or damaged) throws out of load(): the node does not start
+    const net = (await fourSeats(() => 1_000_000_000)).last.ctx.net
+    for (const bad of [{ regs: [null, null, null, null] }, { regs: [{}, {}, {}, {}] }, { regs: [1, 'x', [], true] }]) {
+      const col = memoryCollection<any>() // eslint-disable-line @typescript-eslint/no-explicit-any
+      await col.put('~charter', bad)
+      const c = committeeOf(net, { col, now: () => 1_000_000_000 })
+      await c.load()
+      expect(c.inForce()).to.equal(false)
+      expect(await col.get('~charter'), 'the bad record is dropped').to.equal(undefined)
+    }
+  })
+
+  it('HOLE charter starved by its relay\'s registrations: a charter a peer lists is taken even when the registrations listed with it used up that peer\'s budget', async () => {
+    // a charter costs 4 of the budget a peer's registrations share (2 a second, 64 at once), and a
+    // pull takes the charter last, after every registration the list holds. A list with more than 60
+    // registrations new here (a node joining a network of some size, or one whose seat re-registers
+    // again and again, each one valid and passed on by every honest relay) spends the relay's budget
+    // before the charter is reached: refused, the node stays out of force (the peers of its view
+    // count, Sybils ground next to a state's key included) for as long as the relays' budgets are
+    // kept spent
+    let clock = 1_000_000_000
+    const now = (): number => clock
+    const { wires, last } = await fourSeats(now)
+    const fresh = committeeOf(last.ctx.net, { now, maturityMs: MATURITY })
+    const regs = Array.from({ length: 100 }, (_, i) => junkReg(`listed ${i}`, clock - 1))
+    clock += MATURITY
+    await fresh.take({ regs, charter: wires }, 'relay')
+    expect(fresh.charterView(), 'the charter listed with the registrations').to.not.equal(undefined)
+    expect(fresh.inForce()).to.equal(true)
+    // and offered by a relay whose budget the registrations it passed on spent just before
+    const other = committeeOf(last.ctx.net, { now, maturityMs: MATURITY })
+    await other.take({ regs: regs.map((w) => ({ ...w, reg: { ...w.reg, at: w.reg.at - 1 } })) }, 'relay')
+    await other.take({ regs: [], charter: wires }, 'relay')
+    expect(other.inForce(), 'the charter offered after the registrations').to.equal(true)
+  })
+
+  it('HOLE charter bloat: a charter is kept and passed on as its joins were signed and staked, without what a relay padded it with', async () => {
+    // receiveCharter checks only the staked tokens' chains and contents of each registration, and
+    // keeps and lists the registrations as offered: any other chain, content or address a stranger
+    // adds rides along, kept for good and sent in every `arbiters.list` answer of every node that
+    // took it (never replaced once in force). Padded near the 1 MiB frame limit, the list answer no
+    // longer fits in a frame: every node's `arbiters.list` fails, and no node pulls registrations
+    // or the charter again
+    let clock = 1_000_000_000
+    const now = (): number => clock
+    const { wires, last } = await fourSeats(now)
+    const fresh = committeeOf(last.ctx.net, { now, maturityMs: MATURITY })
+    const stray = `Qm${pick(B58, 'stray', 44)}`
+    const padded = wires.map((w, i) => i === 0 ? { ...w, chains: { ...w.chains, [stray]: ['ab'.repeat(430_000)] }, contents: { ...w.contents, [stray]: 'x'.repeat(90_000) }, addrs: Array.from({ length: 2000 }, (_, j) => `/ip4/10.0.${j % 250}.1/tcp/4001`) } : w)
+    expect(await fresh.receiveCharter(padded, 'stranger')).to.equal(undefined)
+    const clean = JSON.stringify(wires.map((w) => ({ reg: w.reg, chains: w.chains, contents: w.contents })))
+    const listed = JSON.stringify(fresh.listAnswer())
+    expect(listed.length, 'the list answer, with the charter').to.be.below(clean.length + 16 * 1024)
+  })
 })
