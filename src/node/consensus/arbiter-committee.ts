@@ -308,7 +308,7 @@ export class ArbiterCommittee {
     if (this.newerOf(reg) !== undefined) return 'replaced by a later registration of its DID'
     // a relay's addresses are kept apart, dialled only while the seat's own are not known: a wrong
     // one costs a failed dial (the handshake proves the peer id), none leaves the seat unreachable
-    const stored: Stored = { ...wire, addrs: fromSeat ? cleanAddrs(wire.addrs ?? []) : [], ...(fromSeat ? {} : { relayAddrs: cleanAddrs(wire.addrs ?? []) }), seen: this.now(), verified: true, ...(reg.leave === true ? {} : { anchors: stakeAnchors(wire) }) }
+    const stored: Stored = { ...wireOf(wire), addrs: fromSeat ? cleanAddrs(wire.addrs ?? []) : [], ...(fromSeat ? {} : { relayAddrs: cleanAddrs(wire.addrs ?? []) }), seen: this.now(), verified: true, ...(reg.leave === true ? {} : { anchors: stakeAnchors(wire) }) }
     await this.opts.col.put(key, stored)
     this.kept.set(key, stored)
     // a charter before the prune: the join a leave replaces is one of those that made it
@@ -536,8 +536,24 @@ export function stakeAnchors (w: Pick<WireRegistration, 'reg' | 'chains'>): stri
   })
 }
 
-/** A kept registration as it goes on the wire. */
-const wireOf = (s: WireRegistration): WireRegistration => ({ reg: s.reg, ...(s.chains !== undefined ? { chains: s.chains } : {}), ...(s.contents !== undefined ? { contents: s.contents } : {}), ...(s.addrs !== undefined ? { addrs: s.addrs } : {}) })
+/**
+ * A registration as it is kept and goes on the wire: its staked tokens' chains and contents only,
+ * and at most 8 addresses. Nothing else a relay adds (other chains, contents, fields) is kept or
+ * passed on: a charter, kept for good and sent in every list answer, padded near the frame limit
+ * made every `arbiters.list` answer too large to send.
+ */
+const wireOf = (s: WireRegistration): WireRegistration => {
+  const staked = Array.isArray(s.reg?.stake) ? s.reg.stake.map((t) => t.token) : []
+  const pick = <T>(m: Record<string, T> | undefined): Record<string, T> | undefined => {
+    if (m === undefined || m === null || typeof m !== 'object') return undefined
+    const out: Record<string, T> = {}
+    for (const t of staked) if (Object.prototype.hasOwnProperty.call(m, t)) out[t] = m[t]!
+    return out
+  }
+  const chains = pick(s.chains)
+  const contents = pick(s.contents)
+  return { reg: s.reg, ...(chains !== undefined ? { chains } : {}), ...(contents !== undefined ? { contents } : {}), ...(Array.isArray(s.addrs) ? { addrs: cleanAddrs(s.addrs) } : {}) }
+}
 
 /** A registration as offered: its digest and a hash of what the signatures do not cover (its chains and contents). */
 function wireKey (w: WireRegistration): string {

@@ -159,4 +159,25 @@ describe('node: the arbiter charter, third review', function () {
     const listed = JSON.stringify(fresh.listAnswer())
     expect(listed.length, 'the list answer, with the charter').to.be.below(clean.length + 16 * 1024)
   })
+  it('HOLE lapsed by a relay: a registration passed on with fields its signatures do not cover (`lapsed`, `why`) seats its DID like the clean copy', async () => {
+    // verify() kept a registration as `{ ...wire, addrs, seen, verified, anchors }`: every other field
+    // the offer carried was kept too, `lapsed: true` among them, which countCommittee reads as "its
+    // stake was found spent". A relay (the owner's node) that passes an honest seat's registration on
+    // first, with `lapsed: true` added, takes that seat away on the nodes he picks (the clean copy,
+    // arriving later, is the same registration: already kept). Those nodes count fewer seats and a
+    // lower threshold: with 7 seats, 2 his, a node missing 2 honest seats needs 4 grants of 5, and
+    // his 2 with 2 honest seats the other receivers' certificate (5 of 7) never asked make a
+    // second certificate it accepts
+    let clock = 1_000_000_000
+    const now = (): number => clock
+    const { wires, last } = await fourSeats(now)
+    const honest = committeeOf(last.ctx.net, { now })
+    const picked = committeeOf(last.ctx.net, { now })
+    for (const w of wires) expect(await honest.receive(w, 'relay')).to.equal(undefined)
+    for (const w of wires) expect(await picked.receive({ ...w, lapsed: true, why: 'spent' } as unknown as WireRegistration, 'owner')).to.equal(undefined)
+    for (const w of wires) expect(await picked.receive(w, 'relay')).to.equal(undefined)
+    clock += 1
+    expect(honest.seats()).to.have.length(4)
+    expect(picked.seats(), 'the node the owner relayed to first').to.deep.equal(honest.seats())
+  })
 })
