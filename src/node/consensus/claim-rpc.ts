@@ -72,20 +72,23 @@ export const CLAIM_PEER_RATE = 256
 export const CLAIM_PEER_BURST = 1024
 
 /**
- * Calls an arbiter again while it answers that this node is past its budget (TOO_MANY_REQUESTS),
- * each time after the budget has had time to refill for the `units` states asked, until `untilMs`
- * (then its refusal stands). A check of more states than the burst is paced by the arbiter's own
- * answers instead of counted as unanswered.
+ * Calls an arbiter again while it answers that this node is past its budget (TOO_MANY_REQUESTS):
+ * first after the budget has had time to refill for the `units` states asked, then after twice as
+ * long each time, until `untilMs` (then its refusal stands). A check of more states than the burst
+ * is paced by the arbiter's own answers instead of counted as unanswered; an arbiter that refuses
+ * everything is asked again a few times, not every few milliseconds with the whole request (a
+ * claim's first carries its contract).
  */
 export async function withinBudget<T> (call: () => Promise<T>, units: number, untilMs: number, now: () => number = Date.now): Promise<T> {
+  let wait = Math.ceil(units / CLAIM_PEER_RATE * 1000) + 25
   for (;;) {
     try {
       return await call()
     } catch (e) {
       if (!(e instanceof RbtError) || e.code !== ErrorCode.TOO_MANY_REQUESTS) throw e
-      const wait = Math.ceil(units / CLAIM_PEER_RATE * 1000) + 25
       if (now() + wait > untilMs) throw e
       await new Promise((resolve) => setTimeout(resolve, wait))
+      wait *= 2
     }
   }
 }
