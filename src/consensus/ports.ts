@@ -169,7 +169,7 @@ export interface StateClaims {
    * transaction by at least 2f + 1 of its n arbiters while fewer than q(n) sealed it to its holder
    * (so that holder's block was never certified), undefined otherwise.
    */
-  priorSeals?: (items: ReadonlyArray<{ stateHash: string, holder: string }>) => Promise<{ refused?: string, unanswered?: string }>
+  priorSeals?: (items: ReadonlyArray<{ stateHash: string, holder: string }>, o?: { byView?: boolean }) => Promise<{ refused?: string, unanswered?: string }>
 }
 
 /**

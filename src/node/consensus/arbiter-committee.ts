@@ -94,8 +94,11 @@ export interface ArbiterCommitteeOptions {
   rpc: () => RpcClient<ArbiterMethods> | undefined
   verifier: SignatureVerifier
   verifyPeer: (peer: string, data: Uint8Array, sig: Uint8Array) => Promise<boolean>
-  /** asks the arbiters of the staked states (as this node counts them) whether any holds one for a transaction */
-  probe: (items: Array<{ stateHash: string, holder: string }>) => Promise<{ refused?: string, unanswered?: string }>
+  /**
+   * asks the arbiters of the staked states (as this node counts them) whether any holds one for a
+   * transaction; `byView`: the peers of the view, as before any charter (no seat stands to ask)
+   */
+  probe: (items: Array<{ stateHash: string, holder: string }>, o?: { byView?: boolean }) => Promise<{ refused?: string, unanswered?: string }>
   distrusted?: (peer: string) => boolean
   log: Logger
   /** a test network: test RBT stake there (they cost nothing to mint, so nowhere else) */
@@ -354,7 +357,11 @@ export class ArbiterCommittee {
     // forks the token past his old block with quorums of his own shows a chain whose fork block
     // spent a state its arbiters hold for the token's real transfer (the receiver's earlier-block check)
     const earlier = reg.stake.flatMap((st) => earlierSpends(st.token, bundle.chains[st.token]!, 1))
-    const spent = await this.opts.probe([...stakeProbeStates(wire).map((stateHash) => ({ stateHash, holder: stakeProbeTx(reg) })), ...earlier])
+    // with a charter in force and no seat standing, no arbiter could answer: every registration
+    // would be refused, and no seat ever taken again. The peers of the view are asked then, as
+    // before any charter (the seats' recheck lapses a stake found spent once seats stand)
+    const byView = this.inForce() && this.members().length === 0
+    const spent = await this.opts.probe([...stakeProbeStates(wire).map((stateHash) => ({ stateHash, holder: stakeProbeTx(reg) })), ...earlier], byView ? { byView } : undefined)
     if (spent.refused !== undefined) return `its stake is spent: ${spent.refused}`
     // not taken while its stake's arbiters cannot tell (the next pull offers it again)
     return spent.unanswered !== undefined ? `its stake cannot be checked now: ${spent.unanswered}` : undefined

@@ -12,6 +12,15 @@ import type { RpcClient } from '../../p2p/rpc.js'
 import { CLAIM_BATCH_MAX, budgetDeadline, withinBudget, type StateClaimMethods } from './claim-rpc.js'
 import { groupByPeer } from '../../util/group-by-peer.js'
 
+/** How priorSeals picks the arbiters it asks. */
+export interface PriorSealsOptions {
+  /**
+   * The peers of the view, even when a committee is in force: for a registration's stake while no
+   * seat stands (with none, no arbiter could answer, and no seat would ever be taken again).
+   */
+  byView?: boolean
+}
+
 /** Seals' signatures remembered as checked. */
 const SEALS_MEMO = 4096
 
@@ -29,11 +38,12 @@ export function nodeClaimSeals (deps: {
   /** the per-peer budget the arbiter's claims share */
   limits: PeerBuckets
   /** the k arbiters of a state as this node counts them, with extra candidates */
-  arbitersOf: (stateHash: string, also: Iterable<string>) => string[]
+  /** `byView`: the peers of the view even when a committee is in force (a registration's stake while no seat stands) */
+  arbitersOf: (stateHash: string, also: Iterable<string>, byView?: boolean) => string[]
   certificates?: CertificateWatch
   timeoutMs: number
   log: Logger
-}): { sealFor: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[]) => Promise<ClaimResult & { seals: PeerSeal[] }>, checkSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<PeerSeal>) => Promise<ClaimResult>, priorSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>) => Promise<{ refused?: string, unanswered?: string }>, serveSeal: (req: StateClaimMethods['claims.seal']['request'], asker: string) => Promise<StateClaimMethods['claims.seal']['response']> } {
+}): { sealFor: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[]) => Promise<ClaimResult & { seals: PeerSeal[] }>, checkSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<PeerSeal>) => Promise<ClaimResult>, priorSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, o?: PriorSealsOptions) => Promise<{ refused?: string, unanswered?: string }>, serveSeal: (req: StateClaimMethods['claims.seal']['request'], asker: string) => Promise<StateClaimMethods['claims.seal']['response']> } {
   const { table, limits, arbitersOf, timeoutMs, log } = deps
 /**
  * This arbiter's seal of some states for `forTx` (docs/protocol.md, "Seals"): the table's answers
@@ -185,7 +195,7 @@ const checkSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
  * holder) while fewer than q(n) show a seal to its holder was never certified to it: refused. No
  * answer, or a state nobody holds, refuses nothing.
  */
-const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: string }>): Promise<{ refused?: string, unanswered?: string }> => {
+const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: string }>, o: PriorSealsOptions = {}): Promise<{ refused?: string, unanswered?: string }> => {
   const h = deps.host()
   const self = h?.peerId ?? 'self'
   const sealed = items.map(() => new Set<string>())
@@ -205,7 +215,7 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   }
   // with no consent the request's transaction names nothing (it only picks the claimants whose
   // consents count): the states of every holder go together, one request per arbiter
-  const arbiters = items.map((it) => h === undefined ? [self] : arbitersOf(it.stateHash, []))
+  const arbiters = items.map((it) => h === undefined ? [self] : arbitersOf(it.stateHash, [], o.byView === true))
   const all = items.map((_, i) => i)
   await take(self, await sealHere(items[0]?.holder ?? '', items, new Set()), all)
   if (h !== undefined) {

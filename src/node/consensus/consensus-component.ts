@@ -242,7 +242,7 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
         rpc: () => net?.rpc as never,
         verifier,
         verifyPeer: async (peer, data, sig) => (await import('../../p2p/peer-signature.js')).verifyPeerSignature(peer, data, sig),
-        probe: async (items) => await claimsRef?.priorSeals?.(items) ?? {},
+        probe: async (items, o) => await claimsRef?.priorSeals?.(items, o) ?? {},
         distrusted: (p) => certificates.distrusted?.(p) === true,
         log: log.child('arbiters'),
         testNet: options.testNet === true,

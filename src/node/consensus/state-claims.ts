@@ -376,12 +376,12 @@ export function nodeStateClaims (opts: {
   }
 
   /** The k arbiters of a state as this node counts them: the committee's closest seats when one is in force; else the closest of its view, the peers given, and itself. */
-  const arbitersOf = (stateHash: string, also: Iterable<string>): string[] => {
+  const arbitersOf = (stateHash: string, also: Iterable<string>, byView = false): string[] => {
     const h = opts.host()
     if (h === undefined) return ['self']
     const target = kadKey(spentKeyBytes(stateHash))
     // a committee in force: its seats only, whoever connected or answered (peer ids cost nothing)
-    const seats = opts.committee?.()
+    const seats = byView ? undefined : opts.committee?.()
     if (seats !== undefined) return closestOf(target, seats)
     const candidates = new Map<string, Uint8Array>()
     const add = (id: string): void => { if (!candidates.has(id)) { try { candidates.set(id, kadPeerKey(id)) } catch {} } }

@@ -1,7 +1,9 @@
 import { expect } from 'chai'
 import { silentLogger } from '../../../../src/util/logger.js'
 import { ErrorCode, RbtError } from '../../../../src/util/errors.js'
-import { type WireRegistration } from '../../../../src/node/consensus/arbiter-committee.js'
+import { ArbiterCommittee, type WireRegistration } from '../../../../src/node/consensus/arbiter-committee.js'
+import { didSignatureVerifier } from '../../../../src/tokens/verifier.js'
+import { verifyPeerSignature } from '../../../../src/p2p/peer-signature.js'
 import { ClaimTable } from '../../../../src/consensus/claims.js'
 import { nodeStateClaims } from '../../../../src/node/consensus/state-claims.js'
 import type { ArbiterView } from '../../../../src/node/consensus/arbiter-view.js'
@@ -194,5 +196,63 @@ describe('node: the arbiter charter, third review', function () {
     clock += 1
     expect(honest.seats()).to.have.length(4)
     expect(picked.seats(), 'the node the owner relayed to first').to.deep.equal(honest.seats())
+  })
+  it('HOLE no seat, no registration: a node on which a charter counts with no seat standing takes a registration, not refuses every one for good', async () => {
+    // a registration's stake is probed at the state's arbiters as the node counts them (priorSeals):
+    // once a charter counts, its seats and nothing else. With none (a node that took the charter
+    // before any of its seats matured here, or a network whose seats all left or lapsed, or one a
+    // stranger put in force with a charter of 4 RBT he once held), no arbiter can answer: every
+    // registration is refused "its stake cannot be checked now", its own included, on every try,
+    // so no seat is ever taken again and every claim is refused for good. Here the node holds the
+    // charter and the peers of its view answer; it is offered one of the charter's joins
+    let clock = 1_000_000_000
+    const now = (): number => clock
+    const { wires, last } = await fourSeats(now)
+    const peers = await Promise.all(Array.from({ length: 4 }, async () => await peerKey()))
+    const self = await peerKey()
+    let com: ReturnType<typeof committeeOf> | undefined
+    const claimsOf = (peerId: string, sign: (d: Uint8Array) => Promise<Uint8Array>, rpc?: RpcClient<never>): ReturnType<typeof nodeStateClaims> => nodeStateClaims({
+      host: () => ({ peerId, signAsPeer: sign, closestKnownPeers: () => [] }) as unknown as P2pHost,
+      rpc: () => rpc as never,
+      table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }),
+      view: { closest: () => peers.map((p) => ({ peerId: p.peer, multiaddrs: [] })) } as unknown as ArbiterView,
+      markers: {} as unknown as NodeSpentMarkers,
+      verifier: { verify: async () => true },
+      quorumSigner: () => undefined,
+      outcome: async () => 'pending',
+      log: silentLogger,
+      timeoutMs: 500,
+      ...(rpc !== undefined ? { committee: () => com?.seats() } : {})
+    })
+    const served = new Map(peers.map((x) => [x.peer, claimsOf(x.peer, x.sign)]))
+    const rpc = { call: async (peer: string, method: string, req: never) => { if (method !== 'claims.seal') throw new Error('not served'); return await served.get(peer)!.serveSeal!(req, self.peer) } } as unknown as RpcClient<never>
+    const claims = claimsOf(self.peer, self.sign, rpc)
+    com = new ArbiterCommittee({
+      col: memoryCollection<any>(), // eslint-disable-line @typescript-eslint/no-explicit-any
+      host: () => ({ peerId: self.peer, signAsPeer: self.sign, addrs: () => [], learn: async () => {}, connected: () => [] }),
+      testNet: true,
+      rpc: () => undefined,
+      verifier: didSignatureVerifier({ resolve: async (did) => last.ctx.net.docs.get(did) }),
+      verifyPeer: verifyPeerSignature,
+      probe: async (items, o) => await claims.priorSeals!(items, o),
+      log: silentLogger,
+      maturityMs: MATURITY,
+      graceMs: 0,
+      recheckMs: 0,
+      pullMs: 0,
+      now
+    })
+    // before the charter, the peers of the view answer the probe
+    expect(await com.receive(wires[0]!, 'relay'), 'taken before any charter').to.equal(undefined)
+    clock += MATURITY + 1
+    expect(await com.receiveCharter(wires, 'relay')).to.equal(undefined)
+    expect(com.inForce()).to.equal(true)
+    // every seat leaves or lapses: none stands
+    ;(com as unknown as { kept: Map<string, { lapsed?: boolean }> }).kept.forEach((s) => { s.lapsed = true })
+    ;(com as unknown as { cache: unknown }).cache = undefined
+    expect(com.seats()).to.deep.equal([])
+    expect(await com.receive(wires[2]!, 'relay'), 'a registration offered with no seat standing').to.equal(undefined)
+    clock += 1
+    expect(com.seats(), 'the seat it takes').to.have.length(1)
   })
 })
