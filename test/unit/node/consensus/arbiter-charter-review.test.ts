@@ -255,4 +255,53 @@ describe('node: the arbiter charter, third review', function () {
     clock += 1
     expect(com.seats(), 'the seat it takes').to.have.length(1)
   })
+  // Open: not a small fix. The charter is checked by what it carries, not probed (a node joining
+  // years later, after its seats' stakes moved on, must count the same), so 4 DIDs that each once
+  // held a whole RBT, spent since, make a charter a stranger can offer: a network with no seat yet
+  // (one upgrading, where no quorum registered) comes into force with none, and every claim is
+  // refused until seats are registered and matured (10 minutes and the grace). A refusal, not a
+  // double spend (docs/protocol.md says so), and seats can now be taken with none standing. The
+  // fix needs a charter to prove its stakes stood unspent together (signed answers of their
+  // arbiters at the time, kept with it), or in force to wait for seats standing here.
+  it.skip('HOLE charter of spent stakes: a charter whose every stake was spent before it was offered puts no seatless node in force', async () => {
+    let clock = 1_000_000_000
+    const now = (): number => clock
+    const { wires, last } = await fourSeats(now)
+    const spent = new ArbiterCommittee({
+      col: memoryCollection<any>(), // eslint-disable-line @typescript-eslint/no-explicit-any
+      host: () => ({ peerId: 'self', signAsPeer: async () => new Uint8Array(64), addrs: () => [], learn: async () => {}, connected: () => [] }),
+      testNet: true,
+      rpc: () => undefined,
+      verifier: didSignatureVerifier({ resolve: async (did) => last.ctx.net.docs.get(did) }),
+      verifyPeer: verifyPeerSignature,
+      // every stake's state is held by its arbiters for a later transfer
+      probe: async () => ({ refused: 'held for a later transfer' }),
+      log: silentLogger,
+      maturityMs: MATURITY,
+      graceMs: 0,
+      recheckMs: 0,
+      pullMs: 0,
+      now
+    })
+    clock += MATURITY + 1
+    await spent.receiveCharter(wires, 'stranger')
+    expect(spent.inForce(), 'a charter of stakes all spent').to.equal(false)
+  })
+
+  // Open: not a small fix. `arbiters.list` is one unary answer, and a frame carries at most 1 MiB:
+  // a node holding more registrations (with their chains) than that answers every pull with an
+  // error, so no node learns a seat, or the charter, from it; a network of a few hundred seats
+  // gets there honestly, an owner with a few staked DIDs of long chains sooner. Trimming the list
+  // to a byte budget lets whoever registers most often push older seats out of every list (new
+  // nodes would count fewer seats than old ones); the fix is a paged list (`arbiters.list {after}`).
+  it.skip('HOLE list past the frame: a node answers `arbiters.list` within one frame whatever registrations it holds', async () => {
+    const col = memoryCollection<any>() // eslint-disable-line @typescript-eslint/no-explicit-any
+    for (let i = 0; i < 400; i++) {
+      const w = junkReg(`held ${i}`, 1_000_000_000 + i)
+      await col.put(`k${i}`, { ...w, chains: { [w.reg.stake[0]!.token]: ['ab'.repeat(1500)] }, seen: 1_000_000_000, verified: true })
+    }
+    const c = committeeOf((await fourSeats(() => 1_000_000_000)).last.ctx.net, { col, now: () => 1_000_000_000 })
+    await c.load()
+    expect(JSON.stringify(c.listAnswer()).length, 'the list answer').to.be.below(1024 * 1024)
+  })
 })
