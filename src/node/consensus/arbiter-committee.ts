@@ -567,7 +567,8 @@ function wireKey (w: WireRegistration): string {
   return `${registrationDigest(w.reg)}|${sha3Hex(new TextEncoder().encode(JSON.stringify([w.chains ?? null, w.contents ?? null])))}`
 }
 
-const cleanAddrs = (addrs: unknown[]): string[] => addrs.filter((a): a is string => typeof a === 'string' && a.length < 256).slice(0, 8)
+/** At most 8 addresses, each a string under 256 characters; anything else an offer carried (not a list, other values) is none. */
+const cleanAddrs = (addrs: unknown): string[] => Array.isArray(addrs) ? addrs.filter((a): a is string => typeof a === 'string' && a.length < 256).slice(0, 8) : []
 
 function packBundle (b: ChainBundle, ids: readonly string[]): Pick<WireRegistration, 'chains' | 'contents'> {
   const chains: Record<string, string[]> = {}

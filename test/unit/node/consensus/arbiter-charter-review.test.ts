@@ -255,6 +255,24 @@ describe('node: the arbiter charter, third review', function () {
     clock += 1
     expect(com.seats(), 'the seat it takes').to.have.length(1)
   })
+  it('HOLE addresses not a list: a registration offered with `addrs` that is no list is taken or refused, not thrown once its whole check is done', async () => {
+    // the addresses ride outside the signatures and outside the key a check is shared and a refusal
+    // remembered by; verify() read them with `.filter` after the signatures, the chains and the
+    // stake's probe had all passed: a TypeError out of receive(), out of the `arbiters.offer`
+    // handler and out of a pull (the rest of the list not taken), nothing kept and nothing
+    // remembered, so the same valid registration offered again with `addrs: "x"` costs a whole
+    // check (chains validated, the stake's arbiters asked) each time; and a clean copy offered
+    // while that check runs shares its failure
+    const clock = 1_000_000_000
+    const { wires, last } = await fourSeats(() => clock)
+    const c = committeeOf(last.ctx.net, { now: () => clock })
+    const bad = { ...wires[0]!, addrs: 'x' } as unknown as WireRegistration
+    const said = await c.receive(bad, 'relay').then((r) => r ?? 'taken', (e: unknown) => `thrown: ${String(e)}`)
+    expect(said).to.not.match(/^thrown/)
+    const viaList = await c.take({ regs: [bad, wires[1]!] }, 'relay2').then(() => 'ok', (e: unknown) => `thrown: ${String(e)}`)
+    expect(viaList).to.equal('ok')
+  })
+
   // Open: not a small fix. The charter is checked by what it carries, not probed (a node joining
   // years later, after its seats' stakes moved on, must count the same), so 4 DIDs that each once
   // held a whole RBT, spent since, make a charter a stranger can offer: a network with no seat yet
