@@ -4,16 +4,11 @@ import { ErrorCode, RbtError } from '../../../../src/util/errors.js'
 import { ArbiterCommittee, type WireRegistration } from '../../../../src/node/consensus/arbiter-committee.js'
 import { didSignatureVerifier } from '../../../../src/tokens/verifier.js'
 import { verifyPeerSignature } from '../../../../src/p2p/peer-signature.js'
-import { ClaimTable } from '../../../../src/consensus/claims.js'
 import { nodeStateClaims } from '../../../../src/node/consensus/state-claims.js'
-import type { ArbiterView } from '../../../../src/node/consensus/arbiter-view.js'
-import type { NodeSpentMarkers } from '../../../../src/node/consensus/spent-markers.js'
-import type { P2pHost } from '../../../../src/p2p/host.js'
 import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
-import { memoryClaimStore } from '../../consensus/harness.js'
 import { memoryCollection } from '../../../helpers/memory-collection.js'
-import { MATURITY, committeeOf, fourSeats, peerKey } from './committee-fixture.js'
+import { MATURITY, claimsAt, committeeOf, fourSeats, peerKey } from './committee-fixture.js'
 
 /**
  * A third reading of the committee, after the charter (4 joins that stood together, made or
@@ -55,19 +50,8 @@ describe('node: the arbiter charter, third review', function () {
   const jammed = async (timeoutMs: number): Promise<{ took: number, asked: number, refused?: string }> => {
     const seats = await Promise.all(Array.from({ length: 4 }, async () => await peerKey()))
     const self = (await peerKey()).peer
-    const claimsOf = (peerId: string, sign: (d: Uint8Array) => Promise<Uint8Array>, rpc?: RpcClient<never>): ReturnType<typeof nodeStateClaims> => nodeStateClaims({
-      host: () => ({ peerId, signAsPeer: sign, closestKnownPeers: () => [] }) as unknown as P2pHost,
-      rpc: () => rpc as never,
-      table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }),
-      view: { closest: () => [] } as unknown as ArbiterView,
-      markers: {} as unknown as NodeSpentMarkers,
-      verifier: { verify: async () => true },
-      quorumSigner: () => undefined,
-      outcome: async () => 'pending',
-      log: silentLogger,
-      timeoutMs,
-      committee: () => seats.map((x) => x.peer)
-    })
+    const claimsOf = (peerId: string, sign: (d: Uint8Array) => Promise<Uint8Array>, rpc?: RpcClient<never>): ReturnType<typeof nodeStateClaims> =>
+      claimsAt(peerId, { sign, ...(rpc !== undefined ? { rpc } : {}), timeoutMs, committee: () => seats.map((x) => x.peer) })
     const served = new Map(seats.map((x) => [x.peer, claimsOf(x.peer, x.sign)]))
     const jammer = seats[0]!.peer
     let asked = 0
@@ -211,19 +195,8 @@ describe('node: the arbiter charter, third review', function () {
     const peers = await Promise.all(Array.from({ length: 4 }, async () => await peerKey()))
     const self = await peerKey()
     let com: ReturnType<typeof committeeOf> | undefined
-    const claimsOf = (peerId: string, sign: (d: Uint8Array) => Promise<Uint8Array>, rpc?: RpcClient<never>): ReturnType<typeof nodeStateClaims> => nodeStateClaims({
-      host: () => ({ peerId, signAsPeer: sign, closestKnownPeers: () => [] }) as unknown as P2pHost,
-      rpc: () => rpc as never,
-      table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }),
-      view: { closest: () => peers.map((p) => ({ peerId: p.peer, multiaddrs: [] })) } as unknown as ArbiterView,
-      markers: {} as unknown as NodeSpentMarkers,
-      verifier: { verify: async () => true },
-      quorumSigner: () => undefined,
-      outcome: async () => 'pending',
-      log: silentLogger,
-      timeoutMs: 500,
-      ...(rpc !== undefined ? { committee: () => com?.seats() } : {})
-    })
+    const claimsOf = (peerId: string, sign: (d: Uint8Array) => Promise<Uint8Array>, rpc?: RpcClient<never>): ReturnType<typeof nodeStateClaims> =>
+      claimsAt(peerId, { sign, view: peers.map((p) => p.peer), timeoutMs: 500, ...(rpc !== undefined ? { rpc, committee: () => com?.seats() } : {}) })
     const served = new Map(peers.map((x) => [x.peer, claimsOf(x.peer, x.sign)]))
     const rpc = { call: async (peer: string, method: string, req: never) => { if (method !== 'claims.seal') throw new Error('not served'); return await served.get(peer)!.serveSeal!(req, self.peer) } } as unknown as RpcClient<never>
     const claims = claimsOf(self.peer, self.sign, rpc)

@@ -1,14 +1,10 @@
 import { expect } from 'chai'
 import { silentLogger } from '../../../../src/util/logger.js'
-import { GRACE, MATURITY, committeeOf, fourSeats, peerKey } from './committee-fixture.js'
-import { ClaimTable } from '../../../../src/consensus/claims.js'
+import { GRACE, MATURITY, claimsAt, committeeOf, fourSeats, peerKey } from './committee-fixture.js'
 import { nodeStateClaims } from '../../../../src/node/consensus/state-claims.js'
-import type { ArbiterView } from '../../../../src/node/consensus/arbiter-view.js'
-import type { NodeSpentMarkers } from '../../../../src/node/consensus/spent-markers.js'
-import type { P2pHost } from '../../../../src/p2p/host.js'
 import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
-import { memoryClaimStore, MemoryLedger } from '../../consensus/harness.js'
+import { MemoryLedger } from '../../consensus/harness.js'
 import { CertificateEvidence, type GrantCheck, type KeptGrant } from '../../../../src/consensus/certificate-evidence.js'
 
 /**
@@ -124,18 +120,8 @@ describe('node: the arbiter committee, second review (in force, addresses)', fun
     // states short of answers passed.
     const seats = await Promise.all(Array.from({ length: 4 }, async () => await peerKey()))
     const self = (await peerKey()).peer
-    const claimsOf = (peerId: string, sign: (d: Uint8Array) => Promise<Uint8Array>, rpc?: RpcClient<never>): ReturnType<typeof nodeStateClaims> => nodeStateClaims({
-      host: () => ({ peerId, signAsPeer: sign, closestKnownPeers: () => [] }) as unknown as P2pHost,
-      rpc: () => rpc as never,
-      table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }),
-      view: { closest: () => [] } as unknown as ArbiterView,
-      markers: {} as unknown as NodeSpentMarkers,
-      verifier: { verify: async () => true },
-      quorumSigner: () => undefined,
-      outcome: async () => 'pending',
-      log: silentLogger,
-      committee: () => seats.map((x) => x.peer)
-    })
+    const claimsOf = (peerId: string, sign: (d: Uint8Array) => Promise<Uint8Array>, rpc?: RpcClient<never>): ReturnType<typeof nodeStateClaims> =>
+      claimsAt(peerId, { sign, ...(rpc !== undefined ? { rpc } : {}), committee: () => seats.map((x) => x.peer) })
     const served = new Map(seats.map((x) => [x.peer, claimsOf(x.peer, x.sign)]))
     const rpc = { call: async (peer: string, method: string, req: never) => { if (method !== 'claims.seal') throw new Error('not served'); return await served.get(peer)!.serveSeal!(req, self) } } as unknown as RpcClient<never>
     const receiver = claimsOf(self, async () => new Uint8Array(64), rpc)

@@ -7,6 +7,13 @@ import { didSignatureVerifier } from '../../../../src/tokens/verifier.js'
 import { silentLogger } from '../../../../src/util/logger.js'
 import { twoQuorumSets, type SimDid, type SimNet, type SimNode } from '../../consensus/harness.js'
 import { memoryCollection } from '../../../helpers/memory-collection.js'
+import { ClaimTable } from '../../../../src/consensus/claims.js'
+import { nodeStateClaims } from '../../../../src/node/consensus/state-claims.js'
+import type { ArbiterView } from '../../../../src/node/consensus/arbiter-view.js'
+import type { NodeSpentMarkers } from '../../../../src/node/consensus/spent-markers.js'
+import type { P2pHost } from '../../../../src/p2p/host.js'
+import type { RpcClient } from '../../../../src/p2p/rpc.js'
+import { memoryClaimStore } from '../../consensus/harness.js'
 
 /** Committees of real DID keys, chains and peer keys on a simulated network, for the committee's suites. */
 
@@ -53,4 +60,25 @@ export async function fourSeats (clock: () => number): Promise<{ wires: WireRegi
     last = { ctx, own }
   }
   return { wires, last: last! }
+}
+
+/**
+ * A node's claims as the committee suites build them: `peerId` signing with `sign`, calling peers
+ * through `rpc`, counting `committee()` as the seats (undefined: none in force) and `view` as the
+ * peers of its view; every proof taken as valid.
+ */
+export function claimsAt (peerId: string, o: { sign?: (d: Uint8Array) => Promise<Uint8Array>, rpc?: RpcClient<never>, committee?: () => string[] | undefined, view?: string[], timeoutMs?: number } = {}): ReturnType<typeof nodeStateClaims> {
+  return nodeStateClaims({
+    host: () => ({ peerId, signAsPeer: o.sign ?? (async () => new Uint8Array(64)), closestKnownPeers: () => [] }) as unknown as P2pHost,
+    rpc: () => o.rpc as never,
+    table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }),
+    view: { closest: () => (o.view ?? []).map((p) => ({ peerId: p, multiaddrs: [] })) } as unknown as ArbiterView,
+    markers: {} as unknown as NodeSpentMarkers,
+    verifier: { verify: async () => true },
+    quorumSigner: () => undefined,
+    outcome: async () => 'pending',
+    log: silentLogger,
+    ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+    ...(o.committee !== undefined ? { committee: o.committee } : {})
+  })
 }
