@@ -36,11 +36,13 @@ export interface WireRegistration {
 export interface ArbiterList {
   regs: WireRegistration[]
   charter?: WireRegistration[]
+  /** more registrations follow: ask again with `after` set to this */
+  next?: string
 }
 
 export interface ArbiterMethods {
   /** every registration this node holds verified (with its chains), and its charter */
-  'arbiters.list': UnarySpec<Record<string, never>, ArbiterList>
+  'arbiters.list': UnarySpec<{ after?: string }, ArbiterList>
   /** registrations (or a charter) offered by a peer: checked, kept when they hold, passed on when new */
   'arbiters.offer': UnarySpec<ArbiterList, { taken: number }>
 }
@@ -62,9 +64,17 @@ export const ARBITER_PULL_MS = 60_000
 const CHARTER_KEY = '~charter'
 const OLD_IN_FORCE_KEY = '~in-force'
 
-/** Most registrations one offer carries, and one list answer. */
+/** Most registrations one offer carries, and one list answer (its page) taken. */
 export const OFFER_MAX = 16
 export const LIST_MAX = 1024
+/**
+ * A list answer carries registrations of at most this many bytes (a frame carries 1 MiB), the
+ * rest in further pages (`next`, asked with `after`); one pull reads at most LIST_PAGES pages.
+ * Paged, not cut: a list cut to a budget would let whoever registers most often push older seats
+ * out of what new nodes learn.
+ */
+export const LIST_PAGE_BYTES = 512 * 1024
+export const LIST_PAGES = 64
 /** Registrations checked per peer and second (the chains are validated, the stake probed), and the burst. */
 const CHECK_RATE = 2
 const CHECK_BURST = 64
@@ -475,14 +485,39 @@ export class ArbiterCommittee {
     }
   }
 
-  /** The registrations this node offers (verified ones, with their chains), newest last. */
+  /** The registrations this node offers (verified ones, with their chains), oldest first. */
   list (): WireRegistration[] {
-    return [...this.kept.values()].filter((s) => s.verified).sort((a, b) => a.reg.at - b.reg.at).slice(-LIST_MAX).map(wireOf)
+    return this.listed().map(wireOf)
   }
 
-  /** What this node answers a pull with: its registrations and its charter. */
-  listAnswer (): ArbiterList {
-    return { regs: this.list(), ...(this.charter !== undefined ? { charter: this.charter.regs } : {}) }
+  private listed (): Stored[] {
+    return [...this.kept.values()].filter((s) => s.verified).sort((a, b) => a.reg.at - b.reg.at || (cursorOf(a) < cursorOf(b) ? -1 : 1))
+  }
+
+  /**
+   * What this node answers a pull with: a page of its registrations (those after the cursor
+   * `after`, oldest first, at most LIST_PAGE_BYTES of them), `next` when more follow, and its
+   * charter on the first page.
+   */
+  listAnswer (after?: string): ArbiterList {
+    const all = this.listed()
+    let i = after === undefined ? 0 : all.findIndex((s) => cursorOf(s) > after)
+    if (i < 0) i = all.length
+    const charter = after === undefined ? this.charter?.regs : undefined
+    let bytes = charter === undefined ? 0 : JSON.stringify(charter).length
+    const regs: WireRegistration[] = []
+    let last: Stored | undefined
+    for (; i < all.length; i++) {
+      const w = wireOf(all[i]!)
+      const n = JSON.stringify(w).length
+      if (regs.length > 0 && bytes + n > LIST_PAGE_BYTES) break
+      last = all[i]
+      // one registration larger than a page never crosses a frame: left out, not blocking the pages after it
+      if (n > LIST_PAGE_BYTES) continue
+      regs.push(w)
+      bytes += n
+    }
+    return { regs, ...(charter !== undefined ? { charter } : {}), ...(i < all.length && last !== undefined ? { next: cursorOf(last) } : {}) }
   }
 
   /**
@@ -500,11 +535,20 @@ export class ArbiterCommittee {
     return taken
   }
 
-  /** Pulls `peer`'s registrations and charter, and takes what holds. */
+  /** Pulls `peer`'s registrations (page by page) and charter, and takes what holds. */
   async pullFrom (peer: string): Promise<number> {
     const rpc = this.opts.rpc()
     if (rpc === undefined) return 0
-    return await this.take(await rpc.call(peer, 'arbiters.list', {}, { timeoutMs: 10_000 }), peer)
+    let taken = 0
+    let after: string | undefined
+    for (let page = 0; page < LIST_PAGES; page++) {
+      const res = await rpc.call(peer, 'arbiters.list', after === undefined ? {} : { after }, { timeoutMs: 10_000 })
+      taken += await this.take(res, peer)
+      // a cursor that does not move on ends the pull (a peer of an older version answers no `next`)
+      if (typeof res?.next !== 'string' || res.next.length > 200 || (after !== undefined && res.next <= after)) break
+      after = res.next
+    }
+    return taken
   }
 
   private async pullAll (): Promise<void> {
@@ -542,6 +586,9 @@ export function stakeAnchors (w: Pick<WireRegistration, 'reg' | 'chains'>): stri
     return s.block
   })
 }
+
+/** Where a registration stands in the list's order (its time, then its digest): a page's cursor. */
+const cursorOf = (s: WireRegistration): string => `${String(s.reg.at).padStart(16, '0')}|${registrationDigest(s.reg)}`
 
 /**
  * A registration as it is kept and goes on the wire: its staked tokens' chains and contents only,
@@ -605,7 +652,7 @@ export function arbiterRpcHandlers (committee: () => ArbiterCommittee | undefine
     return x
   }
   return {
-    'arbiters.list': async () => c().listAnswer(),
+    'arbiters.list': async (req) => c().listAnswer(typeof req?.after === 'string' && req.after.length <= 200 ? req.after : undefined),
     'arbiters.offer': async (req, ctx) => {
       if (!Array.isArray(req?.regs) || req.regs.length > OFFER_MAX) throw new RbtError(ErrorCode.INVALID_INPUT, `malformed arbiter offer: up to ${OFFER_MAX} registrations`)
       const why = req.charter !== undefined ? await c().receiveCharter(req.charter, ctx.peerId) : undefined

@@ -279,20 +279,37 @@ describe('node: the arbiter charter, third review', function () {
     expect(spent.inForce(), 'a charter of stakes all spent').to.equal(false)
   })
 
-  // Open: not a small fix. `arbiters.list` is one unary answer, and a frame carries at most 1 MiB:
-  // a node holding more registrations (with their chains) than that answers every pull with an
-  // error, so no node learns a seat, or the charter, from it; a network of a few hundred seats
-  // gets there honestly, an owner with a few staked DIDs of long chains sooner. Trimming the list
-  // to a byte budget lets whoever registers most often push older seats out of every list (new
-  // nodes would count fewer seats than old ones); the fix is a paged list (`arbiters.list {after}`).
-  it.skip('HOLE list past the frame: a node answers `arbiters.list` within one frame whatever registrations it holds', async () => {
+  // `arbiters.list` was one unary answer, and a frame carries at most 1 MiB: a node holding more
+  // registrations (with their chains) than that answered every pull with an error, so no node
+  // learnt a seat, or the charter, from it; a network of a few hundred seats gets there honestly.
+  // Trimming the list to a byte budget would let whoever registers most often push older seats out
+  // of every list: the list is paged (`arbiters.list {after}`, `next`)
+  it('HOLE list past the frame: a node answers `arbiters.list` within one frame whatever registrations it holds, and every one of them is reached page by page', async () => {
     const col = memoryCollection<any>() // eslint-disable-line @typescript-eslint/no-explicit-any
     for (let i = 0; i < 400; i++) {
       const w = junkReg(`held ${i}`, 1_000_000_000 + i)
       await col.put(`k${i}`, { ...w, chains: { [w.reg.stake[0]!.token]: ['ab'.repeat(1500)] }, seen: 1_000_000_000, verified: true })
     }
-    const c = committeeOf((await fourSeats(() => 1_000_000_000)).last.ctx.net, { col, now: () => 1_000_000_000 })
+    const net = (await fourSeats(() => 1_000_000_000)).last.ctx.net
+    const c = committeeOf(net, { col, now: () => 1_000_000_000 })
     await c.load()
     expect(JSON.stringify(c.listAnswer()).length, 'the list answer').to.be.below(1024 * 1024)
+    const seen = new Set<string>()
+    let after: string | undefined
+    for (let page = 0; page < 100; page++) {
+      const a = c.listAnswer(after)
+      expect(JSON.stringify(a).length, `page ${page}`).to.be.below(1024 * 1024)
+      for (const w of a.regs) seen.add(w.reg.did + String(w.reg.at))
+      if (a.next === undefined) break
+      after = a.next
+    }
+    expect(seen.size, 'every registration held, across the pages').to.equal(400)
+    // a pull reads every page
+    const asked: Array<string | undefined> = []
+    const rpc = { call: async (_p: string, method: string, req: { after?: string }) => { expect(method).to.equal('arbiters.list'); asked.push(req.after); return c.listAnswer(req.after) } } as unknown as RpcClient<never>
+    await committeeOf(net, { rpc, now: () => 1_000_000_000 }).pullFrom('relay')
+    expect(asked.length, 'pages asked').to.be.above(1)
+    expect(asked[0]).to.equal(undefined)
+    expect(c.listAnswer(asked[asked.length - 1]).next, 'the last page asked is the last').to.equal(undefined)
   })
 })

@@ -22,11 +22,11 @@ export interface Ctx { net: SimNet, node: SimNode, did: SimDid, peer: string, si
 export const MATURITY = 10 * 60_000
 export const GRACE = 2 * 60_000
 
-export const committeeOf = (net: SimNet, o: { selfPeer?: string, sign?: (d: Uint8Array) => Promise<Uint8Array>, now?: () => number, addrs?: string[], maturityMs?: number, graceMs?: number, col?: ReturnType<typeof memoryCollection<any>> } = {}): ArbiterCommittee => new ArbiterCommittee({ // eslint-disable-line @typescript-eslint/no-explicit-any
+export const committeeOf = (net: SimNet, o: { selfPeer?: string, sign?: (d: Uint8Array) => Promise<Uint8Array>, now?: () => number, addrs?: string[], maturityMs?: number, graceMs?: number, rpc?: RpcClient<never>, col?: ReturnType<typeof memoryCollection<any>> } = {}): ArbiterCommittee => new ArbiterCommittee({ // eslint-disable-line @typescript-eslint/no-explicit-any
   col: o.col ?? memoryCollection<any>(), // eslint-disable-line @typescript-eslint/no-explicit-any
   host: () => ({ peerId: o.selfPeer ?? 'self', signAsPeer: o.sign ?? (async () => new Uint8Array(64)), addrs: () => o.addrs ?? [], learn: async () => {}, connected: () => [] }),
   testNet: true,
-  rpc: () => undefined,
+  rpc: () => o.rpc as never,
   verifier: didSignatureVerifier({ resolve: async (did) => net.docs.get(did) }),
   verifyPeer: verifyPeerSignature,
   probe: async () => ({}),
