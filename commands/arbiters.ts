@@ -13,5 +13,7 @@ export default class Arbiters extends BaseCommand {
 
 function render (r: ResultOf<'arbiters'>): string {
   const head = r.in_force ? `committee in force: ${r.seats} seat(s)` : `no committee in force: ${r.seats} seat(s) of ${r.minimum} needed (the claims count peers)`
-  return [head, ...r.registrations.map((a) => `${a.state} ${a.registered_at} ${a.did} peer ${a.peer}${a.stake.length > 0 ? ` stake ${a.stake.map((s) => s.token).join(',')}` : ''}${a.why !== undefined ? ` (${a.why})` : ''}`)].join('\n')
+  // the charter: the joins that put (or will put) the committee in force, for good
+  const charter = r.charter !== undefined ? [`charter ${r.in_force ? 'in force since' : 'counts from'} ${r.charter.in_force_from}: ${r.charter.dids.join(', ')}`] : []
+  return [head, ...charter, ...r.registrations.map((a) => `${a.state} ${a.registered_at} ${a.did} peer ${a.peer}${a.stake.length > 0 ? ` stake ${a.stake.map((s) => s.token).join(',')}` : ''}${a.why !== undefined ? ` (${a.why})` : ''}`)].join('\n')
 }
