@@ -165,14 +165,20 @@ export function countCommittee (kept: Iterable<KeptRegistration>, now: number, r
     .filter((k) => k.reg.leave !== true && k.lapsed !== true && rules.distrusted?.(k.reg.peer) !== true &&
       k.reg.stake.every((s, i) => anchorOf(k, i) >= (newest.get(s.token) ?? -1)))
     .sort((a, b) => a.reg.at - b.reg.at || (a.reg.did < b.reg.did ? -1 : 1))
+  return oneSeatEach(standing).map((k) => ({ did: k.reg.did, peer: k.reg.peer, at: k.reg.at }))
+}
+
+/** Of registrations in order, those whose peer and staked tokens no earlier one took (each peer and token seats one DID), at most `max`. */
+function oneSeatEach<K extends KeptRegistration> (ordered: readonly K[], max = Number.POSITIVE_INFINITY): K[] {
   const peers = new Set<string>()
   const tokens = new Set<string>()
-  const out: CommitteeMember[] = []
-  for (const k of standing) {
+  const out: K[] = []
+  for (const k of ordered) {
+    if (out.length >= max) break
     if (peers.has(k.reg.peer) || k.reg.stake.some((s) => tokens.has(s.token))) continue
     peers.add(k.reg.peer)
     for (const s of k.reg.stake) tokens.add(s.token)
-    out.push({ did: k.reg.did, peer: k.reg.peer, at: k.reg.at })
+    out.push(k)
   }
   return out
 }
@@ -230,15 +236,6 @@ export function charterOf<K extends KeptRegistration> (kept: Iterable<K>): K[] |
   }
   const joins = [...newest.values()].filter((k) => k.reg.leave !== true && k.lapsed !== true)
     .sort((a, b) => a.reg.at - b.reg.at || (a.reg.did < b.reg.did ? -1 : 1))
-  const peers = new Set<string>()
-  const tokens = new Set<string>()
-  const out: K[] = []
-  for (const k of joins) {
-    if (peers.has(k.reg.peer) || k.reg.stake.some((s) => tokens.has(s.token))) continue
-    peers.add(k.reg.peer)
-    for (const s of k.reg.stake) tokens.add(s.token)
-    out.push(k)
-    if (out.length === CHARTER_SIZE) return out
-  }
-  return undefined
+  const out = oneSeatEach(joins, CHARTER_SIZE)
+  return out.length === CHARTER_SIZE ? out : undefined
 }

@@ -1,9 +1,6 @@
 import { expect } from 'chai'
-import { silentLogger } from '../../../../src/util/logger.js'
 import { ErrorCode, RbtError } from '../../../../src/util/errors.js'
-import { ArbiterCommittee, type WireRegistration } from '../../../../src/node/consensus/arbiter-committee.js'
-import { didSignatureVerifier } from '../../../../src/tokens/verifier.js'
-import { verifyPeerSignature } from '../../../../src/p2p/peer-signature.js'
+import type { WireRegistration } from '../../../../src/node/consensus/arbiter-committee.js'
 import { nodeStateClaims } from '../../../../src/node/consensus/state-claims.js'
 import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
@@ -200,21 +197,7 @@ describe('node: the arbiter charter, third review', function () {
     const served = new Map(peers.map((x) => [x.peer, claimsOf(x.peer, x.sign)]))
     const rpc = { call: async (peer: string, method: string, req: never) => { if (method !== 'claims.seal') throw new Error('not served'); return await served.get(peer)!.serveSeal!(req, self.peer) } } as unknown as RpcClient<never>
     const claims = claimsOf(self.peer, self.sign, rpc)
-    com = new ArbiterCommittee({
-      col: memoryCollection<any>(), // eslint-disable-line @typescript-eslint/no-explicit-any
-      host: () => ({ peerId: self.peer, signAsPeer: self.sign, addrs: () => [], learn: async () => {}, connected: () => [] }),
-      testNet: true,
-      rpc: () => undefined,
-      verifier: didSignatureVerifier({ resolve: async (did) => last.ctx.net.docs.get(did) }),
-      verifyPeer: verifyPeerSignature,
-      probe: async (items, o) => await claims.priorSeals!(items, o),
-      log: silentLogger,
-      maturityMs: MATURITY,
-      graceMs: 0,
-      recheckMs: 0,
-      pullMs: 0,
-      now
-    })
+    com = committeeOf(last.ctx.net, { selfPeer: self.peer, sign: self.sign, now, maturityMs: MATURITY, probe: async (items, o) => await claims.priorSeals!(items, o) })
     // before the charter, the peers of the view answer the probe
     expect(await com.receive(wires[0]!, 'relay'), 'taken before any charter').to.equal(undefined)
     clock += MATURITY + 1
@@ -258,22 +241,8 @@ describe('node: the arbiter charter, third review', function () {
     let clock = 1_000_000_000
     const now = (): number => clock
     const { wires, last } = await fourSeats(now)
-    const spent = new ArbiterCommittee({
-      col: memoryCollection<any>(), // eslint-disable-line @typescript-eslint/no-explicit-any
-      host: () => ({ peerId: 'self', signAsPeer: async () => new Uint8Array(64), addrs: () => [], learn: async () => {}, connected: () => [] }),
-      testNet: true,
-      rpc: () => undefined,
-      verifier: didSignatureVerifier({ resolve: async (did) => last.ctx.net.docs.get(did) }),
-      verifyPeer: verifyPeerSignature,
-      // every stake's state is held by its arbiters for a later transfer
-      probe: async () => ({ refused: 'held for a later transfer' }),
-      log: silentLogger,
-      maturityMs: MATURITY,
-      graceMs: 0,
-      recheckMs: 0,
-      pullMs: 0,
-      now
-    })
+    // every stake's state is held by its arbiters for a later transfer
+    const spent = committeeOf(last.ctx.net, { now, maturityMs: MATURITY, probe: async () => ({ refused: 'held for a later transfer' }) })
     clock += MATURITY + 1
     await spent.receiveCharter(wires, 'stranger')
     expect(spent.inForce(), 'a charter of stakes all spent').to.equal(false)

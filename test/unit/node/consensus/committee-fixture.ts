@@ -1,6 +1,6 @@
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { ArbiterCommittee, type WireRegistration } from '../../../../src/node/consensus/arbiter-committee.js'
+import { ArbiterCommittee, type ArbiterCommitteeOptions, type WireRegistration } from '../../../../src/node/consensus/arbiter-committee.js'
 import { peerSigner, verifyPeerSignature } from '../../../../src/p2p/peer-signature.js'
 import { buildBundle } from '../../../../src/consensus/bundle.js'
 import { didSignatureVerifier } from '../../../../src/tokens/verifier.js'
@@ -22,14 +22,14 @@ export interface Ctx { net: SimNet, node: SimNode, did: SimDid, peer: string, si
 export const MATURITY = 10 * 60_000
 export const GRACE = 2 * 60_000
 
-export const committeeOf = (net: SimNet, o: { selfPeer?: string, sign?: (d: Uint8Array) => Promise<Uint8Array>, now?: () => number, addrs?: string[], maturityMs?: number, graceMs?: number, rpc?: RpcClient<never>, col?: ReturnType<typeof memoryCollection<any>> } = {}): ArbiterCommittee => new ArbiterCommittee({ // eslint-disable-line @typescript-eslint/no-explicit-any
+export const committeeOf = (net: SimNet, o: { selfPeer?: string, sign?: (d: Uint8Array) => Promise<Uint8Array>, now?: () => number, addrs?: string[], maturityMs?: number, graceMs?: number, rpc?: RpcClient<never>, probe?: ArbiterCommitteeOptions['probe'], col?: ReturnType<typeof memoryCollection<any>> } = {}): ArbiterCommittee => new ArbiterCommittee({ // eslint-disable-line @typescript-eslint/no-explicit-any
   col: o.col ?? memoryCollection<any>(), // eslint-disable-line @typescript-eslint/no-explicit-any
   host: () => ({ peerId: o.selfPeer ?? 'self', signAsPeer: o.sign ?? (async () => new Uint8Array(64)), addrs: () => o.addrs ?? [], learn: async () => {}, connected: () => [] }),
   testNet: true,
   rpc: () => o.rpc as never,
   verifier: didSignatureVerifier({ resolve: async (did) => net.docs.get(did) }),
   verifyPeer: verifyPeerSignature,
-  probe: async () => ({}),
+  probe: o.probe ?? (async () => ({})),
   log: silentLogger,
   maturityMs: o.maturityMs ?? 0,
   graceMs: o.graceMs ?? 0,
