@@ -4,24 +4,32 @@ import { availableParallelism } from 'node:os'
 import { closeQuorumNetwork, createLiteDid, mintRbt, QUORUM_PASSWORD, quorumNetwork, transfer, USER_PASSWORD } from '../test/helpers/quorum-network.js'
 import { isMain, ms, percentile, processThreadCpuMs } from './stats.js'
 import { waitFor } from '../test/helpers/wait.js'
+import { COMMITTEE_ENV, seatQuorums } from '../test/helpers/committee.js'
 
 /**
  * 1-RBT transfers through 7 quorum nodes, all real processes on this machine: latency over
  * sequential transfers (the whole two-step flow as a client sees it), then throughput with
- * 4 independent sender → receiver pairs running at once.
+ * 4 independent sender → receiver pairs running at once. The arbiters of the claims are the peers
+ * of each node's view, as before any seat; with BENCH_COMMITTEE=1 the 7 quorums take arbiter seats
+ * first (docs/protocol.md, "The arbiter committee"), and the seats are the arbiters.
  */
 export async function run (): Promise<Record<string, string | number>> {
   const N = Number(process.env.BENCH_TRANSFERS ?? 100)
   const PER_PAIR = Number(process.env.BENCH_PAIR_TRANSFERS ?? 20)
   // the nodes run with the production gossip heartbeat (1 s), not the test fixture's 100 ms
   process.env.E2E_GOSSIP_HEARTBEAT_MS ??= '1000'
+  const committee = process.env.BENCH_COMMITTEE === '1'
+  // seats that count at once (the nodes read these from the environment they inherit)
+  if (committee) Object.assign(process.env, COMMITTEE_ENV)
   const net = await quorumNetwork()
   try {
     const { a, b, alice, bob } = net
     // every transfer locks 0.2 RBT at five quorums for the pledge period: fund the quorums for the whole run
-    const perQuorum = Math.ceil((N + 3 + 4 * PER_PAIR) * 0.2)
+    // (and a seat's stake of 1 whole RBT)
+    const perQuorum = Math.ceil((N + 3 + 4 * PER_PAIR) * 0.2) + (committee ? 1 : 0)
     await Promise.all(net.quorums.map(async (q, i) => { await mintRbt(q.client, net.quorumDids[i], perQuorum, 1000, QUORUM_PASSWORD) }))
     await mintRbt(a.client, alice, N + 5, 10_000, USER_PASSWORD)
+    if (committee) await seatQuorums(net.quorums, net.quorumDids, net.all())
     // warm-up: DID documents fetched, chains cached
     for (let i = 0; i < 3; i++) await transfer(a.client, alice, bob, 1, USER_PASSWORD)
     // CPU time of every node process (7 quorums, sender, receiver) over a phase, per transfer, by
@@ -87,6 +95,7 @@ export async function run (): Promise<Record<string, string | number>> {
       transfer_p99_ms: r1(percentile(lat, 99)),
       transfer_4pair_per_s: r1(okCount / secs),
       transfer_cpu_ms: pairCpuTotal === undefined ? 'n/a (no /proc)' : r1(pairCpuTotal),
+      transfer_arbiters: committee ? `the ${net.quorums.length} quorums' arbiter seats` : 'the peers of each node\'s view (no seats)',
       [`1-RBT transfer latency p50 (${N} sequential)`]: ms(percentile(lat, 50)),
       [`1-RBT transfer latency p99 (${N} sequential)`]: ms(percentile(lat, 99)),
       'throughput, 4 pairs at once': `${(okCount / secs).toFixed(1)} transfers/s (${okCount}/${4 * PER_PAIR} ok in ${secs.toFixed(1)} s)`,
