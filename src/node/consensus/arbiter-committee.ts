@@ -504,12 +504,12 @@ export class ArbiterCommittee {
     let i = after === undefined ? 0 : all.findIndex((s) => cursorOf(s) > after)
     if (i < 0) i = all.length
     const charter = after === undefined ? this.charter?.regs : undefined
-    let bytes = charter === undefined ? 0 : JSON.stringify(charter).length
+    let bytes = charter === undefined ? 0 : jsonBytes(charter)
     const regs: WireRegistration[] = []
     let last: Stored | undefined
     for (; i < all.length; i++) {
       const w = wireOf(all[i]!)
-      const n = JSON.stringify(w).length
+      const n = jsonBytes(w)
       if (regs.length > 0 && bytes + n > LIST_PAGE_BYTES) break
       last = all[i]
       // one registration larger than a page never crosses a frame: left out, not blocking the pages after it
@@ -586,6 +586,9 @@ export function stakeAnchors (w: Pick<WireRegistration, 'reg' | 'chains'>): stri
     return s.block
   })
 }
+
+/** What a value weighs on the wire: its JSON in UTF-8 bytes (a character past ASCII, as unsigned addresses may carry, weighs up to 3). */
+const jsonBytes = (x: unknown): number => Buffer.byteLength(JSON.stringify(x), 'utf8')
 
 /** Where a registration stands in the list's order (its time, then its digest): a page's cursor. */
 const cursorOf = (s: WireRegistration): string => `${String(s.reg.at).padStart(16, '0')}|${registrationDigest(s.reg)}`

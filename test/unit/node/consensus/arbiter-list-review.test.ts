@@ -1,0 +1,69 @@
+import { expect } from 'chai'
+import type { WireRegistration } from '../../../../src/node/consensus/arbiter-committee.js'
+import { sha3Hex } from '../../../../src/tokenchain/hash.js'
+import { memoryCollection } from '../../../helpers/memory-collection.js'
+import { committeeOf, fourSeats } from './committee-fixture.js'
+
+/**
+ * A reading of the paged arbiter list (`arbiters.list {after}`, `next`) as a cheating peer would
+ * attack it. Each test names the hole it shows and failed on the commit it was written against.
+ */
+
+const B58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
+const B32 = 'abcdefghijklmnopqrstuvwxyz234567'
+const pick = (alphabet: string, seed: string, n: number): string => {
+  let out = ''
+  let h = sha3Hex(seed)
+  while (out.length < n) {
+    for (let i = 0; i + 2 <= h.length && out.length < n; i += 2) out += alphabet[Number.parseInt(h.slice(i, i + 2), 16) % alphabet.length]!
+    h = sha3Hex(h)
+  }
+  return out
+}
+
+const junkReg = (seed: string, at: number): WireRegistration => ({
+  reg: {
+    v: 1,
+    did: `bafybmi${pick(B32, `did${seed}`, 52)}`,
+    peer: `12D3KooW${pick(B58, `peer${seed}`, 44)}`,
+    stake: [{ token: `Qm${pick(B58, `token${seed}`, 44)}`, block: `1-${sha3Hex(`block${seed}`)}` }],
+    at,
+    sig: 'ab'.repeat(32),
+    peerSig: 'cd'.repeat(32)
+  },
+  chains: {},
+  contents: {}
+})
+
+const MiB = 1024 * 1024
+const wireBytes = (x: unknown): number => Buffer.byteLength(JSON.stringify(x), 'utf8')
+
+describe('node: the paged arbiter list, review', function () {
+  this.timeout(60_000)
+
+  // The page budget counted JSON characters, the frame counts UTF-8 bytes. The addresses a
+  // registration carries are not signed (whoever offers it first picks them: 8 strings of up to
+  // 255 characters each, any characters): a relay that fills them with 3-byte characters makes a
+  // page of 512 Ki characters weigh about 1.3 MiB, over the frame, and every pull of that node fails.
+  it('HOLE page bytes: every page of `arbiters.list` fits one frame in UTF-8 bytes, whatever characters the addresses carry', async () => {
+    const col = memoryCollection<any>() // eslint-disable-line @typescript-eslint/no-explicit-any
+    const wide = '\u4e00'.repeat(255)
+    for (let i = 0; i < 400; i++) {
+      const w = junkReg(`held ${i}`, 1_000_000_000 + i)
+      await col.put(`k${i}`, { ...w, chains: { [w.reg.stake[0]!.token]: ['ab'.repeat(100)] }, addrs: Array(8).fill(wide), seen: 1_000_000_000, verified: true })
+    }
+    const net = (await fourSeats(() => 1_000_000_000)).last.ctx.net
+    const c = committeeOf(net, { col, now: () => 1_000_000_000 })
+    await c.load()
+    const seen = new Set<string>()
+    let after: string | undefined
+    for (let page = 0; page < 100; page++) {
+      const a = c.listAnswer(after)
+      expect(wireBytes(a), `page ${page} in UTF-8 bytes`).to.be.below(MiB)
+      for (const w of a.regs) seen.add(w.reg.did)
+      if (a.next === undefined) break
+      after = a.next
+    }
+    expect(seen.size, 'every registration held, across the pages').to.equal(400)
+  })
+})
