@@ -497,7 +497,7 @@ export class ArbiterCommittee {
   /**
    * What this node answers a pull with: a page of its registrations (those after the cursor
    * `after`, oldest first, at most LIST_PAGE_BYTES of them), `next` when more follow, and its
-   * charter on the first page.
+   * charter on the first page (when no registration fits beside it, `next` is the empty cursor: from the first).
    */
   listAnswer (after?: string): ArbiterList {
     const all = this.listed()
@@ -510,14 +510,15 @@ export class ArbiterCommittee {
     for (; i < all.length; i++) {
       const w = wireOf(all[i]!)
       const n = jsonBytes(w)
-      if (regs.length > 0 && bytes + n > LIST_PAGE_BYTES) break
+      // the first page's charter counts too: a registration that does not fit beside it waits for the next page
+      if ((regs.length > 0 || charter !== undefined) && bytes + n > LIST_PAGE_BYTES) break
       last = all[i]
       // one registration larger than a page never crosses a frame: left out, not blocking the pages after it
       if (n > LIST_PAGE_BYTES) continue
       regs.push(w)
       bytes += n
     }
-    return { regs, ...(charter !== undefined ? { charter } : {}), ...(i < all.length && last !== undefined ? { next: cursorOf(last) } : {}) }
+    return { regs, ...(charter !== undefined ? { charter } : {}), ...(i < all.length ? { next: last !== undefined ? cursorOf(last) : '' } : {}) }
   }
 
   /**

@@ -67,3 +67,38 @@ describe('node: the paged arbiter list, review', function () {
     expect(seen.size, 'every registration held, across the pages').to.equal(400)
   })
 })
+
+describe('node: the paged arbiter list, review (the charter beside the first page)', function () {
+  this.timeout(60_000)
+
+  // The first page carries the charter, and its first registration went in whatever the charter
+  // weighed (only a page already holding one stopped at the budget): a charter of 4 seats with
+  // long chains (~600 KB) and a first registration of ~450 KB made the first page ~1 MiB and more,
+  // so every pull of that node failed before it read a seat or the charter.
+  it('HOLE charter page: the first page, charter included, fits one frame, and the registrations after it are still reached', async () => {
+    const col = memoryCollection<any>() // eslint-disable-line @typescript-eslint/no-explicit-any
+    const charter = [0, 1, 2, 3].map((i) => {
+      const w = junkReg(`charter ${i}`, 900_000_000 + i)
+      return { ...w, chains: { [w.reg.stake[0]!.token]: ['ab'.repeat(75_000)] } }
+    })
+    await col.put('~charter', { regs: charter })
+    for (let i = 0; i < 3; i++) {
+      const w = junkReg(`big ${i}`, 1_000_000_000 + i)
+      await col.put(`k${i}`, { ...w, chains: { [w.reg.stake[0]!.token]: ['ab'.repeat(225_000)] }, seen: 1_000_000_000, verified: true })
+    }
+    const net = (await fourSeats(() => 1_000_000_000)).last.ctx.net
+    const c = committeeOf(net, { col, now: () => 1_000_000_000 })
+    await c.load()
+    const first = c.listAnswer()
+    expect(first.charter?.length, 'the charter on the first page').to.equal(4)
+    const seen = new Set<string>()
+    let a = first
+    for (let page = 0; page < 20; page++) {
+      expect(wireBytes(a), `page ${page} in UTF-8 bytes`).to.be.below(MiB)
+      for (const w of a.regs) seen.add(w.reg.did)
+      if (a.next === undefined) break
+      a = c.listAnswer(a.next)
+    }
+    expect(seen.size, 'every registration held, across the pages').to.equal(3)
+  })
+})
