@@ -75,6 +75,8 @@ export const LIST_MAX = 1024
  */
 export const LIST_PAGE_BYTES = 512 * 1024
 export const LIST_PAGES = 64
+/** Peers whose cut pull is remembered, to go on from (past it, the memory starts over). */
+const RESUME_PEERS_MAX = 1024
 /** Registrations checked per peer and second (the chains are validated, the stake probed), and the burst. */
 const CHECK_RATE = 2
 const CHECK_BURST = 64
@@ -129,6 +131,8 @@ export class ArbiterCommittee {
   // refusal costs its chains' validation and a probe of the stake's arbiters, once
   private readonly refused = new Map<string, { at: number, why: string }>()
   private timers: NodeJS.Timeout[] = []
+  /** Per peer, the cursor a pull cut at LIST_PAGES stopped at (the next pull of that peer goes on from it). */
+  private readonly resumeAt = new Map<string, string>()
   private cache: { at: number, members: CommitteeMember[] } | undefined
   private stakedCache: { self: string, at: number, tokens: ReadonlySet<string> } | undefined
   /** the charter this node holds (kept across restarts): the committee in force once it counts */
@@ -541,13 +545,20 @@ export class ArbiterCommittee {
     const rpc = this.opts.rpc()
     if (rpc === undefined) return 0
     let taken = 0
-    let after: string | undefined
+    // a pull cut at LIST_PAGES goes on, next time, from where it stopped: registrations backdated
+    // ahead of the rest (the registrant picks `at`) cannot keep the later ones out of every pull
+    let after: string | undefined = this.resumeAt.get(peer)
+    this.resumeAt.delete(peer)
     for (let page = 0; page < LIST_PAGES; page++) {
       const res = await rpc.call(peer, 'arbiters.list', after === undefined ? {} : { after }, { timeoutMs: 10_000 })
       taken += await this.take(res, peer)
       // a cursor that does not move on ends the pull (a peer of an older version answers no `next`)
       if (typeof res?.next !== 'string' || res.next.length > 200 || (after !== undefined && res.next <= after)) break
       after = res.next
+      if (page === LIST_PAGES - 1) {
+        if (this.resumeAt.size >= RESUME_PEERS_MAX) this.resumeAt.clear()
+        this.resumeAt.set(peer, after)
+      }
     }
     return taken
   }
