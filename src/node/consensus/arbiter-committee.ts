@@ -1,11 +1,9 @@
 import {
-  CHARTER_SIZE, charterCountsFrom, charterOf, charterProblem, countCommittee, matured, registrationDigest, registrationPeerBytes, registrationShapeProblem, stakeProbeTx, stakeProblem, stakeStateOf,
+  countCommittee, matured, registrationDigest, registrationPeerBytes, registrationShapeProblem, stakeProbeTx, stakeProblem,
   type ArbiterRegistration, type CommitteeMember, type KeptRegistration, type StakeTip, type StakedToken
 } from '../../consensus/arbiter-registration.js'
 import { validateBundleToken } from '../../consensus/bundle.js'
 import { earlierSpends } from '../../consensus/receiver.js'
-import { spendAnchor } from '../../tokenchain/validate.js'
-import { sha3Hex } from '../../tokenchain/hash.js'
 import type { ChainBundle } from '../../consensus/types.js'
 import type { ConsensusSigner } from '../../consensus/ports.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
@@ -14,38 +12,20 @@ import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import type { Logger } from '../../util/logger.js'
 import { PeerBuckets } from '../../util/peer-buckets.js'
 import { bytesToHex, hexToBytes } from '../../wallet/bytes.js'
-import type { RpcClient, RpcHandlers, UnarySpec } from '../../p2p/rpc.js'
+import type { RpcClient } from '../../p2p/rpc.js'
+import { ArbiterCharter } from './arbiter-charter.js'
+import { LIST_MAX, ListPulls, OFFER_MAX, listPage, type ArbiterList, type ArbiterMethods } from './arbiter-rpc.js'
+import { cleanAddrs, cursorOf, packBundle, stakeAnchors, stakeProbeStates, unpackBundle, wireKey, wireOf, type WireRegistration } from './arbiter-wire.js'
 
 /**
  * The arbiter committee as this node keeps and counts it (docs/protocol.md, "The arbiter
  * committee"): the registrations it has seen, each checked once (both signatures, the staked
  * tokens' chains, the stake unspent at its arbiters) and its stake probed again from time to time;
  * spread by offering new ones to the connected peers and pulling every peer's list on connect and
- * periodically. The claims count the committee's seats as the arbiters once it is in force.
+ * periodically. The claims count the committee's seats as the arbiters once it is in force (its
+ * charter: arbiter-charter.ts). The wire's shapes are in arbiter-wire.ts, the rpc and the list's
+ * pages in arbiter-rpc.ts.
  */
-
-/** A registration on the wire: the record, the staked tokens' chains (hex block envelopes) and contents, the peer's addresses. */
-export interface WireRegistration {
-  reg: ArbiterRegistration
-  chains?: Record<string, string[]>
-  contents?: Record<string, string>
-  addrs?: string[]
-}
-
-/** What a node lists and offers: registrations, and the charter it holds (the committee in force). */
-export interface ArbiterList {
-  regs: WireRegistration[]
-  charter?: WireRegistration[]
-  /** more registrations follow: ask again with `after` set to this */
-  next?: string
-}
-
-export interface ArbiterMethods {
-  /** every registration this node holds verified (with its chains), and its charter */
-  'arbiters.list': UnarySpec<{ after?: string }, ArbiterList>
-  /** registrations (or a charter) offered by a peer: checked, kept when they hold, passed on when new */
-  'arbiters.offer': UnarySpec<ArbiterList, { taken: number }>
-}
 
 /**
  * How long after it was made a registration counts (default; `RBTNODE_ARBITER_MATURITY_MS`): long
@@ -64,31 +44,9 @@ export const ARBITER_PULL_MS = 60_000
 const CHARTER_KEY = '~charter'
 const OLD_IN_FORCE_KEY = '~in-force'
 
-/** Most registrations one offer carries, and one list answer (its page) taken. */
-export const OFFER_MAX = 16
-export const LIST_MAX = 1024
-/**
- * A list answer carries registrations of at most this many bytes (a frame carries 1 MiB), the
- * rest in further pages (`next`, asked with `after`); one pull reads at most LIST_PAGES pages.
- * Paged, not cut: a list cut to a budget would let whoever registers most often push older seats
- * out of what new nodes learn.
- */
-export const LIST_PAGE_BYTES = 512 * 1024
-export const LIST_PAGES = 64
-/** Peers whose cut pull is remembered, to go on from (past it, the memory starts over). */
-const RESUME_PEERS_MAX = 1024
 /** Registrations checked per peer and second (the chains are validated, the stake probed), and the burst. */
 const CHECK_RATE = 2
 const CHECK_BURST = 64
-/**
- * Charters checked per peer: one each 10 s, 4 at once. A budget of their own: an honest node offers
- * a charter only when it takes one that counts earlier than the one it held, so a relay's charter is
- * never refused because the registrations it passed on (any seat's, re-registered at will) spent
- * the budget they share.
- */
-const CHARTER_RATE = 0.1
-const CHARTER_BURST = 4
-const MAX_CHAIN_BLOCKS = 64
 /** How long a refused registration (as offered: with its chains) is answered from memory, and how many are remembered. */
 const REFUSED_MEMORY_MS = 5 * 60_000
 const REFUSED_MAX = 4096
@@ -125,22 +83,31 @@ export interface ArbiterCommitteeOptions {
 export class ArbiterCommittee {
   private readonly kept = new Map<string, Stored>()
   private readonly limits = new PeerBuckets(CHECK_RATE, CHECK_BURST)
-  private readonly charterLimits = new PeerBuckets(CHARTER_RATE, CHARTER_BURST)
   private readonly checking = new Map<string, Promise<string | undefined>>()
   // registrations refused lately, as offered (the digest and what the signatures do not cover): a
   // refusal costs its chains' validation and a probe of the stake's arbiters, once
   private readonly refused = new Map<string, { at: number, why: string }>()
   private timers: NodeJS.Timeout[] = []
-  /** Per peer, the cursor a pull cut at LIST_PAGES stopped at (the next pull of that peer goes on from it). */
-  private readonly resumeAt = new Map<string, string>()
+  /** the peers' lists pulled page by page, and where a pull cut short goes on from */
+  private readonly pulls = new ListPulls()
   private cache: { at: number, members: CommitteeMember[] } | undefined
   private stakedCache: { self: string, at: number, tokens: ReadonlySet<string> } | undefined
   /** the charter this node holds (kept across restarts): the committee in force once it counts */
-  private charter: { regs: WireRegistration[], countsFrom: number } | undefined
+  private readonly charter: ArbiterCharter
   private readonly now: () => number
 
   constructor (private readonly opts: ArbiterCommitteeOptions) {
     this.now = opts.now ?? Date.now
+    this.charter = new ArbiterCharter({
+      maturityMs: opts.maturityMs,
+      now: this.now,
+      log: opts.log,
+      save: async (record) => { await opts.col.put(CHARTER_KEY, record as never) },
+      signedProblem: async (w) => await this.signedProblem(w),
+      refusedWhy: (key) => this.refusedWhy(key),
+      remember: (key, why) => { this.remember(key, why) },
+      offer: async (charter, except) => { await this.offerAll([], except, charter) }
+    })
   }
 
   async load (): Promise<void> {
@@ -148,18 +115,13 @@ export class ArbiterCommittee {
       if (k === OLD_IN_FORCE_KEY) { await this.opts.col.del(k).catch(() => {}); continue }
       if (k === CHARTER_KEY) {
         // a record another version wrote, or a damaged one, is dropped (the charter is made again, or pulled)
-        const regs = (s as unknown as { regs?: unknown } | null)?.regs
-        const ok = Array.isArray(regs) && regs.length === CHARTER_SIZE &&
-          regs.every((w) => registrationShapeProblem((w as WireRegistration | null)?.reg, Number.MAX_SAFE_INTEGER) === undefined) &&
-          charterProblem((regs as WireRegistration[]).map((w) => w.reg)) === undefined
-        if (ok) this.charter = { regs: regs as WireRegistration[], countsFrom: charterCountsFrom((regs as WireRegistration[]).map((w) => w.reg), this.opts.maturityMs) }
-        else await this.opts.col.del(k).catch(() => {})
+        if (!this.charter.restore(s)) await this.opts.col.del(k).catch(() => {})
         continue
       }
       if (registrationShapeProblem(s?.reg, Number.MAX_SAFE_INTEGER) !== undefined) { await this.opts.col.del(k).catch(() => {}); continue }
       this.kept.set(k, s.anchors !== undefined || s.reg.leave === true ? s : { ...s, anchors: stakeAnchors(s) })
     }
-    await this.charterFromKept()
+    await this.charter.fromKept(this.kept.values())
   }
 
   start (): void {
@@ -198,10 +160,8 @@ export class ArbiterCommittee {
   }
 
   /** Whether a charter counts on this node (the committee in force), and from when. */
-  inForce (): boolean { return this.charter !== undefined && this.now() >= this.charter.countsFrom }
-  charterView (): { dids: string[], countsFrom: number } | undefined {
-    return this.charter === undefined ? undefined : { dids: this.charter.regs.map((w) => w.reg.did), countsFrom: this.charter.countsFrom }
-  }
+  inForce (): boolean { return this.charter.inForce() }
+  charterView (): { dids: string[], countsFrom: number } | undefined { return this.charter.view() }
 
   /** The addresses a seated peer registered with. */
   addrsOf (peer: string): string[] {
@@ -282,8 +242,8 @@ export class ArbiterCommittee {
     // a DID's registration older than the one kept: replaced, nothing to check or keep
     if (this.newerOf(wire.reg) !== undefined) return 'replaced by a later registration of its DID'
     if (!this.limits.take(from)) return 'too many registrations from this peer: try later'
-    const r = this.refused.get(wireKey(wire))
-    if (r !== undefined && this.now() - r.at < REFUSED_MEMORY_MS) return r.why
+    const refused = this.refusedWhy(wireKey(wire))
+    if (refused !== undefined) return refused
     return await this.check(wire, from, false)
   }
 
@@ -329,7 +289,7 @@ export class ArbiterCommittee {
     await this.opts.col.put(key, stored)
     this.kept.set(key, stored)
     // a charter before the prune: the join a leave replaces is one of those that made it
-    await this.charterFromKept()
+    await this.charter.fromKept(this.kept.values())
     await this.prune(reg.did)
     this.cache = undefined
     this.stakedCache = undefined
@@ -381,44 +341,15 @@ export class ArbiterCommittee {
     return spent.unanswered !== undefined ? `its stake cannot be checked now: ${spent.unanswered}` : undefined
   }
 
-  /**
-   * A charter offered by `from`: kept when it holds and counts earlier than the one held (which has
-   * not counted yet), else why not (undefined too when it changes nothing here). Checked by what
-   * its registrations carry, not by probing their stakes: a stake spent since, or a seat left since,
-   * does not undo that the committee came into force, and a node joining later must count the same.
-   */
+  /** A charter offered by `from`: kept when it holds and counts earlier than the one held (arbiter-charter.ts), else why not. */
   async receiveCharter (regs: unknown, from: string): Promise<string | undefined> {
-    if (!Array.isArray(regs) || regs.length !== CHARTER_SIZE) return `a charter holds ${CHARTER_SIZE} registrations`
-    for (const w of regs as WireRegistration[]) {
-      const shape = registrationShapeProblem(w?.reg, this.now())
-      if (shape !== undefined) return `a registration of the charter: ${shape}`
-    }
-    const wires = regs as WireRegistration[]
-    const bad = charterProblem(wires.map((w) => w.reg))
-    if (bad !== undefined) return bad
-    if (!this.better(wires)) return undefined
-    const key = wires.map(wireKey).join('+')
+    return await this.charter.receive(regs, from)
+  }
+
+  /** Why a registration or a charter (by its key, as offered) was refused lately, if it was. */
+  private refusedWhy (key: string): string | undefined {
     const r = this.refused.get(key)
-    if (r !== undefined && this.now() - r.at < REFUSED_MEMORY_MS) return r.why
-    let p = this.checking.get(key)
-    if (p === undefined) {
-      if (!this.charterLimits.take(from)) return 'too many charters from this peer: try later'
-      p = (async () => {
-        for (const w of wires) {
-          const why = await this.signedProblem(w).catch((e: unknown) => `checking it failed: ${errorMessage(e)}`)
-          if (typeof why === 'string') {
-            const said = `registration of ${w.reg.did} in the charter: ${why}`
-            this.remember(key, said)
-            this.opts.log.debug(`arbiter charter from ${from} refused: ${said}`)
-            return said
-          }
-        }
-        await this.keepCharter(wires.map(wireOf), from)
-        return undefined
-      })().finally(() => { this.checking.delete(key) })
-      this.checking.set(key, p)
-    }
-    return await p
+    return r !== undefined && this.now() - r.at < REFUSED_MEMORY_MS ? r.why : undefined
   }
 
   /** Remembers a refusal (a registration's or a charter's, as offered), the oldest forgotten past REFUSED_MAX. */
@@ -426,28 +357,6 @@ export class ArbiterCommittee {
     this.refused.delete(key)
     while (this.refused.size >= REFUSED_MAX) this.refused.delete(this.refused.keys().next().value!)
     this.refused.set(key, { at: this.now(), why })
-  }
-
-  /** Whether a charter of `regs` would replace the one held: none held, or one that has not counted yet and counts later. */
-  private better (regs: readonly WireRegistration[]): boolean {
-    if (this.charter === undefined) return true
-    return !this.inForce() && charterCountsFrom(regs.map((w) => w.reg), this.opts.maturityMs) < this.charter.countsFrom
-  }
-
-  /** Makes a charter of the registrations held, when they allow one that the held one does not beat. */
-  private async charterFromKept (): Promise<void> {
-    const regs = charterOf(this.kept.values())
-    if (regs !== undefined && this.better(regs)) await this.keepCharter(regs.map(wireOf))
-  }
-
-  private async keepCharter (regs: WireRegistration[], from?: string): Promise<void> {
-    if (!this.better(regs)) return
-    const countsFrom = charterCountsFrom(regs.map((w) => w.reg), this.opts.maturityMs)
-    this.charter = { regs, countsFrom }
-    // kept in memory when the write fails: it is made again from the registrations, or pulled, after a restart
-    await this.opts.col.put(CHARTER_KEY, { regs } as never).catch((e: unknown) => { this.opts.log.warn(`arbiters: the charter could not be written: ${errorMessage(e)}`) })
-    this.opts.log.info(`arbiter committee charter${from !== undefined ? ` from ${from}` : ''}: ${regs.map((w) => w.reg.did).join(', ')} (in force from ${new Date(countsFrom).toISOString()})`)
-    void this.offerAll([], from, regs).catch(() => {})
   }
 
   /**
@@ -491,38 +400,21 @@ export class ArbiterCommittee {
 
   /** The registrations this node offers (verified ones, with their chains), oldest first. */
   list (): WireRegistration[] {
-    return this.listed().map(wireOf)
+    return this.listed().map((x) => wireOf(x.s))
   }
 
-  private listed (): Stored[] {
-    return [...this.kept.values()].filter((s) => s.verified).sort((a, b) => a.reg.at - b.reg.at || (cursorOf(a) < cursorOf(b) ? -1 : 1))
+  /** The verified registrations in the list's order (time, then digest), each with its cursor. */
+  private listed (): Array<{ cursor: string, s: Stored }> {
+    return [...this.kept.values()].filter((s) => s.verified).map((s) => ({ cursor: cursorOf(s.reg.at, registrationDigest(s.reg)), s })).sort((a, b) => a.s.reg.at - b.s.reg.at || (a.cursor < b.cursor ? -1 : 1))
   }
 
   /**
    * What this node answers a pull with: a page of its registrations (those after the cursor
    * `after`, oldest first, at most LIST_PAGE_BYTES of them), `next` when more follow, and its
-   * charter on the first page (when no registration fits beside it, `next` is the empty cursor: from the first).
+   * charter on the first page (arbiter-rpc.ts).
    */
   listAnswer (after?: string): ArbiterList {
-    const all = this.listed()
-    let i = after === undefined ? 0 : all.findIndex((s) => cursorOf(s) > after)
-    if (i < 0) i = all.length
-    const charter = after === undefined ? this.charter?.regs : undefined
-    let bytes = charter === undefined ? 0 : jsonBytes(charter)
-    const regs: WireRegistration[] = []
-    let last: Stored | undefined
-    for (; i < all.length; i++) {
-      const w = wireOf(all[i]!)
-      const n = jsonBytes(w)
-      // the first page's charter counts too: a registration that does not fit beside it waits for the next page
-      if ((regs.length > 0 || charter !== undefined) && bytes + n > LIST_PAGE_BYTES) break
-      last = all[i]
-      // one registration larger than a page never crosses a frame: left out, not blocking the pages after it
-      if (n > LIST_PAGE_BYTES) continue
-      regs.push(w)
-      bytes += n
-    }
-    return { regs, ...(charter !== undefined ? { charter } : {}), ...(i < all.length ? { next: last !== undefined ? cursorOf(last) : '' } : {}) }
+    return listPage(this.listed(), this.charter.regs(), after)
   }
 
   /**
@@ -544,23 +436,7 @@ export class ArbiterCommittee {
   async pullFrom (peer: string): Promise<number> {
     const rpc = this.opts.rpc()
     if (rpc === undefined) return 0
-    let taken = 0
-    // a pull cut at LIST_PAGES goes on, next time, from where it stopped: registrations backdated
-    // ahead of the rest (the registrant picks `at`) cannot keep the later ones out of every pull
-    let after: string | undefined = this.resumeAt.get(peer)
-    this.resumeAt.delete(peer)
-    for (let page = 0; page < LIST_PAGES; page++) {
-      const res = await rpc.call(peer, 'arbiters.list', after === undefined ? {} : { after }, { timeoutMs: 10_000 })
-      taken += await this.take(res, peer)
-      // a cursor that does not move on ends the pull (a peer of an older version answers no `next`)
-      if (typeof res?.next !== 'string' || res.next.length > 200 || (after !== undefined && res.next <= after)) break
-      after = res.next
-      if (page === LIST_PAGES - 1) {
-        if (this.resumeAt.size >= RESUME_PEERS_MAX) this.resumeAt.clear()
-        this.resumeAt.set(peer, after)
-      }
-    }
-    return taken
+    return await this.pulls.pull(rpc, peer, async (page) => await this.take(page, peer))
   }
 
   private async pullAll (): Promise<void> {
@@ -578,104 +454,3 @@ export class ArbiterCommittee {
     }))
   }
 }
-
-/**
- * The states a registration's stake is probed at: each staked token's spend anchor, read from the
- * chain it shows (the claims of a spend are keyed there, not on the staked block when it is a
- * genesis or an owner-only block).
- */
-export function stakeProbeStates (w: Pick<WireRegistration, 'reg' | 'chains'>): string[] {
-  const anchors = stakeAnchors(w)
-  return w.reg.stake.map((s, i) => stakeStateOf(s, anchors[i]!))
-}
-
-/** Each staked token's spend anchor, read from the chain the registration shows (the staked block when none is shown). */
-export function stakeAnchors (w: Pick<WireRegistration, 'reg' | 'chains'>): string[] {
-  return w.reg.stake.map((s) => {
-    const chain = w.chains?.[s.token]
-    // the chain was validated when the registration was taken: it ends at the staked block
-    try { if (chain !== undefined && chain.length > 0) return spendAnchor(chain.map((e) => hexToBytes(e))) } catch {}
-    return s.block
-  })
-}
-
-/** What a value weighs on the wire: its JSON in UTF-8 bytes (a character past ASCII, as unsigned addresses may carry, weighs up to 3). */
-const jsonBytes = (x: unknown): number => Buffer.byteLength(JSON.stringify(x), 'utf8')
-
-/** Where a registration stands in the list's order (its time, then its digest): a page's cursor. */
-const cursorOf = (s: WireRegistration): string => `${String(s.reg.at).padStart(16, '0')}|${registrationDigest(s.reg)}`
-
-/**
- * A registration as it is kept and goes on the wire: its staked tokens' chains and contents only,
- * and at most 8 addresses. Nothing else a relay adds (other chains, contents, fields) is kept or
- * passed on: a charter, kept for good and sent in every list answer, padded near the frame limit
- * made every `arbiters.list` answer too large to send.
- */
-const wireOf = (s: WireRegistration): WireRegistration => {
-  const staked = Array.isArray(s.reg?.stake) ? s.reg.stake.map((t) => t.token) : []
-  const pick = <T>(m: Record<string, T> | undefined): Record<string, T> | undefined => {
-    if (m === undefined || m === null || typeof m !== 'object') return undefined
-    const out: Record<string, T> = {}
-    for (const t of staked) if (Object.prototype.hasOwnProperty.call(m, t)) out[t] = m[t]!
-    return out
-  }
-  const chains = pick(s.chains)
-  const contents = pick(s.contents)
-  return { reg: s.reg, ...(chains !== undefined ? { chains } : {}), ...(contents !== undefined ? { contents } : {}), ...(Array.isArray(s.addrs) ? { addrs: cleanAddrs(s.addrs) } : {}) }
-}
-
-/** A registration as offered: its digest and a hash of what the signatures do not cover (its chains and contents). */
-function wireKey (w: WireRegistration): string {
-  return `${registrationDigest(w.reg)}|${sha3Hex(new TextEncoder().encode(JSON.stringify([w.chains ?? null, w.contents ?? null])))}`
-}
-
-/** At most 8 addresses, each a string under 256 characters; anything else an offer carried (not a list, other values) is none. */
-const cleanAddrs = (addrs: unknown): string[] => Array.isArray(addrs) ? addrs.filter((a): a is string => typeof a === 'string' && a.length < 256).slice(0, 8) : []
-
-function packBundle (b: ChainBundle, ids: readonly string[]): Pick<WireRegistration, 'chains' | 'contents'> {
-  const chains: Record<string, string[]> = {}
-  const contents: Record<string, string> = {}
-  for (const id of ids) {
-    const c = b.chains[id]
-    if (c !== undefined) chains[id] = c.map((e) => bytesToHex(e))
-    if (b.contents[id] !== undefined) contents[id] = b.contents[id]!
-  }
-  return { chains, contents }
-}
-
-function unpackBundle (w: WireRegistration, ids: readonly string[]): ChainBundle | string {
-  const chains: Record<string, Uint8Array[]> = {}
-  const contents: Record<string, string> = {}
-  for (const id of ids) {
-    const c = w.chains?.[id]
-    if (!Array.isArray(c) || c.length === 0 || c.length > MAX_CHAIN_BLOCKS || !c.every((e) => typeof e === 'string' && e.length < 1_000_000 && /^[0-9a-f]*$/.test(e))) return `the chain of staked token ${id} is missing or malformed`
-    chains[id] = c.map((e) => hexToBytes(e))
-    const content = w.contents?.[id]
-    if (content !== undefined) {
-      if (typeof content !== 'string' || content.length > 100_000) return `the content of staked token ${id} is malformed`
-      contents[id] = content
-    }
-  }
-  return { chains, contents }
-}
-
-/** The rpc handlers of the committee (served by every node). */
-export function arbiterRpcHandlers (committee: () => ArbiterCommittee | undefined): RpcHandlers<ArbiterMethods> {
-  const c = (): ArbiterCommittee => {
-    const x = committee()
-    if (x === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'the arbiter committee is not loaded yet')
-    return x
-  }
-  return {
-    'arbiters.list': async (req) => c().listAnswer(typeof req?.after === 'string' && req.after.length <= 200 ? req.after : undefined),
-    'arbiters.offer': async (req, ctx) => {
-      if (!Array.isArray(req?.regs) || req.regs.length > OFFER_MAX) throw new RbtError(ErrorCode.INVALID_INPUT, `malformed arbiter offer: up to ${OFFER_MAX} registrations`)
-      const why = req.charter !== undefined ? await c().receiveCharter(req.charter, ctx.peerId) : undefined
-      let taken = 0
-      for (const w of req.regs) if (await c().receive(w, ctx.peerId) === undefined) taken++
-      if (why !== undefined) throw new RbtError(ErrorCode.INVALID_INPUT, `arbiter charter refused: ${why}`)
-      return { taken }
-    }
-  }
-}
-

@@ -176,7 +176,7 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
         ...netMod.consensusRpcHandlers(require),
         ...markersMod.spentMarkerRpcHandlers(() => markers),
         ...claimsMod.stateClaimRpcHandlers(() => claims, () => claims?.status),
-        ...(await import('./arbiter-committee.js')).arbiterRpcHandlers(() => committee)
+        ...(await import('./arbiter-rpc.js')).arbiterRpcHandlers(() => committee)
       }
     },
     // recovery starts with the network part and asks quorums and receivers by peer id at once: the

@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { ErrorCode, RbtError } from '../../../../src/util/errors.js'
-import type { WireRegistration } from '../../../../src/node/consensus/arbiter-committee.js'
+import type { WireRegistration } from '../../../../src/node/consensus/arbiter-wire.js'
 import { nodeStateClaims } from '../../../../src/node/consensus/state-claims.js'
 import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'

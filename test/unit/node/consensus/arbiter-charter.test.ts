@@ -1,5 +1,6 @@
 import { expect } from 'chai'
-import { ArbiterCommittee, type WireRegistration } from '../../../../src/node/consensus/arbiter-committee.js'
+import { ArbiterCommittee } from '../../../../src/node/consensus/arbiter-committee.js'
+import type { WireRegistration } from '../../../../src/node/consensus/arbiter-wire.js'
 import { memoryCollection } from '../../../helpers/memory-collection.js'
 import { MATURITY, committeeOf, fourSeats } from './committee-fixture.js'
 

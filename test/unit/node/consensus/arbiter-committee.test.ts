@@ -1,7 +1,8 @@
 import { expect } from 'chai'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { ArbiterCommittee, type WireRegistration } from '../../../../src/node/consensus/arbiter-committee.js'
+import { ArbiterCommittee } from '../../../../src/node/consensus/arbiter-committee.js'
+import type { WireRegistration } from '../../../../src/node/consensus/arbiter-wire.js'
 import { peerSigner, verifyPeerSignature } from '../../../../src/p2p/peer-signature.js'
 import { buildBundle } from '../../../../src/consensus/bundle.js'
 import { didSignatureVerifier } from '../../../../src/tokens/verifier.js'
@@ -81,7 +82,7 @@ describe('node: the arbiter committee (registrations checked, counted, lapsed)',
     const forged = { ...w, chains: { [w.reg.stake[0]!.token]: bundle.chains[theirs.tokenId]!.map((b) => Buffer.from(b).toString('hex')) } }
     expect(await c.receive(forged, 'p')).to.not.equal(undefined)
     // the stake spent at its arbiters
-    const { stakeProbeStates } = await import('../../../../src/node/consensus/arbiter-committee.js')
+    const { stakeProbeStates } = await import('../../../../src/node/consensus/arbiter-wire.js')
     spent.add(stakeProbeStates(w)[0]!)
     expect(await c.receive(w, 'p')).to.match(/stake is spent/)
     spent.clear()
@@ -95,7 +96,7 @@ describe('node: the arbiter committee (registrations checked, counted, lapsed)',
     const wires = await Promise.all(seats.map(registered))
     for (const w of wires) await c.receive(w, 'p')
     expect(c.seats()).to.have.length(5)
-    const { stakeProbeStates } = await import('../../../../src/node/consensus/arbiter-committee.js')
+    const { stakeProbeStates } = await import('../../../../src/node/consensus/arbiter-wire.js')
     spent.add(stakeProbeStates(wires[1]!)[0]!)
     await c.recheck()
     spent.clear()

@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import type { WireRegistration } from '../../../../src/node/consensus/arbiter-committee.js'
+import type { WireRegistration } from '../../../../src/node/consensus/arbiter-wire.js'
 import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
 import { memoryCollection } from '../../../helpers/memory-collection.js'

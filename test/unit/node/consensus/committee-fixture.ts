@@ -1,6 +1,7 @@
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { ArbiterCommittee, type ArbiterCommitteeOptions, type WireRegistration } from '../../../../src/node/consensus/arbiter-committee.js'
+import { ArbiterCommittee, type ArbiterCommitteeOptions } from '../../../../src/node/consensus/arbiter-committee.js'
+import type { WireRegistration } from '../../../../src/node/consensus/arbiter-wire.js'
 import { peerSigner, verifyPeerSignature } from '../../../../src/p2p/peer-signature.js'
 import { buildBundle } from '../../../../src/consensus/bundle.js'
 import { didSignatureVerifier } from '../../../../src/tokens/verifier.js'
