@@ -82,6 +82,11 @@ export interface ArbiterCommitteeOptions {
 
 export class ArbiterCommittee {
   private readonly kept = new Map<string, Stored>()
+  /**
+   * The digest of each registration the store holds under another key (none this node wrote: it
+   * keeps each under its digest, which is also the registration's place in the list's order)
+   */
+  private readonly digestOfKey = new Map<string, string>()
   private readonly limits = new PeerBuckets(CHECK_RATE, CHECK_BURST)
   private readonly checking = new Map<string, Promise<string | undefined>>()
   // registrations refused lately, as offered (the digest and what the signatures do not cover): a
@@ -120,6 +125,9 @@ export class ArbiterCommittee {
       }
       if (registrationShapeProblem(s?.reg, Number.MAX_SAFE_INTEGER) !== undefined) { await this.opts.col.del(k).catch(() => {}); continue }
       this.kept.set(k, s.anchors !== undefined || s.reg.leave === true ? s : { ...s, anchors: stakeAnchors(s) })
+      // hashed once here, not on every list answer
+      const digest = registrationDigest(s.reg)
+      if (digest !== k) this.digestOfKey.set(k, digest)
     }
     await this.charter.fromKept(this.kept.values())
   }
@@ -378,6 +386,7 @@ export class ArbiterCommittee {
     for (const [k, s] of [...this.kept]) {
       if (s.reg.did !== did || s === newest || s === newestMatured) continue
       this.kept.delete(k)
+      this.digestOfKey.delete(k)
       await this.opts.col.del(k).catch(() => {})
     }
   }
@@ -403,9 +412,11 @@ export class ArbiterCommittee {
     return this.listed().map((x) => wireOf(x.s))
   }
 
-  /** The verified registrations in the list's order (time, then digest), each with its cursor. */
+  /** The verified registrations in the list's order (time, then digest), each with its cursor: the key it is kept under is its digest. */
   private listed (): Array<{ cursor: string, s: Stored }> {
-    return [...this.kept.values()].filter((s) => s.verified).map((s) => ({ cursor: cursorOf(s.reg.at, registrationDigest(s.reg)), s })).sort((a, b) => a.s.reg.at - b.s.reg.at || (a.cursor < b.cursor ? -1 : 1))
+    const out: Array<{ cursor: string, s: Stored }> = []
+    for (const [k, s] of this.kept) if (s.verified) out.push({ cursor: cursorOf(s.reg.at, this.digestOfKey.get(k) ?? k), s })
+    return out.sort((a, b) => a.s.reg.at - b.s.reg.at || (a.cursor < b.cursor ? -1 : 1))
   }
 
   /**
