@@ -237,9 +237,12 @@ export class ClaimTable {
    * (claim nonces whose secrets the caller checked) open the claims of at least `needed` distinct
    * claimant quorums of `forTx` in it; a state with no record is not sealed. A sealed record is
    * committed: no release, outcome or marker ends it, and every other transaction is refused it.
+   * With `signer`, a claimant quorum of this node that has just signed `forTx`'s block seals the
+   * records that name its own claim (its quorum and nonce) instead: it consents for itself, and
+   * an arbiter that signed a spend never grants the state to another (docs/protocol.md, "Seals").
    * One write for all the items.
    */
-  async seal (items: ReadonlyArray<{ stateHash: string, holder: string, forTx: string }>, consents: ReadonlySet<string>, needed: number): Promise<SealAnswer[]> {
+  async seal (items: ReadonlyArray<{ stateHash: string, holder: string, forTx: string }>, consents: ReadonlySet<string>, needed: number, signer?: { quorum: string, nonce: string }): Promise<SealAnswer[]> {
     const hashes = items.map((it) => it.stateHash)
     return await this.lock.runAll(hashes, async () => {
       const held = await this.store.getMany([...hashes])
@@ -251,7 +254,9 @@ export class ClaimTable {
         if (r === undefined) return { sealed: false, why: 'no claim of it is held here' }
         if (r.txid !== it.holder) return { sealed: false, holder: r.txid, why: r.committed === true ? 'sealed to another transaction' : 'claimed by another transaction' }
         if (r.committed === true) return { sealed: true }
-        if (r.full !== true) {
+        if (signer !== undefined) {
+          if (!r.claimants.some((c) => c.quorum === signer.quorum && c.nonce === signer.nonce && claimantTx(r, c) === it.forTx)) return { sealed: false, holder: r.txid, why: 'the signer\'s own claim is not among its claimants here' }
+        } else if (r.full !== true) {
           const opened = new Set(r.claimants.filter((c) => c.nonce !== undefined && claimantTx(r, c) === it.forTx && consents.has(c.nonce)).map((c) => c.quorum))
           if (opened.size < needed) return { sealed: false, holder: r.txid, why: `the consents of ${opened.size} of its claimants were shown, ${needed} needed` }
         }

@@ -36,7 +36,7 @@ export type PrepareReply =
    * sender to claim them at their arbiters on its behalf (docs/protocol.md, "Claims"); it signs only
    * with the grants naming it. `claimed`: an older quorum, the designated checker, that claimed itself.
    */
-  | { vote: 'yes', quorumDid: string, credit: CreditSignature, pledge: PledgeToken[], pledgeMilli: number, claimed?: boolean, claim?: VoteClaim }
+  | { vote: 'yes', quorumDid: string, credit: CreditSignature, pledge: PledgeToken[], pledgeMilli: number, claimed?: boolean, claim?: VoteClaim, grants?: PeerGrant[] }
   /**
    * `missing`: part-token ancestors neither in the bundle nor known to the quorum; PREPARE again with their chains.
    * `code`: why a claim failed (STATE_CLAIMED, STATE_SPENT, CLAIM_UNREACHABLE), `holder` the other transaction when known.
@@ -59,6 +59,8 @@ export interface SignReply {
   pledgeChains?: ChainBundle
   /** the secret behind the nonce of this quorum's claim: its consent, given with its signature, to seal the claim (docs/protocol.md, "Seals") */
   seal?: string
+  /** this node's own seals of the states it holds for the transaction, made as the quorum signed (docs/protocol.md, "Seals") */
+  sealed?: PeerSeal[]
 }
 
 export interface FinalizeRequest { txid: string, quorumDid: string, block: Uint8Array }

@@ -150,7 +150,13 @@ export interface StateClaims {
    * (and burnt ancestor) it validated, each signed by an arbiter of that state as this node counts
    * them, and of the claim of `nonce` (the vote's own; a receiver, which knows none, checks one claim's); why they do not suffice, or undefined.
    */
-  checkGrants: (txid: string, quorumDid: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<import('./claim-proofs.js').PeerGrant>, nonce?: string) => Promise<import('./claims.js').ClaimResult>
+  checkGrants: (txid: string, quorumDid: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<import('./claim-proofs.js').PeerGrant>, nonce?: string, fellows?: readonly string[]) => Promise<import('./claims.js').ClaimResult>
+  /**
+   * A seat's grant of its own quorum's claim as it votes: this node's table holds the states (and
+   * burnt ancestors) for `txid` under the claim, and the grants, signed by its peer key, ride the
+   * vote. None unless a committee in force seats this node.
+   */
+  grantOwn?: (txid: string, claimant: import('./claim-proofs.js').ClaimantProof, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>) => Promise<import('./claim-proofs.js').PeerGrant[]>
   /** gives the claim of `txid` up, signed (best effort: an arbiter not told asks the outcome later) */
   release: (txid: string, quorumDid: string, stateHashes: readonly string[], auth: import('./claim-proofs.js').ReleaseAuth) => Promise<void>
   /**
@@ -158,9 +164,17 @@ export interface StateClaims {
    * holder: the transaction itself, or a burnt ancestor's burn block) sealed for `txid` at its
    * arbiters, showing the signers' consents (the secrets behind their claim nonces); `peers`, the
    * arbiters that granted the claims. Sealed when enough arbiters of every state sealed it; the
-   * sealed grants come back signed by each arbiter's peer key.
+   * sealed grants come back signed by each arbiter's peer key. `presealed`: the signers' own seals
+   * (their SIGN answers), counted first; when they suffice the answer comes at once and `more`
+   * brings the other arbiters' seals afterwards.
    */
-  sealFor?: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<import('./claim-proofs.js').SealConsent>, peers: readonly string[]) => Promise<import('./claims.js').ClaimResult & { seals: import('./claim-proofs.js').PeerSeal[] }>
+  sealFor?: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<import('./claim-proofs.js').SealConsent>, peers: readonly string[], presealed?: ReadonlyArray<import('./claim-proofs.js').PeerSeal>) => Promise<import('./claims.js').ClaimResult & { seals: import('./claim-proofs.js').PeerSeal[], more?: Promise<import('./claim-proofs.js').PeerSeal[]> }>
+  /**
+   * A signer's own seal as it signs: this node's table seals the states held for `txid` whose
+   * records name the quorum's claim (`nonce`); the seals, signed by this node's peer key, ride the
+   * quorum's SIGN answer (none where this node holds no such record).
+   */
+  sealSigned?: (txid: string, quorum: string, nonce: string, items: ReadonlyArray<{ stateHash: string, holder: string }>) => Promise<import('./claim-proofs.js').PeerSeal[]>
   /** A receiver's check: enough arbiters of each state, as this node counts them, sealed it to its holder. */
   checkSeals?: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<import('./claim-proofs.js').PeerSeal>) => Promise<import('./claims.js').ClaimResult>
   /**

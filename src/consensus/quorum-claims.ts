@@ -40,7 +40,7 @@ export class QuorumClaims {
    * of each state's arbiters), grants of the vote's own claim (`nonce`: not of a claim released
    * before this vote); never rejects.
    */
-  async check (quorumDid: string, txid: string, states: readonly string[], burns: ReadonlyArray<BurnClaim>, grants: unknown, nonce?: string): Promise<ClaimResult> {
+  async check (quorumDid: string, txid: string, states: readonly string[], burns: ReadonlyArray<BurnClaim>, grants: unknown, nonce?: string, fellows: readonly string[] = []): Promise<ClaimResult> {
     const key = voteKey(quorumDid, txid)
     if (this.held.has(key)) return { granted: true, tallies: [] }
     const t0 = Date.now()
@@ -49,12 +49,40 @@ export class QuorumClaims {
       return { granted: false, code: 'CLAIM_UNREACHABLE', reason: 'CLAIM_UNREACHABLE: the sign request carries no grant of this quorum\'s claim (the sender claims the states at their arbiters for each signer; a sender from before that does not): not signed', tallies: [] }
     }
     const own = new Set(states.map(stateHashOf))
-    const r = await this.port.checkGrants(txid, quorumDid, [...own], burns.filter((b) => !own.has(b.stateHash)), list, nonce).catch((e: unknown): ClaimResult => ({
+    const r = await this.port.checkGrants(txid, quorumDid, [...own], burns.filter((b) => !own.has(b.stateHash)), list, nonce, fellows).catch((e: unknown): ClaimResult => ({
       granted: false, code: 'CLAIM_UNREACHABLE', reason: `CLAIM_UNREACHABLE: the grants could not be checked (${errorMessage(e)})`, tallies: []
     }))
     if (r.granted) this.held.add(key)
     this.log.debug(`grants of ${txid.slice(0, 12)} for ${quorumDid.slice(0, 12)}: ${list.length} checked, ${r.granted ? 'enough' : `not enough (${r.code})`} in ${Date.now() - t0} ms`)
     return r
+  }
+
+  /**
+   * The quorum voted: when this node holds a seat of the committee in force, its own table grants
+   * the quorum's claim of the vote's states and burnt ancestors at once, and the grants ride the
+   * vote (docs/protocol.md, "Grants in the votes"). Never rejects (no grant: the sender claims).
+   */
+  async grantOwn (quorumDid: string, txid: string, states: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, proof: { nonce: string, sig: string }): Promise<PeerGrant[]> {
+    if (this.port.grantOwn === undefined) return []
+    return await this.port.grantOwn(txid, { quorum: quorumDid, nonce: proof.nonce, sig: proof.sig }, states.map(stateHashOf), burns).catch((e: unknown) => {
+      this.log.debug(`granting ${txid.slice(0, 12)} as ${quorumDid.slice(0, 12)} voted: ${errorMessage(e)}`)
+      return []
+    })
+  }
+
+  /**
+   * The quorum signed: this node's own table seals what it holds for the transaction under this
+   * quorum's claim (every state of the vote and every burnt ancestor), and the seals ride the SIGN
+   * answer, so a sender whose signers' nodes are arbiters need not ask them again. Never rejects.
+   */
+  async sealSigned (quorumDid: string, txid: string, states: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, nonce: string | undefined): Promise<PeerSeal[]> {
+    if (nonce === undefined || this.port.sealSigned === undefined) return []
+    const own = [...new Set(states.map(stateHashOf))]
+    const items = [...own.map((stateHash) => ({ stateHash, holder: txid })), ...burns.filter((b) => !own.includes(b.stateHash)).map((b) => ({ stateHash: b.stateHash, holder: b.spender }))]
+    return await this.port.sealSigned(txid, quorumDid, nonce, items).catch((e: unknown) => {
+      this.log.debug(`sealing ${txid.slice(0, 12)} as ${quorumDid.slice(0, 12)} signed: ${errorMessage(e)}`)
+      return []
+    })
   }
 
   /** Whether this quorum's grants for the vote were checked (by this process since it started). */

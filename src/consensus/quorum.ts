@@ -321,6 +321,8 @@ export class QuorumService {
         // the quorum's claim, kept to answer a PREPARE asked again the same and to release it signed
         ...(claimProof !== undefined ? { claimNonce: claimProof.nonce, claimSig: claimProof.sig, claimSecret: secret } : {})
       }
+      // a seat's own table grants the quorum's claim beside the vote's write (the grants ride the vote)
+      const granting = this.claims !== undefined && claimProof !== undefined ? this.claims.grantOwn(quorumDid, txid, states, burns, claimProof) : undefined
       await this.ledger.commit((w) => {
         storeLearned(w, memory)
         // a split made for this pledge is stored with the vote: one durable write, and none when the vote is not recorded
@@ -332,7 +334,8 @@ export class QuorumService {
       this.log.debug(`prepare ${txid.slice(0, 12)}: pledge ${tPledge - tp} ms, vote+commit ${Date.now() - tPledge} ms`)
       this.fault('quorum-reserved')
       this.pledging.refillPledgePieces(quorumDid, share, voteKey(quorumDid, txid))
-      return { vote: 'yes', quorumDid, credit, pledge, pledgeMilli, ...this.voteClaim(vote) }
+      const grants = await granting ?? []
+      return { vote: 'yes', quorumDid, credit, pledge, pledgeMilli, ...this.voteClaim(vote), ...(grants.length > 0 ? { grants } : {}) }
     })
   }
 
@@ -444,7 +447,9 @@ export class QuorumService {
         // every signer signs only with its own claim of every state held granted by their arbiters
         // (the sender's claim made for it; grants checked against this node's count of arbiters):
         // an owner's quorum among the five can neither skip the claim nor give it up for the others
-        const r = await this.claims.check(quorumDid, txid, vote.states, (await this.burnsOf(vote)).burns ?? [], req.grants, vote.claimNonce)
+        // (or of a fellow signer's claim granted by a seat as it voted: the block's other signers)
+        const fellows = (block.content.quorumSignatures ?? []).map((c) => c.did).filter((d) => d !== quorumDid)
+        const r = await this.claims.check(quorumDid, txid, vote.states, (await this.burnsOf(vote)).burns ?? [], req.grants, vote.claimNonce, fellows)
         tMarkers = Date.now()
         if (!r.granted) {
           // not signed now, and the vote is kept: the sender is past its decision to sign (SIGNING)
@@ -470,10 +475,15 @@ export class QuorumService {
       return { signature, vote }
     })
     const tSigned = Date.now()
+    // this node's own seal of what it holds for the transaction as an arbiter, beside the evidence
+    const sealing = this.claims !== undefined && vote.claimSecret !== undefined
+      ? this.burnsOf(vote).then(async ({ burns }) => await this.claims!.sealSigned(quorumDid, txid, vote.states, burns ?? [], vote.claimNonce), () => [])
+      : undefined
     // read outside the quorum's lock: the pledged tokens stay Locked for this transaction meanwhile
     const pledgeChains = await this.pledgeEvidence(vote)
+    const sealed = await sealing ?? []
     this.log.debug(`sign ${txid.slice(0, 12)}: lock wait ${tWaited - t0} ms, block checked ${tChecked - tWaited} ms, network check awaited ${tMarkers - tChecked} ms, signature+commit ${tSigned - tMarkers} ms, pledge evidence ${Date.now() - tSigned} ms`)
-    return { quorumDid, signature, ...(pledgeChains !== undefined ? { pledgeChains } : {}), ...(vote.claimSecret !== undefined ? { seal: vote.claimSecret } : {}) }
+    return { quorumDid, signature, ...(pledgeChains !== undefined ? { pledgeChains } : {}), ...(vote.claimSecret !== undefined ? { seal: vote.claimSecret } : {}), ...(sealed.length > 0 ? { sealed } : {}) }
   }
 
   /** The chains of the tokens a vote pledged: the receiver's evidence that this quorum's pledge is real. */

@@ -6,7 +6,7 @@ import { burntAncestors, type BurnClaim } from './burn-claims.js'
 import type { ClaimResult } from './claims.js'
 import { ownerPaths, type ClaimantProof, type PeerGrant, type PeerSeal, type SealConsent } from './claim-proofs.js'
 import type { Ledger, StateClaims } from './ports.js'
-import { stateHashOf } from './quorum-claims.js'
+import { isPeerGrant, stateHashOf } from './quorum-claims.js'
 import type { PrepareReply } from './messages.js'
 
 type Vote = Extract<PrepareReply, { vote: 'yes' }>
@@ -74,7 +74,7 @@ export class SenderClaims {
    * SIGN answers revealed); the sealed grants are the certificate every receiver checks. Resolves
    * to the tally's outcome, never rejects.
    */
-  async seal (txid: string, contract: Uint8Array, votes: readonly Vote[], consents: readonly SealConsent[]): Promise<ClaimResult> {
+  async seal (txid: string, contract: Uint8Array, votes: readonly Vote[], consents: readonly SealConsent[], presealed: readonly PeerSeal[] = []): Promise<ClaimResult> {
     const t0 = Date.now()
     if (this.port.sealFor === undefined) return { granted: false, code: 'CLAIM_UNREACHABLE', reason: 'CLAIM_UNREACHABLE: this node cannot seal claims', tallies: [] }
     try {
@@ -83,8 +83,14 @@ export class SenderClaims {
       const items = [...own.map((stateHash) => ({ stateHash, holder: txid })), ...burns.filter((b) => !own.includes(b.stateHash)).map((b) => ({ stateHash: b.stateHash, holder: b.spender }))]
       // the arbiters that granted the claims are asked first; the port adds those of its own count
       const peers = [...new Set([...(this.grants.get(txid)?.values() ?? [])].flat().map((g) => g.peer))]
-      const r = await this.port.sealFor(txid, items, consents, peers)
-      if (r.granted) this.seals.set(txid, r.seals)
+      const r = await this.port.sealFor(txid, items, consents, peers, presealed)
+      if (r.granted) {
+        // the certificate grows with the other arbiters' seals as they come (a delivery tried
+        // again shows them: a receiver that counts a seat more than this node finds enough)
+        const certificate = [...r.seals]
+        this.seals.set(txid, certificate)
+        void r.more?.then((later) => { certificate.push(...later) })
+      }
       this.log.debug(`seal ${txid.slice(0, 12)}: ${items.length} state(s) ${r.granted ? 'sealed' : `refused (${r.code})`} in ${Date.now() - t0} ms`)
       return r
     } catch (e) {
@@ -105,10 +111,29 @@ export class SenderClaims {
     try {
       // the states the quorums hold (the same for every honest quorum; each checks its own)
       const { states, burns, paths } = await this.scope(contract, todo)
+      // the grants seated voters' nodes made of their own claims as they voted ("Grants in the
+      // votes"): when they are enough for every vote, as each signer will count them, nobody is asked
+      const fellows = votes.map((v) => v.quorumDid)
+      const voted = votes.flatMap((v) => v.claim !== undefined && Array.isArray(v.grants)
+        ? v.grants.filter((g) => isPeerGrant(g) && g.quorum === v.quorumDid && g.nonce === v.claim!.nonce && g.forTx === txid)
+        : [])
+      if (voted.length > 0) {
+        const enough = await Promise.all(todo.map(async (v) => {
+          const own = new Set(v.claim!.states.map(stateHashOf))
+          const r = await this.port.checkGrants(txid, v.quorumDid, [...own], burns.filter((b) => !own.has(b.stateHash)), voted, v.claim!.nonce, fellows)
+          return r.granted
+        }))
+        if (enough.every((ok) => ok)) {
+          for (const v of todo) have.set(v.quorumDid, voted)
+          this.grants.set(txid, have)
+          this.log.debug(`claim ${txid.slice(0, 12)}: granted in the votes (${voted.length} grants) in ${Date.now() - t0} ms`)
+          return { granted: true, tallies: [] }
+        }
+      }
       const claimants: ClaimantProof[] = todo.map((v) => ({ quorum: v.quorumDid, nonce: v.claim!.nonce, sig: v.claim!.sig }))
       const r = await this.port.claimFor(txid, claimants, states.map(stateHashOf), burns, contract, Object.keys(paths).length > 0 ? paths : undefined)
       if (r.granted) {
-        for (const c of claimants) have.set(c.quorum, r.grants.filter((g) => g.quorum === c.quorum && g.nonce === c.nonce && g.forTx === txid))
+        for (const c of claimants) have.set(c.quorum, [...r.grants.filter((g) => g.quorum === c.quorum && g.nonce === c.nonce && g.forTx === txid), ...voted.filter((g) => g.quorum !== c.quorum)])
         this.grants.set(txid, have)
       }
       this.log.debug(`claim ${txid.slice(0, 12)}: ${states.length} state(s), ${burns.length} ancestor(s) for ${claimants.length} quorum(s) ${r.granted ? 'granted' : `refused (${r.code})`} in ${Date.now() - t0} ms`)

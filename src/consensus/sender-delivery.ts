@@ -120,10 +120,11 @@ export class SenderDelivery extends SenderPart {
   private async deliverWithRetry (rec: OutgoingRecord, block: Uint8Array, bundle: ChainBundle, wait: boolean, what: string, tokens?: TokenChains): Promise<boolean> {
     const attempts = wait ? (this.opts.deliverAttempts ?? 3) : 1
     const pledges = await this.ctx.evidenceOf(rec)
-    const seals = await this.ctx.certificateOf(rec)
     let lastErr: unknown
     for (let i = 0; i < attempts; i++) {
       try {
+        // read on each try: the certificate grows as the arbiters' later seals come in
+        const seals = await this.ctx.certificateOf(rec)
         let sent = bundle
         for (let round = 0; ; round++) {
           let reply

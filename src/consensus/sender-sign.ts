@@ -4,6 +4,7 @@ import { decodeContract } from '../tokenchain/contract.js'
 import { TransactionType } from '../tokenchain/types.js'
 import { ErrorCode, RbtError, deliveryPending, errorMessage, isRbtError, signingPending } from '../util/errors.js'
 import type { SignReply } from './messages.js'
+import { isPeerSeal } from './quorum-claims.js'
 import { opensNonce, type PeerSeal } from './claim-proofs.js'
 import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import { b64, readOutgoing, type OutgoingRecord } from './records.js'
@@ -93,7 +94,9 @@ export class SignRound extends SenderPart {
             const reply = (sigs as SignReply[]).find((x) => x.quorumDid === v.quorumDid)
             return v.claim !== undefined && reply?.seal !== undefined ? [{ quorum: v.quorumDid, nonce: v.claim.nonce, secret: reply.seal }] : []
           })
-          let sealed = await this.ctx.claims.seal(rec.txid, contract, chosen, consents)
+          // the seals the signers' nodes made of their own tables as they signed
+          const presealed = (sigs as SignReply[]).flatMap((x) => chosen.some((v) => v.quorumDid === x.quorumDid) && Array.isArray(x.sealed) ? x.sealed.filter(isPeerSeal) : [])
+          let sealed = await this.ctx.claims.seal(rec.txid, contract, chosen, consents, presealed)
           if (!sealed.granted) {
             // an arbiter seals only a record that names the five signers' claims: a signer that
             // replaced another was claimed for later, maybe granted by other arbiters than the first
@@ -101,7 +104,7 @@ export class SignRound extends SenderPart {
             // held, the arbiters that lack a claimant add it) and sealed again.
             this.ctx.claims.drop(rec.txid, chosen.map((v) => v.quorumDid))
             const again = await this.ctx.claims.claim(rec.txid, contract, chosen)
-            if (again.granted) sealed = await this.ctx.claims.seal(rec.txid, contract, chosen, consents)
+            if (again.granted) sealed = await this.ctx.claims.seal(rec.txid, contract, chosen, consents, presealed)
           }
           if (!sealed.granted) throw signingPending(rec.txid, `the quorums signed, but their claims of the states could not be sealed (${sealed.reason}); the tokens stay locked and sealing is retried automatically`)
           certificate = this.ctx.claims.certificate(rec.txid)

@@ -11,6 +11,7 @@ import { verifyPeerSignature, type P2pHost } from '../../p2p/host.js'
 import type { RpcClient } from '../../p2p/rpc.js'
 import { CLAIM_BATCH_MAX, budgetDeadline, withinBudget, type StateClaimMethods } from './claim-rpc.js'
 import { groupByPeer } from '../../util/group-by-peer.js'
+import { settled } from '../../util/settled.js'
 
 /** How priorSeals picks the arbiters it asks. */
 export interface PriorSealsOptions {
@@ -41,9 +42,11 @@ export function nodeClaimSeals (deps: {
   /** `byView`: the peers of the view even when a committee is in force (a registration's stake while no seat stands) */
   arbitersOf: (stateHash: string, also: Iterable<string>, byView?: boolean) => string[]
   certificates?: CertificateWatch
+  /** the seats of the committee in force, if one is (docs/protocol.md, "The arbiter committee") */
+  committee?: () => readonly string[] | undefined
   timeoutMs: number
   log: Logger
-}): { sealFor: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[]) => Promise<ClaimResult & { seals: PeerSeal[] }>, checkSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<PeerSeal>) => Promise<ClaimResult>, priorSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, o?: PriorSealsOptions) => Promise<{ refused?: string, unanswered?: string }>, serveSeal: (req: StateClaimMethods['claims.seal']['request'], asker: string) => Promise<StateClaimMethods['claims.seal']['response']> } {
+}): { sealFor: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[], presealed?: ReadonlyArray<PeerSeal>) => Promise<ClaimResult & { seals: PeerSeal[], more?: Promise<PeerSeal[]> }>, sealSigned: (txid: string, quorum: string, nonce: string, items: ReadonlyArray<{ stateHash: string, holder: string }>) => Promise<PeerSeal[]>, checkSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<PeerSeal>) => Promise<ClaimResult>, priorSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, o?: PriorSealsOptions) => Promise<{ refused?: string, unanswered?: string }>, serveSeal: (req: StateClaimMethods['claims.seal']['request'], asker: string) => Promise<StateClaimMethods['claims.seal']['response']> } {
   const { table, limits, arbitersOf, timeoutMs, log } = deps
 /**
  * This arbiter's seal of some states for `forTx` (docs/protocol.md, "Seals"): the table's answers
@@ -98,7 +101,15 @@ const sealsThatVerify = async (peer: string, res: StateClaimMethods['claims.seal
   return ok.filter((g): g is { seal: PeerSeal, idx: number[] } => g !== undefined)
 }
 
-const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[]): Promise<ClaimResult & { seals: PeerSeal[] }> => {
+/**
+ * The seal of a transaction's states at their arbiters. `presealed`: seals the signers' nodes made
+ * of their own tables as they signed (their SIGN answers), counted first once their signatures
+ * verify; an arbiter that sealed every state it was to seal is not asked again. When those already
+ * reach q(n) of every state the answer comes at once, and `more` gathers the other arbiters' seals
+ * after it (a receiver counting one seat more than this node still finds enough); otherwise the
+ * other arbiters are asked and waited for.
+ */
+const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[], presealed: ReadonlyArray<PeerSeal> = []): Promise<ClaimResult & { seals: PeerSeal[], more?: Promise<PeerSeal[]> }> => {
   const h = deps.host()
   const self = h?.peerId ?? 'self'
   const opened = openedNonces(consents)
@@ -122,16 +133,38 @@ const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, h
     // an answer `sealed` without a seal that verifies counts as silence
     take(peer, { answers: res.answers.map((a, j) => a?.sealed === true && !sealedStates.has(`${items[sent[j]!]!.stateHash}|${items[sent[j]!]!.holder}`) ? { sealed: false, holder: '' } : a) }, sent)
   }
-  // this node is an arbiter too: its own table first
-  const mine = await sealHere(txid, items, opened)
   const all = items.map((_, i) => i)
-  if (h === undefined) take(self, mine, all)
-  else await collect(self, mine, all)
-  if (h !== undefined) {
-    // every arbiter of each state as this node counts them (the peers that granted among the candidates)
-    const arbiters = items.map((it) => arbitersOf(it.stateHash, peers))
-    const byPeer = groupByPeer(arbiters.map((list, i) => [i, list] as const), self)
-    await Promise.all([...byPeer].map(async ([peer, idx]) => {
+  // every arbiter of each state as this node counts them (the peers that granted among the candidates)
+  const arbiters = h === undefined ? items.map(() => [self]) : items.map((it) => arbitersOf(it.stateHash, peers))
+  // the signers' own seals: each counts for the states it names with their holder of which its
+  // peer is an arbiter here, once its signature verifies
+  const index = new Map(items.map((it, i) => [`${it.stateHash}|${it.holder}`, i]))
+  const shown = h === undefined ? [] : presealed.filter((g) => deps.certificates?.distrusted(g.peer) !== true)
+  for (const g of await Promise.all(shown.map(async (g) => await sealVerifies(g) ? g : undefined))) {
+    if (g === undefined) continue
+    const idx = g.states.map((st) => index.get(`${st}|${g.holder}`)).filter((i): i is number => i !== undefined && arbiters[i]!.includes(g.peer))
+    if (idx.length === 0) continue
+    sealsOut.push(g)
+    for (const i of idx) answers[i]!.set(g.peer, { granted: true })
+  }
+  // this node's own table, while the other arbiters are asked (an arbiter too unless a committee
+  // in force seats other peers only: then its answer would not count, and its write held up the seal)
+  const seats = h !== undefined ? deps.committee?.() : undefined
+  const mineNeeded = (seats === undefined || seats.includes(self)) && !items.every((_, i) => answers[i]!.get(self)?.granted === true)
+  // settled at once (a failure is thrown where it is awaited, never left unhandled meanwhile)
+  const mine = !mineNeeded
+    ? undefined
+    : settled(sealHere(txid, items, opened).then(async (res) => { if (h === undefined) take(self, res, all); else await collect(self, res, all) }))
+  if (h === undefined) {
+    await mine?.()
+    return { ...claimResult(items.map((it, i) => tallyState(it.stateHash, [self], answers[i]!))), seals: sealsOut }
+  }
+  // each arbiter asked for the states it has not sealed yet
+  const byPeer = [...groupByPeer(arbiters.map((list, i) => [i, list] as const), self)]
+    .map(([peer, idx]) => [peer, idx.filter((i) => answers[i]!.get(peer)?.granted !== true)] as const)
+    .filter(([, idx]) => idx.length > 0)
+  const ask = async (): Promise<void> => {
+    await Promise.all(byPeer.map(async ([peer, idx]) => {
       // paced to the arbiter's budget as long as its states need, not longer (see budgetDeadline)
       const until = budgetDeadline(idx.length, timeoutMs)
       for (let k = 0; k < idx.length; k += CLAIM_BATCH_MAX) {
@@ -142,13 +175,45 @@ const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, h
         } catch (e) { log.debug(`seal of ${txid.slice(0, 12)} at ${peer}: ${errorMessage(e)}`) }
       }
     }))
-    const r = claimResult(items.map((it, i) => tallyState(it.stateHash, arbiters[i]!, answers[i]!)))
-    if (!r.granted) log.debug(`seal of ${txid.slice(0, 12)} refused: ${r.reason}`)
-    // the seals gathered, compared with those seen before (the sender's own certificate)
-    watchSeals('sender', items, arbiters, sealsOut)
-    return { ...r, seals: sealsOut }
+    await mine?.()
   }
-  return { ...claimResult(items.map((it, i) => tallyState(it.stateHash, [self], answers[i]!))), seals: sealsOut }
+  const tally = (): ClaimResult => claimResult(items.map((it, i) => tallyState(it.stateHash, arbiters[i]!, answers[i]!)))
+  const early = tally()
+  if (early.granted && (byPeer.length > 0 || mine !== undefined)) {
+    // the signers' seals suffice: the rest are gathered after the answer, never failing it
+    const before = sealsOut.length
+    const result = { ...early, seals: [...sealsOut] }
+    const more = ask().then(() => {
+      watchSeals('sender', items, arbiters, sealsOut)
+      return sealsOut.slice(before)
+    }, (e: unknown) => { log.debug(`seal of ${txid.slice(0, 12)} at the other arbiters: ${errorMessage(e)}`); return sealsOut.slice(before) })
+    return { ...result, more }
+  }
+  if (!early.granted) await ask()
+  const r = early.granted ? early : tally()
+  if (!r.granted) log.debug(`seal of ${txid.slice(0, 12)} refused: ${r.reason}`)
+  // the seals gathered, compared with those seen before (the sender's own certificate)
+  watchSeals('sender', items, arbiters, sealsOut)
+  return { ...r, seals: sealsOut }
+}
+
+/**
+ * A signer's own seal (docs/protocol.md, "Seals"): a quorum of this node that has just signed
+ * `txid`'s block seals, in this node's table, every state held for it whose record names that
+ * quorum's claim (`nonce`), and the node signs them with its peer key as any seal. Nothing held
+ * here (the node is no arbiter of the state, or not asked), or held otherwise, is not sealed.
+ */
+const sealSigned = async (txid: string, quorum: string, nonce: string, items: ReadonlyArray<{ stateHash: string, holder: string }>): Promise<PeerSeal[]> => {
+  const h = deps.host()
+  if (h === undefined || items.length === 0) return []
+  const answers = await table.seal(items.map((it) => ({ ...it, forTx: txid })), new Set(), MIN_QUORUM_SIGNATURES, { quorum, nonce })
+  const byHolder = new Map<string, string[]>()
+  answers.forEach((a, i) => {
+    if (!a.sealed) return
+    const l = byHolder.get(items[i]!.holder)
+    if (l === undefined) byHolder.set(items[i]!.holder, [items[i]!.stateHash]); else l.push(items[i]!.stateHash)
+  })
+  return await Promise.all([...byHolder].map(async ([holder, states]) => ({ peer: h.peerId, holder, states, sig: bytesToHex(await h.signAsPeer(peerSealBytes({ peer: h.peerId, holder, states }))) })))
 }
 
 const checkSeals = async (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<PeerSeal>): Promise<ClaimResult> => {
@@ -274,5 +339,5 @@ const watchSeals = (seenBy: 'sender' | 'receiver', items: ReadonlyArray<{ stateH
 }
 
 
-  return { sealFor, checkSeals, priorSeals, serveSeal }
+  return { sealFor, sealSigned, checkSeals, priorSeals, serveSeal }
 }

@@ -13,6 +13,7 @@ import type { RpcClient } from '../../p2p/rpc.js'
 import { closestQuery, compareDistance, kadKey, kadPeerKey, type QueryPeer } from '../../p2p/closest-query.js'
 import { raceAbort } from '../../p2p/deadline.js'
 import { RequestCoalescer } from '../../util/request-coalescer.js'
+import { settled } from '../../util/settled.js'
 import { groupByPeer } from '../../util/group-by-peer.js'
 import { closerPeerSets, spentKeyBytes, withAddresses, type NodeSpentMarkers } from './spent-markers.js'
 import type { ArbiterView } from './arbiter-view.js'
@@ -418,21 +419,28 @@ export function nodeStateClaims (opts: {
     for (const stateHash of ordered) wanted.set(stateHash, { txid, stateHash, ...(paths?.[stateHash] !== undefined ? { path: paths[stateHash] } : {}), claim })
     for (const b of burns) if (!wanted.has(b.stateHash)) wanted.set(b.stateHash, { txid: b.spender, stateHash: b.stateHash, via: txid, ...(b.proof !== undefined ? { burn: b.proof } : {}), claim })
     const items = [...wanted.values()]
-    // this node is an arbiter too (when among a state's k closest): its own table first
-    const selfItems: Claimed[] = items.map((it) => ({ txid: it.txid, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), claimants: withPeers.map((c) => ({ quorum: c.quorum, nonce: c.nonce, sig: c.sig, peer: c.peer ?? self })) }))
-    const own = await grant(selfItems)
     const received: PeerGrant[] = []
-    for (const g of await signGroups(selfItems, own.answers, own.groups)) {
-      const first = selfItems[g.idx[0]!]!
-      received.push({ peer: self, sig: g.sig, txid: first.txid, quorum: first.claimants[g.claimant]!.quorum, nonce: first.claimants[g.claimant]!.nonce, forTx: txid, states: g.idx.map((i) => selfItems[i]!.stateHash) })
-    }
-    const mine = own.answers
+    // this node's own table, while the other arbiters are asked: an arbiter too when among a
+    // state's k closest without a committee, or when it holds a seat; a committee in force that
+    // seats other peers only would not count its grant, and its synced write held up every claim
+    const committeeNow = h !== undefined && opts.rpc() !== undefined ? opts.committee?.() : undefined
+    const selfItems: Claimed[] = items.map((it) => ({ txid: it.txid, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), claimants: withPeers.map((c) => ({ quorum: c.quorum, nonce: c.nonce, sig: c.sig, peer: c.peer ?? self })) }))
+    const mine = committeeNow !== undefined && !committeeNow.includes(self)
+      ? undefined
+      : settled((async () => {
+          const own = await grant(selfItems)
+          for (const g of await signGroups(selfItems, own.answers, own.groups)) {
+            const first = selfItems[g.idx[0]!]!
+            received.push({ peer: self, sig: g.sig, txid: first.txid, quorum: first.claimants[g.claimant]!.quorum, nonce: first.claimants[g.claimant]!.nonce, forTx: txid, states: g.idx.map((i) => selfItems[i]!.stateHash) })
+          }
+          return own.answers
+        })())
     // the walks of a claim of many states share the arbiters' time: its deadline grows with them
     // (a 300-FT claim on a loaded machine ran past a flat 3 s at 5 of its 9 arbiters)
     const walkMs = timeoutMs + Math.min(items.length, 4096) * PER_ITEM_MS
     const tallies = await Promise.all(items.map(async (item, i) => {
       const { stateHash } = item
-      const answers = new Map<string, ClaimAnswer>([[self, mine[i]!]])
+      const answers = new Map<string, ClaimAnswer>()
       const key = spentKeyBytes(stateHash)
       const target = kadKey(key)
       let learned: string[] = []
@@ -446,8 +454,8 @@ export function nodeStateClaims (opts: {
         if (a.granted) for (const g of a.grants ?? []) received.push({ peer: peer.peerId, sig: g.sig, txid: item.txid, quorum: g.quorum, nonce: g.nonce, forTx: txid, states: g.states })
         return { closer: Array.isArray(a.closer) ? a.closer : [] }
       }
-      const seats = h !== undefined ? opts.committee?.() : undefined
-      if (h !== undefined && opts.rpc() !== undefined && seats !== undefined) {
+      const seats = committeeNow
+      if (seats !== undefined) {
         // a committee in force: its arbiters of the state are known, each asked directly
         const signal = AbortSignal.timeout(walkMs)
         await Promise.all(closestOf(target, seats).filter((p) => p !== self).map(async (p) => {
@@ -473,6 +481,7 @@ export function nodeStateClaims (opts: {
       // answer counts as a refusal. The routing table is asked, not counted: it keeps peers long
       // gone until it pings them out, and each would count as a refusal.
       const arbiters = h === undefined ? [self] : arbitersOf(stateHash, learned)
+      if (mine !== undefined) answers.set(self, (await mine())[i]!)
       return tallyState(stateHash, arbiters, answers)
     }))
     const r = claimResult(tallies)
@@ -483,9 +492,33 @@ export function nodeStateClaims (opts: {
     return { ...r, grants: [...unique.values()] }
   }
 
+  /**
+   * A seat's grant of its own quorum's claim as the quorum votes (docs/protocol.md, "Grants in the
+   * votes"): with a committee in force that seats this node, its table is an arbiter of every state,
+   * so the quorum's claim of the vote's states and burnt ancestors is granted here at once (the
+   * quorum validated the chains itself) and the grants, signed with this node's peer key, ride the
+   * vote. Nothing without a committee in force or a seat here (the sender's claim asks then).
+   */
+  const grantOwn = async (txid: string, claimant: ClaimantProof, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>): Promise<PeerGrant[]> => {
+    const h = opts.host()
+    const seats = h !== undefined ? opts.committee?.() : undefined
+    if (h === undefined || seats === undefined || !seats.includes(h.peerId)) return []
+    const who = [{ quorum: claimant.quorum, nonce: claimant.nonce, sig: claimant.sig, peer: h.peerId }]
+    const own = [...new Set(stateHashes)]
+    const items: Claimed[] = [
+      ...own.map((stateHash) => ({ txid, stateHash, claimants: who })),
+      ...burns.filter((b) => !own.includes(b.stateHash)).map((b) => ({ txid: b.spender, stateHash: b.stateHash, via: txid, claimants: who }))
+    ]
+    const { answers, groups } = await grant(items)
+    return (await signGroups(items, answers, groups)).map((g) => {
+      const first = items[g.idx[0]!]!
+      return { peer: h.peerId, sig: g.sig, txid: first.txid, quorum: claimant.quorum, nonce: claimant.nonce, forTx: txid, states: g.idx.map((i) => items[i]!.stateHash) }
+    })
+  }
+
   // grants whose signature verified here (a signer checks those of one transaction once)
   const verifiedGrants = new Lru<true>(PROOFS_MEMO)
-  const checkGrants = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<PeerGrant>, nonce?: string): Promise<ClaimResult> => {
+  const checkGrants = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<PeerGrant>, nonce?: string, fellows: readonly string[] = []): Promise<ClaimResult> => {
     const h = opts.host()
     // the states this quorum holds, and the transaction each is held by (a burnt ancestor: its burn)
     const needed = [...stateHashes.map((s) => ({ stateHash: s, holder: txid })), ...burns.map((b) => ({ stateHash: b.stateHash, holder: b.spender }))]
@@ -500,7 +533,10 @@ export function nodeStateClaims (opts: {
     }
     // each grant of this quorum's claim (the claim of `nonce`, its vote's), verified once: signed by the arbiter's peer key
     const valid = (await Promise.all(grants.map(async (g) => {
-      if (g.quorum !== quorum || g.forTx !== txid || (nonce !== undefined && g.nonce !== nonce) || !/^(?:[0-9a-f]{2}){1,128}$/.test(g.sig)) return undefined
+      // a grant of this quorum's own claim (its vote's nonce), or of a fellow signer's claim of the
+      // same transaction (a seat granting its own quorum's claim as it voted: "Grants in the votes")
+      const mine = g.quorum === quorum && (nonce === undefined || g.nonce === nonce)
+      if ((!mine && !fellows.includes(g.quorum)) || g.forTx !== txid || !/^(?:[0-9a-f]{2}){1,128}$/.test(g.sig)) return undefined
       // an arbiter proven to have granted twice counts no more
       if (opts.certificates?.distrusted(g.peer) === true) return undefined
       // keyed on everything the arbiter signed (a grant verified once and shown again with other states is checked again)
@@ -567,7 +603,7 @@ export function nodeStateClaims (opts: {
   }
 
   // the seal (docs/protocol.md, "Seals"): the sender's walk, the arbiter's side, the receiver's count
-  const seals = nodeClaimSeals({ host: opts.host, rpc: rpcNow, table, limits, arbitersOf, ...(opts.certificates !== undefined ? { certificates: opts.certificates } : {}), timeoutMs, log })
+  const seals = nodeClaimSeals({ host: opts.host, rpc: rpcNow, table, limits, arbitersOf, ...(opts.certificates !== undefined ? { certificates: opts.certificates } : {}), ...(opts.committee !== undefined ? { committee: opts.committee } : {}), timeoutMs, log })
 
   const status: ClaimStatusAnswer = async (quorum, txid, nonce, asker) => {
     // a signed answer costs a signature: one peer's questions share its claims' budget
@@ -635,7 +671,7 @@ export function nodeStateClaims (opts: {
     if (open.length > 0) log.debug(`claims: ${open.length} stale claim(s) asked about`)
   }
 
-  return { claimFor, checkGrants, release, sealFor: seals.sealFor, checkSeals: seals.checkSeals, priorSeals: seals.priorSeals, serveClaim, serveRelease, serveSeal: seals.serveSeal, status, sweep, table }
+  return { claimFor, checkGrants, grantOwn, release, sealFor: seals.sealFor, sealSigned: seals.sealSigned, checkSeals: seals.checkSeals, priorSeals: seals.priorSeals, serveClaim, serveRelease, serveSeal: seals.serveSeal, status, sweep, table }
 }
 
 /** Logs a failure of a best-effort claims step. */

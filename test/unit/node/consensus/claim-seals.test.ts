@@ -1,0 +1,102 @@
+import { expect } from 'chai'
+import type { PeerSeal } from '../../../../src/consensus/claim-proofs.js'
+import type { RpcClient } from '../../../../src/p2p/rpc.js'
+import { sha3Hex } from '../../../../src/tokenchain/hash.js'
+import { claimsAt, peerKey } from './committee-fixture.js'
+
+/**
+ * A signer's own seal (docs/protocol.md, "Seals"): a quorum whose node is an arbiter of the states
+ * it signs for seals its own record as it signs, and the seal rides its SIGN answer; a sender whose
+ * signers' seals reach q(n) decides without waiting for a round of seals.
+ */
+describe('claims: the seal a signer makes of its own record as it signs', () => {
+  const T1 = sha3Hex('the first spend')
+  const T2 = sha3Hex('a conflicting spend')
+  const STATE = sha3Hex('a token state')
+  const five = ['bafybmiqa', 'bafybmiqb', 'bafybmiqc', 'bafybmiqd', 'bafybmiqe']
+  const nonce = (i: number): string => (0xb0 + i).toString(16).padStart(32, '0')
+  const claimants = (): Array<{ peer: string, quorum: string, nonce: string, sig: string }> => five.map((quorum, i) => ({ peer: 'sender', quorum, nonce: nonce(i), sig: 'ab' }))
+
+  /** `n` seats, each a node's claims with its own peer key, all counting the same committee. */
+  async function seats (n: number): Promise<Array<{ peer: string, sign: (d: Uint8Array) => Promise<Uint8Array>, claims: ReturnType<typeof claimsAt> }>> {
+    const keys = await Promise.all(Array.from({ length: n }, async () => await peerKey()))
+    const committee = (): string[] => keys.map((k) => k.peer)
+    return keys.map((k) => ({ ...k, claims: claimsAt(k.peer, { sign: k.sign, committee }) }))
+  }
+
+  it('seals the record that names the signer\'s own claim, for good, and signs it with the node\'s peer key; nothing else', async () => {
+    const [seat] = await seats(1)
+    const { claims } = seat!
+    await claims.table.claim(T1, [STATE], claimants())
+    // a quorum that is no claimant of the record, or the claimant's other nonce, seals nothing
+    expect(await claims.sealSigned!(T1, 'bafybmiqz', nonce(0), [{ stateHash: STATE, holder: T1 }])).to.deep.equal([])
+    expect(await claims.sealSigned!(T1, five[0]!, nonce(9), [{ stateHash: STATE, holder: T1 }])).to.deep.equal([])
+    // nor for another transaction, nor a state nobody claimed here (no record is made)
+    expect(await claims.sealSigned!(T2, five[0]!, nonce(0), [{ stateHash: STATE, holder: T2 }])).to.deep.equal([])
+    const other = sha3Hex('a state this node holds nothing of')
+    expect(await claims.sealSigned!(T1, five[0]!, nonce(0), [{ stateHash: other, holder: T1 }])).to.deep.equal([])
+    expect((await claims.table.records([other]))[0]).to.equal(undefined)
+    expect((await claims.table.records([STATE]))[0]?.committed).to.equal(undefined)
+    // the signer's own claim: sealed, permanent, and the seal counts at a receiver
+    const sealed = await claims.sealSigned!(T1, five[2]!, nonce(2), [{ stateHash: STATE, holder: T1 }])
+    expect(sealed).to.have.length(1)
+    expect(sealed[0]).to.include({ peer: seat!.peer, holder: T1 })
+    expect((await claims.table.records([STATE]))[0]).to.include({ txid: T1, committed: true })
+    const again = await claims.table.claim(T2, [STATE], [{ peer: 'p', quorum: 'bafybmiqy', nonce: nonce(7), sig: 'ab' }])
+    expect(again[0]).to.include({ granted: false, holder: T1 })
+    const receiver = claimsAt((await peerKey()).peer, { committee: () => [seat!.peer] })
+    expect((await receiver.checkSeals!([{ stateHash: STATE, holder: T1 }], sealed)).granted).to.equal(true)
+  })
+
+  it('a sender whose signers\' seals reach q(n) is answered without waiting for the other arbiters, whose seals come after', async () => {
+    // four seats, q(4) = 3: three signers' nodes sealed as they signed; the fourth seat does not
+    // answer until released. Before, the sender asked every seat and waited for all of them.
+    const four = await seats(4)
+    const items = [{ stateHash: STATE, holder: T1 }]
+    for (const s of four) await s.claims.table.claim(T1, [STATE], claimants())
+    const presealed: PeerSeal[] = (await Promise.all(four.slice(0, 3).map(async (s, i) => await s.claims.sealSigned!(T1, five[i]!, nonce(i), items)))).flat()
+    expect(presealed).to.have.length(3)
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => { release = resolve })
+    const asked: string[] = []
+    const byPeer = new Map(four.map((s) => [s.peer, s]))
+    const rpc = {
+      call: async (peer: string, method: string, req: never) => {
+        asked.push(peer)
+        if (method !== 'claims.seal') throw new Error('not served')
+        if (peer === four[3]!.peer) await held
+        return await byPeer.get(peer)!.claims.serveSeal!(req, 'sender-peer')
+      }
+    } as unknown as RpcClient<never>
+    const sender = claimsAt((await peerKey()).peer, { rpc, committee: () => four.map((s) => s.peer) })
+    // the five consents, so that the fourth seat seals too once it answers
+    const consents = five.map((quorum, i) => ({ quorum, nonce: nonce(i), secret: 'unused' }))
+    const r = await sender.sealFor!(T1, items, consents, [], presealed)
+    expect(r.granted).to.equal(true)
+    expect(r.seals.map((g) => g.peer).sort()).to.deep.equal(four.slice(0, 3).map((s) => s.peer).sort())
+    expect(asked, 'only the seat that had not sealed is asked').to.deep.equal([four[3]!.peer])
+    release()
+    const later = await r.more
+    // the consents above open no nonce, so the fourth seat refuses; what it would add comes here
+    expect(later).to.deep.equal([])
+  })
+
+  it('a signer\'s seal that does not verify, or of a peer that is no seat, counts for nothing: the seats are asked and waited for', async () => {
+    const four = await seats(4)
+    const items = [{ stateHash: STATE, holder: T1 }]
+    for (const s of four) await s.claims.table.claim(T1, [STATE], claimants())
+    const good = await four[0]!.claims.sealSigned!(T1, five[0]!, nonce(0), items)
+    const stranger = await peerKey()
+    const strangers = await claimsAt(stranger.peer, { sign: stranger.sign, committee: () => [stranger.peer] })
+    await strangers.table.claim(T1, [STATE], claimants())
+    const notSeat = await strangers.sealSigned!(T1, five[1]!, nonce(1), items)
+    const forged: PeerSeal[] = [{ ...good[0]!, peer: four[1]!.peer }, { ...good[0]!, peer: four[2]!.peer }]
+    const asked: string[] = []
+    const rpc = { call: async (peer: string, method: string, req: { items: unknown[] }) => { asked.push(peer); return { answers: req.items.map(() => ({ sealed: false, holder: '' })) } } } as unknown as RpcClient<never>
+    const sender = claimsAt((await peerKey()).peer, { rpc, committee: () => four.map((s) => s.peer) })
+    const r = await sender.sealFor!(T1, items, [], [], [...good, ...notSeat, ...forged])
+    expect(r.granted).to.equal(false)
+    expect(r.more).to.equal(undefined)
+    expect(asked.sort(), 'every seat but the one whose seal verified is asked').to.deep.equal(four.slice(1).map((s) => s.peer).sort())
+  })
+})

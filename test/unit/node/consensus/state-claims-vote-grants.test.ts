@@ -1,0 +1,61 @@
+import { expect } from 'chai'
+import { sha3Hex } from '../../../../src/tokenchain/hash.js'
+import { claimsAt, peerKey } from './committee-fixture.js'
+
+/**
+ * Grants in the votes (docs/protocol.md, "Grants in the votes"): a quorum whose node holds a seat
+ * of the committee in force grants its own claim in its node's table as it votes, and the grant
+ * rides the vote; a signer counts the grants of its fellow signers' claims of the same transaction.
+ */
+describe('claims: a seat grants its own quorum\'s claim as the quorum votes', () => {
+  const T1 = sha3Hex('the spend voted for')
+  const T2 = sha3Hex('another spend')
+  const STATE = sha3Hex('a token state')
+  const quorums = ['bafybmiqa', 'bafybmiqb', 'bafybmiqc', 'bafybmiqd', 'bafybmiqe']
+  const nonce = (i: number): string => (0xc0 + i).toString(16).padStart(32, '0')
+  const claimant = (i: number): { quorum: string, nonce: string, sig: string } => ({ quorum: quorums[i]!, nonce: nonce(i), sig: 'ab' })
+
+  async function seats (n: number): Promise<Array<{ peer: string, claims: ReturnType<typeof claimsAt> }>> {
+    const keys = await Promise.all(Array.from({ length: n }, async () => await peerKey()))
+    const committee = (): string[] => keys.map((k) => k.peer)
+    return keys.map((k) => ({ peer: k.peer, claims: claimsAt(k.peer, { sign: k.sign, committee }) }))
+  }
+
+  it('a seated node grants the claim in its own table and signs it; a node with no seat, or no committee in force, grants nothing and writes nothing', async () => {
+    const [seat] = await seats(1)
+    const grants = await seat!.claims.grantOwn!(T1, claimant(0), [STATE], [])
+    expect(grants).to.have.length(1)
+    expect(grants[0]).to.include({ peer: seat!.peer, quorum: quorums[0], nonce: nonce(0), forTx: T1, txid: T1 })
+    const rec = (await seat!.claims.table.records([STATE]))[0]
+    expect(rec?.txid).to.equal(T1)
+    expect(rec?.claimants.map((c) => c.quorum)).to.deep.equal([quorums[0]])
+    // the state is this transaction's here now: another is refused it
+    expect((await seat!.claims.grantOwn!(T2, claimant(1), [STATE], []))).to.deep.equal([])
+    for (const committee of [() => ['some other seat'], () => undefined]) {
+      const k = await peerKey()
+      const other = claimsAt(k.peer, { sign: k.sign, committee })
+      expect(await other.grantOwn!(T1, claimant(0), [STATE], [])).to.deep.equal([])
+      expect((await other.table.records([STATE]))[0]).to.equal(undefined)
+    }
+  })
+
+  it('a signer counts its fellow signers\' seats\' grants of the transaction (q of the seats), not those of a quorum that is no signer of the block, nor its own claim under another nonce', async () => {
+    // four seats, q(4) = 3; each seat's node hosts one of the block's signers
+    const four = await seats(4)
+    const grants = (await Promise.all(four.map(async (s, i) => await s.claims.grantOwn!(T1, claimant(i), [STATE], [])))).flat()
+    expect(grants).to.have.length(4)
+    const checker = four[4 - 1]!.claims
+    // quorum e signs; a, b, c, d are its fellows (the block's other signers)
+    const fellows = quorums.slice(0, 4)
+    expect((await checker.checkGrants(T1, quorums[4]!, [STATE], [], grants, nonce(4), fellows)).granted).to.equal(true)
+    // before grants in the votes, a signer took only grants naming its own claim: these name others
+    expect((await checker.checkGrants(T1, quorums[4]!, [STATE], [], grants, nonce(4))).granted).to.equal(false)
+    // two of the four claimants are no signers of this block: two grants left, three needed
+    expect((await checker.checkGrants(T1, quorums[4]!, [STATE], [], grants, nonce(4), quorums.slice(0, 2))).granted).to.equal(false)
+    // quorum a itself, under a nonce of an earlier vote, does not count its own old grant; its fellows' do
+    const asA = await checker.checkGrants(T1, quorums[0]!, [STATE], [], grants, nonce(9), quorums.slice(1, 4))
+    expect(asA.granted, 'three fellows\' seats still grant').to.equal(true)
+    const asAFew = await checker.checkGrants(T1, quorums[0]!, [STATE], [], grants, nonce(9), quorums.slice(1, 3))
+    expect(asAFew.granted, 'its own old grant plus two fellows\' is not enough').to.equal(false)
+  })
+})
