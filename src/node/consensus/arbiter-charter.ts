@@ -3,7 +3,9 @@ import type { ChainBundle } from '../../consensus/types.js'
 import { errorMessage } from '../../util/errors.js'
 import type { Logger } from '../../util/logger.js'
 import { PeerBuckets } from '../../util/peer-buckets.js'
-import { wireKey, wireOf, type WireRegistration } from './arbiter-wire.js'
+import { sha3Hex } from '../../tokenchain/hash.js'
+import type { HeldCharter } from './arbiter-rpc.js'
+import { jsonBytes, wireKey, wireOf, type WireRegistration } from './arbiter-wire.js'
 
 /**
  * The charter a node holds (docs/protocol.md, "The arbiter committee"): the 4 joins that stood
@@ -21,6 +23,15 @@ import { wireKey, wireOf, type WireRegistration } from './arbiter-wire.js'
 const CHARTER_RATE = 0.1
 const CHARTER_BURST = 4
 
+/**
+ * A charter's digest, as it is listed apart and remembered when refused: sha3-256 over each
+ * registration's key (its digest, its chains and contents) and both its signatures, so that a
+ * copy with a spoilt signature never shares a refusal with the real one.
+ */
+export function charterDigest (regs: readonly WireRegistration[]): string {
+  return sha3Hex(new TextEncoder().encode(JSON.stringify(regs.map((w) => [wireKey(w), w.reg.sig, w.reg.peerSig]))))
+}
+
 export interface ArbiterCharterOptions {
   maturityMs: number
   now: () => number
@@ -33,13 +44,18 @@ export interface ArbiterCharterOptions {
   refusedWhy: (key: string) => string | undefined
   remember: (key: string, why: string) => void
   /** offers a charter taken to the connected peers but `except` */
-  offer: (charter: WireRegistration[], except?: string) => Promise<void>
+  offer: (charter: HeldCharter, except?: string) => Promise<void>
+  /** fetches from `from` the registrations of the charter of `digest` it listed or offered apart (undefined: it holds another by now) */
+  fetchApart: (digest: string, from: string) => Promise<unknown[] | undefined>
 }
 
 export class ArbiterCharter {
-  private held: { regs: WireRegistration[], countsFrom: number } | undefined
+  private held: (HeldCharter & { countsFrom: number }) | undefined
   private readonly limits = new PeerBuckets(CHARTER_RATE, CHARTER_BURST)
+  /** fetches of charters sent apart, per peer: the same pace (each costs up to 4 frames before any check) */
+  private readonly fetches = new PeerBuckets(CHARTER_RATE, CHARTER_BURST)
   private readonly checking = new Map<string, Promise<string | undefined>>()
+  private readonly fetching = new Map<string, Promise<string | undefined>>()
 
   constructor (private readonly opts: ArbiterCharterOptions) {}
 
@@ -49,15 +65,19 @@ export class ArbiterCharter {
     const ok = Array.isArray(regs) && regs.length === CHARTER_SIZE &&
       regs.every((w) => registrationShapeProblem((w as WireRegistration | null)?.reg, Number.MAX_SAFE_INTEGER) === undefined) &&
       charterProblem((regs as WireRegistration[]).map((w) => w.reg)) === undefined
-    if (ok) this.held = { regs: regs as WireRegistration[], countsFrom: charterCountsFrom((regs as WireRegistration[]).map((w) => w.reg), this.opts.maturityMs) }
+    if (ok) this.held = this.holding(regs as WireRegistration[])
     return ok
+  }
+
+  private holding (regs: WireRegistration[]): HeldCharter & { countsFrom: number } {
+    return { regs, bytes: jsonBytes(regs), digest: charterDigest(regs), countsFrom: charterCountsFrom(regs.map((w) => w.reg), this.opts.maturityMs) }
   }
 
   /** Whether the charter counts (the committee in force). */
   inForce (): boolean { return this.held !== undefined && this.opts.now() >= this.held.countsFrom }
 
-  /** The charter's registrations, as listed and offered. */
-  regs (): WireRegistration[] | undefined { return this.held?.regs }
+  /** The charter's registrations, as listed and offered, with their weight and digest. */
+  charter (): HeldCharter | undefined { return this.held === undefined ? undefined : { regs: this.held.regs, bytes: this.held.bytes, digest: this.held.digest } }
 
   view (): { dids: string[], countsFrom: number } | undefined {
     return this.held === undefined ? undefined : { dids: this.held.regs.map((w) => w.reg.did), countsFrom: this.held.countsFrom }
@@ -77,12 +97,41 @@ export class ArbiterCharter {
 
   private async keep (regs: WireRegistration[], from?: string): Promise<void> {
     if (!this.better(regs)) return
-    const countsFrom = charterCountsFrom(regs.map((w) => w.reg), this.opts.maturityMs)
-    this.held = { regs, countsFrom }
+    const held = this.holding(regs)
+    this.held = held
     // kept in memory when the write fails: it is made again from the registrations, or pulled, after a restart
     await this.opts.save({ regs }).catch((e: unknown) => { this.opts.log.warn(`arbiters: the charter could not be written: ${errorMessage(e)}`) })
-    this.opts.log.info(`arbiter committee charter${from !== undefined ? ` from ${from}` : ''}: ${regs.map((w) => w.reg.did).join(', ')} (in force from ${new Date(countsFrom).toISOString()})`)
-    void this.opts.offer(regs, from).catch(() => {})
+    this.opts.log.info(`arbiter committee charter${from !== undefined ? ` from ${from}` : ''}: ${regs.map((w) => w.reg.did).join(', ')} (in force from ${new Date(held.countsFrom).toISOString()})`)
+    void this.opts.offer(this.charter()!, from).catch(() => {})
+  }
+
+  /**
+   * A charter `from` listed or offered apart, by its digest: fetched from it (`arbiters.charter`,
+   * one registration an answer) only when it could change anything here (none held, or one held
+   * that has not counted yet and is another), at most one each 10 s a peer; then checked as any
+   * charter is (`receive`), once its registrations hash to the digest named. Undefined when it
+   * was not fetched or changes nothing, else why it was refused.
+   */
+  async receiveApart (digest: string, from: string): Promise<string | undefined> {
+    if (this.held !== undefined && (this.inForce() || this.held.digest === digest)) return undefined
+    const refused = this.opts.refusedWhy(digest)
+    if (refused !== undefined) return refused
+    let p = this.fetching.get(digest)
+    if (p === undefined) {
+      if (!this.fetches.take(from)) return 'too many charters from this peer: try later'
+      p = (async () => {
+        const regs = await this.opts.fetchApart(digest, from).catch((e: unknown) => `fetching it failed: ${errorMessage(e)}`)
+        if (typeof regs === 'string') return regs
+        // the peer holds another charter by now: its next list names that one
+        if (regs === undefined) return undefined
+        let got: string
+        try { got = charterDigest(regs as WireRegistration[]) } catch { got = '' }
+        if (got !== digest) return 'the charter sent apart does not match its digest'
+        return await this.receive(regs, from)
+      })().finally(() => { this.fetching.delete(digest) })
+      this.fetching.set(digest, p)
+    }
+    return await p
   }
 
   /**
@@ -101,7 +150,7 @@ export class ArbiterCharter {
     const bad = charterProblem(wires.map((w) => w.reg))
     if (bad !== undefined) return bad
     if (!this.better(wires)) return undefined
-    const key = wires.map(wireKey).join('+')
+    const key = charterDigest(wires)
     const refused = this.opts.refusedWhy(key)
     if (refused !== undefined) return refused
     let p = this.checking.get(key)

@@ -14,7 +14,7 @@ import { PeerBuckets } from '../../util/peer-buckets.js'
 import { bytesToHex, hexToBytes } from '../../wallet/bytes.js'
 import type { RpcClient } from '../../p2p/rpc.js'
 import { ArbiterCharter } from './arbiter-charter.js'
-import { LIST_MAX, ListPulls, OFFER_MAX, listPage, type ArbiterList, type ArbiterMethods } from './arbiter-rpc.js'
+import { CHARTER_INLINE_BYTES, LIST_MAX, ListPulls, OFFER_MAX, charterField, fetchCharterApart, isCharterDigest, listPage, type ArbiterList, type ArbiterMethods, type HeldCharter } from './arbiter-rpc.js'
 import { cleanAddrs, cursorOf, packBundle, stakeAnchors, stakeProbeStates, unpackBundle, wireKey, wireOf, type WireRegistration } from './arbiter-wire.js'
 
 /**
@@ -77,6 +77,8 @@ export interface ArbiterCommitteeOptions {
   graceMs: number
   recheckMs: number
   pullMs: number
+  /** a charter heavier than this travels apart (CHARTER_INLINE_BYTES; lower in tests) */
+  charterInlineBytes?: number
   now?: () => number
 }
 
@@ -111,7 +113,11 @@ export class ArbiterCommittee {
       signedProblem: async (w) => await this.signedProblem(w),
       refusedWhy: (key) => this.refusedWhy(key),
       remember: (key, why) => { this.remember(key, why) },
-      offer: async (charter, except) => { await this.offerAll([], except, charter) }
+      offer: async (charter, except) => { await this.offerAll([], except, charter) },
+      fetchApart: async (digest, from) => {
+        const rpc = this.opts.rpc()
+        return rpc === undefined ? undefined : await fetchCharterApart(rpc, from, digest)
+      }
     })
   }
 
@@ -354,6 +360,14 @@ export class ArbiterCommittee {
     return await this.charter.receive(regs, from)
   }
 
+  /** A charter `from` listed or offered apart (its digest): fetched and checked when it could change anything here (arbiter-charter.ts). */
+  async receiveCharterApart (digest: string, from: string): Promise<string | undefined> {
+    return await this.charter.receiveApart(digest, from)
+  }
+
+  /** The charter held, with its weight and digest (`arbiters.charter` answers its registrations). */
+  heldCharter (): HeldCharter | undefined { return this.charter.charter() }
+
   /** Why a registration or a charter (by its key, as offered) was refused lately, if it was. */
   private refusedWhy (key: string): string | undefined {
     const r = this.refused.get(key)
@@ -422,19 +436,20 @@ export class ArbiterCommittee {
   /**
    * What this node answers a pull with: a page of its registrations (those after the cursor
    * `after`, oldest first, at most LIST_PAGE_BYTES of them), `next` when more follow, and its
-   * charter on the first page (arbiter-rpc.ts).
+   * charter on the first page, whole or, too heavy, its digest (arbiter-rpc.ts).
    */
   listAnswer (after?: string): ArbiterList {
-    return listPage(this.listed(), this.charter.regs(), after)
+    return listPage(this.listed(), this.charter.charter(), after, this.opts.charterInlineBytes ?? CHARTER_INLINE_BYTES)
   }
 
   /**
    * Takes a peer's list (a pull's answer): its charter first (checked by what it carries, at once:
-   * not after every registration's probe), then the registrations that hold. Returns how many
-   * registrations were new.
+   * not after every registration's probe; listed whole, as every version lists it, or apart,
+   * fetched from the peer), then the registrations that hold. Returns how many registrations were new.
    */
   async take (list: ArbiterList, from: string): Promise<number> {
     if (list?.charter !== undefined) await this.receiveCharter(list.charter, from)
+    else if (isCharterDigest(list?.charterApart)) await this.receiveCharterApart(list.charterApart, from)
     let taken = 0
     for (const w of Array.isArray(list?.regs) ? list.regs.slice(0, LIST_MAX) : []) {
       const before = this.kept.size
@@ -456,12 +471,14 @@ export class ArbiterCommittee {
     await Promise.all(h.connected().map(async (p) => { await this.pullFrom(p).catch(() => 0) }))
   }
 
-  private async offerAll (regs: WireRegistration[], except?: string, charter?: WireRegistration[]): Promise<void> {
+  private async offerAll (regs: WireRegistration[], except?: string, charter?: HeldCharter): Promise<void> {
     const h = this.opts.host()
     const rpc = this.opts.rpc()
     if (h === undefined || rpc === undefined) return
+    // a charter too heavy to offer whole is offered as its digest: the peer fetches it apart
+    const field = charterField(charter, this.opts.charterInlineBytes ?? CHARTER_INLINE_BYTES)
     await Promise.all(h.connected().filter((p) => p !== except).map(async (p) => {
-      await rpc.call(p, 'arbiters.offer', { regs: regs.slice(0, OFFER_MAX), ...(charter !== undefined ? { charter } : {}) }, { timeoutMs: 10_000 }).catch(() => {})
+      await rpc.call(p, 'arbiters.offer', { regs: regs.slice(0, OFFER_MAX), ...field }, { timeoutMs: 10_000 }).catch(() => {})
     }))
   }
 }

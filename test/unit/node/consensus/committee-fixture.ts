@@ -23,7 +23,7 @@ export interface Ctx { net: SimNet, node: SimNode, did: SimDid, peer: string, si
 export const MATURITY = 10 * 60_000
 export const GRACE = 2 * 60_000
 
-export const committeeOf = (net: SimNet, o: { selfPeer?: string, sign?: (d: Uint8Array) => Promise<Uint8Array>, now?: () => number, addrs?: string[], maturityMs?: number, graceMs?: number, rpc?: RpcClient<never>, probe?: ArbiterCommitteeOptions['probe'], col?: ReturnType<typeof memoryCollection<any>> } = {}): ArbiterCommittee => new ArbiterCommittee({ // eslint-disable-line @typescript-eslint/no-explicit-any
+export const committeeOf = (net: SimNet, o: { selfPeer?: string, sign?: (d: Uint8Array) => Promise<Uint8Array>, now?: () => number, addrs?: string[], maturityMs?: number, graceMs?: number, rpc?: RpcClient<never>, probe?: ArbiterCommitteeOptions['probe'], charterInlineBytes?: number, col?: ReturnType<typeof memoryCollection<any>> } = {}): ArbiterCommittee => new ArbiterCommittee({ // eslint-disable-line @typescript-eslint/no-explicit-any
   col: o.col ?? memoryCollection<any>(), // eslint-disable-line @typescript-eslint/no-explicit-any
   host: () => ({ peerId: o.selfPeer ?? 'self', signAsPeer: o.sign ?? (async () => new Uint8Array(64)), addrs: () => o.addrs ?? [], learn: async () => {}, connected: () => [] }),
   testNet: true,
@@ -36,6 +36,7 @@ export const committeeOf = (net: SimNet, o: { selfPeer?: string, sign?: (d: Uint
   graceMs: o.graceMs ?? 0,
   recheckMs: 0,
   pullMs: 0,
+  ...(o.charterInlineBytes !== undefined ? { charterInlineBytes: o.charterInlineBytes } : {}),
   ...(o.now !== undefined ? { now: o.now } : {})
 })
 
