@@ -249,7 +249,9 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
         maturityMs: env('RBTNODE_ARBITER_MATURITY_MS') ?? committeeMod.ARBITER_MATURITY_MS,
         graceMs: env('RBTNODE_ARBITER_GRACE_MS') ?? committeeMod.ARBITER_GRACE_MS,
         recheckMs: env('RBTNODE_ARBITER_RECHECK_MS') ?? committeeMod.ARBITER_RECHECK_MS,
-        pullMs: env('RBTNODE_ARBITER_PULL_MS') ?? committeeMod.ARBITER_PULL_MS
+        pullMs: env('RBTNODE_ARBITER_PULL_MS') ?? committeeMod.ARBITER_PULL_MS,
+        // lower in tests only: every charter heavier than this travels apart (`arbiters.charter`)
+        ...(env('RBTNODE_ARBITER_CHARTER_INLINE_BYTES') !== undefined ? { charterInlineBytes: env('RBTNODE_ARBITER_CHARTER_INLINE_BYTES')! } : {})
       })
       await com.load()
       committee = com
