@@ -22,6 +22,8 @@ import { jsonBytes, wireKey, wireOf, type WireRegistration } from './arbiter-wir
  */
 const CHARTER_RATE = 0.1
 const CHARTER_BURST = 4
+/** Digests of charters fetched apart that changed nothing here, remembered (past this many, the memory starts over). */
+const UNCHANGED_MAX = 256
 
 /**
  * A charter's digest, as it is listed apart and remembered when refused: sha3-256 over each
@@ -56,6 +58,12 @@ export class ArbiterCharter {
   private readonly fetches = new PeerBuckets(CHARTER_RATE, CHARTER_BURST)
   private readonly checking = new Map<string, Promise<string | undefined>>()
   private readonly fetching = new Map<string, Promise<string | undefined>>()
+  /**
+   * Charters fetched apart that counted no earlier than the one held: never fetched again (the
+   * charter held only ever gives way to one that counts earlier still), else every pull of a peer
+   * holding another charter would fetch it again while neither counts
+   */
+  private readonly unchanged = new Set<string>()
 
   constructor (private readonly opts: ArbiterCharterOptions) {}
 
@@ -113,7 +121,7 @@ export class ArbiterCharter {
    * was not fetched or changes nothing, else why it was refused.
    */
   async receiveApart (digest: string, from: string): Promise<string | undefined> {
-    if (this.held !== undefined && (this.inForce() || this.held.digest === digest)) return undefined
+    if (this.held !== undefined && (this.inForce() || this.held.digest === digest || this.unchanged.has(digest))) return undefined
     const refused = this.opts.refusedWhy(digest)
     if (refused !== undefined) return refused
     let p = this.fetching.get(digest)
@@ -127,7 +135,12 @@ export class ArbiterCharter {
         let got: string
         try { got = charterDigest(regs as WireRegistration[]) } catch { got = '' }
         if (got !== digest) return 'the charter sent apart does not match its digest'
-        return await this.receive(regs, from)
+        const why = await this.receive(regs, from)
+        if (why === undefined && this.held !== undefined && this.held.digest !== digest) {
+          if (this.unchanged.size >= UNCHANGED_MAX) this.unchanged.clear()
+          this.unchanged.add(digest)
+        }
+        return why
       })().finally(() => { this.fetching.delete(digest) })
       this.fetching.set(digest, p)
     }

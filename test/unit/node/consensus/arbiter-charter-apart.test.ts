@@ -6,7 +6,8 @@ import type { WireRegistration } from '../../../../src/node/consensus/arbiter-wi
 import type { RpcClient, RpcContext } from '../../../../src/p2p/rpc.js'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
 import { memoryCollection } from '../../../helpers/memory-collection.js'
-import { MATURITY, committeeOf, fourSeats } from './committee-fixture.js'
+import { buildBundle } from '../../../../src/consensus/bundle.js'
+import { MATURITY, committeeOf, fourSeats, peerKey } from './committee-fixture.js'
 
 /**
  * A charter too heavy to ride the first list page (docs/protocol.md, "The arbiter committee"):
@@ -140,6 +141,34 @@ describe('node: a charter too heavy for the first page, sent apart', function ()
       expect(await puller.receiveCharterApart(digest, 'liar2'), what).to.match(why)
       expect(puller.charterView(), what).to.equal(undefined)
     }
+  })
+
+  it('a charter listed apart that counts later than the one held (neither in force) is fetched once, not on every pull', async () => {
+    let clock = 1_000_000_000
+    const now = (): number => clock
+    const { wires, last } = await fourSeats(now)
+    const n = last.ctx.net
+    // a fifth seat, registered later: a charter of it and three of the four counts later
+    clock += 1000
+    const did = n.quorumDids[4]!
+    const q = n.nodeOf(did)
+    const d = q.dids.get(did)!
+    const [t] = await n.mint(q, d.did, 1)
+    const pk = await peerKey()
+    const own = committeeOf(n, { selfPeer: pk.peer, sign: pk.sign, now })
+    const tok = (await q.ledger.tokensById([t!]))[0]!
+    const reg = await own.register(d.quorum, [{ token: t!, block: tok.latestBlockId }], await buildBundle(q.ledger, [t!], { levels: 0 }))
+    const fifth = own.list().find((w) => w.reg.at === reg.at && w.reg.did === reg.did)!
+    const holder = committeeOf(n, { now, maturityMs: MATURITY, charterInlineBytes: 1 })
+    expect(await holder.receiveCharter([wires[1]!, wires[2]!, wires[3]!, fifth], 'p')).to.equal(undefined)
+    const calls: string[] = []
+    const puller = committeeOf(n, { now, maturityMs: MATURITY, rpc: rpcTo({ holder }, 'puller', calls) })
+    await puller.take({ regs: [], charter: wires }, 'old')
+    const held = puller.heldCharter()!.digest
+    expect(held).to.not.equal(holder.heldCharter()!.digest)
+    for (let i = 0; i < 3; i++) await puller.pullFrom('holder')
+    expect(calls.filter((m) => m === 'arbiters.charter'), 'fetched once').to.have.length(4)
+    expect(puller.heldCharter()!.digest, 'the earlier charter kept').to.equal(held)
   })
 
   it('a first page of an earlier version, the charter whole on it, is still taken; a charter light enough is still listed whole', async () => {
