@@ -27,6 +27,13 @@ export class SenderClaims {
   private readonly grants = new Lru<Map<string, PeerGrant[]>>(GRANTS_KEPT)
   /** per transaction: the sealed grants gathered (the certificate, until it is kept with the decision) */
   private readonly seals = new Lru<PeerSeal[]>(GRANTS_KEPT)
+  /**
+   * transactions some of whose grants were dropped (a signer found them short, or the seal fell
+   * short): claimed at every arbiter from then on, never from the votes' grants again, which are
+   * what fell short (a signer from before grants in the votes takes none of them; the arbiters
+   * that are not among the signers hold no record to seal until the claim is made there)
+   */
+  private readonly claimAtArbiters = new Lru<true>(GRANTS_KEPT)
 
   constructor (private readonly port: StateClaims, private readonly ledger: Ledger, private readonly log: Logger) {}
 
@@ -41,10 +48,11 @@ export class SenderClaims {
     return m !== undefined && votes.every((v) => v.claim === undefined || m.has(v.quorumDid))
   }
 
-  forget (txid: string): void { this.grants.delete(txid); this.seals.delete(txid) }
+  forget (txid: string): void { this.grants.delete(txid); this.seals.delete(txid); this.claimAtArbiters.delete(txid) }
 
-  /** Drops the grants of some quorums (a signer found them short: they are gathered again). */
+  /** Drops the grants of some quorums (a signer found them short: they are gathered again, at the arbiters). */
   drop (txid: string, quorums: readonly string[]): void {
+    if (quorums.length > 0) this.claimAtArbiters.set(txid, true)
     const m = this.grants.get(txid)
     for (const q of quorums) m?.delete(q)
   }
@@ -117,7 +125,7 @@ export class SenderClaims {
       const voted = votes.flatMap((v) => v.claim !== undefined && Array.isArray(v.grants)
         ? v.grants.filter((g) => isPeerGrant(g) && g.quorum === v.quorumDid && g.nonce === v.claim!.nonce && g.forTx === txid)
         : [])
-      if (voted.length > 0) {
+      if (voted.length > 0 && this.claimAtArbiters.get(txid) === undefined) {
         const enough = await Promise.all(todo.map(async (v) => {
           const own = new Set(v.claim!.states.map(stateHashOf))
           const r = await this.port.checkGrants(txid, v.quorumDid, [...own], burns.filter((b) => !own.has(b.stateHash)), voted, v.claim!.nonce, fellows)
