@@ -1,5 +1,7 @@
 import { expect } from 'chai'
 import { SenderClaims } from '../../../src/consensus/sender-claims.js'
+import { OUTGOING_CERT, SenderContext } from '../../../src/consensus/sender-context.js'
+import type { OutgoingRecord } from '../../../src/consensus/records.js'
 import type { PeerGrant, PeerSeal } from '../../../src/consensus/claim-proofs.js'
 import type { ClaimResult } from '../../../src/consensus/claims.js'
 import type { PrepareReply } from '../../../src/consensus/messages.js'
@@ -82,5 +84,34 @@ describe('sender claims: grants in the votes', () => {
     claims.drop(txid, quorums)
     await claims.claim(txid, contract, votes)
     expect(p.claimed).to.deep.equal([quorums])
+  })
+
+  it('the seals that join a certificate after the decision are kept with it, so that a sender restarted before the delivery shows them; none once delivered', async () => {
+    const seal = (peer: string): PeerSeal => ({ peer, holder: txid, states: ['s'], sig: 'ab'.repeat(32) })
+    const records = new Map<string, unknown>()
+    const store = {
+      chain: async () => undefined,
+      record: async (col: string, key: string) => records.get(`${col}/${key}`),
+      commit: async (build: (w: unknown) => void) => {
+        build({ putRecord: (col: string, key: string, v: unknown) => { records.set(`${col}/${key}`, v) }, delRecord: (col: string, key: string) => { records.delete(`${col}/${key}`) } })
+      }
+    } as unknown as Ledger
+    let later!: (s: PeerSeal[]) => void
+    const port = {
+      sealFor: async () => ({ granted: true, tallies: [], seals: [seal('seat-0')], more: new Promise<PeerSeal[]>((resolve) => { later = resolve }) })
+    } as unknown as StateClaims
+    const ctx = new SenderContext({ ledger: store, transport: {}, claims: port } as never, { now: () => Date.now() }, silentLogger)
+    const rec = { txid } as unknown as OutgoingRecord
+    expect((await ctx.claims!.seal(txid, contract, votes, [], [])).granted).to.equal(true)
+    // the decision keeps the certificate as it is then
+    records.set(`${OUTGOING_CERT}/${txid}`, { seals: [...ctx.claims!.certificate(txid)!] })
+    later([seal('seat-5'), seal('seat-6')])
+    await ctx.claims!.grown(txid)
+    await ctx.keepCertificate(rec)
+    expect((records.get(`${OUTGOING_CERT}/${txid}`) as { seals: PeerSeal[] }).seals.map((g) => g.peer)).to.deep.equal(['seat-0', 'seat-5', 'seat-6'])
+    // delivered meanwhile: the record is gone and stays gone
+    records.delete(`${OUTGOING_CERT}/${txid}`)
+    await ctx.keepCertificate(rec)
+    expect(records.has(`${OUTGOING_CERT}/${txid}`)).to.equal(false)
   })
 })
