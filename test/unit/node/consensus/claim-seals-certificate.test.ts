@@ -75,4 +75,30 @@ describe('claims: the certificate of a transfer decided on its signers\' seals',
     const r = await receiver.checkSeals!(items, certificate)
     expect(r.granted, `${certificate.length} seals in the certificate`).to.equal(true)
   })
+
+  // Open, not fixed: a sender that restarts after deciding on its signers' own seals, before the
+  // other seats' seals came (a window of one claim and one seal round trip after the decision),
+  // keeps only the certificate of the decision, q(n) seals of its own count. Past the decision it
+  // holds no votes (their claim proofs) to claim at the other seats, so a receiver counting a seat
+  // more than it did refuses the delivery for good (the transfer stays COMMITTING). Closing it
+  // means keeping the five claim proofs and consents with the decision, or deciding only once the
+  // other seats sealed (the round the early decision saves).
+  it.skip('a sender restarted right after an early decision still shows a receiver counting one seat more enough seals', async () => {
+    const keys = await Promise.all(Array.from({ length: 7 }, async () => await peerKey()))
+    const committee = (): string[] => keys.map((k) => k.peer)
+    const seats = keys.map((k) => claimsAt(k.peer, { sign: k.sign, committee }))
+    const items = [{ stateHash: STATE, holder: txid }]
+    // the five signers' seats granted as their quorums voted and sealed as they signed
+    const presealed: PeerSeal[] = []
+    for (const [i, q] of quorums.entries()) {
+      const nonce = nonceOfSecret(secrets[i]!)
+      await seats[i]!.grantOwn!(txid, { quorum: q, nonce, sig: 'ab' }, [STATE], [])
+      presealed.push(...await seats[i]!.sealSigned!(txid, q, nonce, items))
+    }
+    // the certificate the decision keeps: what a restarted sender delivers
+    const kept = [...presealed]
+    const eighth = await peerKey()
+    const receiver = claimsAt((await peerKey()).peer, { committee: () => [...committee(), eighth.peer] })
+    expect((await receiver.checkSeals!(items, kept)).granted).to.equal(true)
+  })
 })
