@@ -27,6 +27,17 @@ export class SenderClaims {
   private readonly grants = new Lru<Map<string, PeerGrant[]>>(GRANTS_KEPT)
   /** per transaction: the sealed grants gathered (the certificate, until it is kept with the decision) */
   private readonly seals = new Lru<PeerSeal[]>(GRANTS_KEPT)
+  /**
+   * transactions some of whose grants were dropped (a signer found them short, or the seal fell
+   * short): claimed at every arbiter from then on, never from the votes' grants again, which are
+   * what fell short (a signer from before grants in the votes takes none of them; the arbiters
+   * that are not among the signers hold no record to seal until the claim is made there)
+   */
+  private readonly claimAtArbiters = new Lru<true>(GRANTS_KEPT)
+  /** transactions whose claim round was skipped for some signers (their votes' grants sufficed) */
+  private readonly fromVotes = new Lru<true>(GRANTS_KEPT)
+  /** per transaction decided on its signers' own seals: the other arbiters' seals joining its certificate */
+  private readonly growing = new Lru<Promise<void>>(GRANTS_KEPT)
 
   constructor (private readonly port: StateClaims, private readonly ledger: Ledger, private readonly log: Logger) {}
 
@@ -41,10 +52,16 @@ export class SenderClaims {
     return m !== undefined && votes.every((v) => v.claim === undefined || m.has(v.quorumDid))
   }
 
-  forget (txid: string): void { this.grants.delete(txid); this.seals.delete(txid) }
+  forget (txid: string): void { this.grants.delete(txid); this.seals.delete(txid); this.claimAtArbiters.delete(txid); this.fromVotes.delete(txid); this.growing.delete(txid) }
 
-  /** Drops the grants of some quorums (a signer found them short: they are gathered again). */
+  /** Settles once the other arbiters' seals of a transaction decided on its signers' own seals joined its certificate (undefined: nothing under way). */
+  grown (txid: string): Promise<void> | undefined {
+    return this.growing.get(txid)
+  }
+
+  /** Drops the grants of some quorums (a signer found them short: they are gathered again, at the arbiters). */
   drop (txid: string, quorums: readonly string[]): void {
+    if (quorums.length > 0) this.claimAtArbiters.set(txid, true)
     const m = this.grants.get(txid)
     for (const q of quorums) m?.delete(q)
   }
@@ -76,20 +93,41 @@ export class SenderClaims {
    */
   async seal (txid: string, contract: Uint8Array, votes: readonly Vote[], consents: readonly SealConsent[], presealed: readonly PeerSeal[] = []): Promise<ClaimResult> {
     const t0 = Date.now()
-    if (this.port.sealFor === undefined) return { granted: false, code: 'CLAIM_UNREACHABLE', reason: 'CLAIM_UNREACHABLE: this node cannot seal claims', tallies: [] }
+    const sealFor = this.port.sealFor
+    if (sealFor === undefined) return { granted: false, code: 'CLAIM_UNREACHABLE', reason: 'CLAIM_UNREACHABLE: this node cannot seal claims', tallies: [] }
     try {
-      const { states, burns } = await this.scope(contract, votes)
+      const { states, burns, paths } = await this.scope(contract, votes)
       const own = states.map(stateHashOf)
       const items = [...own.map((stateHash) => ({ stateHash, holder: txid })), ...burns.filter((b) => !own.includes(b.stateHash)).map((b) => ({ stateHash: b.stateHash, holder: b.spender }))]
       // the arbiters that granted the claims are asked first; the port adds those of its own count
       const peers = [...new Set([...(this.grants.get(txid)?.values() ?? [])].flat().map((g) => g.peer))]
-      const r = await this.port.sealFor(txid, items, consents, peers, presealed)
+      const r = await sealFor(txid, items, consents, peers, presealed)
       if (r.granted) {
         // the certificate grows with the other arbiters' seals as they come (a delivery tried
         // again shows them: a receiver that counts a seat more than this node finds enough)
         const certificate = [...r.seals]
         this.seals.set(txid, certificate)
-        void r.more?.then((later) => { certificate.push(...later) })
+        const key = (g: PeerSeal): string => `${g.peer}|${g.holder}|${[...g.states].sort().join(',')}`
+        const add = (later: readonly PeerSeal[]): void => {
+          const have = new Set(certificate.map(key))
+          for (const g of later) if (!have.has(key(g))) { have.add(key(g)); certificate.push(g) }
+        }
+        if (r.more !== undefined) {
+          const skipped = this.fromVotes.get(txid) !== undefined
+          const grown = r.more.then(async (later) => {
+            add(later)
+            if (!skipped) return
+            // the claim round was skipped (the votes' grants sufficed): the arbiters that are not
+            // among the signers hold no record of the transaction and seal nothing until the five
+            // claims are made there, so they are made now, after the decision, and sealed
+            const claimants: ClaimantProof[] = votes.flatMap((v) => v.claim !== undefined ? [{ quorum: v.quorumDid, nonce: v.claim.nonce, sig: v.claim.sig }] : [])
+            await this.port.claimFor(txid, claimants, own, burns, contract, Object.keys(paths).length > 0 ? paths : undefined)
+            const again = await sealFor(txid, items, consents, peers, presealed)
+            add(again.seals)
+            add(await again.more ?? [])
+          }).catch((e: unknown) => { this.log.debug(`seal ${txid.slice(0, 12)} at the other arbiters: ${errorMessage(e)}`) })
+          this.growing.set(txid, grown)
+        }
       }
       this.log.debug(`seal ${txid.slice(0, 12)}: ${items.length} state(s) ${r.granted ? 'sealed' : `refused (${r.code})`} in ${Date.now() - t0} ms`)
       return r
@@ -117,13 +155,14 @@ export class SenderClaims {
       const voted = votes.flatMap((v) => v.claim !== undefined && Array.isArray(v.grants)
         ? v.grants.filter((g) => isPeerGrant(g) && g.quorum === v.quorumDid && g.nonce === v.claim!.nonce && g.forTx === txid)
         : [])
-      if (voted.length > 0) {
+      if (voted.length > 0 && this.claimAtArbiters.get(txid) === undefined) {
         const enough = await Promise.all(todo.map(async (v) => {
           const own = new Set(v.claim!.states.map(stateHashOf))
           const r = await this.port.checkGrants(txid, v.quorumDid, [...own], burns.filter((b) => !own.has(b.stateHash)), voted, v.claim!.nonce, fellows)
           return r.granted
         }))
         if (enough.every((ok) => ok)) {
+          this.fromVotes.set(txid, true)
           for (const v of todo) have.set(v.quorumDid, voted)
           this.grants.set(txid, have)
           this.log.debug(`claim ${txid.slice(0, 12)}: granted in the votes (${voted.length} grants) in ${Date.now() - t0} ms`)
@@ -133,6 +172,8 @@ export class SenderClaims {
       const claimants: ClaimantProof[] = todo.map((v) => ({ quorum: v.quorumDid, nonce: v.claim!.nonce, sig: v.claim!.sig }))
       const r = await this.port.claimFor(txid, claimants, states.map(stateHashOf), burns, contract, Object.keys(paths).length > 0 ? paths : undefined)
       if (r.granted) {
+        // every signer's claim made at the arbiters: none rests on the votes' grants alone
+        if (todo.length === votes.filter((v) => v.claim !== undefined).length) this.fromVotes.delete(txid)
         for (const c of claimants) have.set(c.quorum, [...r.grants.filter((g) => g.quorum === c.quorum && g.nonce === c.nonce && g.forTx === txid), ...voted.filter((g) => g.quorum !== c.quorum)])
         this.grants.set(txid, have)
       }

@@ -170,6 +170,20 @@ export class SenderContext {
     return kept !== undefined && !Array.isArray(kept) && Array.isArray(kept.seals) ? kept.seals : undefined
   }
 
+  /**
+   * Keeps a decided transfer's certificate again once the other arbiters' seals joined it after the
+   * decision (docs/protocol.md, "A signer's own seal"): a sender restarted before the delivery
+   * shows them too, where a receiver counting a seat more than this node needs them. Nothing once
+   * the certificate's record is gone (delivered) or already holds as many seals.
+   */
+  async keepCertificate (rec: OutgoingRecord): Promise<void> {
+    const seals = this.claims?.certificate(rec.txid)
+    if (seals === undefined) return
+    const kept = await this.ledger.record<{ seals?: PeerSeal[] } | unknown[]>(OUTGOING_CERT, rec.txid)
+    if (kept === undefined || Array.isArray(kept) || (kept.seals?.length ?? 0) >= seals.length) return
+    await this.ledger.commit((w) => { w.putRecord(OUTGOING_CERT, rec.txid, { seals: [...seals] }) })
+  }
+
   /** The pledge evidence a decided transfer's delivery carries: kept from its decision, or read back. */
   async evidenceOf (rec: OutgoingRecord): Promise<ChainBundle | undefined> {
     const kept = this.decidedEvidence.get(rec.txid)

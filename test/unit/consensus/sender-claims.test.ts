@@ -1,0 +1,117 @@
+import { expect } from 'chai'
+import { SenderClaims } from '../../../src/consensus/sender-claims.js'
+import { OUTGOING_CERT, SenderContext } from '../../../src/consensus/sender-context.js'
+import type { OutgoingRecord } from '../../../src/consensus/records.js'
+import type { PeerGrant, PeerSeal } from '../../../src/consensus/claim-proofs.js'
+import type { ClaimResult } from '../../../src/consensus/claims.js'
+import type { PrepareReply } from '../../../src/consensus/messages.js'
+import type { Ledger, StateClaims } from '../../../src/consensus/ports.js'
+import { createContract, encodeContractEnvelope, transactionId, withContractSignature } from '../../../src/tokenchain/contract.js'
+import { blockIdFor, createBlock, testTokenGenesis } from '../../../src/tokenchain/block.js'
+import { ContractType, PledgeMode } from '../../../src/tokenchain/types.js'
+import { silentLogger } from '../../../src/util/logger.js'
+
+type Vote = Extract<PrepareReply, { vote: 'yes' }>
+
+/**
+ * The sender's claim when the seats among the signers granted their claims as they voted
+ * (docs/protocol.md, "Grants in the votes"): the claim round is skipped only while those grants
+ * are all a signer needs. A signer that found them short, or a seal that fell short, has the
+ * claim made at every arbiter, as before.
+ */
+describe('sender claims: grants in the votes', () => {
+  const ALICE = 'bafybmialice'
+  const TOKEN = 'a'.repeat(64)
+  const BLOCK = blockIdFor(createBlock(testTokenGenesis({ tokenId: TOKEN, owner: ALICE })), TOKEN)
+  const c = createContract({ type: ContractType.RBT_DIRECT, pledgeMode: PledgeMode.PERIODIC, transInfo: { sender: ALICE, receiver: 'bafybmibob', transTokens: { [TOKEN]: { tokenType: 0, tokenValue: 1, owner: ALICE, blockId: BLOCK } } }, totalRbts: 1 })
+  const contract = encodeContractEnvelope(withContractSignature(c, ALICE, 'ab'))
+  const txid = transactionId(contract)
+  const quorums = ['bafybmiqa', 'bafybmiqb', 'bafybmiqc', 'bafybmiqd', 'bafybmiqe']
+  const nonce = (i: number): string => (0xd0 + i).toString(16).padStart(32, '0')
+  const state = `${TOKEN}@${BLOCK}`
+  const votes: Vote[] = quorums.map((q, i) => ({
+    vote: 'yes',
+    quorumDid: q,
+    credit: { did: q, hash: txid, signType: '0', signature: '', privSignature: 'ab' },
+    pledge: [],
+    pledgeMilli: 0,
+    claim: { nonce: nonce(i), sig: 'ab', states: [state] },
+    // each signer's node holds a seat and granted its claim as it voted
+    grants: [{ peer: `seat-${i}`, sig: 'ab'.repeat(32), txid, quorum: q, nonce: nonce(i), forTx: txid, states: ['s'] }]
+  }))
+  const ledger = { chain: async () => undefined } as unknown as Ledger
+
+  /** A port whose votes' grants are enough for every signer as the sender counts; it records the claims made at the arbiters. */
+  function port (): { port: StateClaims, claimed: string[][] } {
+    const claimed: string[][] = []
+    return {
+      claimed,
+      port: {
+        checkGrants: async (): Promise<ClaimResult> => ({ granted: true, tallies: [] }),
+        claimFor: async (_tx: string, claimants: ReadonlyArray<{ quorum: string, nonce: string }>) => {
+          claimed.push(claimants.map((x) => x.quorum))
+          return { granted: true, tallies: [], grants: claimants.map((x): PeerGrant => ({ peer: 'arbiter', sig: 'cd'.repeat(32), txid, quorum: x.quorum, nonce: x.nonce, forTx: txid, states: ['s'] })) }
+        },
+        sealFor: async () => ({ granted: false, code: 'CLAIM_UNREACHABLE', reason: 'short', tallies: [], seals: [] as PeerSeal[] })
+      } as unknown as StateClaims
+    }
+  }
+
+  it('skips the claim round when the votes\' grants suffice', async () => {
+    const p = port()
+    const claims = new SenderClaims(p.port, ledger, silentLogger)
+    expect((await claims.claim(txid, contract, votes)).granted).to.equal(true)
+    expect(p.claimed).to.deep.equal([])
+    expect(claims.grantsFor(txid, quorums[0]!)).to.have.length(5)
+  })
+
+  it('a signer that found the grants short (one from before grants in the votes, or one counting another seat) has its claim made at the arbiters, not the same grants again', async () => {
+    const p = port()
+    const claims = new SenderClaims(p.port, ledger, silentLogger)
+    await claims.claim(txid, contract, votes)
+    // the sign round: quorum e refused CLAIM_UNREACHABLE, its grants are dropped and claimed again
+    claims.drop(txid, [quorums[4]!])
+    expect((await claims.claim(txid, contract, votes)).granted).to.equal(true)
+    expect(p.claimed, 'the claim is made at the arbiters').to.deep.equal([[quorums[4]]])
+    expect(claims.grantsFor(txid, quorums[4]!)!.some((g) => g.quorum === quorums[4] && g.peer === 'arbiter')).to.equal(true)
+  })
+
+  it('a seal that fell short (a seat among the signers that did not seal its record) has all five claimed at every arbiter, so that the others hold the records to seal', async () => {
+    const p = port()
+    const claims = new SenderClaims(p.port, ledger, silentLogger)
+    await claims.claim(txid, contract, votes)
+    // the sign round's retry after a seal that fell short: the five dropped and claimed again
+    claims.drop(txid, quorums)
+    await claims.claim(txid, contract, votes)
+    expect(p.claimed).to.deep.equal([quorums])
+  })
+
+  it('the seals that join a certificate after the decision are kept with it, so that a sender restarted before the delivery shows them; none once delivered', async () => {
+    const seal = (peer: string): PeerSeal => ({ peer, holder: txid, states: ['s'], sig: 'ab'.repeat(32) })
+    const records = new Map<string, unknown>()
+    const store = {
+      chain: async () => undefined,
+      record: async (col: string, key: string) => records.get(`${col}/${key}`),
+      commit: async (build: (w: unknown) => void) => {
+        build({ putRecord: (col: string, key: string, v: unknown) => { records.set(`${col}/${key}`, v) }, delRecord: (col: string, key: string) => { records.delete(`${col}/${key}`) } })
+      }
+    } as unknown as Ledger
+    let later!: (s: PeerSeal[]) => void
+    const port = {
+      sealFor: async () => ({ granted: true, tallies: [], seals: [seal('seat-0')], more: new Promise<PeerSeal[]>((resolve) => { later = resolve }) })
+    } as unknown as StateClaims
+    const ctx = new SenderContext({ ledger: store, transport: {}, claims: port } as never, { now: () => Date.now() }, silentLogger)
+    const rec = { txid } as unknown as OutgoingRecord
+    expect((await ctx.claims!.seal(txid, contract, votes, [], [])).granted).to.equal(true)
+    // the decision keeps the certificate as it is then
+    records.set(`${OUTGOING_CERT}/${txid}`, { seals: [...ctx.claims!.certificate(txid)!] })
+    later([seal('seat-5'), seal('seat-6')])
+    await ctx.claims!.grown(txid)
+    await ctx.keepCertificate(rec)
+    expect((records.get(`${OUTGOING_CERT}/${txid}`) as { seals: PeerSeal[] }).seals.map((g) => g.peer)).to.deep.equal(['seat-0', 'seat-5', 'seat-6'])
+    // delivered meanwhile: the record is gone and stays gone
+    records.delete(`${OUTGOING_CERT}/${txid}`)
+    await ctx.keepCertificate(rec)
+    expect(records.has(`${OUTGOING_CERT}/${txid}`)).to.equal(false)
+  })
+})

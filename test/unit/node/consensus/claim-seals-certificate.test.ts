@@ -1,0 +1,104 @@
+import { expect } from 'chai'
+import { nonceOfSecret, type PeerSeal } from '../../../../src/consensus/claim-proofs.js'
+import type { PrepareReply } from '../../../../src/consensus/messages.js'
+import type { Ledger } from '../../../../src/consensus/ports.js'
+import { SenderClaims } from '../../../../src/consensus/sender-claims.js'
+import type { RpcClient } from '../../../../src/p2p/rpc.js'
+import { blockIdFor, createBlock, encodeBlockEnvelope, setSignature, testTokenGenesis } from '../../../../src/tokenchain/block.js'
+import { createContract, encodeContractEnvelope, transactionId, withContractSignature } from '../../../../src/tokenchain/contract.js'
+import { tokenStateHash } from '../../../../src/tokenchain/token-id.js'
+import { ContractType, PledgeMode } from '../../../../src/tokenchain/types.js'
+import { GENESIS_ANCHOR } from '../../../../src/tokenchain/validate.js'
+import { silentLogger } from '../../../../src/util/logger.js'
+import { claimsAt, peerKey } from './committee-fixture.js'
+
+type Vote = Extract<PrepareReply, { vote: 'yes' }>
+
+/**
+ * The certificate of a transfer decided on its signers' own seals (docs/protocol.md, "A signer's
+ * own seal"): the seats that are not among the signers seal it after the decision, so that a
+ * receiver counting a seat more than the sender (a registration matured there first) still finds
+ * q(n) seals. When the claim round was skipped too ("Grants in the votes"), those seats held no
+ * record of the transaction and sealed nothing: the certificate stayed at the five signers' seals.
+ */
+describe('claims: the certificate of a transfer decided on its signers\' seals', () => {
+  const ALICE = 'bafybmialice'
+  const TOKEN = 'b'.repeat(64)
+  const GENESIS = (() => { const b = createBlock(testTokenGenesis({ tokenId: TOKEN, owner: ALICE })); return setSignature(b, ALICE, 'ab') })()
+  const BLOCK = blockIdFor(GENESIS, TOKEN)
+  const c = createContract({ type: ContractType.RBT_DIRECT, pledgeMode: PledgeMode.PERIODIC, transInfo: { sender: ALICE, receiver: 'bafybmibob', transTokens: { [TOKEN]: { tokenType: 0, tokenValue: 1, owner: ALICE, blockId: BLOCK } } }, totalRbts: 1 })
+  const contract = encodeContractEnvelope(withContractSignature(c, ALICE, 'ab'))
+  const txid = transactionId(contract)
+  const state = `${TOKEN}@${GENESIS_ANCHOR}`
+  const STATE = tokenStateHash(TOKEN, GENESIS_ANCHOR)
+  const quorums = ['bafybmiqa', 'bafybmiqb', 'bafybmiqc', 'bafybmiqd', 'bafybmiqe']
+  const secrets = quorums.map((_, i) => (0xe0 + i).toString(16).padStart(32, '0'))
+  const ledger = { chain: async (id: string) => id === TOKEN ? [encodeBlockEnvelope(GENESIS)] : undefined } as unknown as Ledger
+
+  it('a receiver counting one seat more than the sender finds enough seals once the other seats sealed after the decision', async () => {
+    // seven seats, q(7) = 5; the five signers' nodes are seats 0..4
+    const keys = await Promise.all(Array.from({ length: 7 }, async () => await peerKey()))
+    const committee = (): string[] => keys.map((k) => k.peer)
+    const byPeer = new Map<string, ReturnType<typeof claimsAt>>()
+    const rpc = {
+      call: async (peer: string, method: string, req: never) => {
+        const at = byPeer.get(peer)
+        if (at === undefined) throw new Error('unreachable')
+        if (method === 'claims.claim') return await at.serveClaim(req, 'sender-peer')
+        if (method === 'claims.seal') return await at.serveSeal!(req, 'sender-peer')
+        throw new Error(`${method} not served`)
+      }
+    } as unknown as RpcClient<never>
+    for (const k of keys) byPeer.set(k.peer, claimsAt(k.peer, { sign: k.sign, committee, rpc }))
+    const seats = keys.map((k) => byPeer.get(k.peer)!)
+    // each signer votes: its seat grants its claim, and the grant rides the vote
+    const votes: Vote[] = await Promise.all(quorums.map(async (q, i): Promise<Vote> => {
+      const claim = { quorum: q, nonce: nonceOfSecret(secrets[i]!), sig: 'ab' }
+      const grants = await seats[i]!.grantOwn!(txid, claim, [STATE], [])
+      return { vote: 'yes', quorumDid: q, credit: { did: q, hash: txid, signType: '0', signature: '', privSignature: 'ab' }, pledge: [], pledgeMilli: 0, claim: { nonce: claim.nonce, sig: 'ab', states: [state] }, grants }
+    }))
+    const senderKey = await peerKey()
+    const senderClaims = new SenderClaims(claimsAt(senderKey.peer, { sign: senderKey.sign, committee, rpc }), ledger, silentLogger)
+    expect((await senderClaims.claim(txid, contract, votes)).granted).to.equal(true)
+    // each signs, and its seat seals its own record as it signs
+    const items = [{ stateHash: STATE, holder: txid }]
+    const presealed: PeerSeal[] = (await Promise.all(quorums.map(async (q, i) => await seats[i]!.sealSigned!(txid, q, nonceOfSecret(secrets[i]!), items)))).flat()
+    expect(presealed).to.have.length(5)
+    const consents = quorums.map((q, i) => ({ quorum: q, nonce: nonceOfSecret(secrets[i]!), secret: secrets[i]! }))
+    const sealed = await senderClaims.seal(txid, contract, votes, consents, presealed) as Awaited<ReturnType<SenderClaims['seal']>> & { more?: Promise<unknown> }
+    expect(sealed.granted, 'decided on the signers\' seals').to.equal(true)
+    await senderClaims.grown(txid)
+    const certificate = senderClaims.certificate(txid)!
+    // a receiver that counts an eighth seat (registered, matured there first): q(8) = 6
+    const eighth = await peerKey()
+    const receiver = claimsAt((await peerKey()).peer, { committee: () => [...committee(), eighth.peer] })
+    const r = await receiver.checkSeals!(items, certificate)
+    expect(r.granted, `${certificate.length} seals in the certificate`).to.equal(true)
+  })
+
+  // Open, not fixed: a sender that restarts after deciding on its signers' own seals, before the
+  // other seats' seals came (a window of one claim and one seal round trip after the decision),
+  // keeps only the certificate of the decision, q(n) seals of its own count. Past the decision it
+  // holds no votes (their claim proofs) to claim at the other seats, so a receiver counting a seat
+  // more than it did refuses the delivery for good (the transfer stays COMMITTING). Closing it
+  // means keeping the five claim proofs and consents with the decision, or deciding only once the
+  // other seats sealed (the round the early decision saves).
+  it.skip('a sender restarted right after an early decision still shows a receiver counting one seat more enough seals', async () => {
+    const keys = await Promise.all(Array.from({ length: 7 }, async () => await peerKey()))
+    const committee = (): string[] => keys.map((k) => k.peer)
+    const seats = keys.map((k) => claimsAt(k.peer, { sign: k.sign, committee }))
+    const items = [{ stateHash: STATE, holder: txid }]
+    // the five signers' seats granted as their quorums voted and sealed as they signed
+    const presealed: PeerSeal[] = []
+    for (const [i, q] of quorums.entries()) {
+      const nonce = nonceOfSecret(secrets[i]!)
+      await seats[i]!.grantOwn!(txid, { quorum: q, nonce, sig: 'ab' }, [STATE], [])
+      presealed.push(...await seats[i]!.sealSigned!(txid, q, nonce, items))
+    }
+    // the certificate the decision keeps: what a restarted sender delivers
+    const kept = [...presealed]
+    const eighth = await peerKey()
+    const receiver = claimsAt((await peerKey()).peer, { committee: () => [...committee(), eighth.peer] })
+    expect((await receiver.checkSeals!(items, kept)).granted).to.equal(true)
+  })
+})
