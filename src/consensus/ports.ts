@@ -142,9 +142,10 @@ export interface StateClaims {
    * The sender's claim (one walk for the transaction): every state for `txid` on behalf of each of
    * the `claimants` (the signers' quorums, each with its own signed proof), showing the sender's
    * `contract`; granted only when each state's arbiters granted enough. The grants come back signed
-   * by each arbiter (its peer key), each naming one claimant quorum.
+   * by each arbiter (its peer key), each naming one claimant quorum. `only`: with a committee in
+   * force, only these seats are asked (the others hold the claim already).
    */
-  claimFor: (txid: string, claimants: ReadonlyArray<import('./claim-proofs.js').ClaimantProof>, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array, paths?: Readonly<Record<string, readonly Uint8Array[]>>) => Promise<import('./claims.js').ClaimResult & { grants: import('./claim-proofs.js').PeerGrant[] }>
+  claimFor: (txid: string, claimants: ReadonlyArray<import('./claim-proofs.js').ClaimantProof>, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array, paths?: Readonly<Record<string, readonly Uint8Array[]>>, only?: readonly string[]) => Promise<import('./claims.js').ClaimResult & { grants: import('./claim-proofs.js').PeerGrant[] }>
   /**
    * A signer's check before it signs: the grants held for its quorum's own claim of every state
    * (and burnt ancestor) it validated, each signed by an arbiter of that state as this node counts
@@ -166,9 +167,10 @@ export interface StateClaims {
    * arbiters that granted the claims. Sealed when enough arbiters of every state sealed it; the
    * sealed grants come back signed by each arbiter's peer key. `presealed`: the signers' own seals
    * (their SIGN answers), counted first; when they suffice the answer comes at once and `more`
-   * brings the other arbiters' seals afterwards.
+   * brings the other arbiters' seals afterwards (`before` run first with the arbiters about to be
+   * asked: the claim made there when the votes' grants skipped the claim round).
    */
-  sealFor?: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<import('./claim-proofs.js').SealConsent>, peers: readonly string[], presealed?: ReadonlyArray<import('./claim-proofs.js').PeerSeal>) => Promise<import('./claims.js').ClaimResult & { seals: import('./claim-proofs.js').PeerSeal[], more?: Promise<import('./claim-proofs.js').PeerSeal[]> }>
+  sealFor?: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<import('./claim-proofs.js').SealConsent>, peers: readonly string[], presealed?: ReadonlyArray<import('./claim-proofs.js').PeerSeal>, before?: (others: readonly string[]) => Promise<void>) => Promise<import('./claims.js').ClaimResult & { seals: import('./claim-proofs.js').PeerSeal[], more?: Promise<import('./claim-proofs.js').PeerSeal[]> }>
   /**
    * A signer's own seal as it signs: this node's table seals the states held for `txid` whose
    * records name the quorum's claim (`nonce`); the seals, signed by this node's peer key, ride the

@@ -101,7 +101,14 @@ export class SenderClaims {
       const items = [...own.map((stateHash) => ({ stateHash, holder: txid })), ...burns.filter((b) => !own.includes(b.stateHash)).map((b) => ({ stateHash: b.stateHash, holder: b.spender }))]
       // the arbiters that granted the claims are asked first; the port adds those of its own count
       const peers = [...new Set([...(this.grants.get(txid)?.values() ?? [])].flat().map((g) => g.peer))]
-      const r = await sealFor(txid, items, consents, peers, presealed)
+      // the claim round was skipped (the votes' grants sufficed): the arbiters that are not among the
+      // signers hold no record of the transaction and seal nothing until the five claims are made
+      // there; made after the decision, at those arbiters only, before they are asked to seal
+      const claimants: ClaimantProof[] = votes.flatMap((v) => v.claim !== undefined ? [{ quorum: v.quorumDid, nonce: v.claim.nonce, sig: v.claim.sig }] : [])
+      const before = this.fromVotes.get(txid) === undefined
+        ? undefined
+        : async (others: readonly string[]): Promise<void> => { await this.port.claimFor(txid, claimants, own, burns, contract, Object.keys(paths).length > 0 ? paths : undefined, others) }
+      const r = await sealFor(txid, items, consents, peers, presealed, before)
       if (r.granted) {
         // the certificate grows with the other arbiters' seals as they come (a delivery tried
         // again shows them: a receiver that counts a seat more than this node finds enough)
@@ -113,19 +120,7 @@ export class SenderClaims {
           for (const g of later) if (!have.has(key(g))) { have.add(key(g)); certificate.push(g) }
         }
         if (r.more !== undefined) {
-          const skipped = this.fromVotes.get(txid) !== undefined
-          const grown = r.more.then(async (later) => {
-            add(later)
-            if (!skipped) return
-            // the claim round was skipped (the votes' grants sufficed): the arbiters that are not
-            // among the signers hold no record of the transaction and seal nothing until the five
-            // claims are made there, so they are made now, after the decision, and sealed
-            const claimants: ClaimantProof[] = votes.flatMap((v) => v.claim !== undefined ? [{ quorum: v.quorumDid, nonce: v.claim.nonce, sig: v.claim.sig }] : [])
-            await this.port.claimFor(txid, claimants, own, burns, contract, Object.keys(paths).length > 0 ? paths : undefined)
-            const again = await sealFor(txid, items, consents, peers, presealed)
-            add(again.seals)
-            add(await again.more ?? [])
-          }).catch((e: unknown) => { this.log.debug(`seal ${txid.slice(0, 12)} at the other arbiters: ${errorMessage(e)}`) })
+          const grown = r.more.then((later) => { add(later) }).catch((e: unknown) => { this.log.debug(`seal ${txid.slice(0, 12)} at the other arbiters: ${errorMessage(e)}`) })
           this.growing.set(txid, grown)
         }
       }

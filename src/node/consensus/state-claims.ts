@@ -392,7 +392,7 @@ export function nodeStateClaims (opts: {
     return [...candidates].sort((a, b) => compareDistance(target, a[1], b[1])).slice(0, CLAIM_ARBITERS).map(([id]) => id)
   }
 
-  const claimFor = async (txid: string, claimants: ReadonlyArray<ClaimantProof>, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array, paths?: Readonly<Record<string, readonly Uint8Array[]>>): Promise<ClaimResult & { grants: PeerGrant[] }> => {
+  const claimFor = async (txid: string, claimants: ReadonlyArray<ClaimantProof>, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array, paths?: Readonly<Record<string, readonly Uint8Array[]>>, only?: readonly string[]): Promise<ClaimResult & { grants: PeerGrant[] }> => {
     const h = opts.host()
     const self = h?.peerId ?? 'self'
     // the peer answering for each claimant quorum (asked by the arbiters how its claim ended)
@@ -425,7 +425,7 @@ export function nodeStateClaims (opts: {
     // seats other peers only would not count its grant, and its synced write held up every claim
     const committeeNow = h !== undefined && opts.rpc() !== undefined ? opts.committee?.() : undefined
     const selfItems: Claimed[] = items.map((it) => ({ txid: it.txid, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), claimants: withPeers.map((c) => ({ quorum: c.quorum, nonce: c.nonce, sig: c.sig, peer: c.peer ?? self })) }))
-    const mine = committeeNow !== undefined && !committeeNow.includes(self)
+    const mine = committeeNow !== undefined && (!committeeNow.includes(self) || (only !== undefined && !only.includes(self)))
       ? undefined
       : settled((async () => {
           const own = await grant(selfItems)
@@ -458,7 +458,7 @@ export function nodeStateClaims (opts: {
       if (seats !== undefined) {
         // a committee in force: its arbiters of the state are known, each asked directly
         const signal = AbortSignal.timeout(walkMs)
-        await Promise.all(closestOf(target, seats).filter((p) => p !== self).map(async (p) => {
+        await Promise.all(closestOf(target, seats).filter((p) => p !== self && (only === undefined || only.includes(p))).map(async (p) => {
           await askArbiter({ peerId: p, multiaddrs: opts.committeeAddrs?.(p) ?? [] }, signal).catch((e: unknown) => { log.debug(`claim at arbiter ${p}: ${errorMessage(e)}`) })
         }))
       } else if (h !== undefined && opts.rpc() !== undefined) {

@@ -40,8 +40,10 @@ describe('claims: the certificate of a transfer decided on its signers\' seals',
     const keys = await Promise.all(Array.from({ length: 7 }, async () => await peerKey()))
     const committee = (): string[] => keys.map((k) => k.peer)
     const byPeer = new Map<string, ReturnType<typeof claimsAt>>()
+    const asked: string[] = []
     const rpc = {
       call: async (peer: string, method: string, req: never) => {
+        asked.push(`${method} ${peer}`)
         const at = byPeer.get(peer)
         if (at === undefined) throw new Error('unreachable')
         if (method === 'claims.claim') return await at.serveClaim(req, 'sender-peer')
@@ -74,6 +76,11 @@ describe('claims: the certificate of a transfer decided on its signers\' seals',
     const receiver = claimsAt((await peerKey()).peer, { committee: () => [...committee(), eighth.peer] })
     const r = await receiver.checkSeals!(items, certificate)
     expect(r.granted, `${certificate.length} seals in the certificate`).to.equal(true)
+    // after the decision only the two seats that are not signers were asked, to claim and to seal
+    // (the signers' seats hold and sealed the records already)
+    const others = keys.slice(5).map((k) => k.peer)
+    expect(asked.filter((a) => others.every((p) => !a.endsWith(p))), 'requests to the signers\' seats').to.deep.equal([])
+    expect(asked.sort()).to.deep.equal(others.flatMap((p) => [`claims.claim ${p}`, `claims.seal ${p}`]).sort())
   })
 
   // Open, not fixed: a sender that restarts after deciding on its signers' own seals, before the
