@@ -4,24 +4,9 @@ import { createRpc, type BuiltinMethods, type Rpc, type RpcClient } from '../../
 import type { P2pHost } from '../../src/p2p/host.js'
 import { arbiterRpcHandlers, type ArbiterMethods } from '../../src/node/consensus/arbiter-rpc.js'
 import type { ArbiterCommittee } from '../../src/node/consensus/arbiter-committee.js'
-import type { WireRegistration } from '../../src/node/consensus/arbiter-wire.js'
-import { sha3Hex } from '../../src/tokenchain/hash.js'
 import { memoryCollection } from '../helpers/memory-collection.js'
-import { MATURITY, committeeOf, fourSeats } from '../unit/node/consensus/committee-fixture.js'
+import { MATURITY, committeeOf, fourSeats, junkReg } from '../unit/node/consensus/committee-fixture.js'
 import { connect, startHosts, stopAll } from './helpers.js'
-
-const B58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
-const B32 = 'abcdefghijklmnopqrstuvwxyz234567'
-/** `n` characters of `alphabet` drawn from `seed` (ids of the right shape, no key behind them). */
-const pick = (alphabet: string, seed: string, n: number): string => {
-  let out = ''
-  let h = sha3Hex(seed)
-  while (out.length < n) {
-    for (let i = 0; i + 2 <= h.length && out.length < n; i += 2) out += alphabet[Number.parseInt(h.slice(i, i + 2), 16) % alphabet.length]!
-    h = sha3Hex(h)
-  }
-  return out
-}
 
 /**
  * A charter sent apart between real hosts on 127.0.0.1, over the rpc channel and its 1 MiB frame
@@ -53,14 +38,8 @@ describe('p2p: an arbiter charter too heavy for the first list page, fetched apa
   }) as unknown as RpcClient<never>
 
   it('a charter of 4 registrations of ~300 KB each (past a frame): a pull of its holder goes through, and the puller fetches all 4 registrations, which hash to the digest listed', async () => {
-    const charter: WireRegistration[] = [0, 1, 2, 3].map((i) => {
-      const token = `Qm${pick(B58, `token ${i}`, 44)}`
-      return {
-        reg: { v: 1, did: `bafybmi${pick(B32, `did ${i}`, 52)}`, peer: `12D3KooW${pick(B58, `peer ${i}`, 44)}`, stake: [{ token, block: `1-${sha3Hex(`block ${i}`)}` }], at: 900_000_000 + i, sig: 'ab'.repeat(32), peerSig: 'cd'.repeat(32) },
-        chains: { [token]: ['ab'.repeat(150_000)] },
-        contents: {}
-      }
-    })
+    // ids drawn from " 0".." 3", each token's chain one block of 300 000 hex characters
+    const charter = [0, 1, 2, 3].map((i) => junkReg(` ${i}`, 900_000_000 + i, 300_000))
     const col = memoryCollection<any>() // eslint-disable-line @typescript-eslint/no-explicit-any
     await col.put('~charter', { regs: charter })
     const net = (await fourSeats(() => 1_000_000_000)).last.ctx.net

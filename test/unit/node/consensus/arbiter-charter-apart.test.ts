@@ -4,10 +4,9 @@ import type { ArbiterCommittee } from '../../../../src/node/consensus/arbiter-co
 import { CHARTER_INLINE_BYTES, arbiterRpcHandlers, type ArbiterList, type ArbiterMethods, type CharterPart } from '../../../../src/node/consensus/arbiter-rpc.js'
 import type { WireRegistration } from '../../../../src/node/consensus/arbiter-wire.js'
 import type { RpcClient, RpcContext } from '../../../../src/p2p/rpc.js'
-import { sha3Hex } from '../../../../src/tokenchain/hash.js'
 import { memoryCollection } from '../../../helpers/memory-collection.js'
 import { buildBundle } from '../../../../src/consensus/bundle.js'
-import { MATURITY, committeeOf, fourSeats, peerKey } from './committee-fixture.js'
+import { MATURITY, MiB, committeeOf, fourSeats, junkReg, peerKey, wireBytes } from './committee-fixture.js'
 
 /**
  * A charter too heavy to ride the first list page (docs/protocol.md, "The arbiter committee"):
@@ -15,29 +14,6 @@ import { MATURITY, committeeOf, fourSeats, peerKey } from './committee-fixture.j
  * by one; the puller checks what it fetched as any charter (its digest first). A charter light
  * enough still rides the page whole, as peers of earlier versions send and expect it.
  */
-
-const MiB = 1024 * 1024
-const wireBytes = (x: unknown): number => Buffer.byteLength(JSON.stringify(x), 'utf8')
-const B58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
-const B32 = 'abcdefghijklmnopqrstuvwxyz234567'
-const pick = (alphabet: string, seed: string, n: number): string => {
-  let out = ''
-  let h = sha3Hex(seed)
-  while (out.length < n) {
-    for (let i = 0; i + 2 <= h.length && out.length < n; i += 2) out += alphabet[Number.parseInt(h.slice(i, i + 2), 16) % alphabet.length]!
-    h = sha3Hex(h)
-  }
-  return out
-}
-/** A registration of the right shape (no key behind it) staking one token of a chain of `hexChars`. */
-const heavyReg = (seed: string, at: number, hexChars: number): WireRegistration => {
-  const token = `Qm${pick(B58, `token${seed}`, 44)}`
-  return {
-    reg: { v: 1, did: `bafybmi${pick(B32, `did${seed}`, 52)}`, peer: `12D3KooW${pick(B58, `peer${seed}`, 44)}`, stake: [{ token, block: `1-${sha3Hex(`block${seed}`)}` }], at, sig: 'ab'.repeat(32), peerSig: 'cd'.repeat(32) },
-    chains: { [token]: ['ab'.repeat(hexChars / 2)] },
-    contents: {}
-  }
-}
 
 /** The rpc of the nodes `served` (by peer id), as their handlers answer it, the caller being `caller`. */
 function rpcTo (served: Record<string, ArbiterCommittee>, caller: string, calls?: string[]): RpcClient<never> {
@@ -59,11 +35,11 @@ describe('node: a charter too heavy for the first page, sent apart', function ()
 
   it('a charter past the frame: the first page names its digest and fits a frame; each registration answered apart fits one, and they hash to that digest', async () => {
     const col = memoryCollection<any>() // eslint-disable-line @typescript-eslint/no-explicit-any
-    const charter = [0, 1, 2, 3].map((i) => heavyReg(`heavy ${i}`, 900_000_000 + i, 300_000))
+    const charter = [0, 1, 2, 3].map((i) => junkReg(`heavy ${i}`, 900_000_000 + i, 300_000))
     expect(wireBytes(charter)).to.be.above(MiB)
     await col.put('~charter', { regs: charter })
     for (let i = 0; i < 3; i++) {
-      const w = heavyReg(`listed ${i}`, 1_000_000_000 + i, 100_000)
+      const w = junkReg(`listed ${i}`, 1_000_000_000 + i, 100_000)
       await col.put(`k${i}`, { ...w, seen: 1_000_000_000, verified: true })
     }
     const net = (await fourSeats(() => 1_000_000_000)).last.ctx.net

@@ -5,40 +5,13 @@ import { nodeStateClaims } from '../../../../src/node/consensus/state-claims.js'
 import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
 import { memoryCollection } from '../../../helpers/memory-collection.js'
-import { MATURITY, claimsAt, committeeOf, fourSeats, peerKey } from './committee-fixture.js'
+import { B58, MATURITY, claimsAt, committeeOf, fourSeats, junkReg, peerKey, pick } from './committee-fixture.js'
 
 /**
  * A third reading of the committee, after the charter (4 joins that stood together, made or
  * pulled, never taken back) and the pacing of batches an arbiter refuses as past its budget. Each
  * test names the hole it shows and failed on the commit it was written against.
  */
-
-const B58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
-const B32 = 'abcdefghijklmnopqrstuvwxyz234567'
-const pick = (alphabet: string, seed: string, n: number): string => {
-  let out = ''
-  let h = sha3Hex(seed)
-  while (out.length < n) {
-    for (let i = 0; i + 2 <= h.length && out.length < n; i += 2) out += alphabet[Number.parseInt(h.slice(i, i + 2), 16) % alphabet.length]!
-    h = sha3Hex(h)
-  }
-  return out
-}
-
-/** A registration of the right shape whose signatures are junk (nothing about it verifies). */
-const junkReg = (seed: string, at = 1_000_000_000): WireRegistration => ({
-  reg: {
-    v: 1,
-    did: `bafybmi${pick(B32, `did${seed}`, 52)}`,
-    peer: `12D3KooW${pick(B58, `peer${seed}`, 44)}`,
-    stake: [{ token: `Qm${pick(B58, `token${seed}`, 44)}`, block: `1-${sha3Hex(`block${seed}`)}` }],
-    at,
-    sig: 'ab'.repeat(32),
-    peerSig: 'cd'.repeat(32)
-  },
-  chains: {},
-  contents: {}
-})
 
 describe('node: the arbiter charter, third review', function () {
   this.timeout(120_000)

@@ -1,43 +1,12 @@
 import { expect } from 'chai'
-import type { WireRegistration } from '../../../../src/node/consensus/arbiter-wire.js'
 import type { RpcClient } from '../../../../src/p2p/rpc.js'
-import { sha3Hex } from '../../../../src/tokenchain/hash.js'
 import { memoryCollection } from '../../../helpers/memory-collection.js'
-import { committeeOf, fourSeats } from './committee-fixture.js'
+import { MiB, committeeOf, fourSeats, junkReg, wireBytes } from './committee-fixture.js'
 
 /**
  * A reading of the paged arbiter list (`arbiters.list {after}`, `next`) as a cheating peer would
  * attack it. Each test names the hole it shows and failed on the commit it was written against.
  */
-
-const B58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
-const B32 = 'abcdefghijklmnopqrstuvwxyz234567'
-const pick = (alphabet: string, seed: string, n: number): string => {
-  let out = ''
-  let h = sha3Hex(seed)
-  while (out.length < n) {
-    for (let i = 0; i + 2 <= h.length && out.length < n; i += 2) out += alphabet[Number.parseInt(h.slice(i, i + 2), 16) % alphabet.length]!
-    h = sha3Hex(h)
-  }
-  return out
-}
-
-const junkReg = (seed: string, at: number): WireRegistration => ({
-  reg: {
-    v: 1,
-    did: `bafybmi${pick(B32, `did${seed}`, 52)}`,
-    peer: `12D3KooW${pick(B58, `peer${seed}`, 44)}`,
-    stake: [{ token: `Qm${pick(B58, `token${seed}`, 44)}`, block: `1-${sha3Hex(`block${seed}`)}` }],
-    at,
-    sig: 'ab'.repeat(32),
-    peerSig: 'cd'.repeat(32)
-  },
-  chains: {},
-  contents: {}
-})
-
-const MiB = 1024 * 1024
-const wireBytes = (x: unknown): number => Buffer.byteLength(JSON.stringify(x), 'utf8')
 
 describe('node: the paged arbiter list, review', function () {
   this.timeout(60_000)

@@ -3,9 +3,8 @@ import { registrationDigest } from '../../../../src/consensus/arbiter-registrati
 import type { ArbiterList } from '../../../../src/node/consensus/arbiter-rpc.js'
 import type { WireRegistration } from '../../../../src/node/consensus/arbiter-wire.js'
 import type { SimNet } from '../../consensus/harness.js'
-import { sha3Hex } from '../../../../src/tokenchain/hash.js'
 import { memoryCollection } from '../../../helpers/memory-collection.js'
-import { committeeOf } from './committee-fixture.js'
+import { committeeOf, junkReg } from './committee-fixture.js'
 
 /**
  * The paged `arbiters.list` answer: the order of its registrations (time, then digest) and the
@@ -14,26 +13,8 @@ import { committeeOf } from './committee-fixture.js'
  */
 
 const NOW = 1_000_000_000
-const B58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
-const B32 = 'abcdefghijklmnopqrstuvwxyz234567'
-/** `n` characters of `alphabet` drawn from `seed` (ids of the right shape, no key behind them). */
-const pick = (alphabet: string, seed: string, n: number): string => {
-  let out = ''
-  let h = sha3Hex(seed)
-  while (out.length < n) {
-    for (let i = 0; i + 2 <= h.length && out.length < n; i += 2) out += alphabet[Number.parseInt(h.slice(i, i + 2), 16) % alphabet.length]!
-    h = sha3Hex(h)
-  }
-  return out
-}
-const regAt = (seed: string, at: number, chainHexChars: number): WireRegistration => {
-  const token = `Qm${pick(B58, `token ${seed}`, 44)}`
-  return {
-    reg: { v: 1, did: `bafybmi${pick(B32, `did ${seed}`, 52)}`, peer: `12D3KooW${pick(B58, `peer ${seed}`, 44)}`, stake: [{ token, block: `1-${sha3Hex(`block ${seed}`)}` }], at, sig: 'ab'.repeat(32), peerSig: 'cd'.repeat(32) },
-    chains: { [token]: ['ab'.repeat(chainHexChars / 2)] },
-    contents: {}
-  }
-}
+/** A registration of the right shape drawn from `seed` (its ids drawn from " seed") whose token's chain is `chainHexChars` long. */
+const regAt = (seed: string, at: number, chainHexChars: number): WireRegistration => junkReg(` ${seed}`, at, chainHexChars)
 const cursor = (w: WireRegistration): string => `${String(w.reg.at).padStart(16, '0')}|${registrationDigest(w.reg)}`
 
 describe('node: the paged arbiter list (order and cursor)', function () {

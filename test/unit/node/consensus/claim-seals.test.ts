@@ -2,7 +2,7 @@ import { expect } from 'chai'
 import type { PeerSeal } from '../../../../src/consensus/claim-proofs.js'
 import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
-import { claimsAt, peerKey } from './committee-fixture.js'
+import { claimsAt, peerKey, seatsOf } from './committee-fixture.js'
 
 /**
  * A signer's own seal (docs/protocol.md, "Seals"): a quorum whose node is an arbiter of the states
@@ -17,15 +17,8 @@ describe('claims: the seal a signer makes of its own record as it signs', () => 
   const nonce = (i: number): string => (0xb0 + i).toString(16).padStart(32, '0')
   const claimants = (): Array<{ peer: string, quorum: string, nonce: string, sig: string }> => five.map((quorum, i) => ({ peer: 'sender', quorum, nonce: nonce(i), sig: 'ab' }))
 
-  /** `n` seats, each a node's claims with its own peer key, all counting the same committee. */
-  async function seats (n: number): Promise<Array<{ peer: string, sign: (d: Uint8Array) => Promise<Uint8Array>, claims: ReturnType<typeof claimsAt> }>> {
-    const keys = await Promise.all(Array.from({ length: n }, async () => await peerKey()))
-    const committee = (): string[] => keys.map((k) => k.peer)
-    return keys.map((k) => ({ ...k, claims: claimsAt(k.peer, { sign: k.sign, committee }) }))
-  }
-
   it('seals the record that names the signer\'s own claim, for good, and signs it with the node\'s peer key; nothing else', async () => {
-    const [seat] = await seats(1)
+    const [seat] = await seatsOf(1)
     const { claims } = seat!
     await claims.table.claim(T1, [STATE], claimants())
     // a quorum that is no claimant of the record, or the claimant's other nonce, seals nothing
@@ -51,7 +44,7 @@ describe('claims: the seal a signer makes of its own record as it signs', () => 
   it('a sender whose signers\' seals reach q(n) is answered without waiting for the other arbiters, whose seals come after', async () => {
     // four seats, q(4) = 3: three signers' nodes sealed as they signed; the fourth seat does not
     // answer until released. Before, the sender asked every seat and waited for all of them.
-    const four = await seats(4)
+    const four = await seatsOf(4)
     const items = [{ stateHash: STATE, holder: T1 }]
     for (const s of four) await s.claims.table.claim(T1, [STATE], claimants())
     const presealed: PeerSeal[] = (await Promise.all(four.slice(0, 3).map(async (s, i) => await s.claims.sealSigned!(T1, five[i]!, nonce(i), items)))).flat()
@@ -82,7 +75,7 @@ describe('claims: the seal a signer makes of its own record as it signs', () => 
   })
 
   it('a signer\'s seal that does not verify, or of a peer that is no seat, counts for nothing: the seats are asked and waited for', async () => {
-    const four = await seats(4)
+    const four = await seatsOf(4)
     const items = [{ stateHash: STATE, holder: T1 }]
     for (const s of four) await s.claims.table.claim(T1, [STATE], claimants())
     const good = await four[0]!.claims.sealSigned!(T1, five[0]!, nonce(0), items)

@@ -15,6 +15,7 @@ import type { NodeSpentMarkers } from '../../../../src/node/consensus/spent-mark
 import type { P2pHost } from '../../../../src/p2p/host.js'
 import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import { memoryClaimStore } from '../../consensus/harness.js'
+import { sha3Hex } from '../../../../src/tokenchain/hash.js'
 
 /** Committees of real DID keys, chains and peer keys on a simulated network, for the committee's suites. */
 
@@ -83,4 +84,51 @@ export function claimsAt (peerId: string, o: { sign?: (d: Uint8Array) => Promise
     ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
     ...(o.committee !== undefined ? { committee: o.committee } : {})
   })
+}
+
+/** `n` seats, each a node's claims with its own peer key, all counting the same committee. */
+export async function seatsOf (n: number): Promise<Array<{ peer: string, sign: (d: Uint8Array) => Promise<Uint8Array>, claims: ReturnType<typeof claimsAt> }>> {
+  const keys = await Promise.all(Array.from({ length: n }, async () => await peerKey()))
+  const committee = (): string[] => keys.map((k) => k.peer)
+  return keys.map((k) => ({ ...k, claims: claimsAt(k.peer, { sign: k.sign, committee }) }))
+}
+
+export const MiB = 1024 * 1024
+/** The size of `x` as it crosses the wire: JSON, in UTF-8 bytes. */
+export const wireBytes = (x: unknown): number => Buffer.byteLength(JSON.stringify(x), 'utf8')
+
+export const B58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
+export const B32 = 'abcdefghijklmnopqrstuvwxyz234567'
+
+/** `n` characters of `alphabet` drawn from `seed` (ids of the right shape, no key behind them). */
+export const pick = (alphabet: string, seed: string, n: number): string => {
+  let out = ''
+  let h = sha3Hex(seed)
+  while (out.length < n) {
+    for (let i = 0; i + 2 <= h.length && out.length < n; i += 2) out += alphabet[Number.parseInt(h.slice(i, i + 2), 16) % alphabet.length]!
+    h = sha3Hex(h)
+  }
+  return out
+}
+
+/**
+ * A registration of the right shape drawn from `seed`, whose signatures are junk (nothing about it
+ * verifies), staking one token; with `chainHexChars`, that token's chain is one block of that many
+ * hex characters (no chain otherwise).
+ */
+export const junkReg = (seed: string, at = 1_000_000_000, chainHexChars?: number): WireRegistration => {
+  const token = `Qm${pick(B58, `token${seed}`, 44)}`
+  return {
+    reg: {
+      v: 1,
+      did: `bafybmi${pick(B32, `did${seed}`, 52)}`,
+      peer: `12D3KooW${pick(B58, `peer${seed}`, 44)}`,
+      stake: [{ token, block: `1-${sha3Hex(`block${seed}`)}` }],
+      at,
+      sig: 'ab'.repeat(32),
+      peerSig: 'cd'.repeat(32)
+    },
+    chains: chainHexChars === undefined ? {} : { [token]: ['ab'.repeat(chainHexChars / 2)] },
+    contents: {}
+  }
 }

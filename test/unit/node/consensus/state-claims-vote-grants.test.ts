@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
-import { claimsAt, peerKey } from './committee-fixture.js'
+import { claimsAt, peerKey, seatsOf } from './committee-fixture.js'
 
 /**
  * Grants in the votes (docs/protocol.md, "Grants in the votes"): a quorum whose node holds a seat
@@ -15,14 +15,8 @@ describe('claims: a seat grants its own quorum\'s claim as the quorum votes', ()
   const nonce = (i: number): string => (0xc0 + i).toString(16).padStart(32, '0')
   const claimant = (i: number): { quorum: string, nonce: string, sig: string } => ({ quorum: quorums[i]!, nonce: nonce(i), sig: 'ab' })
 
-  async function seats (n: number): Promise<Array<{ peer: string, claims: ReturnType<typeof claimsAt> }>> {
-    const keys = await Promise.all(Array.from({ length: n }, async () => await peerKey()))
-    const committee = (): string[] => keys.map((k) => k.peer)
-    return keys.map((k) => ({ peer: k.peer, claims: claimsAt(k.peer, { sign: k.sign, committee }) }))
-  }
-
   it('a seated node grants the claim in its own table and signs it; a node with no seat, or no committee in force, grants nothing and writes nothing', async () => {
-    const [seat] = await seats(1)
+    const [seat] = await seatsOf(1)
     const grants = await seat!.claims.grantOwn!(T1, claimant(0), [STATE], [])
     expect(grants).to.have.length(1)
     expect(grants[0]).to.include({ peer: seat!.peer, quorum: quorums[0], nonce: nonce(0), forTx: T1, txid: T1 })
@@ -41,7 +35,7 @@ describe('claims: a seat grants its own quorum\'s claim as the quorum votes', ()
 
   it('a signer counts its fellow signers\' seats\' grants of the transaction (q of the seats), not those of a quorum that is no signer of the block, nor its own claim under another nonce', async () => {
     // four seats, q(4) = 3; each seat's node hosts one of the block's signers
-    const four = await seats(4)
+    const four = await seatsOf(4)
     const grants = (await Promise.all(four.map(async (s, i) => await s.claims.grantOwn!(T1, claimant(i), [STATE], [])))).flat()
     expect(grants).to.have.length(4)
     const checker = four[4 - 1]!.claims
