@@ -52,8 +52,8 @@ export function nodeClaimSeals (deps: {
  * This arbiter's seal of some states for `forTx` (docs/protocol.md, "Seals"): the table's answers
  * and one peer-key signature per holder over the states sealed to it.
  */
-const sealHere = async (forTx: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlySet<string>): Promise<StateClaimMethods['claims.seal']['response']> => {
-  const answers = await table.seal(items.map((it) => ({ ...it, forTx })), consents, MIN_QUORUM_SIGNATURES)
+const sealHere = async (forTx: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlySet<string>, signer?: { quorum: string, nonce: string }): Promise<StateClaimMethods['claims.seal']['response']> => {
+  const answers = await table.seal(items.map((it) => ({ ...it, forTx })), consents, MIN_QUORUM_SIGNATURES, signer)
   const byHolder = new Map<string, number[]>()
   answers.forEach((a, i) => {
     if (!a.sealed) return
@@ -207,14 +207,8 @@ const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, h
 const sealSigned = async (txid: string, quorum: string, nonce: string, items: ReadonlyArray<{ stateHash: string, holder: string }>): Promise<PeerSeal[]> => {
   const h = deps.host()
   if (h === undefined || items.length === 0) return []
-  const answers = await table.seal(items.map((it) => ({ ...it, forTx: txid })), new Set(), MIN_QUORUM_SIGNATURES, { quorum, nonce })
-  const byHolder = new Map<string, string[]>()
-  answers.forEach((a, i) => {
-    if (!a.sealed) return
-    const l = byHolder.get(items[i]!.holder)
-    if (l === undefined) byHolder.set(items[i]!.holder, [items[i]!.stateHash]); else l.push(items[i]!.stateHash)
-  })
-  return await Promise.all([...byHolder].map(async ([holder, states]) => ({ peer: h.peerId, holder, states, sig: bytesToHex(await h.signAsPeer(peerSealBytes({ peer: h.peerId, holder, states }))) })))
+  const res = await sealHere(txid, items, new Set(), { quorum, nonce })
+  return (res.seals ?? []).map((g) => ({ peer: h.peerId, holder: g.holder, states: g.items.map((i) => items[i]!.stateHash), sig: g.sig }))
 }
 
 const checkSeals = async (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<PeerSeal>): Promise<ClaimResult> => {

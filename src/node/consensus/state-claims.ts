@@ -280,6 +280,17 @@ export function nodeStateClaims (opts: {
     return signed.flat()
   }
 
+  /** This node's own table grants `items` (claims for `forTx`) and signs each claimant's grant: the table's answers, and the grants as a signer is shown them. */
+  const grantHere = async (forTx: string, items: readonly Claimed[], peer: string): Promise<{ answers: ClaimAnswer[], grants: PeerGrant[] }> => {
+    const { answers, groups } = await grant(items)
+    const grants = (await signGroups(items, answers, groups)).map((g) => {
+      const first = items[g.idx[0]!]!
+      const c = first.claimants[g.claimant]!
+      return { peer, sig: g.sig, txid: first.txid, quorum: c.quorum, nonce: c.nonce, forTx, states: g.idx.map((i) => items[i]!.stateHash) }
+    })
+    return { answers, grants }
+  }
+
   const serveClaim = async (req: StateClaimMethods['claims.claim']['request'], asker: string): Promise<StateClaimMethods['claims.claim']['response']> => {
     // a stranger's flood is refused before any check or write (counted in states)
     if (!limits.take(asker, req.items.length)) throw new RbtError(ErrorCode.TOO_MANY_REQUESTS, `too many claims from peer ${asker}: at most ${CLAIM_PEER_RATE} states a second`)
@@ -428,11 +439,8 @@ export function nodeStateClaims (opts: {
     const mine = committeeNow !== undefined && (!committeeNow.includes(self) || (only !== undefined && !only.includes(self)))
       ? undefined
       : settled((async () => {
-          const own = await grant(selfItems)
-          for (const g of await signGroups(selfItems, own.answers, own.groups)) {
-            const first = selfItems[g.idx[0]!]!
-            received.push({ peer: self, sig: g.sig, txid: first.txid, quorum: first.claimants[g.claimant]!.quorum, nonce: first.claimants[g.claimant]!.nonce, forTx: txid, states: g.idx.map((i) => selfItems[i]!.stateHash) })
-          }
+          const own = await grantHere(txid, selfItems, self)
+          received.push(...own.grants)
           return own.answers
         })())
     // the walks of a claim of many states share the arbiters' time: its deadline grows with them
@@ -509,11 +517,7 @@ export function nodeStateClaims (opts: {
       ...own.map((stateHash) => ({ txid, stateHash, claimants: who })),
       ...burns.filter((b) => !own.includes(b.stateHash)).map((b) => ({ txid: b.spender, stateHash: b.stateHash, via: txid, claimants: who }))
     ]
-    const { answers, groups } = await grant(items)
-    return (await signGroups(items, answers, groups)).map((g) => {
-      const first = items[g.idx[0]!]!
-      return { peer: h.peerId, sig: g.sig, txid: first.txid, quorum: claimant.quorum, nonce: claimant.nonce, forTx: txid, states: g.idx.map((i) => items[i]!.stateHash) }
-    })
+    return (await grantHere(txid, items, h.peerId)).grants
   }
 
   // grants whose signature verified here (a signer checks those of one transaction once)
