@@ -7,9 +7,26 @@ import type { ClaimResult } from './claims.js'
 import { ownerPaths, type ClaimantProof, type PeerGrant, type PeerSeal, type SealConsent } from './claim-proofs.js'
 import type { Ledger, StateClaims } from './ports.js'
 import { isPeerGrant, stateHashOf } from './quorum-claims.js'
-import type { PrepareReply } from './messages.js'
+import type { PrepareReply, VoteClaim } from './messages.js'
 
 type Vote = Extract<PrepareReply, { vote: 'yes' }>
+
+/**
+ * What a decision taken on its signers' own seals keeps beside its certificate, so that a process
+ * restarted before the other arbiters' seals came can still gather them: each signer's claim (as
+ * its vote showed it) and its consent to the seal (the secret its SIGN answer revealed).
+ */
+export interface Regrowth { claims: Array<VoteClaim & { quorum: string }>, consents: SealConsent[] }
+
+/** A kept regrowth as read back from the store (anything else: none). */
+export function asRegrowth (x: unknown): Regrowth | undefined {
+  const r = x as Partial<Regrowth> | undefined
+  if (r === undefined || r === null || !Array.isArray(r.claims) || !Array.isArray(r.consents)) return undefined
+  const str = (v: unknown): v is string => typeof v === 'string'
+  const claims = r.claims.filter((c) => c !== null && typeof c === 'object' && str(c.quorum) && str(c.nonce) && str(c.sig) && Array.isArray(c.states) && c.states.every(str))
+  const consents = r.consents.filter((c) => c !== null && typeof c === 'object' && str(c.quorum) && str(c.nonce) && str(c.secret))
+  return claims.length > 0 && claims.length === r.claims.length && consents.length === r.consents.length ? { claims, consents } : undefined
+}
 
 /** Transactions whose grants are kept in memory (those in flight; a resumed one claims again). */
 const GRANTS_KEPT = 64
@@ -57,6 +74,40 @@ export class SenderClaims {
   /** Settles once the other arbiters' seals of a transaction decided on its signers' own seals joined its certificate (undefined: nothing under way). */
   grown (txid: string): Promise<void> | undefined {
     return this.growing.get(txid)
+  }
+
+  /**
+   * What to keep with the decision of `txid` so that its certificate can still grow after a restart:
+   * undefined unless the decision came on the signers' own seals and the other arbiters' are still
+   * being gathered (a certificate sealed at every arbiter already needs nothing more).
+   */
+  regrowth (txid: string, votes: readonly Vote[], consents: readonly SealConsent[]): Regrowth | undefined {
+    if (this.growing.get(txid) === undefined) return undefined
+    const claims = votes.flatMap((v) => v.claim !== undefined ? [{ quorum: v.quorumDid, nonce: v.claim.nonce, sig: v.claim.sig, states: [...v.claim.states] }] : [])
+    return claims.length > 0 ? { claims, consents: [...consents] } : undefined
+  }
+
+  /**
+   * Grows, in a process that did not take the decision (restarted since), a certificate kept with it
+   * from `kept` (at least q(n) seals of this node's count): the signers' claims are made at the
+   * arbiters that hold none, and every arbiter not yet in the certificate is asked to seal with the
+   * signers' consents, as the deciding process would have done. Resolves to the certificate, grown
+   * as far as the arbiters answered (`kept` when none did); never rejects.
+   */
+  async regrow (txid: string, contract: Uint8Array, r: Regrowth, kept: readonly PeerSeal[]): Promise<PeerSeal[]> {
+    const votes = r.claims.map((c) => ({ vote: 'yes', quorumDid: c.quorum, claim: { nonce: c.nonce, sig: c.sig, states: c.states } }) as unknown as Vote)
+    // nothing was claimed at the arbiters by this process: those outside the kept seals may hold no record
+    this.fromVotes.set(txid, true)
+    let sealed = await this.seal(txid, contract, votes, r.consents, kept)
+    if (!sealed.granted) {
+      // the seats of this node's count now differ from the decision's: the claims made again at
+      // every arbiter (the same claims; an arbiter that holds them grants them again) and sealed
+      this.drop(txid, votes.map((v) => v.quorumDid))
+      if ((await this.claim(txid, contract, votes)).granted) sealed = await this.seal(txid, contract, votes, r.consents, kept)
+    }
+    await this.grown(txid)
+    const grownCertificate = this.certificate(txid)
+    return grownCertificate !== undefined && grownCertificate.length > kept.length ? [...grownCertificate] : [...kept]
   }
 
   /** Drops the grants of some quorums (a signer found them short: they are gathered again, at the arbiters). */

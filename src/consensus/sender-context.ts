@@ -1,5 +1,5 @@
 import { decodeContract } from '../tokenchain/contract.js'
-import { ErrorCode, RbtError } from '../util/errors.js'
+import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 import type { Logger } from '../util/logger.js'
 import { Lru } from '../util/lru.js'
 import type { VerifiedBlockCache } from '../tokenchain/validate.js'
@@ -7,7 +7,7 @@ import type { FtSpend } from './transfer-lock.js'
 import { TxChains } from './tx-chains.js'
 import type { ChainBundle, ConsensusTransport, PrepareReply, ReceiverPolicy, SignReply, SpentState } from './messages.js'
 import type { Clock, Ledger, StateClaims, Verifier } from './ports.js'
-import { SenderClaims } from './sender-claims.js'
+import { SenderClaims, asRegrowth, type Regrowth } from './sender-claims.js'
 import type { PeerSeal } from './claim-proofs.js'
 
 /** Where a decided transfer's certificate waits for its delivery. */
@@ -143,7 +143,7 @@ export class SenderContext {
    * The decision: the record COMMITTING with the signed block (kept beside it, written this once)
    * and the signers' pledge evidence (its blocks not stored yet written in the same commit).
    */
-  async decide (rec: OutgoingRecord, patch: Partial<OutgoingRecord> & { block: string }, parts: readonly EvidencePart[], certificate?: readonly PeerSeal[]): Promise<void> {
+  async decide (rec: OutgoingRecord, patch: Partial<OutgoingRecord> & { block: string }, parts: readonly EvidencePart[], certificate?: readonly PeerSeal[], regrowth?: Regrowth): Promise<void> {
     const next: OutgoingRecord = { ...rec, ...patch, state: 'COMMITTING', blockApart: true, updatedAt: this.clock.now() }
     delete next.pledges
     delete next.evidence
@@ -152,8 +152,9 @@ export class SenderContext {
       if (ref !== undefined) next.evidence = ref
       putOutgoing(w, next, { withBlock: true })
       // the certificate the delivery shows the receiver, kept until it is delivered (a sender
-      // resumed after a restart holds no grant and, past the decision, no votes to claim again with)
-      if (certificate !== undefined) w.putRecord(OUTGOING_CERT, rec.txid, { seals: certificate })
+      // resumed after a restart holds no grant and, past the decision, no votes to claim again with;
+      // a decision on the signers' own seals keeps their claims and consents too, to grow it with)
+      if (certificate !== undefined) w.putRecord(OUTGOING_CERT, rec.txid, { seals: certificate, ...(regrowth !== undefined ? { regrow: regrowth } : {}) })
     })
     Object.assign(rec, next)
     if (evidence !== undefined) this.decidedEvidence.set(rec.txid, evidence)
@@ -166,8 +167,18 @@ export class SenderContext {
   async certificateOf (rec: OutgoingRecord): Promise<PeerSeal[] | undefined> {
     const held = this.claims?.certificate(rec.txid)
     if (held !== undefined) return held
-    const kept = await this.ledger.record<{ seals?: PeerSeal[] } | unknown[]>(OUTGOING_CERT, rec.txid).catch(() => undefined)
-    return kept !== undefined && !Array.isArray(kept) && Array.isArray(kept.seals) ? kept.seals : undefined
+    const kept = await this.ledger.record<{ seals?: PeerSeal[], regrow?: unknown } | unknown[]>(OUTGOING_CERT, rec.txid).catch(() => undefined)
+    if (kept === undefined || Array.isArray(kept) || !Array.isArray(kept.seals)) return undefined
+    // decided on the signers' own seals, and restarted before the other arbiters' seals were kept:
+    // gathered now, as the deciding process would have (a receiver counting a seat more needs them)
+    const regrowth = asRegrowth(kept.regrow)
+    if (regrowth === undefined || this.claims === undefined) return kept.seals
+    const seals = await this.claims.regrow(rec.txid, contractBytes(rec), regrowth, kept.seals)
+    if (seals.length > kept.seals.length) {
+      await this.ledger.commit((w) => { w.putRecord(OUTGOING_CERT, rec.txid, { seals }) })
+        .catch((e: unknown) => { this.log.debug(`transfer ${rec.txid.slice(0, 12)}: the grown certificate was not kept (${errorMessage(e)})`) })
+    }
+    return seals
   }
 
   /**

@@ -11,6 +11,7 @@ import { b64, readOutgoing, type OutgoingRecord } from './records.js'
 import { nftBlock } from './nft.js'
 import { notify } from './observe.js'
 import { SenderPart, contractBytes, evidenceParts, type SenderContext, type TransferResult, type Vote } from './sender-context.js'
+import type { Regrowth } from './sender-claims.js'
 import type { PrepareRound } from './sender-prepare.js'
 import type { SenderDelivery } from './sender-delivery.js'
 
@@ -89,6 +90,8 @@ export class SignRound extends SenderPart {
         // state some other transaction holds is never sealed here, so a block whose claims were
         // released after their grants (an owner running all five signers) is never delivered.
         let certificate: PeerSeal[] | undefined
+        // kept with the decision when it came before the other arbiters' seals: what grows it after a restart
+        let regrowth: Regrowth | undefined
         if (this.ctx.claims !== undefined && chosen.some((v) => v.claim !== undefined)) {
           const consents = chosen.flatMap((v) => {
             const reply = (sigs as SignReply[]).find((x) => x.quorumDid === v.quorumDid)
@@ -108,6 +111,7 @@ export class SignRound extends SenderPart {
           }
           if (!sealed.granted) throw signingPending(rec.txid, `the quorums signed, but their claims of the states could not be sealed (${sealed.reason}); the tokens stay locked and sealing is retried automatically`)
           certificate = this.ctx.claims.certificate(rec.txid)
+          regrowth = this.ctx.claims.regrowth(rec.txid, chosen, consents)
         }
         this.log.debug(`transfer ${rec.txid.slice(0, 12)}: sign round ${Date.now() - t0} ms`)
         notify(this.opts.observe, { kind: 'round', round: 'sign', ms: Date.now() - t0 })
@@ -117,7 +121,7 @@ export class SignRound extends SenderPart {
         try {
           // the certificate the receiver is shown is kept with the decision
           const signerDids = chosen.map((v) => v.quorumDid)
-          await this.ctx.decide(rec, { block: b64(signed), signers: signerDids }, evidenceParts(sigs as SignReply[], chosen), certificate)
+          await this.ctx.decide(rec, { block: b64(signed), signers: signerDids }, evidenceParts(sigs as SignReply[], chosen), certificate, regrowth)
         } catch (e) {
           throw signingPending(rec.txid, `the quorums signed, but this node could not record the decision (${errorMessage(e)}); it is retried automatically and the transfer ends committed`)
         }

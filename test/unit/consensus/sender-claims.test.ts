@@ -114,4 +114,58 @@ describe('sender claims: grants in the votes', () => {
     await ctx.keepCertificate(rec)
     expect(records.has(`${OUTGOING_CERT}/${txid}`)).to.equal(false)
   })
+
+  it('a sender restarted after an early decision, before the other seats\' seals were kept, gathers them from the claims and consents kept with the decision', async () => {
+    const seal = (peer: string): PeerSeal => ({ peer, holder: txid, states: ['s'], sig: 'ab'.repeat(32) })
+    const records = new Map<string, unknown>()
+    const store = {
+      chain: async () => undefined,
+      record: async (col: string, key: string) => records.get(`${col}/${key}`),
+      commit: async (build: (w: unknown) => void) => {
+        build({ putRecord: (col: string, key: string, v: unknown) => { records.set(`${col}/${key}`, v) }, delRecord: (col: string, key: string) => { records.delete(`${col}/${key}`) } })
+      }
+    } as unknown as Ledger
+    const consents = quorums.map((q, i) => ({ quorum: q, nonce: nonce(i), secret: 'ee'.repeat(16) }))
+    const signers = quorums.map((_, i) => seal(`seat-${i}`))
+    const asked: string[] = []
+    // the seats of the five signers sealed as they signed; the other two are claimed, then sealed
+    const port = (alive: boolean): StateClaims => ({
+      claimFor: async (_tx: string, claimants: ReadonlyArray<{ quorum: string }>, _s: unknown, _b: unknown, _c: unknown, _p: unknown, only?: readonly string[]) => {
+        asked.push(`claim ${claimants.length} at ${String(only)}`)
+        return { granted: true, tallies: [], grants: [] }
+      },
+      sealFor: async (_tx: string, _items: unknown, shown: ReadonlyArray<{ quorum: string }>, _peers: unknown, presealed: PeerSeal[], before?: (others: readonly string[]) => Promise<void>) => {
+        asked.push(`seal with ${shown.length} consents, ${presealed.length} shown`)
+        const more = alive && before !== undefined ? before(['seat-5', 'seat-6']).then(() => [seal('seat-5'), seal('seat-6')]) : new Promise<PeerSeal[]>(() => {})
+        return { granted: true, tallies: [], seals: [...presealed], ...(alive ? { more } : {}) }
+      }
+    } as unknown as StateClaims)
+    // the deciding process: what it keeps with the decision while the other seats are still asked
+    const deciding = new SenderClaims({ ...port(false), sealFor: async (_t: string, _i: unknown, _c: unknown, _p: unknown, presealed: PeerSeal[]) => ({ granted: true, tallies: [], seals: [...presealed], more: new Promise<PeerSeal[]>(() => {}) }) } as unknown as StateClaims, ledger, silentLogger)
+    await deciding.claim(txid, contract, votes)
+    expect((await deciding.seal(txid, contract, votes, consents, signers)).granted).to.equal(true)
+    const regrow = deciding.regrowth(txid, votes, consents)
+    expect(regrow?.claims.map((x) => x.quorum)).to.deep.equal(quorums)
+    records.set(`${OUTGOING_CERT}/${txid}`, JSON.parse(JSON.stringify({ seals: signers, regrow })))
+    // restarted: a new process, nothing in memory
+    const ctx = new SenderContext({ ledger: store, transport: {}, claims: port(true) } as never, { now: () => Date.now() }, silentLogger)
+    const rec = { txid, contract: Buffer.from(contract).toString('base64') } as unknown as OutgoingRecord
+    asked.length = 0
+    const shown = await ctx.certificateOf(rec)
+    expect(shown!.map((g) => g.peer)).to.deep.equal([...quorums.map((_, i) => `seat-${i}`), 'seat-5', 'seat-6'])
+    expect(asked).to.deep.equal(['seal with 5 consents, 5 shown', 'claim 5 at seat-5,seat-6'])
+    // kept grown, with nothing left to grow
+    expect(records.get(`${OUTGOING_CERT}/${txid}`)).to.deep.equal({ seals: shown })
+    asked.length = 0
+    const again = await new SenderContext({ ledger: store, transport: {}, claims: port(true) } as never, { now: () => Date.now() }, silentLogger).certificateOf(rec)
+    expect(again).to.have.length(7)
+    expect(asked).to.deep.equal([])
+  })
+
+  it('a decision sealed at every arbiter keeps nothing to grow', async () => {
+    const port = { sealFor: async () => ({ granted: true, tallies: [], seals: [] as PeerSeal[] }) } as unknown as StateClaims
+    const claims = new SenderClaims(port, ledger, silentLogger)
+    expect((await claims.seal(txid, contract, votes, [], [])).granted).to.equal(true)
+    expect(claims.regrowth(txid, votes, [])).to.equal(undefined)
+  })
 })

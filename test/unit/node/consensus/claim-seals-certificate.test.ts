@@ -2,7 +2,7 @@ import { expect } from 'chai'
 import { nonceOfSecret, type PeerSeal } from '../../../../src/consensus/claim-proofs.js'
 import type { PrepareReply } from '../../../../src/consensus/messages.js'
 import type { Ledger } from '../../../../src/consensus/ports.js'
-import { SenderClaims } from '../../../../src/consensus/sender-claims.js'
+import { SenderClaims, asRegrowth } from '../../../../src/consensus/sender-claims.js'
 import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import { blockIdFor, createBlock, encodeBlockEnvelope, setSignature, testTokenGenesis } from '../../../../src/tokenchain/block.js'
 import { createContract, encodeContractEnvelope, transactionId, withContractSignature } from '../../../../src/tokenchain/contract.js'
@@ -83,29 +83,69 @@ describe('claims: the certificate of a transfer decided on its signers\' seals',
     expect(asked.sort()).to.deep.equal(others.flatMap((p) => [`claims.claim ${p}`, `claims.seal ${p}`]).sort())
   })
 
-  // Open, not fixed: a sender that restarts after deciding on its signers' own seals, before the
-  // other seats' seals came (a window of one claim and one seal round trip after the decision),
-  // keeps only the certificate of the decision, q(n) seals of its own count. Past the decision it
-  // holds no votes (their claim proofs) to claim at the other seats, so a receiver counting a seat
-  // more than it did refuses the delivery for good (the transfer stays COMMITTING). Closing it
-  // means keeping the five claim proofs and consents with the decision, or deciding only once the
-  // other seats sealed (the round the early decision saves).
-  it.skip('a sender restarted right after an early decision still shows a receiver counting one seat more enough seals', async () => {
+  it('a sender restarted right after an early decision grows the kept certificate from the signers\' claims and consents kept with it', async () => {
     const keys = await Promise.all(Array.from({ length: 7 }, async () => await peerKey()))
     const committee = (): string[] => keys.map((k) => k.peer)
-    const seats = keys.map((k) => claimsAt(k.peer, { sign: k.sign, committee }))
+    const byPeer = new Map<string, ReturnType<typeof claimsAt>>()
+    const asked: string[] = []
+    const rpc = {
+      call: async (peer: string, method: string, req: never) => {
+        asked.push(`${method} ${peer}`)
+        const at = byPeer.get(peer)
+        if (at === undefined) throw new Error('unreachable')
+        if (method === 'claims.claim') return await at.serveClaim(req, 'sender-peer')
+        if (method === 'claims.seal') return await at.serveSeal!(req, 'sender-peer')
+        throw new Error(`${method} not served`)
+      }
+    } as unknown as RpcClient<never>
+    for (const k of keys) byPeer.set(k.peer, claimsAt(k.peer, { sign: k.sign, committee, rpc }))
+    const seats = keys.map((k) => byPeer.get(k.peer)!)
     const items = [{ stateHash: STATE, holder: txid }]
-    // the five signers' seats granted as their quorums voted and sealed as they signed
-    const presealed: PeerSeal[] = []
+    // the five signers' seats granted as their quorums voted and sealed as they signed; the
+    // deciding process kept those five seals and stopped before the other two seats were asked
+    const kept: PeerSeal[] = []
+    const votes: Vote[] = []
     for (const [i, q] of quorums.entries()) {
       const nonce = nonceOfSecret(secrets[i]!)
-      await seats[i]!.grantOwn!(txid, { quorum: q, nonce, sig: 'ab' }, [STATE], [])
-      presealed.push(...await seats[i]!.sealSigned!(txid, q, nonce, items))
+      const grants = await seats[i]!.grantOwn!(txid, { quorum: q, nonce, sig: 'ab' }, [STATE], [])
+      votes.push({ vote: 'yes', quorumDid: q, credit: { did: q, hash: txid, signType: '0', signature: '', privSignature: 'ab' }, pledge: [], pledgeMilli: 0, claim: { nonce, sig: 'ab', states: [state] }, grants })
+      kept.push(...await seats[i]!.sealSigned!(txid, q, nonce, items))
     }
-    // the certificate the decision keeps: what a restarted sender delivers
-    const kept = [...presealed]
+    const consents = quorums.map((q, i) => ({ quorum: q, nonce: nonceOfSecret(secrets[i]!), secret: secrets[i]! }))
+    // what the decision keeps beside the certificate (the deciding process's own regrowth)
+    const senderKey = await peerKey()
+    // (stopped right after deciding: nothing it sends after the decision arrives)
+    const gone = { call: async () => { throw new Error('the process stopped') } } as unknown as RpcClient<never>
+    const deciding = new SenderClaims(claimsAt(senderKey.peer, { sign: senderKey.sign, committee, rpc: gone }), ledger, silentLogger)
+    expect((await deciding.claim(txid, contract, votes)).granted, 'granted in the votes').to.equal(true)
+    const sealed = await deciding.seal(txid, contract, votes, consents, kept)
+    expect(sealed.granted).to.equal(true)
+    await deciding.grown(txid)
+    expect(deciding.certificate(txid), 'the deciding process gathered nothing more').to.have.length(5)
+    const regrowth = deciding.regrowth(txid, votes, consents)
+    expect(regrowth, 'kept while the other seats are still asked').to.not.equal(undefined)
+    const stored = JSON.parse(JSON.stringify(regrowth)) as unknown
+    // a receiver that counts an eighth seat: q(8) = 6, so the five kept seals are not enough
     const eighth = await peerKey()
     const receiver = claimsAt((await peerKey()).peer, { committee: () => [...committee(), eighth.peer] })
-    expect((await receiver.checkSeals!(items, kept)).granted).to.equal(true)
+    expect((await receiver.checkSeals!(items, kept)).granted, 'five seals of eight seats').to.equal(false)
+    // the restarted process: no grant, no vote in memory, only the record the decision kept
+    const restarted = new SenderClaims(claimsAt(senderKey.peer, { sign: senderKey.sign, committee, rpc }), ledger, silentLogger)
+    const kept2 = asRegrowth(stored)
+    expect(kept2).to.not.equal(undefined)
+    const grown = await restarted.regrow(txid, contract, kept2!, kept)
+    expect(grown.length, 'seals after the regrowth').to.be.at.least(7)
+    expect((await receiver.checkSeals!(items, grown)).granted).to.equal(true)
+    // only the two seats that are not signers' were asked, to claim and to seal
+    const others = keys.slice(5).map((k) => k.peer)
+    expect(asked.filter((a) => others.every((p) => !a.endsWith(p)))).to.deep.equal([])
+  })
+
+  it('a kept regrowth that is not whole is not used', () => {
+    expect(asRegrowth(undefined)).to.equal(undefined)
+    expect(asRegrowth({ claims: [], consents: [] })).to.equal(undefined)
+    expect(asRegrowth({ claims: [{ quorum: 'q', nonce: 'n', sig: 's', states: [1] }], consents: [] })).to.equal(undefined)
+    expect(asRegrowth({ claims: [{ quorum: 'q', nonce: 'n', sig: 's', states: ['a@b'] }], consents: [{ quorum: 'q', nonce: 'n' }] })).to.equal(undefined)
+    expect(asRegrowth({ claims: [{ quorum: 'q', nonce: 'n', sig: 's', states: ['a@b'] }], consents: [{ quorum: 'q', nonce: 'n', secret: 'x' }] })).to.deep.equal({ claims: [{ quorum: 'q', nonce: 'n', sig: 's', states: ['a@b'] }], consents: [{ quorum: 'q', nonce: 'n', secret: 'x' }] })
   })
 })

@@ -135,8 +135,14 @@ describe('node/nft: artifact blocks over libp2p', function () {
     // the page window is 4: at most that many ahead, plus the one being written
     expect(most).to.be.at.most(6)
     expect(produced).to.be.at.most(48 + 6)
-    collectGarbage()
-    const grown = process.memoryUsage().arrayBuffers - external0
+    // what the closed stream still held (frames in flight, a grown Yamux window) is let go as its
+    // reset is processed, later on a loaded machine: measured until it is, within a deadline
+    let grown = Infinity
+    for (const deadline = Date.now() + 15_000; grown >= 16 * MIB && Date.now() < deadline;) {
+      collectGarbage()
+      grown = process.memoryUsage().arrayBuffers - external0
+      if (grown >= 16 * MIB) await new Promise((resolve) => setTimeout(resolve, 100))
+    }
     expect(grown, `buffers grew by ${(grown / MIB).toFixed(1)} MiB`).to.be.below(16 * MIB)
   })
 })
