@@ -278,18 +278,29 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   const arbiters = items.map((it) => h === undefined ? [self] : arbitersOf(it.stateHash, [], o.byView === true))
   const all = items.map((_, i) => i)
   await take(self, await sealHere(items[0]?.holder ?? '', items, new Set()), all)
-  if (h !== undefined) {
+  // every state sealed to its holder by q(n) of its arbiters as this node counts them: nothing a
+  // later answer says can refuse it (neverCertified needs fewer) and enough answered, so the
+  // slowest arbiters are not waited for (their answers still come, and count for nothing here)
+  const certified = (): boolean => items.every((_, i) => {
+    const counted = new Set(arbiters[i])
+    return [...sealed[i]!].filter((p) => counted.has(p)).length >= claimThreshold(arbiters[i]!.length)
+  })
+  if (h !== undefined && !certified()) {
     const byPeer = groupByPeer(all.map((i) => [i, arbiters[i]!] as const), self)
+    let settle = (): void => {}
+    const enough = new Promise<void>((resolve) => { settle = resolve })
     // batches past an arbiter's burst are paced to its budget: refused, they would count as silence
-    await Promise.all([...byPeer].map(async ([peer, mine]) => {
+    const asked = Promise.all([...byPeer].map(async ([peer, mine]) => {
       const until = budgetDeadline(mine.length, timeoutMs)
       for (let k = 0; k < mine.length; k += CLAIM_BATCH_MAX) {
         const sent = mine.slice(k, k + CLAIM_BATCH_MAX)
         try {
           await take(peer, await withinBudget(async () => await deps.rpc().call(peer, 'claims.seal', { txid: items[sent[0]!]!.holder, items: sent.map((i) => items[i]!), consents: [] }, { timeoutMs }), sent.length, until), sent)
+          if (certified()) settle()
         } catch (e) { log.debug(`earlier seals at ${peer}: ${errorMessage(e)}`) }
       }
     }))
+    await Promise.race([asked, enough])
   }
   for (const [i, it] of items.entries()) {
     const n = arbiters[i]!.length

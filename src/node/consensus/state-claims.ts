@@ -520,8 +520,9 @@ export function nodeStateClaims (opts: {
     return (await grantHere(txid, items, h.peerId)).grants
   }
 
-  // grants whose signature verified here (a signer checks those of one transaction once)
-  const verifiedGrants = new Lru<true>(PROOFS_MEMO)
+  // grants whose signature verified here, or is being verified (a signer checks those of one
+  // transaction once; the sender's checks of the five votes' claims, made at once, share one check)
+  const verifiedGrants = new Lru<Promise<boolean>>(PROOFS_MEMO)
   const checkGrants = async (txid: string, quorum: string, stateHashes: readonly string[], burns: ReadonlyArray<Pick<BurnClaim, 'stateHash' | 'spender'>>, grants: ReadonlyArray<PeerGrant>, nonce?: string, fellows: readonly string[] = []): Promise<ClaimResult> => {
     const h = opts.host()
     // the states this quorum holds, and the transaction each is held by (a burnt ancestor: its burn)
@@ -546,9 +547,14 @@ export function nodeStateClaims (opts: {
       // keyed on everything the arbiter signed (a grant verified once and shown again with other states is checked again)
       const bytes = peerGrantBytes(g)
       const k = `${g.peer}|${g.sig}|${new TextDecoder().decode(bytes)}`
-      if (verifiedGrants.get(k) !== undefined) return g
-      const ok = await verifyPeerSignature(g.peer, bytes, hexToBytes(g.sig))
-      if (ok) verifiedGrants.set(k, true)
+      let checking = verifiedGrants.get(k)
+      if (checking === undefined) {
+        checking = verifyPeerSignature(g.peer, bytes, hexToBytes(g.sig))
+        verifiedGrants.set(k, checking)
+      }
+      const ok = await checking
+      // only what verified is remembered (a bad signature takes no room from good ones)
+      if (!ok && verifiedGrants.get(k) === checking) verifiedGrants.delete(k)
       return ok ? g : undefined
     }))).filter((g): g is PeerGrant => g !== undefined)
     const byState = new Map<string, Map<string, PeerGrant>>()

@@ -10,7 +10,7 @@ import { tokenStateHash } from '../../../../src/tokenchain/token-id.js'
 import { ContractType, PledgeMode } from '../../../../src/tokenchain/types.js'
 import { GENESIS_ANCHOR } from '../../../../src/tokenchain/validate.js'
 import { silentLogger } from '../../../../src/util/logger.js'
-import { claimsAt, peerKey } from './committee-fixture.js'
+import { claimsAt, peerKey, seatsOf } from './committee-fixture.js'
 
 type Vote = Extract<PrepareReply, { vote: 'yes' }>
 
@@ -147,5 +147,28 @@ describe('claims: the certificate of a transfer decided on its signers\' seals',
     expect(asRegrowth({ claims: [{ quorum: 'q', nonce: 'n', sig: 's', states: [1] }], consents: [] })).to.equal(undefined)
     expect(asRegrowth({ claims: [{ quorum: 'q', nonce: 'n', sig: 's', states: ['a@b'] }], consents: [{ quorum: 'q', nonce: 'n' }] })).to.equal(undefined)
     expect(asRegrowth({ claims: [{ quorum: 'q', nonce: 'n', sig: 's', states: ['a@b'] }], consents: [{ quorum: 'q', nonce: 'n', secret: 'x' }] })).to.deep.equal({ claims: [{ quorum: 'q', nonce: 'n', sig: 's', states: ['a@b'] }], consents: [{ quorum: 'q', nonce: 'n', secret: 'x' }] })
+  })
+
+  it('a receiver\'s check of an earlier block ends once q(n) of its arbiters showed their seals, without waiting for the silent ones', async function () {
+    this.timeout(10_000)
+    const seats = await seatsOf(7)
+    const items = [{ stateHash: STATE, holder: txid }]
+    // the five signers' seats sealed the state to the transaction; the other two never answer
+    for (const [i, q] of quorums.entries()) {
+      const nonce = nonceOfSecret(secrets[i]!)
+      await seats[i]!.claims.grantOwn!(txid, { quorum: q, nonce, sig: 'ab' }, [STATE], [])
+      expect(await seats[i]!.claims.sealSigned!(txid, q, nonce, items)).to.have.length(1)
+    }
+    const silent = new Set(seats.slice(5).map((s) => s.peer))
+    const rpc = {
+      call: async (peer: string, method: string, req: never) => {
+        if (silent.has(peer)) return await new Promise(() => {})
+        if (method !== 'claims.seal') throw new Error(`${method} not served`)
+        return await seats.find((s) => s.peer === peer)!.claims.serveSeal!(req, 'receiver-peer')
+      }
+    } as unknown as RpcClient<never>
+    // asked with a minute for each arbiter: the answer comes long before
+    const receiver = claimsAt((await peerKey()).peer, { committee: () => seats.map((s) => s.peer), rpc, timeoutMs: 60_000 })
+    expect(await receiver.priorSeals!(items)).to.deep.equal({})
   })
 })

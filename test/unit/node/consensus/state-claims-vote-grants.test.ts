@@ -1,4 +1,6 @@
 import { expect } from 'chai'
+import crypto from 'node:crypto'
+import { syncBuiltinESMExports } from 'node:module'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
 import { claimsAt, peerKey, seatsOf } from './committee-fixture.js'
 
@@ -51,5 +53,23 @@ describe('claims: a seat grants its own quorum\'s claim as the quorum votes', ()
     expect(asA.granted, 'three fellows\' seats still grant').to.equal(true)
     const asAFew = await checker.checkGrants(T1, quorums[0]!, [STATE], [], grants, nonce(9), quorums.slice(1, 3))
     expect(asAFew.granted, 'its own old grant plus two fellows\' is not enough').to.equal(false)
+  })
+
+  it('checks of the five votes\' claims made at once (the sender\'s) verify each grant\'s signature once, not once per check', async () => {
+    const five = await seatsOf(5)
+    const grants = (await Promise.all(five.map(async (s, i) => await s.claims.grantOwn!(T1, claimant(i), [STATE], [])))).flat()
+    const checker = claimsAt((await peerKey()).peer, { committee: () => five.map((s) => s.peer) })
+    const original = crypto.verify
+    let verified = 0
+    crypto.verify = ((...args: Parameters<typeof original>) => { verified++; return original(...args) }) as typeof original
+    syncBuiltinESMExports()
+    try {
+      const all = await Promise.all(quorums.map(async (q, i) => await checker.checkGrants(T1, q, [STATE], [], grants, nonce(i), quorums)))
+      expect(all.every((r) => r.granted)).to.equal(true)
+    } finally {
+      crypto.verify = original
+      syncBuiltinESMExports()
+    }
+    expect(verified, 'signatures verified').to.equal(5)
   })
 })
