@@ -166,11 +166,12 @@ export interface StateClaims {
    * arbiters, showing the signers' consents (the secrets behind their claim nonces); `peers`, the
    * arbiters that granted the claims. Sealed when enough arbiters of every state sealed it; the
    * sealed grants come back signed by each arbiter's peer key. `presealed`: the signers' own seals
-   * (their SIGN answers), counted first; when they suffice the answer comes at once and `more`
-   * brings the other arbiters' seals afterwards (`before` run first with the arbiters about to be
-   * asked: the claim made there when the votes' grants skipped the claim round).
+   * (their SIGN answers), counted first; when they suffice the answer comes at once and `grow`,
+   * called when a receiver finds the certificate short, brings the other arbiters' seals (`before`
+   * run first with the arbiters about to be asked: the claim made there when the votes' grants
+   * skipped the claim round).
    */
-  sealFor?: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<import('./claim-proofs.js').SealConsent>, peers: readonly string[], presealed?: ReadonlyArray<import('./claim-proofs.js').PeerSeal>, before?: (others: readonly string[]) => Promise<void>) => Promise<import('./claims.js').ClaimResult & { seals: import('./claim-proofs.js').PeerSeal[], more?: Promise<import('./claim-proofs.js').PeerSeal[]> }>
+  sealFor?: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<import('./claim-proofs.js').SealConsent>, peers: readonly string[], presealed?: ReadonlyArray<import('./claim-proofs.js').PeerSeal>, before?: (others: readonly string[]) => Promise<void>) => Promise<import('./claims.js').ClaimResult & { seals: import('./claim-proofs.js').PeerSeal[], grow?: () => Promise<import('./claim-proofs.js').PeerSeal[]> }>
   /**
    * A signer's own seal as it signs: this node's table seals the states held for `txid` whose
    * records name the quorum's claim (`nonce`); the seals, signed by this node's peer key, ride the

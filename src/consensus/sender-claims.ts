@@ -53,8 +53,8 @@ export class SenderClaims {
   private readonly claimAtArbiters = new Lru<true>(GRANTS_KEPT)
   /** transactions whose claim round was skipped for some signers (their votes' grants sufficed) */
   private readonly fromVotes = new Lru<true>(GRANTS_KEPT)
-  /** per transaction decided on its signers' own seals: the other arbiters' seals joining its certificate */
-  private readonly growing = new Lru<Promise<void>>(GRANTS_KEPT)
+  /** per transaction decided on its signers' own seals: gathers the other arbiters' seals into its certificate (once; resolves to whether it grew) */
+  private readonly growing = new Lru<() => Promise<boolean>>(GRANTS_KEPT)
 
   constructor (private readonly port: StateClaims, private readonly ledger: Ledger, private readonly log: Logger) {}
 
@@ -71,15 +71,19 @@ export class SenderClaims {
 
   forget (txid: string): void { this.grants.delete(txid); this.seals.delete(txid); this.claimAtArbiters.delete(txid); this.fromVotes.delete(txid); this.growing.delete(txid) }
 
-  /** Settles once the other arbiters' seals of a transaction decided on its signers' own seals joined its certificate (undefined: nothing under way). */
-  grown (txid: string): Promise<void> | undefined {
-    return this.growing.get(txid)
+  /**
+   * Gathers the other arbiters' seals of a transaction decided on its signers' own seals into its
+   * certificate (asked when a receiver found it short); resolves to whether the certificate grew,
+   * undefined when this process has nothing to grow it with.
+   */
+  grow (txid: string): Promise<boolean> | undefined {
+    return this.growing.get(txid)?.()
   }
 
   /**
    * What to keep with the decision of `txid` so that its certificate can still grow after a restart:
-   * undefined unless the decision came on the signers' own seals and the other arbiters' are still
-   * being gathered (a certificate sealed at every arbiter already needs nothing more).
+   * undefined unless the decision came on the signers' own seals, the other arbiters' not gathered
+   * (a certificate sealed at every arbiter already needs nothing more).
    */
   regrowth (txid: string, votes: readonly Vote[], consents: readonly SealConsent[]): Regrowth | undefined {
     if (this.growing.get(txid) === undefined) return undefined
@@ -89,6 +93,7 @@ export class SenderClaims {
 
   /**
    * Grows, in a process that did not take the decision (restarted since), a certificate kept with it
+   * (asked when a receiver found it short)
    * from `kept` (at least q(n) seals of this node's count): the signers' claims are made at the
    * arbiters that hold none, and every arbiter not yet in the certificate is asked to seal with the
    * signers' consents, as the deciding process would have done. Resolves to the certificate, grown
@@ -98,14 +103,13 @@ export class SenderClaims {
     const votes = r.claims.map((c) => ({ vote: 'yes', quorumDid: c.quorum, claim: { nonce: c.nonce, sig: c.sig, states: c.states } }) as unknown as Vote)
     // nothing was claimed at the arbiters by this process: those outside the kept seals may hold no record
     this.fromVotes.set(txid, true)
-    let sealed = await this.seal(txid, contract, votes, r.consents, kept)
-    if (!sealed.granted) {
+    if (!(await this.seal(txid, contract, votes, r.consents, kept)).granted) {
       // the seats of this node's count now differ from the decision's: the claims made again at
       // every arbiter (the same claims; an arbiter that holds them grants them again) and sealed
       this.drop(txid, votes.map((v) => v.quorumDid))
-      if ((await this.claim(txid, contract, votes)).granted) sealed = await this.seal(txid, contract, votes, r.consents, kept)
+      if ((await this.claim(txid, contract, votes)).granted) await this.seal(txid, contract, votes, r.consents, kept)
     }
-    await this.grown(txid)
+    await this.grow(txid)
     const grownCertificate = this.certificate(txid)
     return grownCertificate !== undefined && grownCertificate.length > kept.length ? [...grownCertificate] : [...kept]
   }
@@ -161,8 +165,8 @@ export class SenderClaims {
         : async (others: readonly string[]): Promise<void> => { await this.port.claimFor(txid, claimants, own, burns, contract, Object.keys(paths).length > 0 ? paths : undefined, others) }
       const r = await sealFor(txid, items, consents, peers, presealed, before)
       if (r.granted) {
-        // the certificate grows with the other arbiters' seals as they come (a delivery tried
-        // again shows them: a receiver that counts a seat more than this node finds enough)
+        // the certificate grows with the other arbiters' seals when a receiver that counts a seat
+        // more than this node found it short (grow); a delivery tried again shows them
         const certificate = [...r.seals]
         this.seals.set(txid, certificate)
         const key = (g: PeerSeal): string => `${g.peer}|${g.holder}|${[...g.states].sort().join(',')}`
@@ -170,9 +174,13 @@ export class SenderClaims {
           const have = new Set(certificate.map(key))
           for (const g of later) if (!have.has(key(g))) { have.add(key(g)); certificate.push(g) }
         }
-        if (r.more !== undefined) {
-          const grown = r.more.then((later) => { add(later) }).catch((e: unknown) => { this.log.debug(`seal ${txid.slice(0, 12)} at the other arbiters: ${errorMessage(e)}`) })
-          this.growing.set(txid, grown)
+        const more = r.grow
+        if (more !== undefined) {
+          this.growing.set(txid, async () => {
+            const before = certificate.length
+            try { add(await more()) } catch (e) { this.log.debug(`seal ${txid.slice(0, 12)} at the other arbiters: ${errorMessage(e)}`) }
+            return certificate.length > before
+          })
         }
       }
       this.log.debug(`seal ${txid.slice(0, 12)}: ${items.length} state(s) ${r.granted ? 'sealed' : `refused (${r.code})`} in ${Date.now() - t0} ms`)

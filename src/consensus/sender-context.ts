@@ -167,32 +167,39 @@ export class SenderContext {
   async certificateOf (rec: OutgoingRecord): Promise<PeerSeal[] | undefined> {
     const held = this.claims?.certificate(rec.txid)
     if (held !== undefined) return held
-    const kept = await this.ledger.record<{ seals?: PeerSeal[], regrow?: unknown } | unknown[]>(OUTGOING_CERT, rec.txid).catch(() => undefined)
-    if (kept === undefined || Array.isArray(kept) || !Array.isArray(kept.seals)) return undefined
-    // decided on the signers' own seals, and restarted before the other arbiters' seals were kept:
-    // gathered now, as the deciding process would have (a receiver counting a seat more needs them)
-    const regrowth = asRegrowth(kept.regrow)
-    if (regrowth === undefined || this.claims === undefined) return kept.seals
-    const seals = await this.claims.regrow(rec.txid, contractBytes(rec), regrowth, kept.seals)
-    if (seals.length > kept.seals.length) {
-      await this.ledger.commit((w) => { w.putRecord(OUTGOING_CERT, rec.txid, { seals }) })
-        .catch((e: unknown) => { this.log.debug(`transfer ${rec.txid.slice(0, 12)}: the grown certificate was not kept (${errorMessage(e)})`) })
-    }
-    return seals
+    const kept = await this.ledger.record<{ seals?: PeerSeal[] } | unknown[]>(OUTGOING_CERT, rec.txid).catch(() => undefined)
+    return kept !== undefined && !Array.isArray(kept) && Array.isArray(kept.seals) ? kept.seals : undefined
   }
 
   /**
-   * Keeps a decided transfer's certificate again once the other arbiters' seals joined it after the
-   * decision (docs/protocol.md, "A signer's own seal"): a sender restarted before the delivery
-   * shows them too, where a receiver counting a seat more than this node needs them. Nothing once
-   * the certificate's record is gone (delivered) or already holds as many seals.
+   * Grows the certificate of a transfer decided on its signers' own seals with the other arbiters'
+   * seals (docs/protocol.md, "A signer's own seal"), asked when a receiver that counts a seat more
+   * than this node found it short: by the process that decided, or, restarted since, from the
+   * signers' claims and consents kept with the decision. The grown certificate is kept in place of
+   * the decision's (with nothing left to grow). Resolves to whether it grew; never rejects.
    */
-  async keepCertificate (rec: OutgoingRecord): Promise<void> {
-    const seals = this.claims?.certificate(rec.txid)
-    if (seals === undefined) return
-    const kept = await this.ledger.record<{ seals?: PeerSeal[] } | unknown[]>(OUTGOING_CERT, rec.txid)
-    if (kept === undefined || Array.isArray(kept) || (kept.seals?.length ?? 0) >= seals.length) return
-    await this.ledger.commit((w) => { w.putRecord(OUTGOING_CERT, rec.txid, { seals: [...seals] }) })
+  async growCertificate (rec: OutgoingRecord): Promise<boolean> {
+    const claims = this.claims
+    if (claims === undefined) return false
+    try {
+      let seals: PeerSeal[] | undefined
+      if (await claims.grow(rec.txid) === true) seals = claims.certificate(rec.txid)
+      else if (claims.certificate(rec.txid) === undefined) {
+        const kept = await this.ledger.record<{ seals?: PeerSeal[], regrow?: unknown } | unknown[]>(OUTGOING_CERT, rec.txid)
+        const regrowth = kept !== undefined && !Array.isArray(kept) && Array.isArray(kept.seals) ? asRegrowth(kept.regrow) : undefined
+        if (regrowth === undefined) return false
+        const grown = await claims.regrow(rec.txid, contractBytes(rec), regrowth, (kept as { seals: PeerSeal[] }).seals)
+        if (grown.length > (kept as { seals: PeerSeal[] }).seals.length) seals = grown
+      }
+      if (seals === undefined) return false
+      const kept = await this.ledger.record<unknown>(OUTGOING_CERT, rec.txid)
+      // delivered meanwhile: its record is gone and stays gone
+      if (kept !== undefined) await this.ledger.commit((w) => { w.putRecord(OUTGOING_CERT, rec.txid, { seals: [...seals] }) })
+      return true
+    } catch (e) {
+      this.log.debug(`transfer ${rec.txid.slice(0, 12)}: the certificate was not grown (${errorMessage(e)})`)
+      return false
+    }
   }
 
   /** The pledge evidence a decided transfer's delivery carries: kept from its decision, or read back. */

@@ -1,6 +1,6 @@
 import { decodeBlockEnvelope, formatBlockId } from '../tokenchain/block.js'
 import { knownVerified } from '../tokenchain/validate.js'
-import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
+import { ErrorCode, RbtError, errorMessage, isRbtError } from '../util/errors.js'
 import { buildBundle, putValidatedState } from './bundle.js'
 import type { TokenChains } from './tx-chains.js'
 import type { ChainBundle } from './messages.js'
@@ -12,6 +12,8 @@ import { OUTGOING_CERT, SenderPart, contractBytes, spentStates, type SenderConte
 
 /** Longest wait between two deliveries of a decided transfer whose receiver does not answer. */
 const MAX_REDELIVERY_DELAY_MS = 60_000
+/** A receiver's refusal of a certificate that falls short of q(n) seals as it counts the arbiters (receiver.ts). */
+const SHORT_CERTIFICATE = /certificate does not hold here/
 
 /**
  * The sender's side after the decision: deliver the signed block to the receiver (retried with
@@ -121,9 +123,10 @@ export class SenderDelivery extends SenderPart {
     const attempts = wait ? (this.opts.deliverAttempts ?? 3) : 1
     const pledges = await this.ctx.evidenceOf(rec)
     let lastErr: unknown
+    let grown = false
     for (let i = 0; i < attempts; i++) {
       try {
-        // read on each try: the certificate grows as the arbiters' later seals come in
+        // read on each try: the certificate may have grown since
         const seals = await this.ctx.certificateOf(rec)
         let sent = bundle
         for (let round = 0; ; round++) {
@@ -145,6 +148,12 @@ export class SenderDelivery extends SenderPart {
         }
       } catch (e) {
         lastErr = e
+        // a receiver that counts a seat more than this node found the certificate short: the other
+        // arbiters' seals are gathered (once) and it is shown the grown one at once
+        if (!grown && isRbtError(e, ErrorCode.CLAIM_UNREACHABLE) && SHORT_CERTIFICATE.test(errorMessage(e))) {
+          grown = true
+          if (await this.ctx.growCertificate(rec)) { i--; continue }
+        }
         if (i + 1 < attempts) await new Promise((resolve) => setTimeout(resolve, 200 * (i + 1)))
       }
     }

@@ -125,9 +125,6 @@ export class SignRound extends SenderPart {
         } catch (e) {
           throw signingPending(rec.txid, `the quorums signed, but this node could not record the decision (${errorMessage(e)}); it is retried automatically and the transfer ends committed`)
         }
-        // the other arbiters' seals that join the certificate after the decision are kept with it
-        const grown = this.ctx.claims?.grown(rec.txid)
-        if (grown !== undefined) void grown.then(async () => { await this.ctx.keepCertificate(rec) }).catch((e: unknown) => { this.log.debug(`transfer ${rec.txid.slice(0, 12)}: the grown certificate was not kept (${errorMessage(e)})`) })
         this.fault('committing')
         progress('quorums signed the block, delivering to the receiver')
         try {

@@ -46,7 +46,7 @@ export function nodeClaimSeals (deps: {
   committee?: () => readonly string[] | undefined
   timeoutMs: number
   log: Logger
-}): { sealFor: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[], presealed?: ReadonlyArray<PeerSeal>, before?: (others: readonly string[]) => Promise<void>) => Promise<ClaimResult & { seals: PeerSeal[], more?: Promise<PeerSeal[]> }>, sealSigned: (txid: string, quorum: string, nonce: string, items: ReadonlyArray<{ stateHash: string, holder: string }>) => Promise<PeerSeal[]>, checkSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<PeerSeal>) => Promise<ClaimResult>, priorSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, o?: PriorSealsOptions) => Promise<{ refused?: string, unanswered?: string }>, serveSeal: (req: StateClaimMethods['claims.seal']['request'], asker: string) => Promise<StateClaimMethods['claims.seal']['response']> } {
+}): { sealFor: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[], presealed?: ReadonlyArray<PeerSeal>, before?: (others: readonly string[]) => Promise<void>) => Promise<ClaimResult & { seals: PeerSeal[], grow?: () => Promise<PeerSeal[]> }>, sealSigned: (txid: string, quorum: string, nonce: string, items: ReadonlyArray<{ stateHash: string, holder: string }>) => Promise<PeerSeal[]>, checkSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<PeerSeal>) => Promise<ClaimResult>, priorSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, o?: PriorSealsOptions) => Promise<{ refused?: string, unanswered?: string }>, serveSeal: (req: StateClaimMethods['claims.seal']['request'], asker: string) => Promise<StateClaimMethods['claims.seal']['response']> } {
   const { table, limits, arbitersOf, timeoutMs, log } = deps
 /**
  * This arbiter's seal of some states for `forTx` (docs/protocol.md, "Seals"): the table's answers
@@ -105,11 +105,11 @@ const sealsThatVerify = async (peer: string, res: StateClaimMethods['claims.seal
  * The seal of a transaction's states at their arbiters. `presealed`: seals the signers' nodes made
  * of their own tables as they signed (their SIGN answers), counted first once their signatures
  * verify; an arbiter that sealed every state it was to seal is not asked again. When those already
- * reach q(n) of every state the answer comes at once, and `more` gathers the other arbiters' seals
- * after it (a receiver counting one seat more than this node still finds enough); otherwise the
- * other arbiters are asked and waited for.
+ * reach q(n) of every state the answer comes at once, and `grow` gathers the other arbiters' seals
+ * when called (a receiver counting one seat more than this node found the certificate short);
+ * otherwise the other arbiters are asked and waited for.
  */
-const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[], presealed: ReadonlyArray<PeerSeal> = [], before?: (others: readonly string[]) => Promise<void>): Promise<ClaimResult & { seals: PeerSeal[], more?: Promise<PeerSeal[]> }> => {
+const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[], presealed: ReadonlyArray<PeerSeal> = [], before?: (others: readonly string[]) => Promise<void>): Promise<ClaimResult & { seals: PeerSeal[], grow?: () => Promise<PeerSeal[]> }> => {
   const h = deps.host()
   const self = h?.peerId ?? 'self'
   const opened = openedNonces(consents)
@@ -180,15 +180,20 @@ const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, h
   const tally = (): ClaimResult => claimResult(items.map((it, i) => tallyState(it.stateHash, arbiters[i]!, answers[i]!)))
   const early = tally()
   if (early.granted && (byPeer.length > 0 || mine !== undefined)) {
-    // the signers' seals suffice: the rest are gathered after the answer, never failing it
+    // the signers' seals suffice: the rest are gathered only if asked for (a receiver counting a
+    // seat more than this node found the certificate short), once, never failing the answer
     const counted = sealsOut.length
     const result = { ...early, seals: [...sealsOut] }
     const others = [...byPeer.map(([peer]) => peer), ...(mine !== undefined ? [self] : [])]
-    const more = (before !== undefined ? before(others).catch((e: unknown) => { log.debug(`claim of ${txid.slice(0, 12)} at the other arbiters: ${errorMessage(e)}`) }) : Promise.resolve()).then(ask).then(() => {
-      watchSeals('sender', items, arbiters, sealsOut)
-      return sealsOut.slice(counted)
-    }, (e: unknown) => { log.debug(`seal of ${txid.slice(0, 12)} at the other arbiters: ${errorMessage(e)}`); return sealsOut.slice(counted) })
-    return { ...result, more }
+    let gathering: Promise<PeerSeal[]> | undefined
+    const grow = async (): Promise<PeerSeal[]> => {
+      gathering ??= (before !== undefined ? before(others).catch((e: unknown) => { log.debug(`claim of ${txid.slice(0, 12)} at the other arbiters: ${errorMessage(e)}`) }) : Promise.resolve()).then(ask).then(() => {
+        watchSeals('sender', items, arbiters, sealsOut)
+        return sealsOut.slice(counted)
+      }, (e: unknown) => { log.debug(`seal of ${txid.slice(0, 12)} at the other arbiters: ${errorMessage(e)}`); return sealsOut.slice(counted) })
+      return await gathering
+    }
+    return { ...result, grow }
   }
   if (!early.granted) await ask()
   const r = early.granted ? early : tally()

@@ -164,6 +164,10 @@ export class SimNode {
   claimsNothing = false
   /** an owner's quorum node running changed code: its quorums sign without checking any grant */
   signsAnything = false
+  /** as a sender, decided on the seals of its first `sealsFirst` arbiters, the others' gathered only when asked (the node's `grow`) */
+  sealsFirst?: number
+  /** as a receiver, a certificate of fewer seals per state than this is short (it counts more arbiters than the sender) */
+  certificateNeeds?: number
   /** told the grants this node's checks counted, and asked which arbiters it distrusts (as the node's checkGrants does) */
   certificates?: CertificateWatch
   constructor (readonly name: string, readonly net: SimNet) {}
@@ -197,6 +201,8 @@ export class SimNet {
    */
   claimsOn = false
   cut: (from: string, to: string) => boolean = () => false
+  /** every transaction whose certificate a sender grew (sealsFirst) */
+  grown: string[] = []
   /** every claim an arbiter answered: node, txid, granted */
   claimLog: Array<{ arbiter: string, txid: string, granted: boolean }> = []
   /** every burnt ancestor a checker claimed */
@@ -300,6 +306,14 @@ export class SimNet {
           answers.set(n.name, got.map((a): ClaimAnswer => a.sealed ? { granted: true } : { granted: false, holder: a.holder ?? '' }))
         }))
         const r = claimResult(items.map((it, i) => tallyState(it.stateHash, arbiters, new Map([...answers].map(([a, got]) => [a, got[i]!])))))
+        const first = this.nodes.find((n) => n.name === name)?.sealsFirst
+        if (first !== undefined && r.granted) {
+          // decided on the first arbiters' seals; the rest kept back until a receiver finds them short
+          const order = (g: PeerSeal): number => arbiters.indexOf(g.peer)
+          const early = seals.filter((g) => order(g) < first)
+          const later = seals.filter((g) => order(g) >= first)
+          return { ...r, seals: early, grow: async () => { this.grown.push(txid); return later } }
+        }
         return { ...r, seals }
       },
       priorSeals: async (items) => {
@@ -322,6 +336,9 @@ export class SimNet {
         const arbiters = this.nodes.map((n) => n.name)
         const watch = this.nodes.find((n) => n.name === name)?.certificates
         const valid = seals.filter((g) => arbiters.includes(g.peer) && watch?.distrusted(g.peer) !== true && g.sig === this.sealSig(g.peer, g.holder, g.states))
+        const needs = this.nodes.find((n) => n.name === name)?.certificateNeeds
+        const short = needs === undefined ? undefined : items.find((it) => valid.filter((g) => g.holder === it.holder && g.states.includes(it.stateHash)).length < needs)
+        if (short !== undefined) return { granted: false, code: 'CLAIM_UNREACHABLE', reason: `state ${short.stateHash}: fewer than ${String(needs)} seals`, tallies: [] }
         // as the node's check: the seals of the items' states, by holder, handed to the watch
         const seen = new Map<string, SeenCertificate & { grants: KeptGrant[] }>()
         for (const g of valid) {

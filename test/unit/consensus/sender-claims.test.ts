@@ -86,7 +86,7 @@ describe('sender claims: grants in the votes', () => {
     expect(p.claimed).to.deep.equal([quorums])
   })
 
-  it('the seals that join a certificate after the decision are kept with it, so that a sender restarted before the delivery shows them; none once delivered', async () => {
+  it('the seals gathered when a receiver found the certificate short are kept in place of the decision\'s, so that a sender restarted before the delivery shows them; none once delivered', async () => {
     const seal = (peer: string): PeerSeal => ({ peer, holder: txid, states: ['s'], sig: 'ab'.repeat(32) })
     const records = new Map<string, unknown>()
     const store = {
@@ -96,26 +96,29 @@ describe('sender claims: grants in the votes', () => {
         build({ putRecord: (col: string, key: string, v: unknown) => { records.set(`${col}/${key}`, v) }, delRecord: (col: string, key: string) => { records.delete(`${col}/${key}`) } })
       }
     } as unknown as Ledger
-    let later!: (s: PeerSeal[]) => void
+    let asked = 0
     const port = {
-      sealFor: async () => ({ granted: true, tallies: [], seals: [seal('seat-0')], more: new Promise<PeerSeal[]>((resolve) => { later = resolve }) })
+      sealFor: async () => ({ granted: true, tallies: [], seals: [seal('seat-0')], grow: async () => { asked++; return [seal('seat-5'), seal('seat-6')] } })
     } as unknown as StateClaims
     const ctx = new SenderContext({ ledger: store, transport: {}, claims: port } as never, { now: () => Date.now() }, silentLogger)
     const rec = { txid } as unknown as OutgoingRecord
     expect((await ctx.claims!.seal(txid, contract, votes, [], [])).granted).to.equal(true)
+    expect(asked, 'not grown before a receiver asks').to.equal(0)
     // the decision keeps the certificate as it is then
-    records.set(`${OUTGOING_CERT}/${txid}`, { seals: [...ctx.claims!.certificate(txid)!] })
-    later([seal('seat-5'), seal('seat-6')])
-    await ctx.claims!.grown(txid)
-    await ctx.keepCertificate(rec)
-    expect((records.get(`${OUTGOING_CERT}/${txid}`) as { seals: PeerSeal[] }).seals.map((g) => g.peer)).to.deep.equal(['seat-0', 'seat-5', 'seat-6'])
+    records.set(`${OUTGOING_CERT}/${txid}`, { seals: [...ctx.claims!.certificate(txid)!], regrow: ctx.claims!.regrowth(txid, votes, []) })
+    expect(await ctx.growCertificate(rec)).to.equal(true)
+    expect(records.get(`${OUTGOING_CERT}/${txid}`)).to.deep.equal({ seals: [seal('seat-0'), seal('seat-5'), seal('seat-6')] })
+    expect((await ctx.certificateOf(rec))!.map((g) => g.peer)).to.deep.equal(['seat-0', 'seat-5', 'seat-6'])
+    // grown once: nothing more to gather
+    expect(await ctx.growCertificate(rec)).to.equal(false)
     // delivered meanwhile: the record is gone and stays gone
     records.delete(`${OUTGOING_CERT}/${txid}`)
-    await ctx.keepCertificate(rec)
+    const other = new SenderContext({ ledger: store, transport: {}, claims: port } as never, { now: () => Date.now() }, silentLogger)
+    expect(await other.growCertificate(rec)).to.equal(false)
     expect(records.has(`${OUTGOING_CERT}/${txid}`)).to.equal(false)
   })
 
-  it('a sender restarted after an early decision, before the other seats\' seals were kept, gathers them from the claims and consents kept with the decision', async () => {
+  it('a sender restarted after an early decision gathers the other seats\' seals, when a receiver found the certificate short, from the claims and consents kept with the decision', async () => {
     const seal = (peer: string): PeerSeal => ({ peer, holder: txid, states: ['s'], sig: 'ab'.repeat(32) })
     const records = new Map<string, unknown>()
     const store = {
@@ -136,12 +139,12 @@ describe('sender claims: grants in the votes', () => {
       },
       sealFor: async (_tx: string, _items: unknown, shown: ReadonlyArray<{ quorum: string }>, _peers: unknown, presealed: PeerSeal[], before?: (others: readonly string[]) => Promise<void>) => {
         asked.push(`seal with ${shown.length} consents, ${presealed.length} shown`)
-        const more = alive && before !== undefined ? before(['seat-5', 'seat-6']).then(() => [seal('seat-5'), seal('seat-6')]) : new Promise<PeerSeal[]>(() => {})
-        return { granted: true, tallies: [], seals: [...presealed], ...(alive ? { more } : {}) }
+        const grow = async (): Promise<PeerSeal[]> => { if (!alive) throw new Error('the process stopped'); await before?.(['seat-5', 'seat-6']); return [seal('seat-5'), seal('seat-6')] }
+        return { granted: true, tallies: [], seals: [...presealed], grow }
       }
     } as unknown as StateClaims)
     // the deciding process: what it keeps with the decision while the other seats are still asked
-    const deciding = new SenderClaims({ ...port(false), sealFor: async (_t: string, _i: unknown, _c: unknown, _p: unknown, presealed: PeerSeal[]) => ({ granted: true, tallies: [], seals: [...presealed], more: new Promise<PeerSeal[]>(() => {}) }) } as unknown as StateClaims, ledger, silentLogger)
+    const deciding = new SenderClaims(port(false), ledger, silentLogger)
     await deciding.claim(txid, contract, votes)
     expect((await deciding.seal(txid, contract, votes, consents, signers)).granted).to.equal(true)
     const regrow = deciding.regrowth(txid, votes, consents)
@@ -151,14 +154,19 @@ describe('sender claims: grants in the votes', () => {
     const ctx = new SenderContext({ ledger: store, transport: {}, claims: port(true) } as never, { now: () => Date.now() }, silentLogger)
     const rec = { txid, contract: Buffer.from(contract).toString('base64') } as unknown as OutgoingRecord
     asked.length = 0
+    // delivered as kept first; refused as short by a receiver counting a seat more, then grown
+    expect(await ctx.certificateOf(rec)).to.have.length(5)
+    expect(asked).to.deep.equal([])
+    expect(await ctx.growCertificate(rec)).to.equal(true)
     const shown = await ctx.certificateOf(rec)
     expect(shown!.map((g) => g.peer)).to.deep.equal([...quorums.map((_, i) => `seat-${i}`), 'seat-5', 'seat-6'])
     expect(asked).to.deep.equal(['seal with 5 consents, 5 shown', 'claim 5 at seat-5,seat-6'])
     // kept grown, with nothing left to grow
     expect(records.get(`${OUTGOING_CERT}/${txid}`)).to.deep.equal({ seals: shown })
     asked.length = 0
-    const again = await new SenderContext({ ledger: store, transport: {}, claims: port(true) } as never, { now: () => Date.now() }, silentLogger).certificateOf(rec)
-    expect(again).to.have.length(7)
+    const again = new SenderContext({ ledger: store, transport: {}, claims: port(true) } as never, { now: () => Date.now() }, silentLogger)
+    expect(await again.certificateOf(rec)).to.have.length(7)
+    expect(await again.growCertificate(rec), 'nothing left to grow').to.equal(false)
     expect(asked).to.deep.equal([])
   })
 

@@ -67,13 +67,16 @@ describe('claims: the certificate of a transfer decided on its signers\' seals',
     const presealed: PeerSeal[] = (await Promise.all(quorums.map(async (q, i) => await seats[i]!.sealSigned!(txid, q, nonceOfSecret(secrets[i]!), items)))).flat()
     expect(presealed).to.have.length(5)
     const consents = quorums.map((q, i) => ({ quorum: q, nonce: nonceOfSecret(secrets[i]!), secret: secrets[i]! }))
-    const sealed = await senderClaims.seal(txid, contract, votes, consents, presealed) as Awaited<ReturnType<SenderClaims['seal']>> & { more?: Promise<unknown> }
+    const sealed = await senderClaims.seal(txid, contract, votes, consents, presealed)
     expect(sealed.granted, 'decided on the signers\' seals').to.equal(true)
-    await senderClaims.grown(txid)
-    const certificate = senderClaims.certificate(txid)!
+    expect(asked, 'nobody asked for the decision').to.deep.equal([])
     // a receiver that counts an eighth seat (registered, matured there first): q(8) = 6
     const eighth = await peerKey()
     const receiver = claimsAt((await peerKey()).peer, { committee: () => [...committee(), eighth.peer] })
+    expect((await receiver.checkSeals!(items, senderClaims.certificate(txid)!)).granted, 'five seals of eight seats').to.equal(false)
+    // the delivery refused as short: the certificate grows
+    expect(await senderClaims.grow(txid)).to.equal(true)
+    const certificate = senderClaims.certificate(txid)!
     const r = await receiver.checkSeals!(items, certificate)
     expect(r.granted, `${certificate.length} seals in the certificate`).to.equal(true)
     // after the decision only the two seats that are not signers were asked, to claim and to seal
@@ -120,7 +123,6 @@ describe('claims: the certificate of a transfer decided on its signers\' seals',
     expect((await deciding.claim(txid, contract, votes)).granted, 'granted in the votes').to.equal(true)
     const sealed = await deciding.seal(txid, contract, votes, consents, kept)
     expect(sealed.granted).to.equal(true)
-    await deciding.grown(txid)
     expect(deciding.certificate(txid), 'the deciding process gathered nothing more').to.have.length(5)
     const regrowth = deciding.regrowth(txid, votes, consents)
     expect(regrowth, 'kept while the other seats are still asked').to.not.equal(undefined)
