@@ -41,6 +41,21 @@ describe('sender claims: grants in the votes', () => {
   }))
   const ledger = { chain: async () => undefined } as unknown as Ledger
 
+  const seal = (peer: string): PeerSeal => ({ peer, holder: txid, states: ['s'], sig: 'ab'.repeat(32) })
+
+  /** A ledger of records only, in memory: what the sender keeps beside a decided transfer. */
+  function recordStore (): { records: Map<string, unknown>, store: Ledger } {
+    const records = new Map<string, unknown>()
+    const store = {
+      chain: async () => undefined,
+      record: async (col: string, key: string) => records.get(`${col}/${key}`),
+      commit: async (build: (w: unknown) => void) => {
+        build({ putRecord: (col: string, key: string, v: unknown) => { records.set(`${col}/${key}`, v) }, delRecord: (col: string, key: string) => { records.delete(`${col}/${key}`) } })
+      }
+    } as unknown as Ledger
+    return { records, store }
+  }
+
   /** A port whose votes' grants are enough for every signer as the sender counts; it records the claims made at the arbiters. */
   function port (): { port: StateClaims, claimed: string[][] } {
     const claimed: string[][] = []
@@ -87,15 +102,7 @@ describe('sender claims: grants in the votes', () => {
   })
 
   it('the seals gathered when a receiver found the certificate short are kept in place of the decision\'s, so that a sender restarted before the delivery shows them; none once delivered', async () => {
-    const seal = (peer: string): PeerSeal => ({ peer, holder: txid, states: ['s'], sig: 'ab'.repeat(32) })
-    const records = new Map<string, unknown>()
-    const store = {
-      chain: async () => undefined,
-      record: async (col: string, key: string) => records.get(`${col}/${key}`),
-      commit: async (build: (w: unknown) => void) => {
-        build({ putRecord: (col: string, key: string, v: unknown) => { records.set(`${col}/${key}`, v) }, delRecord: (col: string, key: string) => { records.delete(`${col}/${key}`) } })
-      }
-    } as unknown as Ledger
+    const { records, store } = recordStore()
     let asked = 0
     const port = {
       sealFor: async () => ({ granted: true, tallies: [], seals: [seal('seat-0')], grow: async () => { asked++; return [seal('seat-5'), seal('seat-6')] } })
@@ -119,15 +126,7 @@ describe('sender claims: grants in the votes', () => {
   })
 
   it('a sender restarted after an early decision gathers the other seats\' seals, when a receiver found the certificate short, from the claims and consents kept with the decision', async () => {
-    const seal = (peer: string): PeerSeal => ({ peer, holder: txid, states: ['s'], sig: 'ab'.repeat(32) })
-    const records = new Map<string, unknown>()
-    const store = {
-      chain: async () => undefined,
-      record: async (col: string, key: string) => records.get(`${col}/${key}`),
-      commit: async (build: (w: unknown) => void) => {
-        build({ putRecord: (col: string, key: string, v: unknown) => { records.set(`${col}/${key}`, v) }, delRecord: (col: string, key: string) => { records.delete(`${col}/${key}`) } })
-      }
-    } as unknown as Ledger
+    const { records, store } = recordStore()
     const consents = quorums.map((q, i) => ({ quorum: q, nonce: nonce(i), secret: 'ee'.repeat(16) }))
     const signers = quorums.map((_, i) => seal(`seat-${i}`))
     const asked: string[] = []

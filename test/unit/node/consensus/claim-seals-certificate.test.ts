@@ -35,8 +35,8 @@ describe('claims: the certificate of a transfer decided on its signers\' seals',
   const secrets = quorums.map((_, i) => (0xe0 + i).toString(16).padStart(32, '0'))
   const ledger = { chain: async (id: string) => id === TOKEN ? [encodeBlockEnvelope(GENESIS)] : undefined } as unknown as Ledger
 
-  it('a receiver counting one seat more than the sender finds enough seals once the other seats sealed after the decision', async () => {
-    // seven seats, q(7) = 5; the five signers' nodes are seats 0..4
+  /** Seven seats, q(7) = 5, reached over an rpc that records every request (method and peer); the five signers' nodes are seats 0..4. */
+  async function sevenSeats (): Promise<{ keys: Array<Awaited<ReturnType<typeof peerKey>>>, committee: () => string[], asked: string[], rpc: RpcClient<never>, seats: Array<ReturnType<typeof claimsAt>> }> {
     const keys = await Promise.all(Array.from({ length: 7 }, async () => await peerKey()))
     const committee = (): string[] => keys.map((k) => k.peer)
     const byPeer = new Map<string, ReturnType<typeof claimsAt>>()
@@ -52,7 +52,11 @@ describe('claims: the certificate of a transfer decided on its signers\' seals',
       }
     } as unknown as RpcClient<never>
     for (const k of keys) byPeer.set(k.peer, claimsAt(k.peer, { sign: k.sign, committee, rpc }))
-    const seats = keys.map((k) => byPeer.get(k.peer)!)
+    return { keys, committee, asked, rpc, seats: keys.map((k) => byPeer.get(k.peer)!) }
+  }
+
+  it('a receiver counting one seat more than the sender finds enough seals once the other seats sealed after the decision', async () => {
+    const { keys, committee, asked, rpc, seats } = await sevenSeats()
     // each signer votes: its seat grants its claim, and the grant rides the vote
     const votes: Vote[] = await Promise.all(quorums.map(async (q, i): Promise<Vote> => {
       const claim = { quorum: q, nonce: nonceOfSecret(secrets[i]!), sig: 'ab' }
@@ -87,22 +91,7 @@ describe('claims: the certificate of a transfer decided on its signers\' seals',
   })
 
   it('a sender restarted right after an early decision grows the kept certificate from the signers\' claims and consents kept with it', async () => {
-    const keys = await Promise.all(Array.from({ length: 7 }, async () => await peerKey()))
-    const committee = (): string[] => keys.map((k) => k.peer)
-    const byPeer = new Map<string, ReturnType<typeof claimsAt>>()
-    const asked: string[] = []
-    const rpc = {
-      call: async (peer: string, method: string, req: never) => {
-        asked.push(`${method} ${peer}`)
-        const at = byPeer.get(peer)
-        if (at === undefined) throw new Error('unreachable')
-        if (method === 'claims.claim') return await at.serveClaim(req, 'sender-peer')
-        if (method === 'claims.seal') return await at.serveSeal!(req, 'sender-peer')
-        throw new Error(`${method} not served`)
-      }
-    } as unknown as RpcClient<never>
-    for (const k of keys) byPeer.set(k.peer, claimsAt(k.peer, { sign: k.sign, committee, rpc }))
-    const seats = keys.map((k) => byPeer.get(k.peer)!)
+    const { keys, committee, asked, rpc, seats } = await sevenSeats()
     const items = [{ stateHash: STATE, holder: txid }]
     // the five signers' seats granted as their quorums voted and sealed as they signed; the
     // deciding process kept those five seals and stopped before the other two seats were asked
