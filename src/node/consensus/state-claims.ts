@@ -12,14 +12,14 @@ import { verifyPeerSignature, type P2pHost } from '../../p2p/host.js'
 import type { RpcClient } from '../../p2p/rpc.js'
 import { closestQuery, compareDistance, kadKey, kadPeerKey, type QueryPeer } from '../../p2p/closest-query.js'
 import { raceAbort } from '../../p2p/deadline.js'
-import { RequestCoalescer } from '../../util/request-coalescer.js'
 import { settled } from '../../util/settled.js'
 import { groupByPeer } from '../../util/group-by-peer.js'
-import { closerPeerSets, spentKeyBytes, withAddresses, type NodeSpentMarkers } from './spent-markers.js'
+import { closerPeerSets, spentKeyBytes, type NodeSpentMarkers } from './spent-markers.js'
 import type { ArbiterView } from './arbiter-view.js'
 import { type CertificateWatch, type SeenCertificate } from '../../consensus/certificate-evidence.js'
 import { nodeClaimSeals } from './claim-seals.js'
-import { budgetDeadline, CLAIM_BATCH_MAX, CLAIM_PEER_BURST, CLAIM_PEER_RATE, PROOFS_MAX, withinBudget, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods, type WireProof } from './claim-rpc.js'
+import { claimRequests, PER_ITEM_MS, PROOF_UNKNOWN, type Claim, type ClaimRequestItem } from './claim-request.js'
+import { CLAIM_PEER_BURST, CLAIM_PEER_RATE, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods, type WireProof } from './claim-rpc.js'
 
 export { ArbiterView, ARBITER_FORGET_MS, ARBITER_VIEW_MAX } from './arbiter-view.js'
 export { claimStoreOn } from './claim-store.js'
@@ -38,17 +38,6 @@ export { stateClaimRpcHandlers, CLAIM_BATCH_MAX, type StateClaimMethods } from '
 
 /** A claim whose transaction gave no word for this long has its outcome asked (as a quorum asks a sender); then after twice as long each time. */
 export const CLAIM_STALE_MS = 30_000
-/** Most bytes of distinct blocks one `claims.claim` carries (showing the states' owners); more go in several requests. */
-const CLAIM_BLOCKS_MAX_BYTES = 512 * 1024
-/** The bytes of the distinct blocks some items show. */
-const ownerBlockBytes = (items: ReadonlyArray<{ via?: string, path?: readonly Uint8Array[] }>): number => {
-  const seen = new Set<Uint8Array>()
-  let n = 0
-  for (const it of items) for (const b of it.via === undefined ? it.path ?? [] : []) if (!seen.has(b)) { seen.add(b); n += b.length }
-  return n
-}
-/** What an arbiter answers for a claim whose proof it no longer knows (the checker sends the contract again: the rpc carries code and message only). */
-const PROOF_UNKNOWN = 'its proof is not known here, send the contract'
 /** Requests of one claim walk in flight at once. */
 const WALK_CONCURRENCY = 8
 /** Proofs remembered as checked (a claim's states reach an arbiter in several requests), at most 16 MiB of their states. */
@@ -94,8 +83,6 @@ export function nodeStateClaims (opts: {
 }): NodeStateClaims {
   const { table, view, log } = opts
   const timeoutMs = opts.timeoutMs ?? 3000
-  /** More time per state of a claim, for the walk and for each request (ms). */
-  const PER_ITEM_MS = 5
   const limits = new PeerBuckets(CLAIM_PEER_RATE, CLAIM_PEER_BURST)
   // proofs checked here: the states each claim's contract spends, by claim (its later requests leave the contract out)
   const checkedProofs = new Lru<{ spends: Set<string>, owner: ReturnType<typeof contractOwnership> }>(PROOFS_MEMO, { maxBytes: 16 * 1024 * 1024, sizeOf: (v) => 192 + 64 * (v.spends.size + v.owner.blockless.size) })
@@ -135,110 +122,9 @@ export function nodeStateClaims (opts: {
     if (rpc === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'the rpc layer is stopped')
     return rpc
   }
-  /** One claim as it travels: the transaction, its contract, and its claimants (each quorum's signed proof, and the peer answering for it). */
-  type Claim = { forTx: string, contract: Uint8Array, claimants: ReadonlyArray<ClaimantProof> }
-  type Item = { txid: string, stateHash: string, via?: string, burn?: string[], path?: readonly Uint8Array[], claim: Claim }
-  type Answer = { granted: boolean, holder?: string, spent?: boolean, closer: QueryPeer[], grants?: Array<{ quorum: string, nonce: string, sig: string, states: string[] }> }
-  // per claim, the arbiters that checked its proofs (the contract goes once to each, in its first request)
-  const delivered = new WeakMap<Claim, Map<string, Promise<boolean>>>()
-  const send = async (peer: string, items: Item[], full = false): Promise<Answer[]> => {
-    // items of several claims asked in one turn (transfers of this node claiming at once) go in as
-    // many requests as keep each within the proofs an arbiter takes, answered in the items' order
-    const claimsIn = [...new Set(items.map((it) => it.claim))]
-    if (claimsIn.length > 1 && claimsIn.reduce((n, c) => n + c.claimants.length, 0) > PROOFS_MAX) {
-      const parts: Item[][] = []
-      let part: Item[] = []
-      let proofs = 0
-      for (const c of claimsIn) {
-        if (part.length > 0 && proofs + c.claimants.length > PROOFS_MAX) { parts.push(part); part = []; proofs = 0 }
-        part.push(...items.filter((it) => it.claim === c))
-        proofs += c.claimants.length
-      }
-      if (part.length > 0) parts.push(part)
-      const answered = new Map<Item, Answer>()
-      await Promise.all(parts.map(async (p) => { (await send(peer, p, full)).forEach((a, i) => answered.set(p[i]!, a)) }))
-      return items.map((it) => answered.get(it)!)
-    }
-    // the blocks showing the states' owners travel once per request; a request whose distinct
-    // blocks would pass the bound goes as two (an arbiter's frame holds 1 MiB)
-    if (items.length > 1 && ownerBlockBytes(items) > CLAIM_BLOCKS_MAX_BYTES) {
-      const half = Math.ceil(items.length / 2)
-      const [a, b] = await Promise.all([send(peer, items.slice(0, half), full), send(peer, items.slice(half), full)])
-      return [...a, ...b]
-    }
-    // the claimants of every claim in the request, each once; the contract once per claim
-    const proofs: WireProof[] = []
-    const first = new Map<Claim, number>()
-    const introduced: Array<[Claim, (ok: boolean) => void]> = []
-    for (const it of items) {
-      if (first.has(it.claim)) continue
-      let byPeer = delivered.get(it.claim)
-      if (byPeer === undefined) { byPeer = new Map(); delivered.set(it.claim, byPeer) }
-      const known = byPeer.get(peer)
-      let withContract = full || known === undefined || !await known
-      if (known === undefined && !full) {
-        let settle!: (ok: boolean) => void
-        byPeer.set(peer, new Promise<boolean>((resolve) => { settle = resolve }))
-        introduced.push([it.claim, settle])
-        withContract = true
-      }
-      const at = proofs.length
-      first.set(it.claim, at)
-      it.claim.claimants.forEach((c, i) => {
-        proofs.push({ quorum: c.quorum, nonce: c.nonce, sig: c.sig, ...(c.peer !== undefined ? { peer: c.peer } : {}), ...(withContract ? (i === 0 ? { contract: it.claim.contract } : { cp: at }) : {}) })
-      })
-    }
-    const blocks: Uint8Array[] = []
-    const blockAt = new Map<Uint8Array, number>()
-    const blockIndex = (b: Uint8Array): number => {
-      let i = blockAt.get(b)
-      if (i === undefined) { i = blocks.length; blocks.push(b); blockAt.set(b, i) }
-      return i
-    }
-    const wire: ClaimItem[] = items.map((it) => {
-      const at = first.get(it.claim)!
-      return {
-        txid: it.txid,
-        stateHash: it.stateHash,
-        ...(it.via !== undefined ? { via: it.via } : {}),
-        ...(it.via !== undefined && it.burn !== undefined ? { burn: it.burn } : {}),
-        ...(it.via === undefined && it.path !== undefined ? { pb: it.path.map(blockIndex) } : {}),
-        ps: it.claim.claimants.map((_, i) => at + i)
-      }
-    })
-    let res: StateClaimMethods['claims.claim']['response']
-    try {
-      // an arbiter checks and writes every item: a full request gets more time than one state
-      // (a claim of more states than an arbiter's burst is paced to its budget, not refused)
-      res = await withinBudget(async () => await rpcNow().call(peer, 'claims.claim', { items: wire, proofs, ...(blocks.length > 0 ? { blocks } : {}) }, { timeoutMs: timeoutMs + wire.length * PER_ITEM_MS }), wire.length, budgetDeadline(wire.length, timeoutMs))
-      for (const [, settle] of introduced) settle(true)
-    } catch (e) {
-      for (const [c, settle] of introduced) { settle(false); delivered.get(c)?.delete(peer) }
-      // the arbiter forgot the claim's proof (restarted): once more, with the contract
-      if (!full && e instanceof RbtError && e.code === ErrorCode.UNAUTHORIZED && e.message.includes(PROOF_UNKNOWN)) return await send(peer, items, true)
-      throw e
-    }
-    const answers: Answer[] = withAddresses(res)
-    // the arbiter's signatures (its peer key), each over the items it lists for one claimant
-    // (each item of each claimant covered once: an arbiter's flood of grants does not travel on to the signers)
-    if (Array.isArray(res.pgrants)) {
-      const covered = new Set<string>()
-      for (const g of res.pgrants) {
-        if (!Array.isArray(g?.items) || typeof g.sig !== 'string' || !/^(?:[0-9a-f]{2}){1,128}$/.test(g.sig) || !Number.isInteger(g.p) || proofs[g.p]?.quorum === undefined) continue
-        const idx = [...new Set(g.items.filter((i): i is number => Number.isInteger(i) && i >= 0 && i < items.length && !covered.has(`${g.p}|${i}`)))]
-        if (idx.length === 0) continue
-        for (const i of idx) covered.add(`${g.p}|${i}`)
-        const states = idx.map((i) => items[i]!.stateHash)
-        for (const i of idx) {
-          const a = answers[i]
-          if (a !== undefined) (a.grants ??= []).push({ quorum: proofs[g.p]!.quorum!, nonce: proofs[g.p]!.nonce, sig: g.sig, states })
-        }
-      }
-    }
-    return answers
-  }
+  type Item = ClaimRequestItem
   // the walks of one transaction's states ask the same peers: one request per peer and turn
-  const claims = new RequestCoalescer<Item, Answer>({ send: async (peer, items) => await send(peer, items), sendOne: async (peer, item) => (await send(peer, [item]))[0]!, maxBatch: CLAIM_BATCH_MAX })
+  const claims = claimRequests({ rpc: rpcNow, timeoutMs })
 
   /** A state an arbiter decides on, and its claimants (one transaction's: the sender's claim for its signers). */
   type Claimed = { txid: string, stateHash: string, via?: string, claimants: ReadonlyArray<{ quorum: string, nonce: string, sig: string, peer: string }> }
