@@ -22,6 +22,9 @@ import { carriesFt, ftIdentity } from './ft.js'
 import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe.js'
 import { silentLogger, type Logger } from '../util/logger.js'
 
+/** How a receiver refuses a delivery whose certificate falls short of q(n) seals as it counts the arbiters (a sender grows it then). */
+export const CERTIFICATE_SHORT = 'the block\'s certificate does not hold here'
+
 export interface ReceiverOptions {
   /** told once a delivery's tokens are stored here (not for a repeated delivery): the tokens and their types */
   onReceived?: (txid: string, receiver: string, tokens: Array<{ tokenId: string, tokenType: number }>) => void
@@ -255,10 +258,10 @@ export class TransferReceiver {
     const own = new Set(states.map(([id, b]) => stateHashOf(stateKey(id, b))))
     const items = [...[...own].map((stateHash) => ({ stateHash, holder: req.txid })), ...burns.filter((b) => !own.has(b.stateHash)).map((b) => ({ stateHash: b.stateHash, holder: b.spender }))]
     const seals = Array.isArray(req.seals) ? req.seals.filter(isPeerSeal) : []
-    if (seals.length === 0) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, 'the block\'s certificate does not hold here: the delivery carries no sealed grant (a sender from before seals)')
+    if (seals.length === 0) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, `${CERTIFICATE_SHORT}: the delivery carries no sealed grant (a sender from before seals)`)
     if (claims.checkSeals === undefined) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, 'the block\'s certificate cannot be checked by this node')
     const r = await claims.checkSeals(items, seals)
-    if (!r.granted) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, `the block's certificate does not hold here: ${r.reason}`)
+    if (!r.granted) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, `${CERTIFICATE_SHORT}: ${r.reason}`)
     await this.checkEarlierBlocks(req, block, claims, memory)
   }
 

@@ -92,9 +92,9 @@ export class SenderClaims {
   }
 
   /**
-   * Grows, in a process that did not take the decision (restarted since), a certificate kept with it
-   * (asked when a receiver found it short)
-   * from `kept` (at least q(n) seals of this node's count): the signers' claims are made at the
+   * Grows, in a process that did not take the decision (restarted since) and when a receiver found
+   * it short, the certificate kept with the decision, `kept` (at least q(n) seals of this node's
+   * count then): the signers' claims are made at the
    * arbiters that hold none, and every arbiter not yet in the certificate is asked to seal with the
    * signers' consents, as the deciding process would have done. Resolves to the certificate, grown
    * as far as the arbiters answered (`kept` when none did); never rejects.

@@ -185,11 +185,13 @@ export class SenderContext {
       let seals: PeerSeal[] | undefined
       if (await claims.grow(rec.txid) === true) seals = claims.certificate(rec.txid)
       else if (claims.certificate(rec.txid) === undefined) {
+        // restarted since the decision: grown from what the decision kept, if anything
         const kept = await this.ledger.record<{ seals?: PeerSeal[], regrow?: unknown } | unknown[]>(OUTGOING_CERT, rec.txid)
-        const regrowth = kept !== undefined && !Array.isArray(kept) && Array.isArray(kept.seals) ? asRegrowth(kept.regrow) : undefined
-        if (regrowth === undefined) return false
-        const grown = await claims.regrow(rec.txid, contractBytes(rec), regrowth, (kept as { seals: PeerSeal[] }).seals)
-        if (grown.length > (kept as { seals: PeerSeal[] }).seals.length) seals = grown
+        const keptSeals = kept !== undefined && !Array.isArray(kept) && Array.isArray(kept.seals) ? kept.seals : undefined
+        const regrowth = keptSeals !== undefined ? asRegrowth((kept as { regrow?: unknown }).regrow) : undefined
+        if (keptSeals === undefined || regrowth === undefined) return false
+        const grown = await claims.regrow(rec.txid, contractBytes(rec), regrowth, keptSeals)
+        if (grown.length > keptSeals.length) seals = grown
       }
       if (seals === undefined) return false
       const kept = await this.ledger.record<unknown>(OUTGOING_CERT, rec.txid)

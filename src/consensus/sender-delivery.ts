@@ -7,13 +7,12 @@ import type { ChainBundle } from './messages.js'
 import type { LedgerWriter, TokenState } from './ports.js'
 import { putOutgoing, readOutgoing, unb64, withoutEvidence, type OutgoingRecord } from './records.js'
 import { opTokenType } from './nft.js'
+import { CERTIFICATE_SHORT } from './receiver.js'
 import { ANCESTRY_ROUNDS, NO_CHAIN, type PrepareRound } from './sender-prepare.js'
 import { OUTGOING_CERT, SenderPart, contractBytes, spentStates, type SenderContext, type TransferResult } from './sender-context.js'
 
 /** Longest wait between two deliveries of a decided transfer whose receiver does not answer. */
 const MAX_REDELIVERY_DELAY_MS = 60_000
-/** A receiver's refusal of a certificate that falls short of q(n) seals as it counts the arbiters (receiver.ts). */
-const SHORT_CERTIFICATE = /certificate does not hold here/
 
 /**
  * The sender's side after the decision: deliver the signed block to the receiver (retried with
@@ -150,7 +149,7 @@ export class SenderDelivery extends SenderPart {
         lastErr = e
         // a receiver that counts a seat more than this node found the certificate short: the other
         // arbiters' seals are gathered (once) and it is shown the grown one at once
-        if (!grown && isRbtError(e, ErrorCode.CLAIM_UNREACHABLE) && SHORT_CERTIFICATE.test(errorMessage(e))) {
+        if (!grown && isRbtError(e, ErrorCode.CLAIM_UNREACHABLE) && errorMessage(e).includes(CERTIFICATE_SHORT)) {
           grown = true
           if (await this.ctx.growCertificate(rec)) { i--; continue }
         }
