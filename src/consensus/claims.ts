@@ -31,9 +31,13 @@ export function claimThreshold (n: number): number {
  * the block's transaction while 2f + 1 hold it for another (so f + 1 honest ones, which never
  * sealed it to the block's, and the block's transaction cannot have q(n) seals).
  */
-export function neverCertified (n: number, sealedToBlock: number, heldForOthers: number): boolean {
+export function neverCertified (n: number, sealedToBlock: number, heldForOthers: number, sealedToOthers = 0): boolean {
   const q = claimThreshold(n)
-  return sealedToBlock < q && heldForOthers >= 2 * (n - q) + 1
+  // held for others by 2f + 1 (f + 1 honest ones, which never sealed it to this block), or sealed
+  // to others by f + 1: one honest arbiter at least sealed it to another transaction of the same
+  // owner, so this block is on the other side of a double spend (a certificate of q(n) seals may
+  // count f lying seats, which leaves only f + 1 honest holders when the other seats were never asked)
+  return sealedToBlock < q && (heldForOthers >= 2 * (n - q) + 1 || sealedToOthers >= n - q + 1)
 }
 
 /** What an arbiter keeps for a state: the transaction holding it and the quorums that claimed it for that transaction. */
@@ -97,7 +101,7 @@ const sameClaim = (r: Pick<ClaimRecord, 'txid'>, a: Claimant, b: Claimant): bool
 export const MAX_CLAIMANTS = 16
 
 /** An arbiter's answer to a seal of one state: `holder` the transaction that holds it when not sealed to the asked one. */
-export type SealAnswer = { sealed: true } | { sealed: false, holder?: string, why: string }
+export type SealAnswer = { sealed: true } | { sealed: false, holder?: string, committed?: true, why: string }
 
 /** An arbiter's answer for one state. */
 export type ClaimAnswer =
@@ -252,7 +256,7 @@ export class ClaimTable {
         // nothing held here to seal: a seal never creates a claim (a spent marker, which any quorum
         // DID can sign, does not make one either)
         if (r === undefined) return { sealed: false, why: 'no claim of it is held here' }
-        if (r.txid !== it.holder) return { sealed: false, holder: r.txid, why: r.committed === true ? 'sealed to another transaction' : 'claimed by another transaction' }
+        if (r.txid !== it.holder) return r.committed === true ? { sealed: false, holder: r.txid, committed: true, why: 'sealed to another transaction' } : { sealed: false, holder: r.txid, why: 'claimed by another transaction' }
         if (r.committed === true) return { sealed: true }
         if (signer !== undefined) {
           if (!r.claimants.some((c) => c.quorum === signer.quorum && c.nonce === signer.nonce && claimantTx(r, c) === it.forTx)) return { sealed: false, holder: r.txid, why: 'the signer\'s own claim is not among its claimants here' }

@@ -60,7 +60,7 @@ export interface StateClaimMethods {
    * peer-key signatures, each over the items it lists of one holder (peerSealBytes; signature hex)
    */
   'claims.seal': UnarySpec<{ txid: string, items: Array<{ stateHash: string, holder: string }>, consents: SealConsent[] }, {
-    answers: Array<{ sealed: boolean, holder?: string, why?: string }>
+    answers: Array<{ sealed: boolean, holder?: string, committed?: boolean, why?: string }>
     seals?: Array<{ holder: string, items: number[], sig: string }>
   }>
   /** an arbiter asks a claimant how the claim's transaction ended for its quorum; `released` comes signed over the nonce */

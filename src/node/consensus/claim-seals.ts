@@ -64,7 +64,7 @@ const sealHere = async (forTx: string, items: ReadonlyArray<{ stateHash: string,
   const seals = h === undefined
     ? []
     : await Promise.all([...byHolder].map(async ([holder, idx]) => ({ holder, items: idx, sig: bytesToHex(await h.signAsPeer(peerSealBytes({ peer: h.peerId, holder, states: idx.map((i) => items[i]!.stateHash) }))) })))
-  return { answers: answers.map((a) => a.sealed ? { sealed: true } : { sealed: false, why: a.why, ...(a.holder !== undefined ? { holder: a.holder } : {}) }), ...(seals.length > 0 ? { seals } : {}) }
+  return { answers: answers.map((a) => a.sealed ? { sealed: true } : { sealed: false, why: a.why, ...(a.holder !== undefined ? { holder: a.holder } : {}), ...(a.committed === true ? { committed: true } : {}) }), ...(seals.length > 0 ? { seals } : {}) }
 }
 /** The consents that open their nonces (a consent is the secret behind a claim's nonce). */
 const openedNonces = (consents: ReadonlyArray<SealConsent>): Set<string> => new Set(consents.filter((c) => opensNonce(c.secret, c.nonce)).map((c) => c.nonce))
@@ -265,6 +265,8 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   const self = h?.peerId ?? 'self'
   const sealed = items.map(() => new Set<string>())
   const other = items.map(() => new Map<string, string>())
+  // of those, the arbiters that answered the state sealed (committed) to that other transaction
+  const sealedOther = items.map(() => new Set<string>())
   // the arbiters whose answer about each state came back (sealed, held for another, or held by nobody)
   const answered = items.map(() => new Set<string>())
   const take = async (peer: string, res: StateClaimMethods['claims.seal']['response'], sent: ReadonlyArray<number>): Promise<void> => {
@@ -275,7 +277,10 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
       if (i === undefined || typeof a?.sealed !== 'boolean') return
       answered[i]!.add(peer)
       if (a.sealed && (peer === self || verified.has(j))) sealed[i]!.add(peer)
-      else if (!a.sealed && typeof a.holder === 'string' && a.holder !== '' && a.holder !== items[i]!.holder) other[i]!.set(peer, a.holder)
+      else if (!a.sealed && typeof a.holder === 'string' && a.holder !== '' && a.holder !== items[i]!.holder) {
+        other[i]!.set(peer, a.holder)
+        if (a.committed === true) sealedOther[i]!.add(peer)
+      }
     })
   }
   // with no consent the request's transaction names nothing (it only picks the claimants whose
@@ -286,10 +291,8 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   // every state sealed to its holder by q(n) of its arbiters as this node counts them: nothing a
   // later answer says can refuse it (neverCertified needs fewer) and enough answered, so the
   // slowest arbiters are not waited for (their answers still come, and count for nothing here)
-  const certified = (): boolean => items.every((_, i) => {
-    const counted = new Set(arbiters[i])
-    return [...sealed[i]!].filter((p) => counted.has(p)).length >= claimThreshold(arbiters[i]!.length)
-  })
+  const countedBy = arbiters.map((list) => new Set(list))
+  const certified = (): boolean => items.every((_, i) => [...sealed[i]!].filter((p) => countedBy[i]!.has(p)).length >= claimThreshold(arbiters[i]!.length))
   if (h !== undefined && !certified()) {
     const byPeer = groupByPeer(all.map((i) => [i, arbiters[i]!] as const), self)
     let settle = (): void => {}
@@ -309,10 +312,11 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   }
   for (const [i, it] of items.entries()) {
     const n = arbiters[i]!.length
-    const counted = new Set(arbiters[i])
+    const counted = countedBy[i]!
     const mine = [...sealed[i]!].filter((p) => counted.has(p)).length
     const against = [...other[i]!].filter(([p]) => counted.has(p))
-    if (neverCertified(n, mine, against.length)) {
+    const sealedAgainst = [...sealedOther[i]!].filter((p) => counted.has(p)).length
+    if (neverCertified(n, mine, against.length, sealedAgainst)) {
       const txs = [...new Set(against.map(([, t]) => t))]
       return { refused: `${against.length} of the ${n} arbiters of state ${it.stateHash} hold it for ${txs.length === 1 ? `transaction ${txs[0]!}` : `other transactions (${txs.join(', ')})`}, and ${mine} sealed it to transaction ${it.holder}, which spent it in the chain` }
     }
@@ -321,7 +325,7 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   // another transaction. Not a verdict: the caller refuses for now and asks again later
   for (const [i, it] of items.entries()) {
     const n = arbiters[i]!.length
-    const counted = new Set(arbiters[i])
+    const counted = countedBy[i]!
     const heard = [...answered[i]!].filter((p) => counted.has(p)).length
     if (heard < claimThreshold(n)) return { unanswered: `${heard} of the ${n} arbiters of state ${it.stateHash} answered, ${claimThreshold(n)} needed to tell whether it was spent elsewhere` }
   }
