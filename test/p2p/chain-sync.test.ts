@@ -16,7 +16,7 @@ import { silentLogger } from '../../src/util/logger.js'
 import { FN_PLEDGES, SyncService, type SyncNetwork } from '../../src/node/sync/sync-service.js'
 import { createSyncNetwork, syncRpcHandlers, type SyncMethods } from '../../src/node/sync/sync-network.js'
 import { buildTestTokenChain, KeyRing, type TestChain } from '../unit/tokenchain/fixtures.js'
-import { connect, expectRbtError, startHosts, stopAll } from './helpers.js'
+import { connect, expectRbtError, startHosts, stopAll, waitFor } from './helpers.js'
 
 interface Side {
   dir: string
@@ -235,6 +235,29 @@ describe('p2p: chain sync and recovery over libp2p', function () {
     } finally {
       await client.store.close()
       rmSync(client.dir, { recursive: true, force: true })
+    }
+  })
+
+  // every failed archive was tried again in line (5 more tries, 31 s of waits): each chain that
+  // never validates, a cheater's or a refused split's parts, held up the tokens announced after it
+  it('a fullnode archiving what a peer announced is not held up by chains that do not validate: the good token behind two bad ones is archived at once, the bad ones never', async () => {
+    const good = buildTestTokenChain(ring, 2)
+    const bads = [buildTestTokenChain(ring, 1), buildTestTokenChain(ring, 1)]
+    for (const b of bads) {
+      const q = b.quorums[1]!
+      await storeUnchecked(full, { tokenId: b.tokenId, tokenContent: b.tokenContent, envelopes: [b.envelopes[0]!, encodeBlockEnvelope(setSignature(b.blocks[1]!, q, ring.sign(q, sha3Hex('not this block'), 'quorum')))] })
+    }
+    await storeUnchecked(full, good)
+    const archiver = await side(hosts[1]!, ring, true, fresh)
+    try {
+      archiver.sync.learn(hosts[0]!.peerId, [...bads.map((b) => b.tokenId), good.tokenId])
+      await waitFor('the good token archived', async () => (await archiver.repos.blocks.latest(good.tokenId)) !== undefined, 8000, 50)
+      await archiver.sync.idle()
+      for (const b of bads) expect(await archiver.repos.blocks.latest(b.tokenId), 'a chain that does not validate archived').to.equal(undefined)
+    } finally {
+      archiver.sync.stop()
+      await archiver.store.close()
+      rmSync(archiver.dir, { recursive: true, force: true })
     }
   })
 

@@ -25,7 +25,7 @@ import type { LedgerChange, StoredBlockInput, TokenLedger } from '../../storage/
 import type { TokenRepositories } from '../../storage/token-repositories.js'
 import { TokenStatus, type TokenKindName, type TokenRecord, type TransactionRecord } from '../../storage/token-records.js'
 import { blockRecordOf, chainDumpBlock, kindName, type ChainDumpBlock } from '../../tokens/token-service.js'
-import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
+import { ErrorCode, RbtError, errorMessage, isRbtError } from '../../util/errors.js'
 import type { Logger } from '../../util/logger.js'
 import type { TxChainRequest } from '../../api/server/services.js'
 import { dropSpent, heldClaims, type DroppedToken, type SpentClaim } from './spent-check.js'
@@ -158,7 +158,10 @@ const rbtOf = (milli: number): number => milli / 1000
 export class SyncService {
   private readonly challenges = new Map<string, { did: string, expires: number }>()
   private readonly verified = new Set<string>()
-  private readonly queue = new Map<string, string>()
+  /** tokens to archive: the peer that announced each, and how many times fetching it failed */
+  private readonly queue = new Map<string, { peer: string, failed: number }>()
+  /** failed archives waiting for their next try (off the queue, so they hold nothing else up) */
+  private readonly retries = new Set<NodeJS.Timeout>()
   private draining?: Promise<void>
   private readonly ttl: number
   private readonly pageBytes: number
@@ -175,7 +178,12 @@ export class SyncService {
 
   get isFullnode (): boolean { return this.o.fullnode }
 
-  stop (): void { this.stopped = true; this.queue.clear() }
+  stop (): void {
+    this.stopped = true
+    this.queue.clear()
+    for (const t of this.retries) clearTimeout(t)
+    this.retries.clear()
+  }
 
   private net (): SyncNetwork {
     const n = this.o.network()
@@ -329,28 +337,53 @@ export class SyncService {
   /** A fullnode heard that `peer` committed a transaction touching `tokenIds`: archive them (queued, retried). */
   learn (peer: string, tokenIds: readonly string[]): void {
     if (!this.o.fullnode || this.stopped) return
-    for (const id of tokenIds) if (isCidV0(id)) this.queue.set(id, peer)
-    this.draining ??= this.drain().finally(() => { this.draining = undefined })
+    for (const id of tokenIds) if (isCidV0(id)) this.queue.set(id, { peer, failed: 0 })
+    this.kick()
   }
 
-  /** Resolves once the archive queue is empty. */
-  async idle (): Promise<void> { while (this.draining !== undefined) await this.draining }
+  private kick (): void {
+    // a token queued while the last drain was ending is drained by the next
+    this.draining ??= this.drain().finally(() => {
+      this.draining = undefined
+      if (this.queue.size > 0 && !this.stopped) this.kick()
+    })
+  }
 
+  /** Resolves once the archive queue is empty and no failed archive waits for another try. */
+  async idle (): Promise<void> {
+    while (this.draining !== undefined || this.retries.size > 0) {
+      await (this.draining ?? new Promise((resolve) => setTimeout(resolve, 50)))
+    }
+  }
+
+  /**
+   * Archives the queued tokens one at a time. A token that fails is tried again later, off the
+   * queue (500 ms × 2^failures, up to 6 tries; a chain that does not validate twice): waiting for
+   * it in line held up every token announced after it, some 30 s per bad token, so a peer
+   * announcing chains that never validate kept this fullnode from archiving anyone's.
+   */
   private async drain (): Promise<void> {
     while (this.queue.size > 0 && !this.stopped) {
-      const [tokenId, peer] = this.queue.entries().next().value as [string, string]
+      const [tokenId, { peer, failed }] = this.queue.entries().next().value as [string, { peer: string, failed: number }]
       this.queue.delete(tokenId)
-      let attempt = 0
-      for (;;) {
-        try {
-          const r = await this.archive(peer, [tokenId])
-          if (r.stored > 0) this.o.log.debug(`fullnode: token ${tokenId} archived (${r.stored} new block(s)) from ${peer}`)
-          break
-        } catch (e) {
-          attempt++
-          if (attempt >= 6 || this.stopped) { this.o.log.warn(`fullnode: token ${tokenId} from ${peer} not archived: ${errorMessage(e)}`); break }
-          await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt).unref())
+      try {
+        const r = await this.archive(peer, [tokenId])
+        if (r.stored > 0) this.o.log.debug(`fullnode: token ${tokenId} archived (${r.stored} new block(s)) from ${peer}`)
+      } catch (e) {
+        const tries = failed + 1
+        if (tries >= (isRbtError(e, ErrorCode.CHAIN_INVALID) ? 2 : 6) || this.stopped) {
+          this.o.log.warn(`fullnode: token ${tokenId} from ${peer} not archived: ${errorMessage(e)}`)
+          continue
         }
+        const t = setTimeout(() => {
+          this.retries.delete(t)
+          // announced again meanwhile: that entry is tried with its own count
+          if (this.stopped || this.queue.has(tokenId)) return
+          this.queue.set(tokenId, { peer, failed: tries })
+          this.kick()
+        }, 500 * 2 ** tries)
+        t.unref()
+        this.retries.add(t)
       }
     }
   }
