@@ -1,5 +1,5 @@
 import '../src/util/polyfill.js'
-import { attackNetwork, denialOfService, evictRelease, ownerOnlyFork, sybilArbiters, undetected, type AttackResult } from '../test/helpers/attacker/attacks.js'
+import { attackNetwork, denialOfService, evictRelease, ghostCredit, ownerOnlyFork, signBurns, sybilArbiters, undetected, type AttackResult } from '../test/helpers/attacker/attacks.js'
 import { isMain, percentile } from './stats.js'
 
 /**
@@ -17,8 +17,8 @@ import { isMain, percentile } from './stats.js'
  * arbiter seat first (docs/protocol.md, "The arbiter committee"); ATTACK_COMMITTEE=0 leaves the
  * arbiters counted as peers, the network before any seat.
  *
- * Cases not scripted on the network here (they need a sender that builds blocks or skips steps
- * honest code never does): ghost_credit, sign_burns print "-" with the reason.
+ * ghost_credit and sign_burns run the owner's node Y as changed code (test/helpers/attacker/
+ * cheating-node.ts: rbtnode's sender with a step changed) for their tries.
  */
 export async function run (): Promise<Record<string, string | number>> {
   const tries = Number(process.env.ATTACK_TRIES ?? 3)
@@ -33,6 +33,8 @@ export async function run (): Promise<Record<string, string | number>> {
   try {
     if (want('evict_release')) results.push(await evictRelease(an, tries, say))
     if (want('owner_only_fork')) results.push(await ownerOnlyFork(an, 1, say))
+    if (want('ghost_credit')) results.push(await ghostCredit(an, Math.max(1, Math.min(tries, 2)), say))
+    if (want('sign_burns')) results.push(await signBurns(an, Math.max(1, Math.min(tries, 2)), say))
     if (want('sybil_arbiters')) results.push(await sybilArbiters(an, Math.max(1, Math.min(tries, 2)), say))
     if (want('dos')) results.push(await denialOfService(an, {}, say))
     if (want('undetected')) results.push(await undetected(an, say))
@@ -46,9 +48,6 @@ export async function run (): Promise<Record<string, string | number>> {
     figures[`attack_${r.name}_honest_ok`] = r.honest.made > 0 ? `${(100 * r.honest.ok / r.honest.made).toFixed(0)} % (${r.honest.ok} of ${r.honest.made})` : '-'
     if ((r.honest.ms ?? []).length > 0) figures[`attack_${r.name}_honest_p50_ms`] = percentile(r.honest.ms!, 50).toFixed(0)
     r.notes.forEach((n, i) => { figures[`attack_${r.name}_note${i + 1}`] = n })
-  }
-  for (const name of ['ghost_credit', 'sign_burns']) {
-    if (want(name)) figures[`attack_${name}_paid_twice`] = '- (needs a sender that builds blocks honest code never builds: not scripted on the network; see docs/security.md)'
   }
   return figures
 }

@@ -27,6 +27,11 @@ export interface NodeProcessOptions {
    * namespace the test made.
    */
   netns?: Netns
+  /**
+   * The script run in place of the package's bin (`<entry> run -p … -n … -port …`, the same
+   * arguments): the cheating owner's node of test/helpers/attacker/cheating-node.ts
+   */
+  entry?: string
   /** how long start() waits for the core (default 20 s; large networks on two cores start slower) */
   startTimeoutMs?: number
   /**
@@ -121,7 +126,7 @@ export class NodeProcess {
     if (ns === undefined && extra.some((a) => MDNS_ON.test(a))) throw new Error('mDNS sends multicast: a node with -mdns on must run inside a network namespace (netns option)')
     // E2E_NODE_FLAGS: node options for every spawned node (e.g. `--cpu-prof --cpu-prof-dir=…` to profile a bench)
     const nodeFlags = (process.env.E2E_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '')
-    const args = [...nodeFlags, BIN, 'run', '-p', this.dir, '-n', String(this.opts.n ?? 0), '-port', String(this.apiPort), '-swarmPort', String(this.swarmPort), ...(this.opts.swarmHost !== undefined ? ['-swarmHost', this.opts.swarmHost] : []), ...extra, ...(ns === undefined && !extra.some((a) => MDNS_ANY.test(a)) ? ['-mdns=false'] : [])]
+    const args = [...nodeFlags, this.opts.entry ?? BIN, 'run', '-p', this.dir, '-n', String(this.opts.n ?? 0), '-port', String(this.apiPort), '-swarmPort', String(this.swarmPort), ...(this.opts.swarmHost !== undefined ? ['-swarmHost', this.opts.swarmHost] : []), ...extra, ...(ns === undefined && !extra.some((a) => MDNS_ANY.test(a)) ? ['-mdns=false'] : [])]
     const childEnvVars = childEnv({
       RBTNODE_GOSSIP_HEARTBEAT_MS: process.env.E2E_GOSSIP_HEARTBEAT_MS ?? '100',
       ...(ns !== undefined ? { RBTNODE_MDNS: '1', RBTNODE_MDNS_INTERVAL_MS: '1000' } : {}),

@@ -1,3 +1,6 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { RbtClient } from '../../../src/client/rbt-client.js'
 import { parseBlockId } from '../../../src/tokenchain/block.js'
 import { tokenStateHash } from '../../../src/tokenchain/token-id.js'
@@ -5,6 +8,7 @@ import { GENESIS_ANCHOR } from '../../../src/tokenchain/validate.js'
 import { USER_PASSWORD, createLiteDid, mintRbt, rbtBalance, transfer } from '../quorum-network.js'
 import { raceNetwork, raceSpends, receiversRbt, restoredWallet, spend, type RaceNetwork, type SpendOutcome } from '../race-network.js'
 import { waitFor } from '../wait.js'
+import { NodeProcess } from '../node-process.js'
 import { COMMITTEE_ENV, seatQuorums } from '../committee.js'
 import { AttackerPeer, dialStats, grindPeerKeys } from './attacker-peer.js'
 import { appendOwnerOnlyBlock } from './owner-fork.js'
@@ -129,13 +133,13 @@ export async function withHonestTraffic<T> (an: AttackNet, attack: () => Promise
   }
 }
 
-/** The receivers' RBT once what `won` spends paid has arrived (or 30 s passed): how many reached them since `before`. */
-async function paidSince (net: RaceNetwork, before: number, won: number): Promise<number> {
-  await waitFor(async () => await receiversRbt(net) >= before + Math.max(won, 1), { timeoutMs: won > 0 ? 30_000 : 3000, what: 'the payments to arrive' }).catch(() => {})
+/** The receivers' RBT once what `won` spends of `amount` each paid has arrived (or 30 s passed): how many reached them since `before`. */
+async function paidSince (net: RaceNetwork, before: number, won: number, amount = 1): Promise<number> {
+  await waitFor(async () => await receiversRbt(net) >= before + amount * Math.max(won, 1) - 1e-9, { timeoutMs: won > 0 ? 30_000 : 3000, what: 'the payments to arrive' }).catch(() => {})
   return await receiversRbt(net) - before
 }
 
-function outcome (o: SpendOutcome): string { return o.status ? 'paid' : `refused (${o.message.slice(0, 100)})` }
+function outcome (o: SpendOutcome): string { return o.status ? 'paid' : `refused (${o.message.slice(0, 200)})` }
 
 /**
  * Case 1, evict then release: the owner's peer is an arbiter like any node and sees the checkers'
@@ -320,6 +324,88 @@ export async function denialOfService (an: AttackNet, o: { hangSeconds?: number 
   log(pin.note)
   const honest = { made: hang.honest.made + pin.honest.made, ok: hang.honest.ok + pin.honest.ok }
   return { name: 'dos', tries: 2, paidTwice: 0, honest, notes: [hang.note, pin.note] }
+}
+
+/** The cheating owner's node (test/helpers/attacker/cheating-node.ts): rbtnode's code with the sender's steps changed. */
+const CHEATING_NODE = fileURLToPath(new URL('./cheating-node.js', import.meta.url))
+
+/**
+ * Y run as the owner's changed node (`cheats`, see cheating-node.ts) while `f` runs: Y is stopped
+ * and the cheating node started on its data dir, ports and peer id; afterwards Y runs rbtnode
+ * again. `own(did, mnemonic)` tells the cheating node the wallet whose key it signs with.
+ */
+async function withCheatingY<T> (an: AttackNet, cheats: string[], f: (own: (w: { did: string, mnemonic: string }) => void) => Promise<T>): Promise<T> {
+  const { net } = an
+  const honest = net.y
+  const cheat = new NodeProcess({ ...honest.opts, dir: honest.dir, apiPort: honest.apiPort, swarmPort: honest.swarmPort, entry: CHEATING_NODE, env: { ...honest.opts.env, RBTNODE_CHEAT: cheats.join(',') } })
+  const reach = async (y: NodeProcess): Promise<void> => {
+    await waitFor(async () => {
+      for (const did of net.set2) if (!(await y.client.envelope('quorumsStatus', { query: { quorumAddress: did } })).status) return false
+      return true
+    }, { timeoutMs: 180_000, intervalMs: 500, what: 'Y to reach its quorums again after its restart' })
+    await an.attacker.connect([y.multiaddr], { deadlineMs: 60_000 }).catch(() => [])
+  }
+  await honest.stop()
+  try {
+    await cheat.start()
+    net.y = cheat
+    await reach(cheat)
+    return await f((w) => { writeFileSync(join(honest.dir, 'cheat.json'), JSON.stringify(w)) })
+  } finally {
+    net.y = honest
+    await cheat.stop().catch(() => null)
+    await honest.start()
+    await reach(honest)
+  }
+}
+
+/**
+ * Case 3, the ghost credit: Y runs the owner's changed node, whose blocks carry a credit more (the
+ * owner's own DID signing the transaction id, and the block when delivered): a credit signer no
+ * quorum. The owner spends the token from X and from Y at once.
+ */
+export async function ghostCredit (an: AttackNet, tries = 2, log: (s: string) => void = () => {}): Promise<AttackResult> {
+  return await cheatingRace(an, 'ghost_credit', tries, 1, log)
+}
+
+/**
+ * Case 4, burnt ancestors claimed at SIGN: Y runs the owner's changed node, whose PREPAREs do not
+ * say who else votes (no quorum claims before SIGN). The owner splits one whole token two ways,
+ * half to bob from X and half to carol from Y: two parts of one burnt parent; at once, and every
+ * second try Y first (its claims made at SIGN alone), then X.
+ */
+export async function signBurns (an: AttackNet, tries = 2, log: (s: string) => void = () => {}): Promise<AttackResult> {
+  return await cheatingRace(an, 'sign_burns', tries, 0.5, log)
+}
+
+async function cheatingRace (an: AttackNet, name: string, tries: number, amount: number, log: (s: string) => void): Promise<AttackResult> {
+  const { net } = an
+  let paidTwice = 0
+  const notes: string[] = []
+  const run = await withHonestTraffic(an, async () => {
+    await withCheatingY(an, [name], async (own) => {
+      for (let t = 0; t < tries; t++) {
+        const w = await restoredWallet(net)
+        own(w)
+        const before = await receiversRbt(net)
+        // sign_burns every second try: Y's spend first and whole (its quorums claim only at SIGN),
+        // then X's, whose claim must meet Y's at the burnt parent
+        const { x, y } = name === 'sign_burns' && t % 2 === 1
+          ? await (async () => {
+            const y = await spend(net.y.client, { initiator: w.did, owner: net.carol, tokens: { rbt: amount }, memo: 'cheat y' })
+            return { y, x: await spend(net.x.client, { initiator: w.did, owner: net.bob, tokens: { rbt: amount }, memo: 'then x' }) }
+          })()
+          : await raceSpends(net, w.did, { rbt: amount }, 50)
+        const won = [x, y].filter((s) => s.status).length
+        const paid = await paidSince(net, before, won, amount)
+        if (paid > amount + 1e-9) { paidTwice++; an.paidTwice.push({ attack: name, did: w.did, states: [], ...(x.txid !== undefined ? { x: x.txid } : {}), ...(y.txid !== undefined ? { y: y.txid } : {}) }) }
+        const line = `try ${t + 1}${name === 'sign_burns' && t % 2 === 1 ? ' (Y first, then X)' : ' (at once)'}: ${amount} RBT from X ${outcome(x)}, from Y (changed: ${name}) ${outcome(y)}; receivers got ${paid}`
+        notes.push(line)
+        log(line)
+      }
+    })
+  })
+  return { name, tries, paidTwice, honest: run.honest, notes: [...notes, ...run.failures.slice(0, 2).map((f) => `honest failure: ${f}`)] }
 }
 
 /** Lines of a node's /metrics text whose name speaks of a double spend or a conflict, with a value above 0. */
