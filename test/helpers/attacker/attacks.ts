@@ -375,10 +375,10 @@ export async function ghostCredit (an: AttackNet, tries = 2, log: (s: string) =>
  * second try Y first (its claims made at SIGN alone), then X.
  */
 export async function signBurns (an: AttackNet, tries = 2, log: (s: string) => void = () => {}): Promise<AttackResult> {
-  return await cheatingRace(an, 'sign_burns', tries, 0.5, log)
+  return await cheatingRace(an, 'sign_burns', tries, 0.5, log, (t) => t % 2 === 1)
 }
 
-async function cheatingRace (an: AttackNet, name: string, tries: number, amount: number, log: (s: string) => void): Promise<AttackResult> {
+async function cheatingRace (an: AttackNet, name: string, tries: number, amount: number, log: (s: string) => void, yFirst: (t: number) => boolean = () => false): Promise<AttackResult> {
   const { net } = an
   let paidTwice = 0
   const notes: string[] = []
@@ -388,9 +388,9 @@ async function cheatingRace (an: AttackNet, name: string, tries: number, amount:
         const w = await restoredWallet(net)
         own(w)
         const before = await receiversRbt(net)
-        // sign_burns every second try: Y's spend first and whole (its quorums claim only at SIGN),
-        // then X's, whose claim must meet Y's at the burnt parent
-        const { x, y } = name === 'sign_burns' && t % 2 === 1
+        // Y's spend first and whole where `yFirst` says (sign_burns: its quorums claim only at
+        // SIGN), then X's, whose claim must meet Y's (at the burnt parent)
+        const { x, y } = yFirst(t)
           ? await (async () => {
             const y = await spend(net.y.client, { initiator: w.did, owner: net.carol, tokens: { rbt: amount }, memo: 'cheat y' })
             return { y, x: await spend(net.x.client, { initiator: w.did, owner: net.bob, tokens: { rbt: amount }, memo: 'then x' }) }
@@ -399,7 +399,7 @@ async function cheatingRace (an: AttackNet, name: string, tries: number, amount:
         const won = [x, y].filter((s) => s.status).length
         const paid = await paidSince(net, before, won, amount)
         if (paid > amount + 1e-9) { paidTwice++; an.paidTwice.push({ attack: name, did: w.did, states: [], ...(x.txid !== undefined ? { x: x.txid } : {}), ...(y.txid !== undefined ? { y: y.txid } : {}) }) }
-        const line = `try ${t + 1}${name === 'sign_burns' && t % 2 === 1 ? ' (Y first, then X)' : ' (at once)'}: ${amount} RBT from X ${outcome(x)}, from Y (changed: ${name}) ${outcome(y)}; receivers got ${paid}`
+        const line = `try ${t + 1}${yFirst(t) ? ' (Y first, then X)' : ' (at once)'}: ${amount} RBT from X ${outcome(x)}, from Y (changed: ${name}) ${outcome(y)}; receivers got ${paid}`
         notes.push(line)
         log(line)
       }
