@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { RbtClient } from '../../../src/client/rbt-client.js'
@@ -332,7 +332,8 @@ const CHEATING_NODE = fileURLToPath(new URL('./cheating-node.js', import.meta.ur
 /**
  * Y run as the owner's changed node (`cheats`, see cheating-node.ts) while `f` runs: Y is stopped
  * and the cheating node started on its data dir, ports and peer id; afterwards Y runs rbtnode
- * again. `own(did, mnemonic)` tells the cheating node the wallet whose key it signs with.
+ * again. `own({ did, mnemonic })` tells the cheating node the wallet whose key it signs with (a
+ * file in Y's data dir, removed afterwards).
  */
 async function withCheatingY<T> (an: AttackNet, cheats: string[], f: (own: (w: { did: string, mnemonic: string }) => void) => Promise<T>): Promise<T> {
   const { net } = an
@@ -354,6 +355,7 @@ async function withCheatingY<T> (an: AttackNet, cheats: string[], f: (own: (w: {
   } finally {
     net.y = honest
     await cheat.stop().catch(() => null)
+    rmSync(join(honest.dir, 'cheat.json'), { force: true })
     await honest.start()
     await reach(honest)
   }
@@ -361,8 +363,8 @@ async function withCheatingY<T> (an: AttackNet, cheats: string[], f: (own: (w: {
 
 /**
  * Case 3, the ghost credit: Y runs the owner's changed node, whose blocks carry a credit more (the
- * owner's own DID signing the transaction id, and the block when delivered): a credit signer no
- * quorum. The owner spends the token from X and from Y at once.
+ * owner's own DID signing the transaction id, and the block once the quorums signed it): a credit
+ * signer that is no quorum. The owner spends the token from X and from Y at once.
  */
 export async function ghostCredit (an: AttackNet, tries = 2, log: (s: string) => void = () => {}): Promise<AttackResult> {
   return await cheatingRace(an, 'ghost_credit', tries, 1, log)
