@@ -187,7 +187,12 @@ export class AttackerPeer {
     for (let attempt = 0; ; attempt++) {
       try {
         dialStats.made++
-        return await dialSlots.run(addr, async () => await this.host.dial(addr, { timeoutMs: Math.max(1000, Math.min(30_000, deadline - Date.now())) }))
+        return await dialSlots.run(addr, async () => {
+          // a dial whose turn came after the deadline is not made: queued behind the others' slots,
+          // the Sybils' 300 dials ran a second each for half a minute past a 15 s deadline
+          if (Date.now() >= deadline) throw new RbtError(ErrorCode.TIMEOUT, `dial ${addr}: its turn came after the deadline`)
+          return await this.host.dial(addr, { timeoutMs: Math.max(1000, Math.min(30_000, deadline - Date.now())) })
+        })
       } catch (e) {
         dialStats.failed++
         const pause = Math.min(2000, 200 * 2 ** attempt) * (0.5 + Math.random())

@@ -225,11 +225,11 @@ export async function ownerOnlyFork (an: AttackNet, tries = 1, log: (s: string) 
 }
 
 /**
- * Case 5, Sybil arbiters: 20 peer ids ground offline closer to the wallet's state's key than every
- * node, joined to the network as peers that grant every claim; then the owner spends the token
- * from X and from Y at once.
+ * Case 5, Sybil arbiters: 20 peer ids (`sybils`) ground offline closer to the wallet's state's key
+ * than every node, joined to the network as peers that grant every claim; then the owner spends
+ * the token from X and from Y at once.
  */
-export async function sybilArbiters (an: AttackNet, tries = 2, log: (s: string) => void = () => {}, o: { joinMs?: number } = {}): Promise<AttackResult> {
+export async function sybilArbiters (an: AttackNet, tries = 2, log: (s: string) => void = () => {}, o: { joinMs?: number, sybils?: number } = {}): Promise<AttackResult> {
   const { net } = an
   let paidTwice = 0
   const notes: string[] = []
@@ -239,7 +239,7 @@ export async function sybilArbiters (an: AttackNet, tries = 2, log: (s: string) 
       const [state] = await freeStates(net.x.client, w.did)
       if (state === undefined) throw new Error('the wallet has no Free RBT on X')
       const t0 = Date.now()
-      const { keys, tries: ground } = await grindPeerKeys(state, 20, [...an.nodes, an.attacker.peerId])
+      const { keys, tries: ground } = await grindPeerKeys(state, o.sybils ?? 20, [...an.nodes, an.attacker.peerId])
       const grindMs = Date.now() - t0
       const sybils = await Promise.all(keys.map(async (key) => await AttackerPeer.start({ key, behaviour: 'grant' })))
       let x: SpendOutcome | undefined, y: SpendOutcome | undefined
