@@ -154,6 +154,8 @@ const HEX_RE = /^(?:[0-9a-f]{2})+$/i
 const RECOVERABLE = new Set<string>([TokenStatus.Free, TokenStatus.Pledged])
 const FT_NAME_RE = / for FT Name : (.+)$/
 const rbtOf = (milli: number): number => milli / 1000
+/** Failed archives of announced tokens that may wait for another try at once (the rest are given up). */
+const ARCHIVE_RETRIES = 4096
 
 export class SyncService {
   private readonly challenges = new Map<string, { did: string, expires: number }>()
@@ -371,7 +373,9 @@ export class SyncService {
         if (r.stored > 0) this.o.log.debug(`fullnode: token ${tokenId} archived (${r.stored} new block(s)) from ${peer}`)
       } catch (e) {
         const tries = failed + 1
-        if (tries >= (isRbtError(e, ErrorCode.CHAIN_INVALID) ? 2 : 6) || this.stopped) {
+        // at most ARCHIVE_RETRIES waiting at once: a flood of announced tokens that cannot be
+        // fetched is let go rather than held in timers
+        if (tries >= (isRbtError(e, ErrorCode.CHAIN_INVALID) ? 2 : 6) || this.stopped || this.retries.size >= ARCHIVE_RETRIES) {
           this.o.log.warn(`fullnode: token ${tokenId} from ${peer} not archived: ${errorMessage(e)}`)
           continue
         }
