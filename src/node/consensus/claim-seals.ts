@@ -264,9 +264,7 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   const h = deps.host()
   const self = h?.peerId ?? 'self'
   const sealed = items.map(() => new Set<string>())
-  const other = items.map(() => new Map<string, string>())
-  // of those, the arbiters that answered the state sealed (committed) to that other transaction
-  const sealedOther = items.map(() => new Set<string>())
+  const other = items.map(() => new Map<string, { holder: string, sealed: boolean }>())
   // the arbiters whose answer about each state came back (sealed, held for another, or held by nobody)
   const answered = items.map(() => new Set<string>())
   const take = async (peer: string, res: StateClaimMethods['claims.seal']['response'], sent: ReadonlyArray<number>): Promise<void> => {
@@ -278,8 +276,8 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
       answered[i]!.add(peer)
       if (a.sealed && (peer === self || verified.has(j))) sealed[i]!.add(peer)
       else if (!a.sealed && typeof a.holder === 'string' && a.holder !== '' && a.holder !== items[i]!.holder) {
-        other[i]!.set(peer, a.holder)
-        if (a.committed === true) sealedOther[i]!.add(peer)
+        // sealed: the arbiter answered the state sealed (committed) to that other transaction
+        other[i]!.set(peer, { holder: a.holder, sealed: a.committed === true })
       }
     })
   }
@@ -315,9 +313,8 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
     const counted = countedBy[i]!
     const mine = [...sealed[i]!].filter((p) => counted.has(p)).length
     const against = [...other[i]!].filter(([p]) => counted.has(p))
-    const sealedAgainst = [...sealedOther[i]!].filter((p) => counted.has(p)).length
-    if (neverCertified(n, mine, against.length, sealedAgainst)) {
-      const txs = [...new Set(against.map(([, t]) => t))]
+    if (neverCertified(n, mine, against.length, against.filter(([, o]) => o.sealed).length)) {
+      const txs = [...new Set(against.map(([, o]) => o.holder))]
       return { refused: `${against.length} of the ${n} arbiters of state ${it.stateHash} hold it for ${txs.length === 1 ? `transaction ${txs[0]!}` : `other transactions (${txs.join(', ')})`}, and ${mine} sealed it to transaction ${it.holder}, which spent it in the chain` }
     }
   }
