@@ -1,0 +1,107 @@
+import { expect } from 'chai'
+import { nonceOfSecret, type PeerSeal } from '../../../../src/consensus/claim-proofs.js'
+import type { RpcClient } from '../../../../src/p2p/rpc.js'
+import { sha3Hex } from '../../../../src/tokenchain/hash.js'
+import { peerKey, claimsAt, seatsOf } from './committee-fixture.js'
+
+/**
+ * An owner voids a payment after it was accepted. Seven seats (f = 2, q(7) = 5). T1 pays bob and is
+ * certified by the signers' seals of seats 0..4, seat 4 being the owner's (one lying seat). Seats 5
+ * and 6 (honest) were never asked: the owner claims the state there for T2 and seals it with his own
+ * quorums, so they honestly answer "sealed to T2". Seat 4 then answers "sealed to T2" with
+ * committed: true and no signed seal. When bob pays dave, dave's check of the earlier block T1 sees
+ * 4 seals (< q) and 3 = f + 1 "sealed to another" answers, and refuses T1 for good: bob's accepted
+ * token can never be spent. Only the unsigned `committed` of the one lying seat tips it.
+ */
+describe('claims: one lying seat voids an accepted payment through an unsigned committed answer', () => {
+  // Open (liveness: bob's token frozen, nothing paid twice): the "sealed to another" count of the
+  // earlier-block check takes an arbiter's `committed` on its word, and counts honest seats that
+  // were never asked for T1 (a certificate of the signers' own seals leaves them free to seal T2).
+  // A fix needs the earlier block's own certificate: the receiver keeps the seals it accepted and
+  // a delivery carries them for the earlier blocks, so one liar's answer cannot outweigh q(n) seals.
+  it.skip('HOLE voided payment: a later receiver does not refuse an earlier block that was certified and accepted', async function () {
+    this.timeout(10_000)
+    const STATE = sha3Hex('the owner state paid to bob')
+    const T1 = sha3Hex('the spend bob accepted')
+    const T2 = sha3Hex('the owner second spend at the never-asked seats')
+    const seats = await seatsOf(7)
+    const quorums = ['bafybmiqa', 'bafybmiqb', 'bafybmiqc', 'bafybmiqd', 'bafybmiqe']
+    const t1 = [{ stateHash: STATE, holder: T1 }]
+    const certificate: PeerSeal[] = []
+    for (const [i, q] of quorums.entries()) {
+      const nonce = nonceOfSecret((0xe0 + i).toString(16).padStart(32, '0'))
+      await seats[i]!.claims.grantOwn!(T1, { quorum: q, nonce, sig: 'ab' }, [STATE], [])
+      certificate.push(...await seats[i]!.claims.sealSigned!(T1, q, nonce, t1))
+    }
+    const committee = (): string[] => seats.map((s) => s.peer)
+    const bob = claimsAt((await peerKey()).peer, { committee })
+    expect((await bob.checkSeals!(t1, certificate)).granted, 'bob accepts T1').to.equal(true)
+    // the owner's quorums claim and seal the state for T2 at the two honest seats never asked for T1
+    const t2 = [{ stateHash: STATE, holder: T2 }]
+    for (const i of [5, 6]) {
+      const nonce = nonceOfSecret((0xf0 + i).toString(16).padStart(32, '0'))
+      await seats[i]!.claims.grantOwn!(T2, { quorum: 'bafybmiqz', nonce, sig: 'ab' }, [STATE], [])
+      const g = await seats[i]!.claims.sealSigned!(T2, 'bafybmiqz', nonce, t2)
+      expect(g.length, `seat ${i} sealed to T2`).to.equal(1)
+    }
+    // the owner's seat 4 now says "sealed to T2", with no signed seal
+    const liar = seats[4]!.peer
+    const rpc = {
+      call: async (peer: string, method: string, req: { items: unknown[] }) => {
+        if (method !== 'claims.seal') throw new Error(`${method} not served`)
+        if (peer === liar) return { answers: req.items.map(() => ({ sealed: false, holder: T2, committed: true })) }
+        return await seats.find((s) => s.peer === peer)!.claims.serveSeal!(req as never, 'receiver-peer')
+      }
+    } as unknown as RpcClient<never>
+    // bob pays dave: dave checks the earlier block T1
+    const dave = claimsAt((await peerKey()).peer, { committee, rpc })
+    const r = await dave.priorSeals!(t1)
+    expect(r.refused, 'T1 was certified and accepted by bob').to.equal(undefined)
+  })
+
+  // Open (a double pay, needing f lying seats and one honest seat cut off from the later receiver):
+  // the check accepts once q(n) arbiters answered and neither refusal rule holds, so f liars saying
+  // "nobody holds it" plus one silent honest seat hide the state sealed to T1. The same fix as above
+  // closes it (an earlier block that a counted arbiter contests is accepted only on q(n) verified
+  // seals of its own, carried or gathered), and refuses chains from before seals that are contested.
+  it.skip('HOLE laundering past a cut link: a laundered earlier block is not accepted when f seats lie and one honest seat is cut off', async function () {
+    this.timeout(20_000)
+    const STATE = sha3Hex('a state of the owner, laundered past a cut link')
+    const T1 = sha3Hex('the spend bob accepted (cut link)')
+    const T2 = sha3Hex('the laundered spend carol is paid after')
+    const seats = await seatsOf(7)
+    const quorums = ['bafybmiqa', 'bafybmiqb', 'bafybmiqc', 'bafybmiqd', 'bafybmiqe']
+    const t1 = [{ stateHash: STATE, holder: T1 }]
+    // T1 certified by seats 0..4 (3 and 4 the owner's); 5 and 6 never asked
+    const certificate: PeerSeal[] = []
+    for (const [i, q] of quorums.entries()) {
+      const nonce = nonceOfSecret((0xe0 + i).toString(16).padStart(32, '0'))
+      await seats[i]!.claims.grantOwn!(T1, { quorum: q, nonce, sig: 'ab' }, [STATE], [])
+      certificate.push(...await seats[i]!.claims.sealSigned!(T1, q, nonce, t1))
+    }
+    const committee = (): string[] => seats.map((s) => s.peer)
+    const bob = claimsAt((await peerKey()).peer, { committee })
+    expect((await bob.checkSeals!(t1, certificate)).granted, 'bob accepts T1').to.equal(true)
+    // the owner claims and seals the state for T2 at seats 5 and 6
+    const t2 = [{ stateHash: STATE, holder: T2 }]
+    for (const i of [5, 6]) {
+      const nonce = nonceOfSecret((0xf0 + i).toString(16).padStart(32, '0'))
+      await seats[i]!.claims.grantOwn!(T2, { quorum: 'bafybmiqz', nonce, sig: 'ab' }, [STATE], [])
+      await seats[i]!.claims.sealSigned!(T2, 'bafybmiqz', nonce, t2)
+    }
+    // the owner's seats say nobody holds it; the link from carol to honest seat 2 is cut
+    const owners = new Set([seats[3]!.peer, seats[4]!.peer])
+    const cut = seats[2]!.peer
+    const rpc = {
+      call: async (peer: string, method: string, req: { items: unknown[] }) => {
+        if (method !== 'claims.seal') throw new Error(`${method} not served`)
+        if (peer === cut) throw new Error('unreachable')
+        if (owners.has(peer)) return { answers: req.items.map(() => ({ sealed: false })) }
+        return await seats.find((s) => s.peer === peer)!.claims.serveSeal!(req as never, 'receiver-peer')
+      }
+    } as unknown as RpcClient<never>
+    const carol = claimsAt((await peerKey()).peer, { committee, rpc })
+    const r = await carol.priorSeals!(t2)
+    expect(r, 'T2 spent a state certified to T1 (bob); carol must not accept it').to.not.deep.equal({})
+  })
+})
