@@ -1,8 +1,6 @@
 import { expect } from 'chai'
-import { nonceOfSecret, type PeerSeal } from '../../../../src/consensus/claim-proofs.js'
-import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
-import { peerKey, claimsAt, seatsOf } from './committee-fixture.js'
+import { peerKey, claimsAt, paidToBob, seatsOf, sealRpc } from './committee-fixture.js'
 
 /**
  * Laundering past a certificate decided on the signers' own seals (docs/protocol.md, "A signer's
@@ -16,32 +14,13 @@ import { peerKey, claimsAt, seatsOf } from './committee-fixture.js'
 describe('claims: laundering past a certificate decided on the signers\' own seals', () => {
   it('a later receiver refuses an earlier block spending a state certified (and accepted) for another transaction', async function () {
     this.timeout(10_000)
-    const STATE = sha3Hex('a state of the owner')
-    const T1 = sha3Hex('the spend bob accepted')
+    // T1 decided on the five signers' seals (seats 0..4; 3 and 4 are the owner's); seats 5, 6
+    // (honest) never asked; bob's receiver accepted it: q(7) = 5 seals of its seats
+    const { seats, state: STATE, committee } = await paidToBob('laundered to carol')
     const T2 = sha3Hex('the second spend, laundered to carol')
-    const seats = await seatsOf(7)
-    const quorums = ['bafybmiqa', 'bafybmiqb', 'bafybmiqc', 'bafybmiqd', 'bafybmiqe']
-    const t1 = [{ stateHash: STATE, holder: T1 }]
-    // T1 decided on the five signers' seals (seats 0..4; 3 and 4 are the owner's); seats 5, 6 (honest) never asked
-    const certificate: PeerSeal[] = []
-    for (const [i, q] of quorums.entries()) {
-      const nonce = nonceOfSecret((0xe0 + i).toString(16).padStart(32, '0'))
-      await seats[i]!.claims.grantOwn!(T1, { quorum: q, nonce, sig: 'ab' }, [STATE], [])
-      certificate.push(...await seats[i]!.claims.sealSigned!(T1, q, nonce, t1))
-    }
-    const committee = (): string[] => seats.map((s) => s.peer)
-    // bob's receiver accepts T1: q(7) = 5 seals of its seats
-    const bob = claimsAt((await peerKey()).peer, { committee })
-    expect((await bob.checkSeals!(t1, certificate)).granted, 'bob accepts T1').to.equal(true)
     // the owner's two seats now answer that nobody holds the state
     const owners = new Set([seats[3]!.peer, seats[4]!.peer])
-    const rpc = {
-      call: async (peer: string, method: string, req: { items: unknown[] }) => {
-        if (method !== 'claims.seal') throw new Error(`${method} not served`)
-        if (owners.has(peer)) return { answers: req.items.map(() => ({ sealed: false })) }
-        return await seats.find((s) => s.peer === peer)!.claims.serveSeal!(req as never, 'receiver-peer')
-      }
-    } as unknown as RpcClient<never>
+    const rpc = sealRpc(seats, (peer) => owners.has(peer) ? () => ({ sealed: false }) : undefined)
     // carol's receiver checks the earlier block T2 of the chain she is paid with
     const carol = claimsAt((await peerKey()).peer, { committee, rpc })
     const r = await carol.priorSeals!([{ stateHash: STATE, holder: T2 }])
@@ -54,13 +33,7 @@ describe('claims: laundering past a certificate decided on the signers\' own sea
     const T = sha3Hex('its honest spend')
     const seats = await seatsOf(7)
     const liars = new Set([seats[0]!.peer, seats[1]!.peer])
-    const rpc = {
-      call: async (peer: string, method: string, req: { items: unknown[] }) => {
-        if (method !== 'claims.seal') throw new Error(`${method} not served`)
-        if (liars.has(peer)) return { answers: req.items.map(() => ({ sealed: false, holder: sha3Hex('made up'), committed: true })) }
-        return await seats.find((s) => s.peer === peer)!.claims.serveSeal!(req as never, 'receiver-peer')
-      }
-    } as unknown as RpcClient<never>
+    const rpc = sealRpc(seats, (peer) => liars.has(peer) ? () => ({ sealed: false, holder: sha3Hex('made up'), committed: true }) : undefined)
     const receiver = claimsAt((await peerKey()).peer, { committee: () => seats.map((s) => s.peer), rpc })
     expect(await receiver.priorSeals!([{ stateHash: STATE, holder: T }])).to.deep.equal({})
   })

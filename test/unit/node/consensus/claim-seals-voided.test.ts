@@ -1,8 +1,6 @@
 import { expect } from 'chai'
-import { nonceOfSecret, type PeerSeal } from '../../../../src/consensus/claim-proofs.js'
-import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
-import { peerKey, claimsAt, seatsOf } from './committee-fixture.js'
+import { peerKey, claimsAt, paidToBob, sealedAt, sealRpc } from './committee-fixture.js'
 
 /**
  * An owner voids a payment after it was accepted. Seven seats (f = 2, q(7) = 5). T1 pays bob and is
@@ -21,38 +19,14 @@ describe('claims: one lying seat voids an accepted payment through an unsigned c
   // a delivery carries them for the earlier blocks, so one liar's answer cannot outweigh q(n) seals.
   it.skip('HOLE voided payment: a later receiver does not refuse an earlier block that was certified and accepted', async function () {
     this.timeout(10_000)
-    const STATE = sha3Hex('the owner state paid to bob')
-    const T1 = sha3Hex('the spend bob accepted')
-    const T2 = sha3Hex('the owner second spend at the never-asked seats')
-    const seats = await seatsOf(7)
-    const quorums = ['bafybmiqa', 'bafybmiqb', 'bafybmiqc', 'bafybmiqd', 'bafybmiqe']
+    const { seats, state: STATE, t1: T1, committee } = await paidToBob('voided')
     const t1 = [{ stateHash: STATE, holder: T1 }]
-    const certificate: PeerSeal[] = []
-    for (const [i, q] of quorums.entries()) {
-      const nonce = nonceOfSecret((0xe0 + i).toString(16).padStart(32, '0'))
-      await seats[i]!.claims.grantOwn!(T1, { quorum: q, nonce, sig: 'ab' }, [STATE], [])
-      certificate.push(...await seats[i]!.claims.sealSigned!(T1, q, nonce, t1))
-    }
-    const committee = (): string[] => seats.map((s) => s.peer)
-    const bob = claimsAt((await peerKey()).peer, { committee })
-    expect((await bob.checkSeals!(t1, certificate)).granted, 'bob accepts T1').to.equal(true)
+    const T2 = sha3Hex('the owner second spend at the never-asked seats')
     // the owner's quorums claim and seal the state for T2 at the two honest seats never asked for T1
-    const t2 = [{ stateHash: STATE, holder: T2 }]
-    for (const i of [5, 6]) {
-      const nonce = nonceOfSecret((0xf0 + i).toString(16).padStart(32, '0'))
-      await seats[i]!.claims.grantOwn!(T2, { quorum: 'bafybmiqz', nonce, sig: 'ab' }, [STATE], [])
-      const g = await seats[i]!.claims.sealSigned!(T2, 'bafybmiqz', nonce, t2)
-      expect(g.length, `seat ${i} sealed to T2`).to.equal(1)
-    }
+    expect(await sealedAt(seats, [5, 6], STATE, T2), 'seats 5 and 6 sealed to T2').to.have.length(2)
     // the owner's seat 4 now says "sealed to T2", with no signed seal
     const liar = seats[4]!.peer
-    const rpc = {
-      call: async (peer: string, method: string, req: { items: unknown[] }) => {
-        if (method !== 'claims.seal') throw new Error(`${method} not served`)
-        if (peer === liar) return { answers: req.items.map(() => ({ sealed: false, holder: T2, committed: true })) }
-        return await seats.find((s) => s.peer === peer)!.claims.serveSeal!(req as never, 'receiver-peer')
-      }
-    } as unknown as RpcClient<never>
+    const rpc = sealRpc(seats, (peer) => peer === liar ? () => ({ sealed: false, holder: T2, committed: true }) : undefined)
     // bob pays dave: dave checks the earlier block T1
     const dave = claimsAt((await peerKey()).peer, { committee, rpc })
     const r = await dave.priorSeals!(t1)
@@ -66,40 +40,16 @@ describe('claims: one lying seat voids an accepted payment through an unsigned c
   // seals of its own, carried or gathered), and refuses chains from before seals that are contested.
   it.skip('HOLE laundering past a cut link: a laundered earlier block is not accepted when f seats lie and one honest seat is cut off', async function () {
     this.timeout(20_000)
-    const STATE = sha3Hex('a state of the owner, laundered past a cut link')
-    const T1 = sha3Hex('the spend bob accepted (cut link)')
-    const T2 = sha3Hex('the laundered spend carol is paid after')
-    const seats = await seatsOf(7)
-    const quorums = ['bafybmiqa', 'bafybmiqb', 'bafybmiqc', 'bafybmiqd', 'bafybmiqe']
-    const t1 = [{ stateHash: STATE, holder: T1 }]
     // T1 certified by seats 0..4 (3 and 4 the owner's); 5 and 6 never asked
-    const certificate: PeerSeal[] = []
-    for (const [i, q] of quorums.entries()) {
-      const nonce = nonceOfSecret((0xe0 + i).toString(16).padStart(32, '0'))
-      await seats[i]!.claims.grantOwn!(T1, { quorum: q, nonce, sig: 'ab' }, [STATE], [])
-      certificate.push(...await seats[i]!.claims.sealSigned!(T1, q, nonce, t1))
-    }
-    const committee = (): string[] => seats.map((s) => s.peer)
-    const bob = claimsAt((await peerKey()).peer, { committee })
-    expect((await bob.checkSeals!(t1, certificate)).granted, 'bob accepts T1').to.equal(true)
+    const { seats, state: STATE, committee } = await paidToBob('laundered past a cut link')
+    const T2 = sha3Hex('the laundered spend carol is paid after')
     // the owner claims and seals the state for T2 at seats 5 and 6
     const t2 = [{ stateHash: STATE, holder: T2 }]
-    for (const i of [5, 6]) {
-      const nonce = nonceOfSecret((0xf0 + i).toString(16).padStart(32, '0'))
-      await seats[i]!.claims.grantOwn!(T2, { quorum: 'bafybmiqz', nonce, sig: 'ab' }, [STATE], [])
-      await seats[i]!.claims.sealSigned!(T2, 'bafybmiqz', nonce, t2)
-    }
+    await sealedAt(seats, [5, 6], STATE, T2)
     // the owner's seats say nobody holds it; the link from carol to honest seat 2 is cut
     const owners = new Set([seats[3]!.peer, seats[4]!.peer])
     const cut = seats[2]!.peer
-    const rpc = {
-      call: async (peer: string, method: string, req: { items: unknown[] }) => {
-        if (method !== 'claims.seal') throw new Error(`${method} not served`)
-        if (peer === cut) throw new Error('unreachable')
-        if (owners.has(peer)) return { answers: req.items.map(() => ({ sealed: false })) }
-        return await seats.find((s) => s.peer === peer)!.claims.serveSeal!(req as never, 'receiver-peer')
-      }
-    } as unknown as RpcClient<never>
+    const rpc = sealRpc(seats, (peer) => peer === cut ? () => { throw new Error('unreachable') } : owners.has(peer) ? () => ({ sealed: false }) : undefined)
     const carol = claimsAt((await peerKey()).peer, { committee, rpc })
     const r = await carol.priorSeals!(t2)
     expect(r, 'T2 spent a state certified to T1 (bob); carol must not accept it').to.not.deep.equal({})

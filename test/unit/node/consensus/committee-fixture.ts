@@ -16,6 +16,7 @@ import type { P2pHost } from '../../../../src/p2p/host.js'
 import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import { memoryClaimStore } from '../../consensus/harness.js'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
+import { nonceOfSecret, type PeerSeal } from '../../../../src/consensus/claim-proofs.js'
 
 /** Committees of real DID keys, chains and peer keys on a simulated network, for the committee's suites. */
 
@@ -91,6 +92,59 @@ export async function seatsOf (n: number): Promise<Array<{ peer: string, sign: (
   const keys = await Promise.all(Array.from({ length: n }, async () => await peerKey()))
   const committee = (): string[] => keys.map((k) => k.peer)
   return keys.map((k) => ({ ...k, claims: claimsAt(k.peer, { sign: k.sign, committee }) }))
+}
+
+type Seat = Awaited<ReturnType<typeof seatsOf>>[number]
+
+/** The five signers' quorums of the certificate tests. */
+export const SIGNER_QUORUMS = ['bafybmiqa', 'bafybmiqb', 'bafybmiqc', 'bafybmiqd', 'bafybmiqe']
+
+/**
+ * `state` claimed and sealed to `txid` at the seats numbered `at`, one quorum per seat (`quorums`,
+ * or one made-up quorum for all): the seals they signed, a certificate when they are q(n).
+ */
+export async function sealedAt (seats: readonly Seat[], at: readonly number[], state: string, txid: string, quorums?: readonly string[]): Promise<PeerSeal[]> {
+  const items = [{ stateHash: state, holder: txid }]
+  const seals: PeerSeal[] = []
+  for (const [k, i] of at.entries()) {
+    const q = quorums?.[k] ?? 'bafybmiqz'
+    const nonce = nonceOfSecret((quorums !== undefined ? 0xe0 + k : 0xf0 + i).toString(16).padStart(32, '0'))
+    await seats[i]!.claims.grantOwn!(txid, { quorum: q, nonce, sig: 'ab' }, [state], [])
+    seals.push(...await seats[i]!.claims.sealSigned!(txid, q, nonce, items))
+  }
+  return seals
+}
+
+/**
+ * Seven seats (f = 2, q(7) = 5) and a state of the owner paid to bob in T1, decided on the five
+ * signers' own seals (seats 0..4; the tests make 3 and 4 the owner's, or 4 alone), seats 5 and 6
+ * never asked; bob's receiver has accepted T1's certificate (throws otherwise).
+ */
+export async function paidToBob (label: string): Promise<{ seats: Seat[], state: string, t1: string, committee: () => string[] }> {
+  const seats = await seatsOf(7)
+  const state = sha3Hex(`a state of the owner: ${label}`)
+  const t1 = sha3Hex(`the spend bob accepted: ${label}`)
+  const certificate = await sealedAt(seats, [0, 1, 2, 3, 4], state, t1, SIGNER_QUORUMS)
+  const committee = (): string[] => seats.map((s) => s.peer)
+  const bob = claimsAt((await peerKey()).peer, { committee })
+  if (!(await bob.checkSeals!([{ stateHash: state, holder: t1 }], certificate)).granted) throw new Error('bob\'s receiver refused T1\'s certificate')
+  return { seats, state, t1, committee }
+}
+
+/**
+ * A client of the seats' `claims.seal`, as a later receiver reaches them: `lie(peer)` answers for
+ * the seats that say what they like (an answer per item, or throws for a cut link), undefined lets
+ * the seat answer itself.
+ */
+export function sealRpc (seats: readonly Seat[], lie: (peer: string) => (() => unknown) | undefined = () => undefined): RpcClient<never> {
+  return {
+    call: async (peer: string, method: string, req: { items: unknown[] }) => {
+      if (method !== 'claims.seal') throw new Error(`${method} not served`)
+      const said = lie(peer)
+      if (said !== undefined) return { answers: req.items.map(() => said()) }
+      return await seats.find((s) => s.peer === peer)!.claims.serveSeal!(req as never, 'receiver-peer')
+    }
+  } as unknown as RpcClient<never>
 }
 
 export const MiB = 1024 * 1024
