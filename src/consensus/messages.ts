@@ -83,6 +83,8 @@ export interface DeliverRequest {
   grants?: PeerGrant[]
   /** the certificate: the arbiters' sealed grants of every state the block spends and every burnt ancestor (docs/protocol.md, "Seals") */
   seals?: PeerSeal[]
+  /** the certificates the sender's node kept for the earlier blocks of the chains (docs/security.md, "Carried certificates") */
+  earlier?: PeerSeal[]
   memo: string
   epoch: number
 }

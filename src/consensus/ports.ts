@@ -56,7 +56,7 @@ export interface LedgerWriter {
   delRecord: (collection: ConsensusCollection, key: string) => void
 }
 
-export type ConsensusCollection = 'cs-outgoing' | 'cs-votes' | 'cs-states' | 'cs-pledges' | 'cs-pledge-index' | 'cs-incoming' | 'cs-contents' | 'cs-pow-proofs' | 'cs-ancestors' | 'cs-validated' | 'cs-outgoing-open' | 'cs-outgoing-contract' | 'cs-outgoing-block' | 'cs-evidence' | 'cs-votes-open' | 'cs-meta' | 'cs-double-spends' | 'cs-outgoing-cert' | 'cs-distrusted-arbiters'
+export type ConsensusCollection = 'cs-outgoing' | 'cs-votes' | 'cs-states' | 'cs-pledges' | 'cs-pledge-index' | 'cs-incoming' | 'cs-contents' | 'cs-pow-proofs' | 'cs-ancestors' | 'cs-validated' | 'cs-outgoing-open' | 'cs-outgoing-contract' | 'cs-outgoing-block' | 'cs-evidence' | 'cs-votes-open' | 'cs-meta' | 'cs-double-spends' | 'cs-outgoing-cert' | 'cs-distrusted-arbiters' | 'cs-certs'
 
 /** A key range: keys `>= gte` and `< lt`, in key order. */
 export interface KeyRange { gte?: string, lt?: string }
@@ -179,14 +179,16 @@ export interface StateClaims {
    */
   sealSigned?: (txid: string, quorum: string, nonce: string, items: ReadonlyArray<{ stateHash: string, holder: string }>) => Promise<import('./claim-proofs.js').PeerSeal[]>
   /** A receiver's check: enough arbiters of each state, as this node counts them, sealed it to its holder. */
-  checkSeals?: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<import('./claim-proofs.js').PeerSeal>) => Promise<import('./claims.js').ClaimResult>
+  checkSeals?: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<import('./claim-proofs.js').PeerSeal>) => Promise<import('./claims.js').ClaimResult & { seals?: import('./claim-proofs.js').PeerSeal[] }>
   /**
-   * A receiver's check of the blocks before the one delivered: each state's arbiters, as this node
-   * counts them, asked for their record of it; `refused` names a state held for another
-   * transaction by at least 2f + 1 of its n arbiters while fewer than q(n) sealed it to its holder
-   * (so that holder's block was never certified), undefined otherwise.
+   * A receiver's check of the blocks before the one delivered: the seals carried for them count
+   * first, then each state's arbiters, as this node counts them, are asked for their record of it;
+   * `refused` names a state held for another transaction by at least 2f + 1 of its n arbiters (or
+   * signed as sealed to another by f + 1) while fewer than q(n) sealed it to its holder (so that
+   * holder's block was never certified); `unanswered` a state it cannot tell yet (a contest
+   * against fewer than q(n) seals, or too few answers); `seals` the verified seals to the holders.
    */
-  priorSeals?: (items: ReadonlyArray<{ stateHash: string, holder: string }>, o?: { byView?: boolean }) => Promise<{ refused?: string, unanswered?: string }>
+  priorSeals?: (items: ReadonlyArray<{ stateHash: string, holder: string }>, o?: { byView?: boolean, carried?: ReadonlyArray<import('./claim-proofs.js').PeerSeal> }) => Promise<{ refused?: string, unanswered?: string, seals?: import('./claim-proofs.js').PeerSeal[] }>
 }
 
 /**

@@ -15,6 +15,8 @@ import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import { stateKey, type IncomingRecord } from './records.js'
 import { validatorBurns, type BurnClaim } from './burn-claims.js'
 import { isPeerSeal, stateHashOf } from './quorum-claims.js'
+import type { PeerSeal } from './claim-proofs.js'
+import { ACCEPTED_CERTS, certificatesToKeep } from './carried-certificates.js'
 import { isScContractType } from './smart-contract.js'
 import type { DecodedContract } from '../tokenchain/contract.js'
 import { ContractType, TokenType } from '../tokenchain/types.js'
@@ -158,7 +160,8 @@ export class TransferReceiver {
       // nothing is stored: the sender delivers again with these ancestors' chains
       if (missing.length > 0) return { txid: req.txid, accepted: false, missing: [...new Set(missing)] }
       if (incoming.length === 0) throw new RbtError(ErrorCode.VERIFICATION_FAILED, 'the contract transfers no token')
-      await this.checkCertificate(req, contract, block, memory)
+      const certified = await this.checkCertificate(req, contract, block, memory)
+      const certs = await certificatesToKeep(ledger, certified)
       const tCert = Date.now()
       // the blocks and contents of tokens this node held before (change coming back, a part's
       // parent it burnt itself) are stored already: only what it lacks is written
@@ -191,6 +194,7 @@ export class TransferReceiver {
         for (const [id, chain, from] of chains) for (let i = from; i < chain.length; i++) w.putBlock(id, i, chain[i])
         for (const [id, n] of extended) w.putBlock(id, n, req.block)
         for (const [id, c] of contents) w.putRecord('cs-contents', id, c)
+        for (const [holder, seals] of certs) w.putRecord(ACCEPTED_CERTS, holder, seals)
         for (const t of incoming) w.putToken(t)
         const first = incoming[0]
         w.putTransaction({
@@ -235,11 +239,11 @@ export class TransferReceiver {
    * initiator), it spends no state another receiver takes, and the chain rules refuse a deploy
    * that hands a new chain to anyone but its deployer (docs/protocol.md, "Seals").
    */
-  private async checkCertificate (req: DeliverRequest, contract: DecodedContract, block: DecodedBlock, memory: AncestryMemory): Promise<void> {
+  private async checkCertificate (req: DeliverRequest, contract: DecodedContract, block: DecodedBlock, memory: AncestryMemory): Promise<PeerSeal[]> {
     const claims = this.opts.claims
-    if (claims === undefined) return
+    if (claims === undefined) return []
     const type = contract.content.type
-    if (type === ContractType.NFT_DEPLOY || isScContractType(type)) return
+    if (type === ContractType.NFT_DEPLOY || isScContractType(type)) return []
     const nft = type === ContractType.NFT_EXECUTE
     const states: Array<readonly [string, string]> = []
     for (const [tokenId, e] of Object.entries(block.content.transInfo.tokens)) {
@@ -262,7 +266,7 @@ export class TransferReceiver {
     if (claims.checkSeals === undefined) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, 'the block\'s certificate cannot be checked by this node')
     const r = await claims.checkSeals(items, seals)
     if (!r.granted) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, `${CERTIFICATE_SHORT}: ${r.reason}`)
-    await this.checkEarlierBlocks(req, block, claims, memory)
+    return [...r.seals ?? [], ...await this.checkEarlierBlocks(req, block, claims, memory)]
   }
 
   /**
@@ -272,10 +276,13 @@ export class TransferReceiver {
    * honest quorums. The arbiters of the state each such block spent are asked for their record of
    * it: the block is refused when enough of them hold that state for another transaction and too
    * few sealed it to the block's (priorSeals). A state nobody holds (from before seals, arbiters
-   * gone) passes as before.
+   * gone) passes as before. The delivery carries the certificates the sender's node kept for those
+   * blocks (`earlier`): a block certified by q(n) of them needs no arbiter asked, and a block an
+   * arbiter contests stands only on such a certificate (docs/security.md, "Carried certificates").
+   * Resolves to the verified seals, kept with the tokens for this node's own deliveries.
    */
-  private async checkEarlierBlocks (req: DeliverRequest, block: DecodedBlock, claims: Pick<StateClaims, 'priorSeals'>, memory: AncestryMemory): Promise<void> {
-    if (claims.priorSeals === undefined) return
+  private async checkEarlierBlocks (req: DeliverRequest, block: DecodedBlock, claims: Pick<StateClaims, 'priorSeals'>, memory: AncestryMemory): Promise<PeerSeal[]> {
+    if (claims.priorSeals === undefined) return []
     // the block's tokens and every chain validation read (a part's parent, an FT's backing token:
     // one laundered before it was burnt is spent again through the parts paid on); not the other
     // chains of the bundle, whatever the sender put there (made-up blocks by the thousand, asked of
@@ -286,17 +293,19 @@ export class TransferReceiver {
       if (c !== undefined) chains.set(id, c)
     }
     const ids = [...chains].filter(([, c]) => c.length >= 2).map(([id]) => id)
-    if (ids.length === 0) return
+    if (ids.length === 0) return []
     // what this node stores of each chain already: its token record names the last block it holds,
     // counted only where the delivered chain has that very block there (a stored chain of another
     // fork, from when this node held the token on the branch the laundered one left, covers nothing)
     const records = await this.opts.ledger.tokensById(ids, { content: false })
     const items = ids.flatMap((id, i) => earlierSpends(id, chains.get(id)!, storedPrefix(records[i]?.latestBlockId, chains.get(id)!)))
-    if (items.length === 0) return
-    const r = await claims.priorSeals(items)
+    if (items.length === 0) return []
+    const carried = Array.isArray(req.earlier) ? req.earlier.filter(isPeerSeal) : []
+    const r = await claims.priorSeals(items, carried.length > 0 ? { carried } : {})
     if (r.refused !== undefined) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `an earlier block of the token was never certified: ${r.refused}`)
     // the arbiters could not tell (too many silent): not taken now, the sender delivers again
     if (r.unanswered !== undefined) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, `the earlier blocks of the token cannot be checked now: ${r.unanswered}; try again when the network is whole`)
+    return r.seals ?? []
   }
 
   /**

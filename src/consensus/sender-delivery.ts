@@ -4,6 +4,7 @@ import { ErrorCode, RbtError, errorMessage, isRbtError } from '../util/errors.js
 import { buildBundle, putValidatedState } from './bundle.js'
 import type { TokenChains } from './tx-chains.js'
 import type { ChainBundle } from './messages.js'
+import { ACCEPTED_CERTS, carriedFor, certificatesToKeep } from './carried-certificates.js'
 import type { LedgerWriter, TokenState } from './ports.js'
 import { putOutgoing, readOutgoing, unb64, withoutEvidence, type OutgoingRecord } from './records.js'
 import { opTokenType } from './nft.js'
@@ -104,7 +105,15 @@ export class SenderDelivery extends SenderPart {
       const failed = await written
       if (failed !== undefined) throw failed
       const recs = await (early ?? this.ledger.tokensById(rec.tokens, { content: false }))
-      await this.ledger.commit((w) => { if (early === undefined) blocks(w, recs); committed(w, recs); w.delRecord(OUTGOING_CERT, txid) })
+      // the decision's certificate is kept with the chain (the change this node keeps, a token
+      // coming back): its later deliveries carry it for this block
+      const certs = await certificatesToKeep(this.ledger, await this.ctx.certificateOf(rec) ?? [])
+      await this.ledger.commit((w) => {
+        if (early === undefined) blocks(w, recs)
+        committed(w, recs)
+        w.delRecord(OUTGOING_CERT, txid)
+        for (const [holder, seals] of certs) w.putRecord(ACCEPTED_CERTS, holder, seals)
+      })
       this.ctx.sentBundles.delete(txid)
       this.fault('committed')
       const spent = spentStates(rec).map((st) => `${st.tokenId}@${st.blockId}`)
@@ -130,8 +139,9 @@ export class SenderDelivery extends SenderPart {
         let sent = bundle
         for (let round = 0; ; round++) {
           let reply
+          const earlier = await carriedFor(this.ledger, sent)
           try {
-            reply = await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: contractBytes(rec), block, bundle: sent, memo: rec.memo, epoch: rec.epoch, ...(pledges !== undefined ? { pledges } : {}), ...(seals !== undefined ? { seals } : {}) })
+            reply = await this.transport.deliver({ txid: rec.txid, receiver: rec.receiver, contract: contractBytes(rec), block, bundle: sent, memo: rec.memo, epoch: rec.epoch, ...(pledges !== undefined ? { pledges } : {}), ...(seals !== undefined ? { seals } : {}), ...(earlier.length > 0 ? { earlier } : {}) })
           } catch (e) {
             // a receiver from before the missing-ancestors answer refuses a bundle without them: once more with every ancestor
             const whole = round === 0 && NO_CHAIN.test(errorMessage(e)) ? await this.prepare.whole(rec.tokens, sent) : undefined

@@ -20,6 +20,8 @@ export interface PriorSealsOptions {
    * seat stands (with none, no arbiter could answer, and no seat would ever be taken again).
    */
   byView?: boolean
+  /** seals the delivery carries for these states (the certificates the sender's node kept), counted once they verify */
+  carried?: ReadonlyArray<PeerSeal>
 }
 
 /** Seals' signatures remembered as checked. */
@@ -46,7 +48,7 @@ export function nodeClaimSeals (deps: {
   committee?: () => readonly string[] | undefined
   timeoutMs: number
   log: Logger
-}): { sealFor: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[], presealed?: ReadonlyArray<PeerSeal>, before?: (others: readonly string[]) => Promise<void>) => Promise<ClaimResult & { seals: PeerSeal[], grow?: () => Promise<PeerSeal[]> }>, sealSigned: (txid: string, quorum: string, nonce: string, items: ReadonlyArray<{ stateHash: string, holder: string }>) => Promise<PeerSeal[]>, checkSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<PeerSeal>) => Promise<ClaimResult>, priorSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, o?: PriorSealsOptions) => Promise<{ refused?: string, unanswered?: string }>, serveSeal: (req: StateClaimMethods['claims.seal']['request'], asker: string) => Promise<StateClaimMethods['claims.seal']['response']> } {
+}): { sealFor: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[], presealed?: ReadonlyArray<PeerSeal>, before?: (others: readonly string[]) => Promise<void>) => Promise<ClaimResult & { seals: PeerSeal[], grow?: () => Promise<PeerSeal[]> }>, sealSigned: (txid: string, quorum: string, nonce: string, items: ReadonlyArray<{ stateHash: string, holder: string }>) => Promise<PeerSeal[]>, checkSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<PeerSeal>) => Promise<ClaimResult & { seals?: PeerSeal[] }>, priorSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, o?: PriorSealsOptions) => Promise<{ refused?: string, unanswered?: string, seals?: PeerSeal[] }>, serveSeal: (req: StateClaimMethods['claims.seal']['request'], asker: string) => Promise<StateClaimMethods['claims.seal']['response']> } {
   const { table, limits, arbitersOf, timeoutMs, log } = deps
 /**
  * This arbiter's seal of some states for `forTx` (docs/protocol.md, "Seals"): the table's answers
@@ -54,11 +56,15 @@ export function nodeClaimSeals (deps: {
  */
 const sealHere = async (forTx: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlySet<string>, signer?: { quorum: string, nonce: string }): Promise<StateClaimMethods['claims.seal']['response']> => {
   const answers = await table.seal(items.map((it) => ({ ...it, forTx })), consents, MIN_QUORUM_SIGNATURES, signer)
+  // one seal per holder over the states sealed to it: the asked holder's, and the other
+  // transactions' a state here is sealed to (signed too: a later receiver counts a contest of an
+  // earlier block only when the arbiter signed it, docs/security.md, "Carried certificates")
   const byHolder = new Map<string, number[]>()
   answers.forEach((a, i) => {
-    if (!a.sealed) return
-    const l = byHolder.get(items[i]!.holder)
-    if (l === undefined) byHolder.set(items[i]!.holder, [i]); else l.push(i)
+    const holder = a.sealed ? items[i]!.holder : a.committed === true && a.holder !== undefined ? a.holder : undefined
+    if (holder === undefined) return
+    const l = byHolder.get(holder)
+    if (l === undefined) byHolder.set(holder, [i]); else l.push(i)
   })
   const h = deps.host()
   const seals = h === undefined
@@ -94,6 +100,22 @@ const sealsThatVerify = async (peer: string, res: StateClaimMethods['claims.seal
   const ok = await Promise.all((Array.isArray(res.seals) ? res.seals : []).slice(0, sent.length).map(async (g) => {
     if (typeof g?.holder !== 'string' || typeof g.sig !== 'string' || !Array.isArray(g.items)) return undefined
     const idx = g.items.filter((i): i is number => Number.isInteger(i) && i >= 0 && i < sent.length && items[sent[i]!]!.holder === g.holder)
+    if (idx.length === 0) return undefined
+    const seal: PeerSeal = { peer, sig: g.sig, holder: g.holder, states: idx.map((i) => items[sent[i]!]!.stateHash) }
+    return await sealVerifies(seal) ? { seal, idx } : undefined
+  }))
+  return ok.filter((g): g is { seal: PeerSeal, idx: number[] } => g !== undefined)
+}
+
+/**
+ * The seals of an arbiter's answer to `claims.seal` naming another holder than the one asked for
+ * (a state this arbiter sealed to another transaction) that verify, each with the indexes (into
+ * `sent`) of the items it covers.
+ */
+const contestsThatVerify = async (peer: string, res: StateClaimMethods['claims.seal']['response'], sent: ReadonlyArray<number>, items: ReadonlyArray<{ stateHash: string, holder: string }>): Promise<Array<{ seal: PeerSeal, idx: number[] }>> => {
+  const ok = await Promise.all((Array.isArray(res.seals) ? res.seals : []).slice(0, sent.length).map(async (g) => {
+    if (typeof g?.holder !== 'string' || typeof g.sig !== 'string' || !Array.isArray(g.items)) return undefined
+    const idx = g.items.filter((i): i is number => Number.isInteger(i) && i >= 0 && i < sent.length && items[sent[i]!]!.holder !== g.holder && res.answers[i]?.holder === g.holder)
     if (idx.length === 0) return undefined
     const seal: PeerSeal = { peer, sig: g.sig, holder: g.holder, states: idx.map((i) => items[sent[i]!]!.stateHash) }
     return await sealVerifies(seal) ? { seal, idx } : undefined
@@ -213,10 +235,11 @@ const sealSigned = async (txid: string, quorum: string, nonce: string, items: Re
   const h = deps.host()
   if (h === undefined || items.length === 0) return []
   const res = await sealHere(txid, items, new Set(), { quorum, nonce })
-  return (res.seals ?? []).map((g) => ({ peer: h.peerId, holder: g.holder, states: g.items.map((i) => items[i]!.stateHash), sig: g.sig }))
+  // only the seals to the states' own holders (one to another transaction is a contest's)
+  return (res.seals ?? []).filter((g) => g.items.every((i) => items[i]!.holder === g.holder)).map((g) => ({ peer: h.peerId, holder: g.holder, states: g.items.map((i) => items[i]!.stateHash), sig: g.sig }))
 }
 
-const checkSeals = async (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<PeerSeal>): Promise<ClaimResult> => {
+const checkSeals = async (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<PeerSeal>): Promise<ClaimResult & { seals?: PeerSeal[] }> => {
   const h = deps.host()
   if (h === undefined) {
     // no network: this node's own table is the one arbiter
@@ -245,52 +268,82 @@ const checkSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   // the seals counted here, and any the delivery shows of the same states to another holder,
   // compared with those seen before (a receiver's check)
   watchSeals('receiver', items, arbiters, valid)
-  return claimResult(items.map((it, i) => {
-    const sealed = byState.get(`${it.stateHash}|${it.holder}`) ?? new Set<string>()
-    return tallyState(it.stateHash, arbiters[i]!, new Map([...sealed].map((p) => [p, { granted: true }])))
-  }))
+  // the seals counted (to the items' holders), which the receiver keeps to carry with the chain
+  const mine = new Set(items.map((it) => `${it.stateHash}|${it.holder}`))
+  return {
+    ...claimResult(items.map((it, i) => {
+      const sealed = byState.get(`${it.stateHash}|${it.holder}`) ?? new Set<string>()
+      return tallyState(it.stateHash, arbiters[i]!, new Map([...sealed].map((p) => [p, { granted: true }])))
+    })),
+    seals: valid.filter((g) => g.states.some((st) => mine.has(`${st}|${g.holder}`)))
+  }
 }
 
 /**
- * A receiver's check of earlier blocks (docs/security.md, "Laundering"): each state's arbiters, as
- * this node counts them, are asked to seal it to its holder with no consent, which seals nothing
- * new (only a record already committed to that holder answers sealed, with its signed seal) and
- * otherwise names the transaction the arbiter holds the state for. A state held for another
- * transaction by 2f + 1 of its n arbiters (so by f + 1 honest ones, which never sealed it to this
- * holder) while fewer than q(n) show a seal to its holder was never certified to it: refused. No
- * answer, or a state nobody holds, refuses nothing.
+ * A receiver's check of earlier blocks (docs/security.md, "Laundering", "Carried certificates"):
+ * the seals the delivery carries for them (`o.carried`, the certificates the sender's node kept)
+ * count first, once they verify; a state they leave short is asked of its arbiters, as this node
+ * counts them, to seal it to its holder with no consent, which seals nothing new (only a record
+ * already committed to that holder answers sealed, with its signed seal) and otherwise names the
+ * transaction the arbiter holds the state for, signed when it sealed it to that one. Refused for
+ * good: a state held for another transaction by 2f + 1 of its n arbiters, or sealed (signed) to
+ * another by f + 1, while fewer than q(n) sealed it to its holder (never certified). Refused for
+ * now (`unanswered`): a state an arbiter signed as sealed to another transaction (contested) with
+ * fewer than q(n) verified seals to its holder, carried or gathered, or too few answers to tell.
+ * `seals`: the verified seals to the holders, kept by the receiver for its own deliveries.
  */
-const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: string }>, o: PriorSealsOptions = {}): Promise<{ refused?: string, unanswered?: string }> => {
+const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: string }>, o: PriorSealsOptions = {}): Promise<{ refused?: string, unanswered?: string, seals?: PeerSeal[] }> => {
   const h = deps.host()
   const self = h?.peerId ?? 'self'
   const sealed = items.map(() => new Set<string>())
   const other = items.map(() => new Map<string, { holder: string, sealed: boolean }>())
   // the arbiters whose answer about each state came back (sealed, held for another, or held by nobody)
   const answered = items.map(() => new Set<string>())
+  // the arbiters that hold no record of it at all
+  const nobody = items.map(() => new Set<string>())
+  // the verified seals to each state's holder (carried or gathered), and the contests (a seal to another)
+  const kept: PeerSeal[] = []
+  const contests: PeerSeal[] = []
   const take = async (peer: string, res: StateClaimMethods['claims.seal']['response'], sent: ReadonlyArray<number>): Promise<void> => {
     if (deps.certificates?.distrusted(peer) === true || !Array.isArray(res?.answers)) return
-    const verified = new Set((await sealsThatVerify(peer, res, sent, items)).flatMap((g) => g.idx))
+    const good = await sealsThatVerify(peer, res, sent, items)
+    const verified = new Set(good.flatMap((g) => g.idx))
+    kept.push(...good.map((g) => g.seal))
+    const signedOther = new Map((await contestsThatVerify(peer, res, sent, items)).flatMap((g) => { contests.push(g.seal); return g.idx.map((j) => [j, g.seal.holder] as const) }))
     res.answers.forEach((a, j) => {
       const i = sent[j]
       if (i === undefined || typeof a?.sealed !== 'boolean') return
       answered[i]!.add(peer)
       if (a.sealed && (peer === self || verified.has(j))) sealed[i]!.add(peer)
       else if (!a.sealed && typeof a.holder === 'string' && a.holder !== '' && a.holder !== items[i]!.holder) {
-        // sealed: the arbiter answered the state sealed (committed) to that other transaction
-        other[i]!.set(peer, { holder: a.holder, sealed: a.committed === true })
-      }
+        // sealed: the arbiter signed the state sealed (committed) to that other transaction; an
+        // unsigned `committed` counts as held only (one lying seat's word cannot tip a refusal)
+        other[i]!.set(peer, { holder: a.holder, sealed: signedOther.get(j) === a.holder })
+      } else if (!a.sealed && (typeof a.holder !== 'string' || a.holder === '')) nobody[i]!.add(peer)
     })
   }
   // with no consent the request's transaction names nothing (it only picks the claimants whose
   // consents count): the states of every holder go together, one request per arbiter
   const arbiters = items.map((it) => h === undefined ? [self] : arbitersOf(it.stateHash, [], o.byView === true))
-  const all = items.map((_, i) => i)
-  await take(self, await sealHere(items[0]?.holder ?? '', items, new Set()), all)
-  // every state sealed to its holder by q(n) of its arbiters as this node counts them: nothing a
-  // later answer says can refuse it (neverCertified needs fewer) and enough answered, so the
-  // slowest arbiters are not waited for (their answers still come, and count for nothing here)
   const countedBy = arbiters.map((list) => new Set(list))
+  // the carried certificates: each seal counts for the states it names with their holder, of which
+  // its peer is an arbiter here, once its signature verifies (a flood of others costs nothing)
+  if (h !== undefined && o.carried !== undefined && o.carried.length > 0) {
+    const index = new Map<string, number[]>()
+    items.forEach((it, i) => { const k = `${it.stateHash}|${it.holder}`; const l = index.get(k); if (l === undefined) index.set(k, [i]); else l.push(i) })
+    const shown = [...new Map(o.carried.filter((g) => g.states.some((st) => index.get(`${st}|${g.holder}`)?.some((i) => countedBy[i]!.has(g.peer)) === true) && deps.certificates?.distrusted(g.peer) !== true).map((g) => [`${g.peer}|${g.sig}`, g])).values()]
+    for (const g of await Promise.all(shown.map(async (g) => await sealVerifies(g) ? g : undefined))) {
+      if (g === undefined) continue
+      kept.push(g)
+      for (const st of g.states) for (const i of index.get(`${st}|${g.holder}`) ?? []) if (countedBy[i]!.has(g.peer)) sealed[i]!.add(g.peer)
+    }
+  }
+  const all = items.map((_, i) => i)
+  // every state sealed to its holder by q(n) of its arbiters as this node counts them: nothing a
+  // later answer says can refuse it (neverCertified needs fewer, and a contest yields to a
+  // certificate) and enough answered, so the arbiters are not asked, or the slowest not waited for
   const certified = (): boolean => items.every((_, i) => [...sealed[i]!].filter((p) => countedBy[i]!.has(p)).length >= claimThreshold(arbiters[i]!.length))
+  if (!certified()) await take(self, await sealHere(items[0]?.holder ?? '', items, new Set()), all)
   if (h !== undefined && !certified()) {
     const byPeer = groupByPeer(all.map((i) => [i, arbiters[i]!] as const), self)
     let settle = (): void => {}
@@ -308,6 +361,10 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
     }))
     await Promise.race([asked, enough])
   }
+  // the seals counted and the contests, compared with those seen before (an arbiter that sealed a
+  // state to two transactions is proof, and its word stops counting)
+  watchSeals('receiver', items, arbiters, [...kept, ...contests])
+  const seals = kept.length > 0 ? { seals: kept } : {}
   for (const [i, it] of items.entries()) {
     const n = arbiters[i]!.length
     const counted = countedBy[i]!
@@ -318,15 +375,32 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
       return { refused: `${against.length} of the ${n} arbiters of state ${it.stateHash} hold it for ${txs.length === 1 ? `transaction ${txs[0]!}` : `other transactions (${txs.join(', ')})`}, and ${mine} sealed it to transaction ${it.holder}, which spent it in the chain` }
     }
   }
+  for (const [i, it] of items.entries()) {
+    const n = arbiters[i]!.length
+    const counted = countedBy[i]!
+    const mine = [...sealed[i]!].filter((p) => counted.has(p)).length
+    // contested: an arbiter signed the state sealed to another transaction, so the block stands
+    // only on a certificate of its own (f lying seats answering "nobody holds it" and one honest
+    // seat out of reach would otherwise hide the seals to the other), unless q(n) arbiters hold no
+    // record of the state: f + 1 honest ones among them leave too few honest seats for any
+    // certificate of the other (f liars signing a made-up seal do not freeze a chain from before
+    // seals). Not a verdict: the rest of its certificate may come (carried, or its arbiters reached again)
+    const contest = [...other[i]!].filter(([p, x]) => counted.has(p) && x.sealed)
+    const none = [...nobody[i]!].filter((p) => counted.has(p)).length
+    if (contest.length > 0 && mine < claimThreshold(n) && none < claimThreshold(n)) {
+      return { ...seals, unanswered: `${contest.length} of the ${n} arbiters of state ${it.stateHash} signed it sealed to ${[...new Set(contest.map(([, x]) => x.holder))].join(', ')}, and ${mine} sealed it to transaction ${it.holder} (${claimThreshold(n)} needed for its certificate)` }
+    }
+  }
   // too few answers to tell: more than f arbiters silent could hide 2f + 1 holding the state for
   // another transaction. Not a verdict: the caller refuses for now and asks again later
   for (const [i, it] of items.entries()) {
     const n = arbiters[i]!.length
     const counted = countedBy[i]!
     const heard = [...answered[i]!].filter((p) => counted.has(p)).length
-    if (heard < claimThreshold(n)) return { unanswered: `${heard} of the ${n} arbiters of state ${it.stateHash} answered, ${claimThreshold(n)} needed to tell whether it was spent elsewhere` }
+    const mine = [...sealed[i]!].filter((p) => counted.has(p)).length
+    if (heard < claimThreshold(n) && mine < claimThreshold(n)) return { ...seals, unanswered: `${heard} of the ${n} arbiters of state ${it.stateHash} answered, ${claimThreshold(n)} needed to tell whether it was spent elsewhere` }
   }
-  return {}
+  return seals
 }
 
 /**

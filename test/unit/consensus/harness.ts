@@ -22,7 +22,7 @@ import { checkAnchorPath, checkBurnProof, checkOwnedPath, contractOwnership, con
 import { MIN_QUORUM_SIGNATURES } from '../../../src/consensus/quorum-selection.js'
 import { sha3Hex } from '../../../src/tokenchain/hash.js'
 import { sealEvidence, type CertificateWatch, type KeptGrant, type SeenCertificate } from '../../../src/consensus/certificate-evidence.js'
-import { ClaimTable, claimResult, neverCertified, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimStore } from '../../../src/consensus/claims.js'
+import { ClaimTable, claimResult, claimThreshold, neverCertified, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimStore } from '../../../src/consensus/claims.js'
 import type { StateClaims } from '../../../src/consensus/ports.js'
 
 /** An arbiter's claim table in memory (the node keeps it in its store). */
@@ -203,6 +203,8 @@ export class SimNet {
   cut: (from: string, to: string) => boolean = () => false
   /** every transaction whose certificate a sender grew (sealsFirst) */
   grown: string[] = []
+  /** the carried seals of earlier blocks that verified at a receiver's check (docs/security.md, "Carried certificates") */
+  carriedSeen: PeerSeal[] = []
   /** every claim an arbiter answered: node, txid, granted */
   claimLog: Array<{ arbiter: string, txid: string, granted: boolean }> = []
   /** every burnt ancestor a checker claimed */
@@ -316,21 +318,33 @@ export class SimNet {
         }
         return { ...r, seals }
       },
-      priorSeals: async (items) => {
-        // as the node's check: each arbiter's record of each state (a liar says it sealed it to the holder)
+      priorSeals: async (items, o) => {
+        // as the node's check: the carried seals that verify count first (q(n) of them settle the
+        // state), then each arbiter's record of each state (a liar says it sealed it to the holder)
         const n = this.nodes.length
+        const arbiters = this.nodes.map((x) => x.name)
+        const carried = (o?.carried ?? []).filter((g) => arbiters.includes(g.peer) && g.sig === this.sealSig(g.peer, g.holder, g.states))
+        const kept: PeerSeal[] = []
         for (const it of items) {
-          let mine = 0
+          const shown = carried.filter((g) => g.holder === it.holder && g.states.includes(it.stateHash))
+          kept.push(...shown)
+          const by = new Set(shown.map((g) => g.peer))
+          if (by.size >= claimThreshold(n)) continue
+          let mine = by.size
           const against: string[] = []
           for (const a of reachable()) {
+            if (by.has(a.name)) continue
             if (a.liar) { mine++; continue }
             const [r] = await a.claims.records([it.stateHash])
             if (r === undefined) continue
-            if (r.txid === it.holder) { if (r.committed === true) mine++ } else against.push(r.txid)
+            if (r.txid === it.holder) {
+              if (r.committed === true) { mine++; kept.push({ peer: a.name, holder: it.holder, states: [it.stateHash], sig: this.sealSig(a.name, it.holder, [it.stateHash]) }) }
+            } else against.push(r.txid)
           }
           if (neverCertified(n, mine, against.length)) return { refused: `${against.length} of the ${n} arbiters of state ${it.stateHash} hold it for another transaction` }
         }
-        return {}
+        this.carriedSeen.push(...carried)
+        return kept.length > 0 ? { seals: kept } : {}
       },
       checkSeals: async (items, seals) => {
         const arbiters = this.nodes.map((n) => n.name)
@@ -350,10 +364,13 @@ export class SimNet {
           }
         }
         if (seen.size > 0) watch?.observe('receiver', [...seen.values()])
-        return claimResult(items.map(({ stateHash, holder }) => {
-          const ok = new Set(valid.filter((g) => g.holder === holder && g.states.includes(stateHash)).map((g) => g.peer))
-          return tallyState(stateHash, arbiters, new Map([...ok].map((p) => [p, { granted: true }])))
-        }))
+        return {
+          ...claimResult(items.map(({ stateHash, holder }) => {
+            const ok = new Set(valid.filter((g) => g.holder === holder && g.states.includes(stateHash)).map((g) => g.peer))
+            return tallyState(stateHash, arbiters, new Map([...ok].map((p) => [p, { granted: true }])))
+          })),
+          seals: valid.filter((g) => items.some((it) => it.holder === g.holder && g.states.includes(it.stateHash)))
+        }
       }
     }
   }

@@ -65,7 +65,7 @@ export async function releasedAfterSigning (net: SimNet, quorums: readonly strin
 export async function launderToOwnNode (n: { net: SimNet, y: SimNode, set2: readonly string[] }, alice: SimDid): Promise<{ m: SimNode, mallory: SimDid }> {
   const m = n.net.addNode('M')
   const mallory = await n.net.addDid(m)
-  ;(m.receiver as unknown as { checkCertificate: () => Promise<void> }).checkCertificate = async () => {}
+  ;(m.receiver as unknown as { checkCertificate: () => Promise<unknown[]> }).checkCertificate = async () => []
   for (const d of n.set2) n.net.nodeOf(d).signsAnything = true
   n.y.claimsNothing = true
   const markers = n.net.markers

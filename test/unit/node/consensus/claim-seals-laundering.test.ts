@@ -1,5 +1,7 @@
 import { expect } from 'chai'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
+import { peerSealBytes } from '../../../../src/consensus/claim-proofs.js'
+import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import { peerKey, claimsAt, paidToBob, seatsOf, sealRpc } from './committee-fixture.js'
 
 /**
@@ -36,5 +38,28 @@ describe('claims: laundering past a certificate decided on the signers\' own sea
     const rpc = sealRpc(seats, (peer) => liars.has(peer) ? () => ({ sealed: false, holder: sha3Hex('made up'), committed: true }) : undefined)
     const receiver = claimsAt((await peerKey()).peer, { committee: () => seats.map((s) => s.peer), rpc })
     expect(await receiver.priorSeals!([{ stateHash: STATE, holder: T }])).to.deep.equal({})
+  })
+
+  it('f seats that sign the state sealed to a made-up transaction do not freeze an earlier block of a state nobody else holds', async function () {
+    this.timeout(10_000)
+    const STATE = sha3Hex('a state from before seals')
+    const T = sha3Hex('its honest spend, never sealed')
+    const MADE_UP = sha3Hex('made up and signed')
+    const seats = await seatsOf(7)
+    const liars = seats.slice(0, 2)
+    const signedLie = async (s: typeof liars[number], n: number): Promise<unknown> => ({
+      answers: Array.from({ length: n }, () => ({ sealed: false, holder: MADE_UP, committed: true })),
+      seals: [{ holder: MADE_UP, items: Array.from({ length: n }, (_, i) => i), sig: Buffer.from(await s.sign(peerSealBytes({ peer: s.peer, holder: MADE_UP, states: [STATE] }))).toString('hex') }]
+    })
+    const rpc = {
+      call: async (peer: string, method: string, req: { items: unknown[] }) => {
+        const liar = liars.find((s) => s.peer === peer)
+        if (liar !== undefined) return await signedLie(liar, req.items.length)
+        return await seats.find((s) => s.peer === peer)!.claims.serveSeal!(req as never, 'receiver-peer')
+      }
+    } as unknown as RpcClient<never>
+    const receiver = claimsAt((await peerKey()).peer, { committee: () => seats.map((s) => s.peer), rpc })
+    const r = await receiver.priorSeals!([{ stateHash: STATE, holder: T }])
+    expect(r.refused ?? r.unanswered, 'five honest seats hold no record of it: no other spend can be certified').to.equal(undefined)
   })
 })

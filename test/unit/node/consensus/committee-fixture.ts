@@ -120,7 +120,7 @@ export async function sealedAt (seats: readonly Seat[], at: readonly number[], s
  * signers' own seals (seats 0..4; the tests make 3 and 4 the owner's, or 4 alone), seats 5 and 6
  * never asked; bob's receiver has accepted T1's certificate (throws otherwise).
  */
-export async function paidToBob (label: string): Promise<{ seats: Seat[], state: string, t1: string, committee: () => string[] }> {
+export async function paidToBob (label: string): Promise<{ seats: Seat[], state: string, t1: string, committee: () => string[], certificate: PeerSeal[] }> {
   const seats = await seatsOf(7)
   const state = sha3Hex(`a state of the owner: ${label}`)
   const t1 = sha3Hex(`the spend bob accepted: ${label}`)
@@ -128,7 +128,7 @@ export async function paidToBob (label: string): Promise<{ seats: Seat[], state:
   const committee = (): string[] => seats.map((s) => s.peer)
   const bob = claimsAt((await peerKey()).peer, { committee })
   if (!(await bob.checkSeals!([{ stateHash: state, holder: t1 }], certificate)).granted) throw new Error('bob\'s receiver refused T1\'s certificate')
-  return { seats, state, t1, committee }
+  return { seats, state, t1, committee, certificate }
 }
 
 /**
