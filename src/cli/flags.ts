@@ -42,6 +42,7 @@ export const globalFlags = {
   nftArtifactLimit: Flags.string({ description: 'largest NFT artifact create-nft accepts, in bytes or with a unit (500MiB, 4GiB, 2GB); default 4GiB', helpGroup: 'RUN' }),
   logFormat: Flags.string({ description: 'log line format on stderr: text (default, `<time> [LEVEL] <message>`) or json (one object per line); config rbtnode.log_format', helpGroup: 'RUN' }),
   trustOwnQuorumList: Flags.boolean({ description: 'accept incoming transfers only when signed by quorums of this node\'s own list (default: any 5 signers backed by valid pledges)', allowNo: true, helpGroup: 'RUN' }),
+  requireCommittee: Flags.boolean({ description: 'count only arbiter seats as arbiters: no transfer is claimed, signed or accepted until an arbiter committee is in force (default: the peers of the view count until then)', allowNo: true, helpGroup: 'RUN' }),
   apiToken: Flags.string({ description: 'API token of a node started with -apiAuth (default: RBTNODE_API_TOKEN)', helpGroup: 'CONNECTION' }),
   // peers and bootstrap
   peers: Flags.string({ description: 'comma-separated multiaddresses', helpGroup: 'PEERS' }),

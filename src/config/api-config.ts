@@ -49,6 +49,8 @@ export interface RbtnodeSettings {
   kubo?: boolean
   /** receiver: accept only signers of this node's own quorum list (default false: by pledge evidence) */
   trust_own_quorum_list?: boolean
+  /** count only arbiter seats: no transfer while no committee is in force (docs/security.md, "Before the committee") */
+  require_committee?: boolean
   /** require a bearer token on the API (written to <-p>/api.cookie at each start) */
   api_auth?: boolean
   /** Host names the API serves besides the loopback names */

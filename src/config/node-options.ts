@@ -44,6 +44,11 @@ export interface NodeOptions {
   kubo: boolean
   /** receiver: only signers of this node's own quorum list count (`-trustOwnQuorumList`, config) */
   trustOwnQuorumList: boolean
+  /**
+   * count only arbiter seats: while no committee is in force, claim, sign and accept no transfer
+   * (`-requireCommittee`, else RBTNODE_REQUIRE_COMMITTEE=0|1, else config `rbtnode.require_committee`; off by default: docs/security.md, "Before the committee")
+   */
+  requireCommittee: boolean
   /** the API needs a bearer token, written to <workDir>/api.cookie at each start (`-apiAuth`, config) */
   apiAuth: boolean
   /** Host names served besides localhost, 127.0.0.1 and [::1] (`-allowHosts`, config) */
@@ -85,6 +90,7 @@ export interface RunFlags {
   mdns?: boolean
   kubo?: boolean
   trustOwnQuorumList?: boolean
+  requireCommittee?: boolean
   apiAuth?: boolean
   /** comma-separated */
   allowHosts?: string
@@ -164,6 +170,7 @@ export function resolveNodeOptions (flags: RunFlags, cwd: string = process.cwd()
     mdnsIntervalMs: mdnsInterval(process.env.RBTNODE_MDNS_INTERVAL_MS),
     kubo: flags.kubo ?? envSwitch('RBTNODE_KUBO') ?? ours.kubo ?? false,
     trustOwnQuorumList: flags.trustOwnQuorumList ?? ours.trust_own_quorum_list ?? false,
+    requireCommittee: flags.requireCommittee ?? envSwitch('RBTNODE_REQUIRE_COMMITTEE') ?? ours.require_committee ?? false,
     apiAuth: flags.apiAuth ?? ours.api_auth ?? false,
     allowHosts: flags.allowHosts !== undefined ? splitList(flags.allowHosts) : ours.allow_hosts ?? [],
     corsOrigins: flags.corsOrigins !== undefined ? splitList(flags.corsOrigins) : ours.cors_origins ?? [],

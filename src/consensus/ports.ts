@@ -188,7 +188,7 @@ export interface StateClaims {
    * holder's block was never certified); `unanswered` a state it cannot tell yet (a contest
    * against fewer than q(n) seals, or too few answers); `seals` the verified seals to the holders.
    */
-  priorSeals?: (items: ReadonlyArray<{ stateHash: string, holder: string }>, o?: { byView?: boolean, carried?: ReadonlyArray<import('./claim-proofs.js').PeerSeal> }) => Promise<{ refused?: string, unanswered?: string, seals?: import('./claim-proofs.js').PeerSeal[] }>
+  priorSeals?: (items: ReadonlyArray<{ stateHash: string, holder: string }>, o?: { byView?: boolean, carried?: ReadonlyArray<import('./claim-proofs.js').PeerSeal>, stake?: boolean }) => Promise<{ refused?: string, unanswered?: string, seals?: import('./claim-proofs.js').PeerSeal[] }>
 }
 
 /**

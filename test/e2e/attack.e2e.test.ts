@@ -53,11 +53,18 @@ describe('e2e: a cheating owner cannot pay one token twice', function () {
 
   before(async function () {
     this.timeout(600_000)
-    an = await attackNetwork({ log, honestRbt: 12, committee: true })
+    an = await attackNetwork({ log, honestRbt: 12, committee: true, requireCommittee: true })
   })
   after(async function () {
     this.timeout(120_000)
     await an?.close()
+  })
+
+  // case 5 before any seat: nodes that count only seats (require_committee) pay nothing while
+  // peers would be the arbiters, and say why
+  it('a node that requires the committee refused the payer\'s transfer before any seat stood, saying why', () => {
+    expect(an.beforeSeats?.status).to.equal(false)
+    expect(an.beforeSeats?.message).to.match(/no arbiter committee is in force yet/)
   })
 
   it('evict then release: a peer that claims the live transaction under 16 quorum strings and releases it does not free the state for a conflicting spend', async () => {

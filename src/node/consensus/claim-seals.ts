@@ -22,6 +22,8 @@ export interface PriorSealsOptions {
   byView?: boolean
   /** seals the delivery carries for these states (the certificates the sender's node kept), counted once they verify */
   carried?: ReadonlyArray<PeerSeal>
+  /** a registration's stake probed (docs/protocol.md, "The arbiter committee"): asked even by a node that requires the committee, while none is in force */
+  stake?: boolean
 }
 
 /** Seals' signatures remembered as checked. */

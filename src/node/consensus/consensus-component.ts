@@ -242,7 +242,8 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
         rpc: () => net?.rpc as never,
         verifier,
         verifyPeer: async (peer, data, sig) => (await import('../../p2p/peer-signature.js')).verifyPeerSignature(peer, data, sig),
-        probe: async (items, o) => await claimsRef?.priorSeals?.(items, o) ?? {},
+        // a stake is probed wherever the node counts arbiters, a node that requires the committee too
+        probe: async (items, o) => await claimsRef?.priorSeals?.(items, { ...o, stake: true }) ?? {},
         distrusted: (p) => certificates.distrusted?.(p) === true,
         log: log.child('arbiters'),
         testNet: options.testNet === true,
@@ -270,7 +271,8 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
         quorumSigner: (did) => svc?.quorumSignerOf(did),
         timeoutMs: env('RBTNODE_CLAIM_TIMEOUT_MS'),
         log: log.child('claims'),
-        certificates
+        certificates,
+        requireCommittee: options.requireCommittee
       })
       claims = c
       claimsRef = c

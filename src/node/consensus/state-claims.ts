@@ -18,6 +18,7 @@ import { closerPeerSets, spentKeyBytes, type NodeSpentMarkers } from './spent-ma
 import type { ArbiterView } from './arbiter-view.js'
 import { type CertificateWatch, type SeenCertificate } from '../../consensus/certificate-evidence.js'
 import { nodeClaimSeals } from './claim-seals.js'
+import { COMMITTEE_MIN } from '../../consensus/committee.js'
 import { claimRequests, PER_ITEM_MS, PROOF_UNKNOWN, type Claim, type ClaimRequestItem } from './claim-request.js'
 import { CLAIM_PEER_BURST, CLAIM_PEER_RATE, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods, type WireProof } from './claim-rpc.js'
 
@@ -80,6 +81,11 @@ export function nodeStateClaims (opts: {
   committee?: () => readonly string[] | undefined
   /** the addresses a seated arbiter registered (a claim asks the committee's arbiters directly) */
   committeeAddrs?: (peer: string) => string[]
+  /**
+   * This node counts only seats as arbiters (`require_committee`): while no committee is in force
+   * it claims, signs and accepts nothing (docs/security.md, "Before the committee")
+   */
+  requireCommittee?: boolean
 }): NodeStateClaims {
   const { table, view, log } = opts
   const timeoutMs = opts.timeoutMs ?? 3000
@@ -567,7 +573,29 @@ export function nodeStateClaims (opts: {
     if (open.length > 0) log.debug(`claims: ${open.length} stale claim(s) asked about`)
   }
 
-  return { claimFor, checkGrants, grantOwn, release, sealFor: seals.sealFor, sealSigned: seals.sealSigned, checkSeals: seals.checkSeals, priorSeals: seals.priorSeals, serveClaim, serveRelease, serveSeal: seals.serveSeal, status, sweep, table }
+  // a node that requires the committee refuses, while none is in force, whatever would count the
+  // peers of its view as arbiters (peer ids cost nothing: an owner's ground ids would be all of them)
+  const uncommitted = (): string | undefined => opts.requireCommittee === true && opts.host() !== undefined && opts.committee?.() === undefined
+    ? `no arbiter committee is in force yet, and this node counts only arbiter seats (require_committee): transfers wait until ${COMMITTEE_MIN} seats stand together (GET /svc/v1/arbiters)`
+    : undefined
+  const refusal = (why: string): ClaimResult & { granted: false } => ({ granted: false, code: 'CLAIM_UNREACHABLE', reason: why, tallies: [] })
+  return {
+    claimFor: async (...a) => { const why = uncommitted(); return why !== undefined ? { ...refusal(why), grants: [] } : await claimFor(...a) },
+    checkGrants: async (...a) => { const why = uncommitted(); return why !== undefined ? refusal(why) : await checkGrants(...a) },
+    grantOwn,
+    release,
+    sealFor: seals.sealFor,
+    sealSigned: seals.sealSigned,
+    checkSeals: async (...a) => { const why = uncommitted(); return why !== undefined ? refusal(why) : await seals.checkSeals(...a) },
+    // a registration's stake is still probed (no committee could form otherwise)
+    priorSeals: async (items, o) => { const why = o?.stake === true || o?.byView === true ? undefined : uncommitted(); return why !== undefined ? { unanswered: why } : await seals.priorSeals(items, o) },
+    serveClaim,
+    serveRelease,
+    serveSeal: seals.serveSeal,
+    status,
+    sweep,
+    table
+  }
 }
 
 /** Logs a failure of a best-effort claims step. */

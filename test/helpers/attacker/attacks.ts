@@ -33,6 +33,8 @@ export interface AttackNet {
   victim: string
   /** double spends paid so far, by attack (for `undetected`) */
   paidTwice: Array<{ attack: string, did: string, states: string[], x?: string, y?: string }>
+  /** with `requireCommittee`: what the payer's transfer was told before any seat stood */
+  beforeSeats?: { status: boolean, message: string }
   close: () => Promise<void>
 }
 
@@ -45,20 +47,15 @@ export interface AttackResult {
   notes: string[]
 }
 
-export async function attackNetwork (o: { log?: (s: string) => void, honestRbt?: number, committee?: boolean } = {}): Promise<AttackNet> {
+export async function attackNetwork (o: { log?: (s: string) => void, honestRbt?: number, committee?: boolean, requireCommittee?: boolean } = {}): Promise<AttackNet> {
   const log = o.log ?? (() => {})
-  // no partitions here: a peer gone for 5 s is no arbiter any more (the attacks add and remove peers)
-  const opts = { lan: false, quorumRbt: 60, env: { RBTNODE_ARBITER_FORGET_MS: '5000', ...(o.committee === true ? COMMITTEE_ENV : {}) }, log, setupTimeoutMs: 600_000 }
+  // no partitions here: a peer gone for 5 s is no arbiter any more (the attacks add and remove peers);
+  // `requireCommittee`: every node counts only seats, and refuses transfers until they stand
+  const committeeEnv = o.committee === true ? { ...COMMITTEE_ENV, ...(o.requireCommittee === true ? { RBTNODE_REQUIRE_COMMITTEE: '1' } : {}) } : {}
+  const opts = { lan: false, quorumRbt: 60, env: { RBTNODE_ARBITER_FORGET_MS: '5000', ...committeeEnv }, log, setupTimeoutMs: 600_000 }
   // a set-up step that fails on a loaded machine (fifteen nodes start at once) is tried once more
   const net = await raceNetwork(opts).catch(async (e: Error) => { log(`network set-up failed (${e.message.slice(0, 160)}); once more`); return await raceNetwork(opts) })
   try {
-    // with a committee: every quorum DID takes an arbiter seat, and peer ids count for nothing
-    if (o.committee === true) {
-      await seatQuorums(net.quorums, net.quorumDids, net.all())
-      log(`arbiter committee in force on every node: ${net.quorums.length} seats`)
-    }
-    const attacker = await AttackerPeer.start({ behaviour: 'grant' })
-    const nodes = await attacker.connect(net.all().map((n) => n.multiaddr))
     const payer = await createLiteDid(net.full.client, USER_PASSWORD)
     const victim = await createLiteDid(net.full.client, USER_PASSWORD)
     const dave = await createLiteDid(net.r2.client, USER_PASSWORD)
@@ -67,9 +64,20 @@ export async function attackNetwork (o: { log?: (s: string) => void, honestRbt?:
     // every node resolves dave to R2, and the payer to the fullnode (dave pays back)
     await Promise.all(net.all().filter((n) => n !== net.r2).map(async (n) => { await n.client.call('nodeAddPeers', { body: { DID: dave, PeerID: net.r2.peerId, DIDType: 4 } }) }))
     await Promise.all(net.all().filter((n) => n !== net.full).map(async (n) => { await n.client.call('nodeAddPeers', { body: { DID: payer, PeerID: net.full.peerId, DIDType: 4 } }) }))
+    // nodes that require the committee pay nothing before it stands
+    const beforeSeats = o.requireCommittee === true ? await transfer(net.full.client, payer, dave, 1, USER_PASSWORD, 'before any seat') : undefined
+    if (beforeSeats !== undefined) log(`a transfer before any seat: ${beforeSeats.status ? 'paid' : beforeSeats.message}`)
+    // with a committee: every quorum DID takes an arbiter seat, and peer ids count for nothing
+    if (o.committee === true) {
+      await seatQuorums(net.quorums, net.quorumDids, net.all())
+      log(`arbiter committee in force on every node: ${net.quorums.length} seats`)
+    }
+    const attacker = await AttackerPeer.start({ behaviour: 'grant' })
+    const nodes = await attacker.connect(net.all().map((n) => n.multiaddr))
     log(`attacker peer ${attacker.peerId} connected to ${nodes.length} nodes; honest payer funded`)
     return {
       net, attacker, nodes, payer, dave, victim, paidTwice: [],
+      ...(beforeSeats !== undefined ? { beforeSeats: { status: beforeSeats.status, message: beforeSeats.message ?? '' } } : {}),
       close: async () => { await attacker.stop(); await net.close() }
     }
   } catch (e) {
