@@ -266,7 +266,7 @@ export class TransferReceiver {
     if (claims.checkSeals === undefined) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, 'the block\'s certificate cannot be checked by this node')
     const r = await claims.checkSeals(items, seals)
     if (!r.granted) throw new RbtError(ErrorCode.CLAIM_UNREACHABLE, `${CERTIFICATE_SHORT}: ${r.reason}`)
-    return [...r.seals ?? [], ...await this.checkEarlierBlocks(req, block, claims, memory)]
+    return [...r.seals ?? [], ...await this.checkEarlierBlocks(req, block, claims, memory, r.seals ?? [])]
   }
 
   /**
@@ -281,7 +281,7 @@ export class TransferReceiver {
    * arbiter contests stands only on such a certificate (docs/security.md, "Carried certificates").
    * Resolves to the verified seals, kept with the tokens for this node's own deliveries.
    */
-  private async checkEarlierBlocks (req: DeliverRequest, block: DecodedBlock, claims: Pick<StateClaims, 'priorSeals'>, memory: AncestryMemory): Promise<PeerSeal[]> {
+  private async checkEarlierBlocks (req: DeliverRequest, block: DecodedBlock, claims: Pick<StateClaims, 'priorSeals'>, memory: AncestryMemory, certified: readonly PeerSeal[]): Promise<PeerSeal[]> {
     if (claims.priorSeals === undefined) return []
     // the block's tokens and every chain validation read (a part's parent, an FT's backing token:
     // one laundered before it was burnt is spent again through the parts paid on); not the other
@@ -300,7 +300,9 @@ export class TransferReceiver {
     const records = await this.opts.ledger.tokensById(ids, { content: false })
     const items = ids.flatMap((id, i) => earlierSpends(id, chains.get(id)!, storedPrefix(records[i]?.latestBlockId, chains.get(id)!)))
     if (items.length === 0) return []
-    const carried = Array.isArray(req.earlier) ? req.earlier.filter(isPeerSeal) : []
+    // the certificates carried for the earlier blocks, and the delivered block's own just verified
+    // (the chains end with it: its state needs no arbiter asked again)
+    const carried = [...(Array.isArray(req.earlier) ? req.earlier.filter(isPeerSeal) : []), ...certified]
     const r = await claims.priorSeals(items, carried.length > 0 ? { carried } : {})
     if (r.refused !== undefined) throw new RbtError(ErrorCode.VERIFICATION_FAILED, `an earlier block of the token was never certified: ${r.refused}`)
     // the arbiters could not tell (too many silent): not taken now, the sender delivers again

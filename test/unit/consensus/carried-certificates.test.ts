@@ -32,8 +32,10 @@ describe('consensus: certificates carried with the chain', () => {
     expect(await balance(n.carolNode, n.carol.did)).to.equal(500)
     const carried = seen.flatMap((r) => r.earlier ?? [])
     expect(carried.filter((g) => g.holder === t1.txid).map((g) => g.sig).sort()).to.deep.equal(kept!.map((g) => g.sig).sort())
-    // and carol's check of that earlier block counted them
-    expect(n.net.carriedSeen.filter((g) => g.holder === t1.txid)).to.have.length(kept!.length)
+    // and carol's check of that earlier block counted them, as it counted the delivered block's
+    // own certificate for the chain's last block (no arbiter asked again about it)
+    expect(new Set(n.net.carriedSeen.filter((g) => g.holder === t1.txid).map((g) => g.sig))).to.have.property('size', kept!.length)
+    expect(n.net.carriedSeen.filter((g) => g.holder === t2.txid)).to.not.be.empty
     // carol keeps both: T2's own and T1's, for her own deliveries
     expect(await n.carolNode.ledger.record<PeerSeal[]>(ACCEPTED_CERTS, t1.txid)).to.be.an('array').that.is.not.empty
     expect(await n.carolNode.ledger.record<PeerSeal[]>(ACCEPTED_CERTS, t2.txid)).to.be.an('array').that.is.not.empty
