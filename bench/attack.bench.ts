@@ -14,8 +14,10 @@ import { isMain, percentile } from './stats.js'
  * attack_<name>_honest_ok (percent of the honest transfers made during the attack that went
  * through; goal ≥ 95 %), attack_<name>_tries. ATTACK_TRIES (default 3) sets the tries of the
  * attacks that race; ATTACK_ONLY (comma-separated names) runs some of them. Every quorum takes an
- * arbiter seat first (docs/protocol.md, "The arbiter committee"); ATTACK_COMMITTEE=0 leaves the
- * arbiters counted as peers, the network before any seat.
+ * arbiter seat first (docs/protocol.md, "The arbiter committee"), the nodes requiring it
+ * (`require_committee`: attack_before_seats says what a transfer before the seats was told;
+ * ATTACK_REQUIRE_COMMITTEE=0 leaves it off); ATTACK_COMMITTEE=0 leaves the arbiters counted as
+ * peers, the network before any seat.
  *
  * ghost_credit and sign_burns run the owner's node Y as changed code (test/helpers/attacker/
  * cheating-node.ts: rbtnode's sender with a step changed) for their tries.
@@ -28,7 +30,10 @@ export async function run (): Promise<Record<string, string | number>> {
   // the network as the design runs it: every quorum seated on the arbiter committee (ATTACK_COMMITTEE=0:
   // arbiters counted as peers, as a network with no seats does)
   const committee = process.env.ATTACK_COMMITTEE !== '0'
-  const an = await attackNetwork({ log: say, committee })
+  // the nodes count only seats (require_committee) unless ATTACK_REQUIRE_COMMITTEE=0: a transfer
+  // before the seats stand is refused, and the figure says so
+  const requireCommittee = committee && process.env.ATTACK_REQUIRE_COMMITTEE !== '0'
+  const an = await attackNetwork({ log: say, committee, requireCommittee })
   const results: AttackResult[] = []
   try {
     if (want('evict_release')) results.push(await evictRelease(an, tries, say))
@@ -42,6 +47,7 @@ export async function run (): Promise<Record<string, string | number>> {
     await an.close()
   }
   const figures: Record<string, string | number> = { attack_arbiters: committee ? `the committee (${an.net.quorums.length} seats)` : 'peers (no committee)' }
+  if (an.beforeSeats !== undefined) figures.attack_before_seats = an.beforeSeats.status ? 'paid (the node did not wait for the committee)' : `refused: ${an.beforeSeats.message}`
   for (const r of results) {
     figures[`attack_${r.name}_tries`] = r.tries
     figures[`attack_${r.name}_paid_twice`] = r.paidTwice
