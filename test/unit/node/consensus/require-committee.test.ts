@@ -1,14 +1,7 @@
 import { expect } from 'chai'
-import { ClaimTable } from '../../../../src/consensus/claims.js'
-import { nodeStateClaims } from '../../../../src/node/consensus/state-claims.js'
-import type { ArbiterView } from '../../../../src/node/consensus/arbiter-view.js'
-import type { NodeSpentMarkers } from '../../../../src/node/consensus/spent-markers.js'
-import type { P2pHost } from '../../../../src/p2p/host.js'
 import type { RpcClient } from '../../../../src/p2p/rpc.js'
-import { silentLogger } from '../../../../src/util/logger.js'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
-import { memoryClaimStore } from '../../consensus/harness.js'
-import { peerKey } from './committee-fixture.js'
+import { claimsAt, peerKey } from './committee-fixture.js'
 
 /**
  * A node that counts only arbiter seats (`require_committee`, docs/security.md, "Before the
@@ -20,25 +13,11 @@ import { peerKey } from './committee-fixture.js'
 describe('claims: a node that requires the arbiter committee', () => {
   const STATE = sha3Hex('a state')
   const TX = sha3Hex('a transaction')
-  const build = async (seats: () => string[] | undefined, requireCommittee = true): Promise<{ claims: ReturnType<typeof nodeStateClaims>, asked: string[] }> => {
-    const self = (await peerKey()).peer
-    const peers = await Promise.all(Array.from({ length: 6 }, async () => (await peerKey()).peer))
+  const build = async (seats: () => string[] | undefined, requireCommittee = true): Promise<{ claims: ReturnType<typeof claimsAt>, asked: string[] }> => {
+    const view = await Promise.all(Array.from({ length: 6 }, async () => (await peerKey()).peer))
     const asked: string[] = []
     const rpc = { call: async (peer: string, method: string, req: { items: unknown[] }) => { asked.push(method); if (method === 'claims.seal') return { answers: req.items.map(() => ({ sealed: false })) }; throw new Error(`${peer}: ${method} not served`) } } as unknown as RpcClient<never>
-    const claims = nodeStateClaims({
-      host: () => ({ peerId: self, closestKnownPeers: () => [] }) as unknown as P2pHost,
-      rpc: () => rpc as never,
-      table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }),
-      view: { closest: () => peers.map((p) => ({ peerId: p, multiaddrs: [] })) } as unknown as ArbiterView,
-      markers: {} as unknown as NodeSpentMarkers,
-      verifier: { verify: async () => true },
-      quorumSigner: () => undefined,
-      outcome: async () => 'pending',
-      log: silentLogger,
-      committee: seats,
-      requireCommittee
-    })
-    return { claims, asked }
+    return { claims: claimsAt((await peerKey()).peer, { rpc, view, committee: seats, requireCommittee }), asked }
   }
 
   it('refuses, while no committee is in force, every step that would count the view\'s peers, and asks none of them', async () => {
