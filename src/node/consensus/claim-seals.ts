@@ -129,6 +129,24 @@ const contestsThatVerify = async (peer: string, res: StateClaimMethods['claims.s
 }
 
 /**
+ * Seals shown for `items` rather than answered by their arbiters (a sender's presealed, a
+ * delivery's carried): each counts, once its signature verifies, for the items it names with their
+ * holder of which its peer is an arbiter here (`arbiters[i]`); a distrusted arbiter's counts
+ * nowhere, and a seal that would count for no item is not even checked. `cap`: at most that many
+ * seals of one arbiter for one holder are checked (a flood in real arbiters' names costs a few checks).
+ */
+const countShown = async (items: ReadonlyArray<{ stateHash: string, holder: string }>, arbiters: ReadonlyArray<ReadonlySet<string>>, shown: ReadonlyArray<PeerSeal>, cap?: (holder: string) => number): Promise<Array<{ seal: PeerSeal, idx: number[] }>> => {
+  const index = new Map<string, number[]>()
+  items.forEach((it, i) => { const k = `${it.stateHash}|${it.holder}`; const l = index.get(k); if (l === undefined) index.set(k, [i]); else l.push(i) })
+  const countsFor = (g: PeerSeal): number[] => g.states.flatMap((st) => (index.get(`${st}|${g.holder}`) ?? []).filter((i) => arbiters[i]!.has(g.peer)))
+  const perSigner = new Map<string, number>()
+  const checked = [...new Map(shown.filter((g) => deps.certificates?.distrusted(g.peer) !== true && countsFor(g).length > 0).map((g) => [`${g.peer}|${g.sig}`, g])).values()]
+    .filter((g) => { if (cap === undefined) return true; const k = `${g.peer}|${g.holder}`; const c = perSigner.get(k) ?? 0; perSigner.set(k, c + 1); return c < cap(g.holder) })
+  const ok = await Promise.all(checked.map(async (g) => await sealVerifies(g) ? { seal: g, idx: countsFor(g) } : undefined))
+  return ok.filter((g): g is { seal: PeerSeal, idx: number[] } => g !== undefined)
+}
+
+/**
  * The seal of a transaction's states at their arbiters. `presealed`: seals the signers' nodes made
  * of their own tables as they signed (their SIGN answers), counted first once their signatures
  * verify; an arbiter that sealed every state it was to seal is not asked again. When those already
@@ -165,14 +183,11 @@ const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, h
   const arbiters = h === undefined ? items.map(() => [self]) : items.map((it) => arbitersOf(it.stateHash, peers))
   // the signers' own seals: each counts for the states it names with their holder of which its
   // peer is an arbiter here, once its signature verifies
-  const index = new Map(items.map((it, i) => [`${it.stateHash}|${it.holder}`, i]))
-  const shown = h === undefined ? [] : presealed.filter((g) => deps.certificates?.distrusted(g.peer) !== true)
-  for (const g of await Promise.all(shown.map(async (g) => await sealVerifies(g) ? g : undefined))) {
-    if (g === undefined) continue
-    const idx = g.states.map((st) => index.get(`${st}|${g.holder}`)).filter((i): i is number => i !== undefined && arbiters[i]!.includes(g.peer))
-    if (idx.length === 0) continue
-    sealsOut.push(g)
-    for (const i of idx) answers[i]!.set(g.peer, { granted: true })
+  if (h !== undefined) {
+    for (const { seal, idx } of await countShown(items, arbiters.map((list) => new Set(list)), presealed)) {
+      sealsOut.push(seal)
+      for (const i of idx) answers[i]!.set(seal.peer, { granted: true })
+    }
   }
   // this node's own table, while the other arbiters are asked (an arbiter too unless a committee
   // in force seats other peers only: then its answer would not count, and its write held up the seal)
@@ -334,26 +349,20 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   // the carried certificates: each seal counts for the states it names with their holder, of which
   // its peer is an arbiter here, once its signature verifies (a flood of others costs nothing)
   if (h !== undefined && o.carried !== undefined && o.carried.length > 0) {
-    const index = new Map<string, number[]>()
-    items.forEach((it, i) => { const k = `${it.stateHash}|${it.holder}`; const l = index.get(k); if (l === undefined) index.set(k, [i]); else l.push(i) })
-    // at most CARRIED_PER_SIGNER seals of one arbiter for one holder are checked: a sender padding
-    // the delivery with made-up seals in the names of real arbiters costs a few checks, not thousands
-    const perSigner = new Map<string, number>()
+    // one seal per batch of a holder's states is what an honest certificate has, and a few more
     const statesOf = new Map<string, number>()
     for (const it of items) statesOf.set(it.holder, (statesOf.get(it.holder) ?? 0) + 1)
-    const shown = [...new Map(o.carried.filter((g) => g.states.some((st) => index.get(`${st}|${g.holder}`)?.some((i) => countedBy[i]!.has(g.peer)) === true) && deps.certificates?.distrusted(g.peer) !== true).map((g) => [`${g.peer}|${g.sig}`, g])).values()]
-      .filter((g) => { const k = `${g.peer}|${g.holder}`; const c = perSigner.get(k) ?? 0; perSigner.set(k, c + 1); return c < CARRIED_PER_SIGNER + Math.ceil((statesOf.get(g.holder) ?? 0) / CLAIM_BATCH_MAX) })
-    for (const g of await Promise.all(shown.map(async (g) => await sealVerifies(g) ? g : undefined))) {
-      if (g === undefined) continue
-      kept.push(g)
-      for (const st of g.states) for (const i of index.get(`${st}|${g.holder}`) ?? []) if (countedBy[i]!.has(g.peer)) sealed[i]!.add(g.peer)
+    for (const { seal, idx } of await countShown(items, countedBy, o.carried, (holder) => CARRIED_PER_SIGNER + Math.ceil((statesOf.get(holder) ?? 0) / CLAIM_BATCH_MAX))) {
+      kept.push(seal)
+      for (const i of idx) sealed[i]!.add(seal.peer)
     }
   }
   const all = items.map((_, i) => i)
   // every state sealed to its holder by q(n) of its arbiters as this node counts them: nothing a
   // later answer says can refuse it (neverCertified needs fewer, and a contest yields to a
   // certificate) and enough answered, so the arbiters are not asked, or the slowest not waited for
-  const certified = (): boolean => items.every((_, i) => [...sealed[i]!].filter((p) => countedBy[i]!.has(p)).length >= claimThreshold(arbiters[i]!.length))
+  const mineOf = (i: number): number => [...sealed[i]!].filter((p) => countedBy[i]!.has(p)).length
+  const certified = (): boolean => items.every((_, i) => mineOf(i) >= claimThreshold(arbiters[i]!.length))
   if (!certified()) await take(self, await sealHere(items[0]?.holder ?? '', items, new Set()), all)
   if (h !== undefined && !certified()) {
     const byPeer = groupByPeer(all.map((i) => [i, arbiters[i]!] as const), self)
@@ -379,7 +388,7 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   for (const [i, it] of items.entries()) {
     const n = arbiters[i]!.length
     const counted = countedBy[i]!
-    const mine = [...sealed[i]!].filter((p) => counted.has(p)).length
+    const mine = mineOf(i)
     const against = [...other[i]!].filter(([p]) => counted.has(p))
     if (neverCertified(n, mine, against.length, against.filter(([, o]) => o.sealed).length)) {
       const txs = [...new Set(against.map(([, o]) => o.holder))]
@@ -389,7 +398,7 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   for (const [i, it] of items.entries()) {
     const n = arbiters[i]!.length
     const counted = countedBy[i]!
-    const mine = [...sealed[i]!].filter((p) => counted.has(p)).length
+    const mine = mineOf(i)
     // contested: an arbiter signed the state sealed to another transaction, so the block stands
     // only on a certificate of its own (f lying seats answering "nobody holds it" and one honest
     // seat out of reach would otherwise hide the seals to the other), unless q(n) arbiters hold no
@@ -408,7 +417,7 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
     const n = arbiters[i]!.length
     const counted = countedBy[i]!
     const heard = [...answered[i]!].filter((p) => counted.has(p)).length
-    const mine = [...sealed[i]!].filter((p) => counted.has(p)).length
+    const mine = mineOf(i)
     if (heard < claimThreshold(n) && mine < claimThreshold(n)) return { ...seals, unanswered: `${heard} of the ${n} arbiters of state ${it.stateHash} answered, ${claimThreshold(n)} needed to tell whether it was spent elsewhere` }
   }
   return seals
