@@ -70,3 +70,47 @@ export async function carriedFor (ledger: Pick<Ledger, 'recordsByKey'>, bundle: 
   const stored = await ledger.recordsByKey<PeerSeal[]>(ACCEPTED_CERTS, keys)
   return stored.flatMap((l, i) => Array.isArray(l) ? l.filter((g) => g.holder === keys[i]) : [])
 }
+
+/**
+ * A seal naming states outside the items of its holder is kept (and counted first) only up to a
+ * request's batch of states: an honest arbiter's seal names the states it was asked in one request,
+ * or those of the transaction; a longer one is an arbiter's padding.
+ */
+export const INEXACT_SEAL_STATES_MAX = 64
+
+/**
+ * `seals` best first for certifying `items`: those naming only states of their holder's items
+ * (longest first: fewer cover more), then the others (shortest first); seals naming more than
+ * INEXACT_SEAL_STATES_MAX states outside that are left out.
+ */
+export function rankSeals (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: readonly PeerSeal[]): PeerSeal[] {
+  const statesOf = new Map<string, Set<string>>()
+  for (const it of items) {
+    let s = statesOf.get(it.holder)
+    if (s === undefined) { s = new Set(); statesOf.set(it.holder, s) }
+    s.add(it.stateHash)
+  }
+  const exact = new Map(seals.map((g) => [g, g.states.every((st) => statesOf.get(g.holder)?.has(st) === true)]))
+  return seals.filter((g) => exact.get(g) === true || g.states.length <= INEXACT_SEAL_STATES_MAX)
+    .sort((a, b) => Number(exact.get(b)) - Number(exact.get(a)) || (exact.get(a) === true ? b.states.length - a.states.length : a.states.length - b.states.length))
+}
+
+/**
+ * The certificate to keep of `items` from verified `seals` (docs/security.md, "Carried
+ * certificates"): per item and arbiter counted for it (`arbiters[i]`), one seal, the best ranked
+ * (rankSeals); what a node keeps and carries is bounded by its items and seats, whatever an
+ * arbiter chose to sign beside them.
+ */
+export function certificateCover (items: ReadonlyArray<{ stateHash: string, holder: string }>, arbiters: ReadonlyArray<ReadonlySet<string>>, seals: readonly PeerSeal[]): PeerSeal[] {
+  const index = new Map<string, number[]>()
+  items.forEach((it, i) => { const k = `${it.stateHash}|${it.holder}`; const l = index.get(k); if (l === undefined) index.set(k, [i]); else l.push(i) })
+  const covered = new Set<string>()
+  const out: PeerSeal[] = []
+  for (const g of rankSeals(items, seals)) {
+    const adds = g.states.flatMap((st) => (index.get(`${st}|${g.holder}`) ?? []).filter((i) => arbiters[i]?.has(g.peer) === true).map((i) => `${i}|${g.peer}`)).filter((k) => !covered.has(k))
+    if (adds.length === 0) continue
+    for (const k of adds) covered.add(k)
+    out.push(g)
+  }
+  return out
+}

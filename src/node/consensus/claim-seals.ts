@@ -11,6 +11,7 @@ import { verifyPeerSignature, type P2pHost } from '../../p2p/host.js'
 import type { RpcClient } from '../../p2p/rpc.js'
 import { CLAIM_BATCH_MAX, budgetDeadline, withinBudget, type StateClaimMethods } from './claim-rpc.js'
 import { groupByPeer } from '../../util/group-by-peer.js'
+import { certificateCover, rankSeals } from '../../consensus/carried-certificates.js'
 import { settled } from '../../util/settled.js'
 
 /** How priorSeals picks the arbiters it asks. */
@@ -140,7 +141,8 @@ const countShown = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   items.forEach((it, i) => { const k = `${it.stateHash}|${it.holder}`; const l = index.get(k); if (l === undefined) index.set(k, [i]); else l.push(i) })
   const countsFor = (g: PeerSeal): number[] => g.states.flatMap((st) => (index.get(`${st}|${g.holder}`) ?? []).filter((i) => arbiters[i]!.has(g.peer)))
   const perSigner = new Map<string, number>()
-  const checked = [...new Map(shown.filter((g) => deps.certificates?.distrusted(g.peer) !== true && countsFor(g).length > 0).map((g) => [`${g.peer}|${g.sig}`, g])).values()]
+  // best first (rankSeals): a cap spends its checks on the seals naming the items' own states
+  const checked = [...new Map(rankSeals(items, shown.filter((g) => deps.certificates?.distrusted(g.peer) !== true && countsFor(g).length > 0)).map((g) => [`${g.peer}|${g.sig}`, g])).values()]
     .filter((g) => { if (cap === undefined) return true; const k = `${g.peer}|${g.holder}`; const c = perSigner.get(k) ?? 0; perSigner.set(k, c + 1); return c < cap(g.holder) })
   const ok = await Promise.all(checked.map(async (g) => await sealVerifies(g) ? { seal: g, idx: countsFor(g) } : undefined))
   return ok.filter((g): g is { seal: PeerSeal, idx: number[] } => g !== undefined)
@@ -288,14 +290,14 @@ const checkSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   // the seals counted here, and any the delivery shows of the same states to another holder,
   // compared with those seen before (a receiver's check)
   watchSeals('receiver', items, arbiters, valid)
-  // the seals counted (to the items' holders), which the receiver keeps to carry with the chain
-  const mine = new Set(items.map((it) => `${it.stateHash}|${it.holder}`))
+  // the seals counted (to the items' holders), which the receiver keeps to carry with the chain:
+  // one per item and arbiter, whatever else the delivery showed
   return {
     ...claimResult(items.map((it, i) => {
       const sealed = byState.get(`${it.stateHash}|${it.holder}`) ?? new Set<string>()
       return tallyState(it.stateHash, arbiters[i]!, new Map([...sealed].map((p) => [p, { granted: true }])))
     })),
-    seals: valid.filter((g) => g.states.some((st) => mine.has(`${st}|${g.holder}`)))
+    seals: certificateCover(items, arbiters.map((list) => new Set(list)), valid)
   }
 }
 
@@ -319,8 +321,6 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   const other = items.map(() => new Map<string, { holder: string, sealed: boolean }>())
   // the arbiters whose answer about each state came back (sealed, held for another, or held by nobody)
   const answered = items.map(() => new Set<string>())
-  // the arbiters that hold no record of it at all
-  const nobody = items.map(() => new Set<string>())
   // the verified seals to each state's holder (carried or gathered), and the contests (a seal to another)
   const kept: PeerSeal[] = []
   const contests: PeerSeal[] = []
@@ -339,7 +339,7 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
         // sealed: the arbiter signed the state sealed (committed) to that other transaction; an
         // unsigned `committed` counts as held only (one lying seat's word cannot tip a refusal)
         other[i]!.set(peer, { holder: a.holder, sealed: signedOther.get(j) === a.holder })
-      } else if (!a.sealed && (typeof a.holder !== 'string' || a.holder === '')) nobody[i]!.add(peer)
+      }
     })
   }
   // with no consent the request's transaction names nothing (it only picks the claimants whose
@@ -384,7 +384,8 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
   // the seals counted and the contests, compared with those seen before (an arbiter that sealed a
   // state to two transactions is proof, and its word stops counting)
   watchSeals('receiver', items, arbiters, [...kept, ...contests])
-  const seals = kept.length > 0 ? { seals: kept } : {}
+  const cover = certificateCover(items, countedBy, kept)
+  const seals = cover.length > 0 ? { seals: cover } : {}
   for (const [i, it] of items.entries()) {
     const n = arbiters[i]!.length
     const counted = countedBy[i]!
@@ -401,13 +402,13 @@ const priorSeals = async (items: ReadonlyArray<{ stateHash: string, holder: stri
     const mine = mineOf(i)
     // contested: an arbiter signed the state sealed to another transaction, so the block stands
     // only on a certificate of its own (f lying seats answering "nobody holds it" and one honest
-    // seat out of reach would otherwise hide the seals to the other), unless q(n) arbiters hold no
-    // record of the state: f + 1 honest ones among them leave too few honest seats for any
-    // certificate of the other (f liars signing a made-up seal do not freeze a chain from before
-    // seals). Not a verdict: the rest of its certificate may come (carried, or its arbiters reached again)
+    // seat out of reach would otherwise hide the seals to the other). No count of arbiters with no
+    // record waives it: seats that joined since the other spend hold none, honestly. Not a verdict:
+    // the rest of its certificate may come (carried, or its arbiters reached again); f liars
+    // signing a made-up seal hold back a chain from before carried certificates this way
+    // (liveness), never one that carries its own
     const contest = [...other[i]!].filter(([p, x]) => counted.has(p) && x.sealed)
-    const none = [...nobody[i]!].filter((p) => counted.has(p)).length
-    if (contest.length > 0 && mine < claimThreshold(n) && none < claimThreshold(n)) {
+    if (contest.length > 0 && mine < claimThreshold(n)) {
       return { ...seals, unanswered: `${contest.length} of the ${n} arbiters of state ${it.stateHash} signed it sealed to ${[...new Set(contest.map(([, x]) => x.holder))].join(', ')}, and ${mine} sealed it to transaction ${it.holder} (${claimThreshold(n)} needed for its certificate)` }
     }
   }
