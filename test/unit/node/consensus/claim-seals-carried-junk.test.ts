@@ -68,6 +68,15 @@ const recordOf = (): { recordsByKey: <T>(c: string, keys: string[]) => Promise<A
   }
 }
 
+/** Bob's receiver checks T1's certificate as delivered and keeps what it counted, as it writes it: what he keeps of `holder`. */
+async function bobKeeps (committee: () => string[], items: Array<{ stateHash: string, holder: string }>, delivered: PeerSeal[], holder: string): Promise<{ checked: Awaited<ReturnType<NonNullable<ReturnType<typeof claimsAt>['checkSeals']>>>, kept: PeerSeal[] }> {
+  const bob = claimsAt((await peerKey()).peer, { committee })
+  const checked = await bob.checkSeals!(items, delivered)
+  const record = recordOf()
+  record.put(await certificatesToKeep(record as never, checked.seals ?? []))
+  return { checked, kept: (await record.recordsByKey<PeerSeal[]>('cs-certs', [holder]))[0] ?? [] }
+}
+
 describe('claims: an accepted payment\'s carried certificate padded with the owner\'s seats\' seals', () => {
   it('HOLE a few extra seals of each owner seat ahead of its real ones push them past the per-signer cap, and f contests freeze the token', async function () {
     this.timeout(20_000)
@@ -78,12 +87,8 @@ describe('claims: an accepted payment\'s carried certificate padded with the own
     const padding: PeerSeal[] = []
     for (const l of liars) for (let k = 0; k < 3; k++) padding.push(await signed(l, t1, [s1, sha3Hex(`padding ${l.peer} ${k}`)]))
     // bob's receiver checks T1's certificate as delivered, and keeps what it counted
-    const bob = claimsAt((await peerKey()).peer, { committee })
-    const checked = await bob.checkSeals!(items, [...padding, ...certificate])
+    const { checked, kept } = await bobKeeps(committee, items, [...padding, ...certificate], t1)
     expect(checked.granted, 'T1 is certified: bob accepts it').to.equal(true)
-    const record = recordOf()
-    record.put(await certificatesToKeep(record as never, checked.seals ?? []))
-    const kept = (await record.recordsByKey<PeerSeal[]>('cs-certs', [t1]))[0]!
     expect(kept.length, 'bob keeps one seal per state and seat at most, not the padding').to.be.at.most(items.length * 5)
     // bob pays dave: the delivery carries what bob kept; the owner's seats contest S2
     const T2 = sha3Hex('the spend the owner seats now claim S2 was sealed to')
@@ -103,12 +108,8 @@ describe('claims: an accepted payment\'s carried certificate padded with the own
     const liars = [seats[3]!, seats[4]!]
     const padding: PeerSeal[] = []
     for (let k = 0; k < CERT_SEALS_MAX; k++) padding.push(await signed(liars[k % 2]!, t1, [s1, sha3Hex(`padding ${k}`)]))
-    const bob = claimsAt((await peerKey()).peer, { committee })
-    const checked = await bob.checkSeals!(items, [...padding, ...certificate])
+    const { checked, kept } = await bobKeeps(committee, items, [...padding, ...certificate], t1)
     expect(checked.granted, 'T1 is certified: bob accepts it').to.equal(true)
-    const record = recordOf()
-    record.put(await certificatesToKeep(record as never, checked.seals ?? []))
-    const kept = (await record.recordsByKey<PeerSeal[]>('cs-certs', [t1]))[0]!
     const T2 = sha3Hex('the spend the owner seats now claim S2 was sealed to (record)')
     const dave = claimsAt((await peerKey()).peer, { committee, rpc: contestingRpc(seats, liars, s2, T2) })
     const r = await dave.priorSeals!(items, { carried: kept })
@@ -125,12 +126,8 @@ describe('claims: an accepted payment\'s carried certificate padded with the own
     const liars = [seats[3]!, seats[4]!]
     const padding: PeerSeal[] = []
     for (let k = 0; k < CERT_SEALS_MAX; k++) padding.push(await signed(liars[k % 2]!, t1, [s1, sha3Hex(`padding for good ${k}`)]))
-    const bob = claimsAt((await peerKey()).peer, { committee })
-    const checked = await bob.checkSeals!(items, [...padding, ...certificate])
+    const { checked, kept } = await bobKeeps(committee, items, [...padding, ...certificate], t1)
     expect(checked.granted, 'T1 is certified: bob accepts it').to.equal(true)
-    const record = recordOf()
-    record.put(await certificatesToKeep(record as never, checked.seals ?? []))
-    const kept = (await record.recordsByKey<PeerSeal[]>('cs-certs', [t1]))[0]!
     // the owner's quorums claim and seal S2 for T2 at honest seats 5 and 6, which then honestly
     // sign it sealed to T2; his seats 3 and 4 sign the same: four signed contests, f + 1 needed
     const T2 = sha3Hex('the owner second spend of S2 at the never-asked seats')
@@ -152,12 +149,8 @@ describe('claims: an accepted payment\'s carried certificate padded with the own
     for (let k = 0; k < CERT_SEALS_MAX; k++) padding.push(await signed(seats[4]!, t1, [s1, sha3Hex(`padding ${k}`), ...junk.slice(1)]))
     const delivered = [...padding, ...certificate].filter(isPeerSeal)
     expect(delivered.length, 'every padding seal is well formed').to.equal(padding.length + certificate.length)
-    const bob = claimsAt((await peerKey()).peer, { committee })
-    const checked = await bob.checkSeals!(items, delivered)
+    const { checked, kept } = await bobKeeps(committee, items, delivered, t1)
     expect(checked.granted).to.equal(true)
-    const record = recordOf()
-    record.put(await certificatesToKeep(record as never, checked.seals ?? []))
-    const kept = (await record.recordsByKey<PeerSeal[]>('cs-certs', [t1]))[0]!
     // dave, paid next, counts the carried seals and keeps them in turn (three of each seat per
     // transaction, some 0.8 MB per owner seat) for his own deliveries
     const dave = claimsAt((await peerKey()).peer, { committee, rpc: contestingRpc(seats, [], s2, t1) })
