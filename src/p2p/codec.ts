@@ -5,6 +5,7 @@
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 
 const BYTES_KEY = '$b64'
+const BYTES_KEY_QUOTED = JSON.stringify(BYTES_KEY)
 const encoder = new TextEncoder()
 const decoder = new TextDecoder('utf-8', { fatal: true })
 
@@ -36,7 +37,8 @@ export function decodeJson (bytes: Uint8Array): unknown {
   let text: string
   try {
     text = decoder.decode(bytes)
-    return JSON.parse(text, reviver)
+    // no byte string named: no reviver (see decodeFrame)
+    return text.includes(BYTES_KEY_QUOTED) ? JSON.parse(text, reviver) : JSON.parse(text)
   } catch (e) {
     throw new RbtError(ErrorCode.PROTOCOL, `malformed frame: ${errorMessage(e)}`, { cause: e })
   }
@@ -51,6 +53,7 @@ export function decodeJson (bytes: Uint8Array): unknown {
  */
 export const BINARY_FRAME_MARK = 0x01
 const BIN_KEY = '$bin'
+const BIN_KEY_QUOTED = JSON.stringify(BIN_KEY)
 
 /**
  * A binary frame as the list of its pieces: the head (mark, header length and header), then each
@@ -109,6 +112,10 @@ export function decodeFrame (bytes: Uint8Array): unknown {
     const text = decoder.decode(bytes.subarray(5, base))
     // a plain Uint8Array (a Buffer's slice() would not copy), as the JSON decoder gives
     const data = new Uint8Array(bytes.buffer, bytes.byteOffset + base, bytes.byteLength - base)
+    // a header that names no byte string is plain JSON: parsed without the reviver, which is called
+    // for every value and costs several times the parse (the key may also appear inside a string:
+    // the reviver then runs and tells the two apart)
+    if (!text.includes(BIN_KEY_QUOTED)) return JSON.parse(text)
     return JSON.parse(text, (_key: string, value: unknown): unknown => {
       if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
         const ref = (value as Record<string, unknown>)[BIN_KEY]

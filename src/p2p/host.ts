@@ -160,6 +160,8 @@ export interface P2pHost extends Startable {
   /** libp2p ping round trip in milliseconds; dials the peer when needed. */
   ping: (peerId: string, opts?: TimeoutOptions) => Promise<number>
   connectedPeers: () => string[]
+  /** The peers connected now, as a live set (no copy: read it, do not keep it). */
+  connectedPeerSet: () => ReadonlySet<string>
   isConnected: (peerId: string) => boolean
   /** Register a handler; returns a function that removes it. The first handler subscribes the topic. */
   subscribe: (topic: string, handler: PubsubHandler) => () => void
@@ -510,6 +512,8 @@ class Host implements P2pHost {
   connectedPeers (): string[] {
     return this.libp2p.getPeers().map(p => p.toString())
   }
+
+  connectedPeerSet (): ReadonlySet<string> { return this.connected }
 
   isConnected (peerId: string): boolean {
     const id = parsePeerId(peerId)

@@ -6,8 +6,8 @@
  *
  * `RBTNODE_PNET_CIPHER=js` in the environment keeps a process on the JavaScript core.
  */
-import { createRequire } from 'node:module'
 import { salsa20 } from '@noble/ciphers/salsa.js'
+import { sodiumBinding, sodiumNative, type SodiumBinding } from '../util/sodium-native.js'
 
 /**
  * Writes `src` XORed with the Salsa20 keystream of (`key`, `nonce`) from block `counter` on into
@@ -28,10 +28,6 @@ export const jsSalsa20: Salsa20Core = {
   xor: (key, nonce, src, dst, counter) => { salsa20(key, nonce, src, dst, counter) }
 }
 
-interface SodiumBinding {
-  crypto_stream_salsa20_xor_ic: (c: Uint8Array, m: Uint8Array, n: Uint8Array, ic: number, k: Uint8Array) => number
-}
-
 let native: Salsa20Core | null | undefined
 
 /** libsodium's core, or null where the add-on does not load (no prebuilt binary for the platform). */
@@ -39,16 +35,13 @@ export function nativeSalsa20 (): Salsa20Core | null {
   if (native !== undefined) return native
   native = null
   try {
-    const require = createRequire(import.meta.url)
+    const mod = sodiumNative()
+    if (mod === null || typeof mod.crypto_stream_salsa20_xor_ic !== 'function') return null
     // the raw binding, past the package's argument checks (the callers here check their sizes)
-    const mod = require('sodium-native') as SodiumBinding
-    const xorIc = mod.crypto_stream_salsa20_xor_ic
-    if (typeof xorIc !== 'function') return null
-    let binding: SodiumBinding = mod
-    try {
-      const raw = require('sodium-native/binding') as SodiumBinding
-      if (typeof raw.crypto_stream_salsa20_xor_ic === 'function') binding = raw
-    } catch {}
+    const raw = sodiumBinding()
+    const binding: SodiumBinding = typeof raw?.crypto_stream_salsa20_xor_ic === 'function'
+      ? raw
+      : { crypto_stream_salsa20_xor_ic: (c, m, n, ic, k) => { mod.crypto_stream_salsa20_xor_ic(c, m, n, ic, k); return 0 } }
     const fn = binding.crypto_stream_salsa20_xor_ic
     const core: Salsa20Core = {
       name: 'native',

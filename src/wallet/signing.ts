@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto'
 import { curveImpl, normalisePoint, type Curve, type PublicKey } from './keys.js'
 import { secpBackend } from './secp-backend.js'
 import { p256VerifyOpenssl } from './p256-openssl.js'
+import { Lru } from '../util/lru.js'
 
 /** The bytes ECDSA actually covers for a given input. */
 export function signedPortion (message: Uint8Array): Uint8Array {
@@ -48,6 +49,17 @@ export function signHashHex (curve: Curve, privateKey: Uint8Array, hashHex: stri
   return signMessage(curve, privateKey, utf8(hashHex))
 }
 
+/**
+ * Signatures that verified lately, by key, signed bytes and signature: a node checks many of the
+ * same ones again within a transfer (a quorum the sender's and its fellows' in PREPARE, SIGN and the
+ * claims; a receiver the block's again in the chain), a quarter of all its checks. Only a valid
+ * signature is kept (a bad one takes no room), and an entry names every byte the answer depends on.
+ */
+const verified = new Lru<true>(4096)
+// (the secp256k1 backend is named in the key: an answer of one is never taken for the other's)
+const verifiedKey = (curve: Curve, point: Uint8Array, msg: Uint8Array, signature: Uint8Array): string =>
+  `${curve === 'secp256k1' ? secpBackend().name : curve}.${point.length}.${msg.length}.${Buffer.from(point.buffer, point.byteOffset, point.length).toString('latin1')}${Buffer.from(msg.buffer, msg.byteOffset, msg.length).toString('latin1')}${Buffer.from(signature.buffer, signature.byteOffset, signature.length).toString('latin1')}`
+
 /** Number of verifications after which a cached key gets a precomputed multiplication table. */
 const PRECOMPUTE_AFTER = 2
 const PRECOMPUTE_WINDOW = 4
@@ -83,6 +95,14 @@ export class Verifier {
   verify (message: Uint8Array, signature: Uint8Array): boolean {
     if (!(signature instanceof Uint8Array) || signature.length < 8 || signature.length > 80) return false
     const msg = signedPortion(message)
+    const k = verifiedKey(this.curve, this.point, msg, signature)
+    if (verified.get(k) === true) return true
+    const ok = this.check(msg, signature)
+    if (ok) verified.set(k, true)
+    return ok
+  }
+
+  private check (msg: Uint8Array, signature: Uint8Array): boolean {
     if (this.curve === 'secp256k1') {
       // libsecp256k1: the DER is parsed on bytes, no bigint is made
       const verifyDer = secpBackend().verifyDer

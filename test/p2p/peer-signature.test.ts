@@ -2,9 +2,11 @@ import { expect } from 'chai'
 import { randomBytes } from 'node:crypto'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey } from '@libp2p/peer-id'
-import { peerSigner, verifyPeerSignature } from '../../src/p2p/peer-signature.js'
+import { peerSignatureBackend, peerSigner, usePeerSignatureBackend, verifyPeerSignature } from '../../src/p2p/peer-signature.js'
 
-describe('p2p: signatures with a peer\'s identity key (held as one KeyObject)', () => {
+describe('p2p: signatures with a peer\'s identity key (libsodium, or one KeyObject)', () => {
+  afterEach(() => { usePeerSignatureBackend(undefined) })
+
   it('agree with @libp2p/crypto both ways, for random keys and messages; a tampered message, signature or another peer fails', async () => {
     for (let i = 0; i < 20; i++) {
       const key = await generateKeyPair('Ed25519')
@@ -31,5 +33,27 @@ describe('p2p: signatures with a peer\'s identity key (held as one KeyObject)', 
     const secp = await generateKeyPair('secp256k1')
     const msg = randomBytes(40)
     expect(await verifyPeerSignature(peerIdFromPrivateKey(secp).toString(), msg, await peerSigner(secp)(msg))).to.equal(true)
+  })
+
+  it('libsodium (where it loads) and node:crypto give the same signatures and the same answers, each checking the other\'s', async function () {
+    if (peerSignatureBackend() !== 'libsodium') this.skip() // the add-on does not load on this platform: node:crypto alone
+    for (let i = 0; i < 40; i++) {
+      const key = await generateKeyPair('Ed25519')
+      const id = peerIdFromPrivateKey(key).toString()
+      const msg = randomBytes(Math.floor(Math.random() * 400))
+      usePeerSignatureBackend(undefined)
+      const native = await peerSigner(key)(msg)
+      usePeerSignatureBackend('node')
+      expect(peerSignatureBackend()).to.equal('node')
+      const openssl = await peerSigner(key)(msg)
+      expect(Buffer.from(native).equals(Buffer.from(openssl))).to.equal(true)
+      const bad = Buffer.from(native); bad[i % 64] ^= 1 << (i % 8)
+      for (const b of ['node', undefined] as const) {
+        usePeerSignatureBackend(b)
+        expect(await verifyPeerSignature(id, msg, native), `${b ?? 'libsodium'} checks`).to.equal(true)
+        expect(await verifyPeerSignature(id, msg, bad), `${b ?? 'libsodium'} refuses a changed signature`).to.equal(false)
+        expect(await verifyPeerSignature(id, Buffer.concat([msg, Buffer.from([0])]), native)).to.equal(false)
+      }
+    }
   })
 })

@@ -88,6 +88,16 @@ describe('p2p/codec: binary frames', () => {
     expect(decodeFrame(encodeJson({ a: new Uint8Array([1]) }))).to.deep.equal({ a: new Uint8Array([1]) })
   })
 
+  it('a body with no byte string decodes the same in both forms, a string that names the keys included', () => {
+    const v = { t: 'res', n: 1, body: { note: '{"$bin":[0,1]} and {"$b64":"AA=="}', list: [1, 'x', null, { bin: '$bin' }], deep: { a: { b: [true] } } } }
+    expect(decodeJson(encodeJson(v))).to.deep.equal(v)
+    expect(decodeFrame(joinBinary(encodeBinary(v)))).to.deep.equal(v)
+    // with a byte string beside them: only the reference becomes bytes
+    const w = { ...v, bytes: new Uint8Array([9, 8]) }
+    expect(decodeJson(encodeJson(w))).to.deep.equal(w)
+    expect(decodeFrame(joinBinary(encodeBinary(w)))).to.deep.equal(w)
+  })
+
   it('refuses references outside the frame and truncated headers', () => {
     const bytes = joinBinary(encodeBinary({ b: new Uint8Array(10) }))
     expect(() => decodeFrame(bytes.subarray(0, bytes.byteLength - 1))).to.throw(RbtError, /out of the frame/)

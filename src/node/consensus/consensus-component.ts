@@ -213,7 +213,7 @@ export const consensusComponent: Factory<Needs, ConsensusComponent> = ({ base, s
       host.subscribe(markersMod.SPENT_TOPIC, async (msg) => { await m.receive(msg.data).catch(() => {}) })
       // claims of the states a transaction spends, before any signature (docs/protocol.md, "Claims"):
       // the arbiters are counted from every peer this node has been connected to (kept on disk)
-      const view = new claimsMod.ArbiterView(store.collection('arbiter-view'), host.peerId, log.child('claims'), () => new Set(host.connectedPeers()), env('RBTNODE_ARBITER_FORGET_MS'))
+      const view = new claimsMod.ArbiterView(store.collection('arbiter-view'), host.peerId, log.child('claims'), () => host.connectedPeerSet(), env('RBTNODE_ARBITER_FORGET_MS'))
       await view.load()
       arbiterView = view
       // a Kubo peer (-kubo) answers none of the claims: it is no arbiter

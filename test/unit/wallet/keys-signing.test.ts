@@ -118,4 +118,24 @@ describe('wallet/signing', () => {
     expect(v.verify(msg, Uint8Array.from([...sig, 0]))).to.equal(false)
     expect(verifyMessage({ curve: 'p256', point: generateKeyPair('p256').publicKey }, msg, sig)).to.equal(false)
   })
+
+  it('a signature that verified once answers the same from the memo, and only for the same key, bytes and signature', () => {
+    for (const curve of ['p256', 'secp256k1'] as const) {
+      const kp = generateKeyPair(curve)
+      const other = generateKeyPair(curve)
+      const msg = new Uint8Array(Buffer.from('ab'.repeat(32)))
+      const sig = signMessage(curve, kp.privateKey, msg)
+      const v = new Verifier({ curve, point: kp.publicKey })
+      expect(v.verify(msg, sig)).to.equal(true)
+      expect(v.verify(msg, sig), 'again, from the memo').to.equal(true)
+      expect(new Verifier({ curve, point: other.publicKey }).verify(msg, sig), 'another key').to.equal(false)
+      // only the signed portion (the first 32 bytes) counts, memo or not
+      expect(v.verify(new Uint8Array([...msg.subarray(0, 32), 1, 2]), sig)).to.equal(true)
+      const changed = msg.slice(); changed[31] ^= 1
+      expect(v.verify(changed, sig), 'other signed bytes').to.equal(false)
+      const bad = sig.slice(); bad[bad.length - 2] ^= 1
+      expect(v.verify(msg, bad)).to.equal(false)
+      expect(v.verify(msg, bad), 'a refusal is not remembered as anything else').to.equal(false)
+    }
+  })
 })
