@@ -9,36 +9,73 @@ const BYTES_KEY_QUOTED = JSON.stringify(BYTES_KEY)
 const encoder = new TextEncoder()
 const decoder = new TextDecoder('utf-8', { fatal: true })
 
-function replacer (this: Record<string, unknown>, key: string, value: unknown): unknown {
-  // `this[key]` is the value before toJSON ran (a Buffer's toJSON would hide that it is bytes).
-  const original = this[key]
-  if (original instanceof Uint8Array) return { [BYTES_KEY]: Buffer.from(original.buffer, original.byteOffset, original.byteLength).toString('base64') }
-  if (typeof value === 'bigint') throw new RbtError(ErrorCode.INVALID_INPUT, `bigint at "${key}" cannot be sent; use a string`)
-  return value
+/**
+ * `value` with every byte string swapped for what `onBytes` makes of it, in one walk (objects and
+ * arrays on the way to one copied, the rest shared), `toJSON` honoured as JSON.stringify would;
+ * then a plain JSON.stringify: a replacer is called from the serializer for every value, which cost
+ * several times the walk. A bigint is refused, as the serializer would.
+ */
+function swapBytes (value: unknown, onBytes: (b: Uint8Array) => unknown): unknown {
+  const swap = (v: unknown, key: string): unknown => {
+    if (v === null || typeof v !== 'object') {
+      if (typeof v === 'bigint') throw new RbtError(ErrorCode.INVALID_INPUT, `bigint at "${key}" cannot be sent; use a string`)
+      return v
+    }
+    if (v instanceof Uint8Array) return onBytes(v)
+    const toJSON = (v as { toJSON?: unknown }).toJSON
+    if (typeof toJSON === 'function') return swap(toJSON.call(v, key), key)
+    if (Array.isArray(v)) {
+      let out: unknown[] | undefined
+      for (let i = 0; i < v.length; i++) {
+        const was = v[i] as unknown
+        const now = swap(was, String(i))
+        if (now !== was) { out ??= v.slice(); out[i] = now }
+      }
+      return out ?? v
+    }
+    let out: Record<string, unknown> | undefined
+    for (const k of Object.keys(v)) {
+      const was = (v as Record<string, unknown>)[k]
+      const now = swap(was, k)
+      if (now !== was) { out ??= { ...v as Record<string, unknown> }; ownSet(out, k, now) }
+    }
+    return out ?? v
+  }
+  return swap(value, '')
 }
 
-function reviver (_key: string, value: unknown): unknown {
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    const o = value as Record<string, unknown>
-    const b = o[BYTES_KEY]
-    if (typeof b === 'string') {
-      const keys = Object.keys(o)
-      if (keys.length === 1) return new Uint8Array(Buffer.from(b, 'base64'))
-    }
-  }
-  return value
+/** Sets an own property (a key `__proto__` included, which plain assignment would take for the prototype). */
+function ownSet (o: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === '__proto__') Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true })
+  else o[k] = v
 }
 
 export function encodeJson (value: unknown): Uint8Array {
-  return encoder.encode(JSON.stringify(value, replacer))
+  return encoder.encode(JSON.stringify(swapBytes(value, (b) => ({ [BYTES_KEY]: Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64') }))))
+}
+
+/** `v` with every object `{"$b64": "<base64>"}` (that key alone) turned into its bytes, in place. */
+function restoreBase64 (v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) { const x = v[i] as unknown; if (x !== null && typeof x === 'object') v[i] = restoreBase64(x) }
+    return v
+  }
+  const o = v as Record<string, unknown>
+  const keys = Object.keys(o)
+  const b = o[BYTES_KEY]
+  if (keys.length === 1 && typeof b === 'string') return new Uint8Array(Buffer.from(b, 'base64'))
+  for (const k of keys) { const x = o[k]; if (x !== null && typeof x === 'object') ownSet(o, k, restoreBase64(x)) }
+  return o
 }
 
 export function decodeJson (bytes: Uint8Array): unknown {
   let text: string
   try {
     text = decoder.decode(bytes)
-    // no byte string named: no reviver (see decodeFrame)
-    return text.includes(BYTES_KEY_QUOTED) ? JSON.parse(text, reviver) : JSON.parse(text)
+    const parsed: unknown = JSON.parse(text)
+    // the byte strings restored in one walk after the parse, when the text names any (see decodeFrame)
+    return text.includes(BYTES_KEY_QUOTED) ? restoreBase64(parsed) : parsed
   } catch (e) {
     throw new RbtError(ErrorCode.PROTOCOL, `malformed frame: ${errorMessage(e)}`, { cause: e })
   }
@@ -64,23 +101,19 @@ export interface BinaryFrame { parts: Uint8Array[], byteLength: number }
 export function encodeBinary (value: unknown): BinaryFrame {
   const parts: Uint8Array[] = []
   let at = 0
-  const header = encoder.encode(JSON.stringify(value, function (this: Record<string, unknown>, key: string, v: unknown): unknown {
-    const original = this[key]
-    if (original instanceof Uint8Array) {
-      parts.push(original)
-      const ref = { [BIN_KEY]: [at, original.byteLength] }
-      at += original.byteLength
-      return ref
-    }
-    if (typeof v === 'bigint') throw new RbtError(ErrorCode.INVALID_INPUT, `bigint at "${key}" cannot be sent; use a string`)
-    return v
-  }))
+  const header = encoder.encode(JSON.stringify(swapBytes(value, (b) => {
+    parts.push(b)
+    const ref = { [BIN_KEY]: [at, b.byteLength] }
+    at += b.byteLength
+    return ref
+  })))
   const head = new Uint8Array(5 + header.byteLength)
   head[0] = BINARY_FRAME_MARK
   new DataView(head.buffer).setUint32(1, header.byteLength)
   head.set(header, 5)
   return { parts: [head, ...parts], byteLength: head.byteLength + at }
 }
+
 
 /** The frame's pieces in one buffer (small frames, written in one piece). */
 export function joinBinary (f: BinaryFrame): Uint8Array {
@@ -112,25 +145,33 @@ export function decodeFrame (bytes: Uint8Array): unknown {
     const text = decoder.decode(bytes.subarray(5, base))
     // a plain Uint8Array (a Buffer's slice() would not copy), as the JSON decoder gives
     const data = new Uint8Array(bytes.buffer, bytes.byteOffset + base, bytes.byteLength - base)
-    // a header that names no byte string is plain JSON: parsed without the reviver, which is called
-    // for every value and costs several times the parse (the key may also appear inside a string:
-    // the reviver then runs and tells the two apart)
-    if (!text.includes(BIN_KEY_QUOTED)) return JSON.parse(text)
-    return JSON.parse(text, (_key: string, value: unknown): unknown => {
-      if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-        const ref = (value as Record<string, unknown>)[BIN_KEY]
-        if (ref !== undefined && Object.keys(value).length === 1) {
-          if (!Array.isArray(ref) || ref.length !== 2) throw new Error('malformed byte-string reference')
-          const [off, len] = ref as unknown[]
-          if (!Number.isSafeInteger(off) || !Number.isSafeInteger(len) || (off as number) < 0 || (len as number) < 0 || (off as number) + (len as number) > data.byteLength) {
-            throw new Error('byte-string reference out of the frame')
-          }
-          const view = data.subarray(off as number, (off as number) + (len as number))
-          return view.byteLength >= VIEW_MIN_BYTES ? view : view.slice()
-        }
+    // parsed without a reviver (called from the parser for every value, it cost several times the
+    // parse), then the references swapped for their bytes in one walk; a header that names no byte
+    // string needs none (the key inside a string only costs the walk, which tells the two apart)
+    const parsed: unknown = JSON.parse(text)
+    if (!text.includes(BIN_KEY_QUOTED)) return parsed
+    const bytesOf = (ref: unknown): Uint8Array => {
+      if (!Array.isArray(ref) || ref.length !== 2) throw new Error('malformed byte-string reference')
+      const [off, len] = ref as unknown[]
+      if (!Number.isSafeInteger(off) || !Number.isSafeInteger(len) || (off as number) < 0 || (len as number) < 0 || (off as number) + (len as number) > data.byteLength) {
+        throw new Error('byte-string reference out of the frame')
       }
-      return value
-    })
+      const view = data.subarray(off as number, (off as number) + (len as number))
+      return view.byteLength >= VIEW_MIN_BYTES ? view : view.slice()
+    }
+    const restore = (v: unknown): unknown => {
+      if (v === null || typeof v !== 'object') return v
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) { const x = v[i] as unknown; if (x !== null && typeof x === 'object') v[i] = restore(x) }
+        return v
+      }
+      const o = v as Record<string, unknown>
+      const keys = Object.keys(o)
+      if (keys.length === 1 && keys[0] === BIN_KEY) return bytesOf(o[BIN_KEY])
+      for (const k of keys) { const x = o[k]; if (x !== null && typeof x === 'object') ownSet(o, k, restore(x)) }
+      return o
+    }
+    return restore(parsed)
   } catch (e) {
     throw new RbtError(ErrorCode.PROTOCOL, `malformed frame: ${errorMessage(e)}`, { cause: e })
   }

@@ -98,6 +98,68 @@ describe('p2p/codec: binary frames', () => {
     expect(decodeFrame(joinBinary(encodeBinary(w)))).to.deep.equal(w)
   })
 
+  it('encode the same bytes as JSON.stringify with a replacer would, and decode the same values as a reviver would, for random bodies', () => {
+    // the codec as it was written first (a replacer and a reviver), kept here as the reference
+    const refJson = (v: unknown): string => JSON.stringify(v, function (this: Record<string, unknown>, k: string, x: unknown) {
+      const o = this[k]
+      return o instanceof Uint8Array ? { $b64: Buffer.from(o).toString('base64') } : x
+    })
+    const refBinary = (v: unknown): string => {
+      let at = 0
+      return JSON.stringify(v, function (this: Record<string, unknown>, k: string, x: unknown) {
+        const o = this[k]
+        if (!(o instanceof Uint8Array)) return x
+        const ref = { $bin: [at, o.byteLength] }
+        at += o.byteLength
+        return ref
+      })
+    }
+    let seed = 7
+    const rnd = (n: number): number => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n }
+    const gen = (depth: number): unknown => {
+      switch (rnd(depth > 3 ? 6 : 9)) {
+        case 0: return rnd(1000) - 500
+        case 1: return ['a', '$bin', '$b64', '{"$bin":[0,1]}', '', 'é✓'][rnd(6)]
+        case 2: return [true, false, null][rnd(3)]
+        case 3: return new Uint8Array(rnd(40)).map(() => rnd(256))
+        case 4: return Buffer.from([rnd(256), rnd(256)])
+        case 5: return new Date(rnd(1e9) * 1000)
+        case 6: return Array.from({ length: rnd(4) }, () => gen(depth + 1))
+        default: return Object.fromEntries(Array.from({ length: rnd(4) }, (_, i) => [['k', '__proto__', '$bin', 'x'][rnd(4)] + (i > 0 ? String(i) : ''), gen(depth + 1)]))
+      }
+    }
+    for (let i = 0; i < 300; i++) {
+      const v = { t: 'res', n: i, body: gen(0) }
+      const json = encodeJson(v)
+      expect(new TextDecoder().decode(json)).to.equal(refJson(v))
+      const f = encodeBinary(v)
+      expect(new TextDecoder().decode(f.parts[0].subarray(5))).to.equal(refBinary(v))
+      // decoded: what a reviver gave (bytes where they were, a Date as its text)
+      const back = JSON.parse(refJson(v), (_k, x: unknown) => x !== null && typeof x === 'object' && Object.keys(x).length === 1 && typeof (x as { $b64?: unknown }).$b64 === 'string' ? new Uint8Array(Buffer.from((x as { $b64: string }).$b64, 'base64')) : x) as unknown
+      expect(decodeJson(json)).to.deep.equal(back)
+      expect(decodeFrame(joinBinary(f))).to.deep.equal(back)
+    }
+  })
+
+  it('a key named __proto__ stays an own property, and a bigint is refused as before', () => {
+    const v = JSON.parse('{"__proto__":{"x":1},"b":2}') as Record<string, unknown>
+    const w = { ...v, bytes: new Uint8Array([1]) }
+    for (const back of [decodeJson(encodeJson(w)), decodeFrame(joinBinary(encodeBinary(w)))] as Array<Record<string, unknown>>) {
+      expect(Object.getPrototypeOf(back)).to.equal(Object.prototype)
+      expect(Object.keys(back)).to.include('__proto__')
+    }
+    // bytes under such a key: swapped on the way out and back without touching any prototype
+    const under = JSON.parse('{"__proto__":{"a":1}}') as { __proto__: { a: unknown } }
+    under.__proto__.a = new Uint8Array([5, 6])
+    for (const back of [decodeJson(encodeJson(under)), decodeFrame(joinBinary(encodeBinary(under)))] as Array<{ __proto__: { a: unknown } }>) {
+      expect(Object.getPrototypeOf(back)).to.equal(Object.prototype)
+      expect(Object.prototype.hasOwnProperty.call(back, '__proto__')).to.equal(true)
+      expect(back.__proto__.a).to.deep.equal(new Uint8Array([5, 6]))
+    }
+    expect(() => encodeJson({ a: [1, 2n] })).to.throw(RbtError, /bigint at "1"/)
+    expect(() => encodeBinary({ a: 2n })).to.throw(RbtError, /bigint at "a"/)
+  })
+
   it('refuses references outside the frame and truncated headers', () => {
     const bytes = joinBinary(encodeBinary({ b: new Uint8Array(10) }))
     expect(() => decodeFrame(bytes.subarray(0, bytes.byteLength - 1))).to.throw(RbtError, /out of the frame/)
