@@ -54,18 +54,24 @@ export function encodeJson (value: unknown): Uint8Array {
   return encoder.encode(JSON.stringify(swapBytes(value, (b) => ({ [BYTES_KEY]: Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64') }))))
 }
 
-/** `v` with every object `{"$b64": "<base64>"}` (that key alone) turned into its bytes, in place. */
-function restoreBase64 (v: unknown): unknown {
+/**
+ * `v` with every object whose one key is `key` replaced, in place, by what `make` makes of that
+ * key's value (left as it is, and walked, where `make` gives undefined): the byte strings of a
+ * parsed frame restored in one walk.
+ */
+function restoreBytes (v: unknown, key: string, make: (ref: unknown) => Uint8Array | undefined): unknown {
   if (v === null || typeof v !== 'object') return v
   if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) { const x = v[i] as unknown; if (x !== null && typeof x === 'object') v[i] = restoreBase64(x) }
+    for (let i = 0; i < v.length; i++) { const x = v[i] as unknown; if (x !== null && typeof x === 'object') v[i] = restoreBytes(x, key, make) }
     return v
   }
   const o = v as Record<string, unknown>
   const keys = Object.keys(o)
-  const b = o[BYTES_KEY]
-  if (keys.length === 1 && typeof b === 'string') return new Uint8Array(Buffer.from(b, 'base64'))
-  for (const k of keys) { const x = o[k]; if (x !== null && typeof x === 'object') ownSet(o, k, restoreBase64(x)) }
+  if (keys.length === 1 && keys[0] === key) {
+    const bytes = make(o[key])
+    if (bytes !== undefined) return bytes
+  }
+  for (const k of keys) { const x = o[k]; if (x !== null && typeof x === 'object') ownSet(o, k, restoreBytes(x, key, make)) }
   return o
 }
 
@@ -75,7 +81,7 @@ export function decodeJson (bytes: Uint8Array): unknown {
     text = decoder.decode(bytes)
     const parsed: unknown = JSON.parse(text)
     // the byte strings restored in one walk after the parse, when the text names any (see decodeFrame)
-    return text.includes(BYTES_KEY_QUOTED) ? restoreBase64(parsed) : parsed
+    return text.includes(BYTES_KEY_QUOTED) ? restoreBytes(parsed, BYTES_KEY, (b) => typeof b === 'string' ? new Uint8Array(Buffer.from(b, 'base64')) : undefined) : parsed
   } catch (e) {
     throw new RbtError(ErrorCode.PROTOCOL, `malformed frame: ${errorMessage(e)}`, { cause: e })
   }
@@ -159,19 +165,7 @@ export function decodeFrame (bytes: Uint8Array): unknown {
       const view = data.subarray(off as number, (off as number) + (len as number))
       return view.byteLength >= VIEW_MIN_BYTES ? view : view.slice()
     }
-    const restore = (v: unknown): unknown => {
-      if (v === null || typeof v !== 'object') return v
-      if (Array.isArray(v)) {
-        for (let i = 0; i < v.length; i++) { const x = v[i] as unknown; if (x !== null && typeof x === 'object') v[i] = restore(x) }
-        return v
-      }
-      const o = v as Record<string, unknown>
-      const keys = Object.keys(o)
-      if (keys.length === 1 && keys[0] === BIN_KEY) return bytesOf(o[BIN_KEY])
-      for (const k of keys) { const x = o[k]; if (x !== null && typeof x === 'object') ownSet(o, k, restore(x)) }
-      return o
-    }
-    return restore(parsed)
+    return restoreBytes(parsed, BIN_KEY, bytesOf)
   } catch (e) {
     throw new RbtError(ErrorCode.PROTOCOL, `malformed frame: ${errorMessage(e)}`, { cause: e })
   }
