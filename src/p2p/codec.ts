@@ -120,7 +120,6 @@ export function encodeBinary (value: unknown): BinaryFrame {
   return { parts: [head, ...parts], byteLength: head.byteLength + at }
 }
 
-
 /** The frame's pieces in one buffer (small frames, written in one piece). */
 export function joinBinary (f: BinaryFrame): Uint8Array {
   if (f.parts.length === 1) return f.parts[0]

@@ -49,9 +49,10 @@ function nativeEd25519 (): SodiumNative | null {
 
 /** The implementation in use (`RBTNODE_PEER_SIG=node` in the environment, or `usePeerSignatureBackend`, keeps node:crypto). */
 export function peerSignatureBackend (): PeerSignatureBackend {
-  if (forced === undefined && process.env.RBTNODE_PEER_SIG === 'node') forced = 'node'
+  if (!envRead) { envRead = true; if (forced === undefined && process.env.RBTNODE_PEER_SIG === 'node') forced = 'node' }
   return nativeEd25519() !== null ? 'libsodium' : 'node'
 }
+let envRead = false
 
 /** Tests: run on one implementation (`node`), or back to the default choice (undefined). Keys made before keep theirs. */
 export function usePeerSignatureBackend (b: PeerSignatureBackend | undefined): void {
