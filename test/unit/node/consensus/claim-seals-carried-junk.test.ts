@@ -49,14 +49,15 @@ const contestingRpc = (seats: readonly Seat[], liars: readonly Seat[], contested
 }) as unknown as RpcClient<never>
 
 /** T1 paying bob two states, certified by seats 0..4 (3 and 4 the owner's); 5 and 6 never asked. */
-async function twoStatesPaidToBob (label: string): Promise<{ seats: Seat[], s1: string, s2: string, t1: string, committee: () => string[], certificate: PeerSeal[] }> {
+async function twoStatesPaidToBob (label: string): Promise<{ seats: Seat[], s1: string, s2: string, t1: string, committee: () => string[], certificate: PeerSeal[], items: Array<{ stateHash: string, holder: string }>, liars: Seat[] }> {
   const seats = await seatsOf(7)
   const s1 = sha3Hex(`the owner's first state: ${label}`)
   const s2 = sha3Hex(`the owner's second state: ${label}`)
   const t1 = sha3Hex(`the spend bob accepted: ${label}`)
   const certificate = [...await sealedAt(seats, [0, 1, 2, 3, 4], s1, t1, SIGNER_QUORUMS), ...await sealedAt(seats, [0, 1, 2, 3, 4], s2, t1, SIGNER_QUORUMS)]
   const committee = (): string[] => seats.map((s) => s.peer)
-  return { seats, s1, s2, t1, committee, certificate }
+  // the two states of T1 as a later receiver asks about them, and the owner's two seats
+  return { seats, s1, s2, t1, committee, certificate, items: [{ stateHash: s1, holder: t1 }, { stateHash: s2, holder: t1 }], liars: [seats[3]!, seats[4]!] }
 }
 
 /** Bob's record of the certificates he keeps, as his receiver writes it. */
@@ -80,9 +81,7 @@ async function bobKeeps (committee: () => string[], items: Array<{ stateHash: st
 describe('claims: an accepted payment\'s carried certificate padded with the owner\'s seats\' seals', () => {
   it('HOLE a few extra seals of each owner seat ahead of its real ones push them past the per-signer cap, and f contests freeze the token', async function () {
     this.timeout(20_000)
-    const { seats, s1, s2, t1, committee, certificate } = await twoStatesPaidToBob('per-signer cap')
-    const items = [{ stateHash: s1, holder: t1 }, { stateHash: s2, holder: t1 }]
-    const liars = [seats[3]!, seats[4]!]
+    const { seats, s1, s2, t1, committee, certificate, items, liars } = await twoStatesPaidToBob('per-signer cap')
     // three genuine seals of each owner seat to T1, over S1 and a made-up state, ahead of the certificate
     const padding: PeerSeal[] = []
     for (const l of liars) for (let k = 0; k < 3; k++) padding.push(await signed(l, t1, [s1, sha3Hex(`padding ${l.peer} ${k}`)]))
@@ -103,9 +102,7 @@ describe('claims: an accepted payment\'s carried certificate padded with the own
 
   it('HOLE the owner seats\' extra seals fill bob\'s record of the certificate (CERT_SEALS_MAX) before the honest seals, and f contests freeze the token', async function () {
     this.timeout(30_000)
-    const { seats, s1, s2, t1, committee, certificate } = await twoStatesPaidToBob('record filled')
-    const items = [{ stateHash: s1, holder: t1 }, { stateHash: s2, holder: t1 }]
-    const liars = [seats[3]!, seats[4]!]
+    const { seats, s1, s2, t1, committee, certificate, items, liars } = await twoStatesPaidToBob('record filled')
     const padding: PeerSeal[] = []
     for (let k = 0; k < CERT_SEALS_MAX; k++) padding.push(await signed(liars[k % 2]!, t1, [s1, sha3Hex(`padding ${k}`)]))
     const { checked, kept } = await bobKeeps(committee, items, [...padding, ...certificate], t1)
@@ -121,9 +118,7 @@ describe('claims: an accepted payment\'s carried certificate padded with the own
 
   it('HOLE with the record filled and S2 sealed to T2 at the two seats never asked, bob\'s accepted T1 is refused for good', async function () {
     this.timeout(30_000)
-    const { seats, s1, s2, t1, committee, certificate } = await twoStatesPaidToBob('refused for good')
-    const items = [{ stateHash: s1, holder: t1 }, { stateHash: s2, holder: t1 }]
-    const liars = [seats[3]!, seats[4]!]
+    const { seats, s1, s2, t1, committee, certificate, items, liars } = await twoStatesPaidToBob('refused for good')
     const padding: PeerSeal[] = []
     for (let k = 0; k < CERT_SEALS_MAX; k++) padding.push(await signed(liars[k % 2]!, t1, [s1, sha3Hex(`padding for good ${k}`)]))
     const { checked, kept } = await bobKeeps(committee, items, [...padding, ...certificate], t1)
@@ -140,8 +135,7 @@ describe('claims: an accepted payment\'s carried certificate padded with the own
 
   it('HOLE an owner seat\'s seals over made-up states, as many and as long as a delivery takes, are kept as T1\'s certificate and carried with every later delivery of the token', async function () {
     this.timeout(120_000)
-    const { seats, s1, s2, t1, committee, certificate } = await twoStatesPaidToBob('bloated')
-    const items = [{ stateHash: s1, holder: t1 }, { stateHash: s2, holder: t1 }]
+    const { seats, s1, s2, t1, committee, certificate, items } = await twoStatesPaidToBob('bloated')
     // CERT_SEALS_MAX genuine signatures of owner seat 4 to T1, each over S1 and 4 095 made-up
     // states (the most a seal on the wire may name): some 17 MB, which the delivery to bob fits
     const junk = Array.from({ length: 4095 }, (_, k) => sha3Hex(`made-up state ${k}`))
@@ -164,8 +158,7 @@ describe('claims: an accepted payment\'s carried certificate padded with the own
 
   it('(control) the certificate alone, carried, lets T1 stand against the same contests', async function () {
     this.timeout(20_000)
-    const { seats, s1, s2, t1, committee, certificate } = await twoStatesPaidToBob('control')
-    const items = [{ stateHash: s1, holder: t1 }, { stateHash: s2, holder: t1 }]
+    const { seats, s2, committee, certificate, items } = await twoStatesPaidToBob('control')
     const T2 = sha3Hex('the spend the owner seats claim (control)')
     const dave = claimsAt((await peerKey()).peer, { committee, rpc: contestingRpc(seats, [seats[3]!, seats[4]!], s2, T2) })
     const r = await dave.priorSeals!(items, { carried: certificate })
