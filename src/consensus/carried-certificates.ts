@@ -95,6 +95,13 @@ export function rankSeals (items: ReadonlyArray<{ stateHash: string, holder: str
     .sort((a, b) => Number(exact.get(b)) - Number(exact.get(a)) || (exact.get(a) === true ? b.states.length - a.states.length : a.states.length - b.states.length))
 }
 
+/** The positions of `items` by `state|holder` (a state may be asked about more than once). */
+export function itemIndex (items: ReadonlyArray<{ stateHash: string, holder: string }>): Map<string, number[]> {
+  const index = new Map<string, number[]>()
+  items.forEach((it, i) => { const k = `${it.stateHash}|${it.holder}`; const l = index.get(k); if (l === undefined) index.set(k, [i]); else l.push(i) })
+  return index
+}
+
 /**
  * The certificate to keep of `items` from verified `seals` (docs/security.md, "Carried
  * certificates"): per item and arbiter counted for it (`arbiters[i]`), one seal, the best ranked
@@ -102,8 +109,7 @@ export function rankSeals (items: ReadonlyArray<{ stateHash: string, holder: str
  * arbiter chose to sign beside them.
  */
 export function certificateCover (items: ReadonlyArray<{ stateHash: string, holder: string }>, arbiters: ReadonlyArray<ReadonlySet<string>>, seals: readonly PeerSeal[]): PeerSeal[] {
-  const index = new Map<string, number[]>()
-  items.forEach((it, i) => { const k = `${it.stateHash}|${it.holder}`; const l = index.get(k); if (l === undefined) index.set(k, [i]); else l.push(i) })
+  const index = itemIndex(items)
   const covered = new Set<string>()
   const out: PeerSeal[] = []
   for (const g of rankSeals(items, seals)) {

@@ -11,7 +11,7 @@ import { verifyPeerSignature, type P2pHost } from '../../p2p/host.js'
 import type { RpcClient } from '../../p2p/rpc.js'
 import { CLAIM_BATCH_MAX, budgetDeadline, withinBudget, type StateClaimMethods } from './claim-rpc.js'
 import { groupByPeer } from '../../util/group-by-peer.js'
-import { certificateCover, rankSeals } from '../../consensus/carried-certificates.js'
+import { certificateCover, itemIndex, rankSeals } from '../../consensus/carried-certificates.js'
 import { settled } from '../../util/settled.js'
 
 /** How priorSeals picks the arbiters it asks. */
@@ -137,8 +137,7 @@ const contestsThatVerify = async (peer: string, res: StateClaimMethods['claims.s
  * seals of one arbiter for one holder are checked (a flood in real arbiters' names costs a few checks).
  */
 const countShown = async (items: ReadonlyArray<{ stateHash: string, holder: string }>, arbiters: ReadonlyArray<ReadonlySet<string>>, shown: ReadonlyArray<PeerSeal>, cap?: (holder: string) => number): Promise<Array<{ seal: PeerSeal, idx: number[] }>> => {
-  const index = new Map<string, number[]>()
-  items.forEach((it, i) => { const k = `${it.stateHash}|${it.holder}`; const l = index.get(k); if (l === undefined) index.set(k, [i]); else l.push(i) })
+  const index = itemIndex(items)
   const countsFor = (g: PeerSeal): number[] => g.states.flatMap((st) => (index.get(`${st}|${g.holder}`) ?? []).filter((i) => arbiters[i]!.has(g.peer)))
   const perSigner = new Map<string, number>()
   // best first (rankSeals): a cap spends its checks on the seals naming the items' own states
