@@ -5,7 +5,6 @@
 import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
 
 const BYTES_KEY = '$b64'
-const BYTES_KEY_QUOTED = JSON.stringify(BYTES_KEY)
 const encoder = new TextEncoder()
 const decoder = new TextDecoder('utf-8', { fatal: true })
 
@@ -79,9 +78,8 @@ export function decodeJson (bytes: Uint8Array): unknown {
   let text: string
   try {
     text = decoder.decode(bytes)
-    const parsed: unknown = JSON.parse(text)
-    // the byte strings restored in one walk after the parse, when the text names any (see decodeFrame)
-    return text.includes(BYTES_KEY_QUOTED) ? restoreBytes(parsed, BYTES_KEY, (b) => typeof b === 'string' ? new Uint8Array(Buffer.from(b, 'base64')) : undefined) : parsed
+    // the byte strings restored in one walk after the parse (see decodeFrame)
+    return restoreBytes(JSON.parse(text), BYTES_KEY, (b) => typeof b === 'string' ? new Uint8Array(Buffer.from(b, 'base64')) : undefined)
   } catch (e) {
     throw new RbtError(ErrorCode.PROTOCOL, `malformed frame: ${errorMessage(e)}`, { cause: e })
   }
@@ -96,7 +94,6 @@ export function decodeJson (bytes: Uint8Array): unknown {
  */
 export const BINARY_FRAME_MARK = 0x01
 const BIN_KEY = '$bin'
-const BIN_KEY_QUOTED = JSON.stringify(BIN_KEY)
 
 /**
  * A binary frame as the list of its pieces: the head (mark, header length and header), then each
@@ -151,10 +148,9 @@ export function decodeFrame (bytes: Uint8Array): unknown {
     // a plain Uint8Array (a Buffer's slice() would not copy), as the JSON decoder gives
     const data = new Uint8Array(bytes.buffer, bytes.byteOffset + base, bytes.byteLength - base)
     // parsed without a reviver (called from the parser for every value, it cost several times the
-    // parse), then the references swapped for their bytes in one walk; a header that names no byte
-    // string needs none (the key inside a string only costs the walk, which tells the two apart)
-    const parsed: unknown = JSON.parse(text)
-    if (!text.includes(BIN_KEY_QUOTED)) return parsed
+    // parse), then the references swapped for their bytes in one walk over the parsed value, every
+    // frame: the text cannot tell (a key may be written with escapes, "\u0024bin"), and the walk
+    // refuses a frame nested too deep to walk, as the reviver did
     const bytesOf = (ref: unknown): Uint8Array => {
       if (!Array.isArray(ref) || ref.length !== 2) throw new Error('malformed byte-string reference')
       const [off, len] = ref as unknown[]
@@ -164,7 +160,7 @@ export function decodeFrame (bytes: Uint8Array): unknown {
       const view = data.subarray(off as number, (off as number) + (len as number))
       return view.byteLength >= VIEW_MIN_BYTES ? view : view.slice()
     }
-    return restoreBytes(parsed, BIN_KEY, bytesOf)
+    return restoreBytes(JSON.parse(text), BIN_KEY, bytesOf)
   } catch (e) {
     throw new RbtError(ErrorCode.PROTOCOL, `malformed frame: ${errorMessage(e)}`, { cause: e })
   }
