@@ -123,7 +123,11 @@ export class TransferSender {
         const current = await readOutgoing(this.ledger, rec.txid)
         const aborting = current?.state === 'PREPARING'
         this.observed(aborting ? 'aborted' : 'failed', started)
-        if (aborting) await this.abort(current, errorMessage(e))
+        // The abort's own write may fail (the disk still full): the answer stays the first error,
+        // which names the transaction when its decision may have landed. A storage error in its
+        // place would read as a refusal of a transfer the restarted node may yet complete; the
+        // PREPARING record left behind is aborted by recovery once the node can write.
+        if (aborting) await this.abort(current, errorMessage(e)).catch((ae: unknown) => { this.log.warn(`transfer ${rec.txid}: the abort could not be written (${errorMessage(ae)}); recovery aborts it`) })
         // told only now: the node checks tokens it holds Free, and until the abort they were Locked
         this.tellDoubleSpent(rec.txid)
         throw e

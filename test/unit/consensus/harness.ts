@@ -58,7 +58,10 @@ export class MemoryLedger implements Ledger {
    * refuses, as a full disk does, each commit whose records this returns true for; 'landed': the
    * commit fails and yet is applied (a failed write found in the store once it reopens)
    */
-  refuseCommit?: (records: ReadonlyArray<{ collection: string, key: string, value: unknown }>) => boolean | 'landed'
+  refuseCommit?: (records: ReadonlyArray<{ collection: string, key: string, value: unknown }>) => boolean | 'landed' | 'on-reopen'
+  /** the commits refused with 'on-reopen': not visible to this process; `reopen()` applies them, as a store replaying its log */
+  private readonly unsettled: Array<Array<() => void>> = []
+  reopen (): void { for (const ops of this.unsettled.splice(0)) for (const op of ops) op() }
 
   clone (): MemoryLedger {
     const c = new MemoryLedger()
@@ -127,6 +130,7 @@ export class MemoryLedger implements Ledger {
     if (this.failNextCommit) { this.failNextCommit = false; throw new Error('injected commit failure') }
     const refused = this.refuseCommit?.(records) ?? false
     if (refused === 'landed') for (const op of ops) op()
+    if (refused === 'on-reopen') this.unsettled.push(ops)
     if (refused !== false) throw new RbtError(ErrorCode.INSUFFICIENT_STORAGE, 'the disk holding the node\'s data is full (injected)')
     for (const op of ops) op()
   }

@@ -594,6 +594,45 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     expect(await balance(b, bob.did)).to.equal(1000)
   })
 
+  it('a full disk at the sender that stays full after the SIGNING write landed: the abort cannot be written either, and the answer still names the transaction (it was a bare storage refusal, and the restarted node completed it)', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    // the SIGNING write fails, and the store finds it when it reopens; every later write of the
+    // transfer (the abort) fails
+    a.ledger.refuseCommit = (recs) => {
+      const out = recs.find((r) => r.collection === 'cs-outgoing')?.value as OutgoingRecord | undefined
+      if (out === undefined) return false
+      if (out.state === 'SIGNING') return 'on-reopen'
+      return out.state === 'ABORTED'
+    }
+    const err = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner).then(() => undefined, (e: unknown) => e as RbtError)
+    const txid = [...(a.ledger.recs.get('cs-outgoing')?.keys() ?? [])][0]
+    expect(err?.code).to.equal(ErrorCode.INSUFFICIENT_STORAGE)
+    expect((err?.details as { transactionID?: string } | undefined)?.transactionID, 'the answer names the transaction').to.equal(txid)
+    expect(err?.message).to.match(/may still have landed/)
+    // killed before it could write again: the restarted node's store holds the SIGNING record
+    a.ledger.refuseCommit = undefined
+    a.ledger.reopen()
+    a.sender = new TransferSender((a.sender as unknown as { opts: ConstructorParameters<typeof TransferSender>[0] }).opts)
+    await a.sender.recover()
+    expect(await balance(b, bob.did)).to.equal(1000)
+  })
+
+  it('a refusal whose abort cannot be written (the disk full) answers the refusal, not the storage error; the tokens are freed once the disk is', async () => {
+    const { net, a, b, alice, bob, quorums } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    // three quorums down: consensus fails, and the abort's write fails on the full disk
+    for (const q of quorums.slice(0, 3)) q.down = true
+    a.ledger.refuseOutgoing('ABORTED')
+    const err = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner).then(() => undefined, (e: unknown) => e as RbtError)
+    expect(err?.code).to.equal(ErrorCode.CONSENSUS_FAILED)
+    a.ledger.refuseCommit = undefined
+    for (const q of quorums.slice(0, 3)) q.down = false
+    await a.sender.recover()
+    expect(await balance(a, alice.did)).to.equal(1000)
+    expect(await balance(b, bob.did)).to.equal(0)
+  })
+
   it('a full disk at the sender while locking, the failed write landing: refused, and the next recovery pass frees the tokens (they stayed Locked until a periodic full scan)', async () => {
     const { net, a, b, alice, bob } = await SimNet.standard()
     await net.mint(a, alice.did, 1)
