@@ -120,13 +120,13 @@ export class TransferSender {
         this.observed(result.delivered ? 'committed' : 'delivery_pending', started)
         return result
       } catch (e) {
-        const current = await readOutgoing(this.ledger, rec.txid)
+        // The read and the abort's own write may fail (the disk still full, an I/O error): the
+        // answer stays the first error, which names the transaction when its decision may have
+        // landed. A storage error in its place would read as a refusal of a transfer the restarted
+        // node may yet complete; a PREPARING record left behind is aborted by recovery.
+        const current = await readOutgoing(this.ledger, rec.txid).catch((re: unknown) => { this.log.warn(`transfer ${rec.txid}: its record could not be read after the failure (${errorMessage(re)}); recovery finishes it`) })
         const aborting = current?.state === 'PREPARING'
         this.observed(aborting ? 'aborted' : 'failed', started)
-        // The abort's own write may fail (the disk still full): the answer stays the first error,
-        // which names the transaction when its decision may have landed. A storage error in its
-        // place would read as a refusal of a transfer the restarted node may yet complete; the
-        // PREPARING record left behind is aborted by recovery once the node can write.
         if (aborting) await this.abort(current, errorMessage(e)).catch((ae: unknown) => { this.log.warn(`transfer ${rec.txid}: the abort could not be written (${errorMessage(ae)}); recovery aborts it`) })
         // told only now: the node checks tokens it holds Free, and until the abort they were Locked
         this.tellDoubleSpent(rec.txid)

@@ -105,7 +105,13 @@ export class MemoryLedger implements Ledger {
   }
   /** records read one at a time, per collection (tests check that a transfer's tokens are read at once) */
   singleReads = new Map<string, number>()
-  async record<T> (c: ConsensusCollection, k: string): Promise<T | undefined> { this.singleReads.set(c, (this.singleReads.get(c) ?? 0) + 1); return this.peek<T>(c, k) }
+  /** fails, as an I/O error does, each single-record read this returns true for */
+  refuseRead?: (collection: string, key: string) => boolean
+  async record<T> (c: ConsensusCollection, k: string): Promise<T | undefined> {
+    this.singleReads.set(c, (this.singleReads.get(c) ?? 0) + 1)
+    if (this.refuseRead?.(c, k) === true) throw new RbtError(ErrorCode.STORAGE_UNAVAILABLE, 'the node\'s store could not be read (injected I/O error)')
+    return this.peek<T>(c, k)
+  }
   async recordsByKey<T> (c: ConsensusCollection, keys: readonly string[]): Promise<Array<T | undefined>> { return keys.map((k) => this.peek<T>(c, k)) }
   private peek<T> (c: ConsensusCollection, k: string): T | undefined { const v = this.recs.get(c)?.get(k); return v === undefined ? undefined : structuredClone(v) as T }
   /** full scans per collection (records()), for tests that check what a sweep reads */

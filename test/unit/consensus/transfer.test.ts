@@ -618,6 +618,30 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     expect(await balance(b, bob.did)).to.equal(1000)
   })
 
+  it('a SIGNING write that fails (found on reopen) and then a read that fails too: the answer still names the transaction, not the read\'s storage error', async () => {
+    const { net, a, b, alice, bob } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    let failed = false
+    a.ledger.refuseCommit = (recs) => {
+      const out = recs.find((r) => r.collection === 'cs-outgoing')?.value as OutgoingRecord | undefined
+      if (out?.state !== 'SIGNING') return false
+      failed = true
+      return 'on-reopen'
+    }
+    // once the write failed, the store cannot be read either
+    a.ledger.refuseRead = (c) => failed && c === 'cs-outgoing'
+    const err = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner).then(() => undefined, (e: unknown) => e as RbtError)
+    expect(err?.code).to.equal(ErrorCode.INSUFFICIENT_STORAGE)
+    expect((err?.details as { transactionID?: string } | undefined)?.transactionID, 'the answer names the transaction').to.be.a('string')
+    expect(err?.message).to.match(/may still have landed/)
+    a.ledger.refuseCommit = undefined
+    a.ledger.refuseRead = undefined
+    a.ledger.reopen()
+    a.sender = new TransferSender((a.sender as unknown as { opts: ConstructorParameters<typeof TransferSender>[0] }).opts)
+    await a.sender.recover()
+    expect(await balance(b, bob.did)).to.equal(1000)
+  })
+
   it('a refusal whose abort cannot be written (the disk full) answers the refusal, not the storage error; the tokens are freed once the disk is', async () => {
     const { net, a, b, alice, bob, quorums } = await SimNet.standard()
     await net.mint(a, alice.did, 1)
