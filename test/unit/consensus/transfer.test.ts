@@ -594,7 +594,7 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     expect(await balance(b, bob.did)).to.equal(1000)
   })
 
-  it('a full disk at the sender that stays full after the SIGNING write landed: the abort cannot be written either, and the answer still names the transaction (it was a bare storage refusal, and the restarted node completed it)', async () => {
+  it('a full disk at the sender that stays full after a failed SIGNING write the store finds on reopen: the abort cannot be written either, and the answer still names the transaction (it was a bare storage refusal, and the restarted node completed it)', async () => {
     const { net, a, b, alice, bob } = await SimNet.standard()
     await net.mint(a, alice.did, 1)
     // the SIGNING write fails, and the store finds it when it reopens; every later write of the
