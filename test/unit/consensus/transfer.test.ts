@@ -27,6 +27,17 @@ async function totalOwned (net: SimNet, dids: string[]): Promise<number> {
 
 
 /** Range reads of a quorum's holdings made while one of its PREPAREs runs, by quorum name (kept up to date). */
+/**
+ * The node stopped and started again over its store: the disk works again, the store replays what
+ * it holds (a failed write it finds included), and what the process kept in memory is gone.
+ */
+function restartSender (n: SimNode): void {
+  n.ledger.refuseCommit = undefined
+  n.ledger.refuseRead = undefined
+  n.ledger.reopen()
+  n.sender = new TransferSender((n.sender as unknown as { opts: ConstructorParameters<typeof TransferSender>[0] }).opts)
+}
+
 function holdingsReadsDuringPrepare (nodes: readonly SimNode[]): Map<string, number> {
   const reads = new Map<string, number>()
   for (const q of nodes) {
@@ -587,9 +598,8 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     const txid = [...(a.ledger.recs.get('cs-outgoing')?.keys() ?? [])][0]
     expect((err?.details as { transactionID?: string } | undefined)?.transactionID, 'the answer names the transaction').to.equal(txid)
     expect(err?.message).to.match(/may still have landed/)
-    a.ledger.refuseCommit = undefined
     // a new process over the same ledger: the in-memory mark is gone, the SIGNING record is not
-    a.sender = new TransferSender((a.sender as unknown as { opts: ConstructorParameters<typeof TransferSender>[0] }).opts)
+    restartSender(a)
     await a.sender.recover()
     expect(await balance(b, bob.did)).to.equal(1000)
   })
@@ -611,9 +621,7 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     expect((err?.details as { transactionID?: string } | undefined)?.transactionID, 'the answer names the transaction').to.equal(txid)
     expect(err?.message).to.match(/may still have landed/)
     // killed before it could write again: the restarted node's store holds the SIGNING record
-    a.ledger.refuseCommit = undefined
-    a.ledger.reopen()
-    a.sender = new TransferSender((a.sender as unknown as { opts: ConstructorParameters<typeof TransferSender>[0] }).opts)
+    restartSender(a)
     await a.sender.recover()
     expect(await balance(b, bob.did)).to.equal(1000)
   })
@@ -634,10 +642,7 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     expect(err?.code).to.equal(ErrorCode.INSUFFICIENT_STORAGE)
     expect((err?.details as { transactionID?: string } | undefined)?.transactionID, 'the answer names the transaction').to.be.a('string')
     expect(err?.message).to.match(/may still have landed/)
-    a.ledger.refuseCommit = undefined
-    a.ledger.refuseRead = undefined
-    a.ledger.reopen()
-    a.sender = new TransferSender((a.sender as unknown as { opts: ConstructorParameters<typeof TransferSender>[0] }).opts)
+    restartSender(a)
     await a.sender.recover()
     expect(await balance(b, bob.did)).to.equal(1000)
   })
