@@ -1,4 +1,4 @@
-import { ErrorCode, RbtError, errorMessage } from '../util/errors.js'
+import { ErrorCode, RbtError, errorMessage, isRbtError, signingPending } from '../util/errors.js'
 import { silentLogger } from '../util/logger.js'
 import { lockNft, lockTokens, type LockContext, type NftInput, type TransferInput } from './transfer-lock.js'
 import { KeyedMutex } from './keyed-mutex.js'
@@ -116,7 +116,11 @@ export class TransferSender {
       this.fault('locked')
       progress(`${locked}, transaction ${rec.txid}`)
       try {
-        const result = await this.signRound.run(rec, progress, await this.prepareRound.run(rec, progress))
+        const t = await this.prepareRound.run(rec, progress)
+        // SIGNING is durable from here: the transfer is never aborted, so no failure is a refusal
+        const result = await this.signRound.run(rec, progress, t).catch((e: unknown) => {
+          throw isRbtError(e) && (e.code === ErrorCode.SIGNING_PENDING || e.code === ErrorCode.DELIVERY_PENDING) ? e : signingPending(rec.txid, `the quorums agreed, but the sign round failed (${errorMessage(e)}); it is retried automatically`)
+        })
         this.observed(result.delivered ? 'committed' : 'delivery_pending', started)
         return result
       } catch (e) {

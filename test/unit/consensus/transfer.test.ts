@@ -647,6 +647,32 @@ describe('consensus: RBT transfer protocol (simulated nodes, real signatures)', 
     expect(await balance(b, bob.did)).to.equal(1000)
   })
 
+  it('a full disk while the sign round records a replacement signer\'s vote (after SIGNING is durable): the answer names the transaction, since recovery completes it', async () => {
+    const { net, a, b, alice, bob, quorums } = await SimNet.standard()
+    await net.mint(a, alice.did, 1)
+    // no quorum answers SIGN yet: the sign round recruits the two not asked and records their votes
+    for (const q of quorums) q.failSign = true
+    let signingWrites = 0
+    a.ledger.refuseCommit = (recs) => {
+      const out = recs.find((r) => r.collection === 'cs-outgoing')?.value as OutgoingRecord | undefined
+      if (out?.state !== 'SIGNING') return false
+      // the first SIGNING write (the decision to ask for signatures) lands; the disk is full after it
+      return ++signingWrites > 1
+    }
+    const err = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: '', quorums: net.quorumDids }, alice.owner).then(() => undefined, (e: unknown) => e as RbtError)
+    expect(signingWrites, 'the recruit\'s write was refused').to.equal(2)
+    const out = [...(a.ledger.recs.get('cs-outgoing')?.values() ?? [])] as OutgoingRecord[]
+    expect(out.map((o) => o.state)).to.deep.equal(['SIGNING'])
+    a.ledger.refuseCommit = undefined
+    for (const q of quorums) q.failSign = false
+    await a.sender.recover()
+    // the transfer ends committed...
+    expect(await balance(b, bob.did)).to.equal(1000)
+    // ...so its answer must not read as a refusal (CLI exit 1): it must name the transaction
+    expect(err?.code, err?.message).to.not.equal(undefined)
+    expect((err?.details as { transactionID?: string } | undefined)?.transactionID, `answered ${err?.code}: ${err?.message}`).to.equal(out[0].txid)
+  })
+
   it('a refusal whose abort cannot be written (the disk full) answers the refusal, not the storage error; the tokens are freed once the disk is', async () => {
     const { net, a, b, alice, bob, quorums } = await SimNet.standard()
     await net.mint(a, alice.did, 1)
