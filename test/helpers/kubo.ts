@@ -12,10 +12,12 @@
  *   await k.stop(); await ns.dispose()
  *
  * The binary: RBTNODE_KUBO_BIN, else `ipfs` on PATH, else $(go env GOPATH)/bin/ipfs. `.ci/run`
- * builds Kubo from the Go module proxy into a cache and exports RBTNODE_KUBO_BIN.
+ * builds Kubo from the Go module proxy into a cache and exports RBTNODE_KUBO_BIN. It does not wait
+ * for that build before the tests: while it runs, RBTNODE_KUBO_BUILDING names a file that exists
+ * until the build ends (holding why, when it failed), and a suite's `before` waits for it.
  */
 import { execFile, execFileSync, type ChildProcess } from 'node:child_process'
-import { accessSync, constants, copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { accessSync, constants, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { promisify } from 'node:util'
@@ -69,12 +71,39 @@ export function findKubo (): { bin?: string, reason: string } {
   return found
 }
 
+/** How long a suite waits for a Kubo build still running beside the tests (a cold Go cache). */
+const KUBO_BUILD_WAIT_MS = 20 * 60_000
+
+/**
+ * Waits while a Kubo build started beside the tests is running (RBTNODE_KUBO_BUILDING names a file
+ * that exists until it ends). A build that failed leaves `<file>.failed` holding why: the answer is
+ * that reason, and the suites skip as they do without Go. Undefined when there is nothing to wait
+ * for or the build succeeded.
+ */
+async function kuboBuildDone (ctx: Mocha.Context): Promise<string | undefined> {
+  const marker = process.env.RBTNODE_KUBO_BUILDING ?? ''
+  if (marker === '') return undefined
+  if (existsSync(marker)) {
+    ctx.timeout(KUBO_BUILD_WAIT_MS + 60_000)
+    console.log('      (waiting for the Kubo build running beside the tests)')
+    await waitFor(() => !existsSync(marker), { timeoutMs: KUBO_BUILD_WAIT_MS, intervalMs: 500, what: 'the Kubo build beside the tests to end' })
+    found = undefined
+  }
+  try { return `Kubo v${KUBO_VERSION} did not build: ${readFileSync(`${marker}.failed`, 'utf8').trim()}` } catch { return undefined }
+}
+
 /**
  * For a suite's `before`: skips it (printing the reason) without a Kubo binary or without network
  * namespaces. On CI (`CI` set) a missing namespace fails the suite, as every namespace suite does;
  * a missing Kubo fails it only when RBTNODE_KUBO_BIN was given (CI could build Kubo) but is wrong.
+ * A build still running beside the tests is waited for; one that failed skips the suite.
  */
 export async function requireKubo (ctx: Mocha.Context): Promise<string> {
+  const failed = await kuboBuildDone(ctx)
+  if (failed !== undefined) {
+    console.log(`      (skipped: ${failed})`)
+    ctx.skip()
+  }
   const k = findKubo()
   const onCi = process.env.CI !== undefined && process.env.CI !== ''
   if (k.bin === undefined) {
