@@ -105,6 +105,7 @@ describe('e2e: one wallet on two nodes racing the same tokens through disjoint q
     let last: SpendOutcome | undefined
     await waitFor(async () => {
       last = await spend(net.x.client, { initiator: w.did, owner: net.bob, tokens: { rbt: 1 }, memo: 'after the heal' })
+      if (process.env.E2E_VERBOSE === '1') process.stdout.write(`      ${((Date.now() - healed) / 1000).toFixed(1)} s: ${last.message.slice(0, 300)}\n`)
       return last.status
     }, { timeoutMs: 120_000, intervalMs: 1000, what: 'a transfer to go through after the heal' }).catch((e: Error) => { throw new Error(`${e.message}: ${last?.message ?? ''}`) })
     if (process.env.E2E_VERBOSE === '1') process.stdout.write(`      a transfer went through ${((Date.now() - healed) / 1000).toFixed(1)} s after the heal\n`)

@@ -21,6 +21,7 @@ import { nodeClaimSeals } from './claim-seals.js'
 import { COMMITTEE_MIN } from '../../consensus/committee.js'
 import { claimRequests, PER_ITEM_MS, PROOF_UNKNOWN, type Claim, type ClaimRequestItem } from './claim-request.js'
 import { CLAIM_PEER_BURST, CLAIM_PEER_RATE, RELEASE_MAX, type ClaimItem, type ClaimServer, type ClaimStatusAnswer, type StateClaimMethods, type WireProof } from './claim-rpc.js'
+import { RetryQueue } from '../../util/retry-queue.js'
 
 export { ArbiterView, ARBITER_FORGET_MS, ARBITER_VIEW_MAX } from './arbiter-view.js'
 export { claimStoreOn } from './claim-store.js'
@@ -39,6 +40,16 @@ export { stateClaimRpcHandlers, CLAIM_BATCH_MAX, type StateClaimMethods } from '
 
 /** A claim whose transaction gave no word for this long has its outcome asked (as a quorum asks a sender); then after twice as long each time. */
 export const CLAIM_STALE_MS = 30_000
+/**
+ * A release an arbiter did not take (cut off, down, timed out) is sent again by the sweeps, at most
+ * this often, for RELEASE_RETRY_FOR_MS; past that, or for more than RELEASE_RETRY_MAX of them, the
+ * arbiter's own question about a stale claim frees it (CLAIM_STALE_MS and more). Without it, a
+ * transfer refused during a partition kept its state claimed at the arbiters across the cut until
+ * they asked, and the owner's next try after the heal was refused for 30 s.
+ */
+export const RELEASE_RETRY_MS = 3_000
+const RELEASE_RETRY_FOR_MS = 4 * CLAIM_STALE_MS
+const RELEASE_RETRY_MAX = 4096
 /** Requests of one claim walk in flight at once. */
 const WALK_CONCURRENCY = 8
 /** Proofs remembered as checked (a claim's states reach an arbiter in several requests), at most 16 MiB of their states. */
@@ -86,6 +97,8 @@ export function nodeStateClaims (opts: {
    * it claims, signs and accepts nothing (docs/security.md, "Before the committee")
    */
   requireCommittee?: boolean
+  /** least time between two sends of a release an arbiter did not take (default RELEASE_RETRY_MS) */
+  releaseRetryMs?: number
 }): NodeStateClaims {
   const { table, view, log } = opts
   const timeoutMs = opts.timeoutMs ?? 3000
@@ -475,6 +488,11 @@ export function nodeStateClaims (opts: {
     return result
   }
 
+  type ReleaseRequest = StateClaimMethods['claims.release']['request']
+  const undelivered = new RetryQueue<{ peer: string, req: ReleaseRequest }>(
+    async ({ peer, req }) => await rpcNow().call(peer, 'claims.release', req, { timeoutMs }),
+    { everyMs: opts.releaseRetryMs ?? RELEASE_RETRY_MS, forMs: RELEASE_RETRY_FOR_MS, max: RELEASE_RETRY_MAX })
+
   const release = async (txid: string, quorum: string, stateHashes: readonly string[], auth: ReleaseAuth): Promise<void> => {
     const h = opts.host()
     const self = h?.peerId ?? 'self'
@@ -490,7 +508,8 @@ export function nodeStateClaims (opts: {
     }), self)
     await Promise.all([...byPeer].map(async ([peer, hashes]) => {
       for (let i = 0; i < hashes.length; i += RELEASE_MAX) {
-        await rpcNow().call(peer, 'claims.release', { txid, quorum, nonce: auth.nonce, sig: auth.sig, stateHashes: hashes.slice(i, i + RELEASE_MAX) }, { timeoutMs }).catch(() => {})
+        const req: ReleaseRequest = { txid, quorum, nonce: auth.nonce, sig: auth.sig, stateHashes: hashes.slice(i, i + RELEASE_MAX) }
+        await rpcNow().call(peer, 'claims.release', req, { timeoutMs }).catch(() => { undelivered.add(`${peer}|${txid}|${quorum}|${auth.nonce}|${i}`, { peer, req }) })
       }
     }))
   }
@@ -538,6 +557,8 @@ export function nodeStateClaims (opts: {
   }
 
   const sweep = async (): Promise<void> => {
+    // releases an arbiter did not take, sent again (not awaited: a peer still cut off waits its timeout)
+    if (opts.rpc() !== undefined) undelivered.due()
     const stale = await table.stale(CLAIM_STALE_MS)
     if (stale.length === 0) return
     // a claim whose transaction's spent marker is here (verified) has done its work

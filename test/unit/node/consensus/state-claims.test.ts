@@ -573,3 +573,46 @@ describe('claims: the seal (a claim made permanent by its signers\' consents)', 
     }
   })
 })
+
+describe('node state claims: a release an arbiter did not take', () => {
+  /** A quorum node whose release reaches `peers` (the arbiters of its state) through `call`. */
+  function claimant (peers: string[], call: (peer: string, method: string) => Promise<unknown>): NodeStateClaims {
+    return nodeStateClaims({
+      host: () => ({ peerId: 'self-peer', closestKnownPeers: () => peers }) as unknown as P2pHost,
+      rpc: () => ({ call }) as unknown as RpcClient<StateClaimMethods>,
+      table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }),
+      view: { closest: () => [] } as unknown as ArbiterView,
+      markers: { knownMany: async (hs: string[]) => hs.map(() => undefined) } as unknown as NodeSpentMarkers,
+      verifier,
+      quorumSigner: () => undefined,
+      outcome: async () => 'pending',
+      log: silentLogger,
+      releaseRetryMs: 0
+    })
+  }
+  const settle = async (): Promise<void> => { for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve)) }
+
+  it('is sent again by the next sweeps until it is taken (a transfer refused during a partition frees its state at the heal, not 30 s later)', async () => {
+    const cut = new Set(['arbiter-2'])
+    const sent: string[] = []
+    const c = claimant(['arbiter-1', 'arbiter-2'], async (peer, method) => {
+      if (method !== 'claims.release') return {}
+      sent.push(peer)
+      if (cut.has(peer)) throw new RbtError(ErrorCode.PEER_UNREACHABLE, `peer ${peer} unreachable`)
+      return { freed: 1 }
+    })
+    await c.release(sha3Hex('tx'), 'bafybmiquorum', [STATE], { nonce: '00'.repeat(16), sig: 'ab' })
+    expect(sent.sort()).to.deep.equal(['arbiter-1', 'arbiter-2'])
+    await c.sweep()
+    await settle()
+    expect(sent.filter((p) => p === 'arbiter-2'), 'still cut off: sent again').to.have.length(2)
+    expect(sent.filter((p) => p === 'arbiter-1'), 'the arbiter that took it is not asked again').to.have.length(1)
+    cut.delete('arbiter-2')
+    await c.sweep()
+    await settle()
+    expect(sent.filter((p) => p === 'arbiter-2'), 'healed: taken').to.have.length(3)
+    await c.sweep()
+    await settle()
+    expect(sent.filter((p) => p === 'arbiter-2'), 'taken once: not sent again').to.have.length(3)
+  })
+})

@@ -1,0 +1,61 @@
+/**
+ * Sends that failed, tried again later by whoever calls `due()` (a sweep). Bounded on every side: at
+ * most `max` entries (the oldest dropped first), one send of an entry in flight at a time, at least
+ * `everyMs` between two sends of it, and an entry given up `forMs` after its first failure. A send
+ * that resolves drops its entry; one that rejects keeps it. For messages that are safe to repeat and
+ * that something else settles in the end when they never arrive.
+ */
+export interface RetryQueueOptions {
+  /** least time between two sends of one entry */
+  everyMs: number
+  /** an entry is given up this long after it was first added */
+  forMs: number
+  /** entries kept at most; adding past it drops the oldest */
+  max: number
+  now?: () => number
+}
+
+interface Entry<T> { item: T, first: number, next: number, sending: boolean }
+
+export class RetryQueue<T> {
+  private readonly entries = new Map<string, Entry<T>>()
+  private readonly now: () => number
+
+  constructor (private readonly send: (item: T) => Promise<unknown>, private readonly opts: RetryQueueOptions) {
+    this.now = opts.now ?? Date.now
+  }
+
+  get size (): number { return this.entries.size }
+
+  /** Keeps `item` under `key` to be sent again; a key already held keeps its first failure's time. */
+  add (key: string, item: T): void {
+    const now = this.now()
+    const held = this.entries.get(key)
+    if (held !== undefined) { held.item = item; return }
+    while (this.entries.size >= this.opts.max) {
+      const oldest = this.entries.keys().next()
+      if (oldest.done === true) break
+      this.entries.delete(oldest.value)
+    }
+    this.entries.set(key, { item, first: now, next: now + this.opts.everyMs, sending: false })
+  }
+
+  /** Starts the sends that are due (not awaited: a send to a peer that is gone waits its timeout). */
+  due (): void {
+    const now = this.now()
+    for (const [key, e] of this.entries) {
+      if (now - e.first >= this.opts.forMs) { if (!e.sending) this.entries.delete(key); continue }
+      if (e.sending || e.next > now) continue
+      e.sending = true
+      let sent: Promise<unknown>
+      try { sent = this.send(e.item) } catch (err) { sent = Promise.reject(err) }
+      sent.then(() => {
+        if (this.entries.get(key) === e) this.entries.delete(key)
+      }, () => {
+        e.sending = false
+        e.next = this.now() + this.opts.everyMs
+        if (this.now() - e.first >= this.opts.forMs && this.entries.get(key) === e) this.entries.delete(key)
+      })
+    }
+  }
+}
