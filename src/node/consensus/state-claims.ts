@@ -44,8 +44,8 @@ export const CLAIM_STALE_MS = 30_000
  * A release an arbiter did not take (cut off, down, timed out) is sent again by the sweeps, at most
  * this often, for RELEASE_RETRY_FOR_MS; past that, or for more than RELEASE_RETRY_MAX of them, the
  * arbiter's own question about a stale claim frees it (CLAIM_STALE_MS and more). Without it, a
- * transfer refused during a partition kept its state claimed at the arbiters across the cut until
- * they asked, and the owner's next try after the heal was refused for 30 s.
+ * release lost to a cut or a restart left the state claimed at that arbiter until it asked, and
+ * the owner's next try was refused `STATE_CLAIMED` meanwhile.
  */
 export const RELEASE_RETRY_MS = 3_000
 const RELEASE_RETRY_FOR_MS = 4 * CLAIM_STALE_MS
