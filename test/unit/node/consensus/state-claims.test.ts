@@ -592,7 +592,7 @@ describe('node state claims: a release an arbiter did not take', () => {
   }
   const settle = async (): Promise<void> => { for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve)) }
 
-  it('is sent again by the next sweeps until it is taken (a transfer refused during a partition frees its state at the heal, not 30 s later)', async () => {
+  it('is sent again by the next sweeps until it is taken, and not after (a release lost to a cut frees its state once the cut heals)', async () => {
     const cut = new Set(['arbiter-2'])
     const sent: string[] = []
     const c = claimant(['arbiter-1', 'arbiter-2'], async (peer, method) => {
