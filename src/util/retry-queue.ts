@@ -1,7 +1,8 @@
 /**
  * Sends that failed, tried again later by whoever calls `due()` (a sweep). Bounded on every side: at
- * most `max` entries (the oldest dropped first), one send of an entry in flight at a time, at least
- * `everyMs` between two sends of it, and an entry given up `forMs` after its first failure. A send
+ * most `max` entries (the oldest dropped first), one send of an entry in flight at a time and at most
+ * `inFlight` sends in all, at least `everyMs` between two sends of one entry, and an entry given up
+ * `forMs` after its first failure. A send
  * that resolves drops its entry; one that rejects keeps it. For messages that are safe to repeat and
  * that something else settles in the end when they never arrive.
  */
@@ -12,6 +13,8 @@ export interface RetryQueueOptions {
   forMs: number
   /** entries kept at most; adding past it drops the oldest */
   max: number
+  /** sends in flight at once, over all entries (default 16): a peer still cut off waits its timeout */
+  inFlight?: number
   now?: () => number
 }
 
@@ -20,6 +23,7 @@ interface Entry<T> { item: T, first: number, next: number, sending: boolean }
 export class RetryQueue<T> {
   private readonly entries = new Map<string, Entry<T>>()
   private readonly now: () => number
+  private sending = 0
 
   constructor (private readonly send: (item: T) => Promise<unknown>, private readonly opts: RetryQueueOptions) {
     this.now = opts.now ?? Date.now
@@ -43,15 +47,20 @@ export class RetryQueue<T> {
   /** Starts the sends that are due (not awaited: a send to a peer that is gone waits its timeout). */
   due (): void {
     const now = this.now()
+    const most = this.opts.inFlight ?? 16
     for (const [key, e] of this.entries) {
       if (now - e.first >= this.opts.forMs) { if (!e.sending) this.entries.delete(key); continue }
       if (e.sending || e.next > now) continue
+      if (this.sending >= most) break
       e.sending = true
+      this.sending++
       let sent: Promise<unknown>
       try { sent = this.send(e.item) } catch (err) { sent = Promise.reject(err) }
       sent.then(() => {
+        this.sending--
         if (this.entries.get(key) === e) this.entries.delete(key)
       }, () => {
+        this.sending--
         e.sending = false
         e.next = this.now() + this.opts.everyMs
         if (this.now() - e.first >= this.opts.forMs && this.entries.get(key) === e) this.entries.delete(key)

@@ -76,3 +76,21 @@ describe('util: retry queue', () => {
     expect(q.size).to.equal(1)
   })
 })
+
+describe('util: retry queue, sends in flight', () => {
+  it('starts at most inFlight sends at once over all entries; the others wait for a later due()', async () => {
+    let now = 0
+    const pending: Array<() => void> = []
+    const q = new RetryQueue<number>(async () => { await new Promise<void>((resolve, reject) => { pending.push(() => { reject(new Error('timed out')) }) }) }, { everyMs: 10, forMs: 1000, max: 100, inFlight: 3, now: () => now })
+    for (let i = 0; i < 10; i++) q.add(`k${i}`, i)
+    now = 10
+    q.due()
+    expect(pending).to.have.length(3)
+    q.due()
+    expect(pending, 'none more while three are in flight').to.have.length(3)
+    for (const f of pending.splice(0)) f()
+    await settle()
+    q.due()
+    expect(pending, 'the next three').to.have.length(3)
+  })
+})
