@@ -575,6 +575,7 @@ export class QuorumService {
       // Once this quorum signed a block, a valid block may exist: only the sender's outcome
       // (asked by sweep) or a commit ends the vote, and the token state stays held regardless.
       if (vote.state === 'SIGNED') { this.log.warn(`abort for signed transaction ${req.txid} ignored`); return }
+      this.log.debug(`abort ${req.txid.slice(0, 12)}: vote of ${req.quorumDid.slice(0, 12)} released (${req.reason})`)
       await this.release(vote, req.reason)
     })
   }

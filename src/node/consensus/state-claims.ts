@@ -50,6 +50,8 @@ export const CLAIM_STALE_MS = 30_000
 export const RELEASE_RETRY_MS = 3_000
 const RELEASE_RETRY_FOR_MS = 4 * CLAIM_STALE_MS
 const RELEASE_RETRY_MAX = 4096
+/** Claims given up by their quorum remembered at an arbiter, so a claim request arriving after its release is not granted (about 2 MB). */
+const RELEASED_MEMO = 16_384
 /** Requests of one claim walk in flight at once. */
 const WALK_CONCURRENCY = 8
 /** Proofs remembered as checked (a claim's states reach an arbiter in several requests), at most 16 MiB of their states. */
@@ -136,6 +138,10 @@ export function nodeStateClaims (opts: {
       : {})
   }
   const proofKey = (forTx: string, quorum: string, a: WireProof): string => `${forTx}|${quorum}|${a.nonce}|${a.sig}`
+  // claims their quorum gave up here (its signed release, checked): a claim request of theirs that
+  // arrives after the release (held up by a cut, delivered at the heal) is not granted again
+  const releasedHere = new Lru<true>(RELEASED_MEMO)
+  const releasedKey = (forTx: string, quorum: string, nonce: string): string => `${forTx}|${quorum}|${nonce}`
   const rpcNow = (): RpcClient<StateClaimMethods> => {
     const rpc = opts.rpc()
     if (rpc === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'the rpc layer is stopped')
@@ -265,7 +271,9 @@ export function nodeStateClaims (opts: {
     const claimed: Claimed[] = []
     const proofOf: number[][] = []
     for (const it of req.items) {
-      const cs = claimantsOf(it)
+      const forTx = it.via ?? it.txid
+      const cs = claimantsOf(it).filter(({ quorum, p }) => releasedHere.get(releasedKey(forTx, quorum, req.proofs[p]!.nonce)) === undefined)
+      if (cs.length === 0) throw new RbtError(ErrorCode.CONFLICT, `claim refused: the quorum${claimantsOf(it).length > 1 ? 's' : ''} of this claim of ${forTx.slice(0, 12)} released it here (signed) before the claim arrived`)
       proofOf.push(cs.map((c) => c.p))
       claimed.push({ txid: it.txid, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), claimants: cs.map(({ quorum, p }) => ({ quorum, nonce: req.proofs[p]!.nonce, sig: req.proofs[p]!.sig, peer: req.proofs[p]!.peer ?? asker })) })
     }
@@ -497,6 +505,7 @@ export function nodeStateClaims (opts: {
     const h = opts.host()
     const self = h?.peerId ?? 'self'
     const unique = [...new Set(stateHashes)]
+    releasedHere.set(releasedKey(txid, quorum, auth.nonce), true)
     await table.release(txid, unique, quorum, auth.nonce)
     if (h === undefined || opts.rpc() === undefined) return
     // every peer that may be an arbiter of one of the states: the view's and the live closest, and
@@ -506,12 +515,14 @@ export function nodeStateClaims (opts: {
       const key = spentKeyBytes(s)
       return [s, new Set([...view.closest(kadKey(key), CLAIM_ARBITERS).map((p) => p.peerId), ...h.closestKnownPeers(key, CLAIM_ARBITERS), ...(seats !== undefined ? closestOf(kadKey(key), seats) : [])])] as const
     }), self)
+    let missed = 0
     await Promise.all([...byPeer].map(async ([peer, hashes]) => {
       for (let i = 0; i < hashes.length; i += RELEASE_MAX) {
         const req: ReleaseRequest = { txid, quorum, nonce: auth.nonce, sig: auth.sig, stateHashes: hashes.slice(i, i + RELEASE_MAX) }
-        await rpcNow().call(peer, 'claims.release', req, { timeoutMs }).catch(() => { undelivered.add(`${peer}|${txid}|${quorum}|${auth.nonce}|${i}`, { peer, req }) })
+        await rpcNow().call(peer, 'claims.release', req, { timeoutMs }).catch(() => { missed++; undelivered.add(`${peer}|${txid}|${quorum}|${auth.nonce}|${i}`, { peer, req }) })
       }
     }))
+    log.debug(`claims: released ${txid.slice(0, 12)} as ${quorum.slice(0, 12)} at ${byPeer.size} peer(s)${missed > 0 ? `, ${missed} request(s) not taken (sent again by the sweeps)` : ''}`)
   }
 
   const serveRelease = async (req: StateClaimMethods['claims.release']['request'], asker: string): Promise<{ freed: number }> => {
@@ -520,6 +531,7 @@ export function nodeStateClaims (opts: {
     if (!await opts.verifier.verify(req.quorum, releaseDigest(req.txid, req.quorum, req.nonce), req.sig, 'quorum').catch(() => false)) {
       throw new RbtError(ErrorCode.UNAUTHORIZED, 'claim release refused: the quorum\'s signature does not verify')
     }
+    releasedHere.set(releasedKey(req.txid, req.quorum, req.nonce), true)
     return { freed: await table.release(req.txid, req.stateHashes, req.quorum, req.nonce) }
   }
 

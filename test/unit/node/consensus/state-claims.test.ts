@@ -126,6 +126,31 @@ describe('claims: claims that prove themselves (node arbiter)', () => {
     expect(freed.freed).to.equal(1)
   })
 
+  it('a claim that arrives after its quorum\'s signed release (held up by a cut, delivered at the heal) is not granted; the quorum\'s next vote and other claimants are', async () => {
+    const { handlers, table } = arbiter()
+    const { claimReq, releaseReq } = calls(handlers)
+    const t1 = contract('bafybmibob')
+    const rel = await releaseReq({ txid: t1.txid, quorum: 'bafybmiq1', nonce: nonce(1), sig: sign('bafybmiq1', releaseDigest(t1.txid, 'bafybmiq1', nonce(1))), stateHashes: [STATE] }, ctx('quorum-peer'))
+    expect(rel.freed, 'nothing held yet').to.equal(0)
+    const late = await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: STATE, p: 0 }], proofs: [proof(t1, 'bafybmiq1', nonce(1))] }, ctx('sender-peer'))
+      .then(() => undefined, (e: RbtError) => e)
+    expect(late?.code, 'the released claim is refused').to.equal(ErrorCode.CONFLICT)
+    expect(late?.message).to.match(/released it here/)
+    expect((await table.records([STATE]))[0], 'and nothing is held for it').to.equal(undefined)
+    // the quorum's next vote (a new nonce) and another quorum's claim of the transaction are granted
+    const next = await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: STATE, p: 0 }], proofs: [proof(t1, 'bafybmiq1', nonce(2))] }, ctx('sender-peer'))
+    expect(next.answers[0]!.granted).to.equal(true)
+    const other = await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq2', stateHash: STATE, p: 0 }], proofs: [proof(t1, 'bafybmiq2', nonce(3))] }, ctx('sender-peer'))
+    expect(other.answers[0]!.granted).to.equal(true)
+    // a release that does not verify marks nothing: the claim it names is granted
+    const t2 = contract('bafybmicarol')
+    const c4 = calls(arbiter().handlers)
+    await c4.releaseReq({ txid: t2.txid, quorum: 'bafybmiq4', nonce: nonce(4), sig: 'cd'.repeat(32), stateHashes: [STATE] }, ctx('evil'))
+      .then(() => { throw new Error('unsigned release taken') }, (e: RbtError) => { expect(e.code).to.equal(ErrorCode.UNAUTHORIZED) })
+    const granted = await c4.claimReq({ items: [{ txid: t2.txid, quorum: 'bafybmiq4', stateHash: STATE, p: 0 }], proofs: [proof(t2, 'bafybmiq4', nonce(4))] }, ctx('sender-peer'))
+    expect(granted.answers[0]!.granted).to.equal(true)
+  })
+
   it('a record that is not full is freed once its holder releases, signed, and only then', async () => {
     const { handlers } = arbiter()
     const { claimReq, releaseReq } = calls(handlers)
