@@ -3,8 +3,10 @@
  * most `max` entries (the oldest dropped first), one send of an entry in flight at a time and at most
  * `inFlight` sends in all, at least `everyMs` between two sends of one entry, and an entry given up
  * `forMs` after its first failure. A send
- * that resolves drops its entry; one that rejects keeps it. For messages that are safe to repeat and
- * that something else settles in the end when they never arrive.
+ * that resolves drops its entry, and so does one that rejects with an error `retryable` says will
+ * not go away; another rejection keeps it. A send that goes through starts the next one due, so once
+ * its peers answer again the queue drains at the rate they answer, not one batch per `due()`. For messages that are safe to
+ * repeat and that something else settles in the end when they never arrive.
  */
 export interface RetryQueueOptions {
   /** least time between two sends of one entry */
@@ -15,6 +17,8 @@ export interface RetryQueueOptions {
   max: number
   /** sends in flight at once, over all entries (default 16): a peer still cut off waits its timeout */
   inFlight?: number
+  /** whether a send's rejection may go away (default: every rejection may) */
+  retryable?: (err: unknown) => boolean
   now?: () => number
 }
 
@@ -59,11 +63,13 @@ export class RetryQueue<T> {
       sent.then(() => {
         this.sending--
         if (this.entries.get(key) === e) this.entries.delete(key)
-      }, () => {
+        this.due()
+      }, (err: unknown) => {
         this.sending--
         e.sending = false
         e.next = this.now() + this.opts.everyMs
-        if (this.now() - e.first >= this.opts.forMs && this.entries.get(key) === e) this.entries.delete(key)
+        const dead = this.opts.retryable !== undefined && !this.opts.retryable(err)
+        if ((dead || this.now() - e.first >= this.opts.forMs) && this.entries.get(key) === e) this.entries.delete(key)
       })
     }
   }

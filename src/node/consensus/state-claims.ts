@@ -3,7 +3,7 @@ import { BlockIndex, checkAnchorPath, checkBurnProof, checkClaimProof, checkOwne
 import type { BurnClaim } from '../../consensus/burn-claims.js'
 import type { ConsensusSigner, StateClaims } from '../../consensus/ports.js'
 import type { SignatureVerifier } from '../../tokenchain/validate.js'
-import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
+import { ErrorCode, RbtError, errorMessage, isRbtError } from '../../util/errors.js'
 import type { Logger } from '../../util/logger.js'
 import { Lru } from '../../util/lru.js'
 import { bytesToHex, hexToBytes } from '../../wallet/bytes.js'
@@ -50,6 +50,9 @@ export const CLAIM_STALE_MS = 30_000
 export const RELEASE_RETRY_MS = 3_000
 const RELEASE_RETRY_FOR_MS = 4 * CLAIM_STALE_MS
 const RELEASE_RETRY_MAX = 4096
+/** Refusals of a release that may go away (a peer cut off, busy or out of disk); one refused for a reason that lasts (its signature, the request) is not sent again. */
+const PASSING_RELEASE_ERRORS = new Set<string>([ErrorCode.PEER_UNREACHABLE, ErrorCode.TIMEOUT, ErrorCode.NOT_RUNNING, ErrorCode.TOO_MANY_REQUESTS, ErrorCode.INTERNAL, ErrorCode.INSUFFICIENT_STORAGE, ErrorCode.PROTOCOL])
+const releaseMayGoThrough = (e: unknown): boolean => !isRbtError(e) || PASSING_RELEASE_ERRORS.has(e.code)
 /** Claims given up by their quorum remembered at an arbiter, so a claim request arriving after its release is not granted (about 2 MB). */
 const RELEASED_MEMO = 16_384
 /** Requests of one claim walk in flight at once. */
@@ -268,19 +271,25 @@ export function nodeStateClaims (opts: {
       if (why !== undefined) throw new RbtError(ErrorCode.UNAUTHORIZED, `claim refused: ${why}`)
       checkedBurns.set(key, true)
     }))
+    // an item whose every claimant's quorum released its claim here first (a request held up by a
+    // cut) is refused alone, as held by its own transaction; the other items of the request go on
     const claimed: Claimed[] = []
     const proofOf: number[][] = []
-    for (const it of req.items) {
+    const live: number[] = []
+    const answersOf: ClaimAnswer[] = new Array(req.items.length)
+    for (const [i, it] of req.items.entries()) {
       const forTx = it.via ?? it.txid
       const cs = claimantsOf(it).filter(({ quorum, p }) => releasedHere.get(releasedKey(forTx, quorum, req.proofs[p]!.nonce)) === undefined)
-      if (cs.length === 0) throw new RbtError(ErrorCode.CONFLICT, `claim refused: the quorum${claimantsOf(it).length > 1 ? 's' : ''} of this claim of ${forTx.slice(0, 12)} released it here (signed) before the claim arrived`)
+      if (cs.length === 0) { answersOf[i] = { granted: false, holder: forTx }; continue }
+      live.push(i)
       proofOf.push(cs.map((c) => c.p))
       claimed.push({ txid: it.txid, stateHash: it.stateHash, ...(it.via !== undefined ? { via: it.via } : {}), claimants: cs.map(({ quorum, p }) => ({ quorum, nonce: req.proofs[p]!.nonce, sig: req.proofs[p]!.sig, peer: req.proofs[p]!.peer ?? asker })) })
     }
     const { answers, groups } = await grant(claimed)
+    answers.forEach((a, j) => { answersOf[live[j]!] = a })
     const [closer, signed] = await Promise.all([closerPeerSets(opts.host(), req.items.map((it) => it.stateHash), asker), signGroups(claimed, answers, groups)])
-    const pgrants = signed.map((g) => ({ items: g.idx, p: proofOf[g.idx[0]!]![g.claimant]!, sig: g.sig }))
-    return { answers: answers.map((a, i) => ({ ...a, closer: closer.ids[i]! })), addrs: closer.addrs, ...(pgrants.length > 0 ? { pgrants } : {}) }
+    const pgrants = signed.map((g) => ({ items: g.idx.map((j) => live[j]!), p: proofOf[g.idx[0]!]![g.claimant]!, sig: g.sig }))
+    return { answers: answersOf.map((a, i) => ({ ...a, closer: closer.ids[i]! })), addrs: closer.addrs, ...(pgrants.length > 0 ? { pgrants } : {}) }
   }
 
   const seatKeys = new Lru<Uint8Array>(4096)
@@ -499,7 +508,7 @@ export function nodeStateClaims (opts: {
   type ReleaseRequest = StateClaimMethods['claims.release']['request']
   const undelivered = new RetryQueue<{ peer: string, req: ReleaseRequest }>(
     async ({ peer, req }) => await rpcNow().call(peer, 'claims.release', req, { timeoutMs }),
-    { everyMs: opts.releaseRetryMs ?? RELEASE_RETRY_MS, forMs: RELEASE_RETRY_FOR_MS, max: RELEASE_RETRY_MAX })
+    { everyMs: opts.releaseRetryMs ?? RELEASE_RETRY_MS, forMs: RELEASE_RETRY_FOR_MS, max: RELEASE_RETRY_MAX, retryable: releaseMayGoThrough })
 
   const release = async (txid: string, quorum: string, stateHashes: readonly string[], auth: ReleaseAuth): Promise<void> => {
     const h = opts.host()

@@ -94,3 +94,29 @@ describe('util: retry queue, sends in flight', () => {
     expect(pending, 'the next three').to.have.length(3)
   })
 })
+
+describe('util: retry queue, draining', () => {
+  it('a send that goes through starts the next one due: 400 entries lost to a 60 s cut all arrive before forMs at one due() per 5 s', async () => {
+    let now = 0
+    let cut = true
+    const delivered = new Set<string>()
+    const q = new RetryQueue<string>(async (k) => { if (cut) throw new Error('unreachable'); delivered.add(k) }, { everyMs: 3_000, forMs: 120_000, max: 4096, now: () => now })
+    for (let i = 0; i < 400; i++) q.add(`k${i}`, `k${i}`)
+    for (now = 5_000; now <= 125_000; now += 5_000) { if (now >= 60_000) cut = false; q.due(); await settle(); await settle() }
+    expect(delivered.size).to.equal(400)
+  })
+
+  it('drops an entry whose send is refused for a reason that lasts', async () => {
+    let now = 0
+    let calls = 0
+    const q = new RetryQueue<number>(async () => { calls++; throw new Error('signature does not verify') }, { everyMs: 10, forMs: 1000, max: 8, now: () => now, retryable: (e) => !String((e as Error).message).includes('signature') })
+    q.add('k', 1)
+    now = 10
+    q.due()
+    await settle()
+    expect(q.size).to.equal(0)
+    now = 30
+    q.due()
+    expect(calls).to.equal(1)
+  })
+})

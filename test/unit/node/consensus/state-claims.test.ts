@@ -133,9 +133,8 @@ describe('claims: claims that prove themselves (node arbiter)', () => {
     const rel = await releaseReq({ txid: t1.txid, quorum: 'bafybmiq1', nonce: nonce(1), sig: sign('bafybmiq1', releaseDigest(t1.txid, 'bafybmiq1', nonce(1))), stateHashes: [STATE] }, ctx('quorum-peer'))
     expect(rel.freed, 'nothing held yet').to.equal(0)
     const late = await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: STATE, p: 0 }], proofs: [proof(t1, 'bafybmiq1', nonce(1))] }, ctx('sender-peer'))
-      .then(() => undefined, (e: RbtError) => e)
-    expect(late?.code, 'the released claim is refused').to.equal(ErrorCode.CONFLICT)
-    expect(late?.message).to.match(/released it here/)
+    expect(late.answers[0], 'the released claim is refused').to.include({ granted: false, holder: t1.txid })
+    expect(late.pgrants, 'and no grant is signed for it').to.equal(undefined)
     expect((await table.records([STATE]))[0], 'and nothing is held for it').to.equal(undefined)
     // the quorum's next vote (a new nonce) and another quorum's claim of the transaction are granted
     const next = await claimReq({ items: [{ txid: t1.txid, quorum: 'bafybmiq1', stateHash: STATE, p: 0 }], proofs: [proof(t1, 'bafybmiq1', nonce(2))] }, ctx('sender-peer'))
@@ -639,5 +638,31 @@ describe('node state claims: a release an arbiter did not take', () => {
     await c.sweep()
     await settle()
     expect(sent.filter((p) => p === 'arbiter-2'), 'taken once: not sent again').to.have.length(3)
+  })
+})
+
+describe('node state claims: a released claim in a request of several', () => {
+  const TOKEN2 = 'b'.repeat(64)
+  const GENESIS2 = (() => { const b = createBlock(testTokenGenesis({ tokenId: TOKEN2, owner: ALICE })); return setSignature(b, ALICE, sign(ALICE, b.hash)) })()
+  const STATE2 = tokenStateHash(TOKEN2, GENESIS_ANCHOR)
+  const contract2 = (receiver: string): { bytes: Uint8Array, txid: string } => {
+    const c = createContract({ type: ContractType.RBT_DIRECT, pledgeMode: PledgeMode.PERIODIC, transInfo: { sender: ALICE, receiver, transTokens: { [TOKEN2]: { tokenType: 0, tokenValue: 1, owner: ALICE, blockId: blockIdFor(GENESIS2, TOKEN2) } } }, totalRbts: 1 })
+    const bytes = encodeContractEnvelope(withContractSignature(c, ALICE, sign(ALICE, c.hash)))
+    return { bytes, txid: transactionId(bytes) }
+  }
+
+  it('refuses only its own item: the other transfer of the request (one node, one turn) is granted', async () => {
+    const { handlers } = arbiter()
+    const t1 = contract('bafybmibob')
+    const t2 = contract2('bafybmicarol')
+    await handlers['claims.release']({ txid: t1.txid, quorum: 'bafybmiq1', nonce: nonce(1), sig: sign('bafybmiq1', releaseDigest(t1.txid, 'bafybmiq1', nonce(1))), stateHashes: [STATE] }, ctx('quorum-peer'))
+    const req = {
+      items: [{ txid: t1.txid, stateHash: STATE, ps: [0], pb: [0] }, { txid: t2.txid, stateHash: STATE2, ps: [1], pb: [1] }],
+      proofs: [{ ...proof(t1, 'bafybmiq1', nonce(1)), quorum: 'bafybmiq1' }, { ...proof(t2, 'bafybmiq2', nonce(2)), quorum: 'bafybmiq2' }],
+      blocks: [encodeBlockEnvelope(GENESIS), encodeBlockEnvelope(GENESIS2)]
+    }
+    const r = await handlers['claims.claim'](req, ctx('sender-peer'))
+    expect(r.answers[0]).to.include({ granted: false, holder: t1.txid })
+    expect(r.answers[1]!.granted, 'the live transfer is granted').to.equal(true)
   })
 })
