@@ -2,11 +2,11 @@
  * Sends that failed, tried again later by whoever calls `due()` (a sweep). Bounded on every side: at
  * most `max` entries (the oldest dropped first), one send of an entry in flight at a time and at most
  * `inFlight` sends in all, at least `everyMs` between two sends of one entry, and an entry given up
- * `forMs` after its first failure. A send
- * that resolves drops its entry, and so does one that rejects with an error `retryable` says will
- * not go away; another rejection keeps it. A send that goes through starts the next one due, so once
- * its peers answer again the queue drains at the rate they answer, not one batch per `due()`. For messages that are safe to
- * repeat and that something else settles in the end when they never arrive.
+ * `forMs` after its first failure. A send that resolves drops its entry, and so does one that
+ * rejects with an error `retryable` says will not go away; another rejection keeps it. A send that
+ * goes through starts the next one due, so once its peers answer again the queue drains at the rate
+ * they answer, not one batch per `due()`. For messages that are safe to repeat and that something
+ * else settles in the end when they never arrive.
  */
 export interface RetryQueueOptions {
   /** least time between two sends of one entry */
