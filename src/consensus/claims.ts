@@ -314,9 +314,11 @@ export interface StateTally {
 
 /**
  * Tallies the answers for one state over its arbiters (an arbiter not in the set does not count;
- * one that did not answer, or that does not serve claims, counts as a refusal).
+ * one that did not answer, or that does not serve claims, counts as a refusal). `own`: the claiming
+ * transaction; a refusal naming it (an arbiter that took its quorums' releases first) is counted but
+ * never reported as the holder, which is another transaction.
  */
-export function tallyState (stateHash: string, arbiters: readonly string[], answers: ReadonlyMap<string, ClaimAnswer>): StateTally {
+export function tallyState (stateHash: string, arbiters: readonly string[], answers: ReadonlyMap<string, ClaimAnswer>, own?: string): StateTally {
   const set = [...new Set(arbiters)]
   let grants = 0
   let silent = 0
@@ -326,6 +328,7 @@ export function tallyState (stateHash: string, arbiters: readonly string[], answ
     const ans = answers.get(a)
     if (ans === undefined) { silent++; continue }
     if (ans.granted) { grants++; continue }
+    if (own !== undefined && ans.holder === own) continue
     // a spent state names its spender first
     if (holder === undefined || (ans.spent === true && !spent)) { holder = ans.holder; spent = ans.spent === true }
   }

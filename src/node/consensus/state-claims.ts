@@ -196,13 +196,19 @@ export function nodeStateClaims (opts: {
 
   /** This node's own table grants `items` (claims for `forTx`) and signs each claimant's grant: the table's answers, and the grants as a signer is shown them. */
   const grantHere = async (forTx: string, items: readonly Claimed[], peer: string): Promise<{ answers: ClaimAnswer[], grants: PeerGrant[] }> => {
-    const { answers, groups } = await grant(items)
-    const grants = (await signGroups(items, answers, groups)).map((g) => {
-      const first = items[g.idx[0]!]!
+    // claimants whose quorum released their claim here are not granted again (as in serveClaim)
+    const live = items.map((it) => ({ ...it, claimants: it.claimants.filter((c) => releasedHere.get(releasedKey(forTx, c.quorum, c.nonce)) === undefined) }))
+    const keep = live.flatMap((it, i) => it.claimants.length > 0 ? [i] : [])
+    const kept = keep.map((i) => live[i]!)
+    const { answers, groups } = await grant(kept)
+    const all: ClaimAnswer[] = items.map(() => ({ granted: false, holder: forTx }))
+    answers.forEach((a, j) => { all[keep[j]!] = a })
+    const grants = (await signGroups(kept, answers, groups)).map((g) => {
+      const first = kept[g.idx[0]!]!
       const c = first.claimants[g.claimant]!
-      return { peer, sig: g.sig, txid: first.txid, quorum: c.quorum, nonce: c.nonce, forTx, states: g.idx.map((i) => items[i]!.stateHash) }
+      return { peer, sig: g.sig, txid: first.txid, quorum: c.quorum, nonce: c.nonce, forTx, states: g.idx.map((i) => kept[i]!.stateHash) }
     })
-    return { answers, grants }
+    return { answers: all, grants }
   }
 
   const serveClaim = async (req: StateClaimMethods['claims.claim']['request'], asker: string): Promise<StateClaimMethods['claims.claim']['response']> => {
@@ -412,7 +418,7 @@ export function nodeStateClaims (opts: {
       // gone until it pings them out, and each would count as a refusal.
       const arbiters = h === undefined ? [self] : arbitersOf(stateHash, learned)
       if (mine !== undefined) answers.set(self, (await mine())[i]!)
-      return tallyState(stateHash, arbiters, answers)
+      return tallyState(stateHash, arbiters, answers, txid)
     }))
     const r = claimResult(tallies)
     if (!r.granted) log.debug(`claim of ${txid.slice(0, 12)} refused: ${r.reason}`)

@@ -290,3 +290,15 @@ describe('consensus: one wallet on two nodes racing one token through two disjoi
     expect(await balance(n.bobNode, n.bob.did)).to.equal(1000)
   })
 })
+
+describe('claims: the holder a tally reports', () => {
+  it('is another transaction: a refusal naming the claiming transaction itself (its quorums released here first) does not hide the real holder', () => {
+    const own = 'aa'.repeat(32)
+    const other = 'bb'.repeat(32)
+    const t = tallyState('s', ['a', 'b', 'c'], new Map<string, ClaimAnswer>([['a', { granted: false, holder: own }], ['b', { granted: false, holder: other }], ['c', { granted: true }]]), own)
+    expect(t.holder).to.equal(other)
+    expect(t.grants).to.equal(1)
+    const alone = tallyState('s', ['a', 'c'], new Map<string, ClaimAnswer>([['a', { granted: false, holder: own }], ['c', { granted: true }]]), own)
+    expect(alone.holder, 'no other transaction named').to.equal(undefined)
+  })
+})

@@ -666,3 +666,18 @@ describe('node state claims: a released claim in a request of several', () => {
     expect(r.answers[1]!.granted, 'the live transfer is granted').to.equal(true)
   })
 })
+
+describe('node state claims: this node\'s own table after its quorum\'s release', () => {
+  it('does not grant again a claim this node\'s quorum released (a claim of the same nonce run after the release)', async () => {
+    const { claims, table } = arbiter()
+    const t1 = contract('bafybmibob')
+    const q = { quorum: 'bafybmiq1', nonce: nonce(1), sig: sign('bafybmiq1', claimDigest(t1.txid, 'bafybmiq1', nonce(1))) }
+    await claims.release(t1.txid, q.quorum, [STATE], { nonce: q.nonce, sig: sign(q.quorum, releaseDigest(t1.txid, q.quorum, q.nonce)) })
+    const r = await claims.claimFor(t1.txid, [q], [STATE], [], t1.bytes)
+    expect(r.granted).to.equal(false)
+    expect((await table.records([STATE]))[0], 'nothing held for the released claim').to.equal(undefined)
+    // the quorum's next vote (a new nonce) is granted
+    const q2 = { quorum: 'bafybmiq1', nonce: nonce(2), sig: sign('bafybmiq1', claimDigest(t1.txid, 'bafybmiq1', nonce(2))) }
+    expect((await claims.claimFor(t1.txid, [q2], [STATE], [], t1.bytes)).granted).to.equal(true)
+  })
+})
