@@ -2,10 +2,10 @@ import '../src/util/polyfill.js'
 import { randomBytes } from 'node:crypto'
 import { createServer, connect, type AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
-import { defaultCrypto } from '@chainsafe/libp2p-noise/crypto'
 import type { Stream } from '@libp2p/interface'
 import { XSalsa20Keystream } from '../src/p2p/pnet-protector.js'
 import { jsSalsa20, salsa20Core } from '../src/p2p/salsa20-core.js'
+import { noiseCrypto } from '../src/p2p/noise-crypto.js'
 import { createP2pHost, type P2pHost } from '../src/p2p/host.js'
 import { defaultSwarmKeyPath, loadSwarmKeySync } from '../src/p2p/swarm-key.js'
 import { isMain, median } from './stats.js'
@@ -15,8 +15,10 @@ import { isMain, median } from './stats.js'
  * - wire_tcp_mb_per_s: raw loopback TCP, both ends in this process (the limit for what follows);
  * - wire_pnet_mb_per_s: the private network's XSalsa20 on the core the node picks (libsodium's
  *   where it loads), 64 KiB chunks, one core; wire_pnet_js_mb_per_s, the JavaScript fallback;
- * - wire_noise_mb_per_s: Noise's ChaCha20-Poly1305 as the Noise module runs it on Node, one
- *   encryption and one decryption of each 64 KiB message (the most a Noise message holds), one core;
+ * - wire_noise_mb_per_s: Noise's ChaCha20-Poly1305 as the node runs it (libsodium where it loads,
+ *   `wire_noise_aead` says which), one encryption and one decryption (in place, as Noise asks) of
+ *   each 64 KiB message (the most a Noise message holds), one core; wire_noise_node_mb_per_s, the
+ *   Noise library's own (node:crypto at that size);
  * - wire_stream_mb_per_s: one libp2p stream between two hosts of this process (TCP, pnet, Noise,
  *   Yamux, the node's own stack settings), written in 256 KiB pieces.
  * Each figure is the median of WIRE_ROUNDS (default 3) runs of WIRE_MIB (default 256) MiB;
@@ -56,15 +58,15 @@ function pnetRate (total: number, js: boolean): number {
   return mbps(total, performance.now() - t0)
 }
 
-function noiseRate (total: number): number {
+function noiseRate (total: number, crypto = noiseCrypto()): number {
   const key = randomBytes(32)
   const nonce = new Uint8Array(12)
   const ad = new Uint8Array(0)
   const msg = randomBytes(65535 - 16)
   const t0 = performance.now()
   for (let n = 0; n < total; n += msg.byteLength) {
-    const sealed = defaultCrypto.chaCha20Poly1305Encrypt(msg, nonce, ad, key)
-    defaultCrypto.chaCha20Poly1305Decrypt(sealed.subarray(), nonce, ad, key)
+    const sealed = crypto.chaCha20Poly1305Encrypt(msg, nonce, ad, key).subarray()
+    crypto.chaCha20Poly1305Decrypt(sealed, nonce, ad, key, sealed.subarray(0, msg.byteLength))
   }
   return mbps(total, performance.now() - t0)
 }
@@ -113,6 +115,7 @@ export async function run (): Promise<Record<string, string | number>> {
     const pnet: number[] = []
     const pnetJs: number[] = []
     const noise: number[] = []
+    const noiseNode: number[] = []
     const stream: number[] = []
     const only = new Set((process.env.WIRE_ONLY ?? 'tcp,pnet,noise,stream').split(','))
     for (let r = 0; r < rounds; r++) {
@@ -120,6 +123,7 @@ export async function run (): Promise<Record<string, string | number>> {
       if (only.has('pnet')) pnet.push(pnetRate(total, false))
       if (only.has('pnet')) pnetJs.push(pnetRate(Math.min(total, 64 * MiB), true))
       if (only.has('noise')) noise.push(noiseRate(total))
+      if (only.has('noise')) noiseNode.push(noiseRate(total, noiseCrypto('node')))
       if (only.has('stream')) stream.push(await streamRate(a, b, total))
     }
     const med = (v: number[]): number | string => v.length === 0 ? '-' : median(v)
@@ -131,6 +135,8 @@ export async function run (): Promise<Record<string, string | number>> {
       wire_pnet_core: salsa20Core().name,
       wire_pnet_js_mb_per_s: med(pnetJs),
       wire_noise_mb_per_s: med(noise),
+      wire_noise_aead: noiseCrypto().aead,
+      wire_noise_node_mb_per_s: med(noiseNode),
       wire_stream_mb_per_s: med(stream)
     }
   } finally {

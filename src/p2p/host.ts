@@ -35,6 +35,7 @@ import { KUBO_LAN_SERVICE, KUBO_WAN_SERVICE, kuboDhtServices } from './kubo/kubo
 import { announcedAsListened, isPrivateListenAddr } from './listen-address.js'
 import { dhtKeyBytes, isNotFound, parseCid, parseMultiaddr, parsePeerId } from './parse.js'
 import { createKuboRouting, type KuboRouting } from './kubo/kubo-routing.js'
+import { noiseCrypto } from './noise-crypto.js'
 
 export { parseMultiaddr, parsePeerId }
 
@@ -287,7 +288,7 @@ export async function createP2pHost (opts: P2pHostOptions): Promise<P2pHost> {
           }]
         }
       : {}),
-    connectionEncrypters: [noise()],
+    connectionEncrypters: [noise({ crypto: noiseCrypto() })],
     streamMuxers: [yamux()],
     ...(opts.swarmKey !== null ? { connectionProtector: corkingProtector(pnetProtector({ swarmKey: opts.swarmKey })) } : {}),
     // libp2p pings every connection to spot dead ones; every 10 s (its default) that was a stream,

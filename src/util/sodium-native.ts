@@ -11,6 +11,10 @@ export interface SodiumNative {
   crypto_stream_salsa20_xor_ic: (c: Uint8Array, m: Uint8Array, n: Uint8Array, ic: number, k: Uint8Array) => void
   crypto_sign_detached: (sig: Uint8Array, m: Uint8Array, sk: Uint8Array) => void
   crypto_sign_verify_detached: (sig: Uint8Array, m: Uint8Array, pk: Uint8Array) => boolean
+  /** Throws when it cannot seal. */
+  crypto_aead_chacha20poly1305_ietf_encrypt_detached: (c: Uint8Array, mac: Uint8Array, m: Uint8Array, ad: Uint8Array | null, nsec: null, npub: Uint8Array, k: Uint8Array) => number
+  /** Throws when the tag does not match. */
+  crypto_aead_chacha20poly1305_ietf_decrypt_detached: (m: Uint8Array, nsec: null, c: Uint8Array, mac: Uint8Array, ad: Uint8Array | null, npub: Uint8Array, k: Uint8Array) => void
 }
 
 /** The add-on's raw binding, past the package's argument checks (for callers that check sizes themselves). */

@@ -21,53 +21,11 @@ import { jsSalsa20, nativeSalsa20, salsa20Core, type Salsa20Core } from '../../s
 import { createHash } from 'node:crypto'
 import { swarmKeyFromBytes, type SwarmKey } from '../../src/p2p/swarm-key.js'
 import { startHosts, stopAll, testSwarmKey, waitFor } from './helpers.js'
+import { bytesOf, concat, echoHandler, echoRoundTrip, receive, sendChunked } from './byte-streams.js'
 
 const MiB = 1024 * 1024
 const ECHO = '/rbt-test/pnet-echo/1.0.0'
 const SINK = '/rbt-test/pnet-sink/1.0.0'
-
-/** The bytes of a message event's data. */
-const bytesOf = (data: Uint8Array | { subarray: () => Uint8Array }): Uint8Array => data instanceof Uint8Array ? data : data.subarray()
-
-function concat (parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0))
-  let at = 0
-  for (const p of parts) { out.set(p, at); at += p.byteLength }
-  return out
-}
-
-/** Collects what arrives on `stream` until `bytes` have come. */
-function receive (stream: MessageStream, bytes: number, timeoutMs = 5000): Promise<Uint8Array> {
-  return new Promise((resolve, reject) => {
-    const parts: Uint8Array[] = []
-    let got = 0
-    const timer = setTimeout(() => { done(); reject(new Error(`received ${got}/${bytes} bytes`)) }, timeoutMs)
-    const onMessage = (evt: { data: Uint8Array | { subarray: () => Uint8Array } }): void => {
-      const b = bytesOf(evt.data)
-      parts.push(b.slice())
-      got += b.byteLength
-      if (got >= bytes) { done(); resolve(concat(parts)) }
-    }
-    const onClose = (): void => { done(); reject(new Error(`closed after ${got}/${bytes} bytes`)) }
-    const done = (): void => {
-      clearTimeout(timer)
-      stream.removeEventListener('message', onMessage)
-      stream.removeEventListener('close', onClose)
-    }
-    stream.addEventListener('message', onMessage)
-    stream.addEventListener('close', onClose)
-  })
-}
-
-/** Sends `data` in chunks of the given sizes (cycled), waiting for drain when asked to. */
-async function sendChunked (stream: MessageStream, data: Uint8Array, sizes: number[]): Promise<void> {
-  let at = 0
-  for (let i = 0; at < data.byteLength; i++) {
-    const end = Math.min(data.byteLength, at + sizes[i % sizes.length])
-    if (!stream.send(data.subarray(at, end))) await stream.onDrain()
-    at = end
-  }
-}
 
 /** Protects both ends of an in-memory connection pair, `a` on the outbound end, `b` on the inbound one. */
 async function protectedPair (a: ConnectionProtector, b: ConnectionProtector): Promise<[MessageStream, MessageStream]> {
@@ -94,18 +52,6 @@ async function referenceNode (key: SwarmKey): Promise<Libp2p<{ ping: Ping }>> {
   return node
 }
 
-/** Sends back everything it reads, then closes its end. */
-async function echoHandler (stream: Stream): Promise<void> {
-  try {
-    for await (const chunk of stream) {
-      if (!stream.send(chunk)) await stream.onDrain()
-    }
-    await stream.close()
-  } catch (e) {
-    stream.abort(e as Error)
-  }
-}
-
 /** Reads everything, then answers with the byte count (a float64) and closes its end. */
 async function sinkHandler (stream: Stream): Promise<void> {
   try {
@@ -118,16 +64,6 @@ async function sinkHandler (stream: Stream): Promise<void> {
   } catch (e) {
     stream.abort(e as Error)
   }
-}
-
-/** Writes `data` on a new stream and returns what comes back before the remote closes. */
-async function echoRoundTrip (stream: Stream, data: Uint8Array, sizes = [data.byteLength]): Promise<Uint8Array> {
-  const parts: Uint8Array[] = []
-  const reading = (async () => { for await (const c of stream) parts.push(bytesOf(c).slice()) })()
-  await sendChunked(stream, data, sizes)
-  await stream.close()
-  await reading
-  return concat(parts)
 }
 
 /** Records uncaught exceptions and unhandled rejections while a test runs. */
