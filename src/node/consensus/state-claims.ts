@@ -1,4 +1,4 @@
-import { CLAIM_ARBITERS, claimResult, claimantKey, claimantTx, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimResult, type ClaimTable } from '../../consensus/claims.js'
+import { CLAIM_ARBITERS, claimResult, claimThreshold, claimantKey, claimantTx, tallyState, type ClaimAnswer, type ClaimRecord, type ClaimResult, type ClaimTable } from '../../consensus/claims.js'
 import { BlockIndex, checkAnchorPath, checkBurnProof, checkClaimProof, checkOwnedPath, committedDigest, contractOwnership, contractSpends, peerGrantBytes, releaseDigest, type ClaimantProof, type PeerGrant, type ReleaseAuth } from '../../consensus/claim-proofs.js'
 import type { BurnClaim } from '../../consensus/burn-claims.js'
 import type { ConsensusSigner, StateClaims } from '../../consensus/ports.js'
@@ -464,14 +464,37 @@ export function nodeStateClaims (opts: {
         return tallyState(n.stateHash, ['self'], new Map(ok ? [['self', { granted: true }]] : []))
       }))
     }
-    // each grant of this quorum's claim (the claim of `nonce`, its vote's), verified once: signed by the arbiter's peer key
-    const valid = (await Promise.all(grants.map(async (g) => {
-      // a grant of this quorum's own claim (its vote's nonce), or of a fellow signer's claim of the
-      // same transaction (a seat granting its own quorum's claim as it voted: "Grants in the votes")
+    // each state this check needs, with the arbiters this node counts for it (itself and the peers
+    // of its view: a grant's peer this node never saw is no candidate, or an owner would need no
+    // running node, only peer keys generated offline until they land closest to the state's key),
+    // how many must have granted it, and which of them did, by a grant that verified
+    const wanted = new Map<string, { arbiters: string[], members: Set<string>, enough: number, granted: Map<string, PeerGrant> }>()
+    for (const n of needed) {
+      const k = `${n.stateHash}|${n.holder}`
+      if (wanted.has(k)) continue
+      const arbiters = arbitersOf(n.stateHash, [])
+      const members = new Set(arbiters)
+      wanted.set(k, { arbiters, members, enough: claimThreshold(members.size), granted: new Map() })
+    }
+    // a grant of this quorum's own claim (its vote's nonce), or of a fellow signer's claim of the
+    // same transaction (a seat granting its own quorum's claim as it voted: "Grants in the votes");
+    // the quorum's own first
+    const candidates = grants.filter((g) => {
       const mine = g.quorum === quorum && (nonce === undefined || g.nonce === nonce)
-      if ((!mine && !fellows.includes(g.quorum)) || g.forTx !== txid || !/^(?:[0-9a-f]{2}){1,128}$/.test(g.sig)) return undefined
-      // an arbiter proven to have granted twice counts no more
-      if (opts.certificates?.distrusted(g.peer) === true) return undefined
+      return (mine || fellows.includes(g.quorum)) && g.forTx === txid && /^(?:[0-9a-f]{2}){1,128}$/.test(g.sig) &&
+        // an arbiter proven to have granted twice counts no more
+        opts.certificates?.distrusted(g.peer) !== true
+    }).sort((a, b) => Number(b.quorum === quorum) - Number(a.quorum === quorum))
+    // A signature is checked only when its grant can still count: it names a needed state whose
+    // arbiters include its peer, that peer not yet counted there, and the state short of enough
+    // (a signer is shown the grants of all five claims, the same arbiters granting each: it checks
+    // about as many as it needs, not five times that). What counts is the same as checking all.
+    const counts = (g: PeerGrant): boolean => g.states.some((st) => {
+      const w = wanted.get(`${st}|${g.txid}`)
+      return w !== undefined && w.members.has(g.peer) && !w.granted.has(g.peer) && w.granted.size < w.enough
+    })
+    for (const g of candidates) {
+      if (!counts(g)) continue
       // keyed on everything the arbiter signed (a grant verified once and shown again with other states is checked again)
       const bytes = peerGrantBytes(g)
       const k = `${g.peer}|${g.sig}|${new TextDecoder().decode(bytes)}`
@@ -482,29 +505,18 @@ export function nodeStateClaims (opts: {
       }
       const ok = await checking
       // only what verified is remembered (a bad signature takes no room from good ones)
-      if (!ok && verifiedGrants.get(k) === checking) verifiedGrants.delete(k)
-      return ok ? g : undefined
-    }))).filter((g): g is PeerGrant => g !== undefined)
-    const byState = new Map<string, Map<string, PeerGrant>>()
-    for (const g of valid) {
-      for (const s of g.states) {
-        const k = `${s}|${g.txid}`
-        let peers = byState.get(k)
-        if (peers === undefined) { peers = new Map(); byState.set(k, peers) }
-        if (!peers.has(g.peer)) peers.set(g.peer, g)
+      if (!ok) { if (verifiedGrants.get(k) === checking) verifiedGrants.delete(k); continue }
+      for (const st of g.states) {
+        const w = wanted.get(`${st}|${g.txid}`)
+        if (w !== undefined && w.members.has(g.peer) && !w.granted.has(g.peer)) w.granted.set(g.peer, g)
       }
     }
     const seen: SeenCertificate[] = []
-    // enough of each state's arbiters, as this node counts them (itself and the peers of its view:
-    // a grant's peer this node never saw is no candidate, or an owner would need no running node,
-    // only peer keys generated offline until they land closest to the state's key), granted it for
-    // this quorum's claim
     const result = claimResult(needed.map((n) => {
-      const granted = byState.get(`${n.stateHash}|${n.holder}`) ?? new Map<string, PeerGrant>()
-      const arbiters = arbitersOf(n.stateHash, [])
-      const counted = arbiters.flatMap((p) => { const g = granted.get(p); return g !== undefined ? [g] : [] })
+      const w = wanted.get(`${n.stateHash}|${n.holder}`)!
+      const counted = w.arbiters.flatMap((p) => { const g = w.granted.get(p); return g !== undefined ? [g] : [] })
       if (counted.length > 0) seen.push({ stateHash: n.stateHash, txid: n.holder, grants: counted })
-      return tallyState(n.stateHash, arbiters, new Map(counted.map((g) => [g.peer, { granted: true }])))
+      return tallyState(n.stateHash, w.arbiters, new Map(counted.map((g) => [g.peer, { granted: true }])))
     }))
     // the grants counted here, compared with those seen before (a signer's check)
     if (seen.length > 0) opts.certificates?.observe('quorum', seen)

@@ -76,4 +76,52 @@ describe('claims: a seat grants its own quorum\'s claim as the quorum votes', ()
     }
     expect(verified, 'signatures verified').to.equal(5)
   })
+
+  /** Runs `f` counting the Ed25519 checks made (at node:crypto's verify, where the checks run for this). */
+  async function countingChecks<T> (f: () => Promise<T>): Promise<{ result: T, verified: number }> {
+    usePeerSignatureBackend('node')
+    const original = crypto.verify
+    let verified = 0
+    crypto.verify = ((...args: Parameters<typeof original>) => { verified++; return original(...args) }) as typeof original
+    syncBuiltinESMExports()
+    try {
+      return { result: await f(), verified }
+    } finally {
+      crypto.verify = original
+      syncBuiltinESMExports()
+      usePeerSignatureBackend(undefined)
+    }
+  }
+
+  it('a signer shown the grants of all five claims by the same seats checks as many signatures as it needs (q), not all of them; what it counts is the same', async () => {
+    // seven seats, q(7) = 5; each seat grants each of the five signers' claims: 35 grants
+    const seven = await seatsOf(7)
+    const grants = (await Promise.all(seven.map(async (s) => (await Promise.all(quorums.map(async (_, i) => await s.claims.grantOwn!(T1, claimant(i), [STATE], [])))).flat()))).flat()
+    expect(grants).to.have.length(35)
+    const checker = claimsAt((await peerKey()).peer, { committee: () => seven.map((s) => s.peer) })
+    const { result, verified } = await countingChecks(async () => await checker.checkGrants(T1, quorums[2]!, [STATE], [], grants, nonce(2), quorums))
+    expect(result.granted).to.equal(true)
+    expect(result.tallies[0]).to.include({ arbiters: 7, needed: 5, grants: 5 })
+    expect(verified, 'signatures checked').to.equal(5)
+  })
+
+  it('grants whose signatures fail are passed over and the next ones checked: enough good ones still grant; too few refuse, counting every good one', async () => {
+    const seven = await seatsOf(7)
+    const grants = (await Promise.all(seven.map(async (s) => await s.claims.grantOwn!(T1, claimant(0), [STATE], [])))).flat()
+    const forged = (g: typeof grants[number]): typeof g => ({ ...g, sig: g.sig.slice(0, -2) + (g.sig.endsWith('00') ? '01' : '00') })
+    const committee = { committee: () => seven.map((s) => s.peer) }
+    // two forged first, five good after: q(7) = 5 good ones
+    const twoBad = [forged(grants[0]!), forged(grants[1]!), ...grants.slice(2)]
+    const a = await countingChecks(async () => await claimsAt((await peerKey()).peer, committee).checkGrants(T1, quorums[0]!, [STATE], [], twoBad, nonce(0)))
+    expect(a.result.granted).to.equal(true)
+    expect(a.verified).to.equal(7)
+    // three forged: four good ones, five needed; all four counted in the answer
+    const threeBad = [forged(grants[0]!), forged(grants[1]!), forged(grants[2]!), ...grants.slice(3)]
+    const b = await countingChecks(async () => await claimsAt((await peerKey()).peer, committee).checkGrants(T1, quorums[0]!, [STATE], [], threeBad, nonce(0)))
+    expect(b.result.granted).to.equal(false)
+    expect(b.result.tallies[0]).to.include({ arbiters: 7, needed: 5, grants: 4 })
+    // a forged copy shown beside the good grant of the same seat takes nothing from it
+    const both = [forged(grants[0]!), ...grants]
+    expect((await claimsAt((await peerKey()).peer, committee).checkGrants(T1, quorums[0]!, [STATE], [], both, nonce(0))).granted).to.equal(true)
+  })
 })
