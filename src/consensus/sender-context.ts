@@ -102,6 +102,11 @@ export class SenderContext {
   readonly receiverHeld = new Map<string, { held?: Set<string> }>()
   /** Double-spend refusals of transfers being aborted, told to the node once their tokens are Free. */
   readonly refusedSpends = new Map<string, { states: SpentState[], reason: string }>()
+  /**
+   * Those whose abort could not be written (the disk full, an I/O error): told once a later abort
+   * (recovery's, the operator's release) frees the tokens. Kept past the run, at most 1,024.
+   */
+  readonly untoldSpends = new Lru<{ states: SpentState[], reason: string }>(1024)
   /** The signers' pledge evidence of decided transfers, kept by digest (see evidence-store.ts). */
   readonly evidence: EvidenceStore
   /**

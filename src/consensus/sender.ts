@@ -131,9 +131,11 @@ export class TransferSender {
         const current = await readOutgoing(this.ledger, rec.txid).catch((re: unknown) => { this.log.warn(`transfer ${rec.txid}: its record could not be read after the failure (${errorMessage(re)}); recovery finishes it`) })
         const aborting = current?.state === 'PREPARING'
         this.observed(aborting ? 'aborted' : 'failed', started)
-        if (aborting) await this.abort(current, errorMessage(e)).catch((ae: unknown) => { this.log.warn(`transfer ${rec.txid}: the abort could not be written (${errorMessage(ae)}); recovery aborts it`) })
-        // told only now: the node checks tokens it holds Free, and until the abort they were Locked
-        this.tellDoubleSpent(rec.txid)
+        const aborted = !aborting || await this.abort(current, errorMessage(e)).then(() => true, (ae: unknown) => { this.log.warn(`transfer ${rec.txid}: the abort could not be written (${errorMessage(ae)}); recovery aborts it`); return false })
+        // told only once the abort is written: the node checks tokens it holds Free, and until
+        // then they are Locked; an abort that failed leaves it to the abort that frees them
+        if (aborted) this.tellDoubleSpent(rec.txid)
+        else this.holdDoubleSpent(rec.txid)
         throw e
       }
     } finally {
@@ -168,9 +170,16 @@ export class TransferSender {
     await this.delivery.notifyQuorums(txid)
   }
 
-  private tellDoubleSpent (txid: string): void {
+  private holdDoubleSpent (txid: string): void {
     const refused = this.ctx.refusedSpends.get(txid)
     this.ctx.refusedSpends.delete(txid)
+    if (refused !== undefined) this.ctx.untoldSpends.set(txid, refused)
+  }
+
+  private tellDoubleSpent (txid: string): void {
+    const refused = this.ctx.refusedSpends.get(txid) ?? this.ctx.untoldSpends.get(txid)
+    this.ctx.refusedSpends.delete(txid)
+    this.ctx.untoldSpends.delete(txid)
     if (refused === undefined || this.opts.onDoubleSpent === undefined) return
     try { this.opts.onDoubleSpent(refused.states, refused.reason) } catch (e) { this.log.debug(`onDoubleSpent: ${errorMessage(e)}`) }
   }
@@ -186,6 +195,8 @@ export class TransferSender {
       putOutgoing(w, { ...rec, state: 'ABORTED', reason, updatedAt: now })
     })
     this.fault('aborted')
+    // a refusal held back when an earlier abort of this transfer failed: its tokens are Free now
+    if (this.ctx.untoldSpends.get(rec.txid) !== undefined) this.tellDoubleSpent(rec.txid)
     await Promise.all(rec.asked.map(async (q) => {
       await this.transport.abort({ txid: rec.txid, quorumDid: q, reason }).catch(() => {})
     }))

@@ -26,4 +26,29 @@ describe('consensus: a quorum refusing a double spend tells the node which token
     expect(await heard[0].status).to.equal('Free')
     expect(b).to.not.equal(undefined)
   })
+
+  it('the abort of the refused transfer cannot be written: the node is told only once a later abort (recovery\'s) frees the tokens', async () => {
+    const { net, a, alice, bob } = await SimNet.standard()
+    const [token] = await net.mint(a, alice.did, 1)
+    const copy = net.addNode('A-copy', a.ledger.clone())
+    copy.dids.set(alice.did, alice)
+    const heard: Array<{ states: Array<{ tokenId: string, blockId: string }>, status: Promise<string | undefined> }> = []
+    const base = copy.sender as unknown as { opts: ConstructorParameters<typeof TransferSender>[0] }
+    const sender = new TransferSender({ ...base.opts, onDoubleSpent: (states) => { heard.push({ states, status: copy.ledger.token(token).then((t) => t?.status) }) } })
+    const first = await a.sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: 'original', quorums: net.quorumDids }, alice.owner)
+    expect(first.delivered).to.equal(true)
+    const held = (await copy.ledger.token(token))!
+    // the tokens are locked; the next write, the abort's once the quorums refused, fails
+    copy.fault = (step) => { if (step === 'locked') copy.ledger.failNextCommit = true }
+    const stale = await sender.transfer({ sender: alice.did, receiver: bob.did, amountMilli: 1000, memo: 'copy', quorums: net.quorumDids }, alice.owner).then(() => undefined, (e: Error) => e)
+    copy.fault = undefined
+    expect(stale?.message).to.match(/double spent \(spent by |held by transaction /)
+    expect((await copy.ledger.token(token))?.status, 'the abort was not written').to.equal('Locked')
+    expect(heard, 'told while the tokens are still Locked: the node would check nothing').to.have.length(0)
+    await sender.recover({ staleMs: 0 })
+    expect((await copy.ledger.token(token))?.status).to.equal('Free')
+    expect(heard).to.have.length(1)
+    expect(heard[0].states).to.deep.equal([{ tokenId: token, blockId: held.latestBlockId }])
+    expect(await heard[0].status).to.equal('Free')
+  })
 })
