@@ -72,6 +72,11 @@ export interface CallOptions {
   signal?: AbortSignal
   /** Reuse the id of an earlier attempt when retrying, so idempotent handlers can deduplicate. */
   requestId?: string
+  /**
+   * A paged call's pages of 64 KiB or more that arrive in pieces are joined into the buffer this
+   * gives for their length (a pool's, handed back once the page is done with) instead of a new one.
+   */
+  pageInto?: (bytes: number) => Uint8Array
 }
 
 export interface RpcClient<T> {
@@ -483,10 +488,11 @@ class RpcNode<T> implements Rpc<T> {
     }
   }
 
-  private async readFrame (lp: LengthPrefixedStream<Stream>, ms: number, parent: AbortSignal | undefined, peer: string, op: string): Promise<Frame> {
+  private async readFrame (lp: LengthPrefixedStream<Stream>, ms: number, parent: AbortSignal | undefined, peer: string, op: string, into?: (bytes: number) => Uint8Array): Promise<Frame> {
     const d = deadline(ms, parent)
     try {
-      const buf = (await lp.read({ signal: d.signal })).subarray()
+      const list = await lp.read({ signal: d.signal })
+      const buf = into !== undefined && list.byteLength >= PAGE_INTO_MIN_BYTES && inPieces(list) ? joinInto(list, into(list.byteLength)) : list.subarray()
       this.noteFrame(buf, peer)
       return parseFrame(buf, peer)
     } catch (e) {
@@ -838,12 +844,12 @@ class RpcNode<T> implements Rpc<T> {
         let frame: Frame
         if (expected === 0) {
           try {
-            frame = await this.readFrame(lp, first.ms, first.signal, peerId, op)
+            frame = await this.readFrame(lp, first.ms, first.signal, peerId, op, opts.pageInto)
           } finally {
             first.clear()
           }
         } else {
-          frame = await this.readFrame(lp, opts.pageTimeoutMs ?? this.pageTimeoutMs, opts.signal, peerId, `${op} page ${expected}`)
+          frame = await this.readFrame(lp, opts.pageTimeoutMs ?? this.pageTimeoutMs, opts.signal, peerId, `${op} page ${expected}`, opts.pageInto)
         }
         if (frame.id !== id && !(frame.t === 'err' && frame.id === UNKNOWN_ID)) {
           throw protocolError(`peer ${peerId} answered ${method} request ${id} with id ${frame.id}`, peerId)
@@ -890,4 +896,22 @@ class RpcNode<T> implements Rpc<T> {
       d.clear()
     }
   }
+}
+
+/** Frames below this are joined as before even when the caller gives buffers (end and error frames, small pages). */
+const PAGE_INTO_MIN_BYTES = 64 * 1024
+
+/** The pieces of `list` copied into `out`, which holds exactly their length. */
+function joinInto (list: Awaited<ReturnType<LengthPrefixedStream<Stream>['read']>>, out: Uint8Array): Uint8Array {
+  if (out.byteLength !== list.byteLength) throw new RangeError(`a frame of ${list.byteLength} bytes cannot be joined into ${out.byteLength}`)
+  let at = 0
+  for (const b of list) { out.set(b, at); at += b.byteLength }
+  return out
+}
+
+/** Whether `list` holds more than one piece (a single one is taken as it is, no copy). */
+function inPieces (list: Awaited<ReturnType<LengthPrefixedStream<Stream>['read']>>): boolean {
+  let n = 0
+  for (const _ of list) if (++n > 1) return true
+  return false
 }

@@ -291,6 +291,26 @@ describe('p2p/rpc', function () {
     expect(sha(got)).to.equal(sha([chunk(0, total)]))
   })
 
+  it('pages that arrive in pieces are joined into the buffers the caller gives (pageInto), the same bytes; small frames are not', async () => {
+    const total = 2 * 1024 * 1024
+    const pageBytes = 256 * 1024
+    const given = new Set<ArrayBufferLike>()
+    const asked: number[] = []
+    const got: Uint8Array[] = []
+    const into = (bytes: number): Uint8Array => { asked.push(bytes); const u = new Uint8Array(bytes + 8).subarray(4, 4 + bytes); given.add(u.buffer); return u }
+    for await (const page of ra.callPaged(b.peerId, 'test.chunks', { totalBytes: total, pageBytes }, { pageInto: into })) {
+      expect(given.has(page.data.buffer), `page ${page.seq} not in a given buffer`).to.equal(true)
+      got.push(page.data.slice())
+    }
+    expect(asked.length).to.equal(total / pageBytes)
+    expect(asked.every((n) => n > pageBytes && n < pageBytes + 1024)).to.equal(true)
+    expect(sha(got)).to.equal(sha([chunk(0, total)]))
+    // a short answer (one piece) is taken as it is
+    asked.length = 0
+    for await (const _ of ra.callPaged(b.peerId, 'test.chunks', { totalBytes: 100, pageBytes: 100 }, { pageInto: into })) { /* one small page */ }
+    expect(asked).to.deep.equal([])
+  })
+
   it('a slow consumer does not overflow buffers (credit flow control)', async () => {
     let n = 0
     for await (const page of rb.callPaged(a.peerId, 'test.chunks', { totalBytes: 3 * 300 * 1024, pageBytes: 300 * 1024 })) {

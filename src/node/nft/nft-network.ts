@@ -97,8 +97,8 @@ export function createNftNetwork (host: P2pHost, rpc: RpcClient<NftMethods>): Nf
 function blockSource (rpc: RpcClient<NftMethods>, peer: string, nftId: string): BlockSource {
   return {
     peer,
-    blocks: async function * (cids) {
-      for await (const page of rpc.callPaged(peer, 'nft.blocks', { nftId, cids }, { timeoutMs: 30_000 })) {
+    blocks: async function * (cids, into) {
+      for await (const page of rpc.callPaged(peer, 'nft.blocks', { nftId, cids }, { timeoutMs: 30_000, ...(into !== undefined ? { pageInto: into } : {}) })) {
         if (typeof page?.cid !== 'string' || !(page.block instanceof Uint8Array)) throw new RbtError(ErrorCode.PROTOCOL, `peer ${peer} sent a malformed NFT block page`)
         yield page
       }

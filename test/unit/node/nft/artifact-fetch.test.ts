@@ -46,6 +46,32 @@ describe('node/nft: artifacts served and fetched block by block', function () {
     })
   }
 
+  it('leaf pages joined into the buffers the fetch gives (as the wire joins a page that came in pieces): each written before its buffer serves again, a few buffers for the whole file', async () => {
+    const artifact = bytesOf('pooled', 64 * CHUNK_SIZE + 11)
+    const { nftId, cid } = await stored(holder, artifact)
+    const server = new ArtifactBlockServer(holder)
+    const buffers = new Set<ArrayBufferLike>()
+    let joined = 0
+    const joining: BlockSource = {
+      peer: 'p',
+      blocks: async function * (cids, into) {
+        for await (const b of server.blocks(nftId, cids)) {
+          if (into === undefined) { yield b; continue }
+          const out = into(b.block.byteLength)
+          out.set(b.block)
+          buffers.add(out.buffer)
+          joined++
+          // a buffer given back too early would be overwritten here by a later page while its write is in flight
+          yield { cid: b.cid, block: out }
+        }
+      }
+    }
+    const r = await fetchArtifact({ cid, dir: join(root, 'fetch-pooled'), sources: [joining] })
+    expect(readFileSync(r.path).equals(artifact)).to.equal(true)
+    expect(joined).to.equal(65)
+    expect(buffers.size, 'page buffers made for 65 pages').to.be.at.most(32)
+  })
+
   it('an NFT stored without a DAG index gets one built from its file when first served', async () => {
     const artifact = bytesOf('old', 3 * CHUNK_SIZE + 7)
     const f = await holder.create(DID, Buffer.from('{"old":1}'), artifact, 'old.bin')
