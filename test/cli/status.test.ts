@@ -1,6 +1,7 @@
 import { expect } from 'chai'
 import { runCommand } from './harness.js'
 import type { NodeOverview } from '../../src/api/contract/routes.js'
+import { withEnv } from '../helpers/env.js'
 
 const LINE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \[(INFO|ERROR|WARN)\] .+$/
 // eslint-disable-next-line no-control-regex
@@ -26,18 +27,6 @@ const overview: NodeOverview = {
 }
 const env = { status: true, message: 'Node overview', result: overview }
 const respond = (): { body: unknown } => ({ body: env })
-
-async function withEnv<T> (vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
-  const saved: Record<string, string | undefined> = {}
-  for (const [k, v] of Object.entries(vars)) {
-    saved[k] = process.env[k]
-    if (v === undefined) delete process.env[k]
-    else process.env[k] = v
-  }
-  try { return await fn() } finally {
-    for (const [k, v] of Object.entries(saved)) { if (v === undefined) delete process.env[k]; else process.env[k] = v }
-  }
-}
 
 describe('cli: status', function () {
   this.timeout(20_000)

@@ -13,6 +13,7 @@ import { nativeNoiseAead, noiseCrypto } from '../../src/p2p/noise-crypto.js'
 import { pnetProtector } from '../../src/p2p/pnet-protector.js'
 import { echoHandler, echoRoundTrip } from './byte-streams.js'
 import { testSwarmKey } from './helpers.js'
+import { withEnv } from '../helpers/env.js'
 
 const hex = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s.replace(/\s+/g, ''), 'hex'))
 const same = (a: Uint8Array, b: Uint8Array): boolean => Buffer.compare(a, b) === 0
@@ -100,17 +101,12 @@ describe('p2p/noise-crypto: Noise\'s ChaCha20-Poly1305 on libsodium, OpenSSL bes
     expect(() => aead!.chaCha20Poly1305Decrypt(new Uint8Array(15), nonce, new Uint8Array(0), key)).to.throw(/shorter than its tag/)
   })
 
-  it('the default is libsodium, and RBTNODE_NOISE_CIPHER=node keeps the library\'s own', () => {
+  it('the default is libsodium, and RBTNODE_NOISE_CIPHER=node keeps the library\'s own', async () => {
     expect(noiseCrypto().aead).to.equal('native')
-    const before = process.env.RBTNODE_NOISE_CIPHER
-    process.env.RBTNODE_NOISE_CIPHER = 'node'
-    try {
+    await withEnv({ RBTNODE_NOISE_CIPHER: 'node' }, () => {
       expect(noiseCrypto().aead).to.equal('node')
       expect(noiseCrypto('native').aead).to.equal('native')
-    } finally {
-      if (before === undefined) delete process.env.RBTNODE_NOISE_CIPHER
-      else process.env.RBTNODE_NOISE_CIPHER = before
-    }
+    })
   })
 
   it('libp2p nodes over TCP, pnet, Noise and Yamux: one on libsodium talks to one on node:crypto', async () => {

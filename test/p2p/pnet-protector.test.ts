@@ -21,6 +21,7 @@ import { jsSalsa20, nativeSalsa20, salsa20Core, type Salsa20Core } from '../../s
 import { createHash } from 'node:crypto'
 import { swarmKeyFromBytes, type SwarmKey } from '../../src/p2p/swarm-key.js'
 import { startHosts, stopAll, testSwarmKey, waitFor } from './helpers.js'
+import { withEnv } from '../helpers/env.js'
 import { bytesOf, concat, echoHandler, echoRoundTrip, receive, sendChunked } from './byte-streams.js'
 
 const MiB = 1024 * 1024
@@ -166,17 +167,12 @@ describe('p2p/pnet-protector', function () {
     })
     const cores = (): Array<[string, Salsa20Core]> => [['js', jsSalsa20], ['native', native!]]
 
-    it('the default core is the native one, and RBTNODE_PNET_CIPHER=js keeps the JavaScript one', () => {
+    it('the default core is the native one, and RBTNODE_PNET_CIPHER=js keeps the JavaScript one', async () => {
       expect(salsa20Core().name).to.equal('native')
-      const before = process.env.RBTNODE_PNET_CIPHER
-      process.env.RBTNODE_PNET_CIPHER = 'js'
-      try {
+      await withEnv({ RBTNODE_PNET_CIPHER: 'js' }, () => {
         expect(salsa20Core().name).to.equal('js')
         expect(salsa20Core('native').name).to.equal('native')
-      } finally {
-        if (before === undefined) delete process.env.RBTNODE_PNET_CIPHER
-        else process.env.RBTNODE_PNET_CIPHER = before
-      }
+      })
     })
 
     it('both give the known XSalsa20 keystream (NaCl\'s 4 MiB stream test: its SHA-256)', () => {

@@ -18,6 +18,22 @@ describe('claims: a seat grants its own quorum\'s claim as the quorum votes', ()
   const nonce = (i: number): string => (0xc0 + i).toString(16).padStart(32, '0')
   const claimant = (i: number): { quorum: string, nonce: string, sig: string } => ({ quorum: quorums[i]!, nonce: nonce(i), sig: 'ab' })
 
+  /** Runs `f` counting the Ed25519 checks made (at node:crypto's verify, where the checks run for this). */
+  async function countingChecks<T> (f: () => Promise<T>): Promise<{ result: T, verified: number }> {
+    usePeerSignatureBackend('node')
+    const original = crypto.verify
+    let verified = 0
+    crypto.verify = ((...args: Parameters<typeof original>) => { verified++; return original(...args) }) as typeof original
+    syncBuiltinESMExports()
+    try {
+      return { result: await f(), verified }
+    } finally {
+      crypto.verify = original
+      syncBuiltinESMExports()
+      usePeerSignatureBackend(undefined)
+    }
+  }
+
   it('a seated node grants the claim in its own table and signs it; a node with no seat, or no committee in force, grants nothing and writes nothing', async () => {
     const [seat] = await seatsOf(1)
     const grants = await seat!.claims.grantOwn!(T1, claimant(0), [STATE], [])
@@ -61,37 +77,10 @@ describe('claims: a seat grants its own quorum\'s claim as the quorum votes', ()
     const grants = (await Promise.all(five.map(async (s, i) => await s.claims.grantOwn!(T1, claimant(i), [STATE], [])))).flat()
     const checker = claimsAt((await peerKey()).peer, { committee: () => five.map((s) => s.peer) })
     // counted at node:crypto's verify: the checks run there for this test (libsodium's are not seen from here)
-    usePeerSignatureBackend('node')
-    const original = crypto.verify
-    let verified = 0
-    crypto.verify = ((...args: Parameters<typeof original>) => { verified++; return original(...args) }) as typeof original
-    syncBuiltinESMExports()
-    try {
-      const all = await Promise.all(quorums.map(async (q, i) => await checker.checkGrants(T1, q, [STATE], [], grants, nonce(i), quorums)))
-      expect(all.every((r) => r.granted)).to.equal(true)
-    } finally {
-      crypto.verify = original
-      syncBuiltinESMExports()
-      usePeerSignatureBackend(undefined)
-    }
+    const { result: all, verified } = await countingChecks(async () => await Promise.all(quorums.map(async (q, i) => await checker.checkGrants(T1, q, [STATE], [], grants, nonce(i), quorums))))
+    expect(all.every((r) => r.granted)).to.equal(true)
     expect(verified, 'signatures verified').to.equal(5)
   })
-
-  /** Runs `f` counting the Ed25519 checks made (at node:crypto's verify, where the checks run for this). */
-  async function countingChecks<T> (f: () => Promise<T>): Promise<{ result: T, verified: number }> {
-    usePeerSignatureBackend('node')
-    const original = crypto.verify
-    let verified = 0
-    crypto.verify = ((...args: Parameters<typeof original>) => { verified++; return original(...args) }) as typeof original
-    syncBuiltinESMExports()
-    try {
-      return { result: await f(), verified }
-    } finally {
-      crypto.verify = original
-      syncBuiltinESMExports()
-      usePeerSignatureBackend(undefined)
-    }
-  }
 
   it('a signer shown the grants of all five claims by the same seats checks as many signatures as it needs (q), not all of them; what it counts is the same', async () => {
     // seven seats, q(7) = 5; each seat grants each of the five signers' claims: 35 grants
