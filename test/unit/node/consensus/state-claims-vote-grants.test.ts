@@ -113,4 +113,17 @@ describe('claims: a seat grants its own quorum\'s claim as the quorum votes', ()
     const both = [forged(grants[0]!), ...grants]
     expect((await claimsAt((await peerKey()).peer, committee).checkGrants(T1, quorums[0]!, [STATE], [], both, nonce(0))).granted).to.equal(true)
   })
+
+  it('a request stuffed with forged grants costs a few checks per arbiter: past two failures a peer\'s other grants are not checked', async () => {
+    const seven = await seatsOf(7)
+    const grants = (await Promise.all(seven.map(async (s) => await s.claims.grantOwn!(T1, claimant(0), [STATE], [])))).flat()
+    const forged = (g: typeof grants[number], i: number): typeof g => ({ ...g, sig: (i % 256).toString(16).padStart(2, '0').repeat(64) })
+    // 50 forgeries in the names of each of two seats, ahead of all seven real grants
+    const stuffed = [...Array.from({ length: 50 }, (_, i) => forged(grants[0]!, i)), ...Array.from({ length: 50 }, (_, i) => forged(grants[1]!, i)), ...grants]
+    const checker = claimsAt((await peerKey()).peer, { committee: () => seven.map((s) => s.peer) })
+    const { result, verified } = await countingChecks(async () => await checker.checkGrants(T1, quorums[0]!, [STATE], [], stuffed, nonce(0)))
+    // the two seats' real grants are passed over with their forgeries; the other five are q(7)
+    expect(result.granted).to.equal(true)
+    expect(verified, 'signatures checked').to.equal(2 + 2 + 5)
+  })
 })
