@@ -128,10 +128,12 @@ export class TransferSender {
         // answer stays the first error, which names the transaction when its decision may have
         // landed. A storage error in its place would read as a refusal of a transfer the restarted
         // node may yet complete; a PREPARING record left behind is aborted by recovery.
-        const current = await readOutgoing(this.ledger, rec.txid).catch((re: unknown) => { this.log.warn(`transfer ${rec.txid}: its record could not be read after the failure (${errorMessage(re)}); recovery finishes it`) })
+        let unread = false
+        const current = await readOutgoing(this.ledger, rec.txid).catch((re: unknown) => { unread = true; this.log.warn(`transfer ${rec.txid}: its record could not be read after the failure (${errorMessage(re)}); recovery finishes it`) })
         const aborting = current?.state === 'PREPARING'
         this.observed(aborting ? 'aborted' : 'failed', started)
-        const aborted = !aborting || await this.abort(current, errorMessage(e)).then(() => true, (ae: unknown) => { this.log.warn(`transfer ${rec.txid}: the abort could not be written (${errorMessage(ae)}); recovery aborts it`); return false })
+        // a record that could not be read is left to recovery, whose abort then tells
+        const aborted = !unread && (!aborting || await this.abort(current, errorMessage(e)).then(() => true, (ae: unknown) => { this.log.warn(`transfer ${rec.txid}: the abort could not be written (${errorMessage(ae)}); recovery aborts it`); return false }))
         // told only once the abort is written: the node checks tokens it holds Free, and until
         // then they are Locked; an abort that failed leaves it to the abort that frees them
         if (aborted) this.tellDoubleSpent(rec.txid)

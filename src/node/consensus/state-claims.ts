@@ -40,7 +40,7 @@ export { stateClaimRpcHandlers, CLAIM_BATCH_MAX, type StateClaimMethods } from '
 
 /** A claim whose transaction gave no word for this long has its outcome asked (as a quorum asks a sender); then after twice as long each time. */
 export const CLAIM_STALE_MS = 30_000
-/** a signer's check of grants stops checking one peer's after this many of them failed */
+/** a signer's check of grants stops checking one peer's grants of one claim after this many of them failed */
 const GRANT_FAILURES_PER_PEER = 2
 
 /**
@@ -492,11 +492,14 @@ export function nodeStateClaims (opts: {
     // arbiters include its peer, that peer not yet counted there, and the state short of enough
     // (a signer is shown the grants of all five claims, the same arbiters granting each: it checks
     // about as many as it needs, not five times that). What counts is the same as checking all.
-    // Grants that fail their check are the sender's forgeries (an arbiter's own grants verify):
-    // past GRANT_FAILURES_PER_PEER of one peer's, its others are not checked, so a request stuffed
-    // with forged grants costs a few checks per arbiter, not one per grant.
+    // Grants that fail their check are forgeries (an arbiter's own grants verify): past
+    // GRANT_FAILURES_PER_PEER in one peer's name for one claimant quorum, that pair's others are not
+    // checked, so a request stuffed with forged grants costs a few checks per arbiter and claim, not
+    // one per grant. Per claimant, not per peer: forgeries riding one signer's vote in an honest
+    // arbiter's name must not keep that arbiter's real grant of another signer's claim unchecked.
     const failures = new Map<string, number>()
-    const counts = (g: PeerGrant): boolean => (failures.get(g.peer) ?? 0) < GRANT_FAILURES_PER_PEER && g.states.some((st) => {
+    const failKey = (g: PeerGrant): string => `${g.quorum}|${g.peer}`
+    const counts = (g: PeerGrant): boolean => (failures.get(failKey(g)) ?? 0) < GRANT_FAILURES_PER_PEER && g.states.some((st) => {
       const w = wanted.get(`${st}|${g.txid}`)
       return w !== undefined && w.members.has(g.peer) && !w.granted.has(g.peer) && w.granted.size < w.enough
     })
@@ -514,7 +517,7 @@ export function nodeStateClaims (opts: {
       // only what verified is remembered (a bad signature takes no room from good ones)
       if (!ok) {
         if (verifiedGrants.get(k) === checking) verifiedGrants.delete(k)
-        failures.set(g.peer, (failures.get(g.peer) ?? 0) + 1)
+        failures.set(failKey(g), (failures.get(failKey(g)) ?? 0) + 1)
         continue
       }
       for (const st of g.states) {

@@ -126,4 +126,16 @@ describe('claims: a seat grants its own quorum\'s claim as the quorum votes', ()
     expect(result.granted).to.equal(true)
     expect(verified, 'signatures checked').to.equal(2 + 2 + 5)
   })
+
+  it('forgeries in an honest seat\'s name riding one fellow\'s claim do not keep that seat\'s real grant of another fellow\'s claim unchecked (review)', async () => {
+    // seven seats, q(7) = 5: seats 0-3 grant the checking quorum's own claim, seat 4 only fellow b's
+    const seven = await seatsOf(7)
+    const own = (await Promise.all(seven.slice(0, 4).map(async (s) => await s.claims.grantOwn!(T1, claimant(0), [STATE], [])))).flat()
+    const [real] = await seven[4]!.claims.grantOwn!(T1, claimant(1), [STATE], [])
+    // a dishonest fellow (c) carries two made-up grants in seat 4's name, ahead of seat 4's real one
+    const forged = [0, 1].map((i) => ({ ...real!, quorum: quorums[2]!, nonce: nonce(2), sig: String(i).repeat(128) }))
+    const checker = claimsAt((await peerKey()).peer, { committee: () => seven.map((s) => s.peer) })
+    const r = await checker.checkGrants(T1, quorums[0]!, [STATE], [], [...own, ...forged, real!], nonce(0), quorums.slice(1))
+    expect(r.granted, 'seat 4 counted through fellow b\'s claim').to.equal(true)
+  })
 })
