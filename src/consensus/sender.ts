@@ -134,8 +134,8 @@ export class TransferSender {
         this.observed(aborting ? 'aborted' : 'failed', started)
         // a record that could not be read is left to recovery, whose abort then tells
         const aborted = !unread && (!aborting || await this.abort(current, errorMessage(e)).then(() => true, (ae: unknown) => { this.log.warn(`transfer ${rec.txid}: the abort could not be written (${errorMessage(ae)}); recovery aborts it`); return false }))
-        // told only once the abort is written: the node checks tokens it holds Free, and until
-        // then they are Locked; an abort that failed leaves it to the abort that frees them
+        // an abort written told it; a record no longer PREPARING has no tokens of this run Locked;
+        // otherwise the abort that frees them later tells it
         if (aborted) this.tellDoubleSpent(rec.txid)
         else this.holdDoubleSpent(rec.txid)
         throw e
@@ -197,8 +197,9 @@ export class TransferSender {
       putOutgoing(w, { ...rec, state: 'ABORTED', reason, updatedAt: now })
     })
     this.fault('aborted')
-    // a refusal held back when an earlier abort of this transfer failed: its tokens are Free now
-    if (this.ctx.untoldSpends.get(rec.txid) !== undefined) this.tellDoubleSpent(rec.txid)
+    // a quorum's double-spend refusal of this transfer (its run's, or held back when an earlier
+    // abort failed) is told here, the tokens Free: the node checks only tokens it holds Free
+    this.tellDoubleSpent(rec.txid)
     await Promise.all(rec.asked.map(async (q) => {
       await this.transport.abort({ txid: rec.txid, quorumDid: q, reason }).catch(() => {})
     }))

@@ -13,19 +13,12 @@
  */
 import { defaultCrypto } from '@chainsafe/libp2p-noise/crypto'
 import type { ICryptoInterface } from '@chainsafe/libp2p-noise'
+import { joinPieces } from '../util/pieces.js'
 import { sodiumNative, type SodiumNative } from '../util/sodium-native.js'
 
 const TAG_BYTES = 16
 
-type Bytes = Parameters<ICryptoInterface['chaCha20Poly1305Encrypt']>[0]
-
 export type NoiseCipherChoice = 'auto' | 'native' | 'node'
-
-/** Copies the parts of `src` (a Uint8ArrayList) into `dst`, which holds exactly that many bytes. */
-function gather (src: Exclude<Bytes, Uint8Array>, dst: Uint8Array): void {
-  let at = 0
-  for (const part of src) { dst.set(part, at); at += part.byteLength }
-}
 
 /** True when `a` and `b` share memory without starting at the same byte (in-place needs the same start). */
 function overlapsShifted (a: Uint8Array, b: Uint8Array): boolean {
@@ -41,7 +34,7 @@ function sodiumAead (s: SodiumNative): Pick<ICryptoInterface, 'chaCha20Poly1305E
       const body = out.subarray(0, len)
       let m: Uint8Array = body
       if (plaintext instanceof Uint8Array) m = plaintext
-      else gather(plaintext, body)
+      else joinPieces(plaintext, body)
       s.crypto_aead_chacha20poly1305_ietf_encrypt_detached(body, out.subarray(len), m, ad, null, nonce, k)
       return out
     },
@@ -59,7 +52,7 @@ function sodiumAead (s: SodiumNative): Pick<ICryptoInterface, 'chaCha20Poly1305E
         // a message split over several reads: join its body once, where the plaintext goes
         c = fits ? dst : Buffer.allocUnsafe(len)
         ownC = !fits
-        gather(ciphertext.sublist(0, len), c)
+        joinPieces(ciphertext.sublist(0, len), c)
         mac = ciphertext.subarray(len)
       }
       // the caller's `dst` when it can take the plaintext (the same memory as the body opens in

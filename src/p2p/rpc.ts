@@ -21,6 +21,7 @@ import type { Startable, StartableStatus } from '../util/startable.js'
 import { BINARY_FRAME_MARK, decodeFrame, encodeBinary, encodeJson, joinBinary, type BinaryFrame } from './codec.js'
 import { deadline, onAbort, raceAbort, type Deadline } from './deadline.js'
 import { p2pError } from './errors.js'
+import { joinPieces } from '../util/pieces.js'
 import type { P2pHost } from './host.js'
 import { DEFAULT_METHOD_VERSION, rpcProtocolId } from './protocol-id.js'
 
@@ -492,7 +493,7 @@ class RpcNode<T> implements Rpc<T> {
     const d = deadline(ms, parent)
     try {
       const list = await lp.read({ signal: d.signal })
-      const buf = into !== undefined && list.byteLength >= PAGE_INTO_MIN_BYTES && inPieces(list) ? joinInto(list, into(list.byteLength)) : list.subarray()
+      const buf = into !== undefined && list.byteLength >= PAGE_INTO_MIN_BYTES && inPieces(list) ? joinPieces(list, into(list.byteLength)) : list.subarray()
       this.noteFrame(buf, peer)
       return parseFrame(buf, peer)
     } catch (e) {
@@ -900,14 +901,6 @@ class RpcNode<T> implements Rpc<T> {
 
 /** Frames below this are joined as before even when the caller gives buffers (end and error frames, small pages). */
 const PAGE_INTO_MIN_BYTES = 64 * 1024
-
-/** The pieces of `list` copied into `out`, which holds exactly their length. */
-function joinInto (list: Awaited<ReturnType<LengthPrefixedStream<Stream>['read']>>, out: Uint8Array): Uint8Array {
-  if (out.byteLength !== list.byteLength) throw new RangeError(`a frame of ${list.byteLength} bytes cannot be joined into ${out.byteLength}`)
-  let at = 0
-  for (const b of list) { out.set(b, at); at += b.byteLength }
-  return out
-}
 
 /** Whether `list` holds more than one piece (a single one is taken as it is, no copy). */
 function inPieces (list: Awaited<ReturnType<LengthPrefixedStream<Stream>['read']>>): boolean {

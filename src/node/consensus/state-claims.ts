@@ -148,6 +148,7 @@ export function nodeStateClaims (opts: {
   // arrives after the release (held up by a cut, delivered at the heal) is not granted again
   const releasedHere = new Lru<true>(RELEASED_MEMO)
   const releasedKey = (forTx: string, quorum: string, nonce: string): string => `${forTx}|${quorum}|${nonce}`
+  const unreleased = (forTx: string, c: { quorum: string, nonce: string }): boolean => releasedHere.get(releasedKey(forTx, c.quorum, c.nonce)) === undefined
   const rpcNow = (): RpcClient<StateClaimMethods> => {
     const rpc = opts.rpc()
     if (rpc === undefined) throw new RbtError(ErrorCode.NOT_RUNNING, 'the rpc layer is stopped')
@@ -200,7 +201,7 @@ export function nodeStateClaims (opts: {
   /** This node's own table grants `items` (claims for `forTx`) and signs each claimant's grant: the table's answers, and the grants as a signer is shown them. */
   const grantHere = async (forTx: string, items: readonly Claimed[], peer: string): Promise<{ answers: ClaimAnswer[], grants: PeerGrant[] }> => {
     // claimants whose quorum released their claim here are not granted again (as in serveClaim)
-    const live = items.map((it) => ({ ...it, claimants: it.claimants.filter((c) => releasedHere.get(releasedKey(forTx, c.quorum, c.nonce)) === undefined) }))
+    const live = items.map((it) => ({ ...it, claimants: it.claimants.filter((c) => unreleased(forTx, c)) }))
     const keep = live.flatMap((it, i) => it.claimants.length > 0 ? [i] : [])
     const kept = keep.map((i) => live[i]!)
     const { answers, groups } = await grant(kept)
@@ -288,7 +289,7 @@ export function nodeStateClaims (opts: {
     const answersOf: ClaimAnswer[] = new Array(req.items.length)
     for (const [i, it] of req.items.entries()) {
       const forTx = it.via ?? it.txid
-      const cs = claimantsOf(it).filter(({ quorum, p }) => releasedHere.get(releasedKey(forTx, quorum, req.proofs[p]!.nonce)) === undefined)
+      const cs = claimantsOf(it).filter(({ quorum, p }) => unreleased(forTx, { quorum, nonce: req.proofs[p]!.nonce }))
       if (cs.length === 0) { answersOf[i] = { granted: false, holder: forTx }; continue }
       live.push(i)
       proofOf.push(cs.map((c) => c.p))
@@ -499,9 +500,14 @@ export function nodeStateClaims (opts: {
     // arbiter's name must not keep that arbiter's real grant of another signer's claim unchecked.
     const failures = new Map<string, number>()
     const failKey = (g: PeerGrant): string => `${g.quorum}|${g.peer}`
-    const counts = (g: PeerGrant): boolean => (failures.get(failKey(g)) ?? 0) < GRANT_FAILURES_PER_PEER && g.states.some((st) => {
+    // the needed state `st` of `g`'s transaction where `g`'s peer is an arbiter not counted yet
+    const open = (g: PeerGrant, st: string): { granted: Map<string, PeerGrant>, enough: number } | undefined => {
       const w = wanted.get(`${st}|${g.txid}`)
-      return w !== undefined && w.members.has(g.peer) && !w.granted.has(g.peer) && w.granted.size < w.enough
+      return w !== undefined && w.members.has(g.peer) && !w.granted.has(g.peer) ? w : undefined
+    }
+    const counts = (g: PeerGrant): boolean => (failures.get(failKey(g)) ?? 0) < GRANT_FAILURES_PER_PEER && g.states.some((st) => {
+      const w = open(g, st)
+      return w !== undefined && w.granted.size < w.enough
     })
     for (const g of candidates) {
       if (!counts(g)) continue
@@ -520,10 +526,7 @@ export function nodeStateClaims (opts: {
         failures.set(failKey(g), (failures.get(failKey(g)) ?? 0) + 1)
         continue
       }
-      for (const st of g.states) {
-        const w = wanted.get(`${st}|${g.txid}`)
-        if (w !== undefined && w.members.has(g.peer) && !w.granted.has(g.peer)) w.granted.set(g.peer, g)
-      }
+      for (const st of g.states) open(g, st)?.granted.set(g.peer, g)
     }
     const seen: SeenCertificate[] = []
     const result = claimResult(needed.map((n) => {
