@@ -72,6 +72,40 @@ describe('node/nft: artifacts served and fetched block by block', function () {
     expect(buffers.size, 'page buffers made for 65 pages').to.be.at.most(32)
   })
 
+  it('keeps two requests in flight per peer and four over all peers (each request holds its leaves in memory until written)', async () => {
+    const artifact = bytesOf('many holders', 200 * CHUNK_SIZE + 3)
+    const { nftId, cid } = await stored(holder, artifact)
+    const server = new ArtifactBlockServer(holder)
+    let now = 0
+    let most = 0
+    const perPeerNow: Record<string, number> = {}
+    let mostPerPeer = 0
+    const counted = (peer: string): BlockSource => ({
+      peer,
+      blocks: async function * (cids) {
+        now++
+        perPeerNow[peer] = (perPeerNow[peer] ?? 0) + 1
+        most = Math.max(most, now)
+        mostPerPeer = Math.max(mostPerPeer, perPeerNow[peer])
+        try {
+          for await (const b of server.blocks(nftId, cids)) {
+            // another turn of the event loop per block, so that requests overlap as on a wire
+            await new Promise((resolve) => { setImmediate(resolve) })
+            yield b
+          }
+        } finally {
+          now--
+          perPeerNow[peer]--
+        }
+      }
+    })
+    const r = await fetchArtifact({ cid, dir: join(root, 'fetch-many'), batch: 4, sources: ['p1', 'p2', 'p3', 'p4'].map(counted) })
+    expect(readFileSync(r.path).equals(artifact)).to.equal(true)
+    expect(Object.keys(r.perPeer).length, 'peers that served leaves').to.be.greaterThan(1)
+    expect(mostPerPeer, 'requests in flight to one peer').to.equal(2)
+    expect(most, 'requests in flight over all peers').to.equal(4)
+  })
+
   it('an NFT stored without a DAG index gets one built from its file when first served', async () => {
     const artifact = bytesOf('old', 3 * CHUNK_SIZE + 7)
     const f = await holder.create(DID, Buffer.from('{"old":1}'), artifact, 'old.bin')
