@@ -53,8 +53,8 @@ const GRANT_FAILURES_PER_PEER = 2
 export const RELEASE_RETRY_MS = 3_000
 const RELEASE_RETRY_FOR_MS = 4 * CLAIM_STALE_MS
 const RELEASE_RETRY_MAX = 4096
-/** Refusals of a release that may go away (a peer cut off, busy or out of disk); one refused for a reason that lasts (its signature, the request) is not sent again. */
-const PASSING_RELEASE_ERRORS = new Set<string>([ErrorCode.PEER_UNREACHABLE, ErrorCode.TIMEOUT, ErrorCode.NOT_RUNNING, ErrorCode.TOO_MANY_REQUESTS, ErrorCode.INTERNAL, ErrorCode.INSUFFICIENT_STORAGE, ErrorCode.PROTOCOL])
+/** Refusals of a release that may go away (a peer cut off, busy, out of disk or reopening its store after an I/O error); one refused for a reason that lasts (its signature, the request) is not sent again. */
+const PASSING_RELEASE_ERRORS = new Set<string>([ErrorCode.PEER_UNREACHABLE, ErrorCode.TIMEOUT, ErrorCode.NOT_RUNNING, ErrorCode.TOO_MANY_REQUESTS, ErrorCode.INTERNAL, ErrorCode.INSUFFICIENT_STORAGE, ErrorCode.STORAGE_UNAVAILABLE, ErrorCode.PROTOCOL])
 const releaseMayGoThrough = (e: unknown): boolean => !isRbtError(e) || PASSING_RELEASE_ERRORS.has(e.code)
 /** Claims given up by their quorum remembered at an arbiter, so a claim request arriving after its release is not granted (about 2 MB). */
 const RELEASED_MEMO = 16_384
@@ -563,7 +563,8 @@ export function nodeStateClaims (opts: {
     await Promise.all([...byPeer].map(async ([peer, hashes]) => {
       for (let i = 0; i < hashes.length; i += RELEASE_MAX) {
         const req: ReleaseRequest = { txid, quorum, nonce: auth.nonce, sig: auth.sig, stateHashes: hashes.slice(i, i + RELEASE_MAX) }
-        await rpcNow().call(peer, 'claims.release', req, { timeoutMs }).catch(() => { missed++; undelivered.add(`${peer}|${txid}|${quorum}|${auth.nonce}|${i}`, { peer, req }) })
+        // a refusal for a reason that lasts is not kept to be sent again
+        await rpcNow().call(peer, 'claims.release', req, { timeoutMs }).catch((e: unknown) => { missed++; if (releaseMayGoThrough(e)) undelivered.add(`${peer}|${txid}|${quorum}|${auth.nonce}|${i}`, { peer, req }) })
       }
     }))
     log.debug(`claims: released ${txid.slice(0, 12)} as ${quorum.slice(0, 12)} at ${byPeer.size} peer(s)${missed > 0 ? `, ${missed} request(s) not taken (sent again by the sweeps)` : ''}`)

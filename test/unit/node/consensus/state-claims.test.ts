@@ -639,6 +639,29 @@ describe('node state claims: a release an arbiter did not take', () => {
     await settle()
     expect(sent.filter((p) => p === 'arbiter-2'), 'taken once: not sent again').to.have.length(3)
   })
+
+  it('is sent again to an arbiter whose store was being reopened after an I/O error (a passing refusal), not to one that refused it for good', async () => {
+    let reopening = true
+    const sent: string[] = []
+    const c = claimant(['arbiter-1', 'arbiter-2'], async (peer, method) => {
+      if (method !== 'claims.release') return {}
+      sent.push(peer)
+      if (peer === 'arbiter-1' && reopening) throw new RbtError(ErrorCode.STORAGE_UNAVAILABLE, 'the node\'s store is being reopened after a storage error: try again shortly')
+      if (peer === 'arbiter-2') throw new RbtError(ErrorCode.INVALID_INPUT, 'not signed by the claimant quorum')
+      return { freed: 1 }
+    })
+    await c.release(sha3Hex('tx reopening'), 'bafybmiquorum', [STATE], { nonce: '00'.repeat(16), sig: 'ab' })
+    await c.sweep()
+    await settle()
+    expect(sent.filter((p) => p === 'arbiter-1'), 'still reopening: sent again').to.have.length(2)
+    reopening = false
+    await c.sweep()
+    await settle()
+    await c.sweep()
+    await settle()
+    expect(sent.filter((p) => p === 'arbiter-1'), 'reopened: taken, then not sent again').to.have.length(3)
+    expect(sent.filter((p) => p === 'arbiter-2'), 'a refusal for good is not sent again').to.have.length(1)
+  })
 })
 
 describe('node state claims: a released claim in a request of several', () => {
