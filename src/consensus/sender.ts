@@ -132,12 +132,12 @@ export class TransferSender {
         const current = await readOutgoing(this.ledger, rec.txid).catch((re: unknown) => { unread = true; this.log.warn(`transfer ${rec.txid}: its record could not be read after the failure (${errorMessage(re)}); recovery finishes it`) })
         const aborting = current?.state === 'PREPARING'
         this.observed(aborting ? 'aborted' : 'failed', started)
-        // a record that could not be read is left to recovery, whose abort then tells
-        const aborted = !unread && (!aborting || await this.abort(current, errorMessage(e)).then(() => true, (ae: unknown) => { this.log.warn(`transfer ${rec.txid}: the abort could not be written (${errorMessage(ae)}); recovery aborts it`); return false }))
-        // an abort written told it; a record no longer PREPARING has no tokens of this run Locked;
-        // otherwise the abort that frees them later tells it
-        if (aborted) this.tellDoubleSpent(rec.txid)
-        else this.holdDoubleSpent(rec.txid)
+        // A quorum's double-spend refusal is told once the tokens are Free: by the abort once it is
+        // written; at once for a record no longer PREPARING (no tokens of this run Locked); held
+        // for the abort that frees them later when the record cannot be read or the abort fails
+        if (unread) this.holdDoubleSpent(rec.txid)
+        else if (!aborting) this.tellDoubleSpent(rec.txid)
+        else await this.abort(current, errorMessage(e)).catch((ae: unknown) => { this.log.warn(`transfer ${rec.txid}: the abort could not be written (${errorMessage(ae)}); recovery aborts it`); this.holdDoubleSpent(rec.txid) })
         throw e
       }
     } finally {

@@ -564,7 +564,7 @@ export function nodeStateClaims (opts: {
       for (let i = 0; i < hashes.length; i += RELEASE_MAX) {
         const req: ReleaseRequest = { txid, quorum, nonce: auth.nonce, sig: auth.sig, stateHashes: hashes.slice(i, i + RELEASE_MAX) }
         // a refusal for a reason that lasts is not kept to be sent again
-        await rpcNow().call(peer, 'claims.release', req, { timeoutMs }).catch((e: unknown) => { missed++; if (releaseMayGoThrough(e)) undelivered.add(`${peer}|${txid}|${quorum}|${auth.nonce}|${i}`, { peer, req }) })
+        await rpcNow().call(peer, 'claims.release', req, { timeoutMs }).catch((e: unknown) => { if (releaseMayGoThrough(e)) { missed++; undelivered.add(`${peer}|${txid}|${quorum}|${auth.nonce}|${i}`, { peer, req }) } })
       }
     }))
     log.debug(`claims: released ${txid.slice(0, 12)} as ${quorum.slice(0, 12)} at ${byPeer.size} peer(s)${missed > 0 ? `, ${missed} request(s) not taken (sent again by the sweeps)` : ''}`)

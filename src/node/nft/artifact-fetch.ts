@@ -208,14 +208,15 @@ export async function fetchArtifact (o: ArtifactFetchOptions): Promise<ArtifactF
     const pageInto = (bytes: number): Uint8Array => pages.take(bytes)
     const worker = async (s: BlockSource): Promise<void> => {
       let failures = 0
+      const stopped = (): boolean => tally.passedOver.has(s.peer) || fatal !== undefined
       for (;;) {
-        if (tally.passedOver.has(s.peer) || fatal !== undefined) return
+        if (stopped()) return
         await requests.take()
         // (the peer may have been passed over while this waited for a slot)
-        const batch = tally.passedOver.has(s.peer) || fatal !== undefined ? [] : queue.splice(Math.max(0, queue.length - batchSize)).reverse()
+        const batch = stopped() ? [] : queue.splice(Math.max(0, queue.length - batchSize)).reverse()
         if (batch.length === 0) {
           requests.give()
-          if (inflight === 0 || tally.passedOver.has(s.peer) || fatal !== undefined) return
+          if (inflight === 0 || stopped()) return
           await changed
           continue
         }
