@@ -15,7 +15,6 @@ import { ErrorCode, RbtError, errorMessage } from '../../util/errors.js'
 import { silentLogger, type Logger } from '../../util/logger.js'
 import { MAX_BLOCKS_PER_REQUEST } from './artifact-blocks.js'
 import { BufferPool } from '../../util/buffer-pool.js'
-import { Slots } from '../../util/slots.js'
 
 /** One holder of the artifact: the blocks asked for, in order (it may stop early or fail). */
 export interface BlockSource {
@@ -45,10 +44,9 @@ export interface ArtifactFetchOptions {
   /** the fetch's own folder (kept across restarts until the fetch completes) */
   dir: string
   sources: BlockSource[]
-  /** leaves per request (default 16), requests in flight per peer (default 2) and over all peers (default 4) */
+  /** leaves per request (default 16) and requests in flight per peer (default 2) */
   batch?: number
   perPeer?: number
-  requests?: number
   /** leaves of one request being written to disk at once while the next arrive (default 4) */
   writesPerRequest?: number
   /** progress is synced to disk after this many leaves (default 64) */
@@ -160,8 +158,8 @@ export async function fetchArtifact (o: ArtifactFetchOptions): Promise<ArtifactF
   const perPeer = o.perPeer ?? 2
   // Each request in flight holds up to a batch of leaves in the node's memory (arrived, being
   // joined, waiting for their write), and each runs on a stream of its own: two per peer kept the
-  // fetching node's growth under 64 MiB over 1 GiB where four went past 70, at the same rate.
-  const requests = new Slots(o.requests ?? 4)
+  // fetching node's growth under 64 MiB over 1 GiB where four went past 70, at the same rate. No
+  // cap over all peers: slow holders would keep its slots and starve the fast ones.
   const writesPerRequest = Math.max(1, o.writesPerRequest ?? 4)
   const syncEvery = o.syncEvery ?? 64
   const tally = new PeerTally()
@@ -211,12 +209,9 @@ export async function fetchArtifact (o: ArtifactFetchOptions): Promise<ArtifactF
       const stopped = (): boolean => tally.passedOver.has(s.peer) || fatal !== undefined
       for (;;) {
         if (stopped()) return
-        await requests.take()
-        // (the peer may have been passed over while this waited for a slot)
-        const batch = stopped() ? [] : queue.splice(Math.max(0, queue.length - batchSize)).reverse()
+        const batch = queue.splice(Math.max(0, queue.length - batchSize)).reverse()
         if (batch.length === 0) {
-          requests.give()
-          if (inflight === 0 || stopped()) return
+          if (inflight === 0) return
           await changed
           continue
         }
@@ -273,7 +268,6 @@ export async function fetchArtifact (o: ArtifactFetchOptions): Promise<ArtifactF
             log.debug(`artifact ${o.cid}: peer ${s.peer}: ${errorMessage(e)}`)
           }
         } finally {
-          requests.give()
           notify()
         }
       }
