@@ -28,7 +28,7 @@ import { carriesFt } from './ft.js'
 import { notify, type ConsensusObserver, type ConsensusOutcome } from './observe.js'
 import { PledgeReleases } from './pledge-release.js'
 import { QuorumClaims, stateHashOf } from './quorum-claims.js'
-import { anchorPaths, nonceOfSecret, sealSecret } from './claim-proofs.js'
+import { anchorPaths, nonceOfSecret, sealSecret, type PeerSeal } from './claim-proofs.js'
 import { burntAncestors, validatorBurns, type BurnClaim } from './burn-claims.js'
 import { flagDiverged, type DoubleSpendSink } from './double-spends.js'
 
@@ -428,6 +428,17 @@ export class QuorumService {
     let tWaited = t0
     let tChecked = t0
     let tMarkers = t0
+    // this node's own seal of what it holds for the transaction as an arbiter (docs/protocol.md, "A
+    // signer's own seal"), started once the grants of this signer's claim are checked, beside the
+    // signature's write: nothing is left between them but the signature itself
+    let sealing: Promise<PeerSeal[]> | undefined
+    const sealOwn = (v: VoteRecord): Promise<PeerSeal[]> | undefined => {
+      if (this.claims === undefined || v.claimSecret === undefined) return undefined
+      const p = this.burnsOf(v).then(async ({ burns }) => await this.claims!.sealSigned(quorumDid, txid, v.states, burns ?? [], v.claimNonce), () => [])
+      // awaited below, unless the signature's write fails first
+      p.catch(() => {})
+      return p
+    }
     const { signature, vote } = await this.locks.run(quorumDid, async () => {
       tWaited = Date.now()
       const vote = await this.ledger.record<VoteRecord>('cs-votes', voteKey(quorumDid, txid))
@@ -457,6 +468,7 @@ export class QuorumService {
           // a released vote could never sign this transfer again, which stranded its tokens
           throw new RbtError(r.code === 'CLAIM_UNREACHABLE' ? ErrorCode.CLAIM_UNREACHABLE : ErrorCode.STATE_CLAIMED, r.reason, { details: r.holder !== undefined ? { claimedBy: r.holder } : {} })
         }
+        sealing = sealOwn(vote)
       } else {
         const checker = networkCheckers(checkerKey(spentStatesOf(block.content.transInfo.tokens)), (block.content.quorumSignatures ?? []).map((c) => c.did), NETWORK_CHECKERS).includes(quorumDid)
         const pendingCheck = !checker ? Promise.resolve(undefined) : this.networkChecks.get(key) ?? (markers !== undefined ? this.networkCheck(markers, vote.states, txid) : Promise.resolve(undefined))
@@ -475,10 +487,8 @@ export class QuorumService {
       return { signature, vote }
     })
     const tSigned = Date.now()
-    // this node's own seal of what it holds for the transaction as an arbiter, beside the evidence
-    const sealing = this.claims !== undefined && vote.claimSecret !== undefined
-      ? this.burnsOf(vote).then(async ({ burns }) => await this.claims!.sealSigned(quorumDid, txid, vote.states, burns ?? [], vote.claimNonce), () => [])
-      : undefined
+    // (the same block asked again: sealed now, beside the evidence)
+    sealing ??= sealOwn(vote)
     // read outside the quorum's lock: the pledged tokens stay Locked for this transaction meanwhile
     const pledgeChains = await this.pledgeEvidence(vote)
     const sealed = await sealing ?? []

@@ -53,7 +53,7 @@ export class SenderClaims {
   private readonly claimAtArbiters = new Lru<true>(GRANTS_KEPT)
   /** transactions whose claim round was skipped for some signers (their votes' grants sufficed) */
   private readonly fromVotes = new Lru<true>(GRANTS_KEPT)
-  /** per transaction decided on its signers' own seals: gathers the other arbiters' seals into its certificate (once; resolves to whether it grew) */
+  /** per transaction decided before every arbiter sealed: gathers the other arbiters' seals into its certificate (once; resolves to whether it grew) */
   private readonly growing = new Lru<() => Promise<boolean>>(GRANTS_KEPT)
 
   constructor (private readonly port: StateClaims, private readonly ledger: Ledger, private readonly log: Logger) {}
@@ -82,8 +82,9 @@ export class SenderClaims {
 
   /**
    * What to keep with the decision of `txid` so that its certificate can still grow after a restart:
-   * undefined unless the decision came on the signers' own seals, the other arbiters' not gathered
-   * (a certificate sealed at every arbiter already needs nothing more).
+   * undefined unless the decision came before some arbiters were asked or answered (on the signers'
+   * own seals, or on as many others as q(n) needed); a certificate sealed at every arbiter already
+   * needs nothing more.
    */
   regrowth (txid: string, votes: readonly Vote[], consents: readonly SealConsent[]): Regrowth | undefined {
     if (this.growing.get(txid) === undefined) return undefined

@@ -73,10 +73,6 @@ export class SignRound extends SenderPart {
       if (failed.length === 0) {
         for (const s of sigs as SignReply[]) block = setSignature(block, s.quorumDid, s.signature)
         signed = encodeBlockEnvelope(block)
-        // a quorum whose signature or credit does not verify is a signer that failed: replaced below
-        for (const d of await this.forgedSigners(rec.txid, signed, chosen)) {
-          failed.push(new RbtError(ErrorCode.CONSENSUS_FAILED, `${d} answered a signature that does not verify`, { details: { quorumDid: d } }))
-        }
         // each signer's consent to seal its claim: the secret behind its claim's nonce
         for (const v of chosen) {
           if (v.claim === undefined || this.ctx.claims === undefined) continue
@@ -84,14 +80,26 @@ export class SignRound extends SenderPart {
           if (!opensNonce(reply?.seal, v.claim.nonce)) failed.push(new RbtError(ErrorCode.CONSENSUS_FAILED, `${v.quorumDid} signed without its consent to seal its claim (a quorum from before seals)`, { details: { quorumDid: v.quorumDid } }))
         }
       }
+      // a quorum whose signature or credit does not verify is a signer that failed, replaced below:
+      // checked while the claims are sealed (a seal binds the states to this transaction, which a
+      // replaced signer's block still spends; a replacement's claim is granted by a sealed record)
+      const forged = signed !== undefined && failed.length === 0 ? this.forgedSigners(rec.txid, signed, chosen) : undefined
+      let forgedCounted = false
+      const forgedFailures = async (): Promise<void> => {
+        const found = await forged ?? []
+        if (forgedCounted) return
+        forgedCounted = true
+        for (const d of found) failed.push(new RbtError(ErrorCode.CONSENSUS_FAILED, `${d} answered a signature that does not verify`, { details: { quorumDid: d } }))
+      }
+      // the certificate the receiver is shown, and (kept with the decision when it came before the
+      // other arbiters' seals) what grows it after a restart
+      let certificate: PeerSeal[] | undefined
+      let regrowth: Regrowth | undefined
       if (signed !== undefined && failed.length === 0) {
         // the seal (docs/protocol.md, "Seals"): the signers' claims made permanent at the arbiters
         // before anything is decided; the sealed grants are the certificate receivers check. A
         // state some other transaction holds is never sealed here, so a block whose claims were
         // released after their grants (an owner running all five signers) is never delivered.
-        let certificate: PeerSeal[] | undefined
-        // kept with the decision when it came before the other arbiters' seals: what grows it after a restart
-        let regrowth: Regrowth | undefined
         if (this.ctx.claims !== undefined && chosen.some((v) => v.claim !== undefined)) {
           const consents = chosen.flatMap((v) => {
             const reply = (sigs as SignReply[]).find((x) => x.quorumDid === v.quorumDid)
@@ -109,10 +117,16 @@ export class SignRound extends SenderPart {
             const again = await this.ctx.claims.claim(rec.txid, contract, chosen)
             if (again.granted) sealed = await this.ctx.claims.seal(rec.txid, contract, chosen, consents, presealed)
           }
-          if (!sealed.granted) throw signingPending(rec.txid, `the quorums signed, but their claims of the states could not be sealed (${sealed.reason}); the tokens stay locked and sealing is retried automatically`)
+          if (!sealed.granted) {
+            await forgedFailures()
+            if (failed.length === 0) throw signingPending(rec.txid, `the quorums signed, but their claims of the states could not be sealed (${sealed.reason}); the tokens stay locked and sealing is retried automatically`)
+          }
           certificate = this.ctx.claims.certificate(rec.txid)
           regrowth = this.ctx.claims.regrowth(rec.txid, chosen, consents)
         }
+        await forgedFailures()
+      }
+      if (signed !== undefined && failed.length === 0) {
         this.log.debug(`transfer ${rec.txid.slice(0, 12)}: sign round ${Date.now() - t0} ms`)
         notify(this.opts.observe, { kind: 'round', round: 'sign', ms: Date.now() - t0 })
         // The decision point: from here on the transfer completes, whatever happens. A failure of

@@ -30,6 +30,12 @@ export interface PriorSealsOptions {
 /** Carried seals of one arbiter for one holder checked beyond one per batch of its states (an honest certificate has one per batch the arbiter was asked). */
 const CARRIED_PER_SIGNER = 2
 
+/**
+ * How long a sender waits for the arbiters it asked to seal, only as many as q(n) needed, before it
+ * asks the others too (one of them down or slow): well above a seal's round trip on a loaded LAN.
+ */
+const SEAL_HEDGE_MS = 300
+
 /** Seals' signatures remembered as checked. */
 const SEALS_MEMO = 4096
 
@@ -153,7 +159,8 @@ const countShown = async (items: ReadonlyArray<{ stateHash: string, holder: stri
  * verify; an arbiter that sealed every state it was to seal is not asked again. When those already
  * reach q(n) of every state the answer comes at once, and `grow` gathers the other arbiters' seals
  * when called (a receiver counting one seat more than this node found the certificate short);
- * otherwise the other arbiters are asked and waited for.
+ * otherwise as many of the other arbiters as q(n) still needs are asked and waited for, the rest
+ * too when one of those fails or is slow, and `grow` gathers what was not asked or not waited for.
  */
 const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[], presealed: ReadonlyArray<PeerSeal> = [], before?: (others: readonly string[]) => Promise<void>): Promise<ClaimResult & { seals: PeerSeal[], grow?: () => Promise<PeerSeal[]> }> => {
   const h = deps.host()
@@ -202,43 +209,108 @@ const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, h
     await mine?.()
     return { ...claimResult(items.map((it, i) => tallyState(it.stateHash, [self], answers[i]!))), seals: sealsOut }
   }
-  // each arbiter asked for the states it has not sealed yet
+  // each arbiter asked for the states it has not sealed yet, those that granted the claim first (an
+  // arbiter holding no record of the transaction seals nothing)
+  const granters = new Set(peers)
   const byPeer = [...groupByPeer(arbiters.map((list, i) => [i, list] as const), self)]
     .map(([peer, idx]) => [peer, idx.filter((i) => answers[i]!.get(peer)?.granted !== true)] as const)
     .filter(([, idx]) => idx.length > 0)
+    .sort((a, b) => Number(!granters.has(a[0])) - Number(!granters.has(b[0])))
+  // one request to an arbiter, ever (a later call awaits the one in flight); true when it answered
+  const asking = new Map<string, Promise<boolean>>()
+  const askPeer = async (peer: string, idx: readonly number[]): Promise<boolean> => {
+    // paced to the arbiter's budget as long as its states need, not longer (see budgetDeadline)
+    const until = budgetDeadline(idx.length, timeoutMs)
+    let answered = true
+    for (let k = 0; k < idx.length; k += CLAIM_BATCH_MAX) {
+      const sent = idx.slice(k, k + CLAIM_BATCH_MAX)
+      try {
+        const res = await withinBudget(async () => await deps.rpc().call(peer, 'claims.seal', { txid, items: sent.map((i) => items[i]!), consents: [...consents] }, { timeoutMs }), sent.length, until)
+        if (Array.isArray(res?.answers)) await collect(peer, res, sent); else answered = false
+      } catch (e) { answered = false; log.debug(`seal of ${txid.slice(0, 12)} at ${peer}: ${errorMessage(e)}`) }
+    }
+    return answered
+  }
+  const askOf = (list: ReadonlyArray<readonly [string, readonly number[]]>): Array<Promise<boolean>> => list.map(([peer, idx]) => {
+    let p = asking.get(peer)
+    if (p === undefined) { p = askPeer(peer, idx); asking.set(peer, p) }
+    return p
+  })
+  // every arbiter not asked yet, and this node's own table; resolves once all answered
   const ask = async (): Promise<void> => {
-    await Promise.all(byPeer.map(async ([peer, idx]) => {
-      // paced to the arbiter's budget as long as its states need, not longer (see budgetDeadline)
-      const until = budgetDeadline(idx.length, timeoutMs)
-      for (let k = 0; k < idx.length; k += CLAIM_BATCH_MAX) {
-        const sent = idx.slice(k, k + CLAIM_BATCH_MAX)
-        try {
-          const res = await withinBudget(async () => await deps.rpc().call(peer, 'claims.seal', { txid, items: sent.map((i) => items[i]!), consents: [...consents] }, { timeoutMs }), sent.length, until)
-          if (Array.isArray(res?.answers)) await collect(peer, res, sent)
-        } catch (e) { log.debug(`seal of ${txid.slice(0, 12)} at ${peer}: ${errorMessage(e)}`) }
-      }
-    }))
+    await Promise.all(askOf(byPeer))
     await mine?.()
   }
   const tally = (): ClaimResult => claimResult(items.map((it, i) => tallyState(it.stateHash, arbiters[i]!, answers[i]!)))
-  const early = tally()
-  if (early.granted && (byPeer.length > 0 || mine !== undefined)) {
-    // the signers' seals suffice: the rest are gathered only if asked for (a receiver counting a
-    // seat more than this node found the certificate short), once, never failing the answer
-    const counted = sealsOut.length
-    const result = { ...early, seals: [...sealsOut] }
+  /** what the certificate lacks when the seals gathered so far sufficed: the other arbiters' seals, gathered once when asked for */
+  const growFrom = (counted: number): (() => Promise<PeerSeal[]>) => {
     const others = [...byPeer.map(([peer]) => peer), ...(mine !== undefined ? [self] : [])]
     let gathering: Promise<PeerSeal[]> | undefined
-    const grow = async (): Promise<PeerSeal[]> => {
+    return async (): Promise<PeerSeal[]> => {
       gathering ??= (before !== undefined ? before(others).catch((e: unknown) => { log.debug(`claim of ${txid.slice(0, 12)} at the other arbiters: ${errorMessage(e)}`) }) : Promise.resolve()).then(ask).then(() => {
         watchSeals('sender', items, arbiters, sealsOut)
         return sealsOut.slice(counted)
       }, (e: unknown) => { log.debug(`seal of ${txid.slice(0, 12)} at the other arbiters: ${errorMessage(e)}`); return sealsOut.slice(counted) })
       return await gathering
     }
-    return { ...result, grow }
   }
-  if (!early.granted) await ask()
+  const early = tally()
+  if (early.granted && (byPeer.length > 0 || mine !== undefined)) {
+    // the signers' seals suffice: the rest are gathered only if asked for (a receiver counting a
+    // seat more than this node found the certificate short), once, never failing the answer
+    return { ...early, seals: [...sealsOut], grow: growFrom(sealsOut.length) }
+  }
+  if (!early.granted) {
+    // Only as many arbiters as q(n) still needs are asked (the nearest that granted, this node's
+    // own table counted as coming), as the signers' own seals spare the rest: any two sets of q(n)
+    // arbiters of a state share an honest one. The others are asked at once when one of those
+    // fails, refuses or has not answered within SEAL_HEDGE_MS, and otherwise only when a receiver
+    // counting more arbiters than this node finds the certificate short (grow).
+    const need = items.map((it, i) => {
+      const t = tallyState(it.stateHash, arbiters[i]!, answers[i]!)
+      return t.needed - t.grants - (mine !== undefined && arbiters[i]!.includes(self) && answers[i]!.get(self)?.granted !== true ? 1 : 0)
+    })
+    const first = byPeer.filter(([, idx]) => {
+      if (!idx.some((i) => need[i]! > 0)) return false
+      for (const i of idx) need[i]!--
+      return true
+    })
+    // the requests in flight (this node's own table's included): each wakes the wait below as it ends
+    let outstanding = 0
+    let failed = false
+    let wake: () => void = () => {}
+    const track = (p: Promise<boolean>): void => {
+      outstanding++
+      void p.then((ok) => { if (!ok) failed = true }, () => { failed = true }).finally(() => { outstanding--; wake() })
+    }
+    const start = (list: ReadonlyArray<readonly [string, readonly number[]]>): void => {
+      for (const [peer, idx] of list) {
+        if (asking.has(peer)) continue
+        const p = askPeer(peer, idx)
+        asking.set(peer, p)
+        track(p)
+      }
+    }
+    let restAsked = false
+    const askRest = (): void => { if (!restAsked) { restAsked = true; start(byPeer) } }
+    if (mine !== undefined) track(mine().then(() => true))
+    start(first)
+    const hedge = setTimeout(() => { askRest(); wake() }, SEAL_HEDGE_MS)
+    try {
+      // until every state has q(n) seals, or every arbiter answered without
+      for (;;) {
+        if (tally().granted) break
+        if (failed || outstanding === 0) askRest()
+        if (outstanding === 0) break
+        await new Promise<void>((resolve) => { wake = resolve })
+      }
+    } finally { clearTimeout(hedge); wake = () => {} }
+    const r = tally()
+    if (r.granted && (outstanding > 0 || asking.size < byPeer.length)) {
+      watchSeals('sender', items, arbiters, sealsOut)
+      return { ...r, seals: [...sealsOut], grow: growFrom(sealsOut.length) }
+    }
+  }
   const r = early.granted ? early : tally()
   if (!r.granted) log.debug(`seal of ${txid.slice(0, 12)} refused: ${r.reason}`)
   // the seals gathered, compared with those seen before (the sender's own certificate)

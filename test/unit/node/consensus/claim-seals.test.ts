@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { waitFor } from '../../../helpers/wait.js'
-import type { PeerSeal } from '../../../../src/consensus/claim-proofs.js'
+import { nonceOfSecret, type PeerSeal } from '../../../../src/consensus/claim-proofs.js'
 import type { RpcClient } from '../../../../src/p2p/rpc.js'
 import { sha3Hex } from '../../../../src/tokenchain/hash.js'
 import { claimsAt, peerKey, seatsOf } from './committee-fixture.js'
@@ -97,5 +97,65 @@ describe('claims: the seal a signer makes of its own record as it signs', () => 
     expect(r.granted).to.equal(false)
     expect(r.grow).to.equal(undefined)
     expect(asked.sort(), 'every seat but the one whose seal verified is asked').to.deep.equal(four.slice(1).map((s) => s.peer).sort())
+  })
+
+  describe('a sender whose signers\' seals fall short of q(n)', () => {
+    // seven seats, q(7) = 5; two signers' nodes sealed as they signed; the five claims' consents
+    // open their nonces, so every seat asked seals
+    const secret = (i: number): string => (0xc0 + i).toString(16).padStart(32, '0')
+    const items = [{ stateHash: STATE, holder: T1 }]
+    const consents = five.map((quorum, i) => ({ quorum, nonce: nonceOfSecret(secret(i)), secret: secret(i) }))
+    async function sevenSeats (serve: (peer: string, call: number) => Promise<void>): Promise<{ seven: Awaited<ReturnType<typeof seatsOf>>, asked: string[], sender: ReturnType<typeof claimsAt>, presealed: PeerSeal[] }> {
+      const seven = await seatsOf(7)
+      const who = five.map((quorum, i) => ({ peer: 'sender', quorum, nonce: nonceOfSecret(secret(i)), sig: 'ab' }))
+      for (const s of seven) await s.claims.table.claim(T1, [STATE], who)
+      const presealed = (await Promise.all(seven.slice(0, 2).map(async (s, i) => await s.claims.sealSigned!(T1, five[i]!, nonceOfSecret(secret(i)), items)))).flat()
+      const asked: string[] = []
+      const byPeer = new Map(seven.map((s) => [s.peer, s]))
+      const rpc = {
+        call: async (peer: string, method: string, req: never) => {
+          asked.push(peer)
+          if (method !== 'claims.seal') throw new Error('not served')
+          await serve(peer, asked.length)
+          return await byPeer.get(peer)!.claims.serveSeal!(req, 'sender-peer')
+        }
+      } as unknown as RpcClient<never>
+      return { seven, asked, presealed, sender: claimsAt((await peerKey()).peer, { rpc, committee: () => seven.map((s) => s.peer) }) }
+    }
+
+    it('asks only as many of the other arbiters as q(n) still needs; the rest when the certificate is to grow', async () => {
+      const { seven, asked, sender, presealed } = await sevenSeats(async () => {})
+      const r = await sender.sealFor!(T1, items, consents, seven.map((s) => s.peer), presealed)
+      expect(r.granted).to.equal(true)
+      // before: all five seats that had not sealed were asked and waited for
+      expect(asked, 'three seats asked: two seals shown, five needed').to.have.length(3)
+      expect(r.seals).to.have.length(5)
+      const grown = await r.grow!()
+      expect(asked, 'the other two asked once the certificate is to grow').to.have.length(5)
+      expect(new Set(asked).size).to.equal(5)
+      expect(grown).to.have.length(2)
+    })
+
+    it('asks the other arbiters at once when one of those asked fails', async () => {
+      const { seven, asked, sender, presealed } = await sevenSeats(async (_peer, call) => { if (call === 1) throw new Error('unreachable') })
+      const r = await sender.sealFor!(T1, items, consents, seven.map((s) => s.peer), presealed)
+      expect(r.granted).to.equal(true)
+      expect(new Set(asked).size, 'every seat that had not sealed asked').to.equal(5)
+      expect(r.seals.length).to.be.at.least(5)
+    })
+
+    it('asks the other arbiters too when one of those asked has not answered in a short while, and does not wait for it', async function () {
+      this.timeout(10_000)
+      let release: () => void = () => {}
+      const held = new Promise<void>((resolve) => { release = resolve })
+      const { seven, asked, sender, presealed } = await sevenSeats(async (_peer, call) => { if (call === 1) await held })
+      try {
+        // before: every seat asked and waited for, the silent one until its request timed out
+        const r = await sender.sealFor!(T1, items, consents, seven.map((s) => s.peer), presealed)
+        expect(r.granted).to.equal(true)
+        expect(new Set(asked).size).to.equal(5)
+        expect(r.seals.length).to.be.at.least(5)
+      } finally { release() }
+    })
   })
 })
