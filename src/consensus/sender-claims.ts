@@ -176,7 +176,9 @@ export class SenderClaims {
           for (const g of later) if (!have.has(key(g))) { have.add(key(g)); certificate.push(g) }
         }
         const more = r.grow
-        if (more !== undefined) {
+        // a seal made again (a signer replaced) that needs no growth leaves none of the earlier one
+        if (more === undefined) this.growing.delete(txid)
+        else {
           this.growing.set(txid, async () => {
             const before = certificate.length
             try { add(await more()) } catch (e) { this.log.debug(`seal ${txid.slice(0, 12)} at the other arbiters: ${errorMessage(e)}`) }

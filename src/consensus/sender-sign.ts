@@ -10,6 +10,7 @@ import { MIN_QUORUM_SIGNATURES } from './quorum-selection.js'
 import { b64, readOutgoing, type OutgoingRecord } from './records.js'
 import { nftBlock } from './nft.js'
 import { notify } from './observe.js'
+import { settled } from '../util/settled.js'
 import { SenderPart, contractBytes, evidenceParts, type SenderContext, type TransferResult, type Vote } from './sender-context.js'
 import type { Regrowth } from './sender-claims.js'
 import type { PrepareRound } from './sender-prepare.js'
@@ -83,10 +84,10 @@ export class SignRound extends SenderPart {
       // a quorum whose signature or credit does not verify is a signer that failed, replaced below:
       // checked while the claims are sealed (a seal binds the states to this transaction, which a
       // replaced signer's block still spends; a replacement's claim is granted by a sealed record)
-      const forged = signed !== undefined && failed.length === 0 ? this.forgedSigners(rec.txid, signed, chosen) : undefined
+      const forged = signed !== undefined ? settled(this.forgedSigners(rec.txid, signed, chosen)) : undefined
       let forgedCounted = false
       const forgedFailures = async (): Promise<void> => {
-        const found = await forged ?? []
+        const found = await forged?.() ?? []
         if (forgedCounted) return
         forgedCounted = true
         for (const d of found) failed.push(new RbtError(ErrorCode.CONSENSUS_FAILED, `${d} answered a signature that does not verify`, { details: { quorumDid: d } }))
@@ -124,8 +125,8 @@ export class SignRound extends SenderPart {
           certificate = this.ctx.claims.certificate(rec.txid)
           regrowth = this.ctx.claims.regrowth(rec.txid, chosen, consents)
         }
-        await forgedFailures()
       }
+      await forgedFailures()
       if (signed !== undefined && failed.length === 0) {
         this.log.debug(`transfer ${rec.txid.slice(0, 12)}: sign round ${Date.now() - t0} ms`)
         notify(this.opts.observe, { kind: 'round', round: 'sign', ms: Date.now() - t0 })

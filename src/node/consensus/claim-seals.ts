@@ -59,6 +59,8 @@ export function nodeClaimSeals (deps: {
   /** the seats of the committee in force, if one is (docs/protocol.md, "The arbiter committee") */
   committee?: () => readonly string[] | undefined
   timeoutMs: number
+  /** how long a sender waits for the arbiters it asked to seal before it asks the others too (SEAL_HEDGE_MS) */
+  sealHedgeMs?: number
   log: Logger
 }): { sealFor: (txid: string, items: ReadonlyArray<{ stateHash: string, holder: string }>, consents: ReadonlyArray<SealConsent>, peers: readonly string[], presealed?: ReadonlyArray<PeerSeal>, before?: (others: readonly string[]) => Promise<void>) => Promise<ClaimResult & { seals: PeerSeal[], grow?: () => Promise<PeerSeal[]> }>, sealSigned: (txid: string, quorum: string, nonce: string, items: ReadonlyArray<{ stateHash: string, holder: string }>) => Promise<PeerSeal[]>, checkSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, seals: ReadonlyArray<PeerSeal>) => Promise<ClaimResult & { seals?: PeerSeal[] }>, priorSeals: (items: ReadonlyArray<{ stateHash: string, holder: string }>, o?: PriorSealsOptions) => Promise<{ refused?: string, unanswered?: string, seals?: PeerSeal[] }>, serveSeal: (req: StateClaimMethods['claims.seal']['request'], asker: string) => Promise<StateClaimMethods['claims.seal']['response']> } {
   const { table, limits, arbitersOf, timeoutMs, log } = deps
@@ -216,29 +218,34 @@ const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, h
     .map(([peer, idx]) => [peer, idx.filter((i) => answers[i]!.get(peer)?.granted !== true)] as const)
     .filter(([, idx]) => idx.length > 0)
     .sort((a, b) => Number(!granters.has(a[0])) - Number(!granters.has(b[0])))
-  // one request to an arbiter, ever (a later call awaits the one in flight); true when it answered
+  // the request in flight to each arbiter, or its last; each resolves true when the arbiter sealed
+  // every state it was asked (false: it failed, refused one, or is distrusted here)
   const asking = new Map<string, Promise<boolean>>()
+  const sealedBy = (peer: string, idx: readonly number[]): boolean => idx.every((i) => answers[i]!.get(peer)?.granted === true)
   const askPeer = async (peer: string, idx: readonly number[]): Promise<boolean> => {
     // paced to the arbiter's budget as long as its states need, not longer (see budgetDeadline)
     const until = budgetDeadline(idx.length, timeoutMs)
-    let answered = true
     for (let k = 0; k < idx.length; k += CLAIM_BATCH_MAX) {
       const sent = idx.slice(k, k + CLAIM_BATCH_MAX)
       try {
         const res = await withinBudget(async () => await deps.rpc().call(peer, 'claims.seal', { txid, items: sent.map((i) => items[i]!), consents: [...consents] }, { timeoutMs }), sent.length, until)
-        if (Array.isArray(res?.answers)) await collect(peer, res, sent); else answered = false
-      } catch (e) { answered = false; log.debug(`seal of ${txid.slice(0, 12)} at ${peer}: ${errorMessage(e)}`) }
+        if (Array.isArray(res?.answers)) await collect(peer, res, sent)
+      } catch (e) { log.debug(`seal of ${txid.slice(0, 12)} at ${peer}: ${errorMessage(e)}`) }
     }
-    return answered
+    return sealedBy(peer, idx)
   }
-  const askOf = (list: ReadonlyArray<readonly [string, readonly number[]]>): Array<Promise<boolean>> => list.map(([peer, idx]) => {
-    let p = asking.get(peer)
-    if (p === undefined) { p = askPeer(peer, idx); asking.set(peer, p) }
-    return p
-  })
-  // every arbiter not asked yet, and this node's own table; resolves once all answered
+  // every arbiter that has not sealed all its states (once a request in flight to it ended: one
+  // that failed or refused, maybe holding no record until `before` claimed there, is asked again),
+  // and this node's own table; resolves once all answered
   const ask = async (): Promise<void> => {
-    await Promise.all(askOf(byPeer))
+    await Promise.all(byPeer.map(async ([peer, idx]) => {
+      await asking.get(peer)
+      const left = idx.filter((i) => answers[i]!.get(peer)?.granted !== true)
+      if (left.length === 0) return
+      const p = askPeer(peer, left)
+      asking.set(peer, p)
+      await p
+    }))
     await mine?.()
   }
   const tally = (): ClaimResult => claimResult(items.map((it, i) => tallyState(it.stateHash, arbiters[i]!, answers[i]!)))
@@ -293,9 +300,9 @@ const sealFor = async (txid: string, items: ReadonlyArray<{ stateHash: string, h
     }
     let restAsked = false
     const askRest = (): void => { if (!restAsked) { restAsked = true; start(byPeer) } }
-    if (mine !== undefined) track(mine().then(() => true))
+    if (mine !== undefined) track(mine().then(() => items.every((_, i) => !arbiters[i]!.includes(self) || answers[i]!.get(self)?.granted === true)))
     start(first)
-    const hedge = setTimeout(() => { askRest(); wake() }, SEAL_HEDGE_MS)
+    const hedge = setTimeout(() => { askRest(); wake() }, deps.sealHedgeMs ?? SEAL_HEDGE_MS)
     try {
       // until every state has q(n) seals, or every arbiter answered without
       for (;;) {

@@ -86,6 +86,8 @@ export function nodeStateClaims (opts: {
   /** how a claim of this node's quorum ended (the arbiters' status question, answered locally for this node's own claims) */
   outcome: (quorum: string, txid: string) => Promise<'pending' | 'committed' | 'released'>
   timeoutMs?: number
+  /** how long a sender waits for the arbiters it asked to seal, only as many as q(n) needed, before it asks the others too (tests) */
+  sealHedgeMs?: number
   log: Logger
   /**
    * conflicting certificates (certificate-evidence.ts): told the grants each certificate check
@@ -581,7 +583,7 @@ export function nodeStateClaims (opts: {
   }
 
   // the seal (docs/protocol.md, "Seals"): the sender's walk, the arbiter's side, the receiver's count
-  const seals = nodeClaimSeals({ host: opts.host, rpc: rpcNow, table, limits, arbitersOf, ...(opts.certificates !== undefined ? { certificates: opts.certificates } : {}), ...(opts.committee !== undefined ? { committee: opts.committee } : {}), timeoutMs, log })
+  const seals = nodeClaimSeals({ host: opts.host, rpc: rpcNow, table, limits, arbitersOf, ...(opts.certificates !== undefined ? { certificates: opts.certificates } : {}), ...(opts.committee !== undefined ? { committee: opts.committee } : {}), ...(opts.sealHedgeMs !== undefined ? { sealHedgeMs: opts.sealHedgeMs } : {}), timeoutMs, log })
 
   const status: ClaimStatusAnswer = async (quorum, txid, nonce, asker) => {
     // a signed answer costs a signature: one peer's questions share its claims' budget

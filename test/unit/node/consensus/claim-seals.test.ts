@@ -105,7 +105,7 @@ describe('claims: the seal a signer makes of its own record as it signs', () => 
     const secret = (i: number): string => (0xc0 + i).toString(16).padStart(32, '0')
     const items = [{ stateHash: STATE, holder: T1 }]
     const consents = five.map((quorum, i) => ({ quorum, nonce: nonceOfSecret(secret(i)), secret: secret(i) }))
-    async function sevenSeats (serve: (peer: string, call: number) => Promise<void>): Promise<{ seven: Awaited<ReturnType<typeof seatsOf>>, asked: string[], sender: ReturnType<typeof claimsAt>, presealed: PeerSeal[] }> {
+    async function sevenSeats (serve: (peer: string, call: number) => Promise<void | { answers: Array<{ sealed: boolean, holder?: string }> }>, sealHedgeMs?: number): Promise<{ seven: Awaited<ReturnType<typeof seatsOf>>, asked: string[], sender: ReturnType<typeof claimsAt>, presealed: PeerSeal[] }> {
       const seven = await seatsOf(7)
       const who = five.map((quorum, i) => ({ peer: 'sender', quorum, nonce: nonceOfSecret(secret(i)), sig: 'ab' }))
       for (const s of seven) await s.claims.table.claim(T1, [STATE], who)
@@ -116,11 +116,12 @@ describe('claims: the seal a signer makes of its own record as it signs', () => 
         call: async (peer: string, method: string, req: never) => {
           asked.push(peer)
           if (method !== 'claims.seal') throw new Error('not served')
-          await serve(peer, asked.length)
+          const instead = await serve(peer, asked.length)
+          if (instead !== undefined) return instead
           return await byPeer.get(peer)!.claims.serveSeal!(req, 'sender-peer')
         }
       } as unknown as RpcClient<never>
-      return { seven, asked, presealed, sender: claimsAt((await peerKey()).peer, { rpc, committee: () => seven.map((s) => s.peer) }) }
+      return { seven, asked, presealed, sender: claimsAt((await peerKey()).peer, { rpc, committee: () => seven.map((s) => s.peer), ...(sealHedgeMs !== undefined ? { sealHedgeMs } : {}) }) }
     }
 
     it('asks only as many of the other arbiters as q(n) still needs; the rest when the certificate is to grow', async () => {
@@ -156,6 +157,49 @@ describe('claims: the seal a signer makes of its own record as it signs', () => 
         expect(new Set(asked).size).to.equal(5)
         expect(r.seals.length).to.be.at.least(5)
       } finally { release() }
+    })
+
+    it('asks the other arbiters at once when one of those asked refuses, without waiting for the others asked first', async function () {
+      this.timeout(10_000)
+      let release: () => void = () => {}
+      const held = new Promise<void>((resolve) => { release = resolve })
+      // the first seat asked holds no record (it refuses); the second is slow; no hedge
+      const { seven, asked, sender, presealed } = await sevenSeats(async (_peer, call) => {
+        if (call === 1) return { answers: [{ sealed: false, holder: '' }] }
+        if (call === 2) await held
+      }, 60_000)
+      try {
+        const sealing = sender.sealFor!(T1, items, consents, seven.map((s) => s.peer), presealed)
+        // before: the rest were asked only once all three first answered (or after the hedge)
+        // (the rest are asked as the refusal is taken, before any timer: the hedge is a timer of 300 ms)
+        await waitFor(() => new Set(asked).size === 5, { timeoutMs: 200, what: 'the other seats to be asked after the refusal' })
+        const r = await sealing
+        expect(r.granted, 'two shown, and the third seat asked first and the two others').to.equal(true)
+      } finally { release() }
+    })
+
+    it('grows the certificate with the seal of an arbiter that refused while it held no record, once the claim was made there', async function () {
+      this.timeout(10_000)
+      let release: () => void = () => {}
+      const held = new Promise<void>((resolve) => { release = resolve })
+      let refuser: string | undefined
+      // the first seat asked refuses (no record yet); of the two asked then, the last is slow:
+      // q(7) = 5 is reached with the two shown and three others, the slow one still out
+      const { seven, asked, sender, presealed } = await sevenSeats(async (peer, call) => {
+        if (call === 1) { refuser = peer; return { answers: [{ sealed: false, holder: '' }] } }
+        if (call === 5) await held
+      }, 60_000)
+      const claimedAgain: string[][] = []
+      const r = await sender.sealFor!(T1, items, consents, seven.map((s) => s.peer), presealed, async (others) => { claimedAgain.push([...others]) })
+      expect(r.granted).to.equal(true)
+      expect(r.seals).to.have.length(5)
+      release()
+      const grown = await r.grow!()
+      expect(claimedAgain, 'the claim made at the other arbiters first').to.have.length(1)
+      // before: the seat that refused was not asked again, its seal missing from the certificate
+      expect(asked.filter((p) => p === refuser), 'the seat that refused asked again').to.have.length(2)
+      expect(grown.map((g) => g.peer)).to.include(refuser)
+      expect(grown, 'the slow seat\'s seal and the one that refused').to.have.length(2)
     })
   })
 })

@@ -71,7 +71,7 @@ export async function fourSeats (clock: () => number): Promise<{ wires: WireRegi
  * through `rpc`, counting `committee()` as the seats (undefined: none in force) and `view` as the
  * peers of its view; every proof taken as valid.
  */
-export function claimsAt (peerId: string, o: { sign?: (d: Uint8Array) => Promise<Uint8Array>, rpc?: RpcClient<never>, committee?: () => string[] | undefined, view?: string[], timeoutMs?: number, requireCommittee?: boolean } = {}): ReturnType<typeof nodeStateClaims> {
+export function claimsAt (peerId: string, o: { sign?: (d: Uint8Array) => Promise<Uint8Array>, rpc?: RpcClient<never>, committee?: () => string[] | undefined, view?: string[], timeoutMs?: number, requireCommittee?: boolean, sealHedgeMs?: number } = {}): ReturnType<typeof nodeStateClaims> {
   return nodeStateClaims({
     host: () => ({ peerId, signAsPeer: o.sign ?? (async () => new Uint8Array(64)), closestKnownPeers: () => [] }) as unknown as P2pHost,
     rpc: () => o.rpc as never,
@@ -83,6 +83,7 @@ export function claimsAt (peerId: string, o: { sign?: (d: Uint8Array) => Promise
     outcome: async () => 'pending',
     log: silentLogger,
     ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+    ...(o.sealHedgeMs !== undefined ? { sealHedgeMs: o.sealHedgeMs } : {}),
     ...(o.committee !== undefined ? { committee: o.committee } : {}),
     ...(o.requireCommittee !== undefined ? { requireCommittee: o.requireCommittee } : {})
   })
