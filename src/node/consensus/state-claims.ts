@@ -53,8 +53,8 @@ const GRANT_FAILURES_PER_PEER = 2
 export const RELEASE_RETRY_MS = 3_000
 const RELEASE_RETRY_FOR_MS = 4 * CLAIM_STALE_MS
 const RELEASE_RETRY_MAX = 4096
-/** Refusals of a release that may go away (a peer cut off, busy, out of disk or reopening its store after an I/O error); one refused for a reason that lasts (its signature, the request) is not sent again. */
-const PASSING_RELEASE_ERRORS = new Set<string>([ErrorCode.PEER_UNREACHABLE, ErrorCode.TIMEOUT, ErrorCode.NOT_RUNNING, ErrorCode.TOO_MANY_REQUESTS, ErrorCode.INTERNAL, ErrorCode.INSUFFICIENT_STORAGE, ErrorCode.STORAGE_UNAVAILABLE, ErrorCode.PROTOCOL])
+/** Refusals of a release that may go away (a peer cut off, busy, out of disk, reopening its store after an I/O error, or not knowing the quorum's DID yet); one refused for a reason that lasts (its signature, the request) is not sent again. */
+const PASSING_RELEASE_ERRORS = new Set<string>([ErrorCode.PEER_UNREACHABLE, ErrorCode.TIMEOUT, ErrorCode.NOT_RUNNING, ErrorCode.TOO_MANY_REQUESTS, ErrorCode.INTERNAL, ErrorCode.INSUFFICIENT_STORAGE, ErrorCode.STORAGE_UNAVAILABLE, ErrorCode.PROTOCOL, ErrorCode.NOT_FOUND])
 const releaseMayGoThrough = (e: unknown): boolean => !isRbtError(e) || PASSING_RELEASE_ERRORS.has(e.code)
 /** Claims given up by their quorum remembered at an arbiter, so a claim request arriving after its release is not granted (about 2 MB). */
 const RELEASED_MEMO = 16_384
@@ -574,8 +574,12 @@ export function nodeStateClaims (opts: {
 
   const serveRelease = async (req: StateClaimMethods['claims.release']['request'], asker: string): Promise<{ freed: number }> => {
     if (!limits.take(asker, Math.max(1, Math.ceil(req.stateHashes.length / 16)))) throw new RbtError(ErrorCode.TOO_MANY_REQUESTS, `too many claim releases from peer ${asker}`)
-    // only the claimant's quorum gives its claim up: its signature over the claim's nonce, checked before any write
-    if (!await opts.verifier.verify(req.quorum, releaseDigest(req.txid, req.quorum, req.nonce), req.sig, 'quorum').catch(() => false)) {
+    // only the claimant's quorum gives its claim up: its signature over the claim's nonce, checked
+    // before any write. A check that could not be made (the quorum's DID document not found here
+    // yet) is no refusal for good: the claimant sends the release again (PASSING_RELEASE_ERRORS)
+    const ok = await opts.verifier.verify(req.quorum, releaseDigest(req.txid, req.quorum, req.nonce), req.sig, 'quorum').then((v) => v, (e: unknown) => e)
+    if (ok !== true) {
+      if (ok !== false) throw new RbtError(ErrorCode.NOT_FOUND, `claim release not checked yet: the quorum's signature could not be checked here (${errorMessage(ok)}); try again later`)
       throw new RbtError(ErrorCode.UNAUTHORIZED, 'claim release refused: the quorum\'s signature does not verify')
     }
     releasedHere.set(releasedKey(req.txid, req.quorum, req.nonce), true)

@@ -664,6 +664,59 @@ describe('node state claims: a release an arbiter did not take', () => {
   })
 })
 
+describe('node state claims: a release whose signature the arbiter cannot check yet', () => {
+  it('is refused as passing (the quorum\'s DID document not found there), sent again by the sweeps, and taken once the document is found; a forged one stays refused for good', async () => {
+    let known = false
+    const lookup: SignatureVerifier = {
+      verify: async (did, msg, sig) => {
+        if (!known && did === 'bafybmiqnew') throw new RbtError(ErrorCode.NOT_FOUND, `DID ${did} is unknown: its public keys could not be found`)
+        return sig === sign(did, msg)
+      }
+    }
+    const table = new ClaimTable(memoryClaimStore(), { now: () => Date.now() })
+    const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => undefined } as unknown as NodeSpentMarkers
+    const at = nodeStateClaims({ host: () => undefined, rpc: () => undefined, table, view: {} as unknown as ArbiterView, markers, verifier: lookup, quorumSigner: (d) => signer(d), outcome: async () => 'pending', log: silentLogger })
+    const tx = sha3Hex('tx of a quorum not resolved yet')
+    await table.claim(tx, [STATE], [{ peer: 'p', quorum: 'bafybmiqnew', nonce: nonce(3), sig: 'ab' }])
+    const release = { txid: tx, quorum: 'bafybmiqnew', nonce: nonce(3), sig: sign('bafybmiqnew', releaseDigest(tx, 'bafybmiqnew', nonce(3))), stateHashes: [STATE] }
+    // before: UNAUTHORIZED, a refusal the claimant never sends again (the state stayed claimed until the stale sweep)
+    const first = await at.serveRelease(release, 'quorum-peer').then(() => undefined, (e: RbtError) => e)
+    expect(first?.code).to.equal(ErrorCode.NOT_FOUND)
+    expect((await table.records([STATE]))[0]?.txid, 'nothing written').to.equal(tx)
+    const forged = await at.serveRelease({ ...release, sig: 'ab' }, 'quorum-peer').then(() => undefined, (e: RbtError) => e)
+    known = true
+    expect((await at.serveRelease({ ...release, sig: 'ab' }, 'quorum-peer').then(() => undefined, (e: RbtError) => e))?.code, 'forged: refused for good').to.equal(ErrorCode.UNAUTHORIZED)
+    expect(forged?.code).to.equal(ErrorCode.NOT_FOUND)
+    expect((await at.serveRelease(release, 'quorum-peer')).freed).to.equal(1)
+    // the claimant's side: such a refusal is sent again
+    let resolved = false
+    const sent: string[] = []
+    const c = nodeStateClaims({
+      host: () => ({ peerId: 'self-peer', closestKnownPeers: () => ['arbiter-1'] }) as unknown as P2pHost,
+      rpc: () => ({ call: async (peer: string, method: string) => { if (method !== 'claims.release') return {}; sent.push(peer); if (!resolved) throw new RbtError(ErrorCode.NOT_FOUND, 'claim release not checked yet'); return { freed: 1 } } }) as unknown as RpcClient<StateClaimMethods>,
+      table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }),
+      view: { closest: () => [] } as unknown as ArbiterView,
+      markers: { knownMany: async (hs: string[]) => hs.map(() => undefined) } as unknown as NodeSpentMarkers,
+      verifier,
+      quorumSigner: () => undefined,
+      outcome: async () => 'pending',
+      log: silentLogger,
+      releaseRetryMs: 0
+    })
+    await c.release(tx, 'bafybmiqnew', [STATE], { nonce: nonce(3), sig: 'ab' })
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+    await c.sweep()
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+    expect(sent, 'not found yet: sent again').to.have.length(2)
+    resolved = true
+    await c.sweep()
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+    await c.sweep()
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+    expect(sent, 'taken, then not sent again').to.have.length(3)
+  })
+})
+
 describe('node state claims: a released claim in a request of several', () => {
   const TOKEN2 = 'b'.repeat(64)
   const GENESIS2 = (() => { const b = createBlock(testTokenGenesis({ tokenId: TOKEN2, owner: ALICE })); return setSignature(b, ALICE, sign(ALICE, b.hash)) })()
