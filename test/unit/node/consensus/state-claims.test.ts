@@ -598,24 +598,24 @@ describe('claims: the seal (a claim made permanent by its signers\' consents)', 
   })
 })
 
-describe('node state claims: a release an arbiter did not take', () => {
-  /** A quorum node whose release reaches `peers` (the arbiters of its state) through `call`. */
-  function claimant (peers: string[], call: (peer: string, method: string) => Promise<unknown>): NodeStateClaims {
-    return nodeStateClaims({
-      host: () => ({ peerId: 'self-peer', closestKnownPeers: () => peers }) as unknown as P2pHost,
-      rpc: () => ({ call }) as unknown as RpcClient<StateClaimMethods>,
-      table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }),
-      view: { closest: () => [] } as unknown as ArbiterView,
-      markers: { knownMany: async (hs: string[]) => hs.map(() => undefined) } as unknown as NodeSpentMarkers,
-      verifier,
-      quorumSigner: () => undefined,
-      outcome: async () => 'pending',
-      log: silentLogger,
-      releaseRetryMs: 0
-    })
-  }
-  const settle = async (): Promise<void> => { for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve)) }
+/** A quorum node whose release reaches `peers` (the arbiters of its state) through `call`. */
+function claimant (peers: string[], call: (peer: string, method: string) => Promise<unknown>): NodeStateClaims {
+  return nodeStateClaims({
+    host: () => ({ peerId: 'self-peer', closestKnownPeers: () => peers }) as unknown as P2pHost,
+    rpc: () => ({ call }) as unknown as RpcClient<StateClaimMethods>,
+    table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }),
+    view: { closest: () => [] } as unknown as ArbiterView,
+    markers: { knownMany: async (hs: string[]) => hs.map(() => undefined) } as unknown as NodeSpentMarkers,
+    verifier,
+    quorumSigner: () => undefined,
+    outcome: async () => 'pending',
+    log: silentLogger,
+    releaseRetryMs: 0
+  })
+}
+const settle = async (): Promise<void> => { for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve)) }
 
+describe('node state claims: a release an arbiter did not take', () => {
   it('is sent again by the next sweeps until it is taken, and not after (a release lost to a cut frees its state once the cut heals)', async () => {
     const cut = new Set(['arbiter-2'])
     const sent: string[] = []
@@ -691,28 +691,17 @@ describe('node state claims: a release whose signature the arbiter cannot check 
     // the claimant's side: such a refusal is sent again
     let resolved = false
     const sent: string[] = []
-    const c = nodeStateClaims({
-      host: () => ({ peerId: 'self-peer', closestKnownPeers: () => ['arbiter-1'] }) as unknown as P2pHost,
-      rpc: () => ({ call: async (peer: string, method: string) => { if (method !== 'claims.release') return {}; sent.push(peer); if (!resolved) throw new RbtError(ErrorCode.NOT_FOUND, 'claim release not checked yet'); return { freed: 1 } } }) as unknown as RpcClient<StateClaimMethods>,
-      table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }),
-      view: { closest: () => [] } as unknown as ArbiterView,
-      markers: { knownMany: async (hs: string[]) => hs.map(() => undefined) } as unknown as NodeSpentMarkers,
-      verifier,
-      quorumSigner: () => undefined,
-      outcome: async () => 'pending',
-      log: silentLogger,
-      releaseRetryMs: 0
-    })
+    const c = claimant(['arbiter-1'], async (peer, method) => { if (method !== 'claims.release') return {}; sent.push(peer); if (!resolved) throw new RbtError(ErrorCode.NOT_FOUND, 'claim release not checked yet'); return { freed: 1 } })
     await c.release(tx, 'bafybmiqnew', [STATE], { nonce: nonce(3), sig: 'ab' })
-    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+    await settle()
     await c.sweep()
-    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+    await settle()
     expect(sent, 'not found yet: sent again').to.have.length(2)
     resolved = true
     await c.sweep()
-    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+    await settle()
     await c.sweep()
-    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+    await settle()
     expect(sent, 'taken, then not sent again').to.have.length(3)
   })
 })
