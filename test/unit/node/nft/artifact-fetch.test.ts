@@ -1,6 +1,7 @@
 import { expect } from 'chai'
 import { createCipheriv, createHash } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ArtifactWriter } from '../../../../src/token-files/nft/artifact-file.js'
@@ -117,6 +118,46 @@ describe('node/nft: artifacts served and fetched block by block', function () {
     open()
     const r = await done
     expect(readFileSync(r.path).equals(artifact)).to.equal(true)
+  })
+
+  it('goes on fetching while its progress is synced to disk; the record names only leaves written before the sync began', async () => {
+    const artifact = bytesOf('syncing', 48 * CHUNK_SIZE)
+    const { nftId, cid } = await stored(holder, artifact)
+    const server = new ArtifactBlockServer(holder)
+    const served = new Set<string>()
+    const counting: BlockSource = { peer: 'p', blocks: async function * (cids) { for await (const b of server.blocks(nftId, cids)) { served.add(b.cid); yield b } } }
+    const dir = join(root, 'fetch-syncing')
+    let release = (): void => {}
+    const held = new Promise<void>((resolve) => { release = resolve })
+    let syncs = 0
+    let firstRecord: Uint8Array | undefined
+    const fetching = fetchArtifact({
+      cid,
+      dir,
+      sources: [counting],
+      batch: 4,
+      perPeer: 1,
+      syncEvery: 4,
+      syncData: async (fh) => {
+        // the first sync is held (a slow disk) until every leaf has come; later ones pass, the
+        // second reading the record the first one wrote (syncs run one at a time)
+        if (++syncs === 1) await held
+        else if (syncs === 2) firstRecord = await readFile(join(dir, 'done'))
+        await fh.datasync()
+      }
+    })
+    // (the 48 leaves and the DAG's root)
+    await waitFor(() => served.size === 49, { timeoutMs: 20_000, what: 'every leaf served while the first sync is held' })
+    expect(syncs, 'syncs begun while one is held').to.equal(1)
+    release()
+    const r = await fetching
+    expect(readFileSync(r.path).equals(artifact)).to.equal(true)
+    expect(r.blocks).to.equal(48)
+    // the held sync began after the first 4 leaves were written, long before the 48th
+    const named = firstRecord!.reduce((n, d) => n + d, 0)
+    expect(named).to.be.at.least(4)
+    expect(named).to.be.below(48)
+    expect((await fetchProgress(dir))?.done).to.equal(48)
   })
 
   it('an NFT stored without a DAG index gets one built from its file when first served', async () => {
