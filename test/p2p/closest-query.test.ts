@@ -126,4 +126,57 @@ describe('p2p/closest-query', () => {
     expect(asked.sort()).to.deep.equal([ids[1]!, ids[2]!].sort())
     expect(res.failed).to.deep.equal([])
   })
+
+  it('ends once the caller has enough answers, with the k closest known peers shown each time, leaving the slow requests running', async () => {
+    const start = ids.slice(1, 9)
+    const slow = new Set(start.slice(0, 2))
+    let release = (): void => {}
+    const gate = new Promise<void>((resolve) => { release = resolve })
+    const slowAborted: string[] = []
+    const shown: number[] = []
+    const answered = new Set<string>()
+    let heard = 0
+    const res = await closestQuery<string>({
+      target, start: start.map(peer), self: ids[0]!, k: 8, concurrency: 8,
+      ask: async (p, signal) => {
+        if (slow.has(p.peerId)) {
+          signal.addEventListener('abort', () => { slowAborted.push(p.peerId) })
+          await gate
+        }
+        answered.add(p.peerId)
+        return { closer: [] }
+      },
+      // six answers of eight known suffice (asked once per answer the walk takes in)
+      enough: (known) => { shown.push(known.length); return ++heard >= 6 }
+    })
+    expect(res.answered.sort()).to.deep.equal(start.filter((p) => !slow.has(p)).sort())
+    expect(shown.every((n) => n === 8), 'the known peers shown').to.equal(true)
+    release()
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(slowAborted, 'slow requests aborted').to.deep.equal([])
+    expect([...answered].sort(), 'the slow peers still asked').to.deep.equal([...start].sort())
+  })
+
+  it('asks whether it has enough again when the caller\'s own answer comes after the peers\'', async () => {
+    const start = ids.slice(1, 5)
+    let own = false
+    let ownCame = (): void => {}
+    const recheck = new Promise<void>((resolve) => { ownCame = resolve })
+    const hanging = new Set(start.slice(0, 1))
+    const walk = closestQuery<string>({
+      target, start: start.map(peer), self: ids[0]!, k: 4, concurrency: 4,
+      ask: async (p) => { if (hanging.has(p.peerId)) await new Promise(() => {}); return { closer: [] } },
+      // the three that answer and the caller's own make enough
+      enough: () => own,
+      recheck
+    })
+    let ended = false
+    void walk.then(() => { ended = true })
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(ended, 'ended before the caller\'s own answer').to.equal(false)
+    own = true
+    ownCame()
+    const res = await walk
+    expect(res.answered).to.have.length(3)
+  })
 })
