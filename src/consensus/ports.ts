@@ -143,12 +143,9 @@ export interface StateClaims {
    * the `claimants` (the signers' quorums, each with its own signed proof), showing the sender's
    * `contract`; granted only when each state's arbiters granted enough. The grants come back signed
    * by each arbiter (its peer key), each naming one claimant quorum. `only`: with a committee in
-   * force, only these seats are asked (the others hold the claim already). `until`: `every` (the
-   * default) waits for every arbiter of each state to answer; `enough` ends a state's walk once its
-   * grants reach q(n) of its arbiters as this node counts them (every arbiter is still asked; the
-   * slowest answers are not waited for).
+   * force, only these seats are asked (the others hold the claim already).
    */
-  claimFor: (txid: string, claimants: ReadonlyArray<import('./claim-proofs.js').ClaimantProof>, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array, paths?: Readonly<Record<string, readonly Uint8Array[]>>, only?: readonly string[], until?: 'every' | 'enough') => Promise<import('./claims.js').ClaimResult & { grants: import('./claim-proofs.js').PeerGrant[] }>
+  claimFor: (txid: string, claimants: ReadonlyArray<import('./claim-proofs.js').ClaimantProof>, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array, paths?: Readonly<Record<string, readonly Uint8Array[]>>, only?: readonly string[]) => Promise<import('./claims.js').ClaimResult & { grants: import('./claim-proofs.js').PeerGrant[] }>
   /**
    * A signer's check before it signs: the grants held for its quorum's own claim of every state
    * (and burnt ancestor) it validated, each signed by an arbiter of that state as this node counts

@@ -227,10 +227,7 @@ export class SenderClaims {
         }
       }
       const claimants: ClaimantProof[] = todo.map((v) => ({ quorum: v.quorumDid, nonce: v.claim!.nonce, sig: v.claim!.sig }))
-      // the first claim waits for as many grants as q(n) needs, not for the slowest arbiters; once a
-      // signer found its grants short, every arbiter's answer is waited for
-      const until = this.claimAtArbiters.get(txid) === undefined ? 'enough' : 'every'
-      const r = await this.port.claimFor(txid, claimants, states.map(stateHashOf), burns, contract, Object.keys(paths).length > 0 ? paths : undefined, undefined, until)
+      const r = await this.port.claimFor(txid, claimants, states.map(stateHashOf), burns, contract, Object.keys(paths).length > 0 ? paths : undefined)
       if (r.granted) {
         // every signer's claim made at the arbiters: none rests on the votes' grants alone
         if (todo.length === votes.filter((v) => v.claim !== undefined).length) this.fromVotes.delete(txid)

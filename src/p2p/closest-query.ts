@@ -1,10 +1,10 @@
 /**
  * A Kademlia walk run over the caller's own request function: ask the peers closest to a key,
  * learn closer peers from their answers, and stop once the `k` closest peers seen have all
- * answered (or failed), once an answer is accepted, or once the caller has enough answers. The
- * DHT library's own walk opens a stream per request with full protocol negotiation; this one lets
- * the caller send its requests over the rpc channel it already holds to each peer
- * (docs/protocol.md, "Spent-marker records").
+ * answered (or failed), or once an answer is accepted. The DHT library's own walk opens a
+ * stream per request with full protocol negotiation; this one lets the caller send its
+ * requests over the rpc channel it already holds to each peer (docs/protocol.md, "Spent-marker
+ * records").
  */
 import { createHash } from 'node:crypto'
 import { peerIdFromString } from '@libp2p/peer-id'
@@ -52,15 +52,6 @@ export interface ClosestQueryOptions<T> {
   ask: (peer: QueryPeer, signal: AbortSignal) => Promise<{ value?: T, closer: readonly QueryPeer[] }>
   /** an answer this accepts ends the walk at once (a record found); without it, every value is collected */
   accept?: (value: T, from: string) => boolean | Promise<boolean>
-  /**
-   * Asked after each answer with the `k` closest peers known that have not failed (answered, being
-   * asked or not asked yet): true ends the walk there (the answers so far suffice). The requests
-   * still in flight are left to finish, not aborted: the peers they ask still get them; only their
-   * answers are not waited for.
-   */
-  enough?: (known: readonly string[]) => boolean
-  /** once this settles, `enough` is asked again (what it counts changed outside the walk: the caller's own answer came) */
-  recheck?: Promise<unknown>
   signal?: AbortSignal
 }
 
@@ -108,14 +99,6 @@ export async function closestQuery<T> (opts: ClosestQueryOptions<T>): Promise<Cl
       resolve()
     }
     stop.signal.addEventListener('abort', finish, { once: true })
-    // enough answered: the walk ends without aborting the requests in flight
-    const suffice = (): void => {
-      if (done) return
-      done = true
-      resolve()
-    }
-    const enoughNow = (): boolean => opts.enough?.(candidates.filter((x) => x.state !== 'failed').slice(0, opts.k).map((x) => x.peer.peerId)) === true
-    opts.recheck?.then(() => { if (!done && enoughNow()) suffice() }, () => {})
     const pump = (): void => {
       if (done) return
       // the k closest peers that have not failed: the walk is over when none is left to ask
@@ -139,7 +122,6 @@ export async function closestQuery<T> (opts: ClosestQueryOptions<T>): Promise<Cl
           }
           for (const p of res.closer.slice(0, opts.k)) add(p)
           byDistance()
-          if (enoughNow()) suffice()
         }, () => { c.state = 'failed' }).finally(() => { inflight--; pump() })
       }
     }

@@ -337,7 +337,7 @@ export function nodeStateClaims (opts: {
     return [...candidates].sort((a, b) => compareDistance(target, a[1], b[1])).slice(0, CLAIM_ARBITERS).map(([id]) => id)
   }
 
-  const claimFor = async (txid: string, claimants: ReadonlyArray<ClaimantProof>, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array, paths?: Readonly<Record<string, readonly Uint8Array[]>>, only?: readonly string[], until: 'every' | 'enough' = 'every'): Promise<ClaimResult & { grants: PeerGrant[] }> => {
+  const claimFor = async (txid: string, claimants: ReadonlyArray<ClaimantProof>, stateHashes: readonly string[], burns: ReadonlyArray<BurnClaim>, contract: Uint8Array, paths?: Readonly<Record<string, readonly Uint8Array[]>>, only?: readonly string[]): Promise<ClaimResult & { grants: PeerGrant[] }> => {
     const h = opts.host()
     const self = h?.peerId ?? 'self'
     // the peer answering for each claimant quorum (asked by the arbiters how its claim ended)
@@ -404,21 +404,6 @@ export function nodeStateClaims (opts: {
           await askArbiter({ peerId: p, multiaddrs: opts.committeeAddrs?.(p) ?? [] }, signal).catch((e: unknown) => { log.debug(`claim at arbiter ${p}: ${errorMessage(e)}`) })
         }))
       } else if (h !== undefined && opts.rpc() !== undefined) {
-        // `enough`: the walk ends once the grants reach q(n) of the arbiters this node would count
-        // with every peer the walk knows (answered, being asked or still to ask: a peer not heard
-        // yet counts as an arbiter that did not grant), its own table's grant among them once it
-        // came. The tally below, over the peers that answered, still decides. The slowest arbiters
-        // still get the claim; their answers are not waited for. A refusal never ends it early.
-        let ownGranted = false
-        const ownCame = until === 'enough' && mine !== undefined ? mine().then((a) => { ownGranted = a[i]?.granted === true }, () => {}) : undefined
-        const enough = until === 'enough'
-          ? (known: readonly string[]): boolean => {
-              const arbiters = arbitersOf(stateHash, known)
-              let grants = 0
-              for (const a of arbiters) if (a === self ? ownGranted : answers.get(a)?.granted === true) grants++
-              return grants >= claimThreshold(arbiters.length)
-            }
-          : undefined
         const start = new Map<string, QueryPeer>()
         for (const p of view.closest(target, CLAIM_ARBITERS)) start.set(p.peerId, p)
         for (const p of h.closestKnownPeers(key, CLAIM_ARBITERS)) if (!start.has(p)) start.set(p, { peerId: p, multiaddrs: [] })
@@ -429,11 +414,9 @@ export function nodeStateClaims (opts: {
           k: CLAIM_ARBITERS,
           concurrency: WALK_CONCURRENCY,
           signal: AbortSignal.timeout(walkMs),
-          ask: askArbiter,
-          ...(enough !== undefined ? { enough, ...(ownCame !== undefined ? { recheck: ownCame } : {}) } : {})
+          ask: askArbiter
         })
-        // (a walk ended on `enough` may not have taken in every answer that came meanwhile)
-        learned = [...new Set([...res.answered, ...answers.keys()])]
+        learned = res.answered
       }
       // the arbiters: the k closest of this node, its view of the network (connected peers and those
       // connected within the forget time) and the peers that answered on the way; one that does not

@@ -91,22 +91,6 @@ describe('sender claims: grants in the votes', () => {
     expect(claims.grantsFor(txid, quorums[4]!)!.some((g) => g.quorum === quorums[4] && g.peer === 'arbiter')).to.equal(true)
   })
 
-  it('without grants in the votes the claim ends once q(n) granted; after a signer found its grants short, every arbiter is waited for', async () => {
-    const until: string[] = []
-    const port = {
-      claimFor: async (_tx: string, claimants: ReadonlyArray<{ quorum: string, nonce: string }>, _s: unknown, _b: unknown, _c: unknown, _p: unknown, _only: unknown, u?: string) => {
-        until.push(String(u))
-        return { granted: true, tallies: [], grants: claimants.map((x): PeerGrant => ({ peer: 'arbiter', sig: 'cd'.repeat(32), txid, quorum: x.quorum, nonce: x.nonce, forTx: txid, states: ['s'] })) }
-      }
-    } as unknown as StateClaims
-    const claims = new SenderClaims(port, ledger, silentLogger)
-    const seatless = votes.map(({ grants: _g, ...v }) => v as Vote)
-    expect((await claims.claim(txid, contract, seatless)).granted).to.equal(true)
-    claims.drop(txid, [quorums[2]!])
-    expect((await claims.claim(txid, contract, seatless)).granted).to.equal(true)
-    expect(until).to.deep.equal(['enough', 'every'])
-  })
-
   it('a seal that fell short (a seat among the signers that did not seal its record) has all five claimed at every arbiter, so that the others hold the records to seal', async () => {
     const p = port()
     const claims = new SenderClaims(p.port, ledger, silentLogger)

@@ -19,7 +19,6 @@ import { GENESIS_ANCHOR, type SignatureVerifier } from '../../../../src/tokencha
 import { ErrorCode, RbtError } from '../../../../src/util/errors.js'
 import { silentLogger } from '../../../../src/util/logger.js'
 import { memoryClaimStore } from '../../consensus/harness.js'
-import { waitFor } from '../../../helpers/wait.js'
 
 /** A signature scheme for the test: a DID's "signature" over a message is sha3(did|message); only that DID's signer makes it. */
 const sign = (did: string, msg: string): string => sha3Hex(`${did}|${msg}`)
@@ -515,63 +514,6 @@ describe('claims: the sender\'s claims of several transactions at once', () => {
     const [r1, r2] = await Promise.all([c.claimFor(t1.txid, five(t1.txid), [STATE], [], t1.bytes), c.claimFor(t2.txid, five(t2.txid), [other], [], t2.bytes)])
     expect(refused, 'requests the arbiter refused').to.deep.equal([])
     expect([r1.granted, r2.granted]).to.deep.equal([true, true])
-  })
-})
-
-describe('claims: the sender\'s claim ends once q(n) granted', () => {
-  /** A sender's node with eight other arbiters in its view's walk, two of which hold their answer until released. */
-  async function eightArbiters (): Promise<{ c: NodeStateClaims, asked: Set<string>, release: () => void, t1: { bytes: Uint8Array, txid: string }, claimants: Array<{ quorum: string, nonce: string, sig: string }> }> {
-    const selfKey = await generateKeyPair('Ed25519')
-    const others: string[] = []
-    for (let i = 0; i < 8; i++) others.push(peerIdFromPrivateKey(await generateKeyPair('Ed25519')).toString())
-    const slow = new Set(others.slice(0, 2))
-    let release = (): void => {}
-    const gate = new Promise<void>((resolve) => { release = resolve })
-    const asked = new Set<string>()
-    const host = {
-      peerId: peerIdFromPrivateKey(selfKey).toString(), signAsPeer: async (d: Uint8Array) => await selfKey.sign(d),
-      closestKnownPeers: () => others, peerAddresses: async () => [], learnPeer: async () => {}
-    } as unknown as P2pHost
-    const rpc = {
-      call: async (peer: string, _m: string, req: StateClaimMethods['claims.claim']['request']) => {
-        asked.add(peer)
-        if (slow.has(peer)) await gate
-        return { answers: req.items.map(() => ({ granted: true, closer: [] })), addrs: {} }
-      }
-    } as unknown as RpcClient<StateClaimMethods>
-    const markers = { knownMany: async (hs: readonly string[]) => hs.map(() => undefined), lookup: async () => undefined } as unknown as NodeSpentMarkers
-    const c = nodeStateClaims({
-      host: () => host, rpc: () => rpc, table: new ClaimTable(memoryClaimStore(), { now: () => Date.now() }), view: { closest: () => [] } as unknown as ArbiterView,
-      markers, verifier, quorumSigner: (d) => signer(d), outcome: async () => 'pending', log: silentLogger,
-      // no walk deadline within the test's time: only the answers end it
-      timeoutMs: 600_000
-    })
-    const t1 = contract('bafybmibob')
-    const claimants = [1, 2, 3, 4, 5].map((i) => ({ quorum: `bafybmiq${i}`, nonce: nonce(i), sig: sign(`bafybmiq${i}`, claimDigest(t1.txid, `bafybmiq${i}`, nonce(i))) }))
-    return { c, asked, release, t1, claimants }
-  }
-
-  it('`enough`: granted by its own table and six of the eight others (q(9) = 7) while two are slow; the slow two were asked all the same', async () => {
-    const { c, asked, release, t1, claimants } = await eightArbiters()
-    try {
-      const r = await c.claimFor(t1.txid, claimants, [STATE], [], t1.bytes, undefined, undefined, 'enough')
-      expect(r.granted).to.equal(true)
-      expect(r.tallies[0]).to.include({ arbiters: 7, needed: 5 })
-      expect(asked.size, 'arbiters asked').to.equal(8)
-    } finally { release() }
-  })
-
-  it('`every` (the default) waits for the slow arbiters', async () => {
-    const { c, asked, release, t1, claimants } = await eightArbiters()
-    let ended = false
-    const claiming = c.claimFor(t1.txid, claimants, [STATE], [], t1.bytes).then((r) => { ended = true; return r })
-    await waitFor(() => asked.size === 8, { timeoutMs: 10_000, what: 'every arbiter asked' })
-    await settle()
-    expect(ended, 'ended before the slow arbiters answered').to.equal(false)
-    release()
-    const r = await claiming
-    expect(r.granted).to.equal(true)
-    expect(r.tallies[0]).to.include({ arbiters: 9, needed: 7 })
   })
 })
 
