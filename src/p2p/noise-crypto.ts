@@ -7,9 +7,13 @@
  *
  * Why: OpenSSL's binding creates a cipher object per message and returns fresh buffers (the
  * ciphertext, the tag, their join); libsodium seals into one buffer and opens in place, and its
- * core is faster here (docs/decisions/0031-noise-on-libsodium.md has the figures).
+ * core is faster on some CPUs (docs/decisions/0031-noise-on-libsodium.md has the figures). On
+ * others (AVX-512) OpenSSL's core is faster past a few KiB: messages of LARGE_BYTES and more go to
+ * whichever of the two sealed (and, apart, opened) the first large messages faster, each tried in
+ * turn; smaller ones always to libsodium, whose call costs a third of OpenSSL's.
  *
- * `RBTNODE_NOISE_CIPHER=node` in the environment keeps a process on the library's default.
+ * `RBTNODE_NOISE_CIPHER=node` in the environment keeps a process on the library's default,
+ * `RBTNODE_NOISE_CIPHER=native` on libsodium for every message.
  */
 import { defaultCrypto } from '@chainsafe/libp2p-noise/crypto'
 import type { ICryptoInterface } from '@chainsafe/libp2p-noise'
@@ -17,8 +21,65 @@ import { joinPieces } from '../util/pieces.js'
 import { sodiumNative, type SodiumNative } from '../util/sodium-native.js'
 
 const TAG_BYTES = 16
+/** Messages of this many bytes and more go to whichever AEAD measured faster on them (below, libsodium's call is cheaper on every CPU measured). */
+export const LARGE_BYTES = 8192
+/** Large messages each of the two AEADs seals (and opens) while they are measured, in turn, before the faster is kept. */
+export const LARGE_TRIALS = 16
 
 export type NoiseCipherChoice = 'auto' | 'native' | 'node'
+
+type Aead = Pick<ICryptoInterface, 'chaCha20Poly1305Encrypt' | 'chaCha20Poly1305Decrypt'>
+
+/**
+ * Which of two ways runs an operation on large messages: each in turn for the first
+ * 2 × LARGE_TRIALS, then the one with the lower least time per byte (the least, not the mean: a
+ * thread preempted in the middle of a message says nothing of the cipher).
+ */
+class FasterOfTwo {
+  private kept: 0 | 1 | undefined
+  private tried = 0
+  private readonly least = [Infinity, Infinity]
+
+  get chosen (): 0 | 1 | undefined { return this.kept }
+
+  run<T> (bytes: number, ways: readonly [() => T, () => T]): T {
+    if (this.kept !== undefined) return ways[this.kept]()
+    const which = (this.tried & 1) as 0 | 1
+    const t0 = process.hrtime.bigint()
+    const out = ways[which]()
+    const perByte = Number(process.hrtime.bigint() - t0) / bytes
+    if (perByte < this.least[which]!) this.least[which] = perByte
+    if (++this.tried >= 2 * LARGE_TRIALS) this.kept = this.least[1]! < this.least[0]! ? 1 : 0
+    return out
+  }
+}
+
+/**
+ * libsodium for small messages; for large ones, libsodium or node:crypto, whichever measured
+ * faster on this CPU (sealing and opening each measured apart). Both give the same bytes.
+ */
+export function fasterAead (native: Aead, node: Aead = defaultCrypto): Aead & { readonly large: { seal?: 'native' | 'node', open?: 'native' | 'node' } } {
+  const seal = new FasterOfTwo()
+  const open = new FasterOfTwo()
+  const name = (c: 0 | 1 | undefined): 'native' | 'node' | undefined => c === undefined ? undefined : c === 0 ? 'native' : 'node'
+  return {
+    get large () {
+      const s = name(seal.chosen)
+      const o = name(open.chosen)
+      return { ...(s !== undefined ? { seal: s } : {}), ...(o !== undefined ? { open: o } : {}) }
+    },
+    chaCha20Poly1305Encrypt (plaintext, nonce, ad, k) {
+      const len = plaintext.byteLength
+      if (len < LARGE_BYTES) return native.chaCha20Poly1305Encrypt(plaintext, nonce, ad, k)
+      return seal.run(len, [() => native.chaCha20Poly1305Encrypt(plaintext, nonce, ad, k), () => node.chaCha20Poly1305Encrypt(plaintext, nonce, ad, k)])
+    },
+    chaCha20Poly1305Decrypt (ciphertext, nonce, ad, k, dst) {
+      const len = ciphertext.byteLength
+      if (len < LARGE_BYTES + TAG_BYTES) return native.chaCha20Poly1305Decrypt(ciphertext, nonce, ad, k, dst)
+      return open.run(len, [() => native.chaCha20Poly1305Decrypt(ciphertext, nonce, ad, k, dst), () => node.chaCha20Poly1305Decrypt(ciphertext, nonce, ad, k, dst)])
+    }
+  }
+}
 
 /** True when `a` and `b` share memory without starting at the same byte (in-place needs the same start). */
 function overlapsShifted (a: Uint8Array, b: Uint8Array): boolean {
@@ -26,7 +87,7 @@ function overlapsShifted (a: Uint8Array, b: Uint8Array): boolean {
   return a.byteOffset < b.byteOffset + b.byteLength && b.byteOffset < a.byteOffset + a.byteLength
 }
 
-function sodiumAead (s: SodiumNative): Pick<ICryptoInterface, 'chaCha20Poly1305Encrypt' | 'chaCha20Poly1305Decrypt'> {
+function sodiumAead (s: SodiumNative): Aead {
   return {
     chaCha20Poly1305Encrypt (plaintext, nonce, ad, k) {
       const len = plaintext.byteLength
@@ -99,15 +160,21 @@ export function nativeNoiseAead (): ReturnType<typeof sodiumAead> | null {
 }
 
 /**
- * The crypto handed to Noise: the library's default with its AEAD on libsodium where that loads.
- * `auto` honours RBTNODE_NOISE_CIPHER=node; `native` where it does not load throws.
+ * The crypto handed to Noise: the library's default with its AEAD on libsodium where that loads,
+ * large messages on whichever of libsodium and node:crypto measured faster (`auto`). `auto`
+ * honours RBTNODE_NOISE_CIPHER (`node`, `native`); `native` (libsodium for every message) where it
+ * does not load throws.
  */
 export function noiseCrypto (choice: NoiseCipherChoice = 'auto'): ICryptoInterface & { readonly aead: 'native' | 'node' } {
-  if (choice === 'node' || (choice === 'auto' && process.env.RBTNODE_NOISE_CIPHER === 'node')) return { ...defaultCrypto, aead: 'node' }
+  const env = process.env.RBTNODE_NOISE_CIPHER
+  if (choice === 'auto' && (env === 'node' || env === 'native')) choice = env
+  if (choice === 'node') return { ...defaultCrypto, aead: 'node' }
   const aead = nativeNoiseAead()
   if (aead === null) {
     if (choice === 'native') throw new Error('the native ChaCha20-Poly1305 (sodium-native) does not load on this platform')
     return { ...defaultCrypto, aead: 'node' }
   }
-  return { ...defaultCrypto, ...aead, aead: 'native' }
+  if (choice === 'native') return { ...defaultCrypto, ...aead, aead: 'native' }
+  const both = fasterAead(aead)
+  return { ...defaultCrypto, chaCha20Poly1305Encrypt: both.chaCha20Poly1305Encrypt, chaCha20Poly1305Decrypt: both.chaCha20Poly1305Decrypt, aead: 'native' }
 }

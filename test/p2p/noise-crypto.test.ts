@@ -9,7 +9,7 @@ import { ping, type Ping } from '@libp2p/ping'
 import { tcp } from '@libp2p/tcp'
 import { createLibp2p } from 'libp2p'
 import { Uint8ArrayList } from 'uint8arraylist'
-import { nativeNoiseAead, noiseCrypto } from '../../src/p2p/noise-crypto.js'
+import { LARGE_BYTES, LARGE_TRIALS, fasterAead, nativeNoiseAead, noiseCrypto } from '../../src/p2p/noise-crypto.js'
 import { pnetProtector } from '../../src/p2p/pnet-protector.js'
 import { echoHandler, echoRoundTrip } from './byte-streams.js'
 import { testSwarmKey } from './helpers.js'
@@ -107,10 +107,48 @@ describe('p2p/noise-crypto: Noise\'s ChaCha20-Poly1305 on libsodium, OpenSSL bes
       expect(noiseCrypto().aead).to.equal('node')
       expect(noiseCrypto('native').aead).to.equal('native')
     })
+    await withEnv({ RBTNODE_NOISE_CIPHER: 'native' }, () => {
+      expect(noiseCrypto().aead).to.equal('native')
+    })
   })
 
-  it('libp2p nodes over TCP, pnet, Noise and Yamux: one on libsodium talks to one on node:crypto', async () => {
-    const make = async (cipher: 'native' | 'node'): Promise<Libp2p<{ ping: Ping }>> => {
+  it('large messages on whichever of the two measured faster: each tried in turn, one kept, the same bytes as node:crypto throughout, a changed byte refused', () => {
+    const calls = { native: 0, node: 0 }
+    const counted = (name: 'native' | 'node', c: typeof nodeCrypto): typeof nodeCrypto => ({
+      ...c,
+      chaCha20Poly1305Encrypt: (...a: Parameters<typeof c.chaCha20Poly1305Encrypt>) => { calls[name]++; return c.chaCha20Poly1305Encrypt(...a) },
+      chaCha20Poly1305Decrypt: (...a: Parameters<typeof c.chaCha20Poly1305Decrypt>) => { calls[name]++; return c.chaCha20Poly1305Decrypt(...a) }
+    })
+    const both = fasterAead(counted('native', { ...nodeCrypto, ...aead! }), counted('node', nodeCrypto))
+    const key = randomBytes(32)
+    const nonce = randomBytes(12)
+    const ad = randomBytes(9)
+    // small messages: libsodium alone, never measured
+    for (let i = 0; i < 50; i++) {
+      const msg = randomBytes(randomInt(LARGE_BYTES))
+      const theirs = nodeCrypto.chaCha20Poly1305Encrypt(msg, nonce, ad, key).subarray()
+      expect(same(both.chaCha20Poly1305Encrypt(msg, nonce, ad, key).subarray(), theirs)).to.equal(true)
+      expect(same(both.chaCha20Poly1305Decrypt(theirs, nonce, ad, key).subarray(), msg)).to.equal(true)
+    }
+    expect(calls).to.deep.equal({ native: 100, node: 0 })
+    expect(both.large).to.deep.equal({})
+    // large ones: half each while measured, then one kept for sealing and one for opening
+    for (let i = 0; i < 3 * LARGE_TRIALS; i++) {
+      const msg = randomBytes(LARGE_BYTES + randomInt(60_000))
+      const theirs = nodeCrypto.chaCha20Poly1305Encrypt(msg, nonce, ad, key).subarray()
+      expect(same(both.chaCha20Poly1305Encrypt(i % 2 === 0 ? msg : scattered(msg), nonce, ad, key).subarray(), theirs), `message ${i}`).to.equal(true)
+      expect(same(both.chaCha20Poly1305Decrypt(i % 2 === 0 ? theirs : scattered(theirs), nonce, ad, key).subarray(), msg), `message ${i}`).to.equal(true)
+      const bad = theirs.slice()
+      bad[randomInt(bad.byteLength)] ^= 1
+      expect(() => both.chaCha20Poly1305Decrypt(bad, nonce, ad, key)).to.throw()
+      if (i === 2 * LARGE_TRIALS - 1) expect(calls.node, 'each tried in turn').to.be.at.least(2 * LARGE_TRIALS)
+    }
+    expect(both.large.seal).to.be.oneOf(['native', 'node'])
+    expect(both.large.open).to.be.oneOf(['native', 'node'])
+  })
+
+  it('libp2p nodes over TCP, pnet, Noise and Yamux: one on libsodium talks to one on node:crypto, and one on both (the default) to either', async () => {
+    const make = async (cipher: 'native' | 'node' | 'auto'): Promise<Libp2p<{ ping: Ping }>> => {
       const node = await createLibp2p({
         addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
         transports: [tcp()],
@@ -124,8 +162,9 @@ describe('p2p/noise-crypto: Noise\'s ChaCha20-Poly1305 on libsodium, OpenSSL bes
     }
     const nat = await make('native')
     const js = await make('node')
+    const auto = await make('auto')
     try {
-      for (const [from, to] of [[js, nat], [nat, js]]) {
+      for (const [from, to] of [[js, nat], [nat, js], [auto, nat], [js, auto]]) {
         const stream = await from.dialProtocol(to.getMultiaddrs()[0], ECHO, { signal: AbortSignal.timeout(10_000) })
         const data = randomBytes(2 * 1024 * 1024 + 5)
         expect(same(await echoRoundTrip(stream, data, [65_536, 1, 300_000, 70_000]), data)).to.equal(true)
@@ -134,6 +173,7 @@ describe('p2p/noise-crypto: Noise\'s ChaCha20-Poly1305 on libsodium, OpenSSL bes
     } finally {
       await js.stop()
       await nat.stop()
+      await auto.stop()
     }
   })
 })
