@@ -20,6 +20,16 @@ import { open, type FileHandle } from 'node:fs/promises'
 export const DIRECT_ALIGN = 4096
 const WASM_PAGE = 65536
 
+/** Writes all of `data` at `position`, however many writes the kernel takes for it. */
+async function writeFully (fh: FileHandle, data: Uint8Array, position: number): Promise<void> {
+  let at = 0
+  while (at < data.length) {
+    const { bytesWritten } = await fh.write(data, at, data.length - at, position + at)
+    if (bytesWritten <= 0) throw Object.assign(new Error('a write wrote nothing'), { code: 'EIO' })
+    at += bytesWritten
+  }
+}
+
 export interface DirectWritesOptions {
   /** the largest write taken the direct way, bytes (a multiple of DIRECT_ALIGN) */
   slotBytes: number
@@ -85,13 +95,7 @@ export class DirectWrites {
       try {
         slot.set(data)
         copied()
-        const view = slot.subarray(0, data.length)
-        let at = 0
-        while (at < view.length) {
-          const { bytesWritten } = await dfh.write(view, at, view.length - at, position + at)
-          if (bytesWritten <= 0) throw Object.assign(new Error('a direct write wrote nothing'), { code: 'EIO' })
-          at += bytesWritten
-        }
+        await writeFully(dfh, slot.subarray(0, data.length), position)
         this.direct++
         return
       } catch (e) {
@@ -105,12 +109,7 @@ export class DirectWrites {
         this.free.push(slot)
       }
     }
-    let at = 0
-    while (at < data.length) {
-      const { bytesWritten } = await this.fallback.write(data, at, data.length - at, position + at)
-      if (bytesWritten <= 0) throw Object.assign(new Error('a write wrote nothing'), { code: 'EIO' })
-      at += bytesWritten
-    }
+    await writeFully(this.fallback, data, position)
     this.buffered++
   }
 

@@ -54,8 +54,6 @@ export interface ArtifactFetchOptions {
   syncEvery?: number
   /** how the partial file's data is made durable (default its `datasync`; tests hold it to see the fetch go on) */
   syncData?: (fh: FileHandle) => Promise<void>
-  /** leaves written around the page cache where the platform allows (default true; util/direct-writes.ts) */
-  direct?: boolean
   log?: Logger
 }
 
@@ -181,7 +179,7 @@ export async function fetchArtifact (o: ArtifactFetchOptions): Promise<ArtifactF
   // the leaves go around the page cache where they can: the pages the kernel finds for a file
   // written once cost more than the write itself on a virtual machine (decision 0031); the datasync
   // of `fh` covers both kinds of write
-  const leafWrites = await DirectWrites.open(path, fh, { slotBytes: CHUNK_SIZE, slots: DIRECT_SLOTS, disabled: o.direct === false })
+  const leafWrites = await DirectWrites.open(path, fh, { slotBytes: CHUNK_SIZE, slots: DIRECT_SLOTS })
   let written = 0
   let sinceSync = 0
   let syncing: Promise<void> | undefined
